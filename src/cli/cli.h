@@ -1,0 +1,44 @@
+/* cli.h - what every memprof command shares: exit codes, messages, the
+ * command table.
+ *
+ * Adding a command (git's builtin.h checklist):
+ *   1. write src/cli/cmd_<name>.c defining  int cmd_<name>(int argc, char **argv)
+ *      (argv[0] is the command name; parse with getopt_long, print --help);
+ *   2. add one X(<name>, "one-line summary") row to src/cli/commands.def;
+ *   3. add the file to src/cli/CMakeLists.txt;
+ *   4. add tests and a section in docs/cli.md.
+ */
+#ifndef MEMPROF_CLI_H
+#define MEMPROF_CLI_H
+
+#include <memprof/error.h>
+
+#include <stdio.h>
+
+/* Exit codes: documented in docs/cli.md; scripts depend on them. */
+enum {
+	MP_EXIT_OK = 0,      /* success */
+	MP_EXIT_FAILURE = 1, /* the analysis failed or found nothing usable */
+	MP_EXIT_USAGE = 2,   /* bad command line: unknown option, bad range, unknown device */
+	MP_EXIT_IO = 3,      /* a file could not be opened, read or written */
+	MP_EXIT_FORMAT = 4,  /* input is not in the expected format, or is corrupted */
+};
+
+#define X(name, summary) int cmd_##name(int argc, char **argv);
+#include "commands.def"
+#undef X
+
+/* Print "memprof: error: <msg>" to stderr; returns -1 (git's error()). */
+int mp_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "memprof: warning: <msg>" to stderr. */
+void mp_cli_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print a diag as one line: "memprof: error: FILE: offset N: text" and return
+ * the exit code matching its error code (MP_EXIT_IO / MP_EXIT_FORMAT / ...). */
+int mp_cli_diag(const mp_diag_t *diag);
+/* Exit code for an error code. */
+int mp_cli_exit_code(int err);
+
+/* Format a byte count as "1234567 B (1.18 MiB)" into buf; returns buf. */
+const char *mp_cli_bytes(char *buf, size_t size, uint64_t bytes);
+
+#endif

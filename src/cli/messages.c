@@ -1,0 +1,84 @@
+/* messages.c - error/warning printing and number formatting for commands. */
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+int mp_cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("memprof: error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
+}
+
+void mp_cli_warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("memprof: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int mp_cli_exit_code(int err)
+{
+	switch (err) {
+	case 0:
+		return MP_EXIT_OK;
+	case MP_EUSAGE:
+	case MP_ENOTFOUND:
+		return MP_EXIT_USAGE;
+	case MP_EFORMAT:
+	case MP_EVERSION:
+	case MP_ETRUNCATED:
+	case MP_ECHECKSUM:
+	case MP_ECORRUPT:
+	case MP_ELIMIT:
+	case MP_EHLO:
+	case MP_ECOMPRESS:
+		return MP_EXIT_FORMAT;
+	default:
+		if (err < 0 && err > -4000)
+			return MP_EXIT_IO;
+		return MP_EXIT_FAILURE;
+	}
+}
+
+int mp_cli_diag(const mp_diag_t *diag)
+{
+	const char *text = diag->text[0] ? diag->text : mp_strerror(diag->code);
+
+	fputs("memprof: error: ", stderr);
+	if (diag->file[0])
+		fprintf(stderr, "%s: ", diag->file);
+	if (diag->offset >= 0)
+		fprintf(stderr, "offset %" PRId64 ": ", diag->offset);
+	fprintf(stderr, "%s\n", text);
+	return mp_cli_exit_code(diag->code);
+}
+
+const char *mp_cli_bytes(char *buf, size_t size, uint64_t bytes)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+	double v = (double)bytes;
+	int u = -1;
+
+	while (v >= 1024.0 && u < 4) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, size, "%" PRIu64 " B", bytes);
+	else
+		snprintf(buf, size, "%" PRIu64 " B (%.2f %s)", bytes, v, units[u]);
+	return buf;
+}

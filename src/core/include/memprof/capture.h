@@ -1,0 +1,146 @@
+/* memprof/capture.h - the .memprof capture file: writer and reader.
+ *
+ * The format is specified in docs/format.md. In short: a header, then a
+ * stream of zlib-compressed blocks, each with its length and CRC-32, then a
+ * trailer with counts written at a clean close. A capture cut off by SIGKILL
+ * reads back up to its last complete block.
+ *
+ * Writer: thread-safe. Each thread appends to its own ring buffer with no
+ * global lock; a background flusher compresses and writes a block at least
+ * every flush interval (100 ms by default) and at close. Memory is bounded:
+ * when a ring is full the writer waits for the flusher (MP_WRITER_WAIT) or
+ * drops the event and counts it (MP_WRITER_DROP); dropped counts are written
+ * to the file.
+ *
+ * Reader: yields events in global timestamp order (per-thread order kept),
+ * with memory bounded by one flush round of data, never by file size.
+ */
+#ifndef MEMPROF_CAPTURE_H
+#define MEMPROF_CAPTURE_H
+
+#include <memprof/error.h>
+#include <memprof/event.h>
+#include <memprof/source.h>
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MP_FORMAT_VERSION_MAJOR 1
+#define MP_FORMAT_VERSION_MINOR 0
+
+/* ------------------------------------------------------------------------ */
+/* Writer                                                                     */
+
+typedef struct mp_writer mp_writer_t;
+
+typedef enum {
+	MP_WRITER_WAIT = 0, /* a thread whose ring is full waits for the flusher */
+	MP_WRITER_DROP = 1, /* ... or drops the event and counts it */
+} mp_writer_full_policy_t;
+
+typedef struct mp_writer_options {
+	uint32_t flush_interval_ms; /* 0 = default (100) */
+	uint32_t ring_bytes;        /* per-thread ring; 0 = default (4 MiB) */
+	int full_policy;            /* mp_writer_full_policy_t */
+	int compression_level;      /* zlib level; 0 = default (1) */
+	const char *command_line;   /* NULL = read /proc/self/cmdline */
+} mp_writer_options_t;
+
+/* Create the file at path (it must not exist unless overwrite) and start the
+ * flusher thread. On success *out owns the writer: close it with
+ * mp_writer_close(). On failure *out is NULL and diag says why. */
+int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
+		   const mp_writer_options_t *opts, mp_diag_t *diag);
+
+/* Flush everything, write the trailer, close the file and free the writer.
+ * Returns the first error the writer met (sticky), or 0. Safe with NULL. */
+int mp_writer_close(mp_writer_t *w);
+
+/* Intern a string; returns its id (> 0), or 0 if it could not be stored.
+ * Takes a lock only the first time a string is seen. */
+uint32_t mp_writer_intern(mp_writer_t *w, const char *s);
+
+/* Declare a memory id; returns it (>= 0) or a negative error. The name is
+ * interned; declaring the same name twice returns the same id. */
+int mp_writer_memory(mp_writer_t *w, const char *name, int kind, uint64_t capacity_bytes);
+
+/* Per-thread context that the following ALLOC events of the calling thread
+ * carry (string ids from mp_writer_intern, 0 = none). */
+void mp_writer_set_context(mp_writer_t *w, uint32_t op, int region, uint32_t dtype, uint32_t shape);
+
+/* Events. Timestamps are taken inside (CLOCK_MONOTONIC); each returns 0, or a
+ * negative code when the event could not be recorded (then it is counted as
+ * dropped). None of them allocates after the calling thread's first event. */
+int mp_writer_alloc(mp_writer_t *w, uint32_t memory, uint64_t address, uint64_t requested, uint64_t allocated);
+int mp_writer_free(mp_writer_t *w, uint32_t memory, uint64_t address);
+int mp_writer_realloc(mp_writer_t *w, uint32_t memory, uint64_t old_address, uint64_t new_address,
+		      uint64_t requested, uint64_t allocated);
+int mp_writer_alloc_failed(mp_writer_t *w, uint32_t memory, uint64_t requested);
+int mp_writer_region_add(mp_writer_t *w, uint32_t memory, uint64_t base, uint64_t size);
+int mp_writer_region_remove(mp_writer_t *w, uint32_t memory, uint64_t base);
+int mp_writer_step(mp_writer_t *w, int64_t step);
+int mp_writer_mark(mp_writer_t *w, uint32_t label);
+
+/* Force a flush round now and wait for it to be on disk (tests, shutdown). */
+int mp_writer_flush(mp_writer_t *w);
+
+/* Events recorded / dropped so far (all threads). */
+uint64_t mp_writer_event_count(const mp_writer_t *w);
+uint64_t mp_writer_dropped_count(const mp_writer_t *w);
+
+/* ------------------------------------------------------------------------ */
+/* Reader                                                                     */
+
+/* The header of a capture. Strings are owned by the reader. */
+typedef struct mp_capture_header {
+	uint16_t version_major, version_minor;
+	const char *clock;          /* "CLOCK_MONOTONIC" */
+	uint64_t clock_origin_ns;   /* clock value that event time 0 stands for */
+	uint64_t start_wall_ns;     /* wall-clock time (ns since the Unix epoch) at time 0 */
+	uint64_t pid;
+	const char *hostname;
+	const char *command_line;   /* arguments joined by spaces */
+} mp_capture_header_t;
+
+/* Counts from the trailer (valid only when the capture ended cleanly). */
+typedef struct mp_capture_trailer {
+	uint64_t events;
+	uint64_t dropped;
+	uint64_t blocks;
+	uint64_t strings;
+	uint64_t end_time_ns;
+} mp_capture_trailer_t;
+
+typedef struct mp_capture mp_capture_t;
+
+/* Open a capture for reading. On success *out is owned by the caller and
+ * must be freed with mp_capture_close(). */
+int mp_capture_open(mp_capture_t **out, const char *path, mp_diag_t *diag);
+
+/* The header; borrowed, valid until mp_capture_close(). */
+const mp_capture_header_t *mp_capture_header(const mp_capture_t *cap);
+
+/* The trailer, or NULL when the capture did not end cleanly (or has not been
+ * read to its end yet). Borrowed. */
+const mp_capture_trailer_t *mp_capture_trailer(const mp_capture_t *cap);
+
+/* The capture as an event source (borrowed view: do not mp_source_close() it;
+ * it is valid until mp_capture_close()). */
+mp_source_t *mp_capture_source(mp_capture_t *cap);
+
+/* Open a capture directly as an owned source: mp_source_close() frees it. */
+int mp_capture_open_source(mp_source_t **out, const char *path, mp_diag_t *diag);
+
+/* Close and free; safe with NULL. */
+void mp_capture_close(mp_capture_t *cap);
+
+/* Number of blocks read so far and the offset of the next one (for dump). */
+uint64_t mp_capture_blocks_read(const mp_capture_t *cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

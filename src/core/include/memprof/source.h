@@ -1,0 +1,73 @@
+/* memprof/source.h - an event source: anything that yields an mp_event_t
+ * stream in global timestamp order (a .memprof capture, an xplane.pb import).
+ *
+ * The solver and the report consume sources through this interface only, so
+ * a new input format is a new source and nothing else changes.
+ *
+ * Lifetime: strings and memory descriptions returned by a source are
+ * borrowed; they stay valid until mp_source_close() (ids never change
+ * meaning within one source, and survive mp_source_rewind()).
+ */
+#ifndef MEMPROF_SOURCE_H
+#define MEMPROF_SOURCE_H
+
+#include <memprof/error.h>
+#include <memprof/event.h>
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A memory id's description. */
+typedef struct mp_memory_info {
+	const char *name;        /* "host", "GPU_0_bfc"; never NULL */
+	uint64_t capacity_bytes; /* 0 if unknown */
+	int kind;                /* mp_memory_kind_t */
+} mp_memory_info_t;
+
+/* How a source ended (valid once next() has returned 0). */
+typedef enum {
+	MP_END_CLEAN = 0,   /* the capture was closed properly */
+	MP_END_ABRUPT = 1,  /* cut off (SIGKILL, OOM kill): read up to the last complete block */
+} mp_end_status_t;
+
+typedef struct mp_source mp_source_t;
+
+typedef struct mp_source_ops {
+	/* Next event: returns 1 and fills ev, 0 at the end, or a negative code
+	 * with diag filled. After an error the source stays at that error. */
+	int (*next)(mp_source_t *src, mp_event_t *ev, mp_diag_t *diag);
+	/* Start again from the first event (for two-pass analyses). */
+	int (*rewind)(mp_source_t *src, mp_diag_t *diag);
+	/* String for an id; "" for 0 or an unknown id. Never NULL. */
+	const char *(*string)(const mp_source_t *src, uint32_t id);
+	/* Description of a memory id, or NULL if not (yet) declared. */
+	const mp_memory_info_t *(*memory)(const mp_source_t *src, uint32_t id);
+	/* Number of memory ids declared so far (ids are 0 .. count-1). */
+	uint32_t (*memory_count)(const mp_source_t *src);
+	/* End status; meaningful after next() returned 0. */
+	mp_end_status_t (*end_status)(const mp_source_t *src);
+	/* Free everything. */
+	void (*close)(mp_source_t *src);
+} mp_source_ops_t;
+
+struct mp_source {
+	const mp_source_ops_t *ops;
+	const char *path; /* the input's name for messages; owned by the source */
+};
+
+static inline int mp_source_next(mp_source_t *s, mp_event_t *ev, mp_diag_t *d) { return s->ops->next(s, ev, d); }
+static inline int mp_source_rewind(mp_source_t *s, mp_diag_t *d) { return s->ops->rewind(s, d); }
+static inline const char *mp_source_string(const mp_source_t *s, uint32_t id) { return s->ops->string(s, id); }
+static inline const mp_memory_info_t *mp_source_memory(const mp_source_t *s, uint32_t id) { return s->ops->memory(s, id); }
+static inline uint32_t mp_source_memory_count(const mp_source_t *s) { return s->ops->memory_count(s); }
+static inline mp_end_status_t mp_source_end_status(const mp_source_t *s) { return s->ops->end_status(s); }
+/* Close and free; safe with NULL. */
+static inline void mp_source_close(mp_source_t *s) { if (s) s->ops->close(s); }
+
+#ifdef __cplusplus
+}
+#endif
+#endif
