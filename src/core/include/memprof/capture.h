@@ -134,6 +134,10 @@ mp_source_t *mp_capture_source(mp_capture_t *cap);
 /* Open a capture directly as an owned source: mp_source_close() frees it. */
 int mp_capture_open_source(mp_source_t **out, const char *path, mp_diag_t *diag);
 
+/* The capture behind a source from mp_capture_open_source() or
+ * mp_capture_source() (borrowed), or NULL when src is another kind of source. */
+mp_capture_t *mp_capture_from_source(mp_source_t *src);
+
 /* Close and free; safe with NULL. */
 void mp_capture_close(mp_capture_t *cap);
 

@@ -1,0 +1,90 @@
+/* capture_source.c - a .memprof capture seen as an mp_source_t. */
+#include "reader_internal.h"
+
+#include <stddef.h>
+
+
+#define CAP(p) ((mp_capture_t *)((char *)(p) - offsetof(mp_capture_t, src)))
+#define CCAP(p) ((const mp_capture_t *)((const char *)(p) - offsetof(mp_capture_t, src)))
+
+static int src_next(mp_source_t *s, mp_event_t *ev, mp_diag_t *diag)
+{
+	return mp__capture_next(CAP(s), ev, diag);
+}
+
+static int src_rewind(mp_source_t *s, mp_diag_t *diag)
+{
+	return mp__capture_rewind(CAP(s), diag);
+}
+
+static const char *src_string(const mp_source_t *s, uint32_t id)
+{
+	const mp_capture_t *cap = CCAP(s);
+
+	return id && id <= cap->nstrings ? cap->strings[id - 1] : "";
+}
+
+static const mp_memory_info_t *src_memory(const mp_source_t *s, uint32_t id)
+{
+	const mp_capture_t *cap = CCAP(s);
+
+	return id < cap->nmemories ? &cap->memories[id] : NULL;
+}
+
+static uint32_t src_memory_count(const mp_source_t *s)
+{
+	return CCAP(s)->nmemories;
+}
+
+static mp_end_status_t src_end_status(const mp_source_t *s)
+{
+	return CCAP(s)->end;
+}
+
+static void src_close_owned(mp_source_t *s)
+{
+	mp_capture_close(CAP(s));
+}
+
+static void src_close_view(mp_source_t *s)
+{
+	(void)s; /* the capture owns itself */
+}
+
+static const mp_source_ops_t owned_ops = {
+	src_next, src_rewind, src_string, src_memory, src_memory_count, src_end_status, src_close_owned,
+};
+
+static const mp_source_ops_t view_ops = {
+	src_next, src_rewind, src_string, src_memory, src_memory_count, src_end_status, src_close_view,
+};
+
+mp_source_t *mp_capture_source(mp_capture_t *cap)
+{
+	cap->src.ops = &view_ops;
+	cap->src.path = cap->path;
+	return &cap->src;
+}
+
+int mp_capture_open_source(mp_source_t **out, const char *path, mp_diag_t *diag)
+{
+	mp_capture_t *cap;
+	int rc = mp_capture_open(&cap, path, diag);
+
+	*out = NULL;
+	if (rc)
+		return rc;
+	cap->src.ops = &owned_ops;
+	cap->src.path = cap->path;
+	*out = &cap->src;
+	return 0;
+}
+
+/* The capture behind a source opened with mp_capture_open_source() or
+ * mp_capture_source(), for header/trailer queries; NULL for other sources. */
+mp_capture_t *mp_capture_from_source(mp_source_t *src)
+{
+	if (!src || (src->ops != &owned_ops && src->ops != &view_ops))
+		return NULL;
+	return CAP(src);
+}

@@ -1,0 +1,296 @@
+/* flush.c - flush rounds: snapshot every thread's ring, compress, write.
+ * The ordering protocol is described in writer_internal.h. */
+#include "clock.h"
+#include "format.h"
+#include "varint.h"
+#include "writer_internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define BLOCK_SPLIT (8u << 20) /* start a new block past this much raw data */
+#define STUCK_SPINS 200000     /* how long to wait for a thread inside a record */
+
+void mp__futex_wake(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, (void *)(uintptr_t)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+void mp__futex_wait(_Atomic uint32_t *word, uint32_t val, uint32_t timeout_ms)
+{
+	struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
+
+	syscall(SYS_futex, (void *)(uintptr_t)word, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+typedef struct snap {
+	mp_wthread_t *t;
+	uint64_t head;
+	mp_chunk_state_t st;
+} snap_t;
+
+/* Read a consistent (head, state) of thread t. Returns 0, or -EBUSY when the
+ * thread stayed inside a record too long (preempted or stopped in a signal
+ * handler): then its data waits for the next round. */
+static int snapshot(mp_wthread_t *t, snap_t *s)
+{
+	unsigned spins = 0;
+
+	for (;;) {
+		uint64_t s1 = atomic_load_explicit(&t->seq, memory_order_acquire), s2;
+		if (s1 & 1) {
+			if (++spins > STUCK_SPINS)
+				return -EBUSY;
+			if ((spins & 1023) == 0)
+				sched_yield();
+			continue;
+		}
+		s->t = t;
+		s->head = atomic_load_explicit(&t->head, memory_order_acquire);
+		s->st.time = atomic_load_explicit(&t->pub_time, memory_order_relaxed);
+		s->st.addr = atomic_load_explicit(&t->pub_addr, memory_order_relaxed);
+		s->st.memory = atomic_load_explicit(&t->pub_memory, memory_order_relaxed);
+		s->st.op = atomic_load_explicit(&t->pub_op, memory_order_relaxed);
+		s->st.dtype = atomic_load_explicit(&t->pub_dtype, memory_order_relaxed);
+		s->st.shape = atomic_load_explicit(&t->pub_shape, memory_order_relaxed);
+		s->st.region = atomic_load_explicit(&t->pub_region, memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		s2 = atomic_load_explicit(&t->seq, memory_order_relaxed);
+		if (s1 == s2)
+			return 0;
+	}
+}
+
+static void set_error(mp_writer_t *w, int err)
+{
+	int expected = 0;
+
+	atomic_compare_exchange_strong(&w->error, &expected, err);
+}
+
+static int write_all(int fd, const struct iovec *iov, int n)
+{
+	struct iovec v[2];
+	int i;
+
+	for (i = 0; i < n; i++)
+		v[i] = iov[i];
+	i = 0;
+	while (i < n) {
+		ssize_t k = writev(fd, v + i, n - i);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		while (i < n && (size_t)k >= v[i].iov_len) {
+			k -= (ssize_t)v[i].iov_len;
+			i++;
+		}
+		if (i < n) {
+			v[i].iov_base = (char *)v[i].iov_base + k;
+			v[i].iov_len -= (size_t)k;
+		}
+	}
+	return 0;
+}
+
+/* Compress w->raw into one block and append it to the file. */
+static int emit_block(mp_writer_t *w)
+{
+	uint8_t hdr[MP_BLOCK_HEADER_LEN];
+	struct iovec iov[2];
+	uLong bound;
+	int rc;
+
+	if (w->raw.len == 0)
+		return 0;
+	bound = deflateBound(&w->z, (uLong)w->raw.len);
+	w->out.len = 0;
+	if (mp_mbuf_reserve(&w->out, bound))
+		return -ENOMEM;
+	if (deflateReset(&w->z) != Z_OK)
+		return MP_ECOMPRESS;
+	w->z.next_in = w->raw.data;
+	w->z.avail_in = (uInt)w->raw.len;
+	w->z.next_out = w->out.data;
+	w->z.avail_out = (uInt)w->out.cap;
+	if (deflate(&w->z, Z_FINISH) != Z_STREAM_END)
+		return MP_ECOMPRESS;
+	w->out.len = w->out.cap - w->z.avail_out;
+
+	mp_put_u32le(hdr, MP_BLOCK_MAGIC);
+	mp_put_u32le(hdr + 4, w->block_index);
+	mp_put_u32le(hdr + 8, (uint32_t)w->out.len);
+	mp_put_u32le(hdr + 12, (uint32_t)w->raw.len);
+	mp_put_u32le(hdr + 16, (uint32_t)crc32(0, w->out.data, (uInt)w->out.len));
+	mp_put_u32le(hdr + 20, (uint32_t)crc32(0, hdr, 20));
+	iov[0].iov_base = hdr;
+	iov[0].iov_len = sizeof(hdr);
+	iov[1].iov_base = w->out.data;
+	iov[1].iov_len = w->out.len;
+	rc = write_all(w->fd, iov, 2);
+	if (rc)
+		return rc;
+	w->block_index++;
+	w->file_offset += sizeof(hdr) + w->out.len;
+	w->raw.len = 0;
+	return 0;
+}
+
+static int put_section(mp_mbuf_t *b, const uint64_t *v, int n, uint8_t tag)
+{
+	uint8_t tmp[1 + 16 * MP_VARINT_MAX], *p = tmp;
+	int i;
+
+	*p++ = tag;
+	for (i = 0; i < n; i++)
+		p = mp_varint_put(p, v[i]);
+	return mp_mbuf_append(b, tmp, (size_t)(p - tmp));
+}
+
+static int append_chunk(mp_writer_t *w, const snap_t *s)
+{
+	mp_wthread_t *t = s->t;
+	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+	uint64_t n = s->head - tail, pos = tail & t->ring_mask, size = t->ring_mask + 1;
+	uint64_t v[9] = {t->index, t->flushed.time, t->flushed.addr, t->flushed.memory,
+			 t->flushed.op, t->flushed.region, t->flushed.dtype, t->flushed.shape, n};
+	int rc;
+
+	if (w->raw.len && w->raw.len + n > BLOCK_SPLIT && (rc = emit_block(w)))
+		return rc;
+	if ((rc = put_section(&w->raw, v, 9, MP_SEC_CHUNK)) || (rc = mp_mbuf_reserve(&w->raw, n)))
+		return rc;
+	if (pos + n <= size) {
+		memcpy(w->raw.data + w->raw.len, t->ring + pos, n);
+	} else {
+		memcpy(w->raw.data + w->raw.len, t->ring + pos, size - pos);
+		memcpy(w->raw.data + w->raw.len + (size - pos), t->ring, n - (size - pos));
+	}
+	w->raw.len += n;
+	return 0;
+}
+
+int mp__writer_round(mp_writer_t *w, int final)
+{
+	mp_mbuf_t *snapbuf = &w->snaps, *secbuf = &w->sections;
+	uint64_t horizon;
+	mp_wthread_t *t;
+	size_t i, nsnap;
+	int rc = 0;
+
+	pthread_mutex_lock(&w->flush_mu);
+	if (atomic_load_explicit(&w->error, memory_order_relaxed)) {
+		rc = atomic_load_explicit(&w->error, memory_order_relaxed);
+		goto out;
+	}
+	horizon = mp_clock_ns() - w->origin_ns;
+	if (w->use_membarrier)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+
+	/* 1. Snapshot every ring (and the small per-thread sections). */
+	snapbuf->len = 0;
+	secbuf->len = 0;
+	pthread_mutex_lock(&w->reg_mu);
+	for (t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next) {
+		snap_t s;
+		int slot;
+
+		if (atomic_load_explicit(&t->exited, memory_order_acquire) == 2)
+			continue;
+		if (!t->announced) {
+			uint64_t v[2] = {t->index, t->tid};
+			if ((rc = put_section(secbuf, v, 2, MP_SEC_THREAD)))
+				break;
+			t->announced = 1;
+		}
+		for (slot = 0; slot < MP_DROP_SLOTS; slot++) {
+			uint64_t cur = atomic_load_explicit(&t->dropped[slot], memory_order_relaxed);
+			if (cur != t->dropped_reported[slot]) {
+				uint64_t v[3] = {t->index, (uint64_t)slot, cur - t->dropped_reported[slot]};
+				if ((rc = put_section(secbuf, v, 3, MP_SEC_DROPPED)))
+					break;
+				t->dropped_reported[slot] = cur;
+			}
+		}
+		if (snapshot(t, &s) != 0) {
+			if (t->flushed.time < horizon)
+				horizon = t->flushed.time;
+			continue;
+		}
+		if (s.head == atomic_load_explicit(&t->tail, memory_order_relaxed))
+			continue;
+		if ((rc = mp_mbuf_append(snapbuf, &s, sizeof(s))))
+			break;
+	}
+	pthread_mutex_unlock(&w->reg_mu);
+	if (rc)
+		goto fail;
+	nsnap = snapbuf->len / sizeof(snap_t);
+
+	/* 2. Definitions, taken after the rings: they cover every id in them. */
+	pthread_mutex_lock(&w->defs_mu);
+	rc = mp_mbuf_append(&w->raw, w->defs.data, w->defs.len);
+	w->defs.len = 0;
+	pthread_mutex_unlock(&w->defs_mu);
+	if (rc || (rc = mp_mbuf_append(&w->raw, secbuf->data, secbuf->len)))
+		goto fail;
+
+	/* 3. Chunks, then the horizon that ends the round. */
+	for (i = 0; i < nsnap; i++) {
+		snap_t *s = (snap_t *)snapbuf->data + i;
+		if ((rc = append_chunk(w, s)))
+			goto fail;
+	}
+	if (final)
+		horizon = UINT64_MAX;
+	if (horizon < w->last_horizon)
+		horizon = w->last_horizon;
+	w->last_horizon = horizon;
+	{
+		uint64_t v[1] = {horizon};
+		if ((rc = put_section(&w->raw, v, 1, MP_SEC_HORIZON)))
+			goto fail;
+	}
+	if ((rc = emit_block(w)))
+		goto fail;
+
+	/* 4. Only now give the ring space back. */
+	for (i = 0; i < nsnap; i++) {
+		snap_t *s = (snap_t *)snapbuf->data + i;
+		s->t->flushed = s->st;
+		atomic_store_explicit(&s->t->tail, s->head, memory_order_release);
+		atomic_store_explicit(&s->t->wake_sent, 0, memory_order_relaxed);
+	}
+	goto out;
+fail:
+	set_error(w, rc);
+	w->raw.len = 0;
+out:
+	atomic_fetch_add_explicit(&w->flushed_gen, 1, memory_order_release);
+	mp__futex_wake(&w->flushed_gen);
+	pthread_mutex_unlock(&w->flush_mu);
+	return rc;
+}
+
+void *mp__flusher_main(void *arg)
+{
+	mp_writer_t *w = arg;
+
+	while (!atomic_load_explicit(&w->closing, memory_order_acquire)) {
+		uint32_t gen = atomic_load_explicit(&w->wake, memory_order_acquire);
+		mp__futex_wait(&w->wake, gen, w->flush_interval_ms);
+		if (atomic_load_explicit(&w->closing, memory_order_acquire))
+			break;
+		mp__writer_round(w, 0);
+	}
+	return NULL;
+}

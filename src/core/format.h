@@ -1,0 +1,71 @@
+/* format.h - on-disk constants of the .memprof capture (internal).
+ * docs/format.md is the full specification; this file is its code twin.
+ *
+ * File:
+ *   +----------------+------------+------------+------------+=============+-----------+
+ *   | "MEMPROF\0" 8B | major u16  | minor u16  | hlen u32   | header body | crc32 u32 |
+ *   +----------------+------------+------------+------------+=============+-----------+
+ *   then blocks, then (on a clean close) the trailer.
+ *
+ * Block (24-byte frame header, then the zlib raw-deflate payload):
+ *   +--------+---------+-------------+---------+-------------+------------+=========+
+ *   | "MPBK" | index   | payload_len | raw_len | payload_crc | header_crc | payload |
+ *   +--------+---------+-------------+---------+-------------+------------+=========+
+ *   all u32 little-endian; header_crc covers the 20 bytes before it.
+ *
+ * Trailer:
+ *   +--------+----------+======+-----------+
+ *   | "MPTR" | blen u32 | body | crc32 u32 |   crc covers "MPTR".."body"
+ *   +--------+----------+======+-----------+
+ *
+ * A decompressed block payload is a sequence of sections, each a tag byte
+ * followed by varints (see MP_SEC_*). Chunk sections hold one thread's event
+ * records (MP_REC_*), delta-encoded against the state that the chunk header
+ * gives, so each block decodes on its own.
+ */
+#ifndef MP_FORMAT_H
+#define MP_FORMAT_H
+
+#define MP_FILE_MAGIC "MEMPROF"      /* 8 bytes with the NUL */
+#define MP_FILE_MAGIC_LEN 8
+#define MP_FILE_PREFIX_LEN 16        /* magic + major + minor + hlen */
+#define MP_BLOCK_MAGIC 0x4b42504du   /* "MPBK" little-endian */
+#define MP_TRAILER_MAGIC 0x5254504du /* "MPTR" little-endian */
+#define MP_BLOCK_HEADER_LEN 24
+#define MP_HEADER_MAX 65536          /* largest header body a reader accepts */
+#define MP_BLOCK_RAW_MAX (64u << 20) /* largest decompressed block */
+#define MP_BLOCK_PAYLOAD_MAX (64u << 20)
+#define MP_TRAILER_MAX 4096
+
+/* Sections of a block payload. */
+enum {
+	MP_SEC_STRING = 1,  /* id, len, bytes */
+	MP_SEC_MEMORY = 2,  /* memory id, name string id, kind, capacity */
+	MP_SEC_THREAD = 3,  /* thread index, OS thread id */
+	MP_SEC_CHUNK = 4,   /* thread, start state (see below), byte length, records */
+	MP_SEC_DROPPED = 5, /* thread, memory id, count */
+	MP_SEC_HORIZON = 6, /* time: every event earlier than it is in this block or before */
+};
+
+/* Records inside a chunk: low 4 bits kind, high bits flags. */
+enum {
+	MP_REC_ALLOC = 1,        /* dt, zz(addr delta), requested, [zz(allocated-requested)] */
+	MP_REC_FREE = 2,         /* dt, zz(addr delta) */
+	MP_REC_ALLOC_FAILED = 3, /* dt, requested */
+	MP_REC_REGION_ADD = 4,   /* dt, zz(addr delta), size */
+	MP_REC_REGION_REMOVE = 5,/* dt, zz(addr delta) */
+	MP_REC_STEP = 6,         /* dt, zz(step) */
+	MP_REC_MARK = 7,         /* dt, label string id */
+	MP_REC_REALLOC = 8,      /* dt, zz(old delta), zz(new - old), requested, [zz(allocated-requested)] */
+	MP_REC_CONTEXT = 9,      /* op, region, dtype, shape (no time) */
+	MP_REC_KIND_MASK = 0x0f,
+	MP_RECF_MEMORY = 0x10,   /* a memory id varint follows the tag */
+	MP_RECF_STACK = 0x20,    /* a stack id varint follows (after the memory id) */
+	MP_RECF_ALIGN16 = 0x40,  /* address deltas are in units of 16 bytes */
+	MP_RECF_EXACT = 0x80,    /* allocated == requested: no extra varint */
+};
+
+/* The chunk's start state: time, address, memory, op, region, dtype, shape, step-less. */
+#define MP_CHUNK_STATE_FIELDS 7
+
+#endif

@@ -1,0 +1,333 @@
+/* merge.c - per-thread chunk queues, lazy record decoding, and the k-way
+ * merge that yields events in global timestamp order (see reader_internal.h). */
+#include "format.h"
+#include "reader_internal.h"
+#include "varint.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void mp__merge_init(mp_merge_t *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+static void free_chunks(mp_rthread_t *t)
+{
+	mp_chunk_t *c = t->head;
+
+	while (c) {
+		mp_chunk_t *next = c->next;
+		free(c);
+		c = next;
+	}
+	t->head = t->tail = NULL;
+}
+
+void mp__merge_release(mp_merge_t *m)
+{
+	uint32_t i;
+
+	for (i = 0; i < m->nthreads; i++)
+		free_chunks(&m->threads[i]);
+	free(m->threads);
+	free(m->heap);
+	memset(m, 0, sizeof(*m));
+}
+
+int mp__merge_ensure_thread(mp_merge_t *m, uint32_t thread)
+{
+	if (thread >= (1u << 24))
+		return MP_ELIMIT;
+	if (thread >= m->cap) {
+		uint32_t cap = m->cap ? m->cap : 16;
+		mp_rthread_t *t;
+		uint32_t *h;
+		while (cap <= thread)
+			cap *= 2;
+		t = realloc(m->threads, cap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		m->threads = t;
+		memset(t + m->cap, 0, (cap - m->cap) * sizeof(*t));
+		h = realloc(m->heap, cap * sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		m->heap = h;
+		m->cap = cap;
+	}
+	if (thread >= m->nthreads)
+		m->nthreads = thread + 1;
+	return 0;
+}
+
+/* --- a binary min-heap of threads keyed by (pending time, thread index) --- */
+
+static int heap_less(const mp_merge_t *m, uint32_t a, uint32_t b)
+{
+	uint64_t ta = m->threads[a].pending.time_ns, tb = m->threads[b].pending.time_ns;
+
+	return ta < tb || (ta == tb && a < b);
+}
+
+static void heap_push(mp_merge_t *m, uint32_t t)
+{
+	uint32_t i = m->heap_len++;
+
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+		if (!heap_less(m, t, m->heap[parent]))
+			break;
+		m->heap[i] = m->heap[parent];
+		i = parent;
+	}
+	m->heap[i] = t;
+	m->threads[t].in_heap = 1;
+}
+
+static void heap_pop(mp_merge_t *m)
+{
+	uint32_t last = m->heap[--m->heap_len], i = 0;
+
+	m->threads[m->heap[0]].in_heap = 0;
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, min = l;
+		if (l >= m->heap_len)
+			break;
+		if (r < m->heap_len && heap_less(m, m->heap[r], m->heap[l]))
+			min = r;
+		if (!heap_less(m, m->heap[min], last))
+			break;
+		m->heap[i] = m->heap[min];
+		i = min;
+	}
+	if (m->heap_len)
+		m->heap[i] = last;
+}
+
+/* --- record decoding ------------------------------------------------------ */
+
+static int bad_record(mp_chunk_t *c, mp_diag_t *diag, const char *what)
+{
+	return mp_diag_set(diag, MP_ECORRUPT, (int64_t)c->block_offset, (int64_t)c->block_index,
+			   "block %llu at offset %llu: corrupted event record (%s) at byte %zu of a thread chunk",
+			   (unsigned long long)c->block_index, (unsigned long long)c->block_offset, what, c->pos);
+}
+
+static int get(mp_chunk_t *c, const uint8_t **p, uint64_t *v)
+{
+	return mp_varint_get(p, c->data + c->len, v);
+}
+
+/* Decode the next event of thread t into t->pending. Returns 1, 0 when its
+ * queue is empty, or a negative code. */
+static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
+{
+	mp_rthread_t *t = &cap->merge.threads[ti];
+	mp_event_t *ev = &t->pending;
+
+	if (t->realloc_half) {
+		/* Second half of a realloc: the ALLOC at the new address. */
+		t->realloc_half = 0;
+		ev->kind = MP_EV_ALLOC;
+		ev->address = t->realloc_new;
+		ev->requested_bytes = t->realloc_req;
+		ev->allocated_bytes = t->realloc_alloc;
+		t->has_pending = 1;
+		return 1;
+	}
+	for (;;) {
+		mp_chunk_t *c = t->head;
+		const uint8_t *p;
+		uint64_t dt, v, a, b;
+		uint8_t tag;
+
+		if (!c)
+			return 0;
+		if (c->pos >= c->len) {
+			t->head = c->next;
+			if (!t->head)
+				t->tail = NULL;
+			cap->merge.buffered_bytes -= c->len;
+			free(c);
+			continue;
+		}
+		p = c->data + c->pos;
+		tag = *p++;
+		if (tag & MP_RECF_MEMORY) {
+			if (get(c, &p, &v) || v >= cap->nmemories)
+				return bad_record(c, diag, "memory id");
+			c->memory = (uint32_t)v;
+		}
+		if (tag & MP_RECF_STACK) {
+			if (get(c, &p, &v))
+				return bad_record(c, diag, "stack id");
+		}
+		if ((tag & MP_REC_KIND_MASK) == MP_REC_CONTEXT) {
+			uint64_t op, region, dtype, shape;
+			if (get(c, &p, &op) || get(c, &p, &region) || get(c, &p, &dtype) || get(c, &p, &shape) ||
+			    region > MP_REGION_TYPE_MAX || op > UINT32_MAX || dtype > UINT32_MAX || shape > UINT32_MAX)
+				return bad_record(c, diag, "context");
+			c->op = (uint32_t)op;
+			c->region = (uint32_t)region;
+			c->dtype = (uint32_t)dtype;
+			c->shape = (uint32_t)shape;
+			c->pos = (size_t)(p - c->data);
+			continue;
+		}
+		if (get(c, &p, &dt) || dt > UINT64_MAX - c->time)
+			return bad_record(c, diag, "time");
+		memset(ev, 0, sizeof(*ev));
+		ev->time_ns = c->time + dt;
+		ev->memory = c->memory;
+		ev->thread = ti;
+		ev->op = c->op;
+		ev->dtype = c->dtype;
+		ev->shape = c->shape;
+		ev->region = (uint8_t)c->region;
+		switch (tag & MP_REC_KIND_MASK) {
+		case MP_REC_ALLOC:
+		case MP_REC_REGION_ADD:
+		case MP_REC_FREE:
+		case MP_REC_REGION_REMOVE:
+		case MP_REC_REALLOC: {
+			int kind = tag & MP_REC_KIND_MASK;
+			uint64_t req = 0, alloc = 0, extra = 0;
+			int64_t d;
+
+			if (c->memory >= cap->nmemories)
+				return bad_record(c, diag, "event before any memory id");
+			if (get(c, &p, &v))
+				return bad_record(c, diag, "address");
+			d = mp_unzigzag(v);
+			a = c->addr + (uint64_t)(tag & MP_RECF_ALIGN16 ? d * 16 : d);
+			b = a;
+			if (kind == MP_REC_REALLOC) {
+				if (get(c, &p, &v))
+					return bad_record(c, diag, "new address");
+				d = mp_unzigzag(v);
+				b = a + (uint64_t)(tag & MP_RECF_ALIGN16 ? d * 16 : d);
+			}
+			if (kind == MP_REC_ALLOC || kind == MP_REC_REGION_ADD || kind == MP_REC_REALLOC) {
+				if (get(c, &p, &req))
+					return bad_record(c, diag, "size");
+				if (kind != MP_REC_REGION_ADD) {
+					if (!(tag & MP_RECF_EXACT) && get(c, &p, &extra))
+						return bad_record(c, diag, "allocated size");
+					alloc = req + (uint64_t)mp_unzigzag(extra);
+				}
+			}
+			c->addr = b;
+			ev->address = a;
+			switch (kind) {
+			case MP_REC_ALLOC:
+				ev->kind = MP_EV_ALLOC;
+				ev->requested_bytes = req;
+				ev->allocated_bytes = alloc;
+				break;
+			case MP_REC_REGION_ADD:
+				ev->kind = MP_EV_REGION_ADD;
+				ev->requested_bytes = req;
+				break;
+			case MP_REC_FREE:
+				ev->kind = MP_EV_FREE;
+				break;
+			case MP_REC_REGION_REMOVE:
+				ev->kind = MP_EV_REGION_REMOVE;
+				break;
+			default: /* realloc: a FREE of the old block now, the ALLOC next */
+				ev->kind = MP_EV_FREE;
+				ev->flags = MP_EVENT_F_REALLOC;
+				t->realloc_half = 1;
+				t->realloc_new = b;
+				t->realloc_req = req;
+				t->realloc_alloc = alloc;
+				break;
+			}
+			break;
+		}
+		case MP_REC_ALLOC_FAILED:
+			if (c->memory >= cap->nmemories)
+				return bad_record(c, diag, "event before any memory id");
+			if (get(c, &p, &v))
+				return bad_record(c, diag, "size");
+			ev->kind = MP_EV_ALLOC_FAILED;
+			ev->requested_bytes = v;
+			break;
+		case MP_REC_STEP:
+			if (get(c, &p, &v))
+				return bad_record(c, diag, "step");
+			ev->kind = MP_EV_STEP;
+			ev->step = mp_unzigzag(v);
+			break;
+		case MP_REC_MARK:
+			if (get(c, &p, &v) || v > UINT32_MAX)
+				return bad_record(c, diag, "label");
+			ev->kind = MP_EV_MARK;
+			ev->label = (uint32_t)v;
+			break;
+		default:
+			return bad_record(c, diag, "unknown record kind");
+		}
+		c->time = ev->time_ns;
+		c->pos = (size_t)(p - c->data);
+		cap->records++;
+		if (ev->flags & MP_EVENT_F_REALLOC)
+			cap->records++;
+		t->has_pending = 1;
+		return 1;
+	}
+}
+
+int mp__merge_add_chunk(mp_capture_t *cap, uint32_t thread, mp_chunk_t *c, mp_diag_t *diag)
+{
+	mp_merge_t *m = &cap->merge;
+	mp_rthread_t *t;
+	int rc;
+
+	if ((rc = mp__merge_ensure_thread(m, thread))) {
+		uint64_t bi = c->block_index, bo = c->block_offset;
+		free(c);
+		return mp_diag_set(diag, rc, (int64_t)bo, (int64_t)bi, "block %llu: thread index %u out of range",
+				   (unsigned long long)bi, thread);
+	}
+	t = &m->threads[thread];
+	c->next = NULL;
+	if (t->tail)
+		t->tail->next = c;
+	else
+		t->head = c;
+	t->tail = c;
+	m->buffered_bytes += c->len;
+	if (!t->has_pending) {
+		rc = decode_next(cap, thread, diag);
+		if (rc < 0)
+			return rc;
+		if (rc > 0)
+			heap_push(m, thread);
+	}
+	return 0;
+}
+
+int mp__merge_next(mp_capture_t *cap, uint64_t limit, mp_event_t *ev, mp_diag_t *diag)
+{
+	mp_merge_t *m = &cap->merge;
+	uint32_t ti;
+	int rc;
+
+	if (!m->heap_len)
+		return 0;
+	ti = m->heap[0];
+	if (m->threads[ti].pending.time_ns >= limit)
+		return 0;
+	*ev = m->threads[ti].pending;
+	m->threads[ti].has_pending = 0;
+	heap_pop(m);
+	rc = decode_next(cap, ti, diag);
+	if (rc < 0)
+		return rc;
+	if (rc > 0)
+		heap_push(m, ti);
+	return 1;
+}

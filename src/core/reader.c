@@ -1,0 +1,579 @@
+/* reader.c - reading a .memprof capture: header, block frames, checksums,
+ * sections; events come out of merge.c in global timestamp order.
+ *
+ * Failure policy (docs/format.md): a capture that simply stops (SIGKILL in
+ * the middle of a block, no trailer) ends "abruptly" after its last complete
+ * block; that is not an error. Anything that is present but wrong (magic,
+ * header or payload checksum, index out of sequence, a section that does not
+ * parse) is corruption: reading stops with an error naming the block and its
+ * offset, after every event of the blocks before it has been returned.
+ */
+#include "format.h"
+#include "reader_internal.h"
+#include "varint.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+/* "block N at offset X: what" -- the error every corrupted block gets. */
+static int block_error(mp_capture_t *cap, mp_diag_t *diag, int code, uint64_t off, const char *what)
+{
+	return mp_diag_set(diag, code, (int64_t)off, (int64_t)cap->block_index, "block %llu at offset %llu: %s",
+			   (unsigned long long)cap->block_index, (unsigned long long)off, what);
+}
+
+static int corrupt(mp_capture_t *cap, mp_diag_t *diag, uint64_t off, const char *what)
+{
+	return block_error(cap, diag, MP_ECORRUPT, off, what);
+}
+
+/* ---------------------------------------------------------------- header */
+
+static int get_string(const uint8_t **p, const uint8_t *end, char **dst, char **store)
+{
+	uint64_t n;
+
+	if (mp_varint_get(p, end, &n) || n > (uint64_t)(end - *p))
+		return -1;
+	memcpy(*store, *p, n);
+	(*store)[n] = '\0';
+	*dst = *store;
+	*store += n + 1;
+	*p += n;
+	return 0;
+}
+
+static int read_header(mp_capture_t *cap, mp_diag_t *diag)
+{
+	uint8_t prefix[MP_FILE_PREFIX_LEN], *body = NULL;
+	const uint8_t *p, *end;
+	uint32_t hlen, crc;
+	char *store, *clock, *host, *cmd;
+	uint64_t v[3];
+	size_t n;
+
+	n = fread(prefix, 1, sizeof(prefix), cap->f);
+	if (n < MP_FILE_MAGIC_LEN || memcmp(prefix, MP_FILE_MAGIC, MP_FILE_MAGIC_LEN) != 0)
+		return mp_diag_set(diag, MP_EFORMAT, 0, -1,
+				   "not a memprof capture (expected the magic \"MEMPROF\" at offset 0)");
+	if (n < sizeof(prefix))
+		return mp_diag_set(diag, MP_ETRUNCATED, (int64_t)n, -1,
+				   "truncated header: the file ends at byte %zu, inside the %d-byte header prefix", n,
+				   MP_FILE_PREFIX_LEN);
+	cap->hdr.version_major = mp_get_u16le(prefix + 8);
+	cap->hdr.version_minor = mp_get_u16le(prefix + 10);
+	if (cap->hdr.version_major != MP_FORMAT_VERSION_MAJOR)
+		return mp_diag_set(diag, MP_EVERSION, 8, -1,
+				   "format version %u.%u is not supported (this memprof reads %u.x)",
+				   cap->hdr.version_major, cap->hdr.version_minor, MP_FORMAT_VERSION_MAJOR);
+	hlen = mp_get_u32le(prefix + 12);
+	if (hlen > MP_HEADER_MAX)
+		return mp_diag_set(diag, MP_ECORRUPT, 12, -1, "header length %u is larger than %u bytes", hlen,
+				   MP_HEADER_MAX);
+	body = malloc((size_t)hlen + 4);
+	cap->hdr_strings = malloc((size_t)hlen + 8);
+	if (!body || !cap->hdr_strings) {
+		free(body);
+		return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+	}
+	n = fread(body, 1, (size_t)hlen + 4, cap->f);
+	if (n < (size_t)hlen + 4) {
+		free(body);
+		return mp_diag_set(diag, MP_ETRUNCATED, (int64_t)(MP_FILE_PREFIX_LEN + n), -1,
+				   "truncated header: %u bytes announced, the file ends after %zu", hlen + 4, n);
+	}
+	crc = (uint32_t)crc32(0, prefix, sizeof(prefix));
+	crc = (uint32_t)crc32(crc, body, hlen);
+	if (crc != mp_get_u32le(body + hlen)) {
+		free(body);
+		return mp_diag_set(diag, MP_ECHECKSUM, MP_FILE_PREFIX_LEN, -1, "header checksum mismatch");
+	}
+	p = body;
+	end = body + hlen;
+	store = cap->hdr_strings;
+	if (get_string(&p, end, &clock, &store) || mp_varint_get(&p, end, &v[0]) ||
+	    mp_varint_get(&p, end, &v[1]) || mp_varint_get(&p, end, &v[2]) ||
+	    get_string(&p, end, &host, &store) || get_string(&p, end, &cmd, &store)) {
+		free(body);
+		return mp_diag_set(diag, MP_ECORRUPT, MP_FILE_PREFIX_LEN, -1, "header fields do not parse");
+	}
+	/* Later minor versions may append fields: they are skipped. */
+	cap->hdr.clock = clock;
+	cap->hdr.clock_origin_ns = v[0];
+	cap->hdr.start_wall_ns = v[1];
+	cap->hdr.pid = v[2];
+	cap->hdr.hostname = host;
+	cap->hdr.command_line = cmd;
+	cap->data_offset = MP_FILE_PREFIX_LEN + (uint64_t)hlen + 4;
+	cap->offset = cap->data_offset;
+	free(body);
+	return 0;
+}
+
+/* --------------------------------------------------------------- tables */
+
+static int add_string(mp_capture_t *cap, uint64_t id, const uint8_t *s, uint64_t len)
+{
+	char *copy;
+
+	if (id <= cap->nstrings)
+		return 0; /* known already (a rewind re-reads definitions) */
+	if (id != (uint64_t)cap->nstrings + 1)
+		return -1;
+	if (cap->nstrings == cap->cap_strings) {
+		uint32_t n = cap->cap_strings ? cap->cap_strings * 2 : 256;
+		char **a = realloc(cap->strings, n * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		cap->strings = a;
+		cap->cap_strings = n;
+	}
+	copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	cap->strings[cap->nstrings++] = copy;
+	return 0;
+}
+
+static int push_synth(mp_capture_t *cap, const mp_event_t *ev)
+{
+	if (cap->nsynth == cap->cap_synth) {
+		uint32_t n = cap->cap_synth ? cap->cap_synth * 2 : 16;
+		mp_event_t *a = realloc(cap->synth, n * sizeof(*a));
+		if (!a)
+			return -ENOMEM;
+		cap->synth = a;
+		cap->cap_synth = n;
+	}
+	cap->synth[cap->nsynth++] = *ev;
+	return 0;
+}
+
+static int add_memory(mp_capture_t *cap, uint64_t id, uint64_t name, uint64_t kind, uint64_t capacity)
+{
+	mp_event_t ev;
+	int fresh = 0;
+
+	if (name == 0 || name > cap->nstrings || kind > MP_MEMORY_KIND_MAX)
+		return -1;
+	if (id > cap->nmemories)
+		return -1;
+	if (id == cap->nmemories) {
+		if (cap->nmemories == cap->cap_memories) {
+			uint32_t n = cap->cap_memories ? cap->cap_memories * 2 : 8;
+			mp_memory_info_t *a = realloc(cap->memories, n * sizeof(*a));
+			if (!a)
+				return -ENOMEM;
+			cap->memories = a;
+			cap->cap_memories = n;
+		}
+		cap->memories[cap->nmemories].name = cap->strings[name - 1];
+		cap->memories[cap->nmemories].kind = (int)kind;
+		cap->memories[cap->nmemories].capacity_bytes = capacity;
+		cap->nmemories++;
+		fresh = 1;
+	}
+	(void)fresh;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = MP_EV_MEMORY;
+	ev.memory = (uint32_t)id;
+	ev.requested_bytes = capacity;
+	return push_synth(cap, &ev);
+}
+
+/* ------------------------------------------------------------- sections */
+
+/* Two passes over a block's sections: the first only checks that they
+ * parse, so that a corrupted block contributes nothing; the second applies
+ * them. */
+static int sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t boff, int apply,
+		    mp_diag_t *diag)
+{
+	const uint8_t *p = raw, *end = raw + len;
+
+	while (p < end) {
+		uint8_t tag = *p++;
+		uint64_t v[9];
+		int i, rc = 0;
+
+		switch (tag) {
+		case MP_SEC_STRING:
+			if (mp_varint_get(&p, end, &v[0]) || mp_varint_get(&p, end, &v[1]) ||
+			    v[1] > (uint64_t)(end - p) || v[0] == 0 || v[0] > UINT32_MAX)
+				return corrupt(cap, diag, boff, "bad string definition");
+			if (apply && (rc = add_string(cap, v[0], p, v[1])))
+				return rc == -1 ? corrupt(cap, diag, boff, "string id out of sequence")
+						: mp_diag_set(diag, rc, -1, -1, "out of memory");
+			p += v[1];
+			break;
+		case MP_SEC_MEMORY:
+			for (i = 0; i < 4; i++)
+				if (mp_varint_get(&p, end, &v[i]))
+					return corrupt(cap, diag, boff, "bad memory definition");
+			if (apply && (rc = add_memory(cap, v[0], v[1], v[2], v[3])))
+				return rc == -1 ? corrupt(cap, diag, boff, "memory id out of sequence or unnamed")
+						: mp_diag_set(diag, rc, -1, -1, "out of memory");
+			break;
+		case MP_SEC_THREAD:
+			if (mp_varint_get(&p, end, &v[0]) || mp_varint_get(&p, end, &v[1]) || v[0] >= (1u << 24))
+				return corrupt(cap, diag, boff, "bad thread definition");
+			if (apply) {
+				if ((rc = mp__merge_ensure_thread(&cap->merge, (uint32_t)v[0])))
+					return mp_diag_set(diag, rc, -1, -1, "out of memory");
+				cap->merge.threads[v[0]].tid = v[1];
+			}
+			break;
+		case MP_SEC_DROPPED:
+			for (i = 0; i < 3; i++)
+				if (mp_varint_get(&p, end, &v[i]))
+					return corrupt(cap, diag, boff, "bad dropped-events count");
+			if (apply) {
+				mp_event_t ev;
+				memset(&ev, 0, sizeof(ev));
+				ev.kind = MP_EV_DROPPED;
+				ev.thread = (uint32_t)v[0];
+				ev.memory = v[1] < cap->nmemories ? (uint32_t)v[1] : 0;
+				ev.requested_bytes = v[2];
+				if (push_synth(cap, &ev))
+					return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+			}
+			break;
+		case MP_SEC_HORIZON:
+			if (mp_varint_get(&p, end, &v[0]))
+				return corrupt(cap, diag, boff, "bad horizon");
+			if (apply && v[0] > cap->horizon)
+				cap->horizon = v[0];
+			break;
+		case MP_SEC_CHUNK: {
+			mp_chunk_t *c;
+			for (i = 0; i < 9; i++)
+				if (mp_varint_get(&p, end, &v[i]))
+					return corrupt(cap, diag, boff, "bad chunk header");
+			if (v[8] > (uint64_t)(end - p) || v[0] >= (1u << 24) || v[5] > MP_REGION_TYPE_MAX ||
+			    v[3] > UINT32_MAX || v[4] > UINT32_MAX || v[6] > UINT32_MAX || v[7] > UINT32_MAX)
+				return corrupt(cap, diag, boff, "chunk header out of range");
+			if (apply) {
+				c = malloc(sizeof(*c) + v[8]);
+				if (!c)
+					return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+				c->block_index = cap->block_index;
+				c->block_offset = boff;
+				c->len = v[8];
+				c->pos = 0;
+				c->time = v[1];
+				c->addr = v[2];
+				c->memory = (uint32_t)v[3];
+				c->op = (uint32_t)v[4];
+				c->region = (uint32_t)v[5];
+				c->dtype = (uint32_t)v[6];
+				c->shape = (uint32_t)v[7];
+				memcpy(c->data, p, v[8]);
+				if ((rc = mp__merge_add_chunk(cap, (uint32_t)v[0], c, diag)))
+					return rc;
+			}
+			p += v[8];
+			break;
+		}
+		default:
+			return corrupt(cap, diag, boff, "unknown section");
+		}
+	}
+	return 0;
+}
+
+/* --------------------------------------------------------------- blocks */
+
+static int grow(uint8_t **buf, size_t *cap, size_t n)
+{
+	uint8_t *b;
+
+	if (n <= *cap)
+		return 0;
+	b = realloc(*buf, n);
+	if (!b)
+		return -ENOMEM;
+	*buf = b;
+	*cap = n;
+	return 0;
+}
+
+static int read_trailer(mp_capture_t *cap, const uint8_t *first, mp_diag_t *diag)
+{
+	uint8_t buf[MP_TRAILER_MAX];
+	const uint8_t *p, *end;
+	uint32_t blen;
+	size_t n;
+
+	memcpy(buf, first, 8);
+	blen = mp_get_u32le(buf + 4);
+	if (blen > MP_TRAILER_MAX - 12)
+		return mp_diag_set(diag, MP_ECORRUPT, (int64_t)cap->offset, (int64_t)cap->block_index,
+				   "trailer at offset %llu: length %u is out of range",
+				   (unsigned long long)cap->offset, blen);
+	n = fread(buf + 8, 1, (size_t)blen + 4, cap->f);
+	if (n < (size_t)blen + 4) {
+		cap->end = MP_END_ABRUPT; /* cut off while writing the trailer */
+		return 0;
+	}
+	if ((uint32_t)crc32(0, buf, 8 + blen) != mp_get_u32le(buf + 8 + blen))
+		return mp_diag_set(diag, MP_ECHECKSUM, (int64_t)cap->offset, (int64_t)cap->block_index,
+				   "trailer at offset %llu: checksum mismatch", (unsigned long long)cap->offset);
+	p = buf + 8;
+	end = p + blen;
+	if (mp_varint_get(&p, end, &cap->trailer.events) || mp_varint_get(&p, end, &cap->trailer.dropped) ||
+	    mp_varint_get(&p, end, &cap->trailer.blocks) || mp_varint_get(&p, end, &cap->trailer.strings) ||
+	    mp_varint_get(&p, end, &cap->trailer.end_time_ns))
+		return mp_diag_set(diag, MP_ECORRUPT, (int64_t)cap->offset, (int64_t)cap->block_index,
+				   "trailer at offset %llu: fields do not parse", (unsigned long long)cap->offset);
+	if (cap->trailer.blocks != cap->block_index)
+		return mp_diag_set(diag, MP_ECORRUPT, (int64_t)cap->offset, (int64_t)cap->block_index,
+				   "trailer at offset %llu: it counts %llu blocks, the file has %llu",
+				   (unsigned long long)cap->offset, (unsigned long long)cap->trailer.blocks,
+				   (unsigned long long)cap->block_index);
+	if (fgetc(cap->f) != EOF)
+		return mp_diag_set(diag, MP_ECORRUPT, (int64_t)(cap->offset + 12 + blen), -1,
+				   "unexpected data after the trailer at offset %llu",
+				   (unsigned long long)(cap->offset + 12 + blen));
+	cap->has_trailer = 1;
+	cap->end = MP_END_CLEAN;
+	return 0;
+}
+
+/* Read and apply the next block. Sets cap->eof at the end of the data. */
+static int read_block(mp_capture_t *cap, mp_diag_t *diag)
+{
+	uint8_t hdr[MP_BLOCK_HEADER_LEN];
+	uint32_t plen, rlen;
+	uint64_t boff = cap->offset;
+	z_stream z;
+	size_t n;
+	int rc;
+
+	n = fread(hdr, 1, sizeof(hdr), cap->f);
+	if (n >= 8 && mp_get_u32le(hdr) == MP_TRAILER_MAGIC) {
+		cap->eof = 1;
+		if (fseeko(cap->f, (off_t)(boff + 8), SEEK_SET))
+			return mp_diag_set(diag, -errno, (int64_t)boff, -1, "cannot seek");
+		return read_trailer(cap, hdr, diag);
+	}
+	if (n < sizeof(hdr)) {
+		cap->eof = 1;
+		cap->end = MP_END_ABRUPT;
+		return 0;
+	}
+	if (mp_get_u32le(hdr) != MP_BLOCK_MAGIC)
+		return corrupt(cap, diag, boff, "bad block magic (expected \"MPBK\")");
+	if ((uint32_t)crc32(0, hdr, 20) != mp_get_u32le(hdr + 20))
+		return corrupt(cap, diag, boff, "block header checksum mismatch");
+	if (mp_get_u32le(hdr + 4) != (uint32_t)cap->block_index)
+		return corrupt(cap, diag, boff, "block index out of sequence");
+	plen = mp_get_u32le(hdr + 8);
+	rlen = mp_get_u32le(hdr + 12);
+	if (plen > MP_BLOCK_PAYLOAD_MAX || rlen > MP_BLOCK_RAW_MAX || plen == 0)
+		return corrupt(cap, diag, boff, "block length out of range");
+	if (grow(&cap->payload, &cap->payload_cap, plen) || grow(&cap->raw, &cap->raw_cap, rlen ? rlen : 1))
+		return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+	n = fread(cap->payload, 1, plen, cap->f);
+	if (n < plen) {
+		/* The writer was killed while writing this block. */
+		cap->eof = 1;
+		cap->end = MP_END_ABRUPT;
+		return 0;
+	}
+	if ((uint32_t)crc32(0, cap->payload, plen) != mp_get_u32le(hdr + 16))
+		return block_error(cap, diag, MP_ECHECKSUM, boff, "payload checksum mismatch (corrupted data)");
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, -15) != Z_OK)
+		return mp_diag_set(diag, MP_ECOMPRESS, -1, -1, "cannot initialise zlib");
+	z.next_in = cap->payload;
+	z.avail_in = plen;
+	z.next_out = cap->raw;
+	z.avail_out = rlen;
+	rc = inflate(&z, Z_FINISH);
+	n = rlen - z.avail_out;
+	inflateEnd(&z);
+	if (rc != Z_STREAM_END || n != rlen)
+		return corrupt(cap, diag, boff, "payload does not decompress to its announced size");
+	if ((rc = sections(cap, cap->raw, rlen, boff, 0, diag)) ||
+	    (rc = sections(cap, cap->raw, rlen, boff, 1, diag)))
+		return rc;
+	cap->offset = boff + sizeof(hdr) + plen;
+	cap->block_index++;
+	cap->blocks_read++;
+	return 0;
+}
+
+/* ----------------------------------------------------------------- events */
+
+static void stamp(mp_capture_t *cap, mp_event_t *ev)
+{
+	ev->index = cap->next_index++;
+	if (ev->kind == MP_EV_STEP)
+		cap->step = ev->step;
+	else
+		ev->step = cap->step;
+	if (ev->time_ns < cap->last_time)
+		ev->time_ns = cap->last_time; /* cannot happen with a well-formed file */
+	cap->last_time = ev->time_ns;
+}
+
+static int fail(mp_capture_t *cap, int rc, mp_diag_t *diag)
+{
+	cap->sticky_err = rc;
+	if (diag)
+		cap->sticky_diag = *diag;
+	cap->sticky_diag.code = rc;
+	mp_diag_set_file(&cap->sticky_diag, cap->path);
+	if (diag)
+		*diag = cap->sticky_diag;
+	return rc;
+}
+
+int mp__capture_next(mp_capture_t *cap, mp_event_t *ev, mp_diag_t *diag)
+{
+	mp_diag_t local;
+	int rc;
+
+	if (!diag)
+		diag = &local;
+	if (cap->sticky_err) {
+		*diag = cap->sticky_diag;
+		return cap->sticky_err;
+	}
+	for (;;) {
+		if (cap->synth_pos < cap->nsynth) {
+			*ev = cap->synth[cap->synth_pos++];
+			ev->time_ns = cap->last_time;
+			if (cap->synth_pos == cap->nsynth)
+				cap->nsynth = cap->synth_pos = 0;
+			stamp(cap, ev);
+			return 1;
+		}
+		rc = mp__merge_next(cap, cap->eof || cap->deferred_err ? UINT64_MAX : cap->horizon, ev, diag);
+		if (rc < 0)
+			return fail(cap, rc, diag);
+		if (rc > 0) {
+			stamp(cap, ev);
+			return 1;
+		}
+		if (cap->deferred_err) {
+			*diag = cap->deferred_diag;
+			return fail(cap, cap->deferred_err, diag);
+		}
+		if (cap->eof) {
+			if (cap->has_trailer && cap->trailer.events != cap->records) {
+				rc = mp_diag_set(diag, MP_ECORRUPT, (int64_t)cap->offset, -1,
+						 "the trailer counts %llu events but the blocks hold %llu",
+						 (unsigned long long)cap->trailer.events,
+						 (unsigned long long)cap->records);
+				return fail(cap, rc, diag);
+			}
+			return 0;
+		}
+		mp_diag_clear(&cap->deferred_diag);
+		rc = read_block(cap, &cap->deferred_diag);
+		if (rc < 0) {
+			/* Return every event of the good blocks first. */
+			cap->deferred_err = rc;
+			cap->deferred_diag.code = rc;
+		}
+	}
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+int mp_capture_open(mp_capture_t **out, const char *path, mp_diag_t *diag)
+{
+	mp_capture_t *cap;
+	int rc;
+
+	*out = NULL;
+	mp_diag_clear(diag);
+	mp_diag_set_file(diag, path);
+	cap = calloc(1, sizeof(*cap));
+	if (!cap)
+		return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+	cap->path = strdup(path);
+	cap->step = -1;
+	cap->end = MP_END_ABRUPT;
+	mp__merge_init(&cap->merge);
+	cap->f = fopen(path, "rb");
+	if (!cap->f) {
+		rc = mp_diag_set(diag, -errno, -1, -1, "cannot open: %s", strerror(errno));
+		mp_capture_close(cap);
+		return rc;
+	}
+	if ((rc = read_header(cap, diag))) {
+		mp_capture_close(cap);
+		return rc;
+	}
+	cap->src.path = cap->path;
+	*out = cap;
+	return 0;
+}
+
+int mp__capture_rewind(mp_capture_t *cap, mp_diag_t *diag)
+{
+	mp__merge_release(&cap->merge);
+	mp__merge_init(&cap->merge);
+	cap->offset = cap->data_offset;
+	cap->block_index = 0;
+	cap->blocks_read = 0;
+	cap->nsynth = cap->synth_pos = 0;
+	cap->horizon = 0;
+	cap->last_time = 0;
+	cap->step = -1;
+	cap->next_index = 0;
+	cap->records = 0;
+	cap->eof = 0;
+	cap->deferred_err = 0;
+	cap->sticky_err = 0;
+	cap->has_trailer = 0;
+	cap->end = MP_END_ABRUPT;
+	/* Memory ids are re-declared as the file is read again; strings are
+	 * kept (ids are stable) so borrowed pointers stay valid. */
+	cap->nmemories = 0;
+	if (fseeko(cap->f, (off_t)cap->data_offset, SEEK_SET))
+		return mp_diag_set(diag, -errno, -1, -1, "cannot seek: %s", strerror(errno));
+	return 0;
+}
+
+const mp_capture_header_t *mp_capture_header(const mp_capture_t *cap)
+{
+	return &cap->hdr;
+}
+
+const mp_capture_trailer_t *mp_capture_trailer(const mp_capture_t *cap)
+{
+	return cap->has_trailer ? &cap->trailer : NULL;
+}
+
+uint64_t mp_capture_blocks_read(const mp_capture_t *cap)
+{
+	return cap->blocks_read;
+}
+
+void mp_capture_close(mp_capture_t *cap)
+{
+	uint32_t i;
+
+	if (!cap)
+		return;
+	if (cap->f)
+		fclose(cap->f);
+	mp__merge_release(&cap->merge);
+	for (i = 0; i < cap->nstrings; i++)
+		free(cap->strings[i]);
+	free(cap->strings);
+	free(cap->memories);
+	free(cap->synth);
+	free(cap->payload);
+	free(cap->raw);
+	free(cap->hdr_strings);
+	free(cap->path);
+	free(cap);
+}

@@ -1,0 +1,99 @@
+/* reader_internal.h - the capture reader's structures (internal).
+ *
+ * reader.c reads the file: header, block frames, checksums, inflation and
+ * the sections of each block. merge.c keeps, per thread, the chunks read
+ * but not yet emitted, decodes their records lazily, and merges the threads
+ * by timestamp up to the last horizon read. Memory is the chunks of about
+ * one flush round, whatever the file size.
+ */
+#ifndef MP_READER_INTERNAL_H
+#define MP_READER_INTERNAL_H
+
+#include <memprof/capture.h>
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct mp_chunk {
+	struct mp_chunk *next;
+	uint64_t block_index, block_offset; /* where it came from, for errors */
+	size_t len, pos;
+	uint64_t time, addr;                /* delta state */
+	uint32_t memory, op, dtype, shape, region;
+	uint8_t data[];
+} mp_chunk_t;
+
+typedef struct mp_rthread {
+	mp_chunk_t *head, *tail; /* queued chunks; head is being decoded */
+	mp_event_t pending;      /* decoded, not yet emitted */
+	int has_pending;
+	int realloc_half;        /* pending is the FREE half; ALLOC half next */
+	uint64_t realloc_new, realloc_req, realloc_alloc;
+	uint64_t tid;
+	int in_heap;
+} mp_rthread_t;
+
+typedef struct mp_merge {
+	mp_rthread_t *threads;
+	uint32_t nthreads, cap;
+	uint32_t *heap;          /* thread indices ordered by pending time */
+	uint32_t heap_len;
+	uint64_t buffered_bytes; /* chunk bytes held, for the memory bound */
+} mp_merge_t;
+
+struct mp_capture {
+	mp_source_t src;
+	mp_source_t *owned_src;  /* set when opened through mp_capture_open_source */
+	char *path;
+	FILE *f;
+	mp_capture_header_t hdr;
+	char *hdr_strings;       /* storage of hdr's strings */
+	uint64_t data_offset;    /* first block */
+	uint64_t offset;         /* next block */
+	uint64_t block_index;    /* next block's expected index */
+	uint64_t blocks_read;
+
+	/* tables that survive rewind */
+	char **strings;          /* strings[id - 1] */
+	uint32_t nstrings, cap_strings;
+	mp_memory_info_t *memories;
+	uint32_t nmemories, cap_memories;
+
+	/* pending synthetic events (memory declarations, dropped counts) */
+	mp_event_t *synth;
+	uint32_t nsynth, cap_synth, synth_pos;
+
+	mp_merge_t merge;
+	uint64_t horizon;
+	uint64_t last_time;
+	int64_t step;
+	uint64_t next_index;
+	uint64_t records;        /* events decoded, to check against the trailer */
+
+	uint8_t *payload, *raw;
+	size_t payload_cap, raw_cap;
+
+	int eof;                 /* no more blocks will be read */
+	int deferred_err;        /* error to return once buffered events are out */
+	mp_diag_t deferred_diag;
+	int sticky_err;
+	mp_diag_t sticky_diag;
+	mp_end_status_t end;
+	mp_capture_trailer_t trailer;
+	int has_trailer;
+};
+
+/* reader.c */
+int mp__capture_next(mp_capture_t *cap, mp_event_t *ev, mp_diag_t *diag);
+int mp__capture_rewind(mp_capture_t *cap, mp_diag_t *diag);
+
+/* merge.c */
+void mp__merge_init(mp_merge_t *m);
+void mp__merge_release(mp_merge_t *m);
+int mp__merge_add_chunk(mp_capture_t *cap, uint32_t thread, mp_chunk_t *c, mp_diag_t *diag);
+int mp__merge_ensure_thread(mp_merge_t *m, uint32_t thread);
+/* 1 and *ev when an event earlier than `limit` is ready, 0 if none, <0 on a
+ * corrupted record (diag filled). */
+int mp__merge_next(mp_capture_t *cap, uint64_t limit, mp_event_t *ev, mp_diag_t *diag);
+
+#endif

@@ -1,0 +1,315 @@
+/* writer.c - opening and closing a capture, the file header and trailer,
+ * memory ids. The event path is in wthread.c, flush rounds in flush.c. */
+#include "clock.h"
+#include "format.h"
+#include "varint.h"
+#include "writer_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static _Atomic uint64_t next_writer_id = 1;
+
+/* zlib gets its memory from the arena: no malloc once the writer is open. */
+static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
+{
+	return mp_arena_alloc(opaque, (size_t)items * size);
+}
+
+static void z_free(voidpf opaque, voidpf address)
+{
+	(void)opaque;
+	(void)address; /* released with the arena */
+}
+
+static uint8_t *put_string(uint8_t *p, const uint8_t *end, const char *s)
+{
+	size_t n = strlen(s);
+
+	if ((size_t)(end - p) < n + MP_VARINT_MAX)
+		n = (size_t)(end - p) > MP_VARINT_MAX ? (size_t)(end - p) - MP_VARINT_MAX : 0;
+	p = mp_varint_put(p, n);
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* The command line from /proc/self/cmdline, arguments joined by spaces. */
+static void read_cmdline(char *buf, size_t size)
+{
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = 0, i;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0) {
+		buf[0] = '\0';
+		return;
+	}
+	if (buf[n - 1] == '\0')
+		n--;
+	for (i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+}
+
+static int write_header(mp_writer_t *w, const char *cmdline, mp_diag_t *diag)
+{
+	uint8_t buf[MP_FILE_PREFIX_LEN + 8192 + 4], *p, *end = buf + sizeof(buf) - 4;
+	char host[256] = "";
+	uint32_t hlen;
+	ssize_t k;
+
+	gethostname(host, sizeof(host) - 1);
+	memcpy(buf, MP_FILE_MAGIC, MP_FILE_MAGIC_LEN);
+	mp_put_u16le(buf + 8, MP_FORMAT_VERSION_MAJOR);
+	mp_put_u16le(buf + 10, MP_FORMAT_VERSION_MINOR);
+	p = buf + MP_FILE_PREFIX_LEN;
+	p = put_string(p, end, "CLOCK_MONOTONIC");
+	p = mp_varint_put(p, w->origin_ns);
+	p = mp_varint_put(p, mp_wall_ns());
+	p = mp_varint_put(p, (uint64_t)getpid());
+	p = put_string(p, end, host);
+	p = put_string(p, end, cmdline);
+	hlen = (uint32_t)(p - (buf + MP_FILE_PREFIX_LEN));
+	mp_put_u32le(buf + 12, hlen);
+	mp_put_u32le(p, (uint32_t)crc32(0, buf, (uInt)(p - buf)));
+	p += 4;
+	k = write(w->fd, buf, (size_t)(p - buf));
+	if (k != p - buf)
+		return mp_diag_set(diag, k < 0 ? -errno : -EIO, 0, -1, "cannot write the capture header");
+	w->file_offset = (uint64_t)(p - buf);
+	return 0;
+}
+
+int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
+		   const mp_writer_options_t *opts, mp_diag_t *diag)
+{
+	mp_writer_options_t o = {0};
+	char cmdline[4096];
+	sigset_t all, old;
+	mp_writer_t *w;
+	int rc, flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL);
+
+	*out = NULL;
+	mp_diag_clear(diag);
+	mp_diag_set_file(diag, path);
+	if (opts)
+		o = *opts;
+	if (!o.flush_interval_ms)
+		o.flush_interval_ms = 100;
+	if (!o.ring_bytes)
+		o.ring_bytes = 4u << 20;
+	if (o.ring_bytes < 4096 || o.ring_bytes > (64u << 20) || (o.ring_bytes & (o.ring_bytes - 1)))
+		return mp_diag_set(diag, MP_EUSAGE, -1, -1,
+				   "ring size %u is not a power of two between 4 KiB and 64 MiB", o.ring_bytes);
+	if (o.compression_level <= 0 || o.compression_level > 9)
+		o.compression_level = 1;
+
+	w = mp_map_pages(sizeof(*w)); /* no malloc: this may run inside the hooks */
+	if (!w)
+		return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+	mp_arena_init(&w->arena);
+	pthread_mutex_init(&w->reg_mu, NULL);
+	pthread_mutex_init(&w->defs_mu, NULL);
+	pthread_mutex_init(&w->flush_mu, NULL);
+	w->id = atomic_fetch_add(&next_writer_id, 1);
+	w->flush_interval_ms = o.flush_interval_ms;
+	w->ring_bytes = o.ring_bytes;
+	w->full_policy = o.full_policy;
+	w->level = o.compression_level;
+	w->origin_ns = mp_clock_ns();
+	w->fd = open(path, flags, 0644);
+	if (w->fd < 0) {
+		rc = -errno;
+		mp_diag_set(diag, rc, -1, -1, "cannot create the capture: %s", strerror(errno));
+		goto fail;
+	}
+	if (o.command_line)
+		snprintf(cmdline, sizeof(cmdline), "%s", o.command_line);
+	else
+		read_cmdline(cmdline, sizeof(cmdline));
+	if ((rc = write_header(w, cmdline, diag)))
+		goto fail;
+
+	w->z.zalloc = z_alloc;
+	w->z.zfree = z_free;
+	w->z.opaque = &w->arena;
+	if (deflateInit2(&w->z, w->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		rc = mp_diag_set(diag, MP_ECOMPRESS, -1, -1, "cannot initialise zlib");
+		goto fail;
+	}
+	w->z_ok = 1;
+
+	/* Cheap per-event fences need the asymmetric barrier (Linux >= 4.14). */
+	w->use_membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+	w->key_ok = pthread_key_create(&w->key, mp__wthread_exit) == 0;
+
+	/* The flusher blocks every signal: a handler running on it could
+	 * record events and wait on itself. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&w->flusher, NULL, mp__flusher_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		rc = mp_diag_set(diag, -rc, -1, -1, "cannot start the flusher thread");
+		goto fail;
+	}
+	w->flusher_started = 1;
+	*out = w;
+	return 0;
+fail:
+	if (w->fd >= 0) {
+		close(w->fd);
+		unlink(path);
+	}
+	if (w->z_ok)
+		deflateEnd(&w->z);
+	if (w->key_ok)
+		pthread_key_delete(w->key);
+	mp_arena_release(&w->arena);
+	mp_unmap_pages(w, sizeof(*w));
+	return rc;
+}
+
+static int write_trailer(mp_writer_t *w)
+{
+	uint8_t buf[8 + 8 * MP_VARINT_MAX + 4], *p = buf + 8;
+	uint64_t events = 0, dropped = 0;
+	mp_wthread_t *t;
+	int i;
+
+	for (t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next) {
+		events += atomic_load_explicit(&t->events, memory_order_relaxed);
+		for (i = 0; i < MP_DROP_SLOTS; i++)
+			dropped += atomic_load_explicit(&t->dropped[i], memory_order_relaxed);
+	}
+	p = mp_varint_put(p, events);
+	p = mp_varint_put(p, dropped);
+	p = mp_varint_put(p, w->block_index);
+	p = mp_varint_put(p, w->string_count);
+	p = mp_varint_put(p, mp_clock_ns() - w->origin_ns);
+	mp_put_u32le(buf, MP_TRAILER_MAGIC);
+	mp_put_u32le(buf + 4, (uint32_t)(p - (buf + 8)));
+	mp_put_u32le(p, (uint32_t)crc32(0, buf, (uInt)(p - buf)));
+	p += 4;
+	if (write(w->fd, buf, (size_t)(p - buf)) != p - buf)
+		return -EIO;
+	return 0;
+}
+
+int mp_writer_close(mp_writer_t *w)
+{
+	mp_wthread_t *t;
+	int rc;
+
+	if (!w)
+		return 0;
+	atomic_store_explicit(&w->closing, 1, memory_order_release);
+	if (w->flusher_started) {
+		atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
+		mp__futex_wake(&w->wake);
+		pthread_join(w->flusher, NULL);
+	}
+	mp__writer_round(w, 1);
+	rc = atomic_load_explicit(&w->error, memory_order_relaxed);
+	if (!rc)
+		rc = write_trailer(w);
+	if (close(w->fd) && !rc)
+		rc = -errno;
+	for (t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next)
+		mp_unmap_pages(t->ring, w->ring_bytes);
+	if (w->key_ok)
+		pthread_key_delete(w->key);
+	deflateEnd(&w->z);
+	mp_mbuf_release(&w->raw);
+	mp_mbuf_release(&w->out);
+	mp_mbuf_release(&w->defs);
+	mp_mbuf_release(&w->snaps);
+	mp_mbuf_release(&w->sections);
+	mp_arena_release(&w->arena);
+	pthread_mutex_destroy(&w->reg_mu);
+	pthread_mutex_destroy(&w->defs_mu);
+	pthread_mutex_destroy(&w->flush_mu);
+	mp_unmap_pages(w, sizeof(*w));
+	return rc;
+}
+
+int mp_writer_memory(mp_writer_t *w, const char *name, int kind, uint64_t capacity_bytes)
+{
+	uint8_t sec[1 + 4 * MP_VARINT_MAX], *p = sec;
+	uint32_t name_id, i;
+	size_t len;
+	int rc, id;
+
+	if (!w || !name || kind < 0 || kind > MP_MEMORY_KIND_MAX)
+		return -EINVAL;
+	len = strlen(name);
+	pthread_mutex_lock(&w->defs_mu);
+	rc = mp__intern_insert_locked(w, name, len, mp__hash(name, len), &name_id);
+	if (rc)
+		goto out;
+	for (i = 0; i < w->memory_count; i++) {
+		if (w->memory_names[i] == name_id) {
+			rc = (int)i;
+			goto out;
+		}
+	}
+	if (w->memory_count >= sizeof(w->memory_names) / sizeof(w->memory_names[0])) {
+		rc = MP_ELIMIT;
+		goto out;
+	}
+	id = (int)w->memory_count;
+	*p++ = MP_SEC_MEMORY;
+	p = mp_varint_put(p, (uint64_t)id);
+	p = mp_varint_put(p, name_id);
+	p = mp_varint_put(p, (uint64_t)kind);
+	p = mp_varint_put(p, capacity_bytes);
+	rc = mp_mbuf_append(&w->defs, sec, (size_t)(p - sec));
+	if (rc)
+		goto out;
+	w->memory_names[w->memory_count++] = name_id;
+	rc = id;
+out:
+	pthread_mutex_unlock(&w->defs_mu);
+	return rc;
+}
+
+int mp_writer_flush(mp_writer_t *w)
+{
+	if (!w)
+		return -EINVAL;
+	return mp__writer_round(w, 0);
+}
+
+uint64_t mp_writer_event_count(const mp_writer_t *w)
+{
+	uint64_t n = 0;
+	mp_wthread_t *t;
+
+	for (t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next)
+		n += atomic_load_explicit(&t->events, memory_order_relaxed);
+	return n;
+}
+
+uint64_t mp_writer_dropped_count(const mp_writer_t *w)
+{
+	uint64_t n = 0;
+	mp_wthread_t *t;
+	int i;
+
+	for (t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next)
+		for (i = 0; i < MP_DROP_SLOTS; i++)
+			n += atomic_load_explicit(&t->dropped[i], memory_order_relaxed);
+	return n;
+}

@@ -1,0 +1,151 @@
+/* writer_internal.h - the writer's shared structures (internal).
+ *
+ * How events travel (redis-style narrative, because the ordering argument
+ * is the whole point of this file):
+ *
+ * 1. Each thread that records an event owns an mp_wthread: a power-of-two
+ *    byte ring it appends encoded records to, with no lock. Only the owning
+ *    thread writes `head`; only the flusher writes `tail`.
+ *
+ * 2. Around each event the thread bumps `seq` to odd, reads the clock,
+ *    encodes the record into the ring, publishes `head` and the delta state
+ *    it encoded against, and bumps `seq` to even.
+ *
+ * 3. A flush round reads the clock (F), runs an asymmetric memory barrier
+ *    over all threads of the process (membarrier), then visits every
+ *    thread. A thread whose seq is even has committed every event it
+ *    timestamped before F; one whose seq is odd is waited for briefly. So
+ *    when the round has copied every ring up to its head, every event
+ *    earlier than F is in the file, and the round ends its last block with
+ *    a HORIZON section carrying F. The reader merges per-thread chunks and
+ *    may emit every event earlier than the last horizon it has read: global
+ *    timestamp order with memory bounded by one round of data.
+ *
+ * 4. Strings and memory ids are defined through a small "defs" buffer under
+ *    a mutex (only the first time a string is seen). The flusher takes the
+ *    defs after snapshotting the rings, so any id an event refers to has its
+ *    definition written in the same block or an earlier one.
+ */
+#ifndef MP_WRITER_INTERNAL_H
+#define MP_WRITER_INTERNAL_H
+
+#include <memprof/capture.h>
+
+#include "arena.h"
+#include "mbuf.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <zlib.h>
+
+#define MP_DROP_SLOTS 64 /* per-thread dropped counters, by memory id (last slot: ids >= 63) */
+
+/* The delta-encoding state a chunk starts from (and a thread publishes). */
+typedef struct mp_chunk_state {
+	uint64_t time, addr;
+	uint32_t memory, op, dtype, shape;
+	uint32_t region;
+} mp_chunk_state_t;
+
+typedef struct mp_wthread mp_wthread_t;
+
+struct mp_wthread {
+	/* --- written by the owning thread --- */
+	_Atomic uint64_t seq;  /* odd while an event is being recorded */
+	_Atomic uint64_t head; /* bytes ever written to the ring */
+	uint8_t *ring;
+	uint64_t ring_mask;
+	uint64_t tail_cache;   /* last tail seen, to avoid touching the flusher's line */
+	mp_chunk_state_t st;   /* private delta state */
+	/* published copy of st at `head`, read by the flusher under seq */
+	_Atomic uint64_t pub_time, pub_addr;
+	_Atomic uint32_t pub_memory, pub_op, pub_dtype, pub_shape, pub_region;
+	_Atomic uint64_t events;                  /* records committed (realloc = 2) */
+	_Atomic uint64_t dropped[MP_DROP_SLOTS];  /* events not recorded, by memory id */
+	_Atomic int wake_sent;
+	/* --- written by the flusher --- */
+	_Alignas(64) _Atomic uint64_t tail;
+	mp_chunk_state_t flushed;                 /* state at tail */
+	uint64_t dropped_reported[MP_DROP_SLOTS];
+	int announced;                            /* THREAD section written */
+	/* --- registry --- */
+	uint32_t index;       /* thread index in the capture */
+	uint64_t tid;         /* OS thread id */
+	_Atomic int exited;   /* set by the pthread key destructor */
+	mp_wthread_t *next;   /* registry list, newest first */
+};
+
+typedef struct mp_intern_slot {
+	_Atomic(const char *) str; /* published last, with release */
+	uint64_t hash;
+	uint32_t id;
+	uint32_t len;
+} mp_intern_slot_t;
+
+typedef struct mp_intern_table {
+	uint32_t mask;
+	mp_intern_slot_t slots[];
+} mp_intern_table_t;
+
+struct mp_writer {
+	uint64_t id;          /* unique per writer, for the threads' TLS binding */
+	int fd;
+	uint64_t origin_ns;   /* CLOCK_MONOTONIC value of time 0 */
+	uint32_t ring_bytes;
+	uint32_t flush_interval_ms;
+	int full_policy;
+	int level;
+	int use_membarrier;
+
+	mp_arena_t arena;
+
+	/* registry of threads */
+	pthread_mutex_t reg_mu;
+	_Atomic(mp_wthread_t *) threads;
+	uint32_t thread_count;
+	pthread_key_t key;
+	int key_ok;
+
+	/* interning and memory ids: mutex only on first sight */
+	pthread_mutex_t defs_mu;
+	_Atomic(mp_intern_table_t *) strings;
+	uint32_t string_count;
+	mp_mbuf_t defs;        /* pending STRING / MEMORY / THREAD sections */
+	uint32_t memory_count;
+	uint32_t memory_names[1024]; /* string id of each memory id's name */
+
+	/* flusher */
+	pthread_t flusher;
+	int flusher_started;
+	_Atomic uint32_t wake;       /* futex word: bumped to wake the flusher */
+	_Atomic uint32_t flushed_gen;/* futex word: bumped after each round */
+	_Atomic int closing;
+	_Atomic int error;           /* first error, sticky */
+	pthread_mutex_t flush_mu;    /* serialises rounds (flusher vs mp_writer_flush) */
+	mp_mbuf_t raw, out;          /* block being built / compressed */
+	mp_mbuf_t snaps, sections;   /* per-round scratch */
+	z_stream z;
+	int z_ok;
+	uint32_t block_index;
+	uint64_t file_offset;
+	uint64_t last_horizon;
+};
+
+/* intern.c */
+uint32_t mp__intern_lookup(mp_writer_t *w, const char *s, size_t len, uint64_t hash);
+uint64_t mp__hash(const char *s, size_t len);
+int mp__intern_insert_locked(mp_writer_t *w, const char *s, size_t len, uint64_t hash, uint32_t *id);
+
+/* flush.c */
+int mp__writer_round(mp_writer_t *w, int final);
+void *mp__flusher_main(void *arg);
+void mp__futex_wake(_Atomic uint32_t *word);
+void mp__futex_wait(_Atomic uint32_t *word, uint32_t val, uint32_t timeout_ms);
+
+/* wthread.c */
+mp_wthread_t *mp__wthread_get(mp_writer_t *w);
+/* pthread key destructor: marks the thread exited so its ring can be reused. */
+void mp__wthread_exit(void *arg);
+
+#endif

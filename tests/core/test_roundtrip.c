@@ -1,0 +1,172 @@
+/* test_roundtrip.c - writer -> file -> reader: every event comes back, in
+ * global timestamp order, per-thread order kept. */
+#include "test_common.h"
+
+#include "capture_helpers.h"
+
+#include <memprof/capture.h>
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+/* Events carry their identity in the address: thread in the top bits,
+ * sequence number below, so the reader's output can be checked exactly. */
+#define ADDR(th, seq) (((uint64_t)(th) << 40) | ((uint64_t)(seq) << 4))
+
+struct worker {
+	mp_writer_t *w;
+	uint32_t mem;
+	int th;
+	uint64_t n;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *k = arg;
+	uint64_t i;
+
+	for (i = 0; i < k->n; i++) {
+		uint64_t a = ADDR(k->th, i);
+		switch (i % 4) {
+		case 0:
+			assert_int_equal(mp_writer_alloc(k->w, k->mem, a, 16 + i % 200, 24 + i % 200), 0);
+			break;
+		case 1:
+			assert_int_equal(mp_writer_alloc(k->w, k->mem, a, 48, 48), 0);
+			break;
+		case 2:
+			assert_int_equal(mp_writer_free(k->w, k->mem, a), 0);
+			break;
+		default:
+			assert_int_equal(mp_writer_realloc(k->w, k->mem, a, a + 16, 100 + i % 7, 112), 0);
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void run_roundtrip(int nthreads, uint64_t per_thread)
+{
+	char *path = mp_test_tmpfile(".memprof");
+	struct worker k[8];
+	pthread_t tid[8];
+	mp_writer_t *w;
+	mp_diag_t diag;
+	mp_event_t *evs;
+	mp_end_status_t end;
+	uint64_t next[8] = {0}, last_time = 0;
+	uint64_t expect_events = 0;
+	size_t n, i;
+	int rc, t, mem;
+
+	assert_int_equal(mp_writer_open(&w, path, 0, NULL, &diag), 0);
+	mem = mp_writer_memory(w, "host", MP_MEMORY_HOST, 0);
+	assert_int_equal(mem, 0);
+	for (t = 0; t < nthreads; t++) {
+		k[t] = (struct worker){w, (uint32_t)mem, t, per_thread};
+		pthread_create(&tid[t], NULL, worker_main, &k[t]);
+	}
+	for (t = 0; t < nthreads; t++)
+		pthread_join(tid[t], NULL);
+	assert_int_equal(mp_writer_dropped_count(w), 0);
+	assert_int_equal(mp_writer_close(w), 0);
+
+	n = read_all(path, &evs, &rc, &diag, &end);
+	assert_int_equal(rc, 0);
+	assert_int_equal(end, MP_END_CLEAN);
+	/* Per thread: 4 records per 4 events, realloc counts twice. */
+	for (t = 0; t < nthreads; t++)
+		expect_events += per_thread + per_thread / 4 + (per_thread % 4 > 3);
+	assert_int_equal(n, expect_events + 1 /* the memory declaration */);
+	assert_int_equal(evs[0].kind, MP_EV_MEMORY);
+
+	/* Every event exactly once, in per-thread sequence, time never going back. */
+	for (i = 1; i < n; i++) {
+		const mp_event_t *e = &evs[i];
+		uint64_t th = e->address >> 40, seq = (e->address & ((1ull << 40) - 1)) >> 4, want;
+		assert_true(e->time_ns >= last_time);
+		last_time = e->time_ns;
+		assert_int_equal(e->index, i);
+		assert_true(th < (uint64_t)nthreads);
+		want = next[th];
+		assert_int_equal(seq, want);
+		switch (want % 4) {
+		case 0:
+			assert_int_equal(e->kind, MP_EV_ALLOC);
+			assert_int_equal(e->requested_bytes, 16 + want % 200);
+			assert_int_equal(e->allocated_bytes, 24 + want % 200);
+			next[th]++;
+			break;
+		case 1:
+			assert_int_equal(e->kind, MP_EV_ALLOC);
+			assert_int_equal(e->allocated_bytes, 48);
+			next[th]++;
+			break;
+		case 2:
+			assert_int_equal(e->kind, MP_EV_FREE);
+			next[th]++;
+			break;
+		default:
+			/* realloc: FREE of the old address, then ALLOC at +16 */
+			assert_int_equal(e->kind, MP_EV_FREE);
+			assert_true(e->flags & MP_EVENT_F_REALLOC);
+			assert_true(i + 1 < n);
+			assert_int_equal(evs[i + 1].kind, MP_EV_ALLOC);
+			assert_int_equal(evs[i + 1].address, e->address + 16);
+			assert_int_equal(evs[i + 1].requested_bytes, 100 + want % 7);
+			assert_int_equal(evs[i + 1].allocated_bytes, 112);
+			assert_int_equal(evs[i + 1].thread, e->thread);
+			i++;
+			next[th]++;
+			break;
+		}
+	}
+	for (t = 0; t < nthreads; t++)
+		assert_int_equal(next[t], per_thread);
+	free(evs);
+	unlink(path);
+	free(path);
+}
+
+static void test_roundtrip_one_thread(void **state)
+{
+	(void)state;
+	run_roundtrip(1, 100000);
+}
+
+/* The figure: 10 million events from 4 threads. */
+static void test_roundtrip_10m_4_threads(void **state)
+{
+	(void)state;
+	run_roundtrip(4, 2500000);
+}
+
+static void test_roundtrip_empty(void **state)
+{
+	char *path = mp_test_tmpfile(".memprof");
+	mp_writer_t *w;
+	mp_diag_t diag;
+	mp_event_t *evs;
+	mp_end_status_t end;
+	int rc;
+
+	(void)state;
+	assert_int_equal(mp_writer_open(&w, path, 0, NULL, &diag), 0);
+	assert_int_equal(mp_writer_close(w), 0);
+	assert_int_equal(read_all(path, &evs, &rc, &diag, &end), 0);
+	assert_int_equal(rc, 0);
+	assert_int_equal(end, MP_END_CLEAN);
+	free(evs);
+	unlink(path);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip_empty),
+		cmocka_unit_test(test_roundtrip_one_thread),
+		cmocka_unit_test(test_roundtrip_10m_4_threads),
+	};
+	return cmocka_run_group_tests_name("roundtrip", tests, NULL, NULL);
+}
