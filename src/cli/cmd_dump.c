@@ -1,9 +1,158 @@
-/* cmd_dump.c - placeholder while the capture core lands. */
+/* cmd_dump.c - `memprof dump FILE`: the header and every event of a capture,
+ * one line each, so the format can be inspected. */
 #include "cli.h"
+
+#include <memprof/capture.h>
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: memprof dump [--header] FILE.memprof\n"
+		     "\n"
+		     "Print the capture's header, then every event in timestamp order, one per\n"
+		     "line. Says when the capture ended abruptly (writer killed) and stops with an\n"
+		     "error naming the block and its offset when the file is corrupted.\n"
+		     "\n"
+		     "  --header   print the header only\n");
+}
+
+static void print_header(const char *path, const mp_capture_header_t *h)
+{
+	time_t secs = (time_t)(h->start_wall_ns / 1000000000u);
+	struct tm tm;
+	char when[64] = "?";
+
+	if (gmtime_r(&secs, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	printf("capture   %s\n", path);
+	printf("format    %u.%u\n", h->version_major, h->version_minor);
+	printf("clock     %s, origin %" PRIu64 " ns (event times are ns since the origin)\n", h->clock,
+	       h->clock_origin_ns);
+	printf("started   %s.%03u UTC (%" PRIu64 " ns since the epoch)\n", when,
+	       (unsigned)(h->start_wall_ns / 1000000u % 1000u), h->start_wall_ns);
+	printf("host      %s\n", h->hostname);
+	printf("pid       %" PRIu64 "\n", h->pid);
+	printf("command   %s\n", h->command_line);
+}
+
+static void print_event(const mp_source_t *src, const mp_event_t *e)
+{
+	const mp_memory_info_t *m = mp_source_memory(src, e->memory);
+	const char *mem = m ? m->name : "?";
+
+	printf("#%" PRIu64 " t=%" PRIu64 " thread=%u step=%" PRId64 " %s", e->index, e->time_ns, e->thread, e->step,
+	       mp_event_kind_name(e->kind));
+	switch (e->kind) {
+	case MP_EV_ALLOC:
+		printf(" memory=%s addr=%#" PRIx64 " requested=%" PRIu64 " allocated=%" PRIu64, mem, e->address,
+		       e->requested_bytes, e->allocated_bytes);
+		break;
+	case MP_EV_FREE:
+	case MP_EV_REGION_REMOVE:
+		printf(" memory=%s addr=%#" PRIx64, mem, e->address);
+		break;
+	case MP_EV_ALLOC_FAILED:
+		printf(" memory=%s requested=%" PRIu64, mem, e->requested_bytes);
+		break;
+	case MP_EV_REGION_ADD:
+		printf(" memory=%s base=%#" PRIx64 " size=%" PRIu64, mem, e->address, e->requested_bytes);
+		break;
+	case MP_EV_MARK:
+		printf(" label=\"%s\"", mp_source_string(src, e->label));
+		break;
+	case MP_EV_MEMORY:
+		printf(" id=%u name=\"%s\" kind=%s capacity=%" PRIu64, e->memory, mem,
+		       m ? mp_memory_kind_name(m->kind) : "?", m ? m->capacity_bytes : 0);
+		break;
+	case MP_EV_DROPPED:
+		printf(" memory=%s count=%" PRIu64, mem, e->requested_bytes);
+		break;
+	default:
+		break;
+	}
+	if (e->kind == MP_EV_ALLOC || e->kind == MP_EV_ALLOC_FAILED) {
+		if (e->op)
+			printf(" op=\"%s\"", mp_source_string(src, e->op));
+		if (e->region)
+			printf(" region=%s", mp_region_type_name(e->region));
+		if (e->dtype)
+			printf(" dtype=%s", mp_source_string(src, e->dtype));
+		if (e->shape)
+			printf(" shape=%s", mp_source_string(src, e->shape));
+	}
+	if (e->flags & MP_EVENT_F_REALLOC)
+		printf(" (realloc)");
+	putchar('\n');
+}
 
 int cmd_dump(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return mp_cli_error("not implemented yet");
+	static const struct option opts[] = {
+		{"header", no_argument, NULL, 'H'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int header_only = 0, c, rc;
+	mp_capture_t *cap;
+	mp_source_t *src;
+	mp_diag_t diag;
+	mp_event_t ev;
+	uint64_t n = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'H':
+			header_only = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return MP_EXIT_OK;
+		default:
+			usage(stderr);
+			return MP_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return MP_EXIT_USAGE;
+	}
+	if (mp_capture_open(&cap, argv[optind], &diag))
+		return mp_cli_diag(&diag);
+	print_header(argv[optind], mp_capture_header(cap));
+	if (header_only) {
+		mp_capture_close(cap);
+		return MP_EXIT_OK;
+	}
+	src = mp_capture_source(cap);
+	putchar('\n');
+	while ((rc = mp_source_next(src, &ev, &diag)) == 1) {
+		print_event(src, &ev);
+		n++;
+	}
+	fflush(stdout);
+	if (rc < 0) {
+		printf("\n%" PRIu64 " events read before the error\n", n);
+		fflush(stdout);
+		rc = mp_cli_diag(&diag);
+		mp_capture_close(cap);
+		return rc;
+	}
+	if (mp_source_end_status(src) == MP_END_ABRUPT) {
+		printf("\n%" PRIu64 " events; the capture ended abruptly (no trailer: the writer was killed or "
+		       "is still running): read up to its last complete block (%" PRIu64 " blocks)\n",
+		       n, mp_capture_blocks_read(cap));
+	} else {
+		const mp_capture_trailer_t *t = mp_capture_trailer(cap);
+		printf("\n%" PRIu64 " events; the capture ended cleanly (trailer: %" PRIu64 " events, %" PRIu64
+		       " dropped, %" PRIu64 " blocks, %" PRIu64 " strings, ended at t=%" PRIu64 " ns)\n",
+		       n, t->events, t->dropped, t->blocks, t->strings, t->end_time_ns);
+	}
+	mp_capture_close(cap);
+	return MP_EXIT_OK;
 }

@@ -281,15 +281,28 @@ out:
 	return rc;
 }
 
+/* Rounds start at a fixed rate (every flush interval, start to start), so
+ * the time a round takes does not stretch the interval: a block is on disk
+ * at least every interval, and a kill loses at most about one interval. */
 void *mp__flusher_main(void *arg)
 {
 	mp_writer_t *w = arg;
+	uint64_t interval = (uint64_t)w->flush_interval_ms * 1000000u;
+	uint64_t next = mp_clock_ns() + interval;
 
 	while (!atomic_load_explicit(&w->closing, memory_order_acquire)) {
 		uint32_t gen = atomic_load_explicit(&w->wake, memory_order_acquire);
-		mp__futex_wait(&w->wake, gen, w->flush_interval_ms);
-		if (atomic_load_explicit(&w->closing, memory_order_acquire))
-			break;
+		uint64_t now = mp_clock_ns();
+		if (now < next) {
+			uint64_t wait_ms = (next - now + 999999u) / 1000000u;
+			mp__futex_wait(&w->wake, gen, (uint32_t)wait_ms);
+			if (atomic_load_explicit(&w->closing, memory_order_acquire))
+				break;
+			if (atomic_load_explicit(&w->wake, memory_order_acquire) == gen && mp_clock_ns() < next)
+				continue; /* spurious wake-up */
+		}
+		now = mp_clock_ns();
+		next = (next + interval > now) ? next + interval : now + interval;
 		mp__writer_round(w, 0);
 	}
 	return NULL;

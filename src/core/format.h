@@ -14,9 +14,9 @@
  *   all u32 little-endian; header_crc covers the 20 bytes before it.
  *
  * Trailer:
- *   +--------+----------+======+-----------+
- *   | "MPTR" | blen u32 | body | crc32 u32 |   crc covers "MPTR".."body"
- *   +--------+----------+======+-----------+
+ *   +--------+----------+--------------+======+---------------+
+ *   | "MPTR" | blen u32 | hcrc u32     | body | body crc32 u32|   hcrc covers the 8 bytes before it
+ *   +--------+----------+--------------+======+---------------+
  *
  * A decompressed block payload is a sequence of sections, each a tag byte
  * followed by varints (see MP_SEC_*). Chunk sections hold one thread's event

@@ -301,6 +301,8 @@ static int grow(uint8_t **buf, size_t *cap, size_t n)
 	return 0;
 }
 
+/* The trailer: "MPTR", body length, CRC of those 8 bytes, body, CRC of the
+ * body. `first` holds the 8 bytes already read. */
 static int read_trailer(mp_capture_t *cap, const uint8_t *first, mp_diag_t *diag)
 {
 	uint8_t buf[MP_TRAILER_MAX];
@@ -309,20 +311,28 @@ static int read_trailer(mp_capture_t *cap, const uint8_t *first, mp_diag_t *diag
 	size_t n;
 
 	memcpy(buf, first, 8);
-	blen = mp_get_u32le(buf + 4);
-	if (blen > MP_TRAILER_MAX - 12)
-		return mp_diag_set(diag, MP_ECORRUPT, (int64_t)cap->offset, (int64_t)cap->block_index,
-				   "trailer at offset %llu: length %u is out of range",
-				   (unsigned long long)cap->offset, blen);
-	n = fread(buf + 8, 1, (size_t)blen + 4, cap->f);
-	if (n < (size_t)blen + 4) {
+	n = fread(buf + 8, 1, 4, cap->f);
+	if (n < 4) {
 		cap->end = MP_END_ABRUPT; /* cut off while writing the trailer */
 		return 0;
 	}
-	if ((uint32_t)crc32(0, buf, 8 + blen) != mp_get_u32le(buf + 8 + blen))
+	if ((uint32_t)crc32(0, buf, 8) != mp_get_u32le(buf + 8))
+		return mp_diag_set(diag, MP_ECHECKSUM, (int64_t)cap->offset, (int64_t)cap->block_index,
+				   "trailer at offset %llu: header checksum mismatch", (unsigned long long)cap->offset);
+	blen = mp_get_u32le(buf + 4);
+	if (blen > MP_TRAILER_MAX - 16)
+		return mp_diag_set(diag, MP_ECORRUPT, (int64_t)cap->offset, (int64_t)cap->block_index,
+				   "trailer at offset %llu: length %u is out of range",
+				   (unsigned long long)cap->offset, blen);
+	n = fread(buf + 12, 1, (size_t)blen + 4, cap->f);
+	if (n < (size_t)blen + 4) {
+		cap->end = MP_END_ABRUPT;
+		return 0;
+	}
+	if ((uint32_t)crc32(0, buf + 12, blen) != mp_get_u32le(buf + 12 + blen))
 		return mp_diag_set(diag, MP_ECHECKSUM, (int64_t)cap->offset, (int64_t)cap->block_index,
 				   "trailer at offset %llu: checksum mismatch", (unsigned long long)cap->offset);
-	p = buf + 8;
+	p = buf + 12;
 	end = p + blen;
 	if (mp_varint_get(&p, end, &cap->trailer.events) || mp_varint_get(&p, end, &cap->trailer.dropped) ||
 	    mp_varint_get(&p, end, &cap->trailer.blocks) || mp_varint_get(&p, end, &cap->trailer.strings) ||
@@ -335,9 +345,9 @@ static int read_trailer(mp_capture_t *cap, const uint8_t *first, mp_diag_t *diag
 				   (unsigned long long)cap->offset, (unsigned long long)cap->trailer.blocks,
 				   (unsigned long long)cap->block_index);
 	if (fgetc(cap->f) != EOF)
-		return mp_diag_set(diag, MP_ECORRUPT, (int64_t)(cap->offset + 12 + blen), -1,
+		return mp_diag_set(diag, MP_ECORRUPT, (int64_t)(cap->offset + 16 + blen), -1,
 				   "unexpected data after the trailer at offset %llu",
-				   (unsigned long long)(cap->offset + 12 + blen));
+				   (unsigned long long)(cap->offset + 16 + blen));
 	cap->has_trailer = 1;
 	cap->end = MP_END_CLEAN;
 	return 0;
@@ -346,7 +356,7 @@ static int read_trailer(mp_capture_t *cap, const uint8_t *first, mp_diag_t *diag
 /* Read and apply the next block. Sets cap->eof at the end of the data. */
 static int read_block(mp_capture_t *cap, mp_diag_t *diag)
 {
-	uint8_t hdr[MP_BLOCK_HEADER_LEN];
+	uint8_t hdr[MP_BLOCK_HEADER_LEN], magic[4];
 	uint32_t plen, rlen;
 	uint64_t boff = cap->offset;
 	z_stream z;
@@ -354,19 +364,32 @@ static int read_block(mp_capture_t *cap, mp_diag_t *diag)
 	int rc;
 
 	n = fread(hdr, 1, sizeof(hdr), cap->f);
-	if (n >= 8 && mp_get_u32le(hdr) == MP_TRAILER_MAGIC) {
+	if (n == 0) {
 		cap->eof = 1;
+		cap->end = MP_END_ABRUPT; /* no trailer */
+		return 0;
+	}
+	/* Whatever is there must start like a block or the trailer; a writer
+	 * killed mid-write leaves a prefix of one of them, never other bytes. */
+	memcpy(magic, "MPTR", 4);
+	if (memcmp(hdr, magic, n < 4 ? n : 4) == 0) {
+		cap->eof = 1;
+		if (n < 8) {
+			cap->end = MP_END_ABRUPT;
+			return 0;
+		}
 		if (fseeko(cap->f, (off_t)(boff + 8), SEEK_SET))
 			return mp_diag_set(diag, -errno, (int64_t)boff, -1, "cannot seek");
 		return read_trailer(cap, hdr, diag);
 	}
+	memcpy(magic, "MPBK", 4);
+	if (memcmp(hdr, magic, n < 4 ? n : 4) != 0)
+		return corrupt(cap, diag, boff, "bad block magic (expected \"MPBK\" or the trailer's \"MPTR\")");
 	if (n < sizeof(hdr)) {
 		cap->eof = 1;
 		cap->end = MP_END_ABRUPT;
 		return 0;
 	}
-	if (mp_get_u32le(hdr) != MP_BLOCK_MAGIC)
-		return corrupt(cap, diag, boff, "bad block magic (expected \"MPBK\")");
 	if ((uint32_t)crc32(0, hdr, 20) != mp_get_u32le(hdr + 20))
 		return corrupt(cap, diag, boff, "block header checksum mismatch");
 	if (mp_get_u32le(hdr + 4) != (uint32_t)cap->block_index)
@@ -486,27 +509,22 @@ int mp__capture_next(mp_capture_t *cap, mp_event_t *ev, mp_diag_t *diag)
 
 /* ------------------------------------------------------------ lifecycle */
 
-int mp_capture_open(mp_capture_t **out, const char *path, mp_diag_t *diag)
+/* Take ownership of f (closed on failure too). */
+static int open_stream(mp_capture_t **out, FILE *f, const char *name, mp_diag_t *diag)
 {
 	mp_capture_t *cap;
 	int rc;
 
-	*out = NULL;
-	mp_diag_clear(diag);
-	mp_diag_set_file(diag, path);
 	cap = calloc(1, sizeof(*cap));
-	if (!cap)
+	if (!cap || !(cap->path = strdup(name))) {
+		free(cap);
+		fclose(f);
 		return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
-	cap->path = strdup(path);
+	}
+	cap->f = f;
 	cap->step = -1;
 	cap->end = MP_END_ABRUPT;
 	mp__merge_init(&cap->merge);
-	cap->f = fopen(path, "rb");
-	if (!cap->f) {
-		rc = mp_diag_set(diag, -errno, -1, -1, "cannot open: %s", strerror(errno));
-		mp_capture_close(cap);
-		return rc;
-	}
 	if ((rc = read_header(cap, diag))) {
 		mp_capture_close(cap);
 		return rc;
@@ -514,6 +532,36 @@ int mp_capture_open(mp_capture_t **out, const char *path, mp_diag_t *diag)
 	cap->src.path = cap->path;
 	*out = cap;
 	return 0;
+}
+
+int mp_capture_open(mp_capture_t **out, const char *path, mp_diag_t *diag)
+{
+	FILE *f;
+
+	*out = NULL;
+	mp_diag_clear(diag);
+	mp_diag_set_file(diag, path);
+	f = fopen(path, "rb");
+	if (!f)
+		return mp_diag_set(diag, -errno, -1, -1, "cannot open: %s", strerror(errno));
+	return open_stream(out, f, path, diag);
+}
+
+int mp_capture_open_memory(mp_capture_t **out, const void *data, size_t size, const char *name,
+			   mp_diag_t *diag)
+{
+	FILE *f;
+
+	*out = NULL;
+	mp_diag_clear(diag);
+	mp_diag_set_file(diag, name);
+	if (size == 0)
+		return mp_diag_set(diag, MP_EFORMAT, 0, -1,
+				   "not a memprof capture (empty; expected the magic \"MEMPROF\" at offset 0)");
+	f = fmemopen((void *)(uintptr_t)data, size, "rb");
+	if (!f)
+		return mp_diag_set(diag, -errno, -1, -1, "cannot read from memory: %s", strerror(errno));
+	return open_stream(out, f, name, diag);
 }
 
 int mp__capture_rewind(mp_capture_t *cap, mp_diag_t *diag)

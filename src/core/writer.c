@@ -184,7 +184,7 @@ fail:
 
 static int write_trailer(mp_writer_t *w)
 {
-	uint8_t buf[8 + 8 * MP_VARINT_MAX + 4], *p = buf + 8;
+	uint8_t buf[12 + 8 * MP_VARINT_MAX + 4], *p = buf + 12;
 	uint64_t events = 0, dropped = 0;
 	mp_wthread_t *t;
 	int i;
@@ -200,8 +200,9 @@ static int write_trailer(mp_writer_t *w)
 	p = mp_varint_put(p, w->string_count);
 	p = mp_varint_put(p, mp_clock_ns() - w->origin_ns);
 	mp_put_u32le(buf, MP_TRAILER_MAGIC);
-	mp_put_u32le(buf + 4, (uint32_t)(p - (buf + 8)));
-	mp_put_u32le(p, (uint32_t)crc32(0, buf, (uInt)(p - buf)));
+	mp_put_u32le(buf + 4, (uint32_t)(p - (buf + 12)));
+	mp_put_u32le(buf + 8, (uint32_t)crc32(0, buf, 8));
+	mp_put_u32le(p, (uint32_t)crc32(0, buf + 12, (uInt)(p - (buf + 12))));
 	p += 4;
 	if (write(w->fd, buf, (size_t)(p - buf)) != p - buf)
 		return -EIO;

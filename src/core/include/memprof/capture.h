@@ -22,6 +22,7 @@
 #include <memprof/event.h>
 #include <memprof/source.h>
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -119,6 +120,11 @@ typedef struct mp_capture mp_capture_t;
 /* Open a capture for reading. On success *out is owned by the caller and
  * must be freed with mp_capture_close(). */
 int mp_capture_open(mp_capture_t **out, const char *path, mp_diag_t *diag);
+
+/* The same, over a capture already in memory (fuzzing, tests). data must
+ * stay valid until mp_capture_close(); name is used in messages. */
+int mp_capture_open_memory(mp_capture_t **out, const void *data, size_t size, const char *name,
+			   mp_diag_t *diag);
 
 /* The header; borrowed, valid until mp_capture_close(). */
 const mp_capture_header_t *mp_capture_header(const mp_capture_t *cap);

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# deps.sh [extra packages...] - install the Debian packages memprof builds
+# with, if missing. Used by the README's commands and by CI; safe to rerun.
+set -euo pipefail
+
+packages=(gcc make cmake ninja-build pkg-config zlib1g-dev libcairo2-dev libjansson-dev
+          libprotobuf-c-dev protobuf-c-compiler libcmocka-dev)
+packages+=("$@")
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "memprof: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

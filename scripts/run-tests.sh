@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# run-tests.sh - the README's test command (and CI's): install what is
+# missing, then build and run the whole suite twice:
+#   1. strict warnings as errors (-Werror), optimised build;
+#   2. AddressSanitizer + UndefinedBehaviorSanitizer (everything except the
+#      libraries injected into traced programs, which must not carry ASan).
+# Tests that need ../shared/data skip with a message when it is absent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+jobs=$(nproc)
+
+echo "== build (-Werror)"
+scripts/build.sh build-ci -DMEMPROF_WERROR=ON
+echo "== tests (-Werror build)"
+ctest --test-dir build-ci --output-on-failure -j "$jobs"
+
+echo "== build (ASan + UBSan, -Werror)"
+scripts/build.sh build-asan -DMEMPROF_WERROR=ON -DMEMPROF_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+echo "== tests (ASan + UBSan)"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs"

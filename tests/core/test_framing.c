@@ -1,0 +1,233 @@
+/* test_framing.c - the file's framing under damage: every single-byte flip
+ * inside a block is caught and named (block index, offset) with all events
+ * of the earlier blocks returned; every truncation reads back the complete
+ * blocks and says the capture ended abruptly; bad magic, versions and
+ * headers give clear errors. Offsets are computed here from the format
+ * specification (docs/format.md), not by the reader under test. */
+#include "test_common.h"
+
+#include "capture_helpers.h"
+
+#include <errno.h>
+
+#define BLOCKS 4
+#define PER_BLOCK 1000
+
+typedef struct {
+	uint8_t *data;
+	size_t size;
+	size_t data_offset;          /* first block */
+	size_t block_off[BLOCKS + 2];/* offsets of the blocks, then the trailer */
+	int nblocks;
+} capfile_t;
+
+static uint32_t le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* BLOCKS blocks of PER_BLOCK events each (one flush each), then the close. */
+static void make_capture(capfile_t *c)
+{
+	char *path = mp_test_tmpfile(".memprof");
+	mp_writer_options_t o = {0};
+	mp_writer_t *w;
+	mp_diag_t diag;
+	FILE *f;
+	size_t off;
+	int b, i;
+
+	o.flush_interval_ms = 3600 * 1000; /* only explicit flushes */
+	assert_int_equal(mp_writer_open(&w, path, 0, &o, &diag), 0);
+	assert_int_equal(mp_writer_memory(w, "pool", MP_MEMORY_DEVICE, 1 << 20), 0);
+	for (b = 0; b < BLOCKS; b++) {
+		for (i = 0; i < PER_BLOCK; i++) {
+			uint64_t a = 0x1000 + (uint64_t)(b * PER_BLOCK + i) * 64;
+			assert_int_equal(mp_writer_alloc(w, 0, a, 40, 48), 0);
+		}
+		assert_int_equal(mp_writer_flush(w), 0);
+	}
+	assert_int_equal(mp_writer_close(w), 0);
+
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	c->size = (size_t)ftell(f);
+	rewind(f);
+	c->data = malloc(c->size);
+	assert_int_equal(fread(c->data, 1, c->size, f), c->size);
+	fclose(f);
+	unlink(path);
+	free(path);
+
+	/* Walk the frames as docs/format.md describes them. */
+	assert_memory_equal(c->data, "MEMPROF", 8);
+	c->data_offset = 16 + le32(c->data + 12) + 4;
+	off = c->data_offset;
+	c->nblocks = 0;
+	while (off + 24 <= c->size && le32(c->data + off) == 0x4b42504du) {
+		assert_true(c->nblocks < BLOCKS + 1);
+		c->block_off[c->nblocks++] = off;
+		off += 24 + le32(c->data + off + 8);
+	}
+	/* BLOCKS flushed blocks, then the closing round's horizon-only block. */
+	assert_int_equal(c->nblocks, BLOCKS + 1);
+	c->block_off[c->nblocks] = off; /* the trailer */
+	assert_int_equal(le32(c->data + off), 0x5254504du);
+}
+
+/* Events (after the memory declaration) readable from a prefix/variant. */
+static size_t count_events(const void *data, size_t size, int *rc, mp_diag_t *diag, mp_end_status_t *end)
+{
+	mp_capture_t *cap;
+	mp_source_t *src;
+	mp_event_t ev;
+	size_t n = 0;
+
+	*rc = mp_capture_open_memory(&cap, data, size, "test.memprof", diag);
+	if (*rc)
+		return 0;
+	src = mp_capture_source(cap);
+	while ((*rc = mp_source_next(src, &ev, diag)) == 1)
+		if (ev.kind == MP_EV_ALLOC)
+			n++;
+	*end = mp_source_end_status(src);
+	mp_capture_close(cap);
+	return n;
+}
+
+static void test_framing_clean(void **state)
+{
+	capfile_t c;
+	mp_diag_t diag;
+	mp_end_status_t end;
+	int rc;
+
+	(void)state;
+	make_capture(&c);
+	assert_int_equal(count_events(c.data, c.size, &rc, &diag, &end), BLOCKS * PER_BLOCK);
+	assert_int_equal(rc, 0);
+	assert_int_equal(end, MP_END_CLEAN);
+	free(c.data);
+}
+
+static void test_framing_every_byte_flip(void **state)
+{
+	capfile_t c;
+	mp_diag_t diag;
+	mp_end_status_t end;
+	size_t x;
+	int rc, k = 0;
+
+	(void)state;
+	make_capture(&c);
+	for (x = c.data_offset; x < c.size; x++) {
+		size_t n;
+		while (k < c.nblocks && x >= c.block_off[k + 1])
+			k++;
+		c.data[x] ^= 0x5a;
+		n = count_events(c.data, c.size, &rc, &diag, &end);
+		c.data[x] ^= 0x5a;
+		if (rc >= 0)
+			fail_msg("flipping byte %zu (block %d) was not detected", x, k);
+		assert_true(rc == MP_ECORRUPT || rc == MP_ECHECKSUM);
+		if (k < c.nblocks) {
+			/* Named block and offset; every event of the blocks before it. */
+			assert_int_equal(diag.index, k);
+			assert_int_equal(diag.offset, (int64_t)c.block_off[k]);
+			assert_int_equal(n, (size_t)(k < BLOCKS ? k : BLOCKS) * PER_BLOCK);
+			assert_non_null(strstr(diag.text, "block"));
+		} else {
+			/* In the trailer: every event, then the error at its offset. */
+			assert_int_equal(n, BLOCKS * PER_BLOCK);
+			assert_int_equal(diag.offset, (int64_t)c.block_off[c.nblocks]);
+		}
+		assert_string_equal(diag.file, "test.memprof");
+	}
+	free(c.data);
+}
+
+static void test_framing_every_truncation(void **state)
+{
+	capfile_t c;
+	mp_diag_t diag;
+	mp_end_status_t end;
+	size_t len;
+	int rc, k;
+
+	(void)state;
+	make_capture(&c);
+	for (len = 0; len < c.size; len++) {
+		size_t n = count_events(c.data, len, &rc, &diag, &end);
+		if (len < c.data_offset) {
+			assert_true(rc == MP_EFORMAT || rc == MP_ETRUNCATED);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		assert_int_equal(end, MP_END_ABRUPT);
+		/* complete blocks before len */
+		for (k = 0; k < c.nblocks && c.block_off[k + 1] <= len; k++)
+			;
+		assert_int_equal(n, (size_t)(k < BLOCKS ? k : BLOCKS) * PER_BLOCK);
+	}
+	free(c.data);
+}
+
+static void test_framing_bad_headers(void **state)
+{
+	capfile_t c;
+	mp_diag_t diag;
+	mp_end_status_t end;
+	int rc;
+	uint8_t saved;
+	static const char not_a_capture[] = "PK\003\004 this is a zip file, not a capture";
+
+	(void)state;
+	make_capture(&c);
+	count_events(not_a_capture, sizeof(not_a_capture), &rc, &diag, &end);
+	assert_int_equal(rc, MP_EFORMAT);
+	assert_non_null(strstr(diag.text, "not a memprof capture"));
+	assert_int_equal(diag.offset, 0);
+
+	saved = c.data[8]; /* major version */
+	c.data[8] = 9;
+	count_events(c.data, c.size, &rc, &diag, &end);
+	assert_int_equal(rc, MP_EVERSION);
+	assert_non_null(strstr(diag.text, "9.0"));
+	c.data[8] = saved;
+
+	c.data[c.data_offset - 5] ^= 1; /* last header body byte */
+	count_events(c.data, c.size, &rc, &diag, &end);
+	assert_int_equal(rc, MP_ECHECKSUM);
+	c.data[c.data_offset - 5] ^= 1;
+
+	c.data[15] = 0x7f; /* header length 2 GiB */
+	count_events(c.data, c.size, &rc, &diag, &end);
+	assert_int_equal(rc, MP_ECORRUPT);
+	assert_int_equal(diag.offset, 12);
+	free(c.data);
+}
+
+static void test_framing_missing_file(void **state)
+{
+	mp_capture_t *cap;
+	mp_diag_t diag;
+
+	(void)state;
+	assert_int_equal(mp_capture_open(&cap, "/nonexistent/x.memprof", &diag), -ENOENT);
+	assert_null(cap);
+	assert_string_equal(diag.file, "/nonexistent/x.memprof");
+	assert_non_null(strstr(diag.text, "cannot open"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_framing_clean),
+		cmocka_unit_test(test_framing_every_byte_flip),
+		cmocka_unit_test(test_framing_every_truncation),
+		cmocka_unit_test(test_framing_bad_headers),
+		cmocka_unit_test(test_framing_missing_file),
+	};
+	return cmocka_run_group_tests_name("framing", tests, NULL, NULL);
+}
