@@ -29,8 +29,11 @@ int mp_mbuf_reserve(mp_mbuf_t *b, size_t n)
 
 int mp_mbuf_append(mp_mbuf_t *b, const void *p, size_t n)
 {
-	int rc = mp_mbuf_reserve(b, n);
+	int rc;
 
+	if (n == 0)
+		return 0;
+	rc = mp_mbuf_reserve(b, n);
 	if (rc)
 		return rc;
 	memcpy(b->data + b->len, p, n);

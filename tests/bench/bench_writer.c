@@ -79,10 +79,9 @@ static tev_t *make_trace(size_t n, uint64_t seed)
 			t[i++] = (tev_t){0, (uint64_t)(uintptr_t)slot[s], 0, sz, malloc_usable_size(slot[s])};
 		} else if (((r >> 44) % 16) == 0) {
 			size_t sz = draw_size(&rng);
-			void *old = slot[s];
-			slot[s] = realloc(old, sz);
-			t[i++] = (tev_t){2, (uint64_t)(uintptr_t)old, (uint64_t)(uintptr_t)slot[s], sz,
-					 malloc_usable_size(slot[s])};
+			uint64_t old = (uint64_t)(uintptr_t)slot[s];
+			slot[s] = realloc(slot[s], sz);
+			t[i++] = (tev_t){2, old, (uint64_t)(uintptr_t)slot[s], sz, malloc_usable_size(slot[s])};
 		} else {
 			t[i++] = (tev_t){1, (uint64_t)(uintptr_t)slot[s], 0, 0, 0};
 			free(slot[s]);

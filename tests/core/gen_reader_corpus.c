@@ -1,0 +1,68 @@
+/* gen_reader_corpus.c - writes the reader fuzzer's seed corpus with the real
+ * writer: an empty capture, a small multi-thread one with every event kind,
+ * and a truncated copy. usage: gen_reader_corpus DIR */
+#include <memprof/capture.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static mp_writer_t *w;
+
+static void *work(void *arg)
+{
+	uint64_t base = (uint64_t)(uintptr_t)arg << 20, i;
+
+	mp_writer_set_context(w, mp_writer_intern(w, "op"), 3, mp_writer_intern(w, "float"),
+			      mp_writer_intern(w, "[2,3]"));
+	for (i = 0; i < 20; i++) {
+		mp_writer_alloc(w, 0, base + i * 64, 40 + i, 48 + i);
+		if (i % 3 == 0)
+			mp_writer_free(w, 0, base + i * 64);
+		if (i % 5 == 0)
+			mp_writer_realloc(w, 1, base + 0x8000 + i, base + 0x9000 + i * 16, 100, 112);
+	}
+	return NULL;
+}
+
+static int write_file(const char *dir, const char *name, int threads, long truncate_to)
+{
+	char path[4096];
+	mp_diag_t diag;
+	pthread_t tid[4];
+	int t;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (mp_writer_open(&w, path, 1, NULL, &diag)) {
+		fprintf(stderr, "%s\n", diag.text);
+		return 1;
+	}
+	if (threads) {
+		mp_writer_memory(w, "host", 1, 0);
+		mp_writer_memory(w, "GPU_0_bfc", 2, 1 << 30);
+		mp_writer_region_add(w, 1, 0x10000, 1 << 20);
+		mp_writer_step(w, 1);
+		mp_writer_alloc_failed(w, 1, 1 << 21);
+		mp_writer_mark(w, mp_writer_intern(w, "mark"));
+		for (t = 0; t < threads; t++)
+			pthread_create(&tid[t], NULL, work, (void *)(uintptr_t)t);
+		for (t = 0; t < threads; t++)
+			pthread_join(tid[t], NULL);
+		mp_writer_flush(w);
+		mp_writer_region_remove(w, 1, 0x10000);
+	}
+	mp_writer_close(w);
+	if (truncate_to > 0 && truncate(path, truncate_to) != 0)
+		return 1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2)
+		return 2;
+	return write_file(argv[1], "empty.memprof", 0, 0) || write_file(argv[1], "small.memprof", 3, 0) ||
+	       write_file(argv[1], "truncated.memprof", 2, 300);
+}
