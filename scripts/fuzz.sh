@@ -9,5 +9,7 @@ secs=${2:-60}
 scripts/deps.sh clang libclang-rt-14-dev
 CC=clang scripts/build.sh build-fuzz -DMEMPROF_FUZZ=ON -DMEMPROF_TESTS=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 mkdir -p "build-fuzz/corpus-$name"
-exec "build-fuzz/tests/fuzz/fuzz_$name" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+bin=$(find build-fuzz -type f -name "fuzz_$name" -perm -u+x | head -n 1)
+[ -n "$bin" ] || { echo "fuzz.sh: no target fuzz_$name" >&2; exit 2; }
+exec "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
   -print_final_stats=1 "build-fuzz/corpus-$name" "tests/fuzz/corpus/$name"
