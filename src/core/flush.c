@@ -1,5 +1,6 @@
 /* flush.c - flush rounds: snapshot every thread's ring, compress, write.
  * The ordering protocol is described in writer_internal.h. */
+#include "chunkcodec.h"
 #include "clock.h"
 #include "format.h"
 #include "varint.h"
@@ -42,6 +43,7 @@ typedef struct snap {
 static int snapshot(mp_wthread_t *t, snap_t *s)
 {
 	unsigned spins = 0;
+	int i;
 
 	for (;;) {
 		uint64_t s1 = atomic_load_explicit(&t->seq, memory_order_acquire), s2;
@@ -54,13 +56,8 @@ static int snapshot(mp_wthread_t *t, snap_t *s)
 		}
 		s->t = t;
 		s->head = atomic_load_explicit(&t->head, memory_order_acquire);
-		s->st.time = atomic_load_explicit(&t->pub_time, memory_order_relaxed);
-		s->st.addr = atomic_load_explicit(&t->pub_addr, memory_order_relaxed);
-		s->st.memory = atomic_load_explicit(&t->pub_memory, memory_order_relaxed);
-		s->st.op = atomic_load_explicit(&t->pub_op, memory_order_relaxed);
-		s->st.dtype = atomic_load_explicit(&t->pub_dtype, memory_order_relaxed);
-		s->st.shape = atomic_load_explicit(&t->pub_shape, memory_order_relaxed);
-		s->st.region = atomic_load_explicit(&t->pub_region, memory_order_relaxed);
+		for (i = 0; i < MP_ST_COUNT; i++)
+			s->st.v[i] = atomic_load_explicit(&t->st[i], memory_order_relaxed);
 		atomic_thread_fence(memory_order_acquire);
 		s2 = atomic_load_explicit(&t->seq, memory_order_relaxed);
 		if (s1 == s2)
@@ -118,6 +115,16 @@ static int emit_block(mp_writer_t *w)
 		return -ENOMEM;
 	if (deflateReset(&w->z) != Z_OK)
 		return MP_ECOMPRESS;
+	/* Entropy coding only (no LZ77 matching): on columns of varints it
+	 * compresses as well as level 1, faster. When the producers outrun the
+	 * flusher, blocks are stored instead, so the rings drain and nobody
+	 * waits: the file grows by the raw encoding's size for that while. */
+	{
+		int level = w->behind ? 0 : w->level;
+		if (level != w->z_level && deflateParams(&w->z, level, Z_HUFFMAN_ONLY) != Z_OK)
+			return MP_ECOMPRESS;
+		w->z_level = level;
+	}
 	w->z.next_in = w->raw.data;
 	w->z.avail_in = (uInt)w->raw.len;
 	w->z.next_out = w->out.data;
@@ -147,7 +154,7 @@ static int emit_block(mp_writer_t *w)
 
 static int put_section(mp_mbuf_t *b, const uint64_t *v, int n, uint8_t tag)
 {
-	uint8_t tmp[1 + 16 * MP_VARINT_MAX], *p = tmp;
+	uint8_t tmp[1 + 32 * MP_VARINT_MAX], *p = tmp;
 	int i;
 
 	*p++ = tag;
@@ -156,26 +163,61 @@ static int put_section(mp_mbuf_t *b, const uint64_t *v, int n, uint8_t tag)
 	return mp_mbuf_append(b, tmp, (size_t)(p - tmp));
 }
 
+/* One thread's new records as a CHUNK section: its delta state at the
+ * chunk's start, then the records split into columns (chunkcodec.h). */
 static int append_chunk(mp_writer_t *w, const snap_t *s)
 {
 	mp_wthread_t *t = s->t;
 	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
 	uint64_t n = s->head - tail, pos = tail & t->ring_mask, size = t->ring_mask + 1;
-	uint64_t v[9] = {t->index, t->flushed.time, t->flushed.addr, t->flushed.memory,
-			 t->flushed.op, t->flushed.region, t->flushed.dtype, t->flushed.shape, n};
-	int rc;
+	uint64_t v[2 + MP_ST_COUNT + MP_COLS];
+	int i, rc;
 
 	if (w->raw.len && w->raw.len + n > BLOCK_SPLIT && (rc = emit_block(w)))
 		return rc;
-	if ((rc = put_section(&w->raw, v, 9, MP_SEC_CHUNK)) || (rc = mp_mbuf_reserve(&w->raw, n)))
+	/* The ring may wrap: make the records contiguous first. */
+	w->rows.len = 0;
+	if ((rc = mp_mbuf_reserve(&w->rows, n)))
 		return rc;
 	if (pos + n <= size) {
-		memcpy(w->raw.data + w->raw.len, t->ring + pos, n);
+		memcpy(w->rows.data, t->ring + pos, n);
 	} else {
-		memcpy(w->raw.data + w->raw.len, t->ring + pos, size - pos);
-		memcpy(w->raw.data + w->raw.len + (size - pos), t->ring, n - (size - pos));
+		memcpy(w->rows.data, t->ring + pos, size - pos);
+		memcpy(w->rows.data + (size - pos), t->ring, n - (size - pos));
 	}
-	w->raw.len += n;
+	/* Frees of blocks allocated in this chunk become ages (in place: never longer). */
+	n = mp__chunk_age_frees(w->rows.data, n, t->flushed.v, w->rows.data, &w->agescratch);
+	if (n == (uint64_t)-1)
+		return MP_ECORRUPT; /* cannot happen: the writer produced these records */
+	v[0] = t->index;
+	for (i = 0; i < MP_ST_COUNT; i++)
+		v[1 + i] = t->flushed.v[i];
+	v[1 + MP_ST_COUNT] = n;
+	if ((rc = mp_mbuf_reserve(&w->raw, n + (2 + MP_ST_COUNT + MP_COLS) * MP_VARINT_MAX + 1)))
+		return rc;
+	/* Split straight into place after the header: compute the header size
+	 * with placeholder lengths, then fill both. */
+	{
+		uint64_t lens[MP_COLS];
+		uint8_t *hdr = w->raw.data + w->raw.len, *p;
+		uint8_t *cols;
+		size_t hlen;
+		uint8_t tmp[(2 + MP_ST_COUNT + MP_COLS) * MP_VARINT_MAX + 1];
+
+		if (mp__chunk_split(w->rows.data, n, w->raw.data + w->raw.len + sizeof(tmp), lens))
+			return MP_ECORRUPT; /* cannot happen: the writer produced these records */
+		p = tmp;
+		*p++ = MP_SEC_CHUNK;
+		for (i = 0; i < 2 + MP_ST_COUNT; i++)
+			p = mp_varint_put(p, v[i]);
+		for (i = 0; i < MP_COLS; i++)
+			p = mp_varint_put(p, lens[i]);
+		hlen = (size_t)(p - tmp);
+		cols = w->raw.data + w->raw.len + sizeof(tmp);
+		memcpy(hdr, tmp, hlen);
+		memmove(hdr + hlen, cols, n);
+		w->raw.len += hlen + n;
+	}
 	return 0;
 }
 
@@ -185,6 +227,7 @@ int mp__writer_round(mp_writer_t *w, int final)
 	uint64_t horizon;
 	mp_wthread_t *t;
 	size_t i, nsnap;
+	uint64_t pending = 0;
 	int rc = 0;
 
 	pthread_mutex_lock(&w->flush_mu);
@@ -222,12 +265,13 @@ int mp__writer_round(mp_writer_t *w, int final)
 			}
 		}
 		if (snapshot(t, &s) != 0) {
-			if (t->flushed.time < horizon)
-				horizon = t->flushed.time;
+			if (t->flushed.v[MP_ST_TIME] < horizon)
+				horizon = t->flushed.v[MP_ST_TIME];
 			continue;
 		}
 		if (s.head == atomic_load_explicit(&t->tail, memory_order_relaxed))
 			continue;
+		pending += s.head - atomic_load_explicit(&t->tail, memory_order_relaxed);
 		if ((rc = mp_mbuf_append(snapbuf, &s, sizeof(s))))
 			break;
 	}
@@ -235,6 +279,9 @@ int mp__writer_round(mp_writer_t *w, int final)
 	if (rc)
 		goto fail;
 	nsnap = snapbuf->len / sizeof(snap_t);
+	/* Behind: more than half a ring's worth per thread piled up since the
+	 * last round (which a fixed-rate round keeps far lower otherwise). */
+	w->behind = nsnap && pending > (uint64_t)nsnap * (w->ring_bytes / 2);
 
 	/* 2. Definitions, taken after the rings: they cover every id in them. */
 	pthread_mutex_lock(&w->defs_mu);

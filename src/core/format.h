@@ -26,6 +26,8 @@
 #ifndef MP_FORMAT_H
 #define MP_FORMAT_H
 
+#include <stdint.h>
+
 #define MP_FILE_MAGIC "MEMPROF"      /* 8 bytes with the NUL */
 #define MP_FILE_MAGIC_LEN 8
 #define MP_FILE_PREFIX_LEN 16        /* magic + major + minor + hlen */
@@ -58,14 +60,22 @@ enum {
 	MP_REC_MARK = 7,         /* dt, label string id */
 	MP_REC_REALLOC = 8,      /* dt, zz(old delta), zz(new - old), requested, [zz(allocated-requested)] */
 	MP_REC_CONTEXT = 9,      /* op, region, dtype, shape (no time) */
+	MP_REC_ALLOC_REUSED = 10,/* dt, slot of the freed-address cache, requested, [allocated] */
+	MP_REC_STACK = 11,       /* stack id of the next record (no time); reserved for --stacks */
+	MP_REC_FREE_AGED = 12,   /* dt, age: the block allocated `age` allocations ago in this chunk */
 	MP_REC_KIND_MASK = 0x0f,
 	MP_RECF_MEMORY = 0x10,   /* a memory id varint follows the tag */
-	MP_RECF_STACK = 0x20,    /* a stack id varint follows (after the memory id) */
+	MP_RECF_USABLE16 = 0x20, /* allocated = max(32, (requested + 23) & ~15) - 8 (glibc's usable size) */
 	MP_RECF_ALIGN16 = 0x40,  /* address deltas are in units of 16 bytes */
-	MP_RECF_EXACT = 0x80,    /* allocated == requested: no extra varint */
+	MP_RECF_EXACT = 0x80,    /* allocated == requested */
 };
 
-/* The chunk's start state: time, address, memory, op, region, dtype, shape, step-less. */
-#define MP_CHUNK_STATE_FIELDS 7
+/* glibc malloc's usable size for a request (non-mmapped chunks). */
+static inline uint64_t mp_usable16(uint64_t requested)
+{
+	uint64_t chunk = (requested + 8 + 15) & ~(uint64_t)15;
+
+	return (chunk < 32 ? 32 : chunk) - 8;
+}
 
 #endif

@@ -4,6 +4,8 @@
 #include "reader_internal.h"
 #include "varint.h"
 
+#define MP_REUSE_SLOTS 16
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,13 +15,33 @@ void mp__merge_init(mp_merge_t *m)
 	memset(m, 0, sizeof(*m));
 }
 
+static void chunk_free(mp_chunk_t *c)
+{
+	free(c->hist);
+	free(c);
+}
+
+static int hist_push(mp_chunk_t *c, uint64_t a)
+{
+	if (c->nhist == c->cap_hist) {
+		size_t n = c->cap_hist ? c->cap_hist * 2 : 256;
+		uint64_t *h = realloc(c->hist, n * sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		c->hist = h;
+		c->cap_hist = n;
+	}
+	c->hist[c->nhist++] = a;
+	return 0;
+}
+
 static void free_chunks(mp_rthread_t *t)
 {
 	mp_chunk_t *c = t->head;
 
 	while (c) {
 		mp_chunk_t *next = c->next;
-		free(c);
+		chunk_free(c);
 		c = next;
 	}
 	t->head = t->tail = NULL;
@@ -142,6 +164,7 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 		const uint8_t *p;
 		uint64_t dt, v, a, b;
 		uint8_t tag;
+		int kind;
 
 		if (!c)
 			return 0;
@@ -150,21 +173,18 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 			if (!t->head)
 				t->tail = NULL;
 			cap->merge.buffered_bytes -= c->len;
-			free(c);
+			chunk_free(c);
 			continue;
 		}
 		p = c->data + c->pos;
 		tag = *p++;
+		kind = tag & MP_REC_KIND_MASK;
 		if (tag & MP_RECF_MEMORY) {
 			if (get(c, &p, &v) || v >= cap->nmemories)
 				return bad_record(c, diag, "memory id");
 			c->memory = (uint32_t)v;
 		}
-		if (tag & MP_RECF_STACK) {
-			if (get(c, &p, &v))
-				return bad_record(c, diag, "stack id");
-		}
-		if ((tag & MP_REC_KIND_MASK) == MP_REC_CONTEXT) {
+		if (kind == MP_REC_CONTEXT) {
 			uint64_t op, region, dtype, shape;
 			if (get(c, &p, &op) || get(c, &p, &region) || get(c, &p, &dtype) || get(c, &p, &shape) ||
 			    region > MP_REGION_TYPE_MAX || op > UINT32_MAX || dtype > UINT32_MAX || shape > UINT32_MAX)
@@ -173,6 +193,13 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 			c->region = (uint32_t)region;
 			c->dtype = (uint32_t)dtype;
 			c->shape = (uint32_t)shape;
+			c->pos = (size_t)(p - c->data);
+			continue;
+		}
+		if (kind == MP_REC_STACK) {
+			if (get(c, &p, &v) || v > UINT32_MAX)
+				return bad_record(c, diag, "stack id");
+			c->stack = (uint32_t)v;
 			c->pos = (size_t)(p - c->data);
 			continue;
 		}
@@ -186,22 +213,33 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 		ev->dtype = c->dtype;
 		ev->shape = c->shape;
 		ev->region = (uint8_t)c->region;
-		switch (tag & MP_REC_KIND_MASK) {
+		switch (kind) {
 		case MP_REC_ALLOC:
+		case MP_REC_ALLOC_REUSED:
 		case MP_REC_REGION_ADD:
 		case MP_REC_FREE:
+		case MP_REC_FREE_AGED:
 		case MP_REC_REGION_REMOVE:
 		case MP_REC_REALLOC: {
-			int kind = tag & MP_REC_KIND_MASK;
 			uint64_t req = 0, alloc = 0, extra = 0;
 			int64_t d;
 
 			if (c->memory >= cap->nmemories)
 				return bad_record(c, diag, "event before any memory id");
-			if (get(c, &p, &v))
-				return bad_record(c, diag, "address");
-			d = mp_unzigzag(v);
-			a = c->addr + (uint64_t)(tag & MP_RECF_ALIGN16 ? d * 16 : d);
+			if (kind == MP_REC_ALLOC_REUSED) {
+				if (get(c, &p, &v) || v >= MP_REUSE_SLOTS)
+					return bad_record(c, diag, "freed-address slot");
+				a = c->reuse[v];
+			} else if (kind == MP_REC_FREE_AGED) {
+				if (get(c, &p, &v) || v == 0 || v > c->nhist)
+					return bad_record(c, diag, "allocation age");
+				a = c->hist[c->nhist - v];
+			} else {
+				if (get(c, &p, &v))
+					return bad_record(c, diag, "address");
+				d = mp_unzigzag(v);
+				a = c->addr + (uint64_t)(tag & MP_RECF_ALIGN16 ? d * 16 : d);
+			}
 			b = a;
 			if (kind == MP_REC_REALLOC) {
 				if (get(c, &p, &v))
@@ -209,29 +247,43 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 				d = mp_unzigzag(v);
 				b = a + (uint64_t)(tag & MP_RECF_ALIGN16 ? d * 16 : d);
 			}
-			if (kind == MP_REC_ALLOC || kind == MP_REC_REGION_ADD || kind == MP_REC_REALLOC) {
+			if (kind == MP_REC_ALLOC || kind == MP_REC_ALLOC_REUSED || kind == MP_REC_REGION_ADD ||
+			    kind == MP_REC_REALLOC) {
 				if (get(c, &p, &req))
 					return bad_record(c, diag, "size");
 				if (kind != MP_REC_REGION_ADD) {
-					if (!(tag & MP_RECF_EXACT) && get(c, &p, &extra))
+					if (tag & MP_RECF_EXACT)
+						alloc = req;
+					else if (tag & MP_RECF_USABLE16)
+						alloc = mp_usable16(req);
+					else if (get(c, &p, &extra))
 						return bad_record(c, diag, "allocated size");
-					alloc = req + (uint64_t)mp_unzigzag(extra);
+					else
+						alloc = req + (uint64_t)mp_unzigzag(extra);
 				}
 			}
 			c->addr = b;
 			ev->address = a;
+			ev->stack = c->stack;
+			if ((kind == MP_REC_ALLOC || kind == MP_REC_ALLOC_REUSED || kind == MP_REC_REALLOC) &&
+			    hist_push(c, b))
+				return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
 			switch (kind) {
 			case MP_REC_ALLOC:
+			case MP_REC_ALLOC_REUSED:
 				ev->kind = MP_EV_ALLOC;
 				ev->requested_bytes = req;
 				ev->allocated_bytes = alloc;
+				c->stack = 0;
 				break;
 			case MP_REC_REGION_ADD:
 				ev->kind = MP_EV_REGION_ADD;
 				ev->requested_bytes = req;
 				break;
 			case MP_REC_FREE:
+			case MP_REC_FREE_AGED:
 				ev->kind = MP_EV_FREE;
+				c->reuse[c->reuse_pos++ & (MP_REUSE_SLOTS - 1)] = a;
 				break;
 			case MP_REC_REGION_REMOVE:
 				ev->kind = MP_EV_REGION_REMOVE;
@@ -243,6 +295,7 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 				t->realloc_new = b;
 				t->realloc_req = req;
 				t->realloc_alloc = alloc;
+				c->stack = 0;
 				break;
 			}
 			break;
@@ -254,6 +307,8 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 				return bad_record(c, diag, "size");
 			ev->kind = MP_EV_ALLOC_FAILED;
 			ev->requested_bytes = v;
+			ev->stack = c->stack;
+			c->stack = 0;
 			break;
 		case MP_REC_STEP:
 			if (get(c, &p, &v))

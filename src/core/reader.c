@@ -8,6 +8,7 @@
  * parse) is corruption: reading stops with an error naming the block and its
  * offset, after every event of the blocks before it has been returned.
  */
+#include "chunkcodec.h"
 #include "format.h"
 #include "reader_internal.h"
 #include "varint.h"
@@ -249,33 +250,46 @@ static int sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t 
 				cap->horizon = v[0];
 			break;
 		case MP_SEC_CHUNK: {
+			/* thread, the delta state (24 varints, MP_ST_* order), length,
+			 * the 5 column lengths, then the columns */
+			uint64_t st[31];
 			mp_chunk_t *c;
-			for (i = 0; i < 9; i++)
-				if (mp_varint_get(&p, end, &v[i]))
+			for (i = 0; i < 31; i++)
+				if (mp_varint_get(&p, end, &st[i]))
 					return corrupt(cap, diag, boff, "bad chunk header");
-			if (v[8] > (uint64_t)(end - p) || v[0] >= (1u << 24) || v[5] > MP_REGION_TYPE_MAX ||
-			    v[3] > UINT32_MAX || v[4] > UINT32_MAX || v[6] > UINT32_MAX || v[7] > UINT32_MAX)
+			if (st[25] > (uint64_t)(end - p) || st[0] >= (1u << 24) || st[5] > MP_REGION_TYPE_MAX ||
+			    st[3] > UINT32_MAX || st[4] > UINT32_MAX || st[6] > UINT32_MAX || st[7] > UINT32_MAX)
 				return corrupt(cap, diag, boff, "chunk header out of range");
-			if (apply) {
-				c = malloc(sizeof(*c) + v[8]);
-				if (!c)
-					return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+			c = malloc(sizeof(*c) + st[25]);
+			if (!c)
+				return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+			if (mp__chunk_join(p, st + 26, c->data, st[25])) {
+				free(c);
+				return corrupt(cap, diag, boff, "chunk columns are inconsistent");
+			}
+			if (!apply) {
+				free(c);
+			} else {
 				c->block_index = cap->block_index;
 				c->block_offset = boff;
-				c->len = v[8];
+				c->len = st[25];
 				c->pos = 0;
-				c->time = v[1];
-				c->addr = v[2];
-				c->memory = (uint32_t)v[3];
-				c->op = (uint32_t)v[4];
-				c->region = (uint32_t)v[5];
-				c->dtype = (uint32_t)v[6];
-				c->shape = (uint32_t)v[7];
-				memcpy(c->data, p, v[8]);
-				if ((rc = mp__merge_add_chunk(cap, (uint32_t)v[0], c, diag)))
+				c->time = st[1];
+				c->addr = st[2];
+				c->memory = (uint32_t)st[3];
+				c->op = (uint32_t)st[4];
+				c->region = (uint32_t)st[5];
+				c->dtype = (uint32_t)st[6];
+				c->shape = (uint32_t)st[7];
+				c->stack = 0;
+				c->hist = NULL;
+				c->nhist = c->cap_hist = 0;
+				c->reuse_pos = st[8];
+				memcpy(c->reuse, st + 9, sizeof(c->reuse));
+				if ((rc = mp__merge_add_chunk(cap, (uint32_t)st[0], c, diag)))
 					return rc;
 			}
-			p += v[8];
+			p += st[25];
 			break;
 		}
 		default:

@@ -18,8 +18,11 @@ typedef struct mp_chunk {
 	struct mp_chunk *next;
 	uint64_t block_index, block_offset; /* where it came from, for errors */
 	size_t len, pos;
-	uint64_t time, addr;                /* delta state */
-	uint32_t memory, op, dtype, shape, region;
+	uint64_t time, addr;                /* delta state (see MP_ST_* in writer_internal.h) */
+	uint32_t memory, op, dtype, shape, region, stack;
+	uint64_t reuse_pos, reuse[16];      /* recently freed addresses */
+	uint64_t *hist;                     /* addresses allocated in this chunk, in order */
+	size_t nhist, cap_hist;
 	uint8_t data[];
 } mp_chunk_t;
 

@@ -145,11 +145,12 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 	w->z.zalloc = z_alloc;
 	w->z.zfree = z_free;
 	w->z.opaque = &w->arena;
-	if (deflateInit2(&w->z, w->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+	if (deflateInit2(&w->z, w->level, Z_DEFLATED, -15, 8, Z_HUFFMAN_ONLY) != Z_OK) {
 		rc = mp_diag_set(diag, MP_ECOMPRESS, -1, -1, "cannot initialise zlib");
 		goto fail;
 	}
 	w->z_ok = 1;
+	w->z_level = w->level;
 
 	/* Cheap per-event fences need the asymmetric barrier (Linux >= 4.14). */
 	w->use_membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
@@ -238,6 +239,8 @@ int mp_writer_close(mp_writer_t *w)
 	mp_mbuf_release(&w->defs);
 	mp_mbuf_release(&w->snaps);
 	mp_mbuf_release(&w->sections);
+	mp_mbuf_release(&w->rows);
+	mp_mbuf_release(&w->agescratch);
 	mp_arena_release(&w->arena);
 	pthread_mutex_destroy(&w->reg_mu);
 	pthread_mutex_destroy(&w->defs_mu);

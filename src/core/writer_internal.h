@@ -41,11 +41,25 @@
 
 #define MP_DROP_SLOTS 64 /* per-thread dropped counters, by memory id (last slot: ids >= 63) */
 
-/* The delta-encoding state a chunk starts from (and a thread publishes). */
+/* The delta-encoding state of a thread's record stream. A chunk header
+ * carries it (so every block decodes on its own); the owning thread keeps it
+ * in relaxed atomics so the flusher can copy it under the seq protocol. */
+enum {
+	MP_ST_TIME,      /* time of the previous record */
+	MP_ST_ADDR,      /* address of the previous record */
+	MP_ST_MEMORY,    /* current memory id */
+	MP_ST_OP,        /* current context */
+	MP_ST_REGION,
+	MP_ST_DTYPE,
+	MP_ST_SHAPE,
+	MP_ST_REUSE_POS, /* next slot of the freed-address cache */
+	MP_ST_REUSE,     /* MP_REUSE_SLOTS recently freed addresses */
+	MP_ST_COUNT = MP_ST_REUSE + 16
+};
+#define MP_REUSE_SLOTS 16
+
 typedef struct mp_chunk_state {
-	uint64_t time, addr;
-	uint32_t memory, op, dtype, shape;
-	uint32_t region;
+	uint64_t v[MP_ST_COUNT];
 } mp_chunk_state_t;
 
 typedef struct mp_wthread mp_wthread_t;
@@ -54,13 +68,10 @@ struct mp_wthread {
 	/* --- written by the owning thread --- */
 	_Atomic uint64_t seq;  /* odd while an event is being recorded */
 	_Atomic uint64_t head; /* bytes ever written to the ring */
-	uint8_t *ring;
+	uint8_t *ring;         /* ring_mask + 1 bytes, plus MP_RING_SLACK */
 	uint64_t ring_mask;
 	uint64_t tail_cache;   /* last tail seen, to avoid touching the flusher's line */
-	mp_chunk_state_t st;   /* private delta state */
-	/* published copy of st at `head`, read by the flusher under seq */
-	_Atomic uint64_t pub_time, pub_addr;
-	_Atomic uint32_t pub_memory, pub_op, pub_dtype, pub_shape, pub_region;
+	_Atomic uint64_t st[MP_ST_COUNT];         /* delta state at `head` */
 	_Atomic uint64_t events;                  /* records committed (realloc = 2) */
 	_Atomic uint64_t dropped[MP_DROP_SLOTS];  /* events not recorded, by memory id */
 	_Atomic int wake_sent;
@@ -75,6 +86,11 @@ struct mp_wthread {
 	_Atomic int exited;   /* set by the pthread key destructor */
 	mp_wthread_t *next;   /* registry list, newest first */
 };
+
+/* Records are encoded straight into the ring; this much room past its end
+ * lets a record that wraps be written contiguously, then moved. */
+#define MP_RING_SLACK 128
+#define MP_REC_MAX 64 /* no record is longer */
 
 typedef struct mp_intern_slot {
 	_Atomic(const char *) str; /* published last, with release */
@@ -125,8 +141,12 @@ struct mp_writer {
 	pthread_mutex_t flush_mu;    /* serialises rounds (flusher vs mp_writer_flush) */
 	mp_mbuf_t raw, out;          /* block being built / compressed */
 	mp_mbuf_t snaps, sections;   /* per-round scratch */
+	mp_mbuf_t rows;              /* a chunk's records made contiguous */
+	mp_mbuf_t agescratch;        /* mp__chunk_age_frees' table */
 	z_stream z;
 	int z_ok;
+	int z_level;                 /* level the stream is set to */
+	int behind;                  /* this round stores blocks uncompressed */
 	uint32_t block_index;
 	uint64_t file_offset;
 	uint64_t last_horizon;

@@ -35,7 +35,7 @@ static mp_wthread_t *wthread_register(mp_writer_t *w)
 {
 	mp_wthread_t *t = NULL, *it;
 	uint64_t ring = w->ring_bytes;
-	int reused = 0;
+	int reused = 0, i;
 
 	if (atomic_load_explicit(&w->error, memory_order_relaxed) ||
 	    atomic_load_explicit(&w->closing, memory_order_relaxed))
@@ -61,7 +61,7 @@ static mp_wthread_t *wthread_register(mp_writer_t *w)
 		t = mp_arena_alloc(&w->arena, sizeof(*t));
 		if (!t)
 			goto out;
-		t->ring = mp_map_pages(ring);
+		t->ring = mp_map_pages(ring + MP_RING_SLACK);
 		if (!t->ring) {
 			t = NULL;
 			goto out;
@@ -70,17 +70,11 @@ static mp_wthread_t *wthread_register(mp_writer_t *w)
 	}
 	t->index = w->thread_count++;
 	t->tid = (uint64_t)syscall(SYS_gettid);
-	memset(&t->st, 0, sizeof(t->st));
-	memset(&t->flushed, 0, sizeof(t->flushed));
-	t->st.time = mp_clock_ns() - w->origin_ns;
-	t->flushed = t->st;
-	atomic_store_explicit(&t->pub_time, t->st.time, memory_order_relaxed);
-	atomic_store_explicit(&t->pub_addr, 0, memory_order_relaxed);
-	atomic_store_explicit(&t->pub_memory, 0, memory_order_relaxed);
-	atomic_store_explicit(&t->pub_op, 0, memory_order_relaxed);
-	atomic_store_explicit(&t->pub_dtype, 0, memory_order_relaxed);
-	atomic_store_explicit(&t->pub_shape, 0, memory_order_relaxed);
-	atomic_store_explicit(&t->pub_region, 0, memory_order_relaxed);
+	for (i = 0; i < MP_ST_COUNT; i++)
+		atomic_store_explicit(&t->st[i], 0, memory_order_relaxed);
+	atomic_store_explicit(&t->st[MP_ST_TIME], mp_clock_ns() - w->origin_ns, memory_order_relaxed);
+	for (i = 0; i < MP_ST_COUNT; i++)
+		t->flushed.v[i] = atomic_load_explicit(&t->st[i], memory_order_relaxed);
 	t->announced = 0;
 	t->tail_cache = atomic_load_explicit(&t->head, memory_order_relaxed);
 	atomic_store_explicit(&t->tail, t->tail_cache, memory_order_relaxed);
@@ -107,44 +101,25 @@ mp_wthread_t *mp__wthread_get(mp_writer_t *w)
 
 /* --- the protocol around one record ------------------------------------ */
 
-static inline void rec_begin(mp_writer_t *w, mp_wthread_t *t)
-{
-	uint64_t s = atomic_load_explicit(&t->seq, memory_order_relaxed);
+#define LD(t, f) atomic_load_explicit(&(t)->st[f], memory_order_relaxed)
+#define ST(t, f, v) atomic_store_explicit(&(t)->st[f], (v), memory_order_relaxed)
 
-	atomic_store_explicit(&t->seq, s + 1, memory_order_relaxed);
-	if (w->use_membarrier)
-		atomic_signal_fence(memory_order_seq_cst); /* the flusher's membarrier does the rest */
-	else
-		atomic_thread_fence(memory_order_seq_cst);
+static inline void seq_bump(mp_wthread_t *t, memory_order mo)
+{
+	atomic_store_explicit(&t->seq, atomic_load_explicit(&t->seq, memory_order_relaxed) + 1, mo);
 }
 
-static inline void rec_abort(mp_wthread_t *t)
-{
-	uint64_t s = atomic_load_explicit(&t->seq, memory_order_relaxed);
-
-	atomic_store_explicit(&t->seq, s + 1, memory_order_release);
-}
-
-static inline uint64_t rec_time(mp_writer_t *w, mp_wthread_t *t)
-{
-	uint64_t now = mp_clock_ns() - w->origin_ns;
-
-	return now < t->st.time ? t->st.time : now;
-}
-
-/* Wait until the flusher has made room for n bytes, or give up. Called with
- * seq even: the caller restarts its record (and retakes the timestamp). */
-static int ring_wait(mp_writer_t *w, mp_wthread_t *t, uint64_t n)
+/* Wait until the flusher has made room, or give up. Called with seq even:
+ * the caller then restarts its record (and retakes the timestamp). */
+static int ring_wait(mp_writer_t *w, mp_wthread_t *t)
 {
 	uint64_t size = t->ring_mask + 1;
 	uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
 	struct timespec pause = {0, 50000};
 
-	if (n > size)
-		return -E2BIG;
 	for (;;) {
 		t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
-		if (head - t->tail_cache + n <= size)
+		if (head - t->tail_cache + MP_REC_MAX <= size)
 			return 0;
 		if (atomic_load_explicit(&w->error, memory_order_relaxed))
 			return atomic_load_explicit(&w->error, memory_order_relaxed);
@@ -156,265 +131,283 @@ static int ring_wait(mp_writer_t *w, mp_wthread_t *t, uint64_t n)
 	}
 }
 
-static void count_drop(mp_wthread_t *t, uint32_t memory)
+static void count_drop(mp_wthread_t *t, uint32_t memory, uint64_t n)
 {
 	uint32_t slot = memory < MP_DROP_SLOTS - 1 ? memory : MP_DROP_SLOTS - 1;
 
-	atomic_fetch_add_explicit(&t->dropped[slot], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&t->dropped[slot], n, memory_order_relaxed);
 }
 
-/* Copy an encoded record into the ring and publish it (ends the record). */
-static inline int rec_commit(mp_writer_t *w, mp_wthread_t *t, const uint8_t *rec, size_t n,
-			     uint64_t nevents)
+/* Start a record: seq odd, room for MP_REC_MAX bytes. Returns where to
+ * encode, or NULL (seq even again) when the ring stays full. */
+static inline uint8_t *rec_begin(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t nevents)
+{
+	for (;;) {
+		uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
+		seq_bump(t, memory_order_relaxed);
+		if (w->use_membarrier)
+			atomic_signal_fence(memory_order_seq_cst); /* the flusher's membarrier does the rest */
+		else
+			atomic_thread_fence(memory_order_seq_cst);
+		if (__builtin_expect(head - t->tail_cache + MP_REC_MAX <= t->ring_mask + 1, 1))
+			return t->ring + (head & t->ring_mask);
+		t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
+		if (head - t->tail_cache + MP_REC_MAX <= t->ring_mask + 1)
+			return t->ring + (head & t->ring_mask);
+		seq_bump(t, memory_order_release);
+		if (ring_wait(w, t)) {
+			count_drop(t, memory, nevents);
+			return NULL;
+		}
+	}
+}
+
+/* Publish the n bytes encoded at the ring's head (ends the record). */
+static inline void rec_commit(mp_writer_t *w, mp_wthread_t *t, size_t n, uint64_t nevents)
 {
 	uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
-	uint64_t size = t->ring_mask + 1;
-	uint64_t pos = head & t->ring_mask;
+	uint64_t size = t->ring_mask + 1, pos = head & t->ring_mask;
 
-	if (__builtin_expect(head - t->tail_cache + n > size, 0)) {
-		t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
-		if (head - t->tail_cache + n > size)
-			return -ENOBUFS; /* caller aborts, waits and retries */
-	}
-	if (__builtin_expect(pos + n <= size, 1)) {
-		memcpy(t->ring + pos, rec, n);
-	} else {
-		size_t first = (size_t)(size - pos);
-		memcpy(t->ring + pos, rec, first);
-		memcpy(t->ring, rec + first, n - first);
-	}
-	atomic_store_explicit(&t->pub_time, t->st.time, memory_order_relaxed);
-	atomic_store_explicit(&t->pub_addr, t->st.addr, memory_order_relaxed);
-	atomic_store_explicit(&t->pub_memory, t->st.memory, memory_order_relaxed);
+	if (__builtin_expect(pos + n > size, 0))
+		memcpy(t->ring, t->ring + size, pos + n - size); /* the part written into the slack */
 	atomic_store_explicit(&t->events, atomic_load_explicit(&t->events, memory_order_relaxed) + nevents,
 			      memory_order_relaxed);
 	atomic_store_explicit(&t->head, head + n, memory_order_release);
-	rec_abort(t); /* seq back to even, release */
+	seq_bump(t, memory_order_release);
 	if (__builtin_expect(head + n - t->tail_cache > size / 2, 0) &&
 	    !atomic_load_explicit(&t->wake_sent, memory_order_relaxed)) {
 		atomic_store_explicit(&t->wake_sent, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
 		mp__futex_wake(&w->wake);
 	}
-	return 0;
 }
 
 /* --- encoding ------------------------------------------------------------ */
 
-/* Address delta against the thread's previous address: in 16-byte units
- * when both are 16-byte aligned apart (the common case for malloc). */
-static inline uint8_t *put_addr(uint8_t *p, uint64_t from, uint64_t to, int aligned)
+static inline uint64_t rec_time(mp_writer_t *w, mp_wthread_t *t, uint8_t **p)
+{
+	uint64_t prev = LD(t, MP_ST_TIME), now = mp_clock_ns() - w->origin_ns;
+
+	if (now < prev)
+		now = prev;
+	*p = mp_varint_put(*p, now - prev);
+	ST(t, MP_ST_TIME, now);
+	return now;
+}
+
+/* The tag byte and, when the memory id changes, its varint. */
+static inline uint8_t *rec_head(mp_wthread_t *t, uint8_t *rec, uint8_t kind, uint32_t memory)
+{
+	rec[0] = kind;
+	if (__builtin_expect(memory != LD(t, MP_ST_MEMORY), 0)) {
+		rec[0] |= MP_RECF_MEMORY;
+		ST(t, MP_ST_MEMORY, memory);
+		return mp_varint_put(rec + 1, memory);
+	}
+	return rec + 1;
+}
+
+/* Address delta against the thread's previous address, in 16-byte units
+ * when the two are a multiple of 16 apart (the common case for malloc). */
+static inline uint8_t *put_addr(uint8_t *p, uint8_t *tag, uint64_t from, uint64_t to)
 {
 	int64_t d = (int64_t)(to - from);
 
-	if (aligned)
+	if ((d & 15) == 0) {
+		*tag |= MP_RECF_ALIGN16;
 		d /= 16;
+	}
 	return mp_varint_put(p, mp_zigzag(d));
 }
 
-static inline uint8_t *put_head(uint8_t *rec, uint8_t kind, mp_wthread_t *t, uint32_t memory)
+static inline uint8_t *put_sizes(uint8_t *p, uint8_t *tag, uint64_t req, uint64_t alloc)
 {
-	uint8_t *p = rec + 1;
-
-	rec[0] = kind;
-	if (memory != t->st.memory) {
-		rec[0] |= MP_RECF_MEMORY;
-		p = mp_varint_put(p, memory);
-		t->st.memory = memory;
-	}
+	p = mp_varint_put(p, req);
+	if (alloc == req)
+		*tag |= MP_RECF_EXACT;
+	else if (alloc == mp_usable16(req))
+		*tag |= MP_RECF_USABLE16;
+	else
+		p = mp_varint_put(p, mp_zigzag((int64_t)(alloc - req)));
 	return p;
 }
 
-typedef struct {
-	uint8_t kind;
-	uint32_t memory;
-	uint64_t a, b;      /* addresses (a = main/old, b = new for realloc) */
-	uint64_t req, alloc;
-	int64_t step;
-	uint32_t label;
-} ev_args_t;
-
-static int record(mp_writer_t *w, const ev_args_t *e)
+static inline int reuse_slot(mp_wthread_t *t, uint64_t addr)
 {
-	mp_wthread_t *t;
-	uint8_t rec[64], *p;
-	uint64_t now, nev = 1;
-	int rc;
+	int i;
 
-	if (!w)
-		return -EINVAL;
-	t = mp__wthread_get(w);
-	if (!t)
-		return atomic_load_explicit(&w->error, memory_order_relaxed) ? atomic_load_explicit(&w->error, memory_order_relaxed) : -ENOMEM;
-	for (;;) {
-		mp_chunk_state_t saved = t->st;
-
-		rec_begin(w, t);
-		now = rec_time(w, t);
-		p = put_head(rec, e->kind, t, e->memory);
-		p = mp_varint_put(p, now - t->st.time);
-		switch (e->kind) {
-		case MP_REC_ALLOC:
-		case MP_REC_REGION_ADD: {
-			int al = ((e->a ^ t->st.addr) & 15) == 0;
-			if (al)
-				rec[0] |= MP_RECF_ALIGN16;
-			p = put_addr(p, t->st.addr, e->a, al);
-			p = mp_varint_put(p, e->req);
-			if (e->kind == MP_REC_ALLOC) {
-				if (e->alloc == e->req)
-					rec[0] |= MP_RECF_EXACT;
-				else
-					p = mp_varint_put(p, mp_zigzag((int64_t)(e->alloc - e->req)));
-			}
-			t->st.addr = e->a;
-			break;
-		}
-		case MP_REC_FREE:
-		case MP_REC_REGION_REMOVE: {
-			int al = ((e->a ^ t->st.addr) & 15) == 0;
-			if (al)
-				rec[0] |= MP_RECF_ALIGN16;
-			p = put_addr(p, t->st.addr, e->a, al);
-			t->st.addr = e->a;
-			break;
-		}
-		case MP_REC_REALLOC: {
-			int al = ((e->a ^ t->st.addr) & 15) == 0 && ((e->a ^ e->b) & 15) == 0;
-			if (al)
-				rec[0] |= MP_RECF_ALIGN16;
-			p = put_addr(p, t->st.addr, e->a, al);
-			p = put_addr(p, e->a, e->b, al);
-			p = mp_varint_put(p, e->req);
-			if (e->alloc == e->req)
-				rec[0] |= MP_RECF_EXACT;
-			else
-				p = mp_varint_put(p, mp_zigzag((int64_t)(e->alloc - e->req)));
-			t->st.addr = e->b;
-			nev = 2;
-			break;
-		}
-		case MP_REC_ALLOC_FAILED:
-			p = mp_varint_put(p, e->req);
-			break;
-		case MP_REC_STEP:
-			p = mp_varint_put(p, mp_zigzag(e->step));
-			break;
-		case MP_REC_MARK:
-			p = mp_varint_put(p, e->label);
-			break;
-		default:
-			break;
-		}
-		t->st.time = now;
-		rc = rec_commit(w, t, rec, (size_t)(p - rec), nev);
-		if (__builtin_expect(rc == 0, 1))
-			return 0;
-		/* Ring full: undo, let the flusher drain, retry with a new time. */
-		t->st = saved;
-		rec_abort(t);
-		rc = ring_wait(w, t, (uint64_t)(p - rec));
-		if (rc) {
-			count_drop(t, e->memory);
-			if (e->kind == MP_REC_REALLOC)
-				count_drop(t, e->memory);
-			return rc;
-		}
-	}
+	for (i = 0; i < MP_REUSE_SLOTS; i++)
+		if (LD(t, MP_ST_REUSE + i) == addr)
+			return i;
+	return -1;
 }
+
+static inline void reuse_push(mp_wthread_t *t, uint64_t addr)
+{
+	uint64_t pos = LD(t, MP_ST_REUSE_POS);
+
+	ST(t, MP_ST_REUSE + (pos & (MP_REUSE_SLOTS - 1)), addr);
+	ST(t, MP_ST_REUSE_POS, pos + 1);
+}
+
+#define GET_THREAD(w, t)                                                                     \
+	mp_wthread_t *t;                                                                      \
+	if (__builtin_expect(!(w), 0))                                                        \
+		return -EINVAL;                                                               \
+	t = mp__wthread_get(w);                                                               \
+	if (__builtin_expect(!t, 0))                                                          \
+		return atomic_load_explicit(&(w)->error, memory_order_relaxed) ? atomic_load_explicit(&(w)->error, memory_order_relaxed) : -ENOMEM
 
 int mp_writer_alloc(mp_writer_t *w, uint32_t memory, uint64_t address, uint64_t requested, uint64_t allocated)
 {
-	ev_args_t e = {.kind = MP_REC_ALLOC, .memory = memory, .a = address, .req = requested, .alloc = allocated};
-	return record(w, &e);
+	uint8_t *rec, *p;
+	int slot;
+	GET_THREAD(w, t);
+
+	if (!(rec = rec_begin(w, t, memory, 1)))
+		return -ENOBUFS;
+	slot = reuse_slot(t, address);
+	p = rec_head(t, rec, slot >= 0 ? MP_REC_ALLOC_REUSED : MP_REC_ALLOC, memory);
+	rec_time(w, t, &p);
+	if (slot >= 0)
+		*p++ = (uint8_t)slot;
+	else
+		p = put_addr(p, rec, LD(t, MP_ST_ADDR), address);
+	p = put_sizes(p, rec, requested, allocated);
+	ST(t, MP_ST_ADDR, address);
+	rec_commit(w, t, (size_t)(p - rec), 1);
+	return 0;
 }
 
 int mp_writer_free(mp_writer_t *w, uint32_t memory, uint64_t address)
 {
-	ev_args_t e = {.kind = MP_REC_FREE, .memory = memory, .a = address};
-	return record(w, &e);
+	uint8_t *rec, *p;
+	GET_THREAD(w, t);
+
+	if (!(rec = rec_begin(w, t, memory, 1)))
+		return -ENOBUFS;
+	p = rec_head(t, rec, MP_REC_FREE, memory);
+	rec_time(w, t, &p);
+	p = put_addr(p, rec, LD(t, MP_ST_ADDR), address);
+	ST(t, MP_ST_ADDR, address);
+	reuse_push(t, address);
+	rec_commit(w, t, (size_t)(p - rec), 1);
+	return 0;
 }
 
 int mp_writer_realloc(mp_writer_t *w, uint32_t memory, uint64_t old_address, uint64_t new_address,
 		      uint64_t requested, uint64_t allocated)
 {
-	ev_args_t e = {.kind = MP_REC_REALLOC, .memory = memory, .a = old_address, .b = new_address,
-		       .req = requested, .alloc = allocated};
-	return record(w, &e);
+	uint8_t *rec, *p, tag2 = 0;
+	GET_THREAD(w, t);
+
+	if (!(rec = rec_begin(w, t, memory, 2)))
+		return -ENOBUFS;
+	p = rec_head(t, rec, MP_REC_REALLOC, memory);
+	rec_time(w, t, &p);
+	/* Both deltas must agree on the unit: ALIGN16 only if both are aligned. */
+	if ((((old_address - LD(t, MP_ST_ADDR)) | (new_address - old_address)) & 15) == 0) {
+		p = put_addr(p, rec, LD(t, MP_ST_ADDR), old_address);
+		p = put_addr(p, &tag2, old_address, new_address);
+	} else {
+		p = mp_varint_put(p, mp_zigzag((int64_t)(old_address - LD(t, MP_ST_ADDR))));
+		p = mp_varint_put(p, mp_zigzag((int64_t)(new_address - old_address)));
+	}
+	p = put_sizes(p, rec, requested, allocated);
+	ST(t, MP_ST_ADDR, new_address);
+	rec_commit(w, t, (size_t)(p - rec), 2);
+	return 0;
 }
 
 int mp_writer_alloc_failed(mp_writer_t *w, uint32_t memory, uint64_t requested)
 {
-	ev_args_t e = {.kind = MP_REC_ALLOC_FAILED, .memory = memory, .req = requested};
-	return record(w, &e);
+	uint8_t *rec, *p;
+	GET_THREAD(w, t);
+
+	if (!(rec = rec_begin(w, t, memory, 1)))
+		return -ENOBUFS;
+	p = rec_head(t, rec, MP_REC_ALLOC_FAILED, memory);
+	rec_time(w, t, &p);
+	p = mp_varint_put(p, requested);
+	rec_commit(w, t, (size_t)(p - rec), 1);
+	return 0;
+}
+
+static int region_rec(mp_writer_t *w, uint8_t kind, uint32_t memory, uint64_t base, uint64_t size)
+{
+	uint8_t *rec, *p;
+	GET_THREAD(w, t);
+
+	if (!(rec = rec_begin(w, t, memory, 1)))
+		return -ENOBUFS;
+	p = rec_head(t, rec, kind, memory);
+	rec_time(w, t, &p);
+	p = put_addr(p, rec, LD(t, MP_ST_ADDR), base);
+	if (kind == MP_REC_REGION_ADD)
+		p = mp_varint_put(p, size);
+	ST(t, MP_ST_ADDR, base);
+	rec_commit(w, t, (size_t)(p - rec), 1);
+	return 0;
 }
 
 int mp_writer_region_add(mp_writer_t *w, uint32_t memory, uint64_t base, uint64_t size)
 {
-	ev_args_t e = {.kind = MP_REC_REGION_ADD, .memory = memory, .a = base, .req = size};
-	return record(w, &e);
+	return region_rec(w, MP_REC_REGION_ADD, memory, base, size);
 }
 
 int mp_writer_region_remove(mp_writer_t *w, uint32_t memory, uint64_t base)
 {
-	ev_args_t e = {.kind = MP_REC_REGION_REMOVE, .memory = memory, .a = base};
-	return record(w, &e);
+	return region_rec(w, MP_REC_REGION_REMOVE, memory, base, 0);
+}
+
+/* STEP and MARK belong to no memory id: they keep the thread's current one. */
+static int timed_rec(mp_writer_t *w, uint8_t kind, uint64_t value)
+{
+	uint8_t *rec, *p;
+	uint32_t memory;
+	GET_THREAD(w, t);
+
+	memory = (uint32_t)LD(t, MP_ST_MEMORY);
+	if (!(rec = rec_begin(w, t, memory, 1)))
+		return -ENOBUFS;
+	p = rec_head(t, rec, kind, memory);
+	rec_time(w, t, &p);
+	p = mp_varint_put(p, value);
+	rec_commit(w, t, (size_t)(p - rec), 1);
+	return 0;
 }
 
 int mp_writer_step(mp_writer_t *w, int64_t step)
 {
-	ev_args_t e = {.kind = MP_REC_STEP, .step = step};
-	mp_wthread_t *t = w ? mp__wthread_get(w) : NULL;
-
-	e.memory = t ? t->st.memory : 0; /* steps carry no memory id */
-	return record(w, &e);
+	return timed_rec(w, MP_REC_STEP, mp_zigzag(step));
 }
 
 int mp_writer_mark(mp_writer_t *w, uint32_t label)
 {
-	ev_args_t e = {.kind = MP_REC_MARK, .label = label};
-	mp_wthread_t *t = w ? mp__wthread_get(w) : NULL;
-
-	e.memory = t ? t->st.memory : 0;
-	return record(w, &e);
+	return timed_rec(w, MP_REC_MARK, label);
 }
 
 void mp_writer_set_context(mp_writer_t *w, uint32_t op, int region, uint32_t dtype, uint32_t shape)
 {
 	mp_wthread_t *t;
-	uint8_t rec[1 + 4 * MP_VARINT_MAX], *p;
+	uint8_t *rec, *p;
 
 	if (!w || !(t = mp__wthread_get(w)))
 		return;
-	if (t->st.op == op && t->st.region == (uint32_t)region && t->st.dtype == dtype && t->st.shape == shape)
+	if (LD(t, MP_ST_OP) == op && LD(t, MP_ST_REGION) == (uint32_t)region && LD(t, MP_ST_DTYPE) == dtype &&
+	    LD(t, MP_ST_SHAPE) == shape)
 		return;
-	for (;;) {
-		mp_chunk_state_t saved = t->st;
-
-		rec_begin(w, t);
-		p = rec;
-		*p++ = MP_REC_CONTEXT;
-		p = mp_varint_put(p, op);
-		p = mp_varint_put(p, (uint32_t)region);
-		p = mp_varint_put(p, dtype);
-		p = mp_varint_put(p, shape);
-		t->st.op = op;
-		t->st.region = (uint32_t)region;
-		t->st.dtype = dtype;
-		t->st.shape = shape;
-		atomic_store_explicit(&t->pub_op, op, memory_order_relaxed);
-		atomic_store_explicit(&t->pub_region, (uint32_t)region, memory_order_relaxed);
-		atomic_store_explicit(&t->pub_dtype, dtype, memory_order_relaxed);
-		atomic_store_explicit(&t->pub_shape, shape, memory_order_relaxed);
-		if (rec_commit(w, t, rec, (size_t)(p - rec), 0) == 0)
-			return;
-		t->st = saved;
-		atomic_store_explicit(&t->pub_op, saved.op, memory_order_relaxed);
-		atomic_store_explicit(&t->pub_region, saved.region, memory_order_relaxed);
-		atomic_store_explicit(&t->pub_dtype, saved.dtype, memory_order_relaxed);
-		atomic_store_explicit(&t->pub_shape, saved.shape, memory_order_relaxed);
-		rec_abort(t);
-		if (ring_wait(w, t, (uint64_t)(p - rec)))
-			return; /* context lost with the writer; events after it still count */
-	}
+	if (!(rec = rec_begin(w, t, (uint32_t)LD(t, MP_ST_MEMORY), 0)))
+		return; /* context lost with a full ring in drop mode; later events still count */
+	p = rec;
+	*p++ = MP_REC_CONTEXT;
+	p = mp_varint_put(p, op);
+	p = mp_varint_put(p, (uint32_t)region);
+	p = mp_varint_put(p, dtype);
+	p = mp_varint_put(p, shape);
+	ST(t, MP_ST_OP, op);
+	ST(t, MP_ST_REGION, (uint32_t)region);
+	ST(t, MP_ST_DTYPE, dtype);
+	ST(t, MP_ST_SHAPE, shape);
+	rec_commit(w, t, (size_t)(p - rec), 0);
 }
