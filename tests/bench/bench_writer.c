@@ -98,14 +98,21 @@ static tev_t *make_trace(size_t n, uint64_t seed)
 static void *replay(void *arg)
 {
 	worker_t *k = arg;
-	size_t i;
+	size_t i, ctx_left = 0, step_left = 0, ctx = 0;
+	int64_t step = 0;
 
 	for (i = 0; i < k->n; i++) {
 		const tev_t *e = &k->trace[i];
-		if (i % 10000 == 0)
-			mp_writer_set_context(k->w, k->ops[(i / 10000) % 8], (int)(i / 10000) % 5, 0, 0);
-		if (k->idx == 0 && i % 100000 == 0)
-			mp_writer_step(k->w, (int64_t)(i / 100000));
+		/* counters, not i % N: the harness must not cost more than the writer */
+		if (ctx_left-- == 0) {
+			ctx_left = 9999;
+			mp_writer_set_context(k->w, k->ops[ctx & 7], (int)(ctx % 5), 0, 0);
+			ctx++;
+		}
+		if (k->idx == 0 && step_left-- == 0) {
+			step_left = 99999;
+			mp_writer_step(k->w, step++);
+		}
 		switch (e->kind) {
 		case 0:
 			mp_writer_alloc(k->w, 0, e->addr, e->req, e->alloc);

@@ -6,6 +6,7 @@
 
 #include <memprof/capture.h>
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -161,10 +162,77 @@ static void test_roundtrip_empty(void **state)
 	free(path);
 }
 
+/* Bounded memory: with a 4 KiB ring and a flusher that runs once a second,
+ * the WAIT policy loses nothing (threads wait for room) and the DROP policy
+ * loses events but counts every one of them, in the file too. */
+static void run_small_ring(int policy)
+{
+	char *path = mp_test_tmpfile(".memprof");
+	mp_writer_options_t o = {0};
+	mp_writer_t *w;
+	mp_diag_t diag;
+	mp_capture_t *cap;
+	mp_source_t *src;
+	mp_event_t ev;
+	uint64_t i, n = 200000, allocs = 0, dropped_events = 0, written, dropped;
+	int rc;
+
+	o.ring_bytes = 4096;
+	o.flush_interval_ms = 1000;
+	o.full_policy = policy;
+	assert_int_equal(mp_writer_open(&w, path, 0, &o, &diag), 0);
+	assert_int_equal(mp_writer_memory(w, "pool", MP_MEMORY_DEVICE, 0), 0);
+	for (i = 0; i < n; i++) {
+		rc = mp_writer_alloc(w, 0, 0x1000 + i * 16, 32, 32);
+		assert_true(rc == 0 || (policy == MP_WRITER_DROP && rc == -ENOBUFS));
+	}
+	written = mp_writer_event_count(w);
+	dropped = mp_writer_dropped_count(w);
+	assert_int_equal(written + dropped, n);
+	if (policy == MP_WRITER_WAIT)
+		assert_int_equal(dropped, 0);
+	else
+		assert_true(dropped > 0);
+	assert_int_equal(mp_writer_close(w), 0);
+
+	assert_int_equal(mp_capture_open(&cap, path, &diag), 0);
+	src = mp_capture_source(cap);
+	while ((rc = mp_source_next(src, &ev, &diag)) == 1) {
+		if (ev.kind == MP_EV_ALLOC)
+			allocs++;
+		if (ev.kind == MP_EV_DROPPED) {
+			assert_int_equal(ev.memory, 0);
+			dropped_events += ev.requested_bytes;
+		}
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(allocs, written);
+	assert_int_equal(dropped_events, dropped);
+	assert_int_equal(mp_capture_trailer(cap)->dropped, dropped);
+	assert_int_equal(mp_capture_trailer(cap)->events, written);
+	mp_capture_close(cap);
+	unlink(path);
+	free(path);
+}
+
+static void test_small_ring_wait(void **state)
+{
+	(void)state;
+	run_small_ring(MP_WRITER_WAIT);
+}
+
+static void test_small_ring_drop(void **state)
+{
+	(void)state;
+	run_small_ring(MP_WRITER_DROP);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip_empty),
+		cmocka_unit_test(test_small_ring_wait),
+		cmocka_unit_test(test_small_ring_drop),
 		cmocka_unit_test(test_roundtrip_one_thread),
 		cmocka_unit_test(test_roundtrip_10m_4_threads),
 	};
