@@ -1,0 +1,137 @@
+/* test_hlo_units.c - the pieces of memprof_hlo below the public API: the
+ * protobuf wire walker, the id map, shape printing and byte sizes. */
+#include "test_common.h"
+
+#include "internal.h"
+
+static void test_wire(void **state)
+{
+	/* field 1 varint 150 (08 96 01), field 2 "hi" (12 02 68 69), field 3 fixed32 (1d ..) */
+	static const uint8_t msg[] = {0x08, 0x96, 0x01, 0x12, 0x02, 'h', 'i', 0x1d, 1, 0, 0, 0};
+	static const uint8_t bad_len[] = {0x12, 0x05, 'h'};
+	static const uint8_t long_varint[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f};
+	static const uint8_t group[] = {0x0b};
+	mp_wire_t w;
+	mp_wire_field_t f;
+
+	(void)state;
+	mp_wire_init(&w, msg, sizeof(msg), NULL);
+	assert_int_equal(mp_wire_next(&w, &f), 1);
+	assert_int_equal(f.number, 1);
+	assert_int_equal(f.varint, 150);
+	assert_int_equal(mp_wire_next(&w, &f), 1);
+	assert_int_equal(f.len, 2);
+	assert_memory_equal(f.data, "hi", 2);
+	assert_int_equal(mp_wire_next(&w, &f), 1);
+	assert_int_equal(f.type, 5);
+	assert_int_equal(f.varint, 1);
+	assert_int_equal(mp_wire_next(&w, &f), 0);
+	mp_wire_init(&w, bad_len, sizeof(bad_len), NULL);
+	assert_int_equal(mp_wire_next(&w, &f), MP_ETRUNCATED);
+	mp_wire_init(&w, long_varint, sizeof(long_varint), NULL);
+	assert_int_equal(mp_wire_next(&w, &f), MP_ETRUNCATED); /* 11-byte varint is invalid */
+	mp_wire_init(&w, group, sizeof(group), NULL);
+	assert_int_equal(mp_wire_next(&w, &f), MP_EFORMAT);
+}
+
+static void test_idmap(void **state)
+{
+	mp_idmap_t m;
+
+	(void)state;
+	assert_int_equal(mp_idmap_init(&m, 2), 0);
+	for (int64_t i = 0; i < 10000; i++)
+		assert_int_equal(mp_idmap_put(&m, i * 7919 - 5000, (int32_t)i), 1);
+	assert_int_equal(mp_idmap_put(&m, -5000, 99), 0);
+	assert_int_equal(mp_idmap_get(&m, -5000), 0);
+	assert_int_equal(mp_idmap_get(&m, 9999 * 7919 - 5000), 9999);
+	assert_int_equal(mp_idmap_get(&m, 1), -1);
+	assert_int_equal(mp_idmap_set(&m, -5000, 5), 0);
+	assert_int_equal(mp_idmap_get(&m, -5000), 5);
+	assert_int_equal(m.count, 10000);
+	mp_idmap_free(&m);
+}
+
+static Xla__ShapeProto *arr(Xla__ShapeProto *s, Xla__LayoutProto *l, int type, size_t n, int64_t *dims,
+			    int64_t *m2m)
+{
+	xla__shape_proto__init(s);
+	s->has_element_type = 1;
+	s->element_type = type;
+	s->n_dimensions = n;
+	s->dimensions = dims;
+	if (l) {
+		xla__layout_proto__init(l);
+		l->n_minor_to_major = n;
+		l->minor_to_major = m2m;
+		s->layout = l;
+	}
+	return s;
+}
+
+static void test_shapes(void **state)
+{
+	int64_t d[] = {8, 16}, m2m[] = {1, 0}, td[] = {INT64_MIN, 128};
+	protobuf_c_boolean dyn[] = {0, 1};
+	Xla__ShapeProto a, tok, tup, *elems[7];
+	Xla__LayoutProto la;
+	Xla__TileProto tile, *tiles[1] = {&tile};
+	char *s;
+
+	(void)state;
+	arr(&a, &la, 16, 2, d, m2m); /* bf16[8,<=16]{1,0:T(*,128)S(5)} */
+	a.n_is_dynamic_dimension = 2;
+	a.is_dynamic_dimension = dyn;
+	xla__tile_proto__init(&tile);
+	tile.n_dimensions = 2;
+	tile.dimensions = td;
+	la.n_tiles = 1;
+	la.tiles = tiles;
+	la.has_memory_space = 1;
+	la.memory_space = 5;
+	s = mp_hlo_shape_string(&a);
+	assert_string_equal(s, "bf16[8,<=16]{1,0:T(*,128)S(5)}");
+	free(s);
+	assert_int_equal(mp_hlo_shape_unpadded_bytes(&a), 8 * 16 * 2);
+
+	arr(&tok, NULL, 17, 0, NULL, NULL);
+	assert_int_equal(mp_hlo_shape_unpadded_bytes(&tok), 0);
+	for (int i = 0; i < 7; i++)
+		elems[i] = i == 6 ? &tok : &a;
+	xla__shape_proto__init(&tup);
+	tup.has_element_type = 1;
+	tup.element_type = 13;
+	tup.n_tuple_shapes = 7;
+	tup.tuple_shapes = elems;
+	s = mp_hlo_shape_string(&tup);
+	/* every 5th element carries an index comment, as XLA prints it */
+	assert_non_null(strstr(s, ", /*index=5*/bf16[8,<=16]"));
+	assert_non_null(strstr(s, ", token[])"));
+	free(s);
+	assert_int_equal(mp_hlo_shape_unpadded_bytes(&tup), 7 * 8);
+	{
+		int64_t idx[] = {3};
+		int64_t bad[] = {9};
+
+		assert_ptr_equal(mp_hlo_shape_resolve(&tup, idx, 1, false), &a);
+		assert_ptr_equal(mp_hlo_shape_resolve(&tup, bad, 1, false), &tup);
+		assert_ptr_equal(mp_hlo_shape_resolve(&tup, bad, 1, true), &tup);
+	}
+	/* a huge array saturates instead of overflowing */
+	{
+		int64_t big[] = {INT64_MAX / 2, 4};
+
+		arr(&a, NULL, 11, 2, big, NULL);
+		assert_int_equal(mp_hlo_shape_unpadded_bytes(&a), INT64_MAX);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_wire),
+		cmocka_unit_test(test_idmap),
+		cmocka_unit_test(test_shapes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
