@@ -11,5 +11,6 @@ CC=clang scripts/build.sh build-fuzz -DMEMPROF_FUZZ=ON -DMEMPROF_TESTS=OFF -DCMA
 mkdir -p "build-fuzz/corpus-$name"
 bin=$(find build-fuzz -type f -name "fuzz_$name" -perm -u+x | head -n 1)
 [ -n "$bin" ] || { echo "fuzz.sh: no target fuzz_$name" >&2; exit 2; }
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 exec "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
   -print_final_stats=1 "build-fuzz/corpus-$name" "tests/fuzz/corpus/$name"
