@@ -355,6 +355,8 @@ int mp__merge_add_chunk(mp_capture_t *cap, uint32_t thread, mp_chunk_t *c, mp_di
 		t->head = c;
 	t->tail = c;
 	m->buffered_bytes += c->len;
+	if (m->buffered_bytes > m->peak_buffered)
+		m->peak_buffered = m->buffered_bytes;
 	if (!t->has_pending) {
 		rc = decode_next(cap, thread, diag);
 		if (rc < 0)

@@ -619,6 +619,11 @@ uint64_t mp_capture_blocks_read(const mp_capture_t *cap)
 	return cap->blocks_read;
 }
 
+uint64_t mp_capture_peak_buffered_bytes(const mp_capture_t *cap)
+{
+	return cap->merge.peak_buffered;
+}
+
 void mp_capture_close(mp_capture_t *cap)
 {
 	uint32_t i;

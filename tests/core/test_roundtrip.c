@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/stat.h>
 
 /* Events carry their identity in the address: thread in the top bits,
  * sequence number below, so the reader's output can be checked exactly. */
@@ -227,12 +228,58 @@ static void test_small_ring_drop(void **state)
 	run_small_ring(MP_WRITER_DROP);
 }
 
+/* The reader's memory follows the flush rounds, not the file: 40 rounds of
+ * 50,000 events are read holding at most about two rounds of records. */
+static void test_reader_memory_bounded(void **state)
+{
+	char *path = mp_test_tmpfile(".memprof");
+	mp_writer_options_t o = {0};
+	mp_writer_t *w;
+	mp_diag_t diag;
+	mp_capture_t *cap;
+	mp_source_t *src;
+	mp_event_t ev;
+	struct stat st;
+	uint64_t i, r, n = 0, peak;
+	int rc;
+
+	(void)state;
+	o.flush_interval_ms = 3600 * 1000; /* only the explicit flushes below */
+	assert_int_equal(mp_writer_open(&w, path, 0, &o, &diag), 0);
+	assert_int_equal(mp_writer_memory(w, "host", MP_MEMORY_HOST, 0), 0);
+	for (r = 0; r < 40; r++) {
+		for (i = 0; i < 50000; i++)
+			assert_int_equal(mp_writer_alloc(w, 0, ((r * 50000 + i) * 7919 % 1000003) * 48, 40, 48), 0);
+		assert_int_equal(mp_writer_flush(w), 0);
+	}
+	assert_int_equal(mp_writer_close(w), 0);
+	assert_int_equal(stat(path, &st), 0);
+
+	assert_int_equal(mp_capture_open(&cap, path, &diag), 0);
+	src = mp_capture_source(cap);
+	while ((rc = mp_source_next(src, &ev, &diag)) == 1)
+		n += ev.kind == MP_EV_ALLOC;
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, 2000000);
+	peak = mp_capture_peak_buffered_bytes(cap);
+	printf("file %lld bytes, reader held at most %llu bytes of records\n", (long long)st.st_size,
+	       (unsigned long long)peak);
+	/* one round is ~50,000 records of 4-5 bytes; the file is 40 of them */
+	assert_true(peak > 0);
+	assert_true(peak <= 2 * 50000 * 8);
+	assert_true(peak * 10 < (uint64_t)st.st_size * 2);
+	mp_capture_close(cap);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip_empty),
 		cmocka_unit_test(test_small_ring_wait),
 		cmocka_unit_test(test_small_ring_drop),
+		cmocka_unit_test(test_reader_memory_bounded),
 		cmocka_unit_test(test_roundtrip_one_thread),
 		cmocka_unit_test(test_roundtrip_10m_4_threads),
 	};

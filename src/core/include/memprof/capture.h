@@ -147,8 +147,12 @@ mp_capture_t *mp_capture_from_source(mp_source_t *src);
 /* Close and free; safe with NULL. */
 void mp_capture_close(mp_capture_t *cap);
 
-/* Number of blocks read so far and the offset of the next one (for dump). */
+/* Number of blocks read so far (for dump). */
 uint64_t mp_capture_blocks_read(const mp_capture_t *cap);
+
+/* The most bytes of event records the reader has held at once since it was
+ * opened: about one flush round, whatever the file size. */
+uint64_t mp_capture_peak_buffered_bytes(const mp_capture_t *cap);
 
 #ifdef __cplusplus
 }
