@@ -52,64 +52,6 @@ static size_t varint_len(const uint8_t *p, const uint8_t *end)
 	return 0;
 }
 
-/* Walk the records; with out == NULL only count column lengths. */
-static int walk(const uint8_t *rows, size_t n, uint8_t *out, uint64_t lens[MP_COLS], uint64_t pos[MP_COLS])
-{
-	const uint8_t *p = rows, *end = rows + n;
-	int c;
-
-	for (c = 0; c < MP_COLS; c++)
-		lens[c] = 0;
-	while (p < end) {
-		uint8_t tag = *p++;
-		const char *f = layout[tag & MP_REC_KIND_MASK];
-		size_t k;
-
-		if (!f)
-			return -1;
-		if (out)
-			out[pos[MP_COL_TAG]++] = tag;
-		lens[MP_COL_TAG]++;
-		if (tag & MP_RECF_MEMORY) {
-			if (!(k = varint_len(p, end)))
-				return -1;
-			if (out) {
-				memcpy(out + pos[MP_COL_MISC], p, k);
-				pos[MP_COL_MISC] += k;
-			}
-			lens[MP_COL_MISC] += k;
-			p += k;
-		}
-		for (; *f; f++) {
-			if (*f == 'x' && (tag & (MP_RECF_EXACT | MP_RECF_USABLE16)))
-				continue;
-			if (!(k = varint_len(p, end)))
-				return -1;
-			c = column_of(*f);
-			if (out) {
-				memcpy(out + pos[c], p, k);
-				pos[c] += k;
-			}
-			lens[c] += k;
-			p += k;
-		}
-	}
-	return 0;
-}
-
-int mp__chunk_split(const uint8_t *rows, size_t n, uint8_t *out, uint64_t lens[MP_COLS])
-{
-	uint64_t pos[MP_COLS];
-	int c;
-
-	if (walk(rows, n, NULL, lens, NULL))
-		return -1;
-	pos[0] = 0;
-	for (c = 1; c < MP_COLS; c++)
-		pos[c] = pos[c - 1] + lens[c - 1];
-	return walk(rows, n, out, lens, pos);
-}
-
 int mp__chunk_join(const uint8_t *cols, const uint64_t lens[MP_COLS], uint8_t *rows, size_t n)
 {
 	const uint8_t *col[MP_COLS], *cend[MP_COLS];
@@ -158,83 +100,122 @@ int mp__chunk_join(const uint8_t *cols, const uint64_t lens[MP_COLS], uint8_t *r
 	return w == wend ? 0 : -1;
 }
 
-/* --- aged frees ------------------------------------------------------------ */
+
+/* --- the writer's side: aged frees and columns, in one pass ------------- */
 
 #include "varint.h"
 
+/* Chunk-local allocation table: address -> allocation number. Slots carry
+ * the generation (chunk) that wrote them, so a new chunk needs no clearing. */
 typedef struct {
-	uint64_t addr;  /* 0 = empty slot (address 0 is never allocated) */
-	uint64_t index; /* allocation number within the chunk, from 1 */
+	uint64_t addr;
+	uint64_t index;
+	uint64_t gen;
 } age_slot_t;
 
-static void age_put(age_slot_t *tab, uint64_t mask, uint64_t addr, uint64_t index)
+static inline uint64_t age_hash(uint64_t addr)
 {
-	uint64_t i = (addr * 0x9E3779B97F4A7C15ull) >> 20;
+	return (addr * 0x9E3779B97F4A7C15ull) >> 24;
+}
+
+static inline void age_put(mp_chunk_encoder_t *e, uint64_t addr, uint64_t index)
+{
+	age_slot_t *tab = e->table;
+	uint64_t i = age_hash(addr);
 
 	for (;; i++) {
-		age_slot_t *s = &tab[i & mask];
-		if (s->addr == 0 || s->addr == addr) {
+		age_slot_t *s = &tab[i & e->mask];
+		if (s->gen != e->gen || s->addr == addr) {
 			s->addr = addr;
 			s->index = index;
+			s->gen = e->gen;
 			return;
 		}
 	}
 }
 
-static uint64_t age_get(const age_slot_t *tab, uint64_t mask, uint64_t addr)
+static inline uint64_t age_get(const mp_chunk_encoder_t *e, uint64_t addr)
 {
-	uint64_t i = (addr * 0x9E3779B97F4A7C15ull) >> 20;
+	const age_slot_t *tab = e->table;
+	uint64_t i = age_hash(addr);
 
 	for (;; i++) {
-		const age_slot_t *s = &tab[i & mask];
+		const age_slot_t *s = &tab[i & e->mask];
+		if (s->gen != e->gen)
+			return 0;
 		if (s->addr == addr)
 			return s->index;
-		if (s->addr == 0)
-			return 0;
 	}
 }
 
-size_t mp__chunk_age_frees(const uint8_t *rows, size_t n, const uint64_t *st, uint8_t *out, mp_mbuf_t *scratch)
+/* Copy one varint from *pp to column c; its value in *v. */
+static inline int take(const uint8_t **pp, const uint8_t *end, mp_mbuf_t *col, uint64_t *v)
+{
+	const uint8_t *p = *pp;
+
+	if (p < end && *p < 0x80) { /* the common one-byte case */
+		*v = *p;
+		col->data[col->len++] = *p;
+		*pp = p + 1;
+		return 0;
+	}
+	if (mp_varint_get(pp, end, v))
+		return -1;
+	memcpy(col->data + col->len, p, (size_t)(*pp - p));
+	col->len += (size_t)(*pp - p);
+	return 0;
+}
+
+int mp__chunk_encode(mp_chunk_encoder_t *e, const uint8_t *rows, size_t n, const uint64_t *st,
+		     uint64_t lens[MP_COLS])
 {
 	const uint8_t *p = rows, *end = rows + n;
-	uint64_t addr, reuse[16], reuse_pos, nallocs = 0, mask, slots;
-	uint8_t *w = out;
-	age_slot_t *tab;
-	int i;
+	uint64_t addr = st[1], nallocs = 0, reuse[MP_REUSE_SLOTS];
+	mp_mbuf_t *col = e->cols;
+	int c;
 
-	/* st: time, addr, memory, op, region, dtype, shape, reuse_pos, reuse[16] */
-	addr = st[1];
-	reuse_pos = st[7];
-	for (i = 0; i < 16; i++)
-		reuse[i] = st[8 + i];
-	/* A table twice the largest possible number of allocations (2+ bytes each). */
-	for (slots = 64; slots < n; slots *= 2)
-		;
-	mask = slots - 1;
-	scratch->len = 0;
-	if (mp_mbuf_reserve(scratch, slots * sizeof(age_slot_t)))
-		return (size_t)-1;
-	tab = (age_slot_t *)(void *)scratch->data;
-	memset(tab, 0, slots * sizeof(age_slot_t));
+	/* Room: no column outgrows the input; the table has twice as many
+	 * slots as there can be allocations (a record is >= 4 bytes). */
+	memcpy(reuse, st + MP_ST_REUSE_AT, sizeof(reuse));
+	for (c = 0; c < MP_COLS; c++) {
+		col[c].len = 0;
+		if (mp_mbuf_reserve(&col[c], n))
+			return -1;
+	}
+	{
+		uint64_t want = 64;
+		while (want < n / 2)
+			want *= 2;
+		if (want > e->mask + 1 || !e->table) {
+			e->tab.len = 0;
+			if (mp_mbuf_reserve(&e->tab, want * sizeof(age_slot_t)))
+				return -1;
+			memset(e->tab.data, 0, want * sizeof(age_slot_t));
+			e->table = e->tab.data;
+			e->mask = want - 1;
+			e->gen = 0;
+		}
+		e->gen++;
+	}
 
 	while (p < end) {
-		const uint8_t *rec = p, *fields;
 		uint8_t tag = *p++;
 		int kind = tag & MP_REC_KIND_MASK;
 		const char *f = layout[kind];
-		uint64_t v[6];
+		uint64_t v[6], a;
+		size_t tag_at = col[MP_COL_TAG].len, addr_at = col[MP_COL_ADDR].len;
 		int nf = 0;
 
-		if (!f)
-			return (size_t)-1;
-		if ((tag & MP_RECF_MEMORY) && mp_varint_get(&p, end, &v[0]))
-			return (size_t)-1;
-		fields = p;
+		if (!f || kind == MP_REC_FREE_AGED)
+			return -1;
+		col[MP_COL_TAG].data[col[MP_COL_TAG].len++] = tag;
+		if ((tag & MP_RECF_MEMORY) && take(&p, end, &col[MP_COL_MISC], &v[0]))
+			return -1;
 		for (; *f; f++) {
 			if (*f == 'x' && (tag & (MP_RECF_EXACT | MP_RECF_USABLE16)))
 				continue;
-			if (mp_varint_get(&p, end, &v[nf++]))
-				return (size_t)-1;
+			if (take(&p, end, &col[column_of(*f)], &v[nf++]))
+				return -1;
 		}
 		switch (kind) {
 		case MP_REC_ALLOC:
@@ -242,27 +223,23 @@ size_t mp__chunk_age_frees(const uint8_t *rows, size_t n, const uint64_t *st, ui
 		case MP_REC_REGION_REMOVE:
 		case MP_REC_FREE: {
 			int64_t d = mp_unzigzag(v[1]);
-			uint64_t a = addr + (uint64_t)(tag & MP_RECF_ALIGN16 ? d * 16 : d);
+			a = addr + (uint64_t)(tag & MP_RECF_ALIGN16 ? d * 16 : d);
 			if (kind == MP_REC_ALLOC) {
-				age_put(tab, mask, a, ++nallocs);
+				age_put(e, a, ++nallocs);
 			} else if (kind == MP_REC_FREE) {
-				uint64_t idx = a ? age_get(tab, mask, a) : 0;
-				reuse[reuse_pos++ & 15] = a;
+				uint64_t idx = age_get(e, a);
+				reuse[mp_reuse_slot(a)] = a;
 				if (idx) {
-					/* FREE_AGED: tag (memory flag kept), [memory], dt, age */
-					uint8_t tmp[3 * MP_VARINT_MAX + 1], *q = tmp;
-					size_t mlen = (size_t)(fields - (rec + 1));
-
-					*q++ = (uint8_t)((tag & MP_RECF_MEMORY) | MP_REC_FREE_AGED);
-					memcpy(q, rec + 1, mlen);
-					q += mlen;
-					q = mp_varint_put(q, v[0]);              /* dt */
-					q = mp_varint_put(q, nallocs + 1 - idx); /* age >= 1 */
-					if ((size_t)(q - tmp) <= (size_t)(p - rec)) {
-						memcpy(w, tmp, (size_t)(q - tmp));
-						w += q - tmp;
-						addr = a;
-						continue;
+					/* FREE_AGED: replace the address delta by the age
+					 * when that is not longer */
+					uint8_t tmp[MP_VARINT_MAX];
+					size_t old = col[MP_COL_ADDR].len - addr_at;
+					size_t len = (size_t)(mp_varint_put(tmp, nallocs + 1 - idx) - tmp);
+					if (len <= old) {
+						memcpy(col[MP_COL_ADDR].data + addr_at, tmp, len);
+						col[MP_COL_ADDR].len = addr_at + len;
+						col[MP_COL_TAG].data[tag_at] =
+							(uint8_t)((tag & MP_RECF_MEMORY) | MP_REC_FREE_AGED);
 					}
 				}
 			}
@@ -270,23 +247,34 @@ size_t mp__chunk_age_frees(const uint8_t *rows, size_t n, const uint64_t *st, ui
 			break;
 		}
 		case MP_REC_ALLOC_REUSED:
-			if (v[1] >= 16)
-				return (size_t)-1;
+			if (v[1] >= MP_REUSE_SLOTS)
+				return -1;
 			addr = reuse[v[1]];
-			age_put(tab, mask, addr, ++nallocs);
+			age_put(e, addr, ++nallocs);
 			break;
 		case MP_REC_REALLOC: {
 			int64_t d1 = mp_unzigzag(v[1]), d2 = mp_unzigzag(v[2]);
-			uint64_t a = addr + (uint64_t)(tag & MP_RECF_ALIGN16 ? d1 * 16 : d1);
+			a = addr + (uint64_t)(tag & MP_RECF_ALIGN16 ? d1 * 16 : d1);
 			addr = a + (uint64_t)(tag & MP_RECF_ALIGN16 ? d2 * 16 : d2);
-			age_put(tab, mask, addr, ++nallocs);
+			age_put(e, addr, ++nallocs);
 			break;
 		}
 		default:
 			break;
 		}
-		memmove(w, rec, (size_t)(p - rec)); /* in place: w never passes rec */
-		w += p - rec;
 	}
-	return (size_t)(w - out);
+	for (c = 0; c < MP_COLS; c++)
+		lens[c] = col[c].len;
+	return 0;
+}
+
+void mp__chunk_encoder_release(mp_chunk_encoder_t *e)
+{
+	int c;
+
+	for (c = 0; c < MP_COLS; c++)
+		mp_mbuf_release(&e->cols[c]);
+	mp_mbuf_release(&e->tab);
+	e->table = NULL;
+	e->mask = 0;
 }

@@ -11,30 +11,38 @@
 #ifndef MP_CHUNKCODEC_H
 #define MP_CHUNKCODEC_H
 
+#include "mbuf.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
+/* Where the freed-address cache starts in a chunk's state (MP_ST_REUSE). */
+#define MP_ST_REUSE_AT 7
+
 enum { MP_COL_TAG, MP_COL_TIME, MP_COL_ADDR, MP_COL_SIZE, MP_COL_MISC, MP_COLS };
 
-/* Split n bytes of records into columns written one after the other at out
- * (n bytes); lens receives each column's length. Returns 0, or -1 when the
- * records do not parse (a writer bug; the caller stores them as they are). */
-int mp__chunk_split(const uint8_t *rows, size_t n, uint8_t *out, uint64_t lens[MP_COLS]);
-
-/* The inverse: n bytes of columns (lengths lens, summing to n) into rows.
- * Returns 0, or -1 when the columns are inconsistent (corrupted input). */
+/* The inverse of the writer's encoding: n bytes of columns (lengths lens,
+ * summing to n) into rows. Returns 0, or -1 when the columns are
+ * inconsistent (corrupted input). */
 int mp__chunk_join(const uint8_t *cols, const uint64_t lens[MP_COLS], uint8_t *rows, size_t n);
 
-#endif
+/* The writer's side, in one pass over a chunk's records: each FREE of a
+ * block allocated earlier in the same chunk becomes a FREE_AGED record (the
+ * number of allocations since, instead of an address delta: frees are half
+ * of all events and their addresses the least predictable field), and the
+ * records are split into columns, left in e->cols with their lengths in
+ * lens. st is the chunk's start state (MP_ST_*). The encoder keeps its
+ * working memory between chunks. Returns 0, or -1 (out of memory, or
+ * records that do not parse: a writer bug). */
+typedef struct mp_chunk_encoder {
+	mp_mbuf_t cols[MP_COLS];
+	mp_mbuf_t tab;
+	void *table;
+	uint64_t mask, gen;
+} mp_chunk_encoder_t;
 
-#ifndef MP_CHUNKCODEC_AGE
-#define MP_CHUNKCODEC_AGE
-#include "mbuf.h"
-/* Rewrite each FREE whose block was allocated earlier in the same chunk as
- * a FREE_AGED record: the number of allocations since that one, instead of
- * an address delta (frees are half of all events, and their addresses are
- * the least predictable field). st is the chunk's start state (MP_ST_*).
- * Writes at most n bytes to out and returns the new length, or (size_t)-1
- * when the records do not parse. scratch is working memory. */
-size_t mp__chunk_age_frees(const uint8_t *rows, size_t n, const uint64_t *st, uint8_t *out, mp_mbuf_t *scratch);
+int mp__chunk_encode(mp_chunk_encoder_t *e, const uint8_t *rows, size_t n, const uint64_t *st,
+		     uint64_t lens[MP_COLS]);
+void mp__chunk_encoder_release(mp_chunk_encoder_t *e);
+
 #endif

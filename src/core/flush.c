@@ -170,53 +170,42 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 	mp_wthread_t *t = s->t;
 	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
 	uint64_t n = s->head - tail, pos = tail & t->ring_mask, size = t->ring_mask + 1;
-	uint64_t v[2 + MP_ST_COUNT + MP_COLS];
+	const uint8_t *rows;
 	int i, rc;
 
 	if (w->raw.len && w->raw.len + n > BLOCK_SPLIT && (rc = emit_block(w)))
 		return rc;
-	/* The ring may wrap: make the records contiguous first. */
-	w->rows.len = 0;
-	if ((rc = mp_mbuf_reserve(&w->rows, n)))
-		return rc;
+	/* Records that wrap around the ring's end are made contiguous first. */
 	if (pos + n <= size) {
-		memcpy(w->rows.data, t->ring + pos, n);
+		rows = t->ring + pos;
 	} else {
+		w->rows.len = 0;
+		if ((rc = mp_mbuf_reserve(&w->rows, n)))
+			return rc;
 		memcpy(w->rows.data, t->ring + pos, size - pos);
 		memcpy(w->rows.data + (size - pos), t->ring, n - (size - pos));
+		rows = w->rows.data;
 	}
-	/* Frees of blocks allocated in this chunk become ages (in place: never longer). */
-	n = mp__chunk_age_frees(w->rows.data, n, t->flushed.v, w->rows.data, &w->agescratch);
-	if (n == (uint64_t)-1)
-		return MP_ECORRUPT; /* cannot happen: the writer produced these records */
-	v[0] = t->index;
-	for (i = 0; i < MP_ST_COUNT; i++)
-		v[1 + i] = t->flushed.v[i];
-	v[1 + MP_ST_COUNT] = n;
-	if ((rc = mp_mbuf_reserve(&w->raw, n + (2 + MP_ST_COUNT + MP_COLS) * MP_VARINT_MAX + 1)))
-		return rc;
-	/* Split straight into place after the header: compute the header size
-	 * with placeholder lengths, then fill both. */
 	{
-		uint64_t lens[MP_COLS];
-		uint8_t *hdr = w->raw.data + w->raw.len, *p;
-		uint8_t *cols;
-		size_t hlen;
-		uint8_t tmp[(2 + MP_ST_COUNT + MP_COLS) * MP_VARINT_MAX + 1];
+		uint64_t lens[MP_COLS], total = 0;
+		uint8_t tmp[1 + (2 + MP_ST_COUNT + MP_COLS) * MP_VARINT_MAX], *p = tmp;
 
-		if (mp__chunk_split(w->rows.data, n, w->raw.data + w->raw.len + sizeof(tmp), lens))
-			return MP_ECORRUPT; /* cannot happen: the writer produced these records */
-		p = tmp;
+		if (mp__chunk_encode(&w->enc, rows, n, t->flushed.v, lens))
+			return -ENOMEM; /* (or records that do not parse: a writer bug) */
+		for (i = 0; i < MP_COLS; i++)
+			total += lens[i];
 		*p++ = MP_SEC_CHUNK;
-		for (i = 0; i < 2 + MP_ST_COUNT; i++)
-			p = mp_varint_put(p, v[i]);
+		p = mp_varint_put(p, t->index);
+		for (i = 0; i < MP_ST_COUNT; i++)
+			p = mp_varint_put(p, t->flushed.v[i]);
+		p = mp_varint_put(p, total);
 		for (i = 0; i < MP_COLS; i++)
 			p = mp_varint_put(p, lens[i]);
-		hlen = (size_t)(p - tmp);
-		cols = w->raw.data + w->raw.len + sizeof(tmp);
-		memcpy(hdr, tmp, hlen);
-		memmove(hdr + hlen, cols, n);
-		w->raw.len += hlen + n;
+		if ((rc = mp_mbuf_append(&w->raw, tmp, (size_t)(p - tmp))))
+			return rc;
+		for (i = 0; i < MP_COLS; i++)
+			if ((rc = mp_mbuf_append(&w->raw, w->enc.cols[i].data, lens[i])))
+				return rc;
 	}
 	return 0;
 }

@@ -60,7 +60,7 @@ enum {
 	MP_REC_MARK = 7,         /* dt, label string id */
 	MP_REC_REALLOC = 8,      /* dt, zz(old delta), zz(new - old), requested, [zz(allocated-requested)] */
 	MP_REC_CONTEXT = 9,      /* op, region, dtype, shape (no time) */
-	MP_REC_ALLOC_REUSED = 10,/* dt, slot of the freed-address cache, requested, [allocated] */
+	MP_REC_ALLOC_REUSED = 10,/* dt, slot of the freed-address cache holding the address, requested, [allocated] */
 	MP_REC_STACK = 11,       /* stack id of the next record (no time); reserved for --stacks */
 	MP_REC_FREE_AGED = 12,   /* dt, age: the block allocated `age` allocations ago in this chunk */
 	MP_REC_KIND_MASK = 0x0f,
@@ -69,6 +69,14 @@ enum {
 	MP_RECF_ALIGN16 = 0x40,  /* address deltas are in units of 16 bytes */
 	MP_RECF_EXACT = 0x80,    /* allocated == requested */
 };
+
+/* The freed-address cache: 64 slots, direct-mapped by address. */
+#define MP_REUSE_SLOTS 64
+
+static inline unsigned mp_reuse_slot(uint64_t addr)
+{
+	return (unsigned)(((addr >> 4) * 0x9E3779B97F4A7C15ull) >> 58);
+}
 
 /* glibc malloc's usable size for a request (non-mmapped chunks). */
 static inline uint64_t mp_usable16(uint64_t requested)

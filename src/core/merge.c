@@ -4,7 +4,6 @@
 #include "reader_internal.h"
 #include "varint.h"
 
-#define MP_REUSE_SLOTS 16
 
 #include <errno.h>
 #include <stdlib.h>
@@ -283,7 +282,7 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 			case MP_REC_FREE:
 			case MP_REC_FREE_AGED:
 				ev->kind = MP_EV_FREE;
-				c->reuse[c->reuse_pos++ & (MP_REUSE_SLOTS - 1)] = a;
+				c->reuse[mp_reuse_slot(a)] = a;
 				break;
 			case MP_REC_REGION_REMOVE:
 				ev->kind = MP_EV_REGION_REMOVE;

@@ -250,20 +250,21 @@ static int sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t 
 				cap->horizon = v[0];
 			break;
 		case MP_SEC_CHUNK: {
-			/* thread, the delta state (24 varints, MP_ST_* order), length,
+			/* thread, the delta state (71 varints, MP_ST_* order), length,
 			 * the 5 column lengths, then the columns */
-			uint64_t st[31];
+			enum { NST = 7 + MP_REUSE_SLOTS, LEN = 1 + NST, COLS = LEN + 1, NV = COLS + 5 };
+			uint64_t st[NV];
 			mp_chunk_t *c;
-			for (i = 0; i < 31; i++)
+			for (i = 0; i < NV; i++)
 				if (mp_varint_get(&p, end, &st[i]))
 					return corrupt(cap, diag, boff, "bad chunk header");
-			if (st[25] > (uint64_t)(end - p) || st[0] >= (1u << 24) || st[5] > MP_REGION_TYPE_MAX ||
+			if (st[LEN] > (uint64_t)(end - p) || st[0] >= (1u << 24) || st[5] > MP_REGION_TYPE_MAX ||
 			    st[3] > UINT32_MAX || st[4] > UINT32_MAX || st[6] > UINT32_MAX || st[7] > UINT32_MAX)
 				return corrupt(cap, diag, boff, "chunk header out of range");
-			c = malloc(sizeof(*c) + st[25]);
+			c = malloc(sizeof(*c) + st[LEN]);
 			if (!c)
 				return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
-			if (mp__chunk_join(p, st + 26, c->data, st[25])) {
+			if (mp__chunk_join(p, st + COLS, c->data, st[LEN])) {
 				free(c);
 				return corrupt(cap, diag, boff, "chunk columns are inconsistent");
 			}
@@ -272,7 +273,7 @@ static int sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t 
 			} else {
 				c->block_index = cap->block_index;
 				c->block_offset = boff;
-				c->len = st[25];
+				c->len = st[LEN];
 				c->pos = 0;
 				c->time = st[1];
 				c->addr = st[2];
@@ -284,12 +285,11 @@ static int sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t 
 				c->stack = 0;
 				c->hist = NULL;
 				c->nhist = c->cap_hist = 0;
-				c->reuse_pos = st[8];
-				memcpy(c->reuse, st + 9, sizeof(c->reuse));
+				memcpy(c->reuse, st + 8, sizeof(c->reuse));
 				if ((rc = mp__merge_add_chunk(cap, (uint32_t)st[0], c, diag)))
 					return rc;
 			}
-			p += st[25];
+			p += st[LEN];
 			break;
 		}
 		default:

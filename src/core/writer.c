@@ -240,7 +240,7 @@ int mp_writer_close(mp_writer_t *w)
 	mp_mbuf_release(&w->snaps);
 	mp_mbuf_release(&w->sections);
 	mp_mbuf_release(&w->rows);
-	mp_mbuf_release(&w->agescratch);
+	mp__chunk_encoder_release(&w->enc);
 	mp_arena_release(&w->arena);
 	pthread_mutex_destroy(&w->reg_mu);
 	pthread_mutex_destroy(&w->defs_mu);

@@ -32,6 +32,7 @@
 #include <memprof/capture.h>
 
 #include "arena.h"
+#include "chunkcodec.h"
 #include "mbuf.h"
 
 #include <pthread.h>
@@ -52,11 +53,10 @@ enum {
 	MP_ST_REGION,
 	MP_ST_DTYPE,
 	MP_ST_SHAPE,
-	MP_ST_REUSE_POS, /* next slot of the freed-address cache */
-	MP_ST_REUSE,     /* MP_REUSE_SLOTS recently freed addresses */
-	MP_ST_COUNT = MP_ST_REUSE + 16
+	MP_ST_REUSE,     /* the freed-address cache, MP_REUSE_SLOTS entries */
+	MP_ST_COUNT = MP_ST_REUSE + 64
 };
-#define MP_REUSE_SLOTS 16
+_Static_assert(MP_ST_REUSE == MP_ST_REUSE_AT, "chunkcodec.h's copy of the state layout");
 
 typedef struct mp_chunk_state {
 	uint64_t v[MP_ST_COUNT];
@@ -142,7 +142,7 @@ struct mp_writer {
 	mp_mbuf_t raw, out;          /* block being built / compressed */
 	mp_mbuf_t snaps, sections;   /* per-round scratch */
 	mp_mbuf_t rows;              /* a chunk's records made contiguous */
-	mp_mbuf_t agescratch;        /* mp__chunk_age_frees' table */
+	mp_chunk_encoder_t enc;      /* aged frees + columns (chunkcodec.h) */
 	z_stream z;
 	int z_ok;
 	int z_level;                 /* level the stream is set to */

@@ -232,22 +232,16 @@ static inline uint8_t *put_sizes(uint8_t *p, uint8_t *tag, uint64_t req, uint64_
 	return p;
 }
 
-static inline int reuse_slot(mp_wthread_t *t, uint64_t addr)
+/* Allocators hand out recently freed blocks again (glibc's tcache is LIFO):
+ * an allocation at an address a FREE left in its cache slot needs no address. */
+static inline int reuse_hit(mp_wthread_t *t, uint64_t addr)
 {
-	int i;
-
-	for (i = 0; i < MP_REUSE_SLOTS; i++)
-		if (LD(t, MP_ST_REUSE + i) == addr)
-			return i;
-	return -1;
+	return LD(t, MP_ST_REUSE + mp_reuse_slot(addr)) == addr;
 }
 
 static inline void reuse_push(mp_wthread_t *t, uint64_t addr)
 {
-	uint64_t pos = LD(t, MP_ST_REUSE_POS);
-
-	ST(t, MP_ST_REUSE + (pos & (MP_REUSE_SLOTS - 1)), addr);
-	ST(t, MP_ST_REUSE_POS, pos + 1);
+	ST(t, MP_ST_REUSE + mp_reuse_slot(addr), addr);
 }
 
 #define GET_THREAD(w, t)                                                                     \
@@ -261,16 +255,16 @@ static inline void reuse_push(mp_wthread_t *t, uint64_t addr)
 int mp_writer_alloc(mp_writer_t *w, uint32_t memory, uint64_t address, uint64_t requested, uint64_t allocated)
 {
 	uint8_t *rec, *p;
-	int slot;
+	int hit;
 	GET_THREAD(w, t);
 
 	if (!(rec = rec_begin(w, t, memory, 1)))
 		return -ENOBUFS;
-	slot = reuse_slot(t, address);
-	p = rec_head(t, rec, slot >= 0 ? MP_REC_ALLOC_REUSED : MP_REC_ALLOC, memory);
+	hit = address != 0 && reuse_hit(t, address);
+	p = rec_head(t, rec, hit ? MP_REC_ALLOC_REUSED : MP_REC_ALLOC, memory);
 	rec_time(w, t, &p);
-	if (slot >= 0)
-		*p++ = (uint8_t)slot;
+	if (hit)
+		*p++ = (uint8_t)mp_reuse_slot(address);
 	else
 		p = put_addr(p, rec, LD(t, MP_ST_ADDR), address);
 	p = put_sizes(p, rec, requested, allocated);
