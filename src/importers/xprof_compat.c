@@ -1,0 +1,407 @@
+/* xprof_compat.c - xprof's Memory Profile summary and breakdown table
+ * (see memprof/xprof_compat.h). Pass 1 finds each allocator's peak the way
+ * xprof does; pass 2 replays the peak step up to the peak time. */
+#include <memprof/xplane.h>
+#include <memprof/xprof_compat.h>
+
+#include "strtab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cm_state {
+	mp_xprof_memory_t m;
+	int seen;
+	uint64_t peak_order;      /* stored-order key of the peak event */
+	uint64_t last_order;      /* of the last event (for the lifetime quirk) */
+	int have_last;
+	uint64_t tmax;            /* max stack+heap so far in time order */
+	int have_tmax;
+	int64_t unmapped, unmapped_dealloc;
+} cm_state;
+
+typedef struct cm_pending {
+	uint64_t alloc, req;
+	uint32_t op, dtype, shape, mem;
+	uint8_t region, alive;
+} cm_pending;
+
+/* (memory, address) -> pending index, linear probing with backward-shift
+ * deletion (erase is as common as insert). */
+typedef struct cm_slot {
+	uint64_t addr;
+	uint32_t mem;
+	uint32_t val; /* pending index + 1; 0 = empty */
+} cm_slot;
+
+typedef struct cm_map {
+	cm_slot *s;
+	size_t cap, n;
+} cm_map;
+
+static size_t cm_hash(const cm_map *m, uint32_t mem, uint64_t addr)
+{
+	return (size_t)mp_hash64(addr * 31 + mem) & (m->cap - 1);
+}
+
+static cm_slot *cm_find(cm_map *m, uint32_t mem, uint64_t addr)
+{
+	size_t i;
+
+	if (!m->cap)
+		return NULL;
+	for (i = cm_hash(m, mem, addr); m->s[i].val; i = (i + 1) & (m->cap - 1))
+		if (m->s[i].addr == addr && m->s[i].mem == mem)
+			return &m->s[i];
+	return NULL;
+}
+
+static int cm_put(cm_map *m, uint32_t mem, uint64_t addr, uint32_t val)
+{
+	cm_slot *e = cm_find(m, mem, addr);
+	size_t i;
+
+	if (e) {
+		e->val = val;
+		return 0;
+	}
+	if ((m->n + 1) * 2 > m->cap) {
+		cm_map nm = {calloc(m->cap ? m->cap * 2 : 1024, sizeof(cm_slot)), m->cap ? m->cap * 2 : 1024, 0};
+
+		if (!nm.s)
+			return MP_ENOMEM;
+		for (i = 0; i < m->cap; i++)
+			if (m->s[i].val)
+				cm_put(&nm, m->s[i].mem, m->s[i].addr, m->s[i].val);
+		free(m->s);
+		*m = nm;
+	}
+	for (i = cm_hash(m, mem, addr); m->s[i].val; i = (i + 1) & (m->cap - 1))
+		;
+	m->s[i] = (cm_slot){addr, mem, val};
+	m->n++;
+	return 0;
+}
+
+static void cm_erase(cm_map *m, cm_slot *e)
+{
+	size_t i = (size_t)(e - m->s), j = i, k;
+
+	m->s[i].val = 0;
+	m->n--;
+	for (;;) {
+		j = (j + 1) & (m->cap - 1);
+		if (!m->s[j].val)
+			return;
+		k = cm_hash(m, m->s[j].mem, m->s[j].addr);
+		/* move j back to i unless its home k lies cyclically in (i, j] */
+		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+			m->s[i] = m->s[j];
+			m->s[j].val = 0;
+			i = j;
+		}
+	}
+}
+
+static uint64_t order_key(mp_source_t *src, const mp_event_t *ev)
+{
+	uint64_t k;
+
+	if (mp_xplane_last_order(src, &k) == 0)
+		return k;
+	return ev->index;
+}
+
+static char *dup_str(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+void mp_xprof_free(mp_xprof_profile_t *p)
+{
+	size_t i, r;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->n; i++) {
+		mp_xprof_memory_t *m = &p->mems[i];
+
+		for (r = 0; r < m->nrows; r++) {
+			free((char *)(uintptr_t)m->rows[r].op);
+			free((char *)(uintptr_t)m->rows[r].region);
+			free((char *)(uintptr_t)m->rows[r].dtype);
+			free((char *)(uintptr_t)m->rows[r].shape);
+		}
+		free(m->rows);
+		free((char *)(uintptr_t)m->name);
+	}
+	free(p->mems);
+	free(p);
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const mp_xprof_row_t *x = a, *y = b;
+	int c;
+
+	/* xprof: (-allocation, -requested, op, region, dtype, shape) ascending */
+	if (x->allocation_bytes != y->allocation_bytes)
+		return x->allocation_bytes > y->allocation_bytes ? -1 : 1;
+	if (x->requested_bytes != y->requested_bytes)
+		return x->requested_bytes > y->requested_bytes ? -1 : 1;
+	if ((c = strcmp(x->op, y->op)) != 0)
+		return c;
+	if ((c = strcmp(x->region, y->region)) != 0)
+		return c;
+	if ((c = strcmp(x->dtype, y->dtype)) != 0)
+		return c;
+	return strcmp(x->shape, y->shape);
+}
+
+static int add_row(mp_xprof_memory_t *m, size_t *cap, uint64_t alloc, uint64_t req, const char *op,
+		   const char *region, const char *dtype, const char *shape, int special)
+{
+	mp_xprof_row_t *r;
+
+	if (m->nrows == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		mp_xprof_row_t *nr = realloc(m->rows, nc * sizeof(*nr));
+
+		if (!nr)
+			return MP_ENOMEM;
+		m->rows = nr;
+		*cap = nc;
+	}
+	r = &m->rows[m->nrows];
+	r->allocation_bytes = alloc;
+	r->requested_bytes = req;
+	r->occurrences = 1;
+	r->special = special;
+	r->op = dup_str(op);
+	r->region = dup_str(region);
+	r->dtype = dup_str(dtype);
+	r->shape = dup_str(shape);
+	m->nrows++;
+	if (!r->op || !r->region || !r->dtype || !r->shape)
+		return MP_ENOMEM;
+	return 0;
+}
+
+static int build_table(mp_source_t *src, cm_state *st, const cm_pending *pend, size_t npend, int legacy)
+{
+	mp_xprof_memory_t *m = &st->m;
+	size_t cap = 0, i, w;
+	int rc = 0;
+
+	for (i = 0; i < npend && rc == 0; i++) {
+		const cm_pending *p = &pend[i];
+		const char *region = p->region ? mp_region_type_name(p->region) : "";
+
+		if (!p->alive || p->mem != m->id)
+			continue;
+		rc = add_row(m, &cap, p->alloc, p->req, mp_source_string(src, p->op), region,
+			     mp_source_string(src, p->dtype), mp_source_string(src, p->shape), 0);
+	}
+	if (rc == 0 && st->unmapped - st->unmapped_dealloc > 0) {
+		uint64_t u = (uint64_t)(st->unmapped - st->unmapped_dealloc);
+
+		rc = add_row(m, &cap, u, u, legacy ? "preallocated/unknown" : "unused preallocated device memory",
+			     "persist/dynamic", "INVALID", "unknown", 1);
+	}
+	if (rc == 0 && m->stack_bytes > 0)
+		rc = add_row(m, &cap, m->stack_bytes, m->stack_bytes, "stack", "stack", "INVALID", "unknown", 1);
+	if (rc < 0)
+		return rc;
+	if (m->nrows > 1)
+		qsort(m->rows, m->nrows, sizeof(*m->rows), row_cmp);
+	/* merge adjacent equal rows into occurrences */
+	for (i = 0, w = 0; i < m->nrows; i++) {
+		if (w > 0 && row_cmp(&m->rows[w - 1], &m->rows[i]) == 0) {
+			m->rows[w - 1].occurrences++;
+			free((char *)(uintptr_t)m->rows[i].op);
+			free((char *)(uintptr_t)m->rows[i].region);
+			free((char *)(uintptr_t)m->rows[i].dtype);
+			free((char *)(uintptr_t)m->rows[i].shape);
+			continue;
+		}
+		m->rows[w++] = m->rows[i];
+	}
+	m->nrows = w;
+	return 0;
+}
+
+static int is_mem_event(const mp_event_t *ev)
+{
+	return ev->kind == MP_EV_ALLOC || ev->kind == MP_EV_FREE;
+}
+
+int mp_xprof_compute(mp_source_t *src, const mp_xprof_options_t *opts, mp_xprof_profile_t **out,
+		     mp_diag_t *diag)
+{
+	int legacy = opts ? opts->legacy_names : 1;
+	uint32_t nst = mp_source_memory_count(src), i;
+	cm_state *st = NULL;
+	cm_pending *pend = NULL;
+	size_t npend = 0, cappend = 0, n = 0;
+	cm_map map = {NULL, 0, 0};
+	mp_xprof_profile_t *p = NULL;
+	mp_event_t ev;
+	int rc;
+
+	*out = NULL;
+	rc = mp_source_rewind(src, diag);
+	if (rc < 0)
+		return rc;
+	/* pass 1: peaks, steps, lifetime figures */
+	while ((rc = mp_source_next(src, &ev, diag)) > 0) {
+		cm_state *s;
+		uint64_t used, key;
+
+		if (!is_mem_event(&ev))
+			continue;
+		if (ev.memory >= nst) {
+			cm_state *ns;
+
+			if (ev.memory >= 65536u) {
+				rc = mp_diag_set(diag, MP_ELIMIT, -1, (int64_t)ev.index, "memory id %u out of range",
+						 ev.memory);
+				break;
+			}
+			ns = realloc(st, (ev.memory + 1) * sizeof(*ns));
+			if (!ns) {
+				rc = MP_ENOMEM;
+				break;
+			}
+			memset(ns + nst, 0, (ev.memory + 1 - nst) * sizeof(*ns));
+			st = ns;
+			nst = ev.memory + 1;
+		} else if (!st) {
+			st = calloc(nst, sizeof(*st));
+			if (!st) {
+				rc = MP_ENOMEM;
+				break;
+			}
+		}
+		s = &st[ev.memory];
+		s->seen = 1;
+		s->m.id = ev.memory;
+		s->m.events++;
+		if (ev.kind == MP_EV_ALLOC)
+			s->m.allocations++;
+		else
+			s->m.deallocations++;
+		key = order_key(src, &ev);
+		used = ev.stats.stack_bytes + ev.stats.heap_bytes;
+		/* xprof walks events in stored order and takes `used >= peak`:
+		 * the maximum, and among equal maxima the last one stored */
+		if (!s->m.has_peak || used > s->m.peak_bytes || (used == s->m.peak_bytes && key >= s->peak_order)) {
+			s->m.has_peak = 1;
+			s->peak_order = key;
+			s->m.peak_bytes = used;
+			s->m.peak_time_ns = ev.time_ns;
+			s->m.stack_bytes = ev.stats.stack_bytes;
+			s->m.heap_bytes = ev.stats.heap_bytes;
+			s->m.free_bytes = ev.stats.free_bytes;
+			s->m.fragmentation = ev.stats.fragmentation;
+			s->m.capacity_bytes = used + ev.stats.free_bytes;
+		}
+		if (!s->have_last || key >= s->last_order) {
+			s->have_last = 1;
+			s->last_order = key;
+			s->m.lifetime_peak_xprof = ev.stats.peak_bytes;
+		}
+		if (ev.stats.peak_bytes > s->m.lifetime_peak_max)
+			s->m.lifetime_peak_max = ev.stats.peak_bytes;
+		/* peak step: the step of the last event, in time order, whose
+		 * level equals the maximum */
+		if (!s->have_tmax || used >= s->tmax) {
+			s->have_tmax = 1;
+			s->tmax = used;
+			s->m.peak_step = ev.step;
+		}
+	}
+	if (rc < 0)
+		goto out;
+	for (i = 0; i < nst && st; i++)
+		st[i].unmapped = (int64_t)st[i].m.heap_bytes;
+	/* pass 2: the peak step's allocations up to the peak time */
+	rc = mp_source_rewind(src, diag);
+	while (rc == 0 && (rc = mp_source_next(src, &ev, diag)) > 0) {
+		cm_state *s;
+		cm_slot *e;
+
+		rc = 0;
+		if (!is_mem_event(&ev) || ev.memory >= nst || !st)
+			continue;
+		s = &st[ev.memory];
+		if (ev.time_ns > s->m.peak_time_ns || ev.step != s->m.peak_step)
+			continue;
+		e = cm_find(&map, ev.memory, ev.address);
+		if (ev.kind == MP_EV_ALLOC) {
+			if (e)
+				pend[e->val - 1].alive = 0;
+			if (npend == cappend) {
+				size_t nc = cappend ? cappend * 2 : 256;
+				cm_pending *np = realloc(pend, nc * sizeof(*np));
+
+				if (!np) {
+					rc = MP_ENOMEM;
+					break;
+				}
+				pend = np;
+				cappend = nc;
+			}
+			pend[npend] = (cm_pending){ev.allocated_bytes, ev.requested_bytes, ev.op, ev.dtype,
+						   ev.shape, ev.memory, ev.region, 1};
+			if (npend + 1 > UINT32_MAX - 1) {
+				rc = MP_ELIMIT;
+				break;
+			}
+			rc = cm_put(&map, ev.memory, ev.address, (uint32_t)(npend + 1));
+			npend++;
+			s->unmapped -= (int64_t)ev.allocated_bytes;
+		} else {
+			if (e) {
+				pend[e->val - 1].alive = 0;
+				cm_erase(&map, e);
+			} else {
+				s->unmapped_dealloc += (int64_t)ev.allocated_bytes;
+			}
+			s->unmapped += (int64_t)ev.allocated_bytes;
+		}
+	}
+	if (rc < 0)
+		goto out;
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		rc = MP_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nst && st; i++)
+		n += st[i].seen;
+	p->mems = calloc(n ? n : 1, sizeof(*p->mems));
+	if (!p->mems) {
+		rc = MP_ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nst && st && rc == 0; i++) {
+		const mp_memory_info_t *info;
+
+		if (!st[i].seen)
+			continue;
+		info = mp_source_memory(src, i);
+		st[i].m.name = dup_str(info ? info->name : "");
+		rc = build_table(src, &st[i], pend, npend, legacy);
+		p->mems[p->n++] = st[i].m;
+	}
+	if (rc == 0) {
+		*out = p;
+		p = NULL;
+	}
+out:
+	mp_xprof_free(p);
+	free(st);
+	free(pend);
+	free(map.s);
+	return rc < 0 ? rc : 0;
+}

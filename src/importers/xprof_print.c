@@ -1,0 +1,300 @@
+/* xprof_print.c - text, JSON and CSV output of xprof-compatible profiles
+ * (`memprof report --compat=xprof`). */
+#include <memprof/xprof_compat.h>
+#include <memprof/event.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int matches(const mp_xprof_memory_t *m, const char *device)
+{
+	char num[16];
+
+	if (!device)
+		return 1;
+	snprintf(num, sizeof(num), "%" PRIu32, m->id);
+	return !strcmp(device, m->name) || !strcmp(device, num);
+}
+
+static json_t *row_json(const mp_xprof_row_t *r)
+{
+	json_t *o = json_object();
+
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "op", json_string(r->op));
+	json_object_set_new(o, "allocation_bytes", json_integer((json_int_t)r->allocation_bytes));
+	json_object_set_new(o, "requested_bytes", json_integer((json_int_t)r->requested_bytes));
+	json_object_set_new(o, "occurrences", json_integer((json_int_t)r->occurrences));
+	json_object_set_new(o, "region", json_string(r->region));
+	json_object_set_new(o, "dtype", json_string(r->dtype));
+	json_object_set_new(o, "shape", json_string(r->shape));
+	json_object_set_new(o, "special", json_boolean(r->special));
+	return o;
+}
+
+static json_t *mem_json(const mp_xprof_memory_t *m)
+{
+	json_t *o = json_object(), *rows = json_array();
+	size_t i;
+
+	if (!o || !rows) {
+		json_decref(o);
+		json_decref(rows);
+		return NULL;
+	}
+	json_object_set_new(o, "id", json_integer(m->id));
+	json_object_set_new(o, "name", json_string(m->name));
+	json_object_set_new(o, "events", json_integer((json_int_t)m->events));
+	json_object_set_new(o, "allocations", json_integer((json_int_t)m->allocations));
+	json_object_set_new(o, "deallocations", json_integer((json_int_t)m->deallocations));
+	json_object_set_new(o, "peak_bytes", json_integer((json_int_t)m->peak_bytes));
+	json_object_set_new(o, "peak_time_ps", json_integer((json_int_t)(m->peak_time_ns * 1000)));
+	json_object_set_new(o, "stack_bytes", json_integer((json_int_t)m->stack_bytes));
+	json_object_set_new(o, "heap_bytes", json_integer((json_int_t)m->heap_bytes));
+	json_object_set_new(o, "free_bytes", json_integer((json_int_t)m->free_bytes));
+	json_object_set_new(o, "capacity_bytes", json_integer((json_int_t)m->capacity_bytes));
+	json_object_set_new(o, "fragmentation", isfinite(m->fragmentation) ? json_real(m->fragmentation) : json_null());
+	json_object_set_new(o, "peak_step", json_integer(m->peak_step));
+	json_object_set_new(o, "lifetime_peak_bytes_xprof", json_integer((json_int_t)m->lifetime_peak_xprof));
+	json_object_set_new(o, "lifetime_peak_bytes", json_integer((json_int_t)m->lifetime_peak_max));
+	for (i = 0; i < m->nrows; i++)
+		json_array_append_new(rows, row_json(&m->rows[i]));
+	json_object_set_new(o, "breakdown", rows);
+	return o;
+}
+
+struct json_t *mp_xprof_json(const mp_xprof_profile_t *p, const char *path, const char *device)
+{
+	json_t *o = json_object(), *ids = json_array(), *mems = json_array();
+	size_t i;
+
+	if (!o || !ids || !mems) {
+		json_decref(o);
+		json_decref(ids);
+		json_decref(mems);
+		return NULL;
+	}
+	json_object_set_new(o, "file", json_string(path ? path : ""));
+	json_object_set_new(o, "compat", json_string("xprof"));
+	for (i = 0; i < p->n; i++) {
+		if (!matches(&p->mems[i], device))
+			continue;
+		json_array_append_new(ids, json_string(p->mems[i].name));
+		json_array_append_new(mems, mem_json(&p->mems[i]));
+	}
+	json_object_set_new(o, "memory_ids", ids);
+	json_object_set_new(o, "memories", mems);
+	return o;
+}
+
+static void human(char *buf, size_t size, uint64_t b)
+{
+	static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+	double v = (double)b;
+	int i = 0;
+
+	while (v >= 1024.0 && i < 5) {
+		v /= 1024.0;
+		i++;
+	}
+	if (i == 0)
+		snprintf(buf, size, "%" PRIu64 " B", b);
+	else
+		snprintf(buf, size, "%" PRIu64 " B (%.2f %s)", b, v, u[i]);
+}
+
+static void text_memory(FILE *out, const mp_xprof_memory_t *m, uint32_t top)
+{
+	char b1[64];
+	size_t i, n = top && top < m->nrows ? top : m->nrows;
+
+	fprintf(out, "\nmemory %s (%" PRIu64 " events: %" PRIu64 " allocations, %" PRIu64 " deallocations)\n",
+		m->name, m->events, m->allocations, m->deallocations);
+	human(b1, sizeof(b1), m->peak_bytes);
+	fprintf(out, "  peak (stack + heap)    %s at %.6f ms (%" PRIu64 " ps), step %" PRId64 "\n", b1,
+		(double)m->peak_time_ns / 1e6, m->peak_time_ns * 1000, m->peak_step);
+	human(b1, sizeof(b1), m->capacity_bytes);
+	fprintf(out, "  memory capacity        %s\n", b1);
+	human(b1, sizeof(b1), m->stack_bytes);
+	fprintf(out, "  stack reservation      %s\n", b1);
+	human(b1, sizeof(b1), m->heap_bytes);
+	fprintf(out, "  heap allocation        %s\n", b1);
+	human(b1, sizeof(b1), m->free_bytes);
+	fprintf(out, "  free memory            %s\n", b1);
+	fprintf(out, "  fragmentation          %.2f%%\n", m->fragmentation * 100.0);
+	human(b1, sizeof(b1), m->lifetime_peak_xprof);
+	fprintf(out, "  lifetime peak (xprof)  %s  (the last event's value", b1);
+	human(b1, sizeof(b1), m->lifetime_peak_max);
+	fprintf(out, "; true maximum %s)\n", b1);
+	fprintf(out, "  memory breakdown at the peak (%zu rows%s):\n", m->nrows, n < m->nrows ? ", first shown" : "");
+	fprintf(out, "    %14s %14s %5s  %-16s %-8s %-16s %s\n", "allocation B", "requested B", "occ", "region",
+		"dtype", "shape", "op");
+	for (i = 0; i < n; i++) {
+		const mp_xprof_row_t *r = &m->rows[i];
+
+		fprintf(out, "    %14" PRIu64 " %14" PRIu64 " %5" PRIu64 "  %-16s %-8s %-16s %s\n", r->allocation_bytes,
+			r->requested_bytes, r->occurrences, r->region, r->dtype, r->shape, r->op);
+	}
+}
+
+static void csv_field(FILE *out, const char *s)
+{
+	if (strpbrk(s, ",\"\n\r")) {
+		fputc('"', out);
+		for (; *s; s++) {
+			if (*s == '"')
+				fputc('"', out);
+			fputc(*s, out);
+		}
+		fputc('"', out);
+	} else {
+		fputs(s, out);
+	}
+}
+
+int mp_xprof_print(FILE *out, const mp_xprof_profile_t *const *p, const char *const *paths, size_t n,
+		   int format, const char *device, uint32_t top)
+{
+	size_t f, i, r;
+
+	for (f = 0; f < n && device; f++) {
+		int any = 0;
+
+		for (i = 0; i < p[f]->n; i++)
+			any |= matches(&p[f]->mems[i], device);
+		if (!any)
+			return MP_ENOTFOUND;
+	}
+	if (format == MP_XPROF_JSON) {
+		json_t *doc;
+		int rc;
+
+		if (n == 1) {
+			doc = mp_xprof_json(p[0], paths[0], device);
+		} else {
+			json_t *files = json_array();
+
+			doc = json_object();
+			for (f = 0; f < n && files; f++)
+				json_array_append_new(files, mp_xprof_json(p[f], paths[f], device));
+			json_object_set_new(doc, "files", files);
+		}
+		if (!doc)
+			return MP_ENOMEM;
+		rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		json_decref(doc);
+		fputc('\n', out);
+		if (rc < 0)
+			return -EIO;
+	} else if (format == MP_XPROF_CSV) {
+		fprintf(out, "section,file,memory,peak_bytes,peak_time_ps,stack_bytes,heap_bytes,free_bytes,"
+			     "capacity_bytes,fragmentation,peak_step,lifetime_peak_bytes_xprof,lifetime_peak_bytes\n");
+		for (f = 0; f < n; f++)
+			for (i = 0; i < p[f]->n; i++) {
+				const mp_xprof_memory_t *m = &p[f]->mems[i];
+
+				if (!matches(m, device))
+					continue;
+				fputs("summary,", out);
+				csv_field(out, paths[f]);
+				fputc(',', out);
+				csv_field(out, m->name);
+				fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+					     ",%.17g,%" PRId64 ",%" PRIu64 ",%" PRIu64 "\n",
+					m->peak_bytes, m->peak_time_ns * 1000, m->stack_bytes, m->heap_bytes,
+					m->free_bytes, m->capacity_bytes, m->fragmentation, m->peak_step,
+					m->lifetime_peak_xprof, m->lifetime_peak_max);
+			}
+		fprintf(out, "\nsection,file,memory,op,allocation_bytes,requested_bytes,occurrences,region,dtype,shape\n");
+		for (f = 0; f < n; f++)
+			for (i = 0; i < p[f]->n; i++) {
+				const mp_xprof_memory_t *m = &p[f]->mems[i];
+				size_t lim = top && top < m->nrows ? top : m->nrows;
+
+				if (!matches(m, device))
+					continue;
+				for (r = 0; r < lim; r++) {
+					const mp_xprof_row_t *row = &m->rows[r];
+
+					fputs("breakdown,", out);
+					csv_field(out, paths[f]);
+					fputc(',', out);
+					csv_field(out, m->name);
+					fputc(',', out);
+					csv_field(out, row->op);
+					fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", row->allocation_bytes,
+						row->requested_bytes, row->occurrences);
+					csv_field(out, row->region);
+					fputc(',', out);
+					csv_field(out, row->dtype);
+					fputc(',', out);
+					csv_field(out, row->shape);
+					fputc('\n', out);
+				}
+			}
+	} else {
+		for (f = 0; f < n; f++) {
+			fprintf(out, "%s'%s': xprof-compatible memory profile (--compat=xprof)\n", f ? "\n" : "",
+				paths[f]);
+			if (p[f]->n == 0)
+				fprintf(out, "  no memory events in this capture\n");
+			for (i = 0; i < p[f]->n; i++)
+				if (matches(&p[f]->mems[i], device))
+					text_memory(out, &p[f]->mems[i], top ? top : 20);
+		}
+	}
+	if (fflush(out) != 0 || ferror(out))
+		return -(errno ? errno : EIO);
+	return 0;
+}
+
+int mp_xprof_report(FILE *out, mp_source_t *const *srcs, const char *const *paths, size_t n,
+		    const mp_xprof_options_t *opts, int format, const char *device, uint32_t top,
+		    mp_diag_t *diag)
+{
+	mp_xprof_profile_t **p = calloc(n ? n : 1, sizeof(*p));
+	size_t i;
+	int rc = 0;
+
+	if (!p)
+		return MP_ENOMEM;
+	for (i = 0; i < n && rc == 0; i++) {
+		mp_event_t ev;
+		int k;
+
+		/* xprof's figures come from the allocator's own statistics */
+		mp_source_rewind(srcs[i], NULL);
+		while ((k = mp_source_next(srcs[i], &ev, diag)) > 0 && (ev.kind != MP_EV_ALLOC && ev.kind != MP_EV_FREE))
+			;
+		if (k < 0) {
+			rc = k;
+			break;
+		}
+		if (k > 0 && !(ev.flags & MP_EVENT_F_STATS)) {
+			mp_diag_set_file(diag, paths[i]);
+			rc = mp_diag_set(diag, MP_EUSAGE, -1, -1,
+					 "--compat=xprof needs allocator-reported statistics (TF/JAX xplane captures, "
+					 "or captures exported from them)");
+			break;
+		}
+		rc = mp_xprof_compute(srcs[i], opts, &p[i], diag);
+		if (rc < 0)
+			mp_diag_set_file(diag, paths[i]);
+	}
+	if (rc == 0) {
+		rc = mp_xprof_print(out, (const mp_xprof_profile_t *const *)p, paths, n, format, device, top);
+		if (rc == MP_ENOTFOUND)
+			mp_diag_set(diag, rc, -1, -1, "unknown device '%s'", device);
+		else if (rc < 0)
+			mp_diag_set(diag, rc, -1, -1, "writing the report: %s", mp_strerror(rc));
+	}
+	for (i = 0; i < n; i++)
+		mp_xprof_free(p[i]);
+	free(p);
+	return rc;
+}

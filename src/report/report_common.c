@@ -1,0 +1,106 @@
+/* report_common.c - device selection and string resolution for the writers. */
+#include "report_impl.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+unsigned rp_sections(const mp_report_options_t *o)
+{
+	return o && o->sections ? o->sections : MP_REPORT_PEAK;
+}
+
+static int by_peak_cmp(const void *a, const void *b)
+{
+	const mp_solver_device_t *x = *(const mp_solver_device_t *const *)a, *y = *(const mp_solver_device_t *const *)b;
+
+	if (x->peak_bytes != y->peak_bytes)
+		return x->peak_bytes > y->peak_bytes ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+size_t rp_devices(const mp_report_input_t *in, const mp_report_options_t *o, int by_peak,
+		  const mp_solver_device_t ***out)
+{
+	size_t n = mp_solver_device_count(in->solver), k = 0;
+	const mp_solver_device_t **v = calloc(n ? n : 1, sizeof(*v));
+
+	*out = v;
+	if (!v)
+		return (size_t)-1;
+	for (size_t i = 0; i < n; i++) {
+		const mp_solver_device_t *d = mp_solver_device(in->solver, i);
+		if (in->device_set ? d->id != in->device : o && o->device_set && d->id != o->device)
+			continue;
+		v[k++] = d;
+	}
+	if (by_peak)
+		qsort(v, k, sizeof(*v), by_peak_cmp);
+	return k;
+}
+
+const char *rp_str(const mp_report_input_t *in, uint32_t id)
+{
+	return id ? mp_source_string(in->source, id) : "";
+}
+
+const char *rp_memory_name(const mp_report_input_t *in, uint32_t id)
+{
+	const mp_memory_info_t *m = mp_source_memory(in->source, id);
+
+	return m && m->name ? m->name : "";
+}
+
+const char *rp_memory_kind(const mp_report_input_t *in, uint32_t id)
+{
+	const mp_memory_info_t *m = mp_source_memory(in->source, id);
+
+	return mp_memory_kind_name(m ? m->kind : MP_MEMORY_OTHER);
+}
+
+const char *rp_row_op(const mp_report_input_t *in, const mp_solver_row_t *r)
+{
+	return r->unknown_origin ? RP_UNKNOWN_ORIGIN : rp_str(in, r->op);
+}
+
+size_t rp_shown(size_t n, uint32_t top)
+{
+	return top && top < n ? top : n;
+}
+
+uint64_t rp_rest_bytes(const mp_solver_row_t *rows, size_t n, size_t shown)
+{
+	uint64_t b = 0;
+
+	for (size_t i = shown; i < n; i++)
+		b += rows[i].total_bytes;
+	return b;
+}
+
+const char *mp_report_bytes(char *buf, size_t size, uint64_t bytes)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	double v = (double)bytes;
+	int u = -1;
+
+	while (v >= 1024.0 && u < 5) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, size, "%" PRIu64 " B", bytes);
+	else
+		snprintf(buf, size, "%" PRIu64 " B (%.2f %s)", bytes, v, units[u]);
+	return buf;
+}
+
+const char *rp_oom_cause(const mp_solver_oom_t *o)
+{
+	if (o->at.has_free && o->requested_bytes > o->at.free_bytes)
+		return "full";
+	if (o->at.has_largest) {
+		if (o->requested_bytes > o->at.region_free_bytes)
+			return "full";
+		return o->requested_bytes > o->at.largest_free_bytes ? "fragmented" : "fits";
+	}
+	return NULL;
+}

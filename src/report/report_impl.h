@@ -1,0 +1,35 @@
+/* report_impl.h - helpers shared by the text, JSON and CSV writers. */
+#ifndef MEMPROF_REPORT_IMPL_H
+#define MEMPROF_REPORT_IMPL_H
+
+#include <memprof/report.h>
+
+/* The op name of a row ("(unknown origin)" for the unknown-origin row). */
+#define RP_UNKNOWN_ORIGIN "(unknown origin)"
+
+/* Sections with the default applied. */
+unsigned rp_sections(const mp_report_options_t *o);
+
+/* The devices to report, filtered by opts->device; by_peak: highest peak
+ * first (ties: lower id), else by id. Caller frees the array. Returns the
+ * count, or (size_t)-1 on allocation failure. */
+size_t rp_devices(const mp_report_input_t *in, const mp_report_options_t *o, int by_peak,
+		  const mp_solver_device_t ***out);
+
+/* Resolved strings (never NULL). */
+const char *rp_str(const mp_report_input_t *in, uint32_t id);
+const char *rp_memory_name(const mp_report_input_t *in, uint32_t id);
+const char *rp_memory_kind(const mp_report_input_t *in, uint32_t id);
+const char *rp_row_op(const mp_report_input_t *in, const mp_solver_row_t *r);
+
+/* How many of n rows to print under `top` (0 = all), and what is left. */
+size_t rp_shown(size_t n, uint32_t top);
+uint64_t rp_rest_bytes(const mp_solver_row_t *rows, size_t n, size_t shown);
+
+/* Why an allocation failed, from the state at that instant: "full" (the
+ * request exceeds the free bytes), "fragmented" (enough free bytes, no free
+ * chunk large enough), "fits" (a free chunk was large enough: the limit is
+ * elsewhere), or NULL when the figures are unknown. */
+const char *rp_oom_cause(const mp_solver_oom_t *o);
+
+#endif

@@ -1,0 +1,265 @@
+/* report_json.c - the JSON document (field names: docs/report.md). Byte
+ * counts are JSON integers (jansson's json_int_t is 64-bit; counts above
+ * 2^63 cannot occur from real captures and are clamped). Unknown values
+ * are null, never a made-up number. */
+#include "report_impl.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+static json_t *jint(uint64_t v)
+{
+	return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+static json_t *jfrag(double f)
+{
+	return isnan(f) ? json_null() : json_real(f);
+}
+
+static json_t *jstep(int64_t step)
+{
+	return step < 0 ? json_null() : json_integer(step);
+}
+
+/* json_object_set_new that remembers a failure instead of checking each. */
+static void put(json_t *o, const char *k, json_t *v, int *bad)
+{
+	if (!v || json_object_set_new(o, k, v) < 0)
+		*bad = 1;
+}
+
+static json_t *row_json(const mp_report_input_t *in, const mp_solver_row_t *r, int *bad)
+{
+	json_t *o = json_object();
+
+	if (!o) {
+		*bad = 1;
+		return NULL;
+	}
+	put(o, "op", json_string(rp_row_op(in, r)), bad);
+	put(o, "region", json_string(mp_region_type_name(r->region)), bad);
+	put(o, "dtype", json_string(rp_str(in, r->dtype)), bad);
+	put(o, "shape", json_string(rp_str(in, r->shape)), bad);
+	put(o, "requested_bytes", jint(r->requested_bytes), bad);
+	put(o, "allocated_bytes", jint(r->allocated_bytes), bad);
+	put(o, "occurrences", jint(r->occurrences), bad);
+	put(o, "total_bytes", jint(r->total_bytes), bad);
+	put(o, "unknown_origin", json_boolean(r->unknown_origin), bad);
+	return o;
+}
+
+/* rows[0..shown) as an array, plus "<name>_omitted_rows/_bytes". */
+static void put_rows(json_t *dev, const char *name, const mp_report_input_t *in, const mp_solver_row_t *rows,
+		     size_t n, uint32_t top, int *bad)
+{
+	size_t shown = rp_shown(n, top);
+	json_t *a = json_array();
+	char key[64];
+
+	if (!a) {
+		*bad = 1;
+		return;
+	}
+	for (size_t i = 0; i < shown; i++)
+		if (json_array_append_new(a, row_json(in, &rows[i], bad)) < 0)
+			*bad = 1;
+	put(dev, name, a, bad);
+	snprintf(key, sizeof(key), "%s_omitted_rows", name);
+	put(dev, key, jint(n - shown), bad);
+	snprintf(key, sizeof(key), "%s_omitted_bytes", name);
+	put(dev, key, jint(rp_rest_bytes(rows, n, shown)), bad);
+}
+
+static json_t *point_json(const mp_solver_point_t *p, int *bad)
+{
+	json_t *o = json_object();
+
+	if (!o) {
+		*bad = 1;
+		return NULL;
+	}
+	put(o, "time_ns", jint(p->time_ns), bad);
+	put(o, "event_index", jint(p->event_index), bad);
+	put(o, "step", jstep(p->step), bad);
+	put(o, "stack_bytes", jint(p->stack_bytes), bad);
+	put(o, "heap_bytes", jint(p->heap_bytes), bad);
+	put(o, "free_bytes", p->has_free ? jint(p->free_bytes) : json_null(), bad);
+	put(o, "fragmentation", jfrag(p->fragmentation), bad);
+	return o;
+}
+
+static json_t *device_json(const mp_report_input_t *in, const mp_solver_device_t *d, const mp_report_options_t *o,
+			   int *bad)
+{
+	unsigned sec = rp_sections(o);
+	uint32_t top = o ? o->top : 0;
+	json_t *j = json_object(), *a;
+
+	if (!j) {
+		*bad = 1;
+		return NULL;
+	}
+	put(j, "id", json_integer(d->id), bad);
+	put(j, "name", json_string(rp_memory_name(in, d->id)), bad);
+	put(j, "kind", json_string(rp_memory_kind(in, d->id)), bad);
+	put(j, "model", json_string(d->stats_model ? "allocator_stats" : "addresses"), bad);
+	put(j, "capacity_bytes", d->capacity_bytes ? jint(d->capacity_bytes) : json_null(), bad);
+	put(j, "events", jint(d->events), bad);
+	put(j, "allocations", jint(d->allocations), bad);
+	put(j, "deallocations", jint(d->deallocations), bad);
+	put(j, "failed_allocations", jint(d->failed_allocations), bad);
+	put(j, "dropped_events", jint(d->dropped_events), bad);
+	put(j, "unknown_frees", jint(d->unknown_frees), bad);
+	put(j, "duplicate_allocations", jint(d->duplicate_allocations), bad);
+	put(j, "rejected_regions", jint(d->rejected_regions), bad);
+	put(j, "lifetime_peak_bytes", jint(d->lifetime_peak_bytes), bad);
+	if (d->has_peak) {
+		const mp_solver_point_t *p = &d->peak;
+		json_t *pk = json_object();
+		if (!pk)
+			*bad = 1;
+		else {
+			put(pk, "bytes", jint(d->peak_bytes), bad);
+			put(pk, "time_ns", jint(p->time_ns), bad);
+			put(pk, "step", jstep(p->step), bad);
+			put(pk, "event_index", jint(p->event_index), bad);
+			put(pk, "stack_bytes", jint(p->stack_bytes), bad);
+			put(pk, "heap_bytes", jint(p->heap_bytes), bad);
+			put(pk, "free_bytes", p->has_free ? jint(p->free_bytes) : json_null(), bad);
+			put(pk, "largest_free_chunk_bytes", p->has_largest ? jint(p->largest_free_bytes) : json_null(), bad);
+			put(pk, "region_free_bytes", p->has_largest ? jint(p->region_free_bytes) : json_null(), bad);
+			put(pk, "fragmentation", jfrag(p->fragmentation), bad);
+			put(pk, "fragmentation_unknown_reason",
+			    d->fragmentation_reason ? json_string(d->fragmentation_reason) : json_null(), bad);
+		}
+		put(j, "peak", pk, bad);
+	} else {
+		put(j, "peak", json_null(), bad);
+	}
+	if (sec & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN)) {
+		if (d->has_breakdown)
+			put_rows(j, "breakdown", in, d->breakdown, d->breakdown_count, top, bad);
+		else
+			put(j, "breakdown", json_array(), bad);
+	}
+	if (sec & MP_REPORT_TIMELINE) {
+		a = json_array();
+		if (!a)
+			*bad = 1;
+		for (size_t i = 0; a && i < d->timeline_count; i++)
+			if (json_array_append_new(a, point_json(&d->timeline[i], bad)) < 0)
+				*bad = 1;
+		put(j, "timeline", a, bad);
+	}
+	if (sec & MP_REPORT_LEAKS) {
+		put_rows(j, "leaks", in, d->leaks, d->leak_count, top, bad);
+		put(j, "leak_bytes", jint(d->leak_bytes), bad);
+	}
+	if (sec & MP_REPORT_OOM) {
+		a = json_array();
+		if (!a)
+			*bad = 1;
+		for (size_t i = 0; a && i < d->oom_count; i++) {
+			const mp_solver_oom_t *r = &d->oom[i];
+			json_t *x = json_object(), *t = json_array();
+			if (!x || !t) {
+				*bad = 1;
+				json_decref(x);
+				json_decref(t);
+				break;
+			}
+			put(x, "time_ns", jint(r->at.time_ns), bad);
+			put(x, "event_index", jint(r->at.event_index), bad);
+			put(x, "step", jstep(r->at.step), bad);
+			put(x, "op", json_string(rp_str(in, r->op)), bad);
+			put(x, "requested_bytes", jint(r->requested_bytes), bad);
+			put(x, "stack_bytes", jint(r->at.stack_bytes), bad);
+			put(x, "heap_bytes", jint(r->at.heap_bytes), bad);
+			put(x, "free_bytes", r->at.has_free ? jint(r->at.free_bytes) : json_null(), bad);
+			put(x, "largest_free_chunk_bytes", r->at.has_largest ? jint(r->at.largest_free_bytes) : json_null(), bad);
+			put(x, "region_free_bytes", r->at.has_largest ? jint(r->at.region_free_bytes) : json_null(), bad);
+			put(x, "fragmentation", jfrag(r->at.fragmentation), bad);
+			put(x, "cause", rp_oom_cause(r) ? json_string(rp_oom_cause(r)) : json_null(), bad);
+			for (size_t k = 0; k < r->top_count; k++)
+				if (json_array_append_new(t, row_json(in, &r->top[k], bad)) < 0)
+					*bad = 1;
+			put(x, "top", t, bad);
+			if (json_array_append_new(a, x) < 0)
+				*bad = 1;
+		}
+		put(j, "oom", a, bad);
+		put(j, "oom_total", jint(d->oom_total), bad);
+	}
+	return j;
+}
+
+json_t *mp_report_json_input(const mp_report_input_t *in, const mp_report_options_t *o)
+{
+	const mp_solver_device_t **devs;
+	size_t n = rp_devices(in, o, 0, &devs);
+	json_t *root = json_object(), *arr = json_array(), *steps;
+	int bad = 0;
+
+	if (n == (size_t)-1 || !root || !arr) {
+		free(devs);
+		json_decref(root);
+		json_decref(arr);
+		return NULL;
+	}
+	put(root, "format", json_string("memprof-report"), &bad);
+	put(root, "version", json_integer(1), &bad);
+	put(root, "file", json_string(in->path ? in->path : ""), &bad);
+	put(root, "end", json_string(mp_solver_end_status(in->solver) == MP_END_CLEAN ? "clean" : "abrupt"), &bad);
+	put(root, "events", jint(mp_solver_event_count(in->solver)), &bad);
+	put(root, "dropped_events_unattributed", jint(mp_solver_dropped_unattributed(in->solver)), &bad);
+	if (o && o->steps_set) {
+		steps = json_pack("{s:I,s:I}", "first", (json_int_t)o->step_first, "last", (json_int_t)o->step_last);
+		put(root, "steps", steps, &bad);
+	} else {
+		put(root, "steps", json_null(), &bad);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (json_array_append_new(arr, device_json(in, devs[i], o, &bad)) < 0)
+			bad = 1;
+	put(root, "devices", arr, &bad);
+	free(devs);
+	if (bad) {
+		json_decref(root);
+		return NULL;
+	}
+	return root;
+}
+
+int mp_report_json(FILE *out, const mp_report_input_t *in, size_t n, const mp_report_options_t *o)
+{
+	json_t *doc;
+	int rc;
+
+	if (n == 1) {
+		doc = mp_report_json_input(&in[0], o);
+	} else {
+		json_t *files = json_array();
+		doc = json_object();
+		if (!doc || !files || json_object_set_new(doc, "files", files) < 0) {
+			json_decref(doc);
+			return MP_ENOMEM;
+		}
+		for (size_t i = 0; i < n; i++) {
+			json_t *one = mp_report_json_input(&in[i], o);
+			if (!one || json_array_append_new(files, one) < 0) {
+				json_decref(doc);
+				return MP_ENOMEM;
+			}
+		}
+	}
+	if (!doc)
+		return MP_ENOMEM;
+	/* Real numbers with full precision so fragmentation round-trips. */
+	rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+	json_decref(doc);
+	if (rc < 0 || fputc('\n', out) == EOF)
+		return errno ? -errno : -EIO;
+	return 0;
+}

@@ -1,0 +1,80 @@
+/* livemap.h - the live set (address -> size, group) and the group table,
+ * internal to memprof_solver.
+ *
+ * Live map: open addressing with linear probing and backward-shift deletion
+ * (no tombstones, so a long run of alloc/free never degrades it), 32 bytes a
+ * slot, load factor at most 3/4: 43 to 85 bytes per live block.
+ *
+ * Group table: interns (op, region, dtype, shape, requested, allocated) to a
+ * dense id and keeps how many allocations of each group are live, so the
+ * breakdown at any instant is a scan of the groups, not of the live set.
+ */
+#ifndef MEMPROF_SOLVER_LIVEMAP_H
+#define MEMPROF_SOLVER_LIVEMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LM_EMPTY UINT32_MAX /* group value of an empty slot */
+#define LM_F_INDEXED 1u     /* the block is in the fragmentation index */
+
+typedef struct lm_entry {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t group; /* LM_EMPTY: free slot */
+	uint32_t flags;
+	void *hint;     /* where the block sits in the fragmentation index (fx_remove) */
+} lm_entry_t;
+
+typedef struct lm_map {
+	lm_entry_t *slots; /* owned */
+	size_t cap;        /* power of two, 0 before first insert */
+	size_t count;
+	unsigned shift;    /* 64 - log2(cap) */
+} lm_map_t;
+
+void lm_init(lm_map_t *m);
+void lm_destroy(lm_map_t *m);
+/* Empty the map (keeps its storage). */
+void lm_clear(lm_map_t *m);
+/* The entry for addr, or NULL. Borrowed until the next insert/remove. */
+lm_entry_t *lm_find(const lm_map_t *m, uint64_t addr);
+/* Ask the CPU to start loading addr's home slot (no effect on contents). */
+static inline void lm_prefetch(const lm_map_t *m, uint64_t addr)
+{
+	if (m->cap)
+		__builtin_prefetch(&m->slots[(size_t)((addr * 0x9E3779B97F4A7C15ull) >> m->shift)]);
+}
+
+/* Add addr (must be absent). Returns 0 or MP_ENOMEM. */
+int lm_insert(lm_map_t *m, uint64_t addr, uint64_t size, uint32_t group, uint32_t flags, void *hint);
+/* Remove an entry returned by lm_find. */
+void lm_remove(lm_map_t *m, lm_entry_t *e);
+
+typedef struct grp_key {
+	uint64_t requested;
+	uint64_t allocated;
+	uint32_t op, dtype, shape;
+	uint32_t region;
+} grp_key_t;
+
+typedef struct grp {
+	grp_key_t key;
+	uint64_t live;    /* live allocations of this group now */
+	uint64_t at_peak; /* ... at the current peak (up to date when not dirty) */
+	uint32_t dirty;   /* live changed since the peak was last synced */
+} grp_t;
+
+typedef struct grp_table {
+	grp_t *g;          /* owned, n used of gcap */
+	size_t n, gcap;
+	uint32_t *slot;    /* owned hash: group index + 1, 0 = empty */
+	size_t scap;
+} grp_table_t;
+
+void grp_init(grp_table_t *t);
+void grp_destroy(grp_table_t *t);
+/* The id of key, adding it if new; LM_EMPTY on allocation failure. */
+uint32_t grp_intern(grp_table_t *t, const grp_key_t *key);
+
+#endif

@@ -1,0 +1,126 @@
+/* regions.c - the regions of a memory id (pools, segments, arenas): a sorted
+ * array of non-overlapping [base, end) ranges mirrored as START/END markers
+ * in the fragmentation index, and the blocks that enter or leave the index
+ * when a region is declared after them or removed before them. */
+#include "solver_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Index of the region containing [a, a+size), or -1. */
+long sv_region_of(const sv_dev_t *d, uint64_t a, uint64_t size)
+{
+	size_t lo = 0, hi = d->rn;
+
+	while (lo < hi) { /* first region with base > a */
+		size_t mid = (lo + hi) / 2;
+		if (d->rbase[mid] > a)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (lo == 0)
+		return -1;
+	lo--;
+	if (size > d->rend[lo] - a || a >= d->rend[lo])
+		return -1;
+	return (long)lo;
+}
+
+static int index_block(sv_dev_t *d, lm_entry_t *e)
+{
+	int rc = fx_insert(&d->fx, e->addr, e->addr + e->size, FX_BLOCK, &e->hint);
+
+	if (rc == 0) {
+		e->flags |= LM_F_INDEXED;
+		d->unindexed--;
+	}
+	return rc;
+}
+
+int sv_region_add(sv_dev_t *d, uint64_t base, uint64_t size)
+{
+	uint64_t end = base + size;
+	size_t pos;
+	int rc;
+
+	if (size == 0 || end < base || end >> 62) { /* the index keys addresses below 2^62 */
+		d->pub.rejected_regions++;
+		return 0;
+	}
+	for (pos = 0; pos < d->rn && d->rbase[pos] < base; pos++)
+		;
+	if ((pos > 0 && d->rend[pos - 1] > base) || (pos < d->rn && d->rbase[pos] < end)) {
+		d->pub.rejected_regions++;
+		return 0;
+	}
+	if (d->rn == d->rcap) {
+		size_t nc = d->rcap ? d->rcap * 2 : 8;
+		uint64_t *nb, *ne;
+		if (nc > MP_SOLVER_MAX_MEMORY * 16u) { /* hostile stream: refuse, do not grow forever */
+			d->pub.rejected_regions++;
+			return 0;
+		}
+		nb = realloc(d->rbase, nc * sizeof(*nb));
+		if (!nb)
+			return MP_ENOMEM;
+		d->rbase = nb;
+		ne = realloc(d->rend, nc * sizeof(*ne));
+		if (!ne)
+			return MP_ENOMEM;
+		d->rend = ne;
+		d->rcap = nc;
+	}
+	memmove(&d->rbase[pos + 1], &d->rbase[pos], (d->rn - pos) * sizeof(*d->rbase));
+	memmove(&d->rend[pos + 1], &d->rend[pos], (d->rn - pos) * sizeof(*d->rend));
+	d->rbase[pos] = base;
+	d->rend[pos] = end;
+	d->rn++;
+	d->region_bytes += size;
+	if ((rc = fx_insert(&d->fx, base, base, FX_START, NULL)) < 0 || (rc = fx_insert(&d->fx, end, end, FX_END, NULL)) < 0)
+		return rc;
+	/* Blocks allocated before their region was declared join the index now.
+	 * A scan of the live set, but only while unindexed blocks exist. */
+	if (d->unindexed) {
+		for (size_t i = 0; i < d->live.cap; i++) {
+			lm_entry_t *e = &d->live.slots[i];
+			if (e->group == LM_EMPTY || (e->flags & LM_F_INDEXED) || !e->size)
+				continue;
+			if (e->addr >= base && e->addr < end && e->size <= end - e->addr && (rc = index_block(d, e)) < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int sv_region_remove(sv_dev_t *d, uint64_t base)
+{
+	size_t pos;
+	uint64_t end, k, e;
+	int kind, rc;
+
+	for (pos = 0; pos < d->rn && d->rbase[pos] != base; pos++)
+		;
+	if (pos == d->rn) {
+		d->pub.rejected_regions++;
+		return 0;
+	}
+	end = d->rend[pos];
+	/* Its blocks stay live but leave the index. */
+	while (fx_next(&d->fx, base, FX_START, &k, &e, &kind) && kind == FX_BLOCK && k < end) {
+		lm_entry_t *le = lm_find(&d->live, k);
+		if ((rc = fx_remove(&d->fx, k, FX_BLOCK, le ? le->hint : NULL)) < 0)
+			return rc;
+		if (le) {
+			le->flags &= ~LM_F_INDEXED;
+			d->unindexed++;
+		}
+	}
+	if ((rc = fx_remove(&d->fx, base, FX_START, NULL)) < 0 || (rc = fx_remove(&d->fx, end, FX_END, NULL)) < 0)
+		return rc;
+	memmove(&d->rbase[pos], &d->rbase[pos + 1], (d->rn - pos - 1) * sizeof(*d->rbase));
+	memmove(&d->rend[pos], &d->rend[pos + 1], (d->rn - pos - 1) * sizeof(*d->rend));
+	d->rn--;
+	d->region_bytes -= end - base;
+	return 0;
+}

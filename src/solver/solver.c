@@ -1,0 +1,531 @@
+/* solver.c - event-at-a-time state of every memory id: the live set, the
+ * regions, the fragmentation index, peaks, timeline samples, OOM records,
+ * and the group counts at the peak. See memprof/solver.h for the models. */
+#include "solver_impl.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void mp_solver_options_init(mp_solver_options_t *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->timeline_points = 1000;
+	o->top = 10;
+	o->max_oom_records = 1000;
+	o->breakdown = 1;
+}
+
+mp_solver_t *mp_solver_new(const mp_solver_options_t *opts)
+{
+	mp_solver_t *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	if (opts)
+		s->opt = *opts;
+	else
+		mp_solver_options_init(&s->opt);
+	if (!s->opt.timeline_points)
+		s->opt.timeline_points = 1000;
+	if (!s->opt.top)
+		s->opt.top = 10;
+	if (!s->opt.max_oom_records)
+		s->opt.max_oom_records = 1000;
+	s->pass = 1;
+	return s;
+}
+
+static void dev_free(sv_dev_t *d)
+{
+	if (!d)
+		return;
+	lm_destroy(&d->live);
+	grp_destroy(&d->groups);
+	fx_destroy(&d->fx);
+	free(d->rbase);
+	free(d->rend);
+	free(d->tl);
+	free(d->tl_inuse);
+	free(d->dirty);
+	free(d->pub.breakdown);
+	free(d->pub.leaks);
+	for (size_t i = 0; i < d->pub.oom_count; i++)
+		free(d->pub.oom[i].top);
+	free(d->pub.oom);
+	free(d);
+}
+
+void mp_solver_free(mp_solver_t *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; i < s->ndev; i++)
+		dev_free(s->dev[i]);
+	free(s->dev);
+	free(s->list);
+	free(s);
+}
+
+static sv_dev_t *get_dev(mp_solver_t *s, uint32_t id, int *rc)
+{
+	sv_dev_t *d;
+
+	*rc = 0;
+	if (id >= MP_SOLVER_MAX_MEMORY) {
+		*rc = MP_ELIMIT;
+		return NULL;
+	}
+	if (id >= s->ndev) {
+		uint32_t n = s->ndev ? s->ndev : 4;
+		sv_dev_t **nd;
+		while (n <= id)
+			n *= 2;
+		nd = realloc(s->dev, n * sizeof(*nd));
+		if (!nd) {
+			*rc = MP_ENOMEM;
+			return NULL;
+		}
+		memset(nd + s->ndev, 0, (n - s->ndev) * sizeof(*nd));
+		s->dev = nd;
+		s->ndev = n;
+	}
+	d = s->dev[id];
+	if (!d) {
+		d = calloc(1, sizeof(*d));
+		if (!d) {
+			*rc = MP_ENOMEM;
+			return NULL;
+		}
+		d->pub.id = id;
+		d->pub.peak.fragmentation = NAN;
+		d->leaks_done = s->window_ended; /* first seen after the window: no leaks in it */
+		d->tl_width = 1;
+		lm_init(&d->live);
+		grp_init(&d->groups);
+		fx_init(&d->fx);
+		s->dev[id] = d;
+	}
+	return d;
+}
+
+int mp_solver_declare_memory(mp_solver_t *s, uint32_t id, uint64_t capacity_bytes)
+{
+	int rc;
+	sv_dev_t *d = get_dev(s, id, &rc);
+
+	if (!d)
+		return rc;
+	if (capacity_bytes)
+		d->pub.declared_capacity = capacity_bytes;
+	return 0;
+}
+
+/* ---- live set ---- */
+
+/* A group's live count changed: remember it for the next peak (see sync_peak). */
+static int touch_group(sv_dev_t *d, uint32_t gid)
+{
+	grp_t *g = &d->groups.g[gid];
+
+	if (g->dirty)
+		return 0;
+	if (d->ndirty == d->dirty_cap) {
+		size_t nc = d->dirty_cap ? d->dirty_cap * 2 : 64;
+		uint32_t *n = realloc(d->dirty, nc * sizeof(*n));
+		if (!n)
+			return MP_ENOMEM;
+		d->dirty = n;
+		d->dirty_cap = nc;
+	}
+	g->dirty = 1;
+	d->dirty[d->ndirty++] = gid;
+	return 0;
+}
+
+/* A new peak: bring at_peak up to date for the groups changed since the
+ * previous one. Every event changes at most one group and each change is
+ * copied once, so this is amortised O(1) per event, and the breakdown at the
+ * peak needs no second pass over the input. */
+static void sync_peak(sv_dev_t *d)
+{
+	for (size_t i = 0; i < d->ndirty; i++) {
+		grp_t *g = &d->groups.g[d->dirty[i]];
+		g->at_peak = g->live;
+		g->dirty = 0;
+	}
+	d->ndirty = 0;
+}
+
+static int drop_block(sv_dev_t *d, lm_entry_t *e)
+{
+	uint32_t gid = e->group;
+
+	if (e->flags & LM_F_INDEXED)
+		fx_remove(&d->fx, e->addr, FX_BLOCK, e->hint);
+	else if (e->size)
+		d->unindexed--;
+	d->heap -= e->size;
+	d->groups.g[gid].live--;
+	lm_remove(&d->live, e);
+	return touch_group(d, gid);
+}
+
+static int apply_alloc(sv_dev_t *d, const mp_event_t *ev)
+{
+	uint64_t fp = ev->allocated_bytes ? ev->allocated_bytes : ev->requested_bytes;
+	grp_key_t key = {ev->requested_bytes, fp, ev->op, ev->dtype, ev->shape, ev->region};
+	lm_entry_t *e = lm_find(&d->live, ev->address);
+	uint32_t gid, flags = 0;
+	void *hint = NULL;
+	int rc;
+
+	if (e) {
+		d->pub.duplicate_allocations++;
+		if ((rc = drop_block(d, e)) < 0)
+			return rc;
+	}
+	gid = grp_intern(&d->groups, &key);
+	if (gid == LM_EMPTY)
+		return MP_ENOMEM;
+	if (fp) {
+		if (d->rn && sv_region_of(d, ev->address, fp) >= 0) {
+			if ((rc = fx_insert(&d->fx, ev->address, ev->address + fp, FX_BLOCK, &hint)) < 0)
+				return rc;
+			flags = LM_F_INDEXED;
+		} else {
+			d->unindexed++;
+		}
+	}
+	if ((rc = lm_insert(&d->live, ev->address, fp, gid, flags, hint)) < 0)
+		return rc;
+	d->heap += fp;
+	d->groups.g[gid].live++;
+	return touch_group(d, gid);
+}
+
+static int apply_free(sv_dev_t *d, const mp_event_t *ev)
+{
+	lm_entry_t *e = lm_find(&d->live, ev->address);
+
+	if (!e) {
+		d->pub.unknown_frees++;
+		return 0;
+	}
+	return drop_block(d, e);
+}
+
+/* ---- points ---- */
+
+static uint64_t capacity_now(const sv_dev_t *d)
+{
+	if (d->pub.stats_model)
+		return d->st.stack_bytes + d->st.heap_bytes + d->st.free_bytes;
+	if (d->pub.declared_capacity)
+		return d->pub.declared_capacity;
+	return d->rn ? d->region_bytes : 0;
+}
+
+static void make_point(const sv_dev_t *d, const mp_event_t *ev, mp_solver_point_t *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->time_ns = ev->time_ns;
+	p->event_index = ev->index;
+	p->step = ev->step;
+	p->fragmentation = NAN;
+	if (d->pub.stats_model) {
+		p->stack_bytes = d->st.stack_bytes;
+		p->heap_bytes = d->st.heap_bytes;
+		p->free_bytes = d->st.free_bytes;
+		p->has_free = 1;
+		if (isfinite(d->st.fragmentation))
+			p->fragmentation = d->st.fragmentation < 0 ? 0 : d->st.fragmentation > 1 ? 1 : d->st.fragmentation;
+		return;
+	}
+	p->heap_bytes = d->heap;
+	if (capacity_now(d)) {
+		uint64_t cap = capacity_now(d);
+		p->free_bytes = cap > d->heap ? cap - d->heap : 0;
+		p->has_free = 1;
+	}
+	if (d->rn) {
+		uint64_t total = d->fx.total, largest = fx_largest(&d->fx);
+		p->largest_free_bytes = largest;
+		p->region_free_bytes = total;
+		p->has_largest = 1;
+		p->fragmentation = total ? 1.0 - (double)largest / (double)total : 0.0;
+	}
+}
+
+static uint64_t in_use(const sv_dev_t *d)
+{
+	return d->pub.stats_model ? d->st.stack_bytes + d->st.heap_bytes : d->heap;
+}
+
+static int sample(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
+{
+	uint64_t u = in_use(d);
+
+	if (!d->pub.has_peak || u > d->pub.peak_bytes) {
+		d->pub.has_peak = 1;
+		d->pub.peak_bytes = u;
+		make_point(d, ev, &d->pub.peak);
+		d->pub.capacity_bytes = capacity_now(d);
+		d->peak_tracked = d->heap;
+		sync_peak(d);
+	}
+	if (d->tl_fill == 0 || u > d->cand_inuse) {
+		make_point(d, ev, &d->cand);
+		d->cand_inuse = u;
+	}
+	if (++d->tl_fill == d->tl_width) {
+		d->tl_fill = 0;
+		return sv_timeline_push(d, &d->cand, d->cand_inuse, s->opt.timeline_points);
+	}
+	return 0;
+}
+
+static int record_oom(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
+{
+	mp_solver_oom_t *o;
+	int rc;
+
+	d->pub.oom_total++;
+	if (d->pub.oom_count >= s->opt.max_oom_records)
+		return 0;
+	if (d->pub.oom_count == d->oom_cap) {
+		size_t nc = d->oom_cap ? d->oom_cap * 2 : 8;
+		mp_solver_oom_t *n = realloc(d->pub.oom, nc * sizeof(*n));
+		if (!n)
+			return MP_ENOMEM;
+		d->pub.oom = n;
+		d->oom_cap = nc;
+	}
+	o = &d->pub.oom[d->pub.oom_count];
+	memset(o, 0, sizeof(*o));
+	make_point(d, ev, &o->at);
+	o->op = ev->op;
+	o->requested_bytes = ev->requested_bytes;
+	if ((rc = sv_rows_top(d, s->opt.top, &o->top, &o->top_count)) < 0)
+		return rc;
+	d->pub.oom_count++;
+	return 0;
+}
+
+static int snapshot_leaks(sv_dev_t *d)
+{
+	if (d->leaks_done)
+		return 0;
+	d->leaks_done = 1;
+	d->pub.leak_bytes = d->heap;
+	return sv_rows_live(d, 0, &d->pub.leaks, &d->pub.leak_count);
+}
+
+int mp_solver_feed(mp_solver_t *s, const mp_event_t *ev, mp_diag_t *diag)
+{
+	sv_dev_t *d;
+	int rc = 0, in_window = 1;
+
+	if (s->pass != 1)
+		return mp_diag_set(diag, MP_EUSAGE, -1, -1, "solver: event fed after mp_solver_finish()");
+	if (s->opt.steps_set) {
+		in_window = ev->step >= s->opt.step_first && ev->step <= s->opt.step_last;
+		if (!s->window_ended && ev->step > s->opt.step_last) {
+			s->window_ended = 1;
+			for (uint32_t i = 0; i < s->ndev && rc == 0; i++)
+				if (s->dev[i])
+					rc = snapshot_leaks(s->dev[i]);
+			if (rc < 0)
+				goto out;
+		}
+	}
+	s->events++;
+	switch (ev->kind) {
+	case MP_EV_STEP:
+	case MP_EV_MARK:
+		goto done;
+	case MP_EV_DROPPED:
+		if (ev->memory < s->ndev && s->dev[ev->memory]) {
+			s->dev[ev->memory]->pub.dropped_events += ev->requested_bytes;
+			s->dev[ev->memory]->pub.events++;
+		} else {
+			s->dropped_unattributed += ev->requested_bytes;
+		}
+		goto done;
+	default:
+		break;
+	}
+	d = get_dev(s, ev->memory, &rc);
+	if (!d) {
+		if (rc == MP_ELIMIT)
+			mp_diag_set(diag, rc, -1, (int64_t)ev->index, "event %" PRIu64 ": memory id %" PRIu32 " is out of range (at most %u ids)",
+				    ev->index, ev->memory, MP_SOLVER_MAX_MEMORY);
+		goto out;
+	}
+	d->pub.events++;
+	if (ev->flags & MP_EVENT_F_STATS) {
+		d->pub.stats_model = 1;
+		d->st = ev->stats;
+		if (ev->stats.peak_bytes > d->pub.lifetime_peak_bytes)
+			d->pub.lifetime_peak_bytes = ev->stats.peak_bytes;
+	}
+	switch (ev->kind) {
+	case MP_EV_ALLOC:
+		rc = apply_alloc(d, ev);
+		d->pub.allocations += (uint64_t)in_window;
+		break;
+	case MP_EV_FREE:
+		rc = apply_free(d, ev);
+		d->pub.deallocations += (uint64_t)in_window;
+		break;
+	case MP_EV_ALLOC_FAILED:
+		d->pub.failed_allocations += (uint64_t)in_window;
+		if (in_window)
+			rc = record_oom(s, d, ev);
+		break;
+	case MP_EV_REGION_ADD:
+		rc = sv_region_add(d, ev->address, ev->requested_bytes);
+		break;
+	case MP_EV_REGION_REMOVE:
+		rc = sv_region_remove(d, ev->address);
+		break;
+	default: /* MEMORY and kinds this version does not know: nothing to do */
+		goto done;
+	}
+	if (rc < 0)
+		goto out;
+	if (in_use(d) > d->pub.lifetime_peak_bytes)
+		d->pub.lifetime_peak_bytes = in_use(d);
+	if (in_window)
+		rc = sample(s, d, ev);
+done:
+	s->ordinal++;
+out:
+	if (rc == MP_ENOMEM)
+		mp_diag_set(diag, rc, -1, (int64_t)ev->index, "out of memory at event %" PRIu64, ev->index);
+	return rc;
+}
+
+/* Live maps above this many slots (32 B each) no longer fit in cache. */
+#define PREFETCH_MIN_SLOTS 65536
+
+int mp_solver_feed_many(mp_solver_t *s, const mp_event_t *ev, size_t n, mp_diag_t *diag)
+{
+	/* Memory latency dominates with large live sets: start loading the
+	 * address-map slots of the whole batch, then the index leaves of its
+	 * frees, and only then process the events in order. Prefetches change
+	 * nothing but timing. */
+	int big = 0;
+
+	for (size_t i = 0; i < n && !big; i++) /* small live sets stay in cache: skip */
+		big = ev[i].memory < s->ndev && s->dev[ev[i].memory] && s->dev[ev[i].memory]->live.cap > PREFETCH_MIN_SLOTS;
+	for (size_t i = 0; big && i < n; i++) {
+		const mp_event_t *e = &ev[i];
+		if ((e->kind == MP_EV_ALLOC || e->kind == MP_EV_FREE) && e->memory < s->ndev && s->dev[e->memory])
+			lm_prefetch(&s->dev[e->memory]->live, e->address);
+	}
+	for (size_t i = 0; big && i < n; i++) {
+		const mp_event_t *e = &ev[i];
+		if (e->kind == MP_EV_FREE && e->memory < s->ndev && s->dev[e->memory]) {
+			const lm_entry_t *le = lm_find(&s->dev[e->memory]->live, e->address);
+			if (le && (le->flags & LM_F_INDEXED))
+				fx_prefetch(le->hint);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		int rc = mp_solver_feed(s, &ev[i], diag);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int cmp_dev(const void *a, const void *b)
+{
+	const mp_solver_device_t *x = *(const mp_solver_device_t *const *)a, *y = *(const mp_solver_device_t *const *)b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int mp_solver_finish(mp_solver_t *s)
+{
+	size_t n = 0;
+	int rc = 0;
+
+	if (s->pass != 1)
+		return MP_EUSAGE;
+	for (uint32_t i = 0; i < s->ndev && rc == 0; i++) {
+		sv_dev_t *d = s->dev[i];
+		if (!d)
+			continue;
+		n++;
+		if ((rc = sv_timeline_finish(d, s->opt.timeline_points)) == 0)
+			rc = snapshot_leaks(d);
+		if (rc == 0 && s->opt.breakdown && d->pub.has_peak) {
+			/* The stats model may report more heap than the tracked blocks. */
+			uint64_t unknown = d->pub.peak.heap_bytes > d->peak_tracked ? d->pub.peak.heap_bytes - d->peak_tracked : 0;
+			rc = sv_rows_at_peak(d, unknown, &d->pub.breakdown, &d->pub.breakdown_count);
+			d->pub.has_breakdown = 1;
+		}
+		if (!d->pub.has_peak)
+			d->pub.capacity_bytes = capacity_now(d);
+		if (isnan(d->pub.peak.fragmentation))
+			d->pub.fragmentation_reason = !d->pub.has_peak ? "no event in the window"
+						      : d->pub.stats_model ? "the allocator reported no valid value"
+									   : "no regions declared for this memory id";
+	}
+	if (rc < 0)
+		return rc;
+	free(s->list);
+	s->list = calloc(n ? n : 1, sizeof(*s->list));
+	if (!s->list)
+		return MP_ENOMEM;
+	s->nlist = 0;
+	for (uint32_t i = 0; i < s->ndev; i++)
+		if (s->dev[i])
+			s->list[s->nlist++] = &s->dev[i]->pub;
+	qsort(s->list, s->nlist, sizeof(*s->list), cmp_dev);
+	s->pass = 2; /* closed */
+	return 0;
+}
+
+size_t mp_solver_device_count(const mp_solver_t *s)
+{
+	return s->nlist;
+}
+
+const mp_solver_device_t *mp_solver_device(const mp_solver_t *s, size_t i)
+{
+	return i < s->nlist ? s->list[i] : NULL;
+}
+
+const mp_solver_device_t *mp_solver_find(const mp_solver_t *s, uint32_t id)
+{
+	return id < s->ndev && s->dev[id] && s->list ? &s->dev[id]->pub : NULL;
+}
+
+uint64_t mp_solver_event_count(const mp_solver_t *s)
+{
+	return s->events;
+}
+
+uint64_t mp_solver_dropped_unattributed(const mp_solver_t *s)
+{
+	return s->dropped_unattributed;
+}
+
+size_t mp_solver_memory_bytes(const mp_solver_t *s)
+{
+	size_t b = sizeof(*s) + s->ndev * sizeof(*s->dev);
+
+	for (uint32_t i = 0; i < s->ndev; i++) {
+		const sv_dev_t *d = s->dev[i];
+		if (!d)
+			continue;
+		b += sizeof(*d) + d->live.cap * sizeof(lm_entry_t) + d->groups.gcap * sizeof(grp_t) +
+		     d->groups.scap * sizeof(uint32_t) + fx_memory_bytes(&d->fx) + d->rcap * 16 +
+		     (d->pub.breakdown_count + d->pub.leak_count) * sizeof(mp_solver_row_t);
+		b += d->tl_n * (sizeof(mp_solver_point_t) + 8);
+	}
+	return b;
+}
