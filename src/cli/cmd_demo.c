@@ -1,6 +1,7 @@
 /* cmd_demo.c - `memprof demo [-o FILE]`: record the bundled example (a
  * training loop over a BFC-style pool, src/demo/) and show what memprof
- * makes of it. The capture is kept at FILE when given. */
+ * makes of it: `memprof report --peak --oom` on the capture. The capture is
+ * kept at FILE when given. */
 #include "cli.h"
 
 #include <errno.h>
@@ -73,7 +74,7 @@ int cmd_demo(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	char tmp[] = "/tmp/memprof-demo-XXXXXX";
-	char dump_name[] = "dump";
+	char report_name[] = "report", peak[] = "--peak", oom[] = "--oom";
 	char *path = NULL;
 	int c, rc, fd;
 
@@ -106,10 +107,11 @@ int cmd_demo(int argc, char **argv)
 	}
 	rc = record_example(path);
 	if (rc == 0) {
-		char *dump_argv[] = {dump_name, path, NULL};
-		printf("memprof: recorded the example into '%s'\n\n", path);
+		char *report_argv[] = {report_name, peak, oom, path, NULL};
+		printf("memprof: recorded the example into '%s'\n"
+		       "memprof: report --peak --oom:\n\n", path);
 		fflush(stdout);
-		rc = cmd_dump(2, dump_argv);
+		rc = cmd_report(4, report_argv);
 	}
 	if (path == tmp)
 		unlink(tmp);
