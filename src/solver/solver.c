@@ -267,7 +267,10 @@ static int sample(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 {
 	uint64_t u = in_use(d);
 
-	if (!d->pub.has_peak || u > d->pub.peak_bytes) {
+	/* Ties: the first event at the maximum wins, except in the stats model,
+	 * where the last one does, as in TensorBoard's Memory Profile (its
+	 * `>=`): the allocator's own figures are what users compare there. */
+	if (!d->pub.has_peak || u > d->pub.peak_bytes || (d->pub.stats_model && u == d->pub.peak_bytes)) {
 		d->pub.has_peak = 1;
 		d->pub.peak_bytes = u;
 		make_point(d, ev, &d->pub.peak);

@@ -46,7 +46,9 @@
  *   Lifetime peak: the largest of in-use and stats.peak_bytes ever seen.
  *
  * In use = stack + heap. The peak is the first event where in use reaches
- * its maximum (ties: the first wins).
+ * its maximum (ties: the first wins) -- in the address model. In the stats
+ * model the last event at the maximum wins, as in TensorBoard's Memory
+ * Profile, so that the peak time users compare with it is the same.
  *
  * Steps window (opts.steps_set): events whose step is outside [first, last]
  * still update the live set (allocations made before the window are live in
