@@ -52,12 +52,53 @@ static size_t varint_len(const uint8_t *p, const uint8_t *end)
 	return 0;
 }
 
+/* Copy one varint from a column to the rows; 0, or -1 if the column ends
+ * inside it. Rows never overflow: they receive exactly the column bytes
+ * consumed, and the columns sum to the rows' size. */
+static inline int copy_varint(const uint8_t **src, const uint8_t *end, uint8_t **dst)
+{
+	const uint8_t *s = *src;
+	size_t k;
+
+	if (s < end && *s < 0x80) { /* the common one-byte case */
+		*(*dst)++ = *s;
+		*src = s + 1;
+		return 0;
+	}
+	if (!(k = varint_len(s, end)))
+		return -1;
+	memcpy(*dst, s, k);
+	*dst += k;
+	*src = s + k;
+	return 0;
+}
+
 int mp__chunk_join(const uint8_t *cols, const uint64_t lens[MP_COLS], uint8_t *rows, size_t n)
 {
+	/* Per kind, the column of each field, in order (the `layout` table
+	 * above, resolved); +8 marks the optional allocated size. */
+	enum { T = MP_COL_TIME, A = MP_COL_ADDR, S = MP_COL_SIZE, X = MP_COL_SIZE | 8, M = MP_COL_MISC };
+	static const uint8_t plan[16][6] = {
+		[MP_REC_ALLOC] = {T, A, S, X},
+		[MP_REC_FREE] = {T, A},
+		[MP_REC_ALLOC_FAILED] = {T, S},
+		[MP_REC_REGION_ADD] = {T, A, S},
+		[MP_REC_REGION_REMOVE] = {T, A},
+		[MP_REC_STEP] = {T, M},
+		[MP_REC_MARK] = {T, M},
+		[MP_REC_REALLOC] = {T, A, A, S, X},
+		[MP_REC_CONTEXT] = {M, M, M, M},
+		[MP_REC_ALLOC_REUSED] = {T, A, S, X},
+		[MP_REC_STACK] = {M},
+		[MP_REC_FREE_AGED] = {T, A},
+	};
+	static const uint8_t plan_len[16] = {
+		0xff, 4, 2, 2, 3, 2, 2, 2, 5, 4, 4, 1, 2, 0xff, 0xff, 0xff,
+	};
 	const uint8_t *col[MP_COLS], *cend[MP_COLS];
-	uint8_t *w = rows, *wend = rows + n;
+	uint8_t *w = rows;
 	uint64_t total = 0;
-	int c;
+	int c, k;
 
 	for (c = 0; c < MP_COLS; c++) {
 		if (lens[c] > n - total)
@@ -69,35 +110,27 @@ int mp__chunk_join(const uint8_t *cols, const uint64_t lens[MP_COLS], uint8_t *r
 	if (total != n)
 		return -1;
 	while (col[MP_COL_TAG] < cend[MP_COL_TAG]) {
-		uint8_t tag = *col[MP_COL_TAG]++;
-		const char *f = layout[tag & MP_REC_KIND_MASK];
-		size_t k;
+		uint8_t tag = *col[MP_COL_TAG]++, kind = tag & MP_REC_KIND_MASK, m = plan_len[kind];
+		int skip_x = (tag & (MP_RECF_EXACT | MP_RECF_USABLE16)) != 0;
 
-		if (!f || w >= wend)
+		if (m == 0xff)
 			return -1;
 		*w++ = tag;
-		if (tag & MP_RECF_MEMORY) {
-			if (!(k = varint_len(col[MP_COL_MISC], cend[MP_COL_MISC])) || (size_t)(wend - w) < k)
-				return -1;
-			memcpy(w, col[MP_COL_MISC], k);
-			w += k;
-			col[MP_COL_MISC] += k;
-		}
-		for (; *f; f++) {
-			if (*f == 'x' && (tag & (MP_RECF_EXACT | MP_RECF_USABLE16)))
+		if ((tag & MP_RECF_MEMORY) && copy_varint(&col[MP_COL_MISC], cend[MP_COL_MISC], &w))
+			return -1;
+		for (k = 0; k < m; k++) {
+			uint8_t f = plan[kind][k];
+			if ((f & 8) && skip_x)
 				continue;
-			c = column_of(*f);
-			if (!(k = varint_len(col[c], cend[c])) || (size_t)(wend - w) < k)
+			c = f & 7;
+			if (copy_varint(&col[c], cend[c], &w))
 				return -1;
-			memcpy(w, col[c], k);
-			w += k;
-			col[c] += k;
 		}
 	}
 	for (c = 0; c < MP_COLS; c++)
 		if (col[c] != cend[c])
 			return -1;
-	return w == wend ? 0 : -1;
+	return w == rows + n ? 0 : -1;
 }
 
 

@@ -261,16 +261,30 @@ static int sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t 
 			if (st[LEN] > (uint64_t)(end - p) || st[0] >= (1u << 24) || st[5] > MP_REGION_TYPE_MAX ||
 			    st[3] > UINT32_MAX || st[4] > UINT32_MAX || st[6] > UINT32_MAX || st[7] > UINT32_MAX)
 				return corrupt(cap, diag, boff, "chunk header out of range");
-			c = malloc(sizeof(*c) + st[LEN]);
-			if (!c)
-				return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
-			if (mp__chunk_join(p, st + COLS, c->data, st[LEN])) {
-				free(c);
-				return corrupt(cap, diag, boff, "chunk columns are inconsistent");
-			}
 			if (!apply) {
-				free(c);
+				/* Checking the block: join the columns now (that is
+				 * the check) and keep the chunk for the apply pass. */
+				c = malloc(sizeof(*c) + st[LEN]);
+				if (!c)
+					return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+				if (mp__chunk_join(p, st + COLS, c->data, st[LEN])) {
+					free(c);
+					return corrupt(cap, diag, boff, "chunk columns are inconsistent");
+				}
+				if (cap->npend == cap->cap_pend) {
+					size_t nc = cap->cap_pend ? cap->cap_pend * 2 : 16;
+					mp_chunk_t **a = realloc(cap->pend, nc * sizeof(*a));
+					if (!a) {
+						free(c);
+						return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+					}
+					cap->pend = a;
+					cap->cap_pend = nc;
+				}
+				cap->pend[cap->npend++] = c;
 			} else {
+				c = cap->pend[cap->pend_pos];
+				cap->pend[cap->pend_pos++] = NULL;
 				c->block_index = cap->block_index;
 				c->block_offset = boff;
 				c->len = st[LEN];
@@ -300,6 +314,16 @@ static int sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t 
 }
 
 /* --------------------------------------------------------------- blocks */
+
+/* Drop chunks joined by a checking pass that were not applied. */
+static void pend_clear(mp_capture_t *cap)
+{
+	size_t i;
+
+	for (i = cap->pend_pos; i < cap->npend; i++)
+		free(cap->pend[i]);
+	cap->npend = cap->pend_pos = 0;
+}
 
 static int grow(uint8_t **buf, size_t *cap, size_t n)
 {
@@ -435,8 +459,12 @@ static int read_block(mp_capture_t *cap, mp_diag_t *diag)
 	inflateEnd(&z);
 	if (rc != Z_STREAM_END || n != rlen)
 		return corrupt(cap, diag, boff, "payload does not decompress to its announced size");
-	if ((rc = sections(cap, cap->raw, rlen, boff, 0, diag)) ||
-	    (rc = sections(cap, cap->raw, rlen, boff, 1, diag)))
+	pend_clear(cap);
+	rc = sections(cap, cap->raw, rlen, boff, 0, diag);
+	if (!rc)
+		rc = sections(cap, cap->raw, rlen, boff, 1, diag);
+	pend_clear(cap);
+	if (rc)
 		return rc;
 	cap->offset = boff + sizeof(hdr) + plen;
 	cap->block_index++;
@@ -580,6 +608,7 @@ int mp_capture_open_memory(mp_capture_t **out, const void *data, size_t size, co
 
 int mp__capture_rewind(mp_capture_t *cap, mp_diag_t *diag)
 {
+	pend_clear(cap);
 	mp__merge_release(&cap->merge);
 	mp__merge_init(&cap->merge);
 	cap->offset = cap->data_offset;
@@ -638,6 +667,8 @@ void mp_capture_close(mp_capture_t *cap)
 	free(cap->strings);
 	free(cap->memories);
 	free(cap->synth);
+	pend_clear(cap);
+	free(cap->pend);
 	free(cap->payload);
 	free(cap->raw);
 	free(cap->hdr_strings);

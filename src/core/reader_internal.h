@@ -74,6 +74,8 @@ struct mp_capture {
 	uint64_t next_index;
 	uint64_t records;        /* events decoded, to check against the trailer */
 
+	mp_chunk_t **pend;       /* a block's chunks, joined while checking it */
+	size_t npend, cap_pend, pend_pos;
 	uint8_t *payload, *raw;
 	size_t payload_cap, raw_cap;
 
