@@ -1,0 +1,156 @@
+/* preload.h - libmemprof_preload.so internals: the hooked symbol list, the
+ * originals we forward to, the recording session.
+ *
+ * Threading model: every hook runs with the calling thread's recursion
+ * guard set (initial-exec TLS, so reading it never allocates). Anything the
+ * hook calls -- the writer, glibc internals, dlsym -- that allocates again
+ * reaches the original allocator unrecorded. The guard is also how the
+ * writer's flusher thread and signal handlers that interrupt a hook stay
+ * untraced. There is no lock on the event path.
+ */
+#ifndef MP_PRELOAD_H
+#define MP_PRELOAD_H
+
+#include <memprof/capture.h>
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MP_EXPORT __attribute__((visibility("default")))
+
+/* The allocator functions we interpose and forward, in one list:
+ *   X(name, return type, (parameters), required)
+ * A required original must resolve or tracing stays off; an optional one
+ * is emulated with the required ones when the allocator below lacks it. */
+#define MP_REAL_FUNCTIONS(X)                                              \
+	X(malloc, void *, (size_t), 1)                                    \
+	X(free, void, (void *), 1)                                        \
+	X(calloc, void *, (size_t, size_t), 1)                            \
+	X(realloc, void *, (void *, size_t), 1)                           \
+	X(memalign, void *, (size_t, size_t), 1)                          \
+	X(posix_memalign, int, (void **, size_t, size_t), 0)              \
+	X(aligned_alloc, void *, (size_t, size_t), 0)                     \
+	X(valloc, void *, (size_t), 0)                                    \
+	X(pvalloc, void *, (size_t), 0)                                   \
+	X(reallocarray, void *, (void *, size_t, size_t), 0)              \
+	X(malloc_usable_size, size_t, (void *), 0)
+
+typedef struct mp_real {
+#define MP__REAL_FIELD(name, ret, params, req) ret(*name) params;
+	MP_REAL_FUNCTIONS(MP__REAL_FIELD)
+#undef MP__REAL_FIELD
+} mp_real_t;
+
+/* The originals; valid from load time (glibc's __libc_* entry points), and
+ * replaced by dlsym(RTLD_NEXT) ones in mp__real_resolve() when another
+ * allocator sits below us. */
+extern mp_real_t mp__real;
+/* 1 when the originals are glibc's ptmalloc (chunk headers readable). */
+extern int mp__real_is_glibc;
+
+/* Resolve the originals (once, from the constructor, guard held). Returns 0
+ * or -1 when a required one is missing. */
+int mp__real_resolve(void);
+/* Bootstrap arena: allocations made while dlsym runs inside the resolution
+ * are served from a static buffer that free() must ignore. */
+extern _Atomic int mp__bootstrapping;
+void *mp__boot_alloc(size_t size, size_t align);
+int mp__boot_owns(const void *p);
+size_t mp__boot_size(const void *p);
+
+/* ---- the recording session (session.c) ---- */
+
+enum {
+	MP_ST_UNINIT = 0, /* before the constructor: forward, record nothing */
+	MP_ST_ACTIVE = 1, /* recording */
+	MP_ST_OFF = 2,    /* not recording (disabled, window over, closed) */
+	MP_ST_WAIT = 3,   /* capture window not open yet (MEMPROF_DELAY_MS) */
+	MP_ST_FORKED = 4, /* forked child: open our own capture on first event */
+	MP_ST_BUSY = 5,   /* the session is being opened or closed */
+};
+
+extern _Atomic int mp__state;
+extern mp_writer_t *mp__writer;
+extern uint32_t mp__host;            /* the memory id "host" */
+extern uint64_t mp__window_end_ns;   /* 0, or CLOCK_MONOTONIC end of the window */
+
+/* The recursion guard (initial-exec TLS). */
+extern __thread int mp__guard __attribute__((tls_model("initial-exec")));
+
+/* Called when mp__state is not ACTIVE or the window may have ended: opens
+ * the capture if it is time to (window start, forked child). Returns 1 when
+ * the event should be recorded. Guard held by the caller. */
+int mp__session_slow(void);
+
+/* Whether this process opened the capture being written: not so in a
+ * vfork child, which shares the parent's memory but runs no atfork
+ * handlers, and must leave the parent's writer alone. */
+int mp__session_owned(void);
+/* Close the capture cleanly now (exec, _exit, abort, exit). Guard held. */
+void mp__session_close(void);
+/* After a failed exec: continue recording into a new capture. */
+void mp__session_reopen(void);
+/* --no-children / MEMPROF_CHILDREN=0: whether exec'd programs are traced. */
+int mp__children_traced(void);
+
+/* ---- quiescence (quiesce.c) ---- */
+
+/* The calling thread's busy mark, NULL until its first hook. */
+extern __thread _Atomic int *mp__busy __attribute__((tls_model("initial-exec")));
+extern int mp__busy_fence;
+extern _Atomic int mp__busy_overflow; /* shared by threads beyond the table */
+_Atomic int *mp__busy_claim(void);
+
+/* Mark the calling thread as inside a hook; must come before the state is
+ * read (see quiesce.c for the ordering argument). */
+static inline void mp__busy_begin(void)
+{
+	_Atomic int *b = mp__busy;
+
+	if (__builtin_expect(b == NULL, 0))
+		b = mp__busy_claim();
+	if (__builtin_expect(b == &mp__busy_overflow, 0))
+		atomic_fetch_add_explicit(b, 1, memory_order_relaxed);
+	else
+		atomic_store_explicit(b, 1, memory_order_relaxed);
+	if (mp__busy_fence)
+		atomic_thread_fence(memory_order_seq_cst);
+	else
+		atomic_signal_fence(memory_order_seq_cst);
+}
+
+static inline void mp__busy_end(void)
+{
+	_Atomic int *b = mp__busy;
+
+	if (__builtin_expect(b == &mp__busy_overflow, 0))
+		atomic_fetch_sub_explicit(b, 1, memory_order_release);
+	else
+		atomic_store_explicit(b, 0, memory_order_release);
+}
+
+/* After switching the state away from ACTIVE: wait (at most max_ms) until
+ * no thread is inside a hook. Returns 0, or -1 on timeout. */
+int mp__quiesce(unsigned max_ms);
+/* In a forked child: forget the parent's threads. */
+void mp__quiesce_reset_child(void);
+
+/* ---- mmap (mmap.c) ---- */
+
+extern int mp__mmap_on;   /* MEMPROF_MMAP != 0 */
+/* A new capture was opened: forget the recorded mappings and memory id. */
+void mp__mmap_reset(void);
+
+/* ---- host regions (regions.c) ---- */
+
+/* Called after a successful allocation / before a free of p on the host
+ * memory id: keeps the regions (brk heap, thread heaps, mmapped chunks)
+ * in step with what glibc holds. No-ops unless mp__regions_on. */
+extern int mp__regions_on;
+void mp__regions_start(mp_writer_t *w, uint32_t host);
+void mp__regions_alloc(const void *p);
+void mp__regions_free_before(const void *p, uint64_t *mmapped_base);
+void mp__regions_free_after(uint64_t mmapped_base);
+
+#endif

@@ -1,0 +1,388 @@
+/* session.c - the recording session of one process: when the capture is
+ * opened (constructor, capture window, forked child), where it goes, and
+ * how it is closed (exit, exec, _exit, abort).
+ *
+ * Naming: `memprof record` sets MEMPROF_OUTPUT to the capture of the
+ * program it starts and MEMPROF_OUTPUT_PID to that program's pid. Any
+ * other process that inherits the environment -- a forked child, a program
+ * exec'd by a child, the same process after a failed exec -- derives its
+ * own name from it: "<base>.<pid>.memprof" (then "<base>.<pid>-<n>.memprof"
+ * if that exists), where <base> is MEMPROF_OUTPUT without ".memprof".
+ * Captures are created with O_EXCL: an existing file is never overwritten,
+ * and no two processes ever share a file.
+ */
+#include "preload.h"
+#include "../annotate/backend.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <time.h>
+#include <unistd.h>
+
+_Atomic int mp__state = MP_ST_UNINIT;
+mp_writer_t *mp__writer;
+uint32_t mp__host;
+uint64_t mp__window_end_ns;
+int mp__regions_on;
+
+static struct {
+	int resolved;
+	int fork_traced;     /* MEMPROF_FORK != off and MEMPROF_CHILDREN != 0 */
+	int children_traced; /* MEMPROF_CHILDREN != 0: exec'd programs inherit the preload */
+	int regions;         /* MEMPROF_REGIONS != 0 */
+	uint64_t start_ns;   /* capture window start (MEMPROF_DELAY_MS) */
+	uint64_t duration_ns;
+	mp_writer_options_t opts;
+	pid_t owner;         /* the process that opened mp__writer */
+	char base[4096];     /* name base for derived captures */
+	char path[4096];     /* the capture being written */
+} S;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long long x;
+
+	if (!v || !*v)
+		return dflt;
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (errno || *end)
+		return dflt;
+	return x;
+}
+
+static int env_off(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && (!strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "no"));
+}
+
+/* "memprof: error: <what> '<path>': <why>", straight to fd 2 (no stdio
+ * buffers inside the hooks). */
+static void warn(const char *what, const char *path, const char *why)
+{
+	char line[8400];
+	int n = snprintf(line, sizeof(line), "memprof: error: %s '%s'%s%s\n", what, path,
+			 why && *why ? ": " : "", why ? why : "");
+
+	if (n > 0)
+		(void)!write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+/* Remove our library from LD_PRELOAD so exec'd programs run untraced. */
+static void strip_preload(void)
+{
+	const char *v = getenv("LD_PRELOAD");
+	char out[4096], item[4096];
+	size_t o = 0;
+
+	if (!v)
+		return;
+	while (*v) {
+		size_t n = strcspn(v, ": ");
+		if (n && n < sizeof(item)) {
+			memcpy(item, v, n);
+			item[n] = '\0';
+			if (!strstr(item, "libmemprof_preload") && o + n + 2 < sizeof(out)) {
+				if (o)
+					out[o++] = ':';
+				memcpy(out + o, item, n);
+				o += n;
+			}
+		}
+		v += n;
+		while (*v == ':' || *v == ' ')
+			v++;
+	}
+	out[o] = '\0';
+	if (o)
+		setenv("LD_PRELOAD", out, 1);
+	else
+		unsetenv("LD_PRELOAD");
+}
+
+/* Open a capture: the given path when pid_match, else a derived name. */
+static int open_writer(int try_given)
+{
+	mp_diag_t diag;
+	const char *given = getenv("MEMPROF_OUTPUT");
+	int n, rc;
+
+	mp__writer = NULL;
+	if (try_given && given && *given) {
+		snprintf(S.path, sizeof(S.path), "%s", given);
+		rc = mp_writer_open(&mp__writer, S.path, 0, &S.opts, &diag);
+		if (rc == 0)
+			goto opened;
+		if (rc != -EEXIST) {
+			warn("cannot record into", S.path, diag.text);
+			return -1;
+		}
+	}
+	for (n = 0; n < 1000; n++) {
+		if (n == 0)
+			snprintf(S.path, sizeof(S.path), "%s.%ld.memprof", S.base, (long)getpid());
+		else
+			snprintf(S.path, sizeof(S.path), "%s.%ld-%d.memprof", S.base, (long)getpid(), n);
+		rc = mp_writer_open(&mp__writer, S.path, 0, &S.opts, &diag);
+		if (rc == 0)
+			goto opened;
+		if (rc != -EEXIST) {
+			warn("cannot record into", S.path, diag.text);
+			return -1;
+		}
+	}
+	warn("no free capture name for", S.base, NULL);
+	return -1;
+opened:
+	S.owner = getpid();
+	mp__mmap_reset();
+	rc = mp_writer_memory(mp__writer, "host", MP_MEMORY_HOST, 0);
+	mp__host = rc < 0 ? 0 : (uint32_t)rc;
+	if (S.regions && mp__real_is_glibc)
+		mp__regions_start(mp__writer, mp__host);
+	if (S.duration_ns)
+		mp__window_end_ns = now_ns() + S.duration_ns;
+	return 0;
+}
+
+static void in_child(void)
+{
+	/* The writer's flusher did not survive fork and its file belongs to the
+	 * parent: abandon it (never close it here) and start afresh. */
+	int st = atomic_load(&mp__state);
+
+	mp__writer = NULL;
+	mp__regions_on = 0;
+	mp__quiesce_reset_child();
+	if (st == MP_ST_OFF || st == MP_ST_UNINIT || !S.fork_traced)
+		atomic_store(&mp__state, MP_ST_OFF);
+	else if (st == MP_ST_WAIT)
+		atomic_store(&mp__state, MP_ST_WAIT);
+	else
+		atomic_store(&mp__state, MP_ST_FORKED);
+}
+
+static void derive_base(void)
+{
+	const char *given = getenv("MEMPROF_OUTPUT");
+	size_t n;
+
+	if (given && *given) {
+		snprintf(S.base, sizeof(S.base), "%s", given);
+		n = strlen(S.base);
+		if (n > 8 && !strcmp(S.base + n - 8, ".memprof"))
+			S.base[n - 8] = '\0';
+	} else {
+		snprintf(S.base, sizeof(S.base), "memprof.%s", program_invocation_short_name);
+	}
+}
+
+/* Start the session: from the first hooked call (as heaptrack does, so
+ * allocations made by other libraries' constructors are seen too) or from
+ * our constructor, whichever comes first. Guard held by the caller. */
+static void session_start(void)
+{
+	const char *pidv;
+	uint64_t delay;
+	int given, expect = MP_ST_UNINIT;
+
+	if (!atomic_compare_exchange_strong(&mp__state, &expect, MP_ST_BUSY))
+		return;
+	if (!S.resolved) {
+		S.resolved = 1;
+		if (mp__real_resolve() != 0) {
+			atomic_store(&mp__state, MP_ST_OFF);
+			return;
+		}
+	}
+	pidv = getenv("MEMPROF_OUTPUT_PID");
+	if (getauxval(AT_SECURE) || env_off("MEMPROF_ENABLE")) {
+		/* setuid/setgid programs are never traced. */
+		atomic_store(&mp__state, MP_ST_OFF);
+		return;
+	}
+	S.children_traced = !env_off("MEMPROF_CHILDREN");
+	S.fork_traced = S.children_traced && !env_off("MEMPROF_FORK");
+	S.regions = !env_off("MEMPROF_REGIONS");
+	mp__mmap_on = !env_off("MEMPROF_MMAP");
+	if (!S.children_traced)
+		strip_preload();
+	S.opts.flush_interval_ms = (uint32_t)env_u64("MEMPROF_FLUSH_MS", 0);
+	S.opts.ring_bytes = (uint32_t)env_u64("MEMPROF_RING_KB", 0) * 1024u;
+	S.opts.full_policy = env_u64("MEMPROF_DROP", 0) ? MP_WRITER_DROP : MP_WRITER_WAIT;
+	S.duration_ns = env_u64("MEMPROF_DURATION_MS", 0) * 1000000u;
+	delay = env_u64("MEMPROF_DELAY_MS", 0) * 1000000u;
+	derive_base();
+	pthread_atfork(NULL, NULL, in_child);
+	given = !pidv || (pid_t)strtol(pidv, NULL, 10) == getpid();
+	if (delay) {
+		S.start_ns = now_ns() + delay;
+		atomic_store(&mp__state, MP_ST_WAIT);
+		return;
+	}
+	if (open_writer(given) == 0)
+		atomic_store(&mp__state, MP_ST_ACTIVE);
+	else
+		atomic_store(&mp__state, MP_ST_OFF);
+}
+
+static void __attribute__((constructor)) session_init(void)
+{
+	if (atomic_load(&mp__state) != MP_ST_UNINIT)
+		return;
+	mp__guard = 1;
+	session_start();
+	mp__guard = 0;
+}
+
+/* The capture window opens, or a forked child records its first event. */
+static int open_pending(int st)
+{
+	const char *pidv = getenv("MEMPROF_OUTPUT_PID");
+	int given = st == MP_ST_WAIT && (!pidv || (pid_t)strtol(pidv, NULL, 10) == getpid());
+
+	if (!atomic_compare_exchange_strong(&mp__state, &st, MP_ST_BUSY))
+		return 0;
+	if (open_writer(given) == 0) {
+		atomic_store(&mp__state, MP_ST_ACTIVE);
+		return 1;
+	}
+	atomic_store(&mp__state, MP_ST_OFF);
+	return 0;
+}
+
+int mp__session_slow(void)
+{
+	int st = atomic_load_explicit(&mp__state, memory_order_acquire);
+
+	switch (st) {
+	case MP_ST_ACTIVE:
+		if (mp__window_end_ns && now_ns() >= mp__window_end_ns) {
+			/* Window over: stop recording; the capture is closed at exit. */
+			int expect = MP_ST_ACTIVE;
+			if (atomic_compare_exchange_strong(&mp__state, &expect, MP_ST_OFF))
+				mp_writer_flush(mp__writer);
+			return 0;
+		}
+		return 1;
+	case MP_ST_WAIT:
+		if (now_ns() < S.start_ns)
+			return 0;
+		return open_pending(st);
+	case MP_ST_FORKED:
+		return open_pending(st);
+	case MP_ST_UNINIT:
+		/* The first hooked call of the process (the resolution of the
+		 * originals it starts with is served by the bootstrap arena). */
+		session_start();
+		return atomic_load_explicit(&mp__state, memory_order_acquire) == MP_ST_ACTIVE;
+	default:
+		return 0;
+	}
+}
+
+int mp__session_owned(void)
+{
+	return mp__writer && S.owner == getpid();
+}
+
+void mp__session_close(void)
+{
+	int st = atomic_exchange(&mp__state, MP_ST_BUSY);
+	mp_writer_t *w = mp__writer;
+	int rc;
+
+	if (st == MP_ST_BUSY) { /* someone else is closing */
+		atomic_store(&mp__state, MP_ST_BUSY);
+		return;
+	}
+	mp__writer = NULL;
+	mp__regions_on = 0;
+	if (w && (st == MP_ST_ACTIVE || st == MP_ST_OFF)) {
+		/* Other threads may still be inside a hook (exit() does not stop
+		 * them). From now on they forward without recording; wait for those
+		 * already inside to finish their record before the final flush. */
+		if (mp__quiesce(2000))
+			warn("a thread stayed inside the allocator for 2 s; closing anyway:", S.path, NULL);
+		rc = mp_writer_close(w);
+		if (rc)
+			warn("could not complete the capture", S.path, mp_strerror(rc));
+	}
+	atomic_store(&mp__state, MP_ST_OFF);
+}
+
+void mp__session_reopen(void)
+{
+	int expect = MP_ST_OFF;
+
+	if (!atomic_compare_exchange_strong(&mp__state, &expect, MP_ST_BUSY))
+		return;
+	atomic_store(&mp__state, open_writer(0) == 0 ? MP_ST_ACTIVE : MP_ST_OFF);
+}
+
+int mp__children_traced(void)
+{
+	return S.children_traced;
+}
+
+static void __attribute__((destructor)) session_fini(void)
+{
+	mp__guard = 1;
+	if (mp__session_owned() || !mp__writer)
+		mp__session_close(); /* not in a vfork child that called exit() */
+	/* Stay guarded: whatever this thread frees from here on is not ours. */
+}
+
+/* --- the annotation API's backend --------------------------------------- */
+
+mp_annotate_target_t mp__annotate_target(void)
+{
+	mp_annotate_target_t t = {NULL, NULL};
+	int st = atomic_load_explicit(&mp__state, memory_order_acquire);
+
+	if (mp__guard)
+		return t; /* a signal handler interrupted a hook: not re-entrant */
+	if (st == MP_ST_FORKED) {
+		mp__guard = 1;
+		if (mp__session_slow())
+			t.writer = mp__writer;
+		mp__guard = 0;
+		return t;
+	}
+	if (st == MP_ST_ACTIVE)
+		t.writer = mp__writer;
+	return t;
+}
+
+/* A statically linked libmemprof finds this and forwards every call here. */
+MP_EXPORT const memprof_api_table_t memprof_api_table_v1 = {
+	.version = 1,
+	.enabled = memprof_enabled,
+	.memory_declare = memprof_memory_declare,
+	.region_add = memprof_region_add,
+	.region_remove = memprof_region_remove,
+	.alloc = memprof_alloc,
+	.free = memprof_free,
+	.alloc_failed = memprof_alloc_failed,
+	.step = memprof_step,
+	.mark = memprof_mark,
+	.push = memprof_push,
+	.pop = memprof_pop,
+	.flush = memprof_flush,
+};

@@ -1,0 +1,456 @@
+/* cmd_record.c - `memprof record [-o FILE] [options] -- CMD ARGS...`: run an
+ * unmodified program with the preload library (allocator_hooks/preload/)
+ * and write a capture of every host allocation it makes.
+ *
+ * The program's own exit status is returned (128 + signal when it was
+ * killed), so `memprof record` can wrap any command in a script. Where the
+ * capture went and a one-line summary are printed on stderr after CMD ends.
+ * The environment knobs the preload reads are documented in docs/hooks.md.
+ */
+#include "cli.h"
+
+#include <memprof/capture.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PRELOAD_NAME "libmemprof_preload.so"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: memprof record [-o FILE] [--no-children] [--no-fork] [--delay MS]\n"
+		"                      [--duration MS] [--flush MS] [--stacks] -- CMD ARGS...\n"
+		"\n"
+		"Run CMD with the allocation hooks and capture every host allocation it makes\n"
+		"(malloc, calloc, realloc, free, the aligned variants, C++ new/delete) into a\n"
+		"capture file, next to whatever it reports through <memprof/annotate.h>.\n"
+		"Returns CMD's exit status.\n"
+		"\n"
+		"  -o, --output FILE   capture file (default: memprof.<program>.<pid>.memprof);\n"
+		"                      never overwritten: an existing FILE is an error\n"
+		"      --no-children   do not trace programs CMD runs (exec) nor forked children\n"
+		"      --no-fork       do not trace forked children (exec'd programs still are)\n"
+		"      --delay MS      start capturing MS milliseconds after CMD starts\n"
+		"      --duration MS   stop capturing after MS milliseconds\n"
+		"      --flush MS      write a block at least every MS ms (default 100)\n"
+		"      --stacks        record call stacks (not available yet: ignored)\n"
+		"\n"
+		"Children get their own captures, named <FILE without .memprof>.<pid>.memprof.\n"
+		"Environment knobs (MEMPROF_*) are described in docs/hooks.md.\n");
+}
+
+/* The preload library: $MEMPROF_PRELOAD, else next to this binary in the
+ * build tree (../../allocator_hooks/) or an install (../lib/memprof/). */
+static int find_preload(char *out, size_t size)
+{
+	static const char *const rel[] = {"../../allocator_hooks/" PRELOAD_NAME,
+					  "../lib/memprof/" PRELOAD_NAME, "../lib/" PRELOAD_NAME,
+					  PRELOAD_NAME};
+	const char *env = getenv("MEMPROF_PRELOAD");
+	char exe[PATH_MAX], *dir;
+	ssize_t n;
+	size_t i;
+
+	if (env && *env) {
+		snprintf(out, size, "%s", env);
+		return access(out, R_OK) == 0 ? 0 : -1;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	dir = dirname(exe);
+	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		char cand[PATH_MAX + 64];
+		snprintf(cand, sizeof(cand), "%s/%s", dir, rel[i]);
+		if (access(cand, R_OK) == 0 && realpath(cand, out))
+			return 0;
+	}
+	return -1;
+}
+
+/* --- the summary: a replay of the host heap ----------------------------- */
+
+typedef struct {
+	uint64_t addr, size; /* size + 1; 0 = empty slot */
+} slot_t;
+
+typedef struct {
+	slot_t *s;
+	size_t cap, n;
+} live_t;
+
+static size_t live_hash(uint64_t a, size_t cap)
+{
+	return (size_t)((a >> 4) * 0x9e3779b97f4a7c15ull) & (cap - 1);
+}
+
+static int live_put(live_t *m, uint64_t a, uint64_t size)
+{
+	size_t i;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		live_t g = {calloc(m->cap ? m->cap * 2 : 1024, sizeof(slot_t)), m->cap ? m->cap * 2 : 1024, 0};
+		if (!g.s)
+			return -1;
+		for (i = 0; i < m->cap; i++)
+			if (m->s[i].size)
+				live_put(&g, m->s[i].addr, m->s[i].size - 1);
+		free(m->s);
+		*m = g;
+	}
+	for (i = live_hash(a, m->cap); m->s[i].size && m->s[i].addr != a; i = (i + 1) & (m->cap - 1))
+		;
+	if (!m->s[i].size)
+		m->n++;
+	m->s[i].addr = a;
+	m->s[i].size = size + 1;
+	return 0;
+}
+
+/* Remove a; returns its size, or -1 when it was not live. */
+static int64_t live_take(live_t *m, uint64_t a)
+{
+	size_t i, j, k;
+	int64_t size;
+
+	if (!m->cap)
+		return -1;
+	for (i = live_hash(a, m->cap); m->s[i].size; i = (i + 1) & (m->cap - 1)) {
+		if (m->s[i].addr != a)
+			continue;
+		size = (int64_t)(m->s[i].size - 1);
+		/* backward-shift deletion keeps probe chains intact */
+		for (j = i, k = (i + 1) & (m->cap - 1); m->s[k].size; k = (k + 1) & (m->cap - 1)) {
+			size_t h = live_hash(m->s[k].addr, m->cap);
+			if ((j <= k) ? (h <= j || h > k) : (h <= j && h > k)) {
+				m->s[j] = m->s[k];
+				j = k;
+			}
+		}
+		m->s[j].size = 0;
+		m->n--;
+		return size;
+	}
+	return -1;
+}
+
+static void summarize(const char *path)
+{
+	uint64_t events = 0, allocs = 0, frees = 0, failed = 0, cur = 0, peak = 0;
+	live_t live = {NULL, 0, 0};
+	char b1[64], b2[64];
+	mp_source_t *src;
+	mp_event_t ev;
+	mp_diag_t diag;
+	int host = -1, rc;
+	uint32_t i;
+
+	if (mp_capture_open_source(&src, path, &diag)) {
+		mp_cli_diag(&diag);
+		return;
+	}
+	while ((rc = mp_source_next(src, &ev, &diag)) == 1) {
+		events++;
+		if (host < 0) {
+			for (i = 0; i < mp_source_memory_count(src); i++)
+				if (!strcmp(mp_source_memory(src, i)->name, "host"))
+					host = (int)i;
+		}
+		if ((int)ev.memory != host)
+			continue;
+		if (ev.kind == MP_EV_ALLOC) {
+			allocs += !(ev.flags & MP_EVENT_F_REALLOC);
+			if (live_put(&live, ev.address, ev.requested_bytes) == 0) {
+				cur += ev.requested_bytes;
+				if (cur > peak)
+					peak = cur;
+			}
+		} else if (ev.kind == MP_EV_FREE) {
+			int64_t n = live_take(&live, ev.address);
+			frees += !(ev.flags & MP_EVENT_F_REALLOC);
+			if (n >= 0)
+				cur -= (uint64_t)n;
+		} else if (ev.kind == MP_EV_ALLOC_FAILED) {
+			failed++;
+		}
+	}
+	if (rc < 0)
+		mp_cli_diag(&diag);
+	fprintf(stderr,
+		"memprof: %" PRIu64 " events; host heap: %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64
+		" failed, peak %s requested; live at the end: %zu blocks, %s%s\n",
+		events, allocs, frees, failed, mp_cli_bytes(b1, sizeof(b1), peak), live.n,
+		mp_cli_bytes(b2, sizeof(b2), cur),
+		mp_source_end_status(src) == MP_END_ABRUPT ? " (the capture ended abruptly)" : "");
+	free(live.s);
+	mp_source_close(src);
+}
+
+/* Count the child captures "<base>.<digits>*.memprof" next to path that
+ * were written since `since` (older ones belong to earlier runs). */
+static int count_children(const char *path, time_t since)
+{
+	char dirbuf[PATH_MAX], basebuf[PATH_MAX], prefix[PATH_MAX];
+	const char *dir, *base;
+	struct dirent *de;
+	size_t n, pl;
+	int count = 0;
+	DIR *d;
+
+	snprintf(dirbuf, sizeof(dirbuf), "%s", path);
+	snprintf(basebuf, sizeof(basebuf), "%s", path);
+	dir = dirname(dirbuf);
+	base = basename(basebuf);
+	snprintf(prefix, sizeof(prefix), "%s", base);
+	n = strlen(prefix);
+	if (n > 8 && !strcmp(prefix + n - 8, ".memprof"))
+		prefix[n - 8] = '\0';
+	pl = strlen(prefix);
+	if (!(d = opendir(dir)))
+		return 0;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		char full[PATH_MAX * 2];
+		struct stat sb;
+
+		if (l > pl + 9 && !strncmp(de->d_name, prefix, pl) && de->d_name[pl] == '.' &&
+		    de->d_name[pl + 1] >= '0' && de->d_name[pl + 1] <= '9' &&
+		    !strcmp(de->d_name + l - 8, ".memprof")) {
+			snprintf(full, sizeof(full), "%s/%s", dir, de->d_name);
+			if (stat(full, &sb) == 0 && sb.st_mtime >= since)
+				count++;
+		}
+	}
+	closedir(d);
+	return count;
+}
+
+/* --- running the program ------------------------------------------------ */
+
+typedef struct {
+	const char *output;
+	int no_children, no_fork, stacks;
+	const char *delay, *duration, *flush;
+} rec_opts_t;
+
+/* In the child: pick the capture name (never an existing file), tell the
+ * parent through fd, set the environment, exec. */
+static void child(const rec_opts_t *o, const char *preload, char **cmd, int fd)
+{
+	char path[PATH_MAX], pidbuf[32], pre[PATH_MAX * 2];
+	const char *old = getenv("LD_PRELOAD");
+	const char *prog = strrchr(cmd[0], '/') ? strrchr(cmd[0], '/') + 1 : cmd[0];
+	int n;
+
+	if (o->output) {
+		snprintf(path, sizeof(path), "%s", o->output);
+	} else {
+		snprintf(path, sizeof(path), "memprof.%s.%ld.memprof", prog, (long)getpid());
+		for (n = 1; access(path, F_OK) == 0 && n < 1000; n++)
+			snprintf(path, sizeof(path), "memprof.%s.%ld-%d.memprof", prog, (long)getpid(), n);
+	}
+	/* Absolute, so that children that chdir still name theirs next to it. */
+	if (path[0] != '/') {
+		char cwd[PATH_MAX], abs[PATH_MAX * 2 + 2];
+		size_t len;
+		if (getcwd(cwd, sizeof(cwd))) {
+			snprintf(abs, sizeof(abs), "%s/%s", cwd, path);
+			len = strlen(abs);
+			if (len < sizeof(path))
+				memcpy(path, abs, len + 1);
+		}
+	}
+	(void)!write(fd, path, strlen(path) + 1);
+	snprintf(pidbuf, sizeof(pidbuf), "%ld", (long)getpid());
+	if (old && *old)
+		snprintf(pre, sizeof(pre), "%s:%s", preload, old);
+	else
+		snprintf(pre, sizeof(pre), "%s", preload);
+	setenv("LD_PRELOAD", pre, 1);
+	setenv("MEMPROF_OUTPUT", path, 1);
+	setenv("MEMPROF_OUTPUT_PID", pidbuf, 1);
+	unsetenv("MEMPROF_OVERWRITE");
+	if (o->no_children)
+		setenv("MEMPROF_CHILDREN", "0", 1);
+	if (o->no_fork)
+		setenv("MEMPROF_FORK", "0", 1);
+	if (o->delay)
+		setenv("MEMPROF_DELAY_MS", o->delay, 1);
+	if (o->duration)
+		setenv("MEMPROF_DURATION_MS", o->duration, 1);
+	if (o->flush)
+		setenv("MEMPROF_FLUSH_MS", o->flush, 1);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	execvp(cmd[0], cmd);
+	n = errno;
+	fprintf(stderr, "memprof: error: cannot run '%s': %s\n", cmd[0], strerror(n));
+	_exit(n == ENOENT ? 127 : 126);
+}
+
+static int check_ms(const char *what, const char *v)
+{
+	char *end;
+
+	errno = 0;
+	(void)strtoull(v, &end, 10);
+	if (errno || *end || !*v || *v == '-') {
+		mp_cli_error("%s expects milliseconds, got '%s'", what, v);
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	enum { O_NOCHILD = 256, O_NOFORK, O_DELAY, O_DURATION, O_FLUSH, O_STACKS };
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"no-children", no_argument, NULL, O_NOCHILD},
+		{"no-fork", no_argument, NULL, O_NOFORK},
+		{"delay", required_argument, NULL, O_DELAY},
+		{"duration", required_argument, NULL, O_DURATION},
+		{"flush", required_argument, NULL, O_FLUSH},
+		{"stacks", no_argument, NULL, O_STACKS},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	rec_opts_t o = {0};
+	char preload[PATH_MAX], path[PATH_MAX];
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
+	int c, status, fds[2];
+	size_t got = 0;
+	time_t started = time(NULL);
+	ssize_t k;
+	pid_t pid;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			o.output = optarg;
+			break;
+		case O_NOCHILD:
+			o.no_children = 1;
+			break;
+		case O_NOFORK:
+			o.no_fork = 1;
+			break;
+		case O_DELAY:
+			o.delay = optarg;
+			if (check_ms("--delay", optarg))
+				return MP_EXIT_USAGE;
+			break;
+		case O_DURATION:
+			o.duration = optarg;
+			if (check_ms("--duration", optarg))
+				return MP_EXIT_USAGE;
+			break;
+		case O_FLUSH:
+			o.flush = optarg;
+			if (check_ms("--flush", optarg))
+				return MP_EXIT_USAGE;
+			break;
+		case O_STACKS:
+			o.stacks = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return MP_EXIT_OK;
+		default:
+			usage(stderr);
+			return MP_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		mp_cli_error("no command to record (usage: memprof record [options] -- CMD ARGS...)");
+		return MP_EXIT_USAGE;
+	}
+	if (o.stacks)
+		mp_cli_warning("--stacks is not available yet; recording without call stacks");
+	if (o.output && access(o.output, F_OK) == 0) {
+		mp_cli_error("'%s' exists; remove it or choose another name with -o", o.output);
+		return MP_EXIT_IO;
+	}
+	{
+		/* Fail before running CMD when the capture could not be created. */
+		char dirbuf[PATH_MAX];
+		snprintf(dirbuf, sizeof(dirbuf), "%s", o.output ? o.output : "./x");
+		if (access(dirname(dirbuf), W_OK) != 0) {
+			int e = errno;
+			snprintf(dirbuf, sizeof(dirbuf), "%s", o.output ? o.output : "./x");
+			mp_cli_error("cannot write a capture in '%s': %s", dirname(dirbuf), strerror(e));
+			return MP_EXIT_IO;
+		}
+	}
+	if (find_preload(preload, sizeof(preload))) {
+		mp_cli_error("cannot find the preload library '%s' (set MEMPROF_PRELOAD to its path)",
+			     PRELOAD_NAME);
+		return MP_EXIT_IO;
+	}
+	if (pipe2(fds, O_CLOEXEC)) {
+		mp_cli_error("cannot create a pipe: %s", strerror(errno));
+		return MP_EXIT_IO;
+	}
+	fflush(NULL);
+	/* Like time(1): ^C and ^\ go to the program; we stay to report. */
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	pid = fork();
+	if (pid < 0) {
+		mp_cli_error("cannot fork: %s", strerror(errno));
+		return MP_EXIT_IO;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		child(&o, preload, argv + optind, fds[1]);
+	}
+	close(fds[1]);
+	while (got < sizeof(path) && (k = read(fds[0], path + got, sizeof(path) - got)) != 0) {
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			break;
+		got += (size_t)k;
+	}
+	close(fds[0]);
+	path[got < sizeof(path) ? got : sizeof(path) - 1] = '\0';
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			mp_cli_error("waitpid: %s", strerror(errno));
+			return MP_EXIT_FAILURE;
+		}
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	if (got && access(path, F_OK) == 0) {
+		int children = count_children(path, started);
+		fprintf(stderr, "memprof: capture written to '%s'", path);
+		if (children)
+			fprintf(stderr, " (+ %d child capture%s next to it)", children, children > 1 ? "s" : "");
+		fputc('\n', stderr);
+		summarize(path);
+	} else if (!(WIFEXITED(status) && WEXITSTATUS(status) >= 126)) {
+		mp_cli_warning("no capture was written (see the messages above)");
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return MP_EXIT_FAILURE;
+}

@@ -1,0 +1,116 @@
+/* hooks_run.c - see hooks_run.h. */
+#include "test_common.h"
+
+#include "hooks_run.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#ifndef HK_MEMPROF
+#error "HK_MEMPROF (the memprof binary) must be defined"
+#endif
+
+int hk_setup_dir(void **state)
+{
+	tmpdir_t *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return -1;
+	snprintf(t->dir, sizeof(t->dir), "/tmp/memprof-hooks-XXXXXX");
+	if (!mkdtemp(t->dir)) {
+		free(t);
+		return -1;
+	}
+	snprintf(t->cap, sizeof(t->cap), "%s/cap.memprof", t->dir);
+	*state = t;
+	return 0;
+}
+
+int hk_teardown_dir(void **state)
+{
+	tmpdir_t *t = *state;
+	struct dirent *de;
+	DIR *d = opendir(t->dir);
+	char p[512];
+
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", t->dir, de->d_name);
+		unlink(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(t->dir);
+	free(t);
+	return 0;
+}
+
+/* Run memprof record with opts (NULL-terminated) -o cap -- victim args;
+ * extra environment "K=V" in env (NULL-terminated or NULL). Returns the
+ * exit status of memprof record. */
+int hk_record(const char *cap, const char *const *opts, const char *victim, const char *const *args,
+	      const char *const *env)
+{
+	char vpath[512];
+	const char *argv[32];
+	int n = 0, status;
+	pid_t pid;
+
+	if (victim[0] == '/')
+		snprintf(vpath, sizeof(vpath), "%s", victim);
+	else
+		snprintf(vpath, sizeof(vpath), "%s/%s", HK_VICTIM_DIR, victim);
+	argv[n++] = HK_MEMPROF;
+	argv[n++] = "record";
+	while (opts && *opts)
+		argv[n++] = *opts++;
+	argv[n++] = "-o";
+	argv[n++] = cap;
+	argv[n++] = "--";
+	argv[n++] = vpath;
+	while (args && *args)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		while (env && *env)
+			putenv((char *)(uintptr_t)*env++);
+		setenv("MEMPROF_PRELOAD", HK_PRELOAD, 1);
+		/* The sanitizer runtime of a sanitized driver must not follow the
+		 * preload into the victims. */
+		unsetenv("LD_PRELOAD");
+		execv(argv[0], (char *const *)(uintptr_t)argv);
+		_exit(126);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void hk_replay_ok(const char *cap, hk_stats_t *st)
+{
+	assert_int_equal(hk_replay(cap, st), 0);
+}
+
+/* Names of the files in dir, other than cap.memprof, into names. */
+int hk_other_captures(const char *dir, char names[][600], int max)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "cap.memprof"))
+			continue;
+		if (n < max)
+			snprintf(names[n], 600, "%s/%s", dir, de->d_name);
+		n++;
+	}
+	closedir(d);
+	return n;
+}

@@ -1,0 +1,31 @@
+/* hooks_run.h - shared by the hooks tests: a temporary directory per
+ * test, running `memprof record` on a victim, replaying its capture. */
+#ifndef MP_HOOKS_RUN_H
+#define MP_HOOKS_RUN_H
+
+#include "hooks_check.h"
+
+typedef struct {
+	char dir[64];
+	char cap[128];
+} tmpdir_t;
+
+/* cmocka setup/teardown: *state is a fresh tmpdir_t (removed with its files). */
+int hk_setup_dir(void **state);
+int hk_teardown_dir(void **state);
+
+/* Run `memprof record OPTS -o cap -- VICTIM ARGS` (victim: a name in the
+ * victims' build directory, or an absolute path), with extra environment
+ * "K=V" strings (all lists NULL-terminated or NULL). Returns the exit
+ * status of memprof record (128 + N when it was killed by signal N). */
+int hk_record(const char *cap, const char *const *opts, const char *victim, const char *const *args,
+	      const char *const *env);
+
+/* Replay cap into st, failing the test if it cannot be read. */
+void hk_replay_ok(const char *cap, hk_stats_t *st);
+
+/* Paths of the files in dir other than cap.memprof (at most max); returns
+ * how many there are. */
+int hk_other_captures(const char *dir, char names[][600], int max);
+
+#endif

@@ -1,0 +1,423 @@
+/* test_hooks_heap.c - `memprof record` on victims, what the heap saw.
+ *
+ * Each test runs `memprof record -o DIR/cap.memprof -- victim ARGS` and
+ * replays the capture with hooks_check.c (a second, independent heap
+ * replay), asserting figures hand-computed from the victim's source (see
+ * the comment at the top of each victim_*.c); one test also checks
+ * `memprof report --json`. The driver itself may be sanitized; the victims
+ * and the preload library never are.
+ */
+#include "test_common.h"
+
+#include "hooks_run.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+/* --- the known sequence, every way to end --------------------------------- */
+
+static void check_sequence(const char *cap, int abrupt)
+{
+	hk_stats_t st = {0};
+
+	hk_replay_ok(cap, &st);
+	assert_int_equal(st.allocs, 6);
+	assert_int_equal(st.frees, 4);
+	assert_int_equal(st.reallocs, 0);
+	assert_int_equal(st.failed, 0);
+	assert_int_equal(st.peak, 208000);
+	assert_int_equal(st.live_blocks, 2);
+	assert_int_equal(st.live_bytes, 200007);
+	assert_int_equal(st.unknown_frees, 0);
+	assert_int_equal(st.double_allocs, 0);
+	assert_int_equal(st.dropped, 0);
+	assert_int_equal(st.abrupt, abrupt);
+	/* regions: the brk heap, and the 200000-byte mmapped chunk */
+	assert_true(st.regions_added >= 2);
+}
+
+static void test_hooks_sequence_exit(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"exit", NULL};
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 0);
+	check_sequence(t->cap, 0);
+}
+
+static void test_hooks_sequence__exit(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"_exit", NULL};
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 0);
+	check_sequence(t->cap, 0); /* closed cleanly by the _exit hook */
+}
+
+static void test_hooks_sequence_abort(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"abort", NULL};
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 128 + SIGABRT);
+	check_sequence(t->cap, 0);
+}
+
+static void test_hooks_sequence_sigkill(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"kill", NULL};
+	const char *env[] = {"MEMPROF_FLUSH_MS=20", NULL};
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, env), 128 + SIGKILL);
+	check_sequence(t->cap, 1); /* no trailer, every event flushed before the kill */
+}
+
+static void test_hooks_signal_handler(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"signal", NULL};
+	hk_stats_t st = {0};
+
+	st.nwatch = 2;
+	st.watch[0].size = 33;
+	st.watch[1].size = 77;
+	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 0);
+	hk_replay_ok(t->cap, &st);
+	assert_true(st.watch[0].allocs >= 200000);
+	assert_int_equal(st.watch[0].allocs, st.watch[0].frees);
+	/* A handler that interrupts a hook passes through unrecorded (the guard
+	 * is held), its malloc and free alike; one that runs between hooks is
+	 * recorded. Either way the pairs balance. */
+	assert_int_equal(st.watch[1].allocs, st.watch[1].frees);
+	assert_int_equal(st.unknown_frees, 0);
+	assert_int_equal(st.double_allocs, 0);
+	assert_int_equal(st.live_blocks, 2);
+	assert_int_equal(st.live_bytes, 200007);
+}
+
+/* The solver's view of the same capture, through `memprof report --json`:
+ * counts, and the peak in allocated bytes, hand-computed from glibc's
+ * (x86-64) chunk rules: usable = chunk - 8 with chunks of 16-byte steps
+ * (1000, 1000, 5000, 3000, 24 for 7 bytes), and the 200000-byte block is
+ * an mmapped chunk of 200704 bytes, usable 200688. Peak = 200688 + 5000 +
+ * 3000 = 208688, with the brk heap and the mmapped chunk as regions. */
+static void test_hooks_report_agrees(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"exit", NULL};
+	char cmd[700];
+	json_error_t err;
+	json_t *root, *dev, *peak;
+	FILE *p;
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 0);
+	snprintf(cmd, sizeof(cmd), "'%s' report --json '%s' 2>/dev/null", HK_MEMPROF, t->cap);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	root = json_loadf(p, 0, &err);
+	pclose(p);
+	if (!root) {
+		fprintf(stderr, "skip: `memprof report --json` gave no JSON (%s)\n", err.text);
+		return;
+	}
+	dev = json_array_get(json_object_get(root, "devices"), 0);
+	assert_non_null(dev);
+	assert_string_equal(json_string_value(json_object_get(dev, "name")), "host");
+	assert_int_equal(json_integer_value(json_object_get(dev, "allocations")), 6);
+	assert_int_equal(json_integer_value(json_object_get(dev, "deallocations")), 4);
+	assert_int_equal(json_integer_value(json_object_get(dev, "failed_allocations")), 0);
+	assert_int_equal(json_integer_value(json_object_get(dev, "unknown_frees")), 0);
+	peak = json_object_get(dev, "peak");
+	assert_int_equal(json_integer_value(json_object_get(peak, "bytes")), 208688);
+	assert_true(json_integer_value(json_object_get(peak, "free_bytes")) > 0);
+	json_decref(root);
+}
+
+/* --delay 250 --duration 500: the window opens 250 ms after start and
+ * closes 500 ms later, so of the victim's allocations at 0, 500 and
+ * 1000 ms only the 1002-byte one (and nothing of the sequence before it)
+ * is in the capture. */
+static void test_hooks_window(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--delay", "250", "--duration", "500", NULL};
+	const char *args[] = {"window", NULL};
+	hk_stats_t st = {0};
+
+	st.nwatch = 3;
+	st.watch[0].size = 1001;
+	st.watch[1].size = 1002;
+	st.watch[2].size = 1003;
+	assert_int_equal(hk_record(t->cap, opts, "victim_seq", args, NULL), 0);
+	hk_replay_ok(t->cap, &st);
+	assert_int_equal(st.watch[0].allocs, 0);
+	assert_int_equal(st.watch[1].allocs, 1);
+	assert_int_equal(st.watch[2].allocs, 0);
+	assert_int_equal(st.allocs, 1);
+	assert_int_equal(st.abrupt, 0);
+}
+
+/* --- realloc, alignment, failures, C++ -------------------------------------- */
+
+static void test_hooks_realloc(void **state)
+{
+	tmpdir_t *t = *state;
+	hk_stats_t st = {0};
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_realloc", NULL, NULL), 0);
+	hk_replay_ok(t->cap, &st);
+	assert_int_equal(st.allocs, 4);
+	assert_int_equal(st.reallocs, 2);
+	assert_int_equal(st.frees, 3);
+	assert_int_equal(st.peak, 5164);
+	assert_int_equal(st.live_blocks, 1);
+	assert_int_equal(st.live_bytes, 4000);
+	assert_int_equal(st.unknown_frees, 0);
+	assert_int_equal(st.nrealloc, 2);
+	assert_int_equal(st.realloc_list[0].requested, 1000);
+	assert_true(st.realloc_list[0].old_addr != st.realloc_list[0].new_addr); /* moved */
+	assert_int_equal(st.realloc_list[1].requested, 4000);
+	assert_true(st.realloc_list[1].old_addr == st.realloc_list[1].new_addr); /* in place */
+}
+
+static void test_hooks_align(void **state)
+{
+	tmpdir_t *t = *state;
+	static const uint64_t want[][2] = {{100, 64}, {1000, 256}, {5000, 4096}, {256, 128},
+					   {50, 32},  {101, 4096}};
+	hk_stats_t st = {0};
+	int i;
+
+	st.nwatch = 6;
+	for (i = 0; i < 6; i++) {
+		st.watch[i].size = want[i][0];
+		st.watch[i].align = want[i][1];
+	}
+	assert_int_equal(hk_record(t->cap, NULL, "victim_align", NULL, NULL), 0);
+	hk_replay_ok(t->cap, &st);
+	assert_int_equal(st.allocs, 7);
+	assert_int_equal(st.frees, 7);
+	assert_int_equal(st.failed, 0); /* EINVAL is not a failed allocation */
+	assert_int_equal(st.live_blocks, 0);
+	assert_int_equal(st.peak, 100 + 1000 + 5000 + 256 + 50 + 100 + 101);
+	/* size 100: posix_memalign's 64-aligned block and valloc's page */
+	assert_int_equal(st.watch[0].allocs, 2);
+	for (i = 0; i < 6; i++) {
+		if (i > 0)
+			assert_int_equal(st.watch[i].allocs, 1);
+		assert_int_equal(st.watch[i].misaligned, 0);
+	}
+}
+
+static void test_hooks_failed(void **state)
+{
+	tmpdir_t *t = *state;
+	hk_stats_t st = {0};
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_fail", NULL, NULL), 0);
+	hk_replay_ok(t->cap, &st);
+	assert_int_equal(st.failed, 4);
+	assert_int_equal(st.failed_req[0], (uint64_t)1 << 50);
+	assert_int_equal(st.failed_req[1], UINT64_MAX);
+	assert_int_equal(st.failed_req[2], (uint64_t)1 << 50);
+	assert_int_equal(st.failed_req[3], (uint64_t)1 << 50);
+	assert_int_equal(st.allocs, 1);
+	assert_int_equal(st.frees, 1);
+	assert_int_equal(st.live_blocks, 0);
+}
+
+static void test_hooks_cxx(void **state)
+{
+	tmpdir_t *t = *state;
+	hk_stats_t st = {0};
+	static const uint64_t sizes[] = {1234, 1200, 24, 4};
+	int i;
+
+	if (!HK_HAVE_CXX) {
+		fprintf(stderr, "skip: no C++ compiler, no victim_cxx\n");
+		return;
+	}
+	st.nwatch = 4;
+	for (i = 0; i < 4; i++)
+		st.watch[i].size = sizes[i];
+	assert_int_equal(hk_record(t->cap, NULL, "victim_cxx", NULL, NULL), 0);
+	hk_replay_ok(t->cap, &st);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(st.watch[i].allocs, 1);
+		assert_int_equal(st.watch[i].frees, 1);
+	}
+	assert_int_equal(st.unknown_frees, 0);
+}
+
+static void test_hooks_mmap(void **state)
+{
+	tmpdir_t *t = *state;
+	hk_stats_t st = {0}, host = {0};
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_mmap", NULL, NULL), 0);
+	st.memory = "host_mmap";
+	hk_replay_ok(t->cap, &st);
+	assert_int_equal(st.allocs, 2);
+	assert_int_equal(st.reallocs, 1);
+	assert_int_equal(st.frees, 2);
+	assert_int_equal(st.peak, 2097152);
+	assert_int_equal(st.live_blocks, 0);
+	assert_int_equal(st.unknown_frees, 0);
+	hk_replay_ok(t->cap, &host); /* the heap saw none of it */
+	assert_int_equal(host.peak < 1048576, 1);
+}
+
+/* --- annotations next to the host heap ---------------------------------- */
+
+static void check_annotate(void **state, const char *victim)
+{
+	tmpdir_t *t = *state;
+	hk_stats_t host = {0}, pool = {0};
+	char names[8][600];
+
+	host.nwatch = 1;
+	host.watch[0].size = 555;
+	assert_int_equal(hk_record(t->cap, NULL, victim, NULL, NULL), 0);
+	assert_int_equal(hk_other_captures(t->dir, names, 8), 0); /* one capture, shared */
+	hk_replay_ok(t->cap, &host);
+	assert_int_equal(host.memories, 2);
+	assert_int_equal(host.watch[0].allocs, 1);
+	assert_int_equal(host.watch[0].frees, 1);
+	assert_string_equal(host.watch[0].op_name, "conv2d");
+	pool.memory = "GPU_0_bfc";
+	hk_replay_ok(t->cap, &pool);
+	assert_int_equal(pool.allocs, 3);
+	assert_int_equal(pool.frees, 1);
+	assert_int_equal(pool.peak, 4096 + 8192 + 16384);
+	assert_int_equal(pool.live_bytes, 4096 + 16384);
+	assert_int_equal(pool.regions_added, 1);
+}
+
+/* libmemprof.so linked dynamically: the preload's memprof_* win. */
+static void test_hooks_annotate(void **state)
+{
+	check_annotate(state, "victim_annotate");
+}
+
+/* libmemprof compiled into the program: it forwards to the preload's
+ * memprof_api_table_v1. */
+static void test_hooks_annotate_static(void **state)
+{
+	check_annotate(state, "victim_annotate_static");
+}
+
+/* Preloaded on top of another allocator (jemalloc, when installed): the
+ * originals come from dlsym(RTLD_NEXT), sizes from jemalloc's usable size,
+ * no glibc regions. Runs the victim directly (the driver may carry ASan,
+ * which must stay first in its own LD_PRELOAD). */
+static void test_hooks_over_jemalloc(void **state)
+{
+	static const char *const jem[] = {"/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
+					  "/usr/lib/libjemalloc.so.2", NULL};
+	static const uint64_t sizes[][3] = {{1000, 2, 2}, {5000, 1, 1}, {3000, 1, 1}, {200000, 1, 0},
+					    {7, 1, 0}};
+	tmpdir_t *t = *state;
+	const char *lib = NULL;
+	char pre[1024], out[256], vpath[512];
+	hk_stats_t st = {0};
+	int i, status = 0;
+	pid_t pid;
+
+	for (i = 0; jem[i]; i++)
+		if (access(jem[i], R_OK) == 0)
+			lib = jem[i];
+	if (!lib) {
+		fprintf(stderr, "skip: jemalloc is not installed\n");
+		return;
+	}
+	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s:%s", HK_PRELOAD, lib);
+	snprintf(out, sizeof(out), "MEMPROF_OUTPUT=%s", t->cap);
+	snprintf(vpath, sizeof(vpath), "%s/victim_seq", HK_VICTIM_DIR);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		char *argv[] = {vpath, (char *)(uintptr_t)"exit", NULL};
+		char *envp[] = {pre, out, NULL};
+		execve(vpath, argv, envp);
+		_exit(126);
+	}
+	assert_true(pid > 0 && waitpid(pid, &status, 0) == pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	st.nwatch = 5;
+	for (i = 0; i < 5; i++)
+		st.watch[i].size = sizes[i][0];
+	hk_replay_ok(t->cap, &st);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(st.watch[i].allocs, sizes[i][1]);
+		assert_int_equal(st.watch[i].frees, sizes[i][2]);
+	}
+	assert_int_equal(st.unknown_frees, 0);
+	assert_int_equal(st.regions_added, 0);
+}
+
+/* A setgid copy of a victim (group nogroup) runs in secure mode: the
+ * loader ignores the preload and no capture is written. Skipped where the
+ * copy cannot be made setgid (not root, nosuid mount). */
+/* --- the exported symbols ---------------------------------------------------- */
+
+static void test_hooks_exports(void **state)
+{
+	static const char *const allowed[] = {
+		"malloc", "free", "calloc", "realloc", "reallocarray", "memalign", "aligned_alloc",
+		"posix_memalign", "valloc", "pvalloc", "execve", "execv", "execvp", "execvpe", "execl",
+		"execlp", "execle", "fexecve", "execveat", "_exit", "_Exit", "abort", "mmap", "mmap64",
+		"munmap", "mremap", "memprof_api_table_v1", NULL};
+	char cmd[600], line[512];
+	int found_malloc = 0, n = 0;
+	FILE *p;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "nm -D --defined-only '%s' 2>/dev/null", HK_PRELOAD);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		char *name = strrchr(line, ' ');
+		int ok = 0, i;
+		if (!name)
+			continue;
+		name++;
+		name[strcspn(name, "\n@")] = '\0';
+		for (i = 0; allowed[i]; i++)
+			ok |= !strcmp(name, allowed[i]);
+		ok |= !strncmp(name, "memprof_", 8);
+		if (!ok)
+			fprintf(stderr, "unexpected export: %s\n", name);
+		assert_true(ok);
+		found_malloc |= !strcmp(name, "malloc");
+		n++;
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_true(found_malloc);
+	assert_true(n >= 30);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hooks_exports),
+		cmocka_unit_test_setup_teardown(test_hooks_sequence_exit, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_sequence__exit, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_sequence_abort, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_sequence_sigkill, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_signal_handler, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_report_agrees, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_window, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_realloc, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_align, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_failed, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_cxx, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_mmap, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_annotate, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_annotate_static, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_over_jemalloc, hk_setup_dir, hk_teardown_dir),
+	};
+	return cmocka_run_group_tests_name("hooks_heap", tests, NULL, NULL);
+}

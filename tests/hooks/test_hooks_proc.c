@@ -1,0 +1,227 @@
+/* test_hooks_proc.c - `memprof record` on victims: threads, fork, exec,
+ * vfork, setgid programs and the command's own behaviour. Figures are
+ * hand-computed in each victim_*.c; captures are replayed with
+ * hooks_check.c.
+ */
+#include "test_common.h"
+
+#include "hooks_run.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+/* --- threads --------------------------------------------------------------- */
+
+static void test_hooks_threads(void **state)
+{
+	tmpdir_t *t = *state;
+	hk_stats_t st = {0}, all = {0};
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_threads", NULL, NULL), 0);
+	st.skip_first_thread = 1; /* the workers' events only: pthread internals are main's */
+	hk_replay_ok(t->cap, &st);
+	assert_int_equal(st.allocs, 800000);
+	assert_int_equal(st.frees, 800000);
+	assert_int_equal(st.peak, 37995904);
+	assert_int_equal(st.live_blocks, 0);
+	assert_int_equal(st.unknown_frees, 0);
+	assert_int_equal(st.double_allocs, 0);
+	assert_int_equal(st.dropped, 0);
+	assert_true(st.threads >= 9);
+	hk_replay_ok(t->cap, &all); /* the whole process: consistent too */
+	assert_int_equal(all.unknown_frees, 0);
+	assert_int_equal(all.double_allocs, 0);
+	assert_true(all.allocs >= 800000);
+}
+
+/* exit() while 4 threads allocate: the capture closes cleanly, the
+ * program is not disturbed (three times, the race is timing-dependent). */
+static void test_hooks_exit_with_threads(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"exit", NULL};
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		hk_stats_t st = {0};
+		unlink(t->cap);
+		assert_int_equal(hk_record(t->cap, NULL, "victim_threads", args, NULL), 0);
+		hk_replay_ok(t->cap, &st);
+		assert_int_equal(st.abrupt, 0);
+		assert_int_equal(st.double_allocs, 0);
+		assert_int_equal(st.unknown_frees, 0);
+		assert_true(st.allocs > 100);
+	}
+}
+
+/* 4000 short-lived threads, 8 at a time, each freeing a block from a
+ * pthread key destructor during its exit; 1 ms flush rounds so that rings
+ * of exited threads are drained and reused while others exit. */
+static void test_hooks_thread_churn(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *env[] = {"MEMPROF_FLUSH_MS=1", NULL};
+	hk_stats_t st = {0}, all = {0};
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_churn", NULL, env), 0);
+	st.skip_first_thread = 1;
+	hk_replay_ok(t->cap, &st);
+	assert_int_equal(st.allocs, 4000 * 101);
+	assert_int_equal(st.frees, 4000 * 101);
+	assert_int_equal(st.live_blocks, 0);
+	assert_int_equal(st.unknown_frees, 0);
+	assert_int_equal(st.double_allocs, 0);
+	assert_int_equal(st.dropped, 0);
+	assert_int_equal(st.threads, 4001);
+	hk_replay_ok(t->cap, &all);
+	assert_int_equal(all.unknown_frees, 0);
+	assert_int_equal(all.double_allocs, 0);
+}
+
+/* --- fork and exec --------------------------------------------------------- */
+
+/* Which of the victim's marker sizes a capture holds, as a bit set. */
+static unsigned markers(const char *cap)
+{
+	static const uint64_t sizes[] = {1111, 2222, 3333, 4444};
+	hk_stats_t st = {0};
+	unsigned bits = 0;
+	int i;
+
+	st.nwatch = 4;
+	for (i = 0; i < 4; i++)
+		st.watch[i].size = sizes[i];
+	hk_replay_ok(cap, &st);
+	assert_int_equal(st.double_allocs, 0);
+	for (i = 0; i < 4; i++) {
+		if (st.watch[i].allocs)
+			bits |= 1u << i;
+		assert_true(st.watch[i].allocs <= 1);
+	}
+	return bits;
+}
+
+static void test_hooks_fork_exec(void **state)
+{
+	tmpdir_t *t = *state;
+	char names[8][600];
+	unsigned seen = 0;
+	int n, i;
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_fork", NULL, NULL), 0);
+	assert_int_equal(markers(t->cap), 1u | 8u); /* parent: 1111 and 4444 */
+	n = hk_other_captures(t->dir, names, 8);
+	assert_int_equal(n, 2); /* the forked child and the program it exec'd */
+	for (i = 0; i < n; i++) {
+		unsigned m = markers(names[i]);
+		assert_true(m == 2u || m == 4u);
+		assert_int_equal(strncmp(names[i], t->dir, strlen(t->dir)), 0);
+		assert_non_null(strstr(names[i], "/cap."));
+		seen |= m;
+	}
+	assert_int_equal(seen, 2u | 4u);
+}
+
+static void test_hooks_vfork(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"vfork", NULL};
+	char names[8][600];
+	hk_stats_t st = {0};
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_fork", args, NULL), 0);
+	hk_replay_ok(t->cap, &st);
+	assert_int_equal(st.abrupt, 0); /* the vfork child did not close it */
+	assert_int_equal(markers(t->cap), 1u | 8u);
+	assert_int_equal(hk_other_captures(t->dir, names, 8), 1);
+	assert_int_equal(markers(names[0]), 4u);
+}
+
+static void test_hooks_no_children(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--no-children", NULL};
+	char names[8][600];
+
+	assert_int_equal(hk_record(t->cap, opts, "victim_fork", NULL, NULL), 0);
+	assert_int_equal(markers(t->cap), 1u | 8u);
+	assert_int_equal(hk_other_captures(t->dir, names, 8), 0);
+}
+
+static void test_hooks_no_fork(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--no-fork", NULL};
+	char names[8][600];
+
+	assert_int_equal(hk_record(t->cap, opts, "victim_fork", NULL, NULL), 0);
+	assert_int_equal(markers(t->cap), 1u | 8u);
+	assert_int_equal(hk_other_captures(t->dir, names, 8), 1); /* only the exec'd program */
+	assert_int_equal(markers(names[0]), 4u);
+}
+
+static void test_hooks_setgid_untraced(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"secure", NULL};
+	char src[512], dst[256], cmd[2048];
+	struct stat sb;
+	int rc;
+
+	snprintf(src, sizeof(src), "%s/victim_seq", HK_VICTIM_DIR);
+	snprintf(dst, sizeof(dst), "%s/victim_seq", t->dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && chgrp 65534 '%s' && chmod g+s '%s' && '%s' secure",
+		 src, dst, dst, dst, dst);
+	rc = system(cmd);
+	if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 41) {
+		fprintf(stderr, "skip: cannot make a setgid program here (status %d)\n", rc);
+		return;
+	}
+	assert_int_equal(hk_record(t->cap, NULL, dst, args, NULL), 41);
+	assert_int_not_equal(stat(t->cap, &sb), 0); /* no capture */
+	unlink(dst);
+}
+
+/* --- the command itself ---------------------------------------------------- */
+
+static void test_hooks_never_overwrites(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"exit", NULL};
+	struct stat sb;
+	FILE *f = fopen(t->cap, "w");
+
+	assert_non_null(f);
+	fputs("precious", f);
+	fclose(f);
+	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 3);
+	assert_int_equal(stat(t->cap, &sb), 0);
+	assert_int_equal(sb.st_size, 8);
+}
+
+static void test_hooks_exit_status(void **state)
+{
+	tmpdir_t *t = *state;
+
+	/* victim_fork with a bogus argument still exits 0; use a missing program */
+	assert_int_equal(hk_record(t->cap, NULL, "no_such_victim", NULL, NULL), 127);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_hooks_threads, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_exit_with_threads, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_thread_churn, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_fork_exec, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_vfork, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_no_children, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_no_fork, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_setgid_untraced, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_never_overwrites, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_exit_status, hk_setup_dir, hk_teardown_dir),
+	};
+	return cmocka_run_group_tests_name("hooks_proc", tests, NULL, NULL);
+}

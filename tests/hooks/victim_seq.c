@@ -1,0 +1,115 @@
+/* victim_seq.c - a known allocation sequence, then a chosen way to end.
+ *
+ *   victim_seq [exit|_exit|abort|kill|signal]
+ *
+ * Host heap, requested bytes (hand-computed; test_hooks.c asserts them):
+ *   a = malloc(1000)          live 1000
+ *   b = calloc(10, 100)       live 2000
+ *   c = malloc(5000)          live 7000
+ *   free(a)                   live 6000
+ *   d = malloc(3000)          live 9000
+ *   free(b)                   live 8000
+ *   e = malloc(200000)        live 208000   <- peak (an mmapped chunk)
+ *   free(c)                   live 203000
+ *   free(d)                   live 200000
+ *   f = malloc(7)             live 200007   (e and f leak)
+ * 6 allocations, 4 frees, peak 208000, 2 blocks / 200007 bytes live.
+ * "secure" returns 40 + getauxval(AT_SECURE) right away (a setgid copy of
+ * this program must not be traced).
+ * "window" then allocates 1001 bytes, sleeps 500 ms, allocates 1002, sleeps
+ * 500 ms, allocates 1003 (for --delay / --duration).
+ * "signal" adds 200000 malloc(33)/free pairs while a 1 ms timer's handler
+ * does malloc(77)/free: both balanced, none lost. No stdio: its buffers
+ * would allocate.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <sys/auxv.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static void fail(const char *what)
+{
+	(void)!write(2, what, strlen(what));
+	_exit(3);
+}
+
+static volatile sig_atomic_t ticks;
+
+static void on_alarm(int sig)
+{
+	void *volatile p = malloc(77);
+
+	(void)sig;
+	free(p);
+	ticks++;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "exit";
+	void *volatile a, *volatile b, *volatile c, *volatile d, *volatile e, *volatile f;
+
+	if (!strcmp(mode, "secure"))
+		return 40 + (int)getauxval(AT_SECURE);
+	errno = 4242;
+	a = malloc(1000);
+	if (errno != 4242)
+		fail("malloc changed errno\n");
+	b = calloc(10, 100);
+	c = malloc(5000);
+	free(a);
+	d = malloc(3000);
+	free(b);
+	e = malloc(200000);
+	free(c);
+	free(d);
+	f = malloc(7);
+	if (!a || !b || !c || !d || !e || !f)
+		fail("allocation failed\n");
+	if (errno != 4242)
+		fail("the hooks changed errno\n");
+	memset(e, 1, 200000);
+
+	if (!strcmp(mode, "_exit"))
+		_exit(0);
+	if (!strcmp(mode, "abort"))
+		abort();
+	if (!strcmp(mode, "kill")) {
+		/* Wait past a few flush intervals (MEMPROF_FLUSH_MS=20 in the test),
+		 * then die the hard way, as the OOM killer would. */
+		struct timespec ts = {0, 300 * 1000000L};
+		nanosleep(&ts, NULL);
+		kill(getpid(), SIGKILL);
+	}
+	if (!strcmp(mode, "window")) {
+		struct timespec ts = {0, 500 * 1000000L};
+		void *volatile w1 = malloc(1001), *volatile w2, *volatile w3;
+		nanosleep(&ts, NULL);
+		w2 = malloc(1002);
+		nanosleep(&ts, NULL);
+		w3 = malloc(1003);
+		if (!w1 || !w2 || !w3)
+			fail("allocation failed\n");
+	}
+	if (!strcmp(mode, "signal")) {
+		struct itimerval it = {{0, 1000}, {0, 1000}};
+		int i;
+		signal(SIGALRM, on_alarm);
+		setitimer(ITIMER_REAL, &it, NULL);
+		for (i = 0; i < 200000 || ticks < 20; i++) {
+			void *volatile p = malloc(33);
+			free(p);
+			if (i > 50000000)
+				break;
+		}
+		it.it_value.tv_usec = it.it_interval.tv_usec = 0;
+		setitimer(ITIMER_REAL, &it, NULL);
+		if (ticks < 20)
+			fail("too few timer ticks\n");
+	}
+	return 0;
+}
