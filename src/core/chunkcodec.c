@@ -203,7 +203,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint8_t *rows, size_t n, const
 		     uint64_t lens[MP_COLS])
 {
 	const uint8_t *p = rows, *end = rows + n;
-	uint64_t addr = st[1], nallocs = 0, reuse[MP_REUSE_SLOTS];
+	uint64_t addr = st[1], nallocs = 0, reuse[MP_REUSE_SLOTS], events = 0;
 	mp_mbuf_t *col = e->cols;
 	int c;
 
@@ -241,6 +241,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint8_t *rows, size_t n, const
 
 		if (!f || kind == MP_REC_FREE_AGED)
 			return -1;
+		events += kind == MP_REC_REALLOC ? 2 : (kind == MP_REC_CONTEXT || kind == MP_REC_STACK) ? 0 : 1;
 		col[MP_COL_TAG].data[col[MP_COL_TAG].len++] = tag;
 		if ((tag & MP_RECF_MEMORY) && take(&p, end, &col[MP_COL_MISC], &v[0]))
 			return -1;
@@ -298,6 +299,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint8_t *rows, size_t n, const
 	}
 	for (c = 0; c < MP_COLS; c++)
 		lens[c] = col[c].len;
+	e->events = events;
 	return 0;
 }
 

@@ -39,6 +39,7 @@ typedef struct mp_chunk_encoder {
 	mp_mbuf_t tab;
 	void *table;
 	uint64_t mask, gen;
+	uint64_t events; /* events in the last chunk encoded (a realloc counts 2) */
 } mp_chunk_encoder_t;
 
 int mp__chunk_encode(mp_chunk_encoder_t *e, const uint8_t *rows, size_t n, const uint64_t *st,

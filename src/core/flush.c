@@ -192,6 +192,7 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 
 		if (mp__chunk_encode(&w->enc, rows, n, t->flushed.v, lens))
 			return -ENOMEM; /* (or records that do not parse: a writer bug) */
+		w->events_flushed += w->enc.events;
 		for (i = 0; i < MP_COLS; i++)
 			total += lens[i];
 		*p++ = MP_SEC_CHUNK;

@@ -190,11 +190,13 @@ static int write_trailer(mp_writer_t *w)
 	mp_wthread_t *t;
 	int i;
 
-	for (t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next) {
-		events += atomic_load_explicit(&t->events, memory_order_relaxed);
+	/* What the blocks hold, not what threads counted: a thread still
+	 * recording while the capture closes (exit() with threads running) may
+	 * have committed events after the final round took its snapshot. */
+	events = w->events_flushed;
+	for (t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next)
 		for (i = 0; i < MP_DROP_SLOTS; i++)
-			dropped += atomic_load_explicit(&t->dropped[i], memory_order_relaxed);
-	}
+			dropped += t->dropped_reported[i];
 	p = mp_varint_put(p, events);
 	p = mp_varint_put(p, dropped);
 	p = mp_varint_put(p, w->block_index);

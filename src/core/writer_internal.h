@@ -148,6 +148,7 @@ struct mp_writer {
 	int z_level;                 /* level the stream is set to */
 	int behind;                  /* this round stores blocks uncompressed */
 	uint32_t block_index;
+	uint64_t events_flushed;     /* events in the blocks written: the trailer's count */
 	uint64_t file_offset;
 	uint64_t last_horizon;
 };

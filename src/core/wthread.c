@@ -28,6 +28,13 @@ void mp__wthread_exit(void *arg)
 {
 	mp_wthread_t *t = arg;
 
+	/* Unbind first: anything this thread records later (another key's
+	 * destructor that frees memory) registers afresh instead of writing into
+	 * a ring that another thread may now reuse. */
+	if (tls.t == t) {
+		tls.t = NULL;
+		tls.writer_id = 0;
+	}
 	atomic_store_explicit(&t->exited, 1, memory_order_release);
 }
 

@@ -74,7 +74,11 @@ static void test_hooks_thread_churn(void **state)
 	assert_int_equal(st.unknown_frees, 0);
 	assert_int_equal(st.double_allocs, 0);
 	assert_int_equal(st.dropped, 0);
-	assert_int_equal(st.threads, 4001);
+	/* Each thread's frees from its key destructor may come after memprof's
+	 * own destructor unbound the thread from its ring: it then records
+	 * under a second thread index (same OS thread id), never into a ring
+	 * that another thread may already reuse. */
+	assert_true(st.threads >= 4001 && st.threads <= 2 * 4000 + 1);
 	hk_replay_ok(t->cap, &all);
 	assert_int_equal(all.unknown_frees, 0);
 	assert_int_equal(all.double_allocs, 0);
