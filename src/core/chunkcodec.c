@@ -259,9 +259,10 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint8_t *rows, size_t n, const
 			int64_t d = mp_unzigzag(v[1]);
 			a = addr + (uint64_t)(tag & MP_RECF_ALIGN16 ? d * 16 : d);
 			if (kind == MP_REC_ALLOC) {
-				age_put(e, a, ++nallocs);
+				if (!e->no_ages)
+					age_put(e, a, ++nallocs);
 			} else if (kind == MP_REC_FREE) {
-				uint64_t idx = age_get(e, a);
+				uint64_t idx = e->no_ages ? 0 : age_get(e, a);
 				reuse[mp_reuse_slot(a)] = a;
 				if (idx) {
 					/* FREE_AGED: replace the address delta by the age
@@ -284,13 +285,15 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint8_t *rows, size_t n, const
 			if (v[1] >= MP_REUSE_SLOTS)
 				return -1;
 			addr = reuse[v[1]];
-			age_put(e, addr, ++nallocs);
+			if (!e->no_ages)
+				age_put(e, addr, ++nallocs);
 			break;
 		case MP_REC_REALLOC: {
 			int64_t d1 = mp_unzigzag(v[1]), d2 = mp_unzigzag(v[2]);
 			a = addr + (uint64_t)(tag & MP_RECF_ALIGN16 ? d1 * 16 : d1);
 			addr = a + (uint64_t)(tag & MP_RECF_ALIGN16 ? d2 * 16 : d2);
-			age_put(e, addr, ++nallocs);
+			if (!e->no_ages)
+				age_put(e, addr, ++nallocs);
 			break;
 		}
 		default:

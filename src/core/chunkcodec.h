@@ -40,6 +40,7 @@ typedef struct mp_chunk_encoder {
 	void *table;
 	uint64_t mask, gen;
 	uint64_t events; /* events in the last chunk encoded (a realloc counts 2) */
+	int no_ages;     /* set by the caller: skip the aged frees (cheaper, larger) */
 } mp_chunk_encoder_t;
 
 int mp__chunk_encode(mp_chunk_encoder_t *e, const uint8_t *rows, size_t n, const uint64_t *st,

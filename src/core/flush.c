@@ -190,6 +190,9 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 		uint64_t lens[MP_COLS], total = 0;
 		uint8_t tmp[1 + (2 + MP_ST_COUNT + MP_COLS) * MP_VARINT_MAX], *p = tmp;
 
+		/* Behind: the age table's random accesses are the flusher's
+		 * main cost; skip them until it catches up. */
+		w->enc.no_ages = w->behind;
 		if (mp__chunk_encode(&w->enc, rows, n, t->flushed.v, lens))
 			return -ENOMEM; /* (or records that do not parse: a writer bug) */
 		w->events_flushed += w->enc.events;
