@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 int mp_cli_error(const char *fmt, ...)
 {
@@ -60,7 +61,7 @@ int mp_cli_diag(const mp_diag_t *diag)
 	fputs("memprof: error: ", stderr);
 	if (diag->file[0])
 		fprintf(stderr, "%s: ", diag->file);
-	if (diag->offset >= 0)
+	if (diag->offset >= 0 && !strstr(text, "offset")) /* not when the text says it already */
 		fprintf(stderr, "offset %" PRId64 ": ", diag->offset);
 	fprintf(stderr, "%s\n", text);
 	return mp_cli_exit_code(diag->code);
