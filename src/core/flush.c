@@ -257,6 +257,8 @@ int mp__writer_round(mp_writer_t *w, int final)
 				t->dropped_reported[slot] = cur;
 			}
 		}
+		if (rc)
+			break;
 		if (snapshot(t, &s) != 0) {
 			if (t->flushed.v[MP_ST_TIME] < horizon)
 				horizon = t->flushed.v[MP_ST_TIME];
