@@ -107,7 +107,7 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 	if (opts)
 		o = *opts;
 	if (!o.flush_interval_ms)
-		o.flush_interval_ms = 100;
+		o.flush_interval_ms = 90; /* a kill loses < 100 ms, the round's own time included */
 	if (!o.ring_bytes)
 		o.ring_bytes = 4u << 20;
 	if (o.ring_bytes < 4096 || o.ring_bytes > (64u << 20) || (o.ring_bytes & (o.ring_bytes - 1)))

@@ -16,7 +16,7 @@
 
 #define KILLS 20
 #define THREADS 2
-#define FLUSH_MS 100
+#define FLUSH_MS 100 /* the promise: at most this much lost (the default interval is 90) */
 /* Allowed on top of the flush interval: the flusher's own round and the
  * scheduling delays of a loaded 2-core CI machine. Under sanitizers the
  * flusher runs several times slower and the timing is only printed. */
@@ -61,7 +61,7 @@ static void child(const char *path, int ready_fd)
 	mp_diag_t diag;
 	uintptr_t t;
 
-	o.flush_interval_ms = FLUSH_MS;
+	o.flush_interval_ms = 0; /* the default */
 	if (mp_writer_open(&writer, path, 0, &o, &diag))
 		_exit(2);
 	mp_writer_memory(writer, "host", MP_MEMORY_HOST, 0);
@@ -142,7 +142,7 @@ static void test_crash_sigkill_20_times(void **state)
 		unlink(path);
 		free(path);
 	}
-	printf("largest loss window: %.1f ms (flush interval %d ms)\n", (double)max_gap / 1e6, FLUSH_MS);
+	printf("largest loss window: %.1f ms (promised: %d ms)\n", (double)max_gap / 1e6, FLUSH_MS);
 }
 
 int main(void)

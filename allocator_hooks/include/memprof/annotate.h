@@ -93,7 +93,7 @@ MEMPROF_API void memprof_push(const char *op, memprof_region_t region, const cha
 MEMPROF_API void memprof_pop(void);
 
 /* Write everything recorded so far to disk now (a flush also happens every
- * 100 ms and at exit). */
+ * 90 ms and at exit). */
 MEMPROF_API void memprof_flush(void);
 
 #if defined(__GNUC__)
