@@ -257,7 +257,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint8_t *rows, size_t n, const
 		case MP_REC_REGION_REMOVE:
 		case MP_REC_FREE: {
 			int64_t d = mp_unzigzag(v[1]);
-			a = addr + (uint64_t)(tag & MP_RECF_ALIGN16 ? d * 16 : d);
+			a = addr + (tag & MP_RECF_ALIGN16 ? (uint64_t)d * 16 : (uint64_t)d);
 			if (kind == MP_REC_ALLOC) {
 				if (!e->no_ages)
 					age_put(e, a, ++nallocs);
@@ -290,8 +290,8 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint8_t *rows, size_t n, const
 			break;
 		case MP_REC_REALLOC: {
 			int64_t d1 = mp_unzigzag(v[1]), d2 = mp_unzigzag(v[2]);
-			a = addr + (uint64_t)(tag & MP_RECF_ALIGN16 ? d1 * 16 : d1);
-			addr = a + (uint64_t)(tag & MP_RECF_ALIGN16 ? d2 * 16 : d2);
+			a = addr + (tag & MP_RECF_ALIGN16 ? (uint64_t)d1 * 16 : (uint64_t)d1);
+			addr = a + (tag & MP_RECF_ALIGN16 ? (uint64_t)d2 * 16 : (uint64_t)d2);
 			if (!e->no_ages)
 				age_put(e, addr, ++nallocs);
 			break;

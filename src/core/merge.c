@@ -250,14 +250,14 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 				if (get(c, &p, &v))
 					return bad_record(c, diag, "address");
 				d = mp_unzigzag(v);
-				a = c->addr + (uint64_t)(tag & MP_RECF_ALIGN16 ? d * 16 : d);
+				a = c->addr + (tag & MP_RECF_ALIGN16 ? (uint64_t)d * 16 : (uint64_t)d);
 			}
 			b = a;
 			if (kind == MP_REC_REALLOC) {
 				if (get(c, &p, &v))
 					return bad_record(c, diag, "new address");
 				d = mp_unzigzag(v);
-				b = a + (uint64_t)(tag & MP_RECF_ALIGN16 ? d * 16 : d);
+				b = a + (tag & MP_RECF_ALIGN16 ? (uint64_t)d * 16 : (uint64_t)d);
 			}
 			if (kind == MP_REC_ALLOC || kind == MP_REC_ALLOC_REUSED || kind == MP_REC_REGION_ADD ||
 			    kind == MP_REC_REALLOC) {

@@ -273,10 +273,88 @@ static void test_reader_memory_bounded(void **state)
 	free(path);
 }
 
+/* Every encoding path of an address: aligned and odd deltas, realloc with
+ * one delta aligned and the other not, in place, address 0, the top of the
+ * address space, a freed address allocated again (the freed-address cache)
+ * and sizes whose allocated size is equal, glibc's usable size, or neither. */
+static void test_roundtrip_address_edge_cases(void **state)
+{
+	static const struct {
+		int kind; /* 0 alloc, 1 free, 2 realloc */
+		uint64_t a, b, req, alloc;
+	} seq[] = {
+		{0, 0x1000, 0, 24, 24},                 /* exact */
+		{0, 0x1010, 0, 20, 24},                 /* glibc usable size */
+		{0, 0x1023, 0, 5, 9},                   /* odd address, other size */
+		{1, 0x1010, 0, 0, 0},                   /* aligned delta back */
+		{0, 0x1010, 0, 17, 24},                 /* reused from the cache */
+		{2, 0x1023, 0x1023, 50, 56},            /* in place, odd */
+		{2, 0x1000, 0x2001, 100, 104},          /* old aligned, new odd */
+		{2, 0x2001, 0x3000, 200, 200},          /* old odd, new aligned */
+		{0, 0, 0, 0, 0},                        /* address 0, size 0 */
+		{0, UINT64_MAX - 15, 0, 1, 24},         /* top of the address space */
+		{1, UINT64_MAX - 15, 0, 0, 0},
+		{0, UINT64_MAX - 15, 0, 3, 24},         /* reused again */
+		{1, 0, 0, 0, 0},
+		{2, 0x3000, 0x10, 1ull << 40, 1ull << 40}, /* big size, big negative delta */
+		{1, 0x10, 0, 0, 0},
+	};
+	char *path = mp_test_tmpfile(".memprof");
+	mp_writer_t *w;
+	mp_diag_t diag;
+	mp_event_t *evs;
+	mp_end_status_t end;
+	size_t n, i, j = 1;
+	int rc;
+
+	(void)state;
+	assert_int_equal(mp_writer_open(&w, path, 0, NULL, &diag), 0);
+	assert_int_equal(mp_writer_memory(w, "m", MP_MEMORY_OTHER, 0), 0);
+	for (i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+		if (seq[i].kind == 0)
+			rc = mp_writer_alloc(w, 0, seq[i].a, seq[i].req, seq[i].alloc);
+		else if (seq[i].kind == 1)
+			rc = mp_writer_free(w, 0, seq[i].a);
+		else
+			rc = mp_writer_realloc(w, 0, seq[i].a, seq[i].b, seq[i].req, seq[i].alloc);
+		assert_int_equal(rc, 0);
+	}
+	assert_int_equal(mp_writer_close(w), 0);
+	n = read_all(path, &evs, &rc, &diag, &end);
+	assert_int_equal(rc, 0);
+	for (i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+		const mp_event_t *e = &evs[j++];
+		assert_true(j <= n);
+		if (seq[i].kind == 0) {
+			assert_int_equal(e->kind, MP_EV_ALLOC);
+			assert_true(e->address == seq[i].a);
+			assert_true(e->requested_bytes == seq[i].req);
+			assert_true(e->allocated_bytes == seq[i].alloc);
+		} else if (seq[i].kind == 1) {
+			assert_int_equal(e->kind, MP_EV_FREE);
+			assert_true(e->address == seq[i].a);
+		} else {
+			assert_int_equal(e->kind, MP_EV_FREE);
+			assert_true(e->address == seq[i].a);
+			e = &evs[j++];
+			assert_int_equal(e->kind, MP_EV_ALLOC);
+			assert_true(e->flags & MP_EVENT_F_REALLOC);
+			assert_true(e->address == seq[i].b);
+			assert_true(e->requested_bytes == seq[i].req);
+			assert_true(e->allocated_bytes == seq[i].alloc);
+		}
+	}
+	assert_int_equal(j, n);
+	free(evs);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip_empty),
+		cmocka_unit_test(test_roundtrip_address_edge_cases),
 		cmocka_unit_test(test_small_ring_wait),
 		cmocka_unit_test(test_small_ring_drop),
 		cmocka_unit_test(test_reader_memory_bounded),
