@@ -6,39 +6,29 @@
 
 #include <string.h>
 
-/* The column of each varint field that follows a record's tag (after the
- * memory id varint, which goes to MISC when the tag has MP_RECF_MEMORY).
- * 'x' is the optional allocated-size varint, present unless the tag says
- * EXACT or USABLE16; it goes to SIZE. */
-static const char *const layout[16] = {
-	[MP_REC_ALLOC] = "tasx",
-	[MP_REC_FREE] = "ta",
-	[MP_REC_ALLOC_FAILED] = "ts",
-	[MP_REC_REGION_ADD] = "tas",
-	[MP_REC_REGION_REMOVE] = "ta",
-	[MP_REC_STEP] = "tm",
-	[MP_REC_MARK] = "tm",
-	[MP_REC_REALLOC] = "taasx",
-	[MP_REC_CONTEXT] = "mmmm",
-	[MP_REC_ALLOC_REUSED] = "tasx",
-	[MP_REC_STACK] = "m",
-	[MP_REC_FREE_AGED] = "ta",
+/* The column of each varint field that follows a record's tag, in order
+ * (after the memory id varint, which goes to MISC when the tag has
+ * MP_RECF_MEMORY). OPT marks the allocated-size varint, present unless the
+ * tag says EXACT or USABLE16. plan_len is 0xff for kinds that do not exist. */
+#define OPT 8
+enum { T = MP_COL_TIME, A = MP_COL_ADDR, S = MP_COL_SIZE, X = MP_COL_SIZE | OPT, M = MP_COL_MISC };
+static const uint8_t plan[16][6] = {
+	[MP_REC_ALLOC] = {T, A, S, X},
+	[MP_REC_FREE] = {T, A},
+	[MP_REC_ALLOC_FAILED] = {T, S},
+	[MP_REC_REGION_ADD] = {T, A, S},
+	[MP_REC_REGION_REMOVE] = {T, A},
+	[MP_REC_STEP] = {T, M},
+	[MP_REC_MARK] = {T, M},
+	[MP_REC_REALLOC] = {T, A, A, S, X},
+	[MP_REC_CONTEXT] = {M, M, M, M},
+	[MP_REC_ALLOC_REUSED] = {T, A, S, X},
+	[MP_REC_STACK] = {M},
+	[MP_REC_FREE_AGED] = {T, A},
 };
-
-static int column_of(char f)
-{
-	switch (f) {
-	case 't':
-		return MP_COL_TIME;
-	case 'a':
-		return MP_COL_ADDR;
-	case 's':
-	case 'x':
-		return MP_COL_SIZE;
-	default:
-		return MP_COL_MISC;
-	}
-}
+static const uint8_t plan_len[16] = {
+	0xff, 4, 2, 2, 3, 2, 2, 2, 5, 4, 4, 1, 2, 0xff, 0xff, 0xff,
+};
 
 /* Length of the varint at p (bounded by end), or 0 if it does not end. */
 static size_t varint_len(const uint8_t *p, const uint8_t *end)
@@ -75,26 +65,6 @@ static inline int copy_varint(const uint8_t **src, const uint8_t *end, uint8_t *
 
 int mp__chunk_join(const uint8_t *cols, const uint64_t lens[MP_COLS], uint8_t *rows, size_t n)
 {
-	/* Per kind, the column of each field, in order (the `layout` table
-	 * above, resolved); +8 marks the optional allocated size. */
-	enum { T = MP_COL_TIME, A = MP_COL_ADDR, S = MP_COL_SIZE, X = MP_COL_SIZE | 8, M = MP_COL_MISC };
-	static const uint8_t plan[16][6] = {
-		[MP_REC_ALLOC] = {T, A, S, X},
-		[MP_REC_FREE] = {T, A},
-		[MP_REC_ALLOC_FAILED] = {T, S},
-		[MP_REC_REGION_ADD] = {T, A, S},
-		[MP_REC_REGION_REMOVE] = {T, A},
-		[MP_REC_STEP] = {T, M},
-		[MP_REC_MARK] = {T, M},
-		[MP_REC_REALLOC] = {T, A, A, S, X},
-		[MP_REC_CONTEXT] = {M, M, M, M},
-		[MP_REC_ALLOC_REUSED] = {T, A, S, X},
-		[MP_REC_STACK] = {M},
-		[MP_REC_FREE_AGED] = {T, A},
-	};
-	static const uint8_t plan_len[16] = {
-		0xff, 4, 2, 2, 3, 2, 2, 2, 5, 4, 4, 1, 2, 0xff, 0xff, 0xff,
-	};
 	const uint8_t *col[MP_COLS], *cend[MP_COLS];
 	uint8_t *w = rows;
 	uint64_t total = 0;
@@ -120,9 +90,9 @@ int mp__chunk_join(const uint8_t *cols, const uint64_t lens[MP_COLS], uint8_t *r
 			return -1;
 		for (k = 0; k < m; k++) {
 			uint8_t f = plan[kind][k];
-			if ((f & 8) && skip_x)
+			if ((f & OPT) && skip_x)
 				continue;
-			c = f & 7;
+			c = f & (OPT - 1);
 			if (copy_varint(&col[c], cend[c], &w))
 				return -1;
 		}
@@ -233,22 +203,22 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint8_t *rows, size_t n, const
 
 	while (p < end) {
 		uint8_t tag = *p++;
-		int kind = tag & MP_REC_KIND_MASK;
-		const char *f = layout[kind];
+		int kind = tag & MP_REC_KIND_MASK, skip_x = (tag & (MP_RECF_EXACT | MP_RECF_USABLE16)) != 0, k;
 		uint64_t v[6], a;
 		size_t tag_at = col[MP_COL_TAG].len, addr_at = col[MP_COL_ADDR].len;
 		int nf = 0;
 
-		if (!f || kind == MP_REC_FREE_AGED)
+		if (plan_len[kind] == 0xff || kind == MP_REC_FREE_AGED)
 			return -1;
 		events += kind == MP_REC_REALLOC ? 2 : (kind == MP_REC_CONTEXT || kind == MP_REC_STACK) ? 0 : 1;
 		col[MP_COL_TAG].data[col[MP_COL_TAG].len++] = tag;
 		if ((tag & MP_RECF_MEMORY) && take(&p, end, &col[MP_COL_MISC], &v[0]))
 			return -1;
-		for (; *f; f++) {
-			if (*f == 'x' && (tag & (MP_RECF_EXACT | MP_RECF_USABLE16)))
+		for (k = 0; k < plan_len[kind]; k++) {
+			uint8_t f = plan[kind][k];
+			if ((f & OPT) && skip_x)
 				continue;
-			if (take(&p, end, &col[column_of(*f)], &v[nf++]))
+			if (take(&p, end, &col[f & (OPT - 1)], &v[nf++]))
 				return -1;
 		}
 		switch (kind) {

@@ -317,8 +317,6 @@ fail:
 	set_error(w, rc);
 	w->raw.len = 0;
 out:
-	atomic_fetch_add_explicit(&w->flushed_gen, 1, memory_order_release);
-	mp__futex_wake(&w->flushed_gen);
 	pthread_mutex_unlock(&w->flush_mu);
 	return rc;
 }

@@ -165,7 +165,6 @@ static int push_synth(mp_capture_t *cap, const mp_event_t *ev)
 static int add_memory(mp_capture_t *cap, uint64_t id, uint64_t name, uint64_t kind, uint64_t capacity)
 {
 	mp_event_t ev;
-	int fresh = 0;
 
 	if (name == 0 || name > cap->nstrings || kind > MP_MEMORY_KIND_MAX)
 		return -1;
@@ -184,9 +183,7 @@ static int add_memory(mp_capture_t *cap, uint64_t id, uint64_t name, uint64_t ki
 		cap->memories[cap->nmemories].kind = (int)kind;
 		cap->memories[cap->nmemories].capacity_bytes = capacity;
 		cap->nmemories++;
-		fresh = 1;
 	}
-	(void)fresh;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = MP_EV_MEMORY;
 	ev.memory = (uint32_t)id;

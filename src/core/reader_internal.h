@@ -11,6 +11,8 @@
 
 #include <memprof/capture.h>
 
+#include "format.h"
+
 #include <stdint.h>
 #include <stdio.h>
 
@@ -20,7 +22,7 @@ typedef struct mp_chunk {
 	size_t len, pos;
 	uint64_t time, addr;                /* delta state (see MP_ST_* in writer_internal.h) */
 	uint32_t memory, op, dtype, shape, region, stack;
-	uint64_t reuse[64];                 /* the freed-address cache (MP_REUSE_SLOTS) */
+	uint64_t reuse[MP_REUSE_SLOTS];     /* the freed-address cache */
 	uint64_t *hist;                     /* addresses allocated in this chunk, in order */
 	size_t nhist, cap_hist;
 	uint8_t data[];

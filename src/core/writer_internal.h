@@ -135,7 +135,6 @@ struct mp_writer {
 	pthread_t flusher;
 	int flusher_started;
 	_Atomic uint32_t wake;       /* futex word: bumped to wake the flusher */
-	_Atomic uint32_t flushed_gen;/* futex word: bumped after each round */
 	_Atomic int closing;
 	_Atomic int error;           /* first error, sticky */
 	pthread_mutex_t flush_mu;    /* serialises rounds (flusher vs mp_writer_flush) */

@@ -280,22 +280,6 @@ int mp_writer_alloc(mp_writer_t *w, uint32_t memory, uint64_t address, uint64_t 
 	return 0;
 }
 
-int mp_writer_free(mp_writer_t *w, uint32_t memory, uint64_t address)
-{
-	uint8_t *rec, *p;
-	GET_THREAD(w, t);
-
-	if (!(rec = rec_begin(w, t, memory, 1)))
-		return -ENOBUFS;
-	p = rec_head(t, rec, MP_REC_FREE, memory);
-	rec_time(w, t, &p);
-	p = put_addr(p, rec, LD(t, MP_ST_ADDR), address);
-	ST(t, MP_ST_ADDR, address);
-	reuse_push(t, address);
-	rec_commit(w, t, (size_t)(p - rec), 1);
-	return 0;
-}
-
 int mp_writer_realloc(mp_writer_t *w, uint32_t memory, uint64_t old_address, uint64_t new_address,
 		      uint64_t requested, uint64_t allocated)
 {
@@ -334,7 +318,8 @@ int mp_writer_alloc_failed(mp_writer_t *w, uint32_t memory, uint64_t requested)
 	return 0;
 }
 
-static int region_rec(mp_writer_t *w, uint8_t kind, uint32_t memory, uint64_t base, uint64_t size)
+/* FREE, REGION_ADD, REGION_REMOVE: a time and an address (and a size). */
+static inline int addr_rec(mp_writer_t *w, uint8_t kind, uint32_t memory, uint64_t addr, uint64_t size)
 {
 	uint8_t *rec, *p;
 	GET_THREAD(w, t);
@@ -343,22 +328,29 @@ static int region_rec(mp_writer_t *w, uint8_t kind, uint32_t memory, uint64_t ba
 		return -ENOBUFS;
 	p = rec_head(t, rec, kind, memory);
 	rec_time(w, t, &p);
-	p = put_addr(p, rec, LD(t, MP_ST_ADDR), base);
+	p = put_addr(p, rec, LD(t, MP_ST_ADDR), addr);
 	if (kind == MP_REC_REGION_ADD)
 		p = mp_varint_put(p, size);
-	ST(t, MP_ST_ADDR, base);
+	ST(t, MP_ST_ADDR, addr);
+	if (kind == MP_REC_FREE)
+		reuse_push(t, addr);
 	rec_commit(w, t, (size_t)(p - rec), 1);
 	return 0;
 }
 
+int mp_writer_free(mp_writer_t *w, uint32_t memory, uint64_t address)
+{
+	return addr_rec(w, MP_REC_FREE, memory, address, 0);
+}
+
 int mp_writer_region_add(mp_writer_t *w, uint32_t memory, uint64_t base, uint64_t size)
 {
-	return region_rec(w, MP_REC_REGION_ADD, memory, base, size);
+	return addr_rec(w, MP_REC_REGION_ADD, memory, base, size);
 }
 
 int mp_writer_region_remove(mp_writer_t *w, uint32_t memory, uint64_t base)
 {
-	return region_rec(w, MP_REC_REGION_REMOVE, memory, base, 0);
+	return addr_rec(w, MP_REC_REGION_REMOVE, memory, base, 0);
 }
 
 /* STEP and MARK belong to no memory id: they keep the thread's current one. */
