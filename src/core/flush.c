@@ -221,14 +221,14 @@ int mp__writer_round(mp_writer_t *w, int final)
 	mp_wthread_t *t;
 	size_t i, nsnap;
 	uint64_t pending = 0;
-	int rc = 0;
+	int rc = 0, stuck = 0;
 
 	pthread_mutex_lock(&w->flush_mu);
 	if (atomic_load_explicit(&w->error, memory_order_relaxed)) {
 		rc = atomic_load_explicit(&w->error, memory_order_relaxed);
 		goto out;
 	}
-	horizon = mp_clock_ns() - w->origin_ns;
+	horizon = mp__capclock_round(&w->clock);
 	if (w->use_membarrier)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 
@@ -260,6 +260,7 @@ int mp__writer_round(mp_writer_t *w, int final)
 		if (rc)
 			break;
 		if (snapshot(t, &s) != 0) {
+			stuck = 1;
 			if (t->flushed.v[MP_ST_TIME] < horizon)
 				horizon = t->flushed.v[MP_ST_TIME];
 			continue;
@@ -273,6 +274,8 @@ int mp__writer_round(mp_writer_t *w, int final)
 	pthread_mutex_unlock(&w->reg_mu);
 	if (rc)
 		goto fail;
+	if (!stuck)
+		mp__capclock_quiet(&w->clock);
 	nsnap = snapbuf->len / sizeof(snap_t);
 	/* Behind: more than half a ring's worth per thread piled up since the
 	 * last round (which a fixed-rate round keeps far lower otherwise). */
@@ -294,9 +297,9 @@ int mp__writer_round(mp_writer_t *w, int final)
 	}
 	if (final)
 		horizon = UINT64_MAX;
-	if (horizon < w->last_horizon)
-		horizon = w->last_horizon;
-	w->last_horizon = horizon;
+	if (horizon < atomic_load_explicit(&w->last_horizon, memory_order_relaxed))
+		horizon = atomic_load_explicit(&w->last_horizon, memory_order_relaxed);
+	atomic_store_explicit(&w->last_horizon, horizon, memory_order_relaxed);
 	{
 		uint64_t v[1] = {horizon};
 		if ((rc = put_section(&w->raw, v, 1, MP_SEC_HORIZON)))

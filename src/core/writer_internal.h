@@ -33,6 +33,7 @@
 
 #include "arena.h"
 #include "chunkcodec.h"
+#include "clock.h"
 #include "mbuf.h"
 
 #include <pthread.h>
@@ -107,7 +108,6 @@ typedef struct mp_intern_table {
 struct mp_writer {
 	uint64_t id;          /* unique per writer, for the threads' TLS binding */
 	int fd;
-	uint64_t origin_ns;   /* CLOCK_MONOTONIC value of time 0 */
 	uint32_t ring_bytes;
 	uint32_t flush_interval_ms;
 	int full_policy;
@@ -149,7 +149,8 @@ struct mp_writer {
 	uint32_t block_index;
 	uint64_t events_flushed;     /* events in the blocks written: the trailer's count */
 	uint64_t file_offset;
-	uint64_t last_horizon;
+	_Atomic uint64_t last_horizon; /* read by registering threads */
+	mp_capclock_t clock;         /* event times (clock.h) */
 };
 
 /* intern.c */

@@ -79,7 +79,11 @@ static mp_wthread_t *wthread_register(mp_writer_t *w)
 	t->tid = (uint64_t)syscall(SYS_gettid);
 	for (i = 0; i < MP_ST_COUNT; i++)
 		atomic_store_explicit(&t->st[i], 0, memory_order_relaxed);
-	atomic_store_explicit(&t->st[MP_ST_TIME], mp_clock_ns() - w->origin_ns, memory_order_relaxed);
+	/* Any time not after the thread's first event will do as the base of
+	 * its time deltas: the last horizon is (reading the clock here would
+	 * race with the flusher re-anchoring it, see clock.h). */
+	atomic_store_explicit(&t->st[MP_ST_TIME], atomic_load_explicit(&w->last_horizon, memory_order_relaxed),
+			      memory_order_relaxed);
 	for (i = 0; i < MP_ST_COUNT; i++)
 		t->flushed.v[i] = atomic_load_explicit(&t->st[i], memory_order_relaxed);
 	t->announced = 0;
@@ -193,7 +197,7 @@ static inline void rec_commit(mp_writer_t *w, mp_wthread_t *t, size_t n, uint64_
 
 static inline uint64_t rec_time(mp_writer_t *w, mp_wthread_t *t, uint8_t **p)
 {
-	uint64_t prev = LD(t, MP_ST_TIME), now = mp_clock_ns() - w->origin_ns;
+	uint64_t prev = LD(t, MP_ST_TIME), now = mp_capclock_now(&w->clock);
 
 	if (now < prev)
 		now = prev;
