@@ -31,14 +31,15 @@ int mp__chunk_join(const uint8_t *cols, const uint64_t lens[MP_COLS], uint8_t *r
  * number of allocations since, instead of an address delta: frees are half
  * of all events and their addresses the least predictable field), and the
  * records are split into columns, left in e->cols with their lengths in
- * lens. st is the chunk's start state (MP_ST_*). The encoder keeps its
- * working memory between chunks. Returns 0, or -1 (out of memory, or
+ * lens. st is the chunk's start state (MP_ST_*). rows must have 64 readable
+ * bytes past n (the ring's slack). The encoder keeps its working memory
+ * between chunks. Returns 0, or -1 (out of memory, or
  * records that do not parse: a writer bug). */
 typedef struct mp_chunk_encoder {
 	mp_mbuf_t cols[MP_COLS];
 	mp_mbuf_t tab;
-	void *table;
-	uint64_t mask, gen;
+	void *table;     /* the age table (AGE_SLOTS entries) */
+	uint64_t gen;
 	uint64_t events; /* events in the last chunk encoded (a realloc counts 2) */
 	int no_ages;     /* set by the caller: skip the aged frees (cheaper, larger) */
 } mp_chunk_encoder_t;

@@ -2,6 +2,7 @@
  * The ordering protocol is described in writer_internal.h. */
 #include "chunkcodec.h"
 #include "clock.h"
+#include "deflate_huff.h"
 #include "format.h"
 #include "varint.h"
 #include "writer_internal.h"
@@ -99,32 +100,59 @@ static int write_all(int fd, const struct iovec *iov, int n)
 	return 0;
 }
 
-/* Compress w->raw into one block and append it to the file. */
-static int emit_block(mp_writer_t *w)
+/* Mark where a new column starts in w->raw: each segment gets its own
+ * Huffman table (a column's bytes are alike, its neighbours' are not). */
+static int mark_segment(mp_writer_t *w)
 {
-	uint8_t hdr[MP_BLOCK_HEADER_LEN];
-	struct iovec iov[2];
-	uLong bound;
-	int rc;
+	uint64_t at = w->raw.len;
 
-	if (w->raw.len == 0)
-		return 0;
-	bound = deflateBound(&w->z, (uLong)w->raw.len);
+	return mp_mbuf_append(&w->segs, &at, sizeof(at));
+}
+
+/* Below this a segment's table would cost more than it saves: it joins
+ * the next one. */
+#define MIN_SEGMENT 2048
+
+/* w->raw as one raw deflate stream in w->out: a Huffman-only block per
+ * segment (deflate_huff.h). When the producers outrun the flusher the
+ * blocks are stored instead, so the rings drain and nobody waits: the file
+ * grows by the raw encoding's size for that while. */
+static int compress_segments(mp_writer_t *w)
+{
+	const uint64_t *seg = (const uint64_t *)w->segs.data;
+	size_t nseg = w->segs.len / sizeof(uint64_t), i;
+	uint64_t start = 0;
+	mp_dh_writer_t dh;
+
+	w->out.len = 0;
+	if (mp_mbuf_reserve(&w->out, mp_dh_bound(w->raw.len) + 21 * (nseg + 1)))
+		return -ENOMEM;
+	mp__dh_begin(&dh, w->out.data);
+	for (i = 0; i <= nseg; i++) {
+		uint64_t end = i < nseg ? seg[i] : w->raw.len;
+		if (end > w->raw.len || end < start)
+			return MP_ECOMPRESS; /* a flusher bug */
+		if (i < nseg && end - start < MIN_SEGMENT)
+			continue;
+		if (end > start)
+			mp__dh_segment(&dh, w->raw.data + start, end - start, end == w->raw.len, w->behind);
+		start = end;
+	}
+	w->out.len = (size_t)(mp__dh_end(&dh) - w->out.data);
+	return 0;
+}
+
+/* Levels 2-9: zlib with LZ77 matching, for files that must be small more
+ * than the capture must be cheap. */
+static int compress_zlib(mp_writer_t *w)
+{
+	uLong bound = deflateBound(&w->z, (uLong)w->raw.len);
+
 	w->out.len = 0;
 	if (mp_mbuf_reserve(&w->out, bound))
 		return -ENOMEM;
 	if (deflateReset(&w->z) != Z_OK)
 		return MP_ECOMPRESS;
-	/* Entropy coding only (no LZ77 matching): on columns of varints it
-	 * compresses as well as level 1, faster. When the producers outrun the
-	 * flusher, blocks are stored instead, so the rings drain and nobody
-	 * waits: the file grows by the raw encoding's size for that while. */
-	{
-		int level = w->behind ? 0 : w->level;
-		if (level != w->z_level && deflateParams(&w->z, level, Z_HUFFMAN_ONLY) != Z_OK)
-			return MP_ECOMPRESS;
-		w->z_level = level;
-	}
 	w->z.next_in = w->raw.data;
 	w->z.avail_in = (uInt)w->raw.len;
 	w->z.next_out = w->out.data;
@@ -132,6 +160,22 @@ static int emit_block(mp_writer_t *w)
 	if (deflate(&w->z, Z_FINISH) != Z_STREAM_END)
 		return MP_ECOMPRESS;
 	w->out.len = w->out.cap - w->z.avail_out;
+	return 0;
+}
+
+/* Compress w->raw into one block and append it to the file. */
+static int emit_block(mp_writer_t *w)
+{
+	uint8_t hdr[MP_BLOCK_HEADER_LEN];
+	struct iovec iov[2];
+	int rc;
+
+	if (w->raw.len == 0)
+		return 0;
+	rc = w->z_ok && !w->behind ? compress_zlib(w) : compress_segments(w);
+	w->segs.len = 0;
+	if (rc)
+		return rc;
 
 	mp_put_u32le(hdr, MP_BLOCK_MAGIC);
 	mp_put_u32le(hdr + 4, w->block_index);
@@ -149,6 +193,7 @@ static int emit_block(mp_writer_t *w)
 	w->block_index++;
 	w->file_offset += sizeof(hdr) + w->out.len;
 	w->raw.len = 0;
+	w->segs.len = 0;
 	return 0;
 }
 
@@ -180,7 +225,7 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 		rows = t->ring + pos;
 	} else {
 		w->rows.len = 0;
-		if ((rc = mp_mbuf_reserve(&w->rows, n)))
+		if ((rc = mp_mbuf_reserve(&w->rows, n + 64))) /* the encoder reads ahead (chunkcodec.h) */
 			return rc;
 		memcpy(w->rows.data, t->ring + pos, size - pos);
 		memcpy(w->rows.data + (size - pos), t->ring, n - (size - pos));
@@ -208,7 +253,7 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 		if ((rc = mp_mbuf_append(&w->raw, tmp, (size_t)(p - tmp))))
 			return rc;
 		for (i = 0; i < MP_COLS; i++)
-			if ((rc = mp_mbuf_append(&w->raw, w->enc.cols[i].data, lens[i])))
+			if ((rc = mark_segment(w)) || (rc = mp_mbuf_append(&w->raw, w->enc.cols[i].data, lens[i])))
 				return rc;
 	}
 	return 0;

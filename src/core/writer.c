@@ -145,15 +145,16 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 	if ((rc = write_header(w, cmdline, diag)))
 		goto fail;
 
-	w->z.zalloc = z_alloc;
-	w->z.zfree = z_free;
-	w->z.opaque = &w->arena;
-	if (deflateInit2(&w->z, w->level, Z_DEFLATED, -15, 8, Z_HUFFMAN_ONLY) != Z_OK) {
-		rc = mp_diag_set(diag, MP_ECOMPRESS, -1, -1, "cannot initialise zlib");
-		goto fail;
+	if (w->level >= 2) {
+		w->z.zalloc = z_alloc;
+		w->z.zfree = z_free;
+		w->z.opaque = &w->arena;
+		if (deflateInit2(&w->z, w->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+			rc = mp_diag_set(diag, MP_ECOMPRESS, -1, -1, "cannot initialise zlib");
+			goto fail;
+		}
+		w->z_ok = 1;
 	}
-	w->z_ok = 1;
-	w->z_level = w->level;
 
 	w->key_ok = pthread_key_create(&w->key, mp__wthread_exit) == 0;
 
@@ -236,8 +237,10 @@ int mp_writer_close(mp_writer_t *w)
 		mp_unmap_pages(t->ring, w->ring_bytes);
 	if (w->key_ok)
 		pthread_key_delete(w->key);
-	deflateEnd(&w->z);
+	if (w->z_ok)
+		deflateEnd(&w->z);
 	mp_mbuf_release(&w->raw);
+	mp_mbuf_release(&w->segs);
 	mp_mbuf_release(&w->out);
 	mp_mbuf_release(&w->defs);
 	mp_mbuf_release(&w->snaps);

@@ -139,12 +139,12 @@ struct mp_writer {
 	_Atomic int error;           /* first error, sticky */
 	pthread_mutex_t flush_mu;    /* serialises rounds (flusher vs mp_writer_flush) */
 	mp_mbuf_t raw, out;          /* block being built / compressed */
+	mp_mbuf_t segs;              /* uint64_t offsets in raw where columns start */
 	mp_mbuf_t snaps, sections;   /* per-round scratch */
 	mp_mbuf_t rows;              /* a chunk's records made contiguous */
 	mp_chunk_encoder_t enc;      /* aged frees + columns (chunkcodec.h) */
-	z_stream z;
+	z_stream z;                  /* compression levels 2-9 only */
 	int z_ok;
-	int z_level;                 /* level the stream is set to */
 	int behind;                  /* this round stores blocks uncompressed */
 	uint32_t block_index;
 	uint64_t events_flushed;     /* events in the blocks written: the trailer's count */
