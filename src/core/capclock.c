@@ -1,15 +1,12 @@
-/* capclock.c - choosing the capture clock and keeping the TSC line on
+/* capclock.c - choosing the capture clock and keeping its TSC lines on
  * CLOCK_MONOTONIC (see clock.h).
  *
- * The line is re-anchored once a flush round, at the round's horizon: the
- * new line starts exactly where the old one was at that TSC value, so the
- * conversion stays one continuous, increasing function, and its slope is
- * chosen to meet CLOCK_MONOTONIC again about one interval later (the slope
- * itself comes from the long baseline since the origin, so it only gets
- * better). Two lines alternate: recorders may still be converting with the
- * one in effect while the flusher prepares the other, and the flusher only
- * rewrites a line after every thread was seen outside a record since it
- * stopped being in effect (mp__capclock_quiet).
+ * A new line starts at every flush round, at the round's horizon, exactly
+ * where the previous line was there: the conversion stays continuous and
+ * increasing. Its slope is the long-baseline one (ns since the origin over
+ * ticks since the origin, which only gets better) corrected so that the line
+ * meets CLOCK_MONOTONIC again about CONVERGE_NS later. Only the flusher
+ * (under its lock) touches the lines.
  */
 #include "clock.h"
 
@@ -18,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CALIBRATE_NS 50000u     /* first slope: measured over this much time */
-#define CONVERGE_NS 100000000   /* the line meets CLOCK_MONOTONIC this much later */
+#define CALIBRATE_NS 50000u   /* first slope: measured over this much time */
+#define CONVERGE_NS 100000000 /* a line meets CLOCK_MONOTONIC this much later */
 
 /* Does the kernel keep time with the TSC? Then it found it constant-rate
  * and synchronised across CPUs; otherwise we don't trust it either. */
@@ -39,8 +36,7 @@ static int kernel_uses_tsc(void)
 	return strcmp(buf, "tsc\n") == 0 || strcmp(buf, "tsc") == 0;
 }
 
-/* A TSC read that no earlier or later instruction is reordered around, and
- * the CLOCK_MONOTONIC time right after it. */
+/* A TSC read that no earlier or later instruction is reordered around. */
 static uint64_t fenced_tsc(void)
 {
 #if defined(__x86_64__)
@@ -54,8 +50,8 @@ static uint64_t fenced_tsc(void)
 #endif
 }
 
-/* mult for ns/tsc as a 32.32 fixed-point number; 0 if out of any sane range
- * (a TSC between 100 MHz and 20 GHz). */
+/* ns per tick as 32.32 fixed point; 0 if out of any sane range (a TSC
+ * between 100 MHz and 20 GHz). */
 static uint64_t slope(uint64_t dns, uint64_t dtsc)
 {
 	mp_u128 m;
@@ -75,42 +71,39 @@ void mp__capclock_init(mp_capclock_t *c, int fences)
 
 	memset(c, 0, sizeof(*c));
 	c->origin_ns = mp_clock_ns();
+	if (!fences || (env && strcmp(env, "monotonic") == 0) || !kernel_uses_tsc())
+		return; /* clock_gettime on every event */
 #if defined(__x86_64__)
-	if (fences && !(env && strcmp(env, "monotonic") == 0) && kernel_uses_tsc()) {
-		tsc = fenced_tsc();
-		c->origin_ns = mp_clock_ns();
-		c->cal_tsc = tsc;
-		c->cal_ns = 0;
-		do {
-			now = mp_clock_ns() - c->origin_ns;
-		} while (now < CALIBRATE_NS);
-		mult = slope(now, fenced_tsc() - tsc);
-	}
+	tsc = fenced_tsc();
+	c->origin_ns = mp_clock_ns();
+	do {
+		now = mp_clock_ns() - c->origin_ns;
+	} while (now < CALIBRATE_NS);
+	mult = slope(now, fenced_tsc() - tsc);
 #else
-	(void)fences;
-	(void)env;
 	(void)tsc;
 	(void)now;
 #endif
 	if (!mult)
-		return; /* clock_gettime on every event */
-	c->line[0].tsc0 = c->cal_tsc;
+		return;
+	c->cal_tsc = tsc;
+	c->line[0].tsc0 = tsc;
 	c->line[0].ns0 = 0;
 	c->line[0].mult = mult;
-	c->spare_free = 1;
+	c->newest = 0;
+	c->count = 1;
 	c->use_tsc = 1;
 }
 
-uint64_t mp__capclock_read(mp_capclock_t *c)
+uint64_t mp__capclock_read(const mp_capclock_t *c)
 {
 	if (!c->use_tsc)
 		return mp_clock_ns() - c->origin_ns;
-	return mp_tsc_convert(&c->line[atomic_load_explicit(&c->cur, memory_order_acquire)], fenced_tsc());
+	return mp__capclock_convert(c, fenced_tsc());
 }
 
 uint64_t mp__capclock_round(mp_capclock_t *c)
 {
-	uint32_t cur = atomic_load_explicit(&c->cur, memory_order_relaxed);
 	uint64_t tsc, real, horizon, base;
 	int64_t offset;
 	mp_tsc_line_t *next;
@@ -119,27 +112,22 @@ uint64_t mp__capclock_round(mp_capclock_t *c)
 		return mp_clock_ns() - c->origin_ns;
 	tsc = fenced_tsc();
 	real = mp_clock_ns() - c->origin_ns;
-	horizon = mp_tsc_convert(&c->line[cur], tsc);
-	if (!c->spare_free || tsc <= c->cal_tsc || !(base = slope(real - c->cal_ns, tsc - c->cal_tsc)))
+	horizon = mp__capclock_convert(c, tsc);
+	if ((int64_t)(tsc - c->line[c->newest].tsc0) <= 0 || !(base = slope(real, tsc - c->cal_tsc)))
 		return horizon;
-	/* Meet CLOCK_MONOTONIC CONVERGE_NS from now: the line is `offset` ns
-	 * ahead of it, so it runs (1 - offset / CONVERGE_NS) as fast. The
-	 * change is bounded so the line always moves forward. */
+	/* The line is `offset` ns ahead of CLOCK_MONOTONIC: run (1 - offset /
+	 * CONVERGE_NS) as fast for a while. Bounded, so it always moves on. */
 	offset = (int64_t)(horizon - real);
 	if (offset > CONVERGE_NS / 2)
 		offset = CONVERGE_NS / 2;
 	if (offset < -CONVERGE_NS / 2)
 		offset = -CONVERGE_NS / 2;
-	next = &c->line[cur ^ 1];
+	c->newest = (c->newest + 1) % MP_CLOCK_LINES;
+	if (c->count < MP_CLOCK_LINES)
+		c->count++;
+	next = &c->line[c->newest];
 	next->tsc0 = tsc;
 	next->ns0 = (int64_t)horizon;
 	next->mult = (uint64_t)((mp_i128)base * (CONVERGE_NS - offset) / CONVERGE_NS);
-	atomic_store_explicit(&c->cur, cur ^ 1, memory_order_release);
-	c->spare_free = 0;
 	return horizon;
-}
-
-void mp__capclock_quiet(mp_capclock_t *c)
-{
-	c->spare_free = 1;
 }

@@ -35,16 +35,14 @@ void mp__futex_wait(_Atomic uint32_t *word, uint32_t val, uint32_t timeout_ms)
 typedef struct snap {
 	mp_wthread_t *t;
 	uint64_t head;
-	mp_chunk_state_t st;
 } snap_t;
 
-/* Read a consistent (head, state) of thread t. Returns 0, or -EBUSY when the
+/* Read thread t's head at a record boundary. Returns 0, or -EBUSY when the
  * thread stayed inside a record too long (preempted or stopped in a signal
  * handler): then its data waits for the next round. */
 static int snapshot(mp_wthread_t *t, snap_t *s)
 {
 	unsigned spins = 0;
-	int i;
 
 	for (;;) {
 		uint64_t s1 = atomic_load_explicit(&t->seq, memory_order_acquire), s2;
@@ -57,8 +55,6 @@ static int snapshot(mp_wthread_t *t, snap_t *s)
 		}
 		s->t = t;
 		s->head = atomic_load_explicit(&t->head, memory_order_acquire);
-		for (i = 0; i < MP_ST_COUNT; i++)
-			s->st.v[i] = atomic_load_explicit(&t->st[i], memory_order_relaxed);
 		atomic_thread_fence(memory_order_acquire);
 		s2 = atomic_load_explicit(&t->seq, memory_order_relaxed);
 		if (s1 == s2)
@@ -216,6 +212,7 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
 	uint64_t n = s->head - tail, pos = tail & t->ring_mask, size = t->ring_mask + 1;
 	const uint8_t *rows;
+	mp_chunk_state_t start = t->flushed;
 	int i, rc;
 
 	if (w->raw.len && w->raw.len + n > BLOCK_SPLIT && (rc = emit_block(w)))
@@ -225,7 +222,7 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 		rows = t->ring + pos;
 	} else {
 		w->rows.len = 0;
-		if ((rc = mp_mbuf_reserve(&w->rows, n + 64))) /* the encoder reads ahead (chunkcodec.h) */
+		if ((rc = mp_mbuf_reserve(&w->rows, n)))
 			return rc;
 		memcpy(w->rows.data, t->ring + pos, size - pos);
 		memcpy(w->rows.data + (size - pos), t->ring, n - (size - pos));
@@ -238,7 +235,8 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 		/* Behind: the age table's random accesses are the flusher's
 		 * main cost; skip them until it catches up. */
 		w->enc.no_ages = w->behind;
-		if (mp__chunk_encode(&w->enc, rows, n, t->flushed.v, lens))
+		if (mp__chunk_encode(&w->enc, (const uint64_t *)(const void *)rows, n / 8, t->flushed.v, &w->clock,
+				     lens))
 			return -ENOMEM; /* (or records that do not parse: a writer bug) */
 		w->events_flushed += w->enc.events;
 		for (i = 0; i < MP_COLS; i++)
@@ -246,7 +244,7 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 		*p++ = MP_SEC_CHUNK;
 		p = mp_varint_put(p, t->index);
 		for (i = 0; i < MP_ST_COUNT; i++)
-			p = mp_varint_put(p, t->flushed.v[i]);
+			p = mp_varint_put(p, start.v[i]);
 		p = mp_varint_put(p, total);
 		for (i = 0; i < MP_COLS; i++)
 			p = mp_varint_put(p, lens[i]);
@@ -266,7 +264,7 @@ int mp__writer_round(mp_writer_t *w, int final)
 	mp_wthread_t *t;
 	size_t i, nsnap;
 	uint64_t pending = 0;
-	int rc = 0, stuck = 0;
+	int rc = 0;
 
 	pthread_mutex_lock(&w->flush_mu);
 	if (atomic_load_explicit(&w->error, memory_order_relaxed)) {
@@ -305,7 +303,6 @@ int mp__writer_round(mp_writer_t *w, int final)
 		if (rc)
 			break;
 		if (snapshot(t, &s) != 0) {
-			stuck = 1;
 			if (t->flushed.v[MP_ST_TIME] < horizon)
 				horizon = t->flushed.v[MP_ST_TIME];
 			continue;
@@ -319,12 +316,12 @@ int mp__writer_round(mp_writer_t *w, int final)
 	pthread_mutex_unlock(&w->reg_mu);
 	if (rc)
 		goto fail;
-	if (!stuck)
-		mp__capclock_quiet(&w->clock);
 	nsnap = snapbuf->len / sizeof(snap_t);
-	/* Behind: more than half a ring's worth per thread piled up since the
-	 * last round (which a fixed-rate round keeps far lower otherwise). */
-	w->behind = nsnap && pending > (uint64_t)nsnap * (w->ring_bytes / 2);
+	/* Behind: the rings are three-quarters full on average (a thread wakes
+	 * the flusher at half full, so a flusher that keeps up finds them at
+	 * about half; one that does not finds them full, their threads
+	 * waiting). */
+	w->behind = nsnap && pending > (uint64_t)nsnap * (w->ring_bytes / 4 * 3);
 
 	/* 2. Definitions, taken after the rings: they cover every id in them. */
 	pthread_mutex_lock(&w->defs_mu);
@@ -356,7 +353,6 @@ int mp__writer_round(mp_writer_t *w, int final)
 	/* 4. Only now give the ring space back. */
 	for (i = 0; i < nsnap; i++) {
 		snap_t *s = (snap_t *)snapbuf->data + i;
-		s->t->flushed = s->st;
 		atomic_store_explicit(&s->t->tail, s->head, memory_order_release);
 		atomic_store_explicit(&s->t->wake_sent, 0, memory_order_relaxed);
 	}

@@ -4,12 +4,16 @@
  * is the whole point of this file):
  *
  * 1. Each thread that records an event owns an mp_wthread: a power-of-two
- *    byte ring it appends encoded records to, with no lock. Only the owning
- *    thread writes `head`; only the flusher writes `tail`.
+ *    ring it appends fixed-width records to (chunkcodec.h), with no lock. Only the
+ *    owning thread writes `head`; only the flusher writes `tail`. The ring
+ *    holds raw values (a raw clock reading, whole addresses and sizes):
+ *    storing them is the cheapest thing the event path can do, and all the
+ *    encoding (time conversion, deltas, the freed-address cache, varints,
+ *    columns) happens on the flusher's side (chunkcodec.h).
  *
  * 2. Around each event the thread bumps `seq` to odd, reads the clock,
- *    encodes the record into the ring, publishes `head` and the delta state
- *    it encoded against, and bumps `seq` to even.
+ *    writes the record into the ring, publishes `head`, and bumps `seq` to
+ *    even.
  *
  * 3. A flush round reads the clock (F), runs an asymmetric memory barrier
  *    over all threads of the process (membarrier), then visits every
@@ -43,22 +47,9 @@
 
 #define MP_DROP_SLOTS 64 /* per-thread dropped counters, by memory id (last slot: ids >= 63) */
 
-/* The delta-encoding state of a thread's record stream. A chunk header
- * carries it (so every block decodes on its own); the owning thread keeps it
- * in relaxed atomics so the flusher can copy it under the seq protocol. */
-enum {
-	MP_ST_TIME,      /* time of the previous record */
-	MP_ST_ADDR,      /* address of the previous record */
-	MP_ST_MEMORY,    /* current memory id */
-	MP_ST_OP,        /* current context */
-	MP_ST_REGION,
-	MP_ST_DTYPE,
-	MP_ST_SHAPE,
-	MP_ST_REUSE,     /* the freed-address cache, MP_REUSE_SLOTS entries */
-	MP_ST_COUNT = MP_ST_REUSE + 64
-};
-_Static_assert(MP_ST_REUSE == MP_ST_REUSE_AT, "chunkcodec.h's copy of the state layout");
-
+/* A thread's delta-encoding state (MP_ST_*, chunkcodec.h). A chunk header
+ * carries it, so every block decodes on its own; the flusher keeps each
+ * thread's copy as it encodes. */
 typedef struct mp_chunk_state {
 	uint64_t v[MP_ST_COUNT];
 } mp_chunk_state_t;
@@ -72,13 +63,13 @@ struct mp_wthread {
 	uint8_t *ring;         /* ring_mask + 1 bytes, plus MP_RING_SLACK */
 	uint64_t ring_mask;
 	uint64_t tail_cache;   /* last tail seen, to avoid touching the flusher's line */
-	_Atomic uint64_t st[MP_ST_COUNT];         /* delta state at `head` */
+	uint32_t ctx[4];       /* the context last recorded (op, region, dtype, shape) */
 	_Atomic uint64_t events;                  /* records committed (realloc = 2) */
 	_Atomic uint64_t dropped[MP_DROP_SLOTS];  /* events not recorded, by memory id */
 	_Atomic int wake_sent;
 	/* --- written by the flusher --- */
 	_Alignas(64) _Atomic uint64_t tail;
-	mp_chunk_state_t flushed;                 /* state at tail */
+	mp_chunk_state_t flushed;                 /* encoding state at tail */
 	uint64_t dropped_reported[MP_DROP_SLOTS];
 	int announced;                            /* THREAD section written */
 	/* --- registry --- */
@@ -88,8 +79,9 @@ struct mp_wthread {
 	mp_wthread_t *next;   /* registry list, newest first */
 };
 
-/* Records are encoded straight into the ring; this much room past its end
- * lets a record that wraps be written contiguously, then moved. */
+/* Records are written straight into the ring; this much room past its end
+ * lets a record that wraps be written contiguously, then moved (and lets
+ * the encoder read whole words past a chunk's end). */
 #define MP_RING_SLACK 128
 #define MP_REC_MAX 64 /* no record is longer */
 

@@ -25,12 +25,14 @@ static void test_line_arithmetic(void **state)
 	assert_int_equal(mp_tsc_convert(&l, 1000 + 4000000000ull), 500 + 12000000000ull);
 }
 
-/* A round re-anchors the line where the old one was: the conversion stays
- * continuous, and the slope stays near the measured one. */
+/* Every round starts a line where the previous one was: the conversion is
+ * continuous at each knot, increasing, and readings from before a knot
+ * still convert with the line they fell under. */
 static void test_reanchor_is_continuous(void **state)
 {
 	mp_capclock_t c;
 	struct timespec d = {0, 2000000};
+	uint64_t knot[6], value[6];
 	int i;
 
 	(void)state;
@@ -39,23 +41,25 @@ static void test_reanchor_is_continuous(void **state)
 		print_message("the kernel's clocksource is not the TSC here: nothing to re-anchor\n");
 		skip();
 	}
-	for (i = 0; i < 5; i++) {
-		mp_tsc_line_t old;
+	for (i = 0; i < 6; i++) {
+		mp_tsc_line_t before;
 		uint64_t h;
-		uint32_t cur;
 
 		nanosleep(&d, NULL);
-		old = c.line[atomic_load(&c.cur)];
+		before = c.line[c.newest];
 		h = mp__capclock_round(&c);
-		cur = atomic_load(&c.cur);
-		/* flipped (the spare was free), anchored at the horizon, which is the old line's value there */
-		assert_int_equal(c.line[cur].ns0, h);
-		assert_int_equal(mp_tsc_convert(&old, c.line[cur].tsc0), h);
-		assert_true(c.line[cur].mult > old.mult / 2 && c.line[cur].mult < old.mult * 3 / 2);
-		/* no second flip before the round saw every thread outside a record */
-		mp__capclock_round(&c);
-		assert_int_equal(atomic_load(&c.cur), cur);
-		mp__capclock_quiet(&c);
+		assert_int_equal(c.line[c.newest].ns0, h);                 /* anchored at the horizon */
+		assert_int_equal(mp_tsc_convert(&before, c.line[c.newest].tsc0), h); /* where the old line was */
+		assert_true(c.line[c.newest].mult > before.mult / 2 && c.line[c.newest].mult < before.mult * 3 / 2);
+		knot[i] = c.line[c.newest].tsc0;
+		value[i] = h;
+		assert_true(i == 0 || value[i] > value[i - 1]);
+	}
+	/* one tick before each knot converts with the older line: just below */
+	for (i = 1; i < 6; i++) {
+		uint64_t below = mp__capclock_convert(&c, knot[i] - 1);
+		assert_true(below <= value[i] && value[i] - below < 10);
+		assert_int_equal(mp__capclock_convert(&c, knot[i]), value[i]);
 	}
 }
 
