@@ -33,8 +33,8 @@ static inline size_t mp_dh_bound(size_t n)
 void mp__dh_begin(mp_dh_writer_t *w, uint8_t *out);
 
 /* Append n bytes (n >= 1) as one segment: a dynamic Huffman block with the
- * segment's own table, or stored blocks when those are smaller or when
- * store_only. final marks the stream's last segment. The output buffer must
+ * segment's own table, or stored blocks when those are not clearly larger
+ * (coding must save 7%) or when store_only. final marks the stream's last segment. The output buffer must
  * have mp_dh_bound(n) bytes of room. */
 void mp__dh_segment(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final, int store_only);
 
