@@ -50,18 +50,16 @@ int mp__chunk_join(const uint8_t *cols, const uint64_t lens[MP_COLS], uint8_t *r
  * dtype, shape; STACK stack id. Times are raw clock readings (clock.h). */
 #define MP_RING_WIDE 0x100u
 
-static const uint8_t mp_ring_base_words[16] = {
-	0, 4, 3, 3, 4, 3, 3, 3, 5, 5, 0, 2, 0, 0, 0, 0,
+/* Words of a record by the low 9 bits of its first word (kind and WIDE;
+ * 0: not a record). */
+static const uint8_t mp_ring_words_tab[512] = {
+	[1] = 4, [2] = 3, [3] = 3, [4] = 4, [5] = 3, [6] = 3, [7] = 3, [8] = 5, [9] = 5, [11] = 2,
+	[256 + 1] = 5, [256 + 8] = 6,
 };
 
-/* Words of the record whose first word is w0 (0: not a record). */
 static inline unsigned mp_ring_words(uint64_t w0)
 {
-	unsigned kind = (unsigned)w0 & 0xff;
-
-	if (kind > 15 || !mp_ring_base_words[kind])
-		return 0;
-	return mp_ring_base_words[kind] + ((w0 & MP_RING_WIDE) && (kind == 1 || kind == 8));
+	return mp_ring_words_tab[w0 & 0x1ff];
 }
 
 struct mp_capclock;
