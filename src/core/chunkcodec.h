@@ -2,12 +2,12 @@
  * records they are made from (internal).
  *
  * In the file, records are rows of varints (a tag, then the record's
- * fields; docs/format.md). Before compressing, the flusher lays a chunk's
- * records out as five columns -- tags, time deltas, addresses, sizes, everything else -- so that
- * each column is homogeneous and compresses well on its own (tags and time
- * deltas shrink by 3-5x; interleaved, deflate barely helps). The reader
- * joins the columns back into rows. Same bytes, reordered: the split never
- * grows a chunk.
+ * fields; docs/format.md), laid out as five columns -- tags, time deltas,
+ * addresses, sizes, everything else -- so that each column is homogeneous
+ * and compresses well on its own (tags and time deltas shrink by 3-5x;
+ * interleaved, deflate barely helps). The flusher writes the columns
+ * straight from the ring's fixed-width records; the reader joins them back
+ * into rows.
  */
 #ifndef MP_CHUNKCODEC_H
 #define MP_CHUNKCODEC_H
