@@ -1,6 +1,7 @@
 /* gen_reader_corpus.c - writes the reader fuzzer's seed corpus with the real
  * writer: an empty capture, a small multi-thread one with every event kind,
- * and a truncated copy. usage: gen_reader_corpus DIR */
+ * a truncated copy, and one long enough that its columns are Huffman-coded
+ * rather than stored. usage: gen_reader_corpus DIR */
 #include <memprof/capture.h>
 
 #include <pthread.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 static mp_writer_t *w;
+static uint64_t iterations = 20;
 
 static void *work(void *arg)
 {
@@ -17,7 +19,7 @@ static void *work(void *arg)
 
 	mp_writer_set_context(w, mp_writer_intern(w, "op"), 3, mp_writer_intern(w, "float"),
 			      mp_writer_intern(w, "[2,3]"));
-	for (i = 0; i < 20; i++) {
+	for (i = 0; i < iterations; i++) {
 		mp_writer_alloc(w, 0, base + i * 64, 40 + i, 48 + i);
 		if (i % 3 == 0)
 			mp_writer_free(w, 0, base + i * 64);
@@ -63,6 +65,9 @@ int main(int argc, char **argv)
 {
 	if (argc != 2)
 		return 2;
-	return write_file(argv[1], "empty.memprof", 0, 0) || write_file(argv[1], "small.memprof", 3, 0) ||
-	       write_file(argv[1], "truncated.memprof", 2, 300);
+	if (write_file(argv[1], "empty.memprof", 0, 0) || write_file(argv[1], "small.memprof", 3, 0) ||
+	    write_file(argv[1], "truncated.memprof", 2, 300))
+		return 1;
+	iterations = 1500;
+	return write_file(argv[1], "coded.memprof", 1, 0);
 }
