@@ -404,3 +404,21 @@ void mp_writer_set_context(mp_writer_t *w, uint32_t op, int region, uint32_t dty
 	ST(t, MP_ST_SHAPE, shape);
 	rec_commit(w, t, (size_t)(p - rec), 0);
 }
+
+/* STACK: the stack id of the thread's next ALLOC / REALLOC / ALLOC_FAILED
+ * (no time, not an event). Its own record: a flush round may fall between
+ * it and the allocation, so the reader carries it into the thread's next
+ * chunk (docs/format.md). */
+int mp_writer_next_stack(mp_writer_t *w, uint32_t id)
+{
+	uint8_t *rec, *p;
+	GET_THREAD(w, t);
+
+	if (!(rec = rec_begin(w, t, (uint32_t)LD(t, MP_ST_MEMORY), 0)))
+		return -ENOBUFS;
+	p = rec;
+	*p++ = MP_REC_STACK;
+	p = mp_varint_put(p, id);
+	rec_commit(w, t, (size_t)(p - rec), 0);
+	return 0;
+}
