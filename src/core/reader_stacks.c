@@ -193,3 +193,4 @@ const mp_capture_module_t *mp_capture_module_at(const mp_capture_t *cap, uint64_
 	}
 	return NULL;
 }
+_Static_assert(MP_STACK_MAX_FRAMES == MP_WRITER_STACK_MAX, "the reader accepts what the writer writes");
