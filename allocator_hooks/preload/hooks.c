@@ -72,12 +72,13 @@ static inline void rec_stack(void)
 
 static inline void rec_alloc(void *p, uint64_t requested)
 {
-	rec_stack();
 	if (p) {
 		if (mp__regions_on)
 			mp__regions_alloc(p);
+		rec_stack(); /* right before its allocation: not before a region record */
 		mp_writer_alloc(mp__writer, mp__host, (uintptr_t)p, requested, usable(p, requested));
 	} else {
+		rec_stack();
 		mp_writer_alloc_failed(mp__writer, mp__host, requested);
 	}
 }

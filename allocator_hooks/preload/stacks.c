@@ -25,7 +25,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #ifdef MEMPROF_HAVE_LIBUNWIND
@@ -103,8 +102,13 @@ static uintptr_t thread_stack_hi(void)
 	void *addr;
 	size_t size;
 
-	if ((pid_t)syscall(SYS_gettid) == getpid())
-		return (uintptr_t)__libc_stack_end; /* main thread: every frame is below it */
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0), top = (uintptr_t)__libc_stack_end;
+
+	/* The initial thread: every frame is below where the process started
+	 * (thread stacks are mappings at least 128 MiB below that). A thread
+	 * that forked from another one keeps its own stack: asked below. */
+	if (here < top && top - here < (64u << 20))
+		return top;
 	if (pthread_getattr_np(pthread_self(), &a))
 		return 1;
 	if (pthread_attr_getstack(&a, &addr, &size))

@@ -284,7 +284,8 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 			}
 			c->addr = b;
 			ev->address = a;
-			ev->stack = c->stack;
+			if (kind == MP_REC_ALLOC || kind == MP_REC_ALLOC_REUSED || kind == MP_REC_REALLOC)
+				ev->stack = c->stack; /* a STACK record names the next allocation only */
 			if ((kind == MP_REC_ALLOC || kind == MP_REC_ALLOC_REUSED || kind == MP_REC_REALLOC) &&
 			    hist_push(c, b))
 				return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");

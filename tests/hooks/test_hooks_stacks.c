@@ -18,6 +18,7 @@
 #include <jansson.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 /* Capture-level checks; returns the number of distinct stack ids seen. */
 static uint32_t check_capture(const char *path, int want_stacks)
@@ -229,6 +230,64 @@ static void test_stacks_cxx(void **state)
 	json_decref(root);
 }
 
+/* Host allocations without a stack in a capture, and the stacks defined. */
+static uint64_t unstacked(const char *path, uint32_t *nstacks)
+{
+	mp_capture_t *cap;
+	mp_diag_t diag;
+	mp_event_t ev;
+	uint64_t n = 0;
+
+	assert_int_equal(mp_capture_open(&cap, path, &diag), 0);
+	while (mp_source_next(mp_capture_source(cap), &ev, &diag) == 1)
+		if ((ev.kind == MP_EV_ALLOC || ev.kind == MP_EV_ALLOC_FAILED) && ev.memory == 0 && !ev.stack)
+			n++;
+	*nstacks = mp_capture_stack_count(cap);
+	mp_capture_close(cap);
+	return n;
+}
+
+/* 8 threads x 100000 allocations freed across threads, and 4000
+ * short-lived threads (the frame-pointer walk asks each new thread for its
+ * stack bounds): the figures of test_hooks_proc, unchanged by --stacks,
+ * every allocation with a stack, and a handful of distinct stacks. */
+static void test_stacks_threads(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--stacks", NULL};
+	const char *unwinders[] = {"MEMPROF_STACKS=1", "MEMPROF_STACKS=fp"};
+	uint32_t nstacks;
+	int u;
+
+	for (u = 0; u < 2; u++) {
+		const char *env[] = {unwinders[u], NULL};
+		const char *churn_env[] = {unwinders[u], "MEMPROF_FLUSH_MS=1", NULL};
+		hk_stats_t st = {0}, ch = {0};
+
+		unlink(t->cap);
+		assert_int_equal(hk_record(t->cap, opts, "victim_threads", NULL, env), 0);
+		st.skip_first_thread = 1;
+		hk_replay_ok(t->cap, &st);
+		assert_int_equal(st.allocs, 800000);
+		assert_int_equal(st.frees, 800000);
+		assert_int_equal(st.peak, 37995904);
+		assert_int_equal(st.unknown_frees, 0);
+		assert_int_equal(st.dropped, 0);
+		assert_int_equal(unstacked(t->cap, &nstacks), 0);
+		assert_true(nstacks >= 1 && nstacks <= 32);
+
+		unlink(t->cap);
+		assert_int_equal(hk_record(t->cap, opts, "victim_churn", NULL, churn_env), 0);
+		ch.skip_first_thread = 1;
+		hk_replay_ok(t->cap, &ch);
+		assert_int_equal(ch.allocs, 4000 * 101);
+		assert_int_equal(ch.frees, 4000 * 101);
+		assert_int_equal(ch.unknown_frees, 0);
+		assert_int_equal(unstacked(t->cap, &nstacks), 0);
+		assert_true(nstacks <= 64);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +295,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stacks_frame_pointers, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_stacks_none, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_stacks_cxx, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_stacks_threads, hk_setup_dir, hk_teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
