@@ -154,7 +154,7 @@ static void summarize(const char *path)
 {
 	uint64_t events = 0, allocs = 0, frees = 0, failed = 0, cur = 0, peak = 0;
 	live_t live = {NULL, 0, 0};
-	char b1[64], b2[64];
+	char b1[64], b2[64], stacks[64];
 	mp_source_t *src;
 	mp_event_t ev;
 	mp_diag_t diag;
@@ -192,11 +192,15 @@ static void summarize(const char *path)
 	}
 	if (rc < 0)
 		mp_cli_diag(&diag);
+	stacks[0] = '\0';
+	if (mp_capture_stack_count(mp_capture_from_source(src)))
+		snprintf(stacks, sizeof(stacks), "; %u distinct call stacks",
+			 mp_capture_stack_count(mp_capture_from_source(src)));
 	fprintf(stderr,
 		"memprof: %" PRIu64 " events; host heap: %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64
-		" failed, peak %s requested; live at the end: %zu blocks, %s%s\n",
+		" failed, peak %s requested; live at the end: %zu blocks, %s%s%s\n",
 		events, allocs, frees, failed, mp_cli_bytes(b1, sizeof(b1), peak), live.n,
-		mp_cli_bytes(b2, sizeof(b2), cur),
+		mp_cli_bytes(b2, sizeof(b2), cur), stacks,
 		mp_source_end_status(src) == MP_END_ABRUPT ? " (the capture ended abruptly)" : "");
 	free(live.s);
 	mp_source_close(src);

@@ -409,8 +409,15 @@ int cmd_report(int argc, char **argv)
 		if (format == O_JSON)
 			err = any ? report_json_functions(in, funcs, (size_t)ninputs, &ropt)
 				  : mp_report_json(stdout, in, (size_t)ninputs, &ropt);
-		else if (format == O_CSV)
+		else if (format == O_CSV) {
 			err = mp_report_csv(stdout, in, (size_t)ninputs, &ropt);
+			if (!err && any)
+				printf("\n%s\n", mp_functions_csv_header);
+			for (int i = 0; !err && i < ninputs; i++)
+				if (funcs[i])
+					err = mp_functions_csv(stdout, funcs[i], in[i].path, ropt.top, in[i].device_set,
+							       in[i].device);
+		}
 		else if (!functions_only)
 			err = mp_report_text(stdout, in, (size_t)ninputs, &ropt);
 		for (int i = 0; format != O_JSON && format != O_CSV && !err && i < ninputs; i++) {

@@ -173,3 +173,47 @@ json_t *mp_functions_json(mp_functions_t *f, const mp_source_t *src, uint32_t to
 	}
 	return root;
 }
+
+static void csv_field(FILE *out, const char *s)
+{
+	fputc(',', out);
+	if (strpbrk(s, ",\"\r\n")) {
+		fputc('"', out);
+		for (; *s; s++) {
+			if (*s == '"')
+				fputc('"', out);
+			fputc(*s, out);
+		}
+		fputc('"', out);
+	} else {
+		fputs(s, out);
+	}
+}
+
+const char *const mp_functions_csv_header =
+	"section,file,device,function,object,allocations,requested_bytes,failed_allocations,peak_bytes,"
+	"peak_count,leak_bytes,leak_count,stacks";
+
+int mp_functions_csv(FILE *out, mp_functions_t *f, const char *file, uint32_t top, int device_set, uint32_t device)
+{
+	size_t n = mp_functions_count(f), i, in_mem = 0;
+	uint32_t mem = UINT32_MAX;
+
+	for (i = 0; i < n; i++) {
+		const mp_func_row_t *r = mp_functions_row(f, i);
+
+		in_mem = r->memory == mem ? in_mem + 1 : 1;
+		mem = r->memory;
+		if (!wanted(r, device_set, device) || (top && in_mem > top))
+			continue;
+		fputs("functions", out);
+		csv_field(out, file ? file : "");
+		fprintf(out, ",%" PRIu32, r->memory);
+		csv_field(out, r->function);
+		csv_field(out, r->object);
+		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu32 "\n",
+			r->allocations, r->requested_bytes, r->failed, r->peak_bytes, r->peak_count, r->leak_bytes,
+			r->leak_count, r->stacks);
+	}
+	return ferror(out) ? -EIO : 0;
+}

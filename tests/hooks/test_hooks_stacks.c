@@ -161,6 +161,26 @@ static void check_report(const char *path)
 	json_decref(root);
 }
 
+/* The CSV table: alloc_a's row, field by field. */
+static void check_csv(const char *path)
+{
+	char cmd[2048], line[4096];
+	int found = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "'%s' report --csv '%s' 2>/dev/null", HK_MEMPROF, path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p))
+		if (!strncmp(line, "functions,", 10) && strstr(line, ",alloc_a,")) {
+			found = 1;
+			/* allocations .. stacks */
+			assert_non_null(strstr(line, "victim_stacks,3,3000,0,3000,3,0,0,1\n"));
+		}
+	assert_int_equal(pclose(p), 0);
+	assert_true(found);
+}
+
 static void test_stacks_unwind(void **state)
 {
 	tmpdir_t *t = *state;
@@ -169,6 +189,8 @@ static void test_stacks_unwind(void **state)
 	assert_int_equal(hk_record(t->cap, opts, "victim_stacks", NULL, NULL), 0);
 	check_capture(t->cap, 1);
 	check_report(t->cap);
+	if (HK_HAVE_LIBDW)
+		check_csv(t->cap);
 }
 
 static void test_stacks_frame_pointers(void **state)

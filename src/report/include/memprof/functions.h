@@ -78,6 +78,12 @@ int mp_functions_text(FILE *out, mp_functions_t *f, const mp_source_t *src, uint
  * owns; NULL when out of memory. */
 json_t *mp_functions_json(mp_functions_t *f, const mp_source_t *src, uint32_t top, int device_set, uint32_t device);
 
+/* CSV: the header line (without newline), then the rows of one input
+ * (section "functions", then file, device, and the row's fields). Returns 0
+ * or -errno. */
+extern const char *const mp_functions_csv_header;
+int mp_functions_csv(FILE *out, mp_functions_t *f, const char *file, uint32_t top, int device_set, uint32_t device);
+
 #ifdef __cplusplus
 }
 #endif
