@@ -252,6 +252,41 @@ static void test_stacks_cxx(void **state)
 	json_decref(root);
 }
 
+/* A library loaded by dlopen after the capture started: the module map
+ * gains it, and its function is named. */
+static void test_stacks_dlopen(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--stacks", NULL};
+	const char *args[] = {HK_PLUGIN, NULL};
+	mp_capture_t *cap;
+	mp_diag_t diag;
+	mp_event_t ev;
+	json_t *root;
+	size_t i;
+	int status, plugin = 0;
+
+	assert_int_equal(hk_record(t->cap, opts, "victim_stacks", args, NULL), 0);
+	assert_int_equal(mp_capture_open(&cap, t->cap, &diag), 0);
+	while (mp_source_next(mp_capture_source(cap), &ev, &diag) == 1)
+		;
+	for (i = 0; i < mp_capture_module_count(cap); i++)
+		plugin |= strstr(mp_capture_module(cap, i)->path, "stacks_plugin") != NULL;
+	assert_true(plugin);
+	mp_capture_close(cap);
+	root = report_json("--by-function", t->cap, &status);
+	assert_non_null(root);
+	assert_int_equal(status, 0);
+	if (HK_HAVE_LIBDW) {
+		const json_t *r = row_of(json_object_get(json_object_get(root, "functions"), "rows"), "plugin_alloc");
+		assert_int_equal(FIELD(r, "allocations"), 2);
+		assert_int_equal(FIELD(r, "requested_bytes"), 1554);
+		assert_int_equal(FIELD(r, "leak_count"), 0);
+		assert_non_null(strstr(json_string_value(json_object_get(r, "object")), "stacks_plugin"));
+	}
+	json_decref(root);
+}
+
 /* Host allocations without a stack in a capture, and the stacks defined. */
 static uint64_t unstacked(const char *path, uint32_t *nstacks)
 {
@@ -318,6 +353,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stacks_none, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_stacks_cxx, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_stacks_threads, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_stacks_dlopen, hk_setup_dir, hk_teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,7 +11,11 @@
  * victim is built with frame pointers, so both unwinders see main ->
  * alloc_a -> malloc. Each function allocates from one call site, so
  * alloc_a's 3 calls and alloc_b's 2 share one stack each.
+ *
+ * "victim_stacks PLUGIN": first dlopen PLUGIN (stacks_plugin.c) and call
+ * its plugin_alloc() (2 x 777 bytes) and plugin_free(), then as above.
  */
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -66,8 +70,20 @@ NOINLINE void free_all(void)
 	free(c);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1) {
+		void *h = dlopen(argv[1], RTLD_NOW);
+		void (*pa)(void), (*pf)(void);
+		if (!h)
+			return 3;
+		*(void **)&pa = dlsym(h, "plugin_alloc");
+		*(void **)&pf = dlsym(h, "plugin_free");
+		if (!pa || !pf)
+			return 4;
+		pa();
+		pf();
+	}
 	alloc_a();
 	alloc_b();
 	grow_c();
