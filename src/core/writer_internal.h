@@ -97,6 +97,27 @@ typedef struct mp_intern_table {
 	mp_intern_slot_t slots[];
 } mp_intern_table_t;
 
+/* Call stacks, interned like strings (wstack.c): frames published last. */
+typedef struct mp_stack_slot {
+	_Atomic(const uint64_t *) frames;
+	uint64_t hash;
+	uint32_t id;
+	uint32_t n;
+} mp_stack_slot_t;
+
+typedef struct mp_stack_table {
+	uint32_t mask;
+	mp_stack_slot_t slots[];
+} mp_stack_table_t;
+
+/* A loaded object the capture describes (wmodules.c): the address range
+ * of its PT_LOAD segments, to tell whether a stack frame is covered. */
+typedef struct mp_wmodule {
+	uint64_t lo, hi, bias, name_hash;
+} mp_wmodule_t;
+
+#define MP_WMODULES_MAX 8192
+
 struct mp_writer {
 	uint64_t id;          /* unique per writer, for the threads' TLS binding */
 	int fd;
@@ -143,12 +164,25 @@ struct mp_writer {
 	uint64_t file_offset;
 	_Atomic uint64_t last_horizon; /* read by registering threads */
 	mp_capclock_t clock;         /* event times (clock.h) */
+
+	/* call stacks and loaded objects (format 1.1; wstack.c, wmodules.c).
+	 * Inserts and the module table are guarded by defs_mu; the struct is
+	 * zeroed at open, which is their initial state. */
+	_Atomic(mp_stack_table_t *) stacks;
+	uint32_t stack_count;
+	mp_wmodule_t *modules;       /* MP_WMODULES_MAX entries, from the arena */
+	uint32_t module_count;
+	_Atomic int modules_busy;    /* a refresh is running (others skip theirs) */
+	_Atomic uint64_t modules_adds; /* the loader's load count at the last refresh */
 };
 
 /* intern.c */
 uint32_t mp__intern_lookup(mp_writer_t *w, const char *s, size_t len, uint64_t hash);
 uint64_t mp__hash(const char *s, size_t len);
 int mp__intern_insert_locked(mp_writer_t *w, const char *s, size_t len, uint64_t hash, uint32_t *id);
+
+/* wmodules.c: whether every frame lies inside a described object (defs_mu held). */
+int mp__modules_cover_locked(const mp_writer_t *w, const uint64_t *pcs, uint32_t n);
 
 /* flush.c */
 int mp__writer_round(mp_writer_t *w, int final);

@@ -321,3 +321,20 @@ void mp_writer_set_context(mp_writer_t *w, uint32_t op, int region, uint32_t dty
 	t->ctx[3] = shape;
 	rec_commit(w, t, 5, 0);
 }
+
+/* STACK: the stack id of the thread's next ALLOC / REALLOC / ALLOC_FAILED
+ * (no time, not an event). Its own record: a flush round may fall between
+ * it and the allocation, so the reader carries it into the thread's next
+ * chunk (docs/format.md). */
+int mp_writer_next_stack(mp_writer_t *w, uint32_t id)
+{
+	uint64_t *r;
+	GET_THREAD(w, t);
+
+	if (!(r = rec_begin(w, t, 0, 0)))
+		return -ENOBUFS;
+	r[0] = MP_REC_STACK;
+	r[1] = id;
+	rec_commit(w, t, 2, 0);
+	return 0;
+}
