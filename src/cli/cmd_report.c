@@ -235,6 +235,7 @@ int cmd_report(int argc, char **argv)
 	if (!ropt.sections)
 		ropt.sections = MP_REPORT_PEAK;
 	sopt.breakdown = (ropt.sections & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN)) != 0;
+	sopt.timeline = (ropt.sections & MP_REPORT_TIMELINE) != 0;
 	sopt.steps_set = ropt.steps_set;
 	sopt.step_first = ropt.step_first;
 	sopt.step_last = ropt.step_last;

@@ -81,9 +81,9 @@ static int lm_grow(lm_map_t *m)
 	return 0;
 }
 
-int lm_insert(lm_map_t *m, uint64_t addr, uint64_t size, uint32_t group, uint32_t flags, void *hint)
+int lm_insert(lm_map_t *m, uint64_t addr, uint64_t size, uint32_t group, uint32_t pend)
 {
-	lm_entry_t e = {addr, size, group, flags, hint};
+	lm_entry_t e = {addr, size, group, pend};
 
 	/* Grow at 3/4 full: linear probing stays short at that load with this
 	 * hash, and the map is the solver's largest cache footprint. */

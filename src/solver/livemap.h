@@ -2,8 +2,8 @@
  * internal to memprof_solver.
  *
  * Live map: open addressing with linear probing and backward-shift deletion
- * (no tombstones, so a long run of alloc/free never degrades it), 32 bytes a
- * slot, load factor at most 3/4: 43 to 85 bytes per live block.
+ * (no tombstones, so a long run of alloc/free never degrades it), 24 bytes a
+ * slot, load factor at most 3/4: 32 to 64 bytes per live block.
  *
  * Group table: interns (op, region, dtype, shape, requested, allocated) to a
  * dense id and keeps how many allocations of each group are live, so the
@@ -16,14 +16,20 @@
 #include <stdint.h>
 
 #define LM_EMPTY UINT32_MAX /* group value of an empty slot */
-#define LM_F_INDEXED 1u     /* the block is in the fragmentation index */
+
+/* lm_entry_t.pend: whether the block belongs in the fragmentation index.
+ * LM_OUT: no (outside every region, or size 0); LM_IN: yes, and it is there;
+ * LM_LOG + j: yes, and its insertion may still wait at position j of the
+ * solver's deferred-update log (see defer.c: the log says whether it does). */
+#define LM_OUT 0u
+#define LM_IN 1u
+#define LM_LOG 2u
 
 typedef struct lm_entry {
 	uint64_t addr;
 	uint64_t size;
 	uint32_t group; /* LM_EMPTY: free slot */
-	uint32_t flags;
-	void *hint;     /* where the block sits in the fragmentation index (fx_remove) */
+	uint32_t pend;  /* LM_OUT, LM_IN or LM_LOG + log position */
 } lm_entry_t;
 
 typedef struct lm_map {
@@ -47,7 +53,7 @@ static inline void lm_prefetch(const lm_map_t *m, uint64_t addr)
 }
 
 /* Add addr (must be absent). Returns 0 or MP_ENOMEM. */
-int lm_insert(lm_map_t *m, uint64_t addr, uint64_t size, uint32_t group, uint32_t flags, void *hint);
+int lm_insert(lm_map_t *m, uint64_t addr, uint64_t size, uint32_t group, uint32_t pend);
 /* Remove an entry returned by lm_find. */
 void lm_remove(lm_map_t *m, lm_entry_t *e);
 

@@ -15,6 +15,7 @@ void mp_solver_options_init(mp_solver_options_t *o)
 	o->top = 10;
 	o->max_oom_records = 1000;
 	o->breakdown = 1;
+	o->timeline = 1;
 }
 
 mp_solver_t *mp_solver_new(const mp_solver_options_t *opts)
@@ -49,6 +50,7 @@ static void dev_free(sv_dev_t *d)
 	free(d->tl);
 	free(d->tl_inuse);
 	free(d->dirty);
+	free(d->lg);
 	free(d->pub.breakdown);
 	free(d->pub.leaks);
 	for (size_t i = 0; i < d->pub.oom_count; i++)
@@ -161,11 +163,14 @@ static void sync_peak(sv_dev_t *d)
 static int drop_block(sv_dev_t *d, lm_entry_t *e)
 {
 	uint32_t gid = e->group;
+	int rc;
 
-	if (e->flags & LM_F_INDEXED)
-		fx_remove(&d->fx, e->addr, FX_BLOCK, e->hint);
-	else if (e->size)
+	if (e->pend != LM_OUT) {
+		if ((rc = sv_fx_drop(d, e)) < 0)
+			return rc;
+	} else if (e->size) {
 		d->unindexed--;
+	}
 	d->heap -= e->size;
 	d->groups.g[gid].live--;
 	lm_remove(&d->live, e);
@@ -177,8 +182,7 @@ static int apply_alloc(sv_dev_t *d, const mp_event_t *ev)
 	uint64_t fp = ev->allocated_bytes ? ev->allocated_bytes : ev->requested_bytes;
 	grp_key_t key = {ev->requested_bytes, fp, ev->op, ev->dtype, ev->shape, ev->region};
 	lm_entry_t *e = lm_find(&d->live, ev->address);
-	uint32_t gid, flags = 0;
-	void *hint = NULL;
+	uint32_t gid, pend = LM_OUT;
 	int rc;
 
 	if (e) {
@@ -191,14 +195,13 @@ static int apply_alloc(sv_dev_t *d, const mp_event_t *ev)
 		return MP_ENOMEM;
 	if (fp) {
 		if (d->rn && sv_region_of(d, ev->address, fp) >= 0) {
-			if ((rc = fx_insert(&d->fx, ev->address, ev->address + fp, FX_BLOCK, &hint)) < 0)
+			if ((rc = sv_fx_add(d, ev->address, ev->address + fp, &pend)) < 0)
 				return rc;
-			flags = LM_F_INDEXED;
 		} else {
 			d->unindexed++;
 		}
 	}
-	if ((rc = lm_insert(&d->live, ev->address, fp, gid, flags, hint)) < 0)
+	if ((rc = lm_insert(&d->live, ev->address, fp, gid, pend)) < 0)
 		return rc;
 	d->heap += fp;
 	d->groups.g[gid].live++;
@@ -227,7 +230,9 @@ static uint64_t capacity_now(const sv_dev_t *d)
 	return d->rn ? d->region_bytes : 0;
 }
 
-static void make_point(const sv_dev_t *d, const mp_event_t *ev, mp_solver_point_t *p)
+/* The state at ev, but for the fragmentation figures: returns 1 when they
+ * are due from the index (sv_mark or sv_fill_point), else 0. */
+static int make_point(const sv_dev_t *d, const mp_event_t *ev, mp_solver_point_t *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->time_ns = ev->time_ns;
@@ -241,7 +246,7 @@ static void make_point(const sv_dev_t *d, const mp_event_t *ev, mp_solver_point_
 		p->has_free = 1;
 		if (isfinite(d->st.fragmentation))
 			p->fragmentation = d->st.fragmentation < 0 ? 0 : d->st.fragmentation > 1 ? 1 : d->st.fragmentation;
-		return;
+		return 0;
 	}
 	p->heap_bytes = d->heap;
 	if (capacity_now(d)) {
@@ -249,13 +254,8 @@ static void make_point(const sv_dev_t *d, const mp_event_t *ev, mp_solver_point_
 		p->free_bytes = cap > d->heap ? cap - d->heap : 0;
 		p->has_free = 1;
 	}
-	if (d->rn) {
-		uint64_t total = d->fx.total, largest = fx_largest(&d->fx);
-		p->largest_free_bytes = largest;
-		p->region_free_bytes = total;
-		p->has_largest = 1;
-		p->fragmentation = total ? 1.0 - (double)largest / (double)total : 0.0;
-	}
+	p->has_largest = d->rn != 0;
+	return d->rn != 0;
 }
 
 static uint64_t in_use(const sv_dev_t *d)
@@ -273,17 +273,24 @@ static int sample(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 	if (!d->pub.has_peak || u > d->pub.peak_bytes || (d->pub.stats_model && u == d->pub.peak_bytes)) {
 		d->pub.has_peak = 1;
 		d->pub.peak_bytes = u;
-		make_point(d, ev, &d->pub.peak);
+		if (make_point(d, ev, &d->pub.peak))
+			sv_mark(d, SV_MARK_PEAK, &d->pub.peak);
 		d->pub.capacity_bytes = capacity_now(d);
 		d->peak_tracked = d->heap;
 		sync_peak(d);
 	}
+	if (!s->opt.timeline)
+		return 0;
 	if (d->tl_fill == 0 || u > d->cand_inuse) {
-		make_point(d, ev, &d->cand);
+		if (make_point(d, ev, &d->cand))
+			sv_mark(d, SV_MARK_CAND, &d->cand);
 		d->cand_inuse = u;
 	}
 	if (++d->tl_fill == d->tl_width) {
+		int rc;
 		d->tl_fill = 0;
+		if (d->mk_pt[SV_MARK_CAND] && (rc = sv_flush(d)) < 0)
+			return rc;
 		return sv_timeline_push(d, &d->cand, d->cand_inuse, s->opt.timeline_points);
 	}
 	return 0;
@@ -307,7 +314,11 @@ static int record_oom(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 	}
 	o = &d->pub.oom[d->pub.oom_count];
 	memset(o, 0, sizeof(*o));
-	make_point(d, ev, &o->at);
+	if (make_point(d, ev, &o->at)) {
+		if ((rc = sv_flush(d)) < 0)
+			return rc;
+		sv_fill_point(d, &o->at);
+	}
 	o->op = ev->op;
 	o->requested_bytes = ev->requested_bytes;
 	if ((rc = sv_rows_top(d, s->opt.top, &o->top, &o->top_count)) < 0)
@@ -387,11 +398,13 @@ int mp_solver_feed(mp_solver_t *s, const mp_event_t *ev, mp_diag_t *diag)
 		if (in_window)
 			rc = record_oom(s, d, ev);
 		break;
-	case MP_EV_REGION_ADD:
-		rc = sv_region_add(d, ev->address, ev->requested_bytes);
+	case MP_EV_REGION_ADD: /* regions change the index directly: bring it up to date */
+		if ((rc = sv_flush(d)) == 0)
+			rc = sv_region_add(d, ev->address, ev->requested_bytes);
 		break;
 	case MP_EV_REGION_REMOVE:
-		rc = sv_region_remove(d, ev->address);
+		if ((rc = sv_flush(d)) == 0)
+			rc = sv_region_remove(d, ev->address);
 		break;
 	default: /* MEMORY and kinds this version does not know: nothing to do */
 		goto done;
@@ -410,15 +423,14 @@ out:
 	return rc;
 }
 
-/* Live maps above this many slots (32 B each) no longer fit in cache. */
+/* Live maps above this many slots (24 B each) no longer fit in cache. */
 #define PREFETCH_MIN_SLOTS 65536
 
 int mp_solver_feed_many(mp_solver_t *s, const mp_event_t *ev, size_t n, mp_diag_t *diag)
 {
 	/* Memory latency dominates with large live sets: start loading the
-	 * address-map slots of the whole batch, then the index leaves of its
-	 * frees, and only then process the events in order. Prefetches change
-	 * nothing but timing. */
+	 * address-map slots of the whole batch, and only then process the
+	 * events in order. Prefetches change nothing but timing. */
 	int big = 0;
 
 	for (size_t i = 0; i < n && !big; i++) /* small live sets stay in cache: skip */
@@ -427,14 +439,6 @@ int mp_solver_feed_many(mp_solver_t *s, const mp_event_t *ev, size_t n, mp_diag_
 		const mp_event_t *e = &ev[i];
 		if ((e->kind == MP_EV_ALLOC || e->kind == MP_EV_FREE) && e->memory < s->ndev && s->dev[e->memory])
 			lm_prefetch(&s->dev[e->memory]->live, e->address);
-	}
-	for (size_t i = 0; big && i < n; i++) {
-		const mp_event_t *e = &ev[i];
-		if (e->kind == MP_EV_FREE && e->memory < s->ndev && s->dev[e->memory]) {
-			const lm_entry_t *le = lm_find(&s->dev[e->memory]->live, e->address);
-			if (le && (le->flags & LM_F_INDEXED))
-				fx_prefetch(le->hint);
-		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		int rc = mp_solver_feed(s, &ev[i], diag);
@@ -462,7 +466,9 @@ int mp_solver_finish(mp_solver_t *s)
 		if (!d)
 			continue;
 		n++;
-		if ((rc = sv_timeline_finish(d, s->opt.timeline_points)) == 0)
+		if ((rc = sv_flush(d)) == 0)
+			rc = sv_timeline_finish(d, s->opt.timeline_points);
+		if (rc == 0)
 			rc = snapshot_leaks(d);
 		if (rc == 0 && s->opt.breakdown && d->pub.has_peak) {
 			/* The stats model may report more heap than the tracked blocks. */
@@ -528,7 +534,7 @@ size_t mp_solver_memory_bytes(const mp_solver_t *s)
 		b += sizeof(*d) + d->live.cap * sizeof(lm_entry_t) + d->groups.gcap * sizeof(grp_t) +
 		     d->groups.scap * sizeof(uint32_t) + fx_memory_bytes(&d->fx) + d->rcap * 16 +
 		     (d->pub.breakdown_count + d->pub.leak_count) * sizeof(mp_solver_row_t);
-		b += d->tl_n * (sizeof(mp_solver_point_t) + 8);
+		b += d->tl_n * (sizeof(mp_solver_point_t) + 8) + sv_log_bytes(d);
 	}
 	return b;
 }

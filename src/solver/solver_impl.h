@@ -8,6 +8,15 @@
 #include "fragidx.h"
 #include "livemap.h"
 
+/* An entry of the deferred-update log (defer.c): insert [key, end) into
+ * the fragmentation index, or remove the block at key when end is 0. */
+typedef struct sv_log {
+	uint64_t key;
+	uint64_t end;
+} sv_log_t;
+
+enum { SV_MARK_PEAK, SV_MARK_CAND, SV_MARKS };
+
 typedef struct sv_dev {
 	mp_solver_device_t pub; /* results; pub.* arrays owned here */
 	lm_map_t live;
@@ -32,6 +41,12 @@ typedef struct sv_dev {
 	uint64_t *tl_inuse; /* in use of each kept point (for merging) */
 	size_t oom_cap;
 	int leaks_done;
+	/* Deferred index updates (defer.c). */
+	sv_log_t *lg;
+	uint32_t lg_n, lg_cap;
+	uint32_t seg;                        /* position of the latest mark */
+	uint32_t mk_at[SV_MARKS];            /* log position of each mark */
+	mp_solver_point_t *mk_pt[SV_MARKS];  /* the point it fills; NULL = none */
 } sv_dev_t;
 
 struct mp_solver {
@@ -53,6 +68,20 @@ struct mp_solver {
 long sv_region_of(const sv_dev_t *d, uint64_t a, uint64_t size);
 int sv_region_add(sv_dev_t *d, uint64_t base, uint64_t size);
 int sv_region_remove(sv_dev_t *d, uint64_t base);
+
+/* defer.c: the fragmentation index lags behind the live set by a log of
+ * insertions and removals, applied when a figure is due. */
+int sv_fx_add(sv_dev_t *d, uint64_t addr, uint64_t end, uint32_t *pend);
+int sv_fx_drop(sv_dev_t *d, const lm_entry_t *e);
+/* p's fragmentation figures are due at this event: fill them now, or when
+ * the log is applied (p must stay where it is until then). A newer mark of
+ * the same kind replaces the older one. */
+void sv_mark(sv_dev_t *d, int which, mp_solver_point_t *p);
+/* Apply the whole log, filling the pending marks on the way. */
+int sv_flush(sv_dev_t *d);
+/* p's fragmentation figures from the index as it is. */
+void sv_fill_point(const sv_dev_t *d, mp_solver_point_t *p);
+size_t sv_log_bytes(const sv_dev_t *d);
 
 /* results.c */
 int sv_rows_live(sv_dev_t *d, uint64_t unknown_bytes, mp_solver_row_t **out, size_t *n);

@@ -79,9 +79,10 @@ typedef struct mp_solver_options {
 	int breakdown;            /* build the breakdown rows at the peak; default 1 */
 	int steps_set;            /* restrict to steps [step_first, step_last] */
 	int64_t step_first, step_last;
+	int timeline;             /* build the timeline; default 1 (0 saves time when it is not shown) */
 } mp_solver_options_t;
 
-/* Defaults: {1000, 10, 1000, 1, 0, 0, 0}. */
+/* Defaults: {1000, 10, 1000, 1, 0, 0, 0, 1}. */
 void mp_solver_options_init(mp_solver_options_t *opts);
 
 /* A group of allocations: identical (op, region, dtype, shape, requested,

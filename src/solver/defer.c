@@ -1,0 +1,148 @@
+/* defer.c - deferred updates of the fragmentation index.
+ *
+ * Fragmentation has to be exact only where the solver reports it: the peak,
+ * the timeline points and the failed allocations. Between two such points
+ * the index may lag behind the live set, so each block insertion or removal
+ * is appended to a log instead of being applied, and the log is applied
+ * when a figure is due or when it is full. A block allocated and freed
+ * between two points never reaches the index: the free cancels the
+ * logged insertion (with ten thousand live blocks and a log of 2^18 entries,
+ * most blocks live and die inside one log). Figures are only ever read from
+ * an index brought up to the exact event they describe, so nothing changes
+ * in what is reported, and each event still costs O(log n) amortised.
+ *
+ * Marks: a point whose fragmentation is due (the current peak candidate,
+ * the current timeline candidate) is remembered with its log position;
+ * applying the log stops at each mark to fill it in. A newer candidate
+ * replaces the older one of the same kind, whose figures are then never
+ * needed. Insertions logged before the latest mark cannot be cancelled any
+ * more (the mark must see them); a free then logs a removal instead.
+ */
+#include "solver_impl.h"
+
+#include <stdlib.h>
+
+#define LOG_FIRST 4096u
+#define LOG_MAX (1u << 18) /* 4 MiB per memory id with regions */
+#define DEAD UINT64_MAX     /* a cancelled entry */
+
+void sv_fill_point(const sv_dev_t *d, mp_solver_point_t *p)
+{
+	uint64_t total = d->fx.total, largest = fx_largest(&d->fx);
+
+	p->largest_free_bytes = largest;
+	p->region_free_bytes = total;
+	p->has_largest = 1;
+	p->fragmentation = total ? 1.0 - (double)largest / (double)total : 0.0;
+}
+
+/* Apply log entries [from, to) to the index, in order. */
+static int apply(sv_dev_t *d, uint32_t from, uint32_t to)
+{
+	for (uint32_t i = from; i < to; i++) {
+		const sv_log_t *l = &d->lg[i];
+		int rc;
+		if (l->key == DEAD)
+			continue;
+		if (l->end) {
+			if ((rc = fx_insert(&d->fx, l->key, l->end, FX_BLOCK, NULL)) < 0)
+				return rc;
+		} else {
+			fx_remove(&d->fx, l->key, FX_BLOCK, NULL); /* absent: nothing to do */
+		}
+	}
+	return 0;
+}
+
+int sv_flush(sv_dev_t *d)
+{
+	uint32_t pos = 0;
+	int rc;
+
+	for (;;) {
+		int next = -1;
+		for (int k = 0; k < SV_MARKS; k++) /* the earliest pending mark */
+			if (d->mk_pt[k] && (next < 0 || d->mk_at[k] < d->mk_at[next]))
+				next = k;
+		if (next < 0)
+			break;
+		if ((rc = apply(d, pos, d->mk_at[next])) < 0)
+			return rc;
+		pos = d->mk_at[next];
+		sv_fill_point(d, d->mk_pt[next]);
+		d->mk_pt[next] = NULL;
+	}
+	if ((rc = apply(d, pos, d->lg_n)) < 0)
+		return rc;
+	d->lg_n = 0;
+	d->seg = 0;
+	return 0;
+}
+
+void sv_mark(sv_dev_t *d, int which, mp_solver_point_t *p)
+{
+	if (d->lg_n == 0) { /* the index is up to date */
+		d->mk_pt[which] = NULL;
+		sv_fill_point(d, p);
+		return;
+	}
+	d->mk_pt[which] = p;
+	d->mk_at[which] = d->lg_n;
+	d->seg = d->lg_n;
+}
+
+/* Room for one more entry: grow, or apply the log when it is at its size. */
+static int room(sv_dev_t *d)
+{
+	if (d->lg_n < d->lg_cap)
+		return 0;
+	if (d->lg_cap < LOG_MAX) {
+		uint32_t nc = d->lg_cap ? d->lg_cap * 2 : LOG_FIRST;
+		sv_log_t *n = realloc(d->lg, nc * sizeof(*n));
+		if (!n)
+			return MP_ENOMEM;
+		d->lg = n;
+		d->lg_cap = nc;
+		return 0;
+	}
+	return sv_flush(d);
+}
+
+int sv_fx_add(sv_dev_t *d, uint64_t addr, uint64_t end, uint32_t *pend)
+{
+	int rc = room(d);
+
+	if (rc < 0)
+		return rc;
+	d->lg[d->lg_n].key = addr;
+	d->lg[d->lg_n].end = end;
+	*pend = LM_LOG + d->lg_n++;
+	return 0;
+}
+
+int sv_fx_drop(sv_dev_t *d, const lm_entry_t *e)
+{
+	int rc;
+
+	if (e->pend >= LM_LOG) {
+		uint32_t j = e->pend - LM_LOG;
+		/* Still waiting in this log (not a stale position of an earlier
+		 * one: the log holds one insertion per live block) and after the
+		 * last mark: cancel it. */
+		if (j < d->lg_n && j >= d->seg && d->lg[j].key == e->addr && d->lg[j].end) {
+			d->lg[j].key = DEAD;
+			return 0;
+		}
+	}
+	if ((rc = room(d)) < 0)
+		return rc;
+	d->lg[d->lg_n].key = e->addr;
+	d->lg[d->lg_n].end = 0;
+	d->lg_n++;
+	return 0;
+}
+
+size_t sv_log_bytes(const sv_dev_t *d)
+{
+	return d->lg_cap * sizeof(sv_log_t);
+}
