@@ -5,9 +5,9 @@
  * the index may lag behind the live set, so each block insertion or removal
  * is appended to a log instead of being applied, and the log is applied
  * when a figure is due or when it is full. A block allocated and freed
- * between two points never reaches the index: the free cancels the
- * logged insertion (with ten thousand live blocks and a log of 2^18 entries,
- * most blocks live and die inside one log). Figures are only ever read from
+ * between two points never reaches the index: its logged insertion is
+ * skipped (with ten thousand live blocks and a log of 2^18 entries, most
+ * blocks live and die inside one log). Figures are only ever read from
  * an index brought up to the exact event they describe, so nothing changes
  * in what is reported, and each event still costs O(log n) amortised.
  *
@@ -17,6 +17,14 @@
  * replaces the older one of the same kind, whose figures are then never
  * needed. Insertions logged before the latest mark cannot be cancelled any
  * more (the mark must see them); a free then logs a removal instead.
+ *
+ * Cancelling without touching the log (a random write into 4 MiB would cost
+ * a cache miss per free): a live block's lm_entry_t.pend says which log
+ * (an epoch number) and which position holds its insertion. When the log is
+ * applied, an insertion counts only if its block is still live with that
+ * same pend; a freed block is gone from the live map, a block allocated
+ * again at that address has another position. Epochs wrap after NEPOCH
+ * logs; then every pend is reset to LM_IN (the log was just applied).
  */
 #include "solver_impl.h"
 
@@ -24,7 +32,8 @@
 
 #define LOG_FIRST 4096u
 #define LOG_MAX (1u << 18) /* 4 MiB per memory id with regions */
-#define DEAD UINT64_MAX     /* a cancelled entry */
+#define KEEP (1ull << 63)   /* key flag: insert even if the block is gone */
+#define NEPOCH ((UINT32_MAX - LM_LOG) / LOG_MAX)
 
 void sv_fill_point(const sv_dev_t *d, mp_solver_point_t *p)
 {
@@ -36,16 +45,25 @@ void sv_fill_point(const sv_dev_t *d, mp_solver_point_t *p)
 	p->fragmentation = total ? 1.0 - (double)largest / (double)total : 0.0;
 }
 
+static inline uint32_t pend_of(const sv_dev_t *d, uint32_t j)
+{
+	return LM_LOG + d->epoch * LOG_MAX + j;
+}
+
 /* Apply log entries [from, to) to the index, in order. */
 static int apply(sv_dev_t *d, uint32_t from, uint32_t to)
 {
 	for (uint32_t i = from; i < to; i++) {
 		const sv_log_t *l = &d->lg[i];
 		int rc;
-		if (l->key == DEAD)
-			continue;
 		if (l->end) {
-			if ((rc = fx_insert(&d->fx, l->key, l->end, FX_BLOCK, NULL)) < 0)
+			uint64_t a = l->key & ~KEEP;
+			if (!(l->key & KEEP)) {
+				const lm_entry_t *e = lm_find(&d->live, a);
+				if (!e || e->pend != pend_of(d, i))
+					continue; /* freed before any mark could see it */
+			}
+			if ((rc = fx_insert(&d->fx, a, l->end, FX_BLOCK, NULL)) < 0)
 				return rc;
 		} else {
 			fx_remove(&d->fx, l->key, FX_BLOCK, NULL); /* absent: nothing to do */
@@ -76,6 +94,12 @@ int sv_flush(sv_dev_t *d)
 		return rc;
 	d->lg_n = 0;
 	d->seg = 0;
+	if (++d->epoch == NEPOCH) {
+		d->epoch = 0;
+		for (size_t i = 0; i < d->live.cap; i++)
+			if (d->live.slots[i].group != LM_EMPTY && d->live.slots[i].pend >= LM_LOG)
+				d->live.slots[i].pend = LM_IN;
+	}
 	return 0;
 }
 
@@ -116,7 +140,8 @@ int sv_fx_add(sv_dev_t *d, uint64_t addr, uint64_t end, uint32_t *pend)
 		return rc;
 	d->lg[d->lg_n].key = addr;
 	d->lg[d->lg_n].end = end;
-	*pend = LM_LOG + d->lg_n++;
+	*pend = pend_of(d, d->lg_n);
+	d->lg_n++;
 	return 0;
 }
 
@@ -124,15 +149,14 @@ int sv_fx_drop(sv_dev_t *d, const lm_entry_t *e)
 {
 	int rc;
 
-	if (e->pend >= LM_LOG) {
-		uint32_t j = e->pend - LM_LOG;
-		/* Still waiting in this log (not a stale position of an earlier
-		 * one: the log holds one insertion per live block) and after the
-		 * last mark: cancel it. */
-		if (j < d->lg_n && j >= d->seg && d->lg[j].key == e->addr && d->lg[j].end) {
-			d->lg[j].key = DEAD;
+	if (e->pend >= LM_LOG && (e->pend - LM_LOG) / LOG_MAX == d->epoch) {
+		/* Its insertion waits in this log: after the last mark, it
+		 * simply will not happen (the caller removes the block from the
+		 * live map); before it, the mark needs it. */
+		uint32_t j = (e->pend - LM_LOG) % LOG_MAX;
+		if (j >= d->seg)
 			return 0;
-		}
+		d->lg[j].key |= KEEP;
 	}
 	if ((rc = room(d)) < 0)
 		return rc;

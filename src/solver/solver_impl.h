@@ -45,6 +45,7 @@ typedef struct sv_dev {
 	sv_log_t *lg;
 	uint32_t lg_n, lg_cap;
 	uint32_t seg;                        /* position of the latest mark */
+	uint32_t epoch;                      /* number of the log, modulo NEPOCH */
 	uint32_t mk_at[SV_MARKS];            /* log position of each mark */
 	mp_solver_point_t *mk_pt[SV_MARKS];  /* the point it fills; NULL = none */
 } sv_dev_t;
