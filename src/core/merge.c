@@ -1,5 +1,6 @@
 /* merge.c - per-thread chunk queues, lazy record decoding, and the k-way
  * merge that yields events in global timestamp order (see reader_internal.h). */
+#include "chunkcodec.h"
 #include "format.h"
 #include "reader_internal.h"
 #include "varint.h"
@@ -131,50 +132,58 @@ static void heap_pop(mp_merge_t *m)
 
 static int bad_record(mp_chunk_t *c, mp_diag_t *diag, const char *what)
 {
+	/* the tag column starts the chunk: its cursor counts records (+1) */
+	size_t rec = (size_t)(c->col[MP_COL_TAG] - c->data);
+
 	return mp_diag_set(diag, MP_ECORRUPT, (int64_t)c->block_offset, (int64_t)c->block_index,
-			   "block %llu at offset %llu: corrupted event record (%s) at byte %zu of a thread chunk",
-			   (unsigned long long)c->block_index, (unsigned long long)c->block_offset, what, c->pos);
+			   "block %llu at offset %llu: corrupted event record (%s) in record %zu of a thread chunk",
+			   (unsigned long long)c->block_index, (unsigned long long)c->block_offset, what,
+			   rec ? rec - 1 : 0);
 }
 
-static inline int get(mp_chunk_t *c, const uint8_t **p, uint64_t *v)
+/* The next varint of column k. Columns were checked to hold exactly the
+ * varints their records need (mp__chunk_check), but a varint may still be
+ * overlong: the bound check stays. */
+static inline __attribute__((always_inline)) int get(mp_chunk_t *c, int k, uint64_t *v)
 {
-	const uint8_t *q = *p;
+	const uint8_t *q = c->col[k];
 
-	if (__builtin_expect(q < c->data + c->len && *q < 0x80, 1)) { /* one byte */
+	if (__builtin_expect(q < c->cend[k] && *q < 0x80, 1)) { /* one byte */
 		*v = *q;
-		*p = q + 1;
+		c->col[k] = q + 1;
 		return 0;
 	}
-	return mp_varint_get(p, c->data + c->len, v);
+	return mp_varint_get(&c->col[k], c->cend[k], v);
 }
 
-/* Decode the next event of thread t into t->pending. Returns 1, 0 when its
- * queue is empty, or a negative code. */
-static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
+enum { CT = MP_COL_TIME, CA = MP_COL_ADDR, CS = MP_COL_SIZE, CM = MP_COL_MISC };
+
+/* Decode the next event of thread t into *ev (t->pending, or straight into
+ * the caller's batch). Returns 1, 0 when its queue is empty, or a negative
+ * code. Does not touch t->has_pending. */
+static int decode_next(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, mp_diag_t *diag)
 {
 	mp_rthread_t *t = &cap->merge.threads[ti];
-	mp_event_t *ev = &t->pending;
 
 	if (t->realloc_half) {
 		/* Second half of a realloc: the ALLOC at the new address. */
 		t->realloc_half = 0;
+		*ev = t->realloc_ev;
 		ev->kind = MP_EV_ALLOC;
 		ev->address = t->realloc_new;
 		ev->requested_bytes = t->realloc_req;
 		ev->allocated_bytes = t->realloc_alloc;
-		t->has_pending = 1;
 		return 1;
 	}
 	for (;;) {
 		mp_chunk_t *c = t->head;
-		const uint8_t *p;
 		uint64_t dt, v, a, b;
 		uint8_t tag;
 		int kind;
 
 		if (!c)
 			return 0;
-		if (c->pos >= c->len) {
+		if (c->col[MP_COL_TAG] >= c->cend[MP_COL_TAG]) {
 			t->head = c->next;
 			if (!t->head)
 				t->tail = NULL;
@@ -182,34 +191,31 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 			chunk_free(c);
 			continue;
 		}
-		p = c->data + c->pos;
-		tag = *p++;
+		tag = *c->col[MP_COL_TAG]++;
 		kind = tag & MP_REC_KIND_MASK;
 		if (tag & MP_RECF_MEMORY) {
-			if (get(c, &p, &v) || v >= cap->nmemories)
+			if (get(c, CM, &v) || v >= cap->nmemories)
 				return bad_record(c, diag, "memory id");
 			c->memory = (uint32_t)v;
 		}
 		if (kind == MP_REC_CONTEXT) {
 			uint64_t op, region, dtype, shape;
-			if (get(c, &p, &op) || get(c, &p, &region) || get(c, &p, &dtype) || get(c, &p, &shape) ||
+			if (get(c, CM, &op) || get(c, CM, &region) || get(c, CM, &dtype) || get(c, CM, &shape) ||
 			    region > MP_REGION_TYPE_MAX || op > UINT32_MAX || dtype > UINT32_MAX || shape > UINT32_MAX)
 				return bad_record(c, diag, "context");
 			c->op = (uint32_t)op;
 			c->region = (uint32_t)region;
 			c->dtype = (uint32_t)dtype;
 			c->shape = (uint32_t)shape;
-			c->pos = (size_t)(p - c->data);
 			continue;
 		}
 		if (kind == MP_REC_STACK) {
-			if (get(c, &p, &v) || v > UINT32_MAX)
+			if (get(c, CM, &v) || v > UINT32_MAX)
 				return bad_record(c, diag, "stack id");
 			c->stack = (uint32_t)v;
-			c->pos = (size_t)(p - c->data);
 			continue;
 		}
-		if (get(c, &p, &dt) || dt > UINT64_MAX - c->time)
+		if (get(c, CT, &dt) || dt > UINT64_MAX - c->time)
 			return bad_record(c, diag, "time");
 		/* Every field but the stats (valid only with MP_EVENT_F_STATS,
 		 * which captures never set): a memset here cost a sixth of the
@@ -239,36 +245,36 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 			if (c->memory >= cap->nmemories)
 				return bad_record(c, diag, "event before any memory id");
 			if (kind == MP_REC_ALLOC_REUSED) {
-				if (get(c, &p, &v) || v >= MP_REUSE_SLOTS)
+				if (get(c, CA, &v) || v >= MP_REUSE_SLOTS)
 					return bad_record(c, diag, "freed-address slot");
 				a = c->reuse[v];
 			} else if (kind == MP_REC_FREE_AGED) {
-				if (get(c, &p, &v) || v == 0 || v > c->nhist)
+				if (get(c, CA, &v) || v == 0 || v > c->nhist)
 					return bad_record(c, diag, "allocation age");
 				a = c->hist[c->nhist - v];
 			} else {
-				if (get(c, &p, &v))
+				if (get(c, CA, &v))
 					return bad_record(c, diag, "address");
 				d = mp_unzigzag(v);
 				a = c->addr + (tag & MP_RECF_ALIGN16 ? (uint64_t)d * 16 : (uint64_t)d);
 			}
 			b = a;
 			if (kind == MP_REC_REALLOC) {
-				if (get(c, &p, &v))
+				if (get(c, CA, &v))
 					return bad_record(c, diag, "new address");
 				d = mp_unzigzag(v);
 				b = a + (tag & MP_RECF_ALIGN16 ? (uint64_t)d * 16 : (uint64_t)d);
 			}
 			if (kind == MP_REC_ALLOC || kind == MP_REC_ALLOC_REUSED || kind == MP_REC_REGION_ADD ||
 			    kind == MP_REC_REALLOC) {
-				if (get(c, &p, &req))
+				if (get(c, CS, &req))
 					return bad_record(c, diag, "size");
 				if (kind != MP_REC_REGION_ADD) {
 					if (tag & MP_RECF_EXACT)
 						alloc = req;
 					else if (tag & MP_RECF_USABLE16)
 						alloc = mp_usable16(req);
-					else if (get(c, &p, &extra))
+					else if (get(c, CS, &extra))
 						return bad_record(c, diag, "allocated size");
 					else
 						alloc = req + (uint64_t)mp_unzigzag(extra);
@@ -315,7 +321,7 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 		case MP_REC_ALLOC_FAILED:
 			if (c->memory >= cap->nmemories)
 				return bad_record(c, diag, "event before any memory id");
-			if (get(c, &p, &v))
+			if (get(c, CS, &v))
 				return bad_record(c, diag, "size");
 			ev->kind = MP_EV_ALLOC_FAILED;
 			ev->requested_bytes = v;
@@ -323,13 +329,13 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 			c->stack = 0;
 			break;
 		case MP_REC_STEP:
-			if (get(c, &p, &v))
+			if (get(c, CM, &v))
 				return bad_record(c, diag, "step");
 			ev->kind = MP_EV_STEP;
 			ev->step = mp_unzigzag(v);
 			break;
 		case MP_REC_MARK:
-			if (get(c, &p, &v) || v > UINT32_MAX)
+			if (get(c, CM, &v) || v > UINT32_MAX)
 				return bad_record(c, diag, "label");
 			ev->kind = MP_EV_MARK;
 			ev->label = (uint32_t)v;
@@ -338,11 +344,11 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 			return bad_record(c, diag, "unknown record kind");
 		}
 		c->time = ev->time_ns;
-		c->pos = (size_t)(p - c->data);
 		cap->records++;
-		if (ev->flags & MP_EVENT_F_REALLOC)
+		if (ev->flags & MP_EVENT_F_REALLOC) {
 			cap->records++;
-		t->has_pending = 1;
+			t->realloc_ev = *ev; /* the ALLOC half shares its fields */
+		}
 		return 1;
 	}
 }
@@ -370,13 +376,34 @@ int mp__merge_add_chunk(mp_capture_t *cap, uint32_t thread, mp_chunk_t *c, mp_di
 	if (m->buffered_bytes > m->peak_buffered)
 		m->peak_buffered = m->buffered_bytes;
 	if (!t->has_pending) {
-		rc = decode_next(cap, thread, diag);
+		rc = decode_next(cap, thread, &t->pending, diag);
 		if (rc < 0)
 			return rc;
-		if (rc > 0)
+		if (rc > 0) {
+			t->has_pending = 1;
 			heap_push(m, thread);
+		}
 	}
 	return 0;
+}
+
+/* The root's key grew: sift it down. */
+static void heap_sift_root(mp_merge_t *m)
+{
+	uint32_t top = m->heap[0], i = 0;
+
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, min = l;
+		if (l >= m->heap_len)
+			break;
+		if (r < m->heap_len && heap_less(m, m->heap[r], m->heap[l]))
+			min = r;
+		if (!heap_less(m, m->heap[min], top))
+			break;
+		m->heap[i] = m->heap[min];
+		i = min;
+	}
+	m->heap[i] = top;
 }
 
 int mp__merge_next(mp_capture_t *cap, uint64_t limit, mp_event_t *ev, mp_diag_t *diag)
@@ -391,12 +418,54 @@ int mp__merge_next(mp_capture_t *cap, uint64_t limit, mp_event_t *ev, mp_diag_t 
 	if (m->threads[ti].pending.time_ns >= limit)
 		return 0;
 	*ev = m->threads[ti].pending;
+	rc = decode_next(cap, ti, &m->threads[ti].pending, diag);
+	if (rc > 0) { /* the thread stays, with a later event: one sift instead of a pop and a push */
+		if (m->heap_len > 1)
+			heap_sift_root(m);
+		return 1;
+	}
 	m->threads[ti].has_pending = 0;
 	heap_pop(m);
-	rc = decode_next(cap, ti, diag);
-	if (rc < 0)
-		return rc;
-	if (rc > 0)
-		heap_push(m, ti);
-	return 1;
+	return rc < 0 ? rc : 1;
+}
+
+size_t mp__merge_run(mp_capture_t *cap, uint64_t limit, mp_event_t *ev, size_t max, int *rc, mp_diag_t *diag)
+{
+	mp_merge_t *m = &cap->merge;
+	mp_rthread_t *t;
+	uint32_t ti;
+	size_t k = 0;
+
+	*rc = 0;
+	if (m->heap_len != 1 || !max)
+		return 0;
+	ti = m->heap[0];
+	t = &m->threads[ti];
+	if (t->pending.time_ns >= limit)
+		return 0;
+	ev[k++] = t->pending;
+	while (k < max) {
+		int r = decode_next(cap, ti, &ev[k], diag);
+		if (r <= 0) {
+			t->has_pending = 0;
+			heap_pop(m);
+			*rc = r;
+			return k;
+		}
+		if (ev[k].time_ns >= limit) {
+			t->pending = ev[k]; /* stays pending: the next horizon lets it out */
+			return k;
+		}
+		k++;
+	}
+	/* full: the thread needs a pending event again */
+	{
+		int r = decode_next(cap, ti, &t->pending, diag);
+		if (r <= 0) {
+			t->has_pending = 0;
+			heap_pop(m);
+			*rc = r;
+		}
+	}
+	return k;
 }

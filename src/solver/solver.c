@@ -424,7 +424,7 @@ out:
 }
 
 /* Live maps above this many slots (24 B each) no longer fit in cache. */
-#define PREFETCH_MIN_SLOTS 65536
+#define PREFETCH_MIN_SLOTS 0
 
 int mp_solver_feed_many(mp_solver_t *s, const mp_event_t *ev, size_t n, mp_diag_t *diag)
 {
