@@ -353,6 +353,159 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, mp_diag_t
 	}
 }
 
+/* The records of thread ti's head chunk decoded in a tight loop straight
+ * into ev[]: the common kinds (ALLOC, ALLOC_REUSED, FREE, FREE_AGED,
+ * CONTEXT) with the cursors and delta state in locals; any other record, a
+ * memory id change, or a field that does not decode simply, leaves the
+ * loop before it is consumed and goes through decode_next (which also
+ * reports errors exactly). Stops after max events, or with 2 when the
+ * event in ev[*got] is not earlier than limit. Same results as calling
+ * decode_next() in a loop. */
+static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t max, uint64_t limit, size_t *got,
+		       mp_diag_t *diag)
+{
+	mp_rthread_t *t = &cap->merge.threads[ti];
+	size_t k = 0;
+	int rc;
+
+	while (k < max) {
+		mp_chunk_t *c = t->head;
+		const uint8_t *tp, *te, *tm, *tme, *ad, *ade, *sz, *sze, *ms, *mse;
+		uint64_t time, addr, nrec = 0;
+		uint32_t op, dtype, shape, region, stack, mem;
+		size_t k0 = k;
+		int late = 0;
+
+		if (!t->realloc_half && c && c->col[MP_COL_TAG] < c->cend[MP_COL_TAG] && c->memory < cap->nmemories) {
+			tp = c->col[MP_COL_TAG], te = c->cend[MP_COL_TAG];
+			tm = c->col[CT], tme = c->cend[CT];
+			ad = c->col[CA], ade = c->cend[CA];
+			sz = c->col[CS], sze = c->cend[CS];
+			ms = c->col[CM], mse = c->cend[CM];
+			time = c->time, addr = c->addr;
+			op = c->op, dtype = c->dtype, shape = c->shape, region = c->region, stack = c->stack, mem = c->memory;
+#define RD(p, e, v) ((p) < (e) && *(p) < 0x80 ? ((v) = *(p)++, 0) : mp_varint_get(&(p), (e), &(v)))
+			while (k < max && tp < te) {
+				const uint8_t *tm0 = tm, *ad0 = ad, *sz0 = sz, *ms0 = ms;
+				uint8_t tag = *tp;
+				int kind = tag & MP_REC_KIND_MASK;
+				mp_event_t *e = &ev[k];
+				uint64_t dt, v, req, alloc, a;
+
+				if (tag & MP_RECF_MEMORY)
+					break;
+				if (kind == MP_REC_CONTEXT) {
+					uint64_t o, r, dy, sh;
+					if (RD(ms, mse, o) || RD(ms, mse, r) || RD(ms, mse, dy) || RD(ms, mse, sh) ||
+					    r > MP_REGION_TYPE_MAX || o > UINT32_MAX || dy > UINT32_MAX || sh > UINT32_MAX) {
+						ms = ms0;
+						break;
+					}
+					op = (uint32_t)o, region = (uint32_t)r, dtype = (uint32_t)dy, shape = (uint32_t)sh;
+					tp++;
+					continue;
+				}
+				if (kind != MP_REC_ALLOC && kind != MP_REC_ALLOC_REUSED && kind != MP_REC_FREE &&
+				    kind != MP_REC_FREE_AGED)
+					break;
+				if (RD(tm, tme, dt) || dt > UINT64_MAX - time)
+					goto undo;
+				if (RD(ad, ade, v))
+					goto undo;
+				if (kind == MP_REC_ALLOC_REUSED) {
+					if (v >= MP_REUSE_SLOTS)
+						goto undo;
+					a = c->reuse[v];
+				} else if (kind == MP_REC_FREE_AGED) {
+					if (v == 0 || v > c->nhist)
+						goto undo;
+					a = c->hist[c->nhist - v];
+				} else {
+					int64_t d = mp_unzigzag(v);
+					a = addr + (tag & MP_RECF_ALIGN16 ? (uint64_t)d * 16 : (uint64_t)d);
+				}
+				e->address = a;
+				e->step = -1;
+				e->label = 0;
+				e->flags = 0;
+				e->memory = mem;
+				e->thread = ti;
+				e->op = op;
+				e->dtype = dtype;
+				e->shape = shape;
+				e->region = (uint8_t)region;
+				e->stack = stack;
+				if (kind == MP_REC_ALLOC || kind == MP_REC_ALLOC_REUSED) {
+					if (RD(sz, sze, req))
+						goto undo;
+					if (tag & MP_RECF_EXACT) {
+						alloc = req;
+					} else if (tag & MP_RECF_USABLE16) {
+						alloc = mp_usable16(req);
+					} else {
+						if (RD(sz, sze, v))
+							goto undo;
+						alloc = req + (uint64_t)mp_unzigzag(v);
+					}
+					if (c->nhist < c->cap_hist)
+						c->hist[c->nhist++] = a;
+					else if (hist_push(c, a))
+						goto undo;
+					e->kind = MP_EV_ALLOC;
+					e->requested_bytes = req;
+					e->allocated_bytes = alloc;
+					stack = 0;
+				} else {
+					e->kind = MP_EV_FREE;
+					e->requested_bytes = e->allocated_bytes = 0;
+					c->reuse[mp_reuse_slot(a)] = a;
+				}
+				addr = a;
+				time += dt;
+				e->time_ns = time;
+				tp++;
+				nrec++;
+				if (time >= limit) {
+					late = 1;
+					break;
+				}
+				k++;
+				continue;
+undo:				/* decode_next redoes this record and says what is wrong */
+				tm = tm0, ad = ad0, sz = sz0, ms = ms0;
+				break;
+			}
+#undef RD
+			c->col[MP_COL_TAG] = tp;
+			c->col[CT] = tm, c->col[CA] = ad, c->col[CS] = sz, c->col[CM] = ms;
+			c->time = time, c->addr = addr;
+			c->op = op, c->dtype = dtype, c->shape = shape, c->region = region, c->stack = stack;
+			cap->records += nrec;
+			if (late) {
+				*got = k;
+				return 2;
+			}
+			if (k == max)
+				break;
+			if (k > k0 || tp >= te)
+				continue; /* the next chunk, or more of this one */
+		}
+		/* Anything else: one record the general way. */
+		rc = decode_next(cap, ti, &ev[k], diag);
+		if (rc <= 0) {
+			*got = k;
+			return rc;
+		}
+		if (ev[k].time_ns >= limit) {
+			*got = k;
+			return 2;
+		}
+		k++;
+	}
+	*got = k;
+	return 1;
+}
+
 int mp__merge_add_chunk(mp_capture_t *cap, uint32_t thread, mp_chunk_t *c, mp_diag_t *diag)
 {
 	mp_merge_t *m = &cap->merge;
@@ -444,23 +597,16 @@ size_t mp__merge_run(mp_capture_t *cap, uint64_t limit, mp_event_t *ev, size_t m
 	if (t->pending.time_ns >= limit)
 		return 0;
 	ev[k++] = t->pending;
-	while (k < max) {
-		int r = decode_next(cap, ti, &ev[k], diag);
-		if (r <= 0) {
-			t->has_pending = 0;
-			heap_pop(m);
-			*rc = r;
-			return k;
-		}
-		if (ev[k].time_ns >= limit) {
+	{
+		size_t got = 0;
+		int r = decode_many(cap, ti, ev + k, max - k, limit, &got, diag);
+		k += got;
+		if (r == 2) {
 			t->pending = ev[k]; /* stays pending: the next horizon lets it out */
 			return k;
 		}
-		k++;
-	}
-	/* full: the thread needs a pending event again */
-	{
-		int r = decode_next(cap, ti, &t->pending, diag);
+		if (r == 1) /* full: the thread needs a pending event again */
+			r = decode_next(cap, ti, &t->pending, diag);
 		if (r <= 0) {
 			t->has_pending = 0;
 			heap_pop(m);

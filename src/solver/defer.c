@@ -56,6 +56,8 @@ static int apply(sv_dev_t *d, uint32_t from, uint32_t to)
 	for (uint32_t i = from; i < to; i++) {
 		const sv_log_t *l = &d->lg[i];
 		int rc;
+		if (i + 16 < to && d->lg[i + 16].end) /* large live maps: hide the miss */
+			lm_prefetch(&d->live, d->lg[i + 16].key & ~KEEP);
 		if (l->end) {
 			uint64_t a = l->key & ~KEEP;
 			if (!(l->key & KEEP)) {
@@ -115,6 +117,21 @@ void sv_mark(sv_dev_t *d, int which, mp_solver_point_t *p)
 	d->seg = d->lg_n;
 }
 
+/* Log entries are written once and read back only when the log is
+ * applied, possibly megabytes later: on x86-64 they bypass the cache
+ * (non-temporal stores), which otherwise they would sweep, evicting the
+ * live map that every event needs. */
+static inline void put_entry(sv_log_t *l, uint64_t key, uint64_t end)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_ia32_movnti64((long long *)&l->key, (long long)key);
+	__builtin_ia32_movnti64((long long *)&l->end, (long long)end);
+#else
+	l->key = key;
+	l->end = end;
+#endif
+}
+
 /* Room for one more entry: grow, or apply the log when it is at its size. */
 static int room(sv_dev_t *d)
 {
@@ -138,8 +155,7 @@ int sv_fx_add(sv_dev_t *d, uint64_t addr, uint64_t end, uint32_t *pend)
 
 	if (rc < 0)
 		return rc;
-	d->lg[d->lg_n].key = addr;
-	d->lg[d->lg_n].end = end;
+	put_entry(&d->lg[d->lg_n], addr, end);
 	*pend = pend_of(d, d->lg_n);
 	d->lg_n++;
 	return 0;
@@ -160,8 +176,7 @@ int sv_fx_drop(sv_dev_t *d, const lm_entry_t *e)
 	}
 	if ((rc = room(d)) < 0)
 		return rc;
-	d->lg[d->lg_n].key = e->addr;
-	d->lg[d->lg_n].end = 0;
+	put_entry(&d->lg[d->lg_n], e->addr, 0);
 	d->lg_n++;
 	return 0;
 }

@@ -4,7 +4,7 @@
  * batches; the calling thread feeds them to the solver in order. Results are
  * exactly those of feeding the events one by one (the solver sees the same
  * sequence; only the reading happens elsewhere), and memory is bounded by
- * the ring (PIPE_SLOTS * PIPE_BATCH events, under 1 MB). The reader thread
+ * the ring (PIPE_SLOTS * PIPE_BATCH events, about 1 MB). The reader thread
  * is the only one that touches the source until it has finished; memory
  * declarations it reads are passed on inside the MEMORY events themselves.
  * Without a thread (pthread_create fails) the same loop runs inline.
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #define PIPE_BATCH 1024
-#define PIPE_SLOTS 4
+#define PIPE_SLOTS 8
 
 typedef struct pipe_batch {
 	size_t n;
@@ -93,7 +93,7 @@ static void *reader(void *arg)
 		int stop;
 
 		pthread_mutex_lock(&p->mu);
-		while (p->tail - p->head == PIPE_SLOTS && !p->stop) {
+		while (p->tail - p->head == PIPE_SLOTS && !p->stop) { /* woken at half (consume) */
 			p->pwait = 1;
 			pthread_cond_wait(&p->has_room, &p->mu);
 		}
@@ -151,7 +151,9 @@ static int consume(mp_solver_t *s, pipe_t *p, mp_diag_t *diag)
 		last = p->done && p->head == p->tail;
 		if (rc < 0)
 			p->stop = 1;
-		if (p->pwait || rc < 0)
+		/* The reader, when ahead, sleeps until half the ring is free:
+		 * one wake-up per few batches, not one per batch. */
+		if ((p->pwait && p->tail - p->head <= PIPE_SLOTS / 2) || rc < 0)
 			pthread_cond_signal(&p->has_room);
 		pthread_mutex_unlock(&p->mu);
 		if (rc < 0)
