@@ -74,6 +74,47 @@ static int apply(sv_dev_t *d, uint32_t from, uint32_t to)
 	return 0;
 }
 
+/* A log this long compared with the index is cheaper to replay by
+ * rebuilding the index than entry by entry. */
+static int long_log(const sv_dev_t *d, uint32_t entries)
+{
+	return entries > 2 * d->fx.count + 64;
+}
+
+static int cmp_item(const void *x, const void *y)
+{
+	const fx_item_t *a = x, *b = y;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return (a->kind > b->kind) - (a->kind < b->kind);
+}
+
+/* The index rebuilt from scratch as it must be after the whole log: the
+ * region bounds and every live block that belongs in it. */
+static int rebuild(sv_dev_t *d)
+{
+	size_t n = 0, cap = 2 * d->rn + d->live.count;
+	fx_item_t *it = malloc((cap ? cap : 1) * sizeof(*it));
+	int rc;
+
+	if (!it)
+		return MP_ENOMEM;
+	for (size_t r = 0; r < d->rn; r++) {
+		it[n++] = (fx_item_t){d->rbase[r], d->rbase[r], FX_START};
+		it[n++] = (fx_item_t){d->rend[r], d->rend[r], FX_END};
+	}
+	for (size_t i = 0; i < d->live.cap; i++) {
+		const lm_entry_t *e = &d->live.slots[i];
+		if (e->group != LM_EMPTY && e->pend != LM_OUT)
+			it[n++] = (fx_item_t){e->addr, e->addr + e->size, FX_BLOCK};
+	}
+	qsort(it, n, sizeof(*it), cmp_item);
+	rc = fx_build(&d->fx, it, n);
+	free(it);
+	return rc;
+}
+
 int sv_flush(sv_dev_t *d)
 {
 	uint32_t pos = 0;
@@ -92,7 +133,14 @@ int sv_flush(sv_dev_t *d)
 		sv_fill_point(d, d->mk_pt[next]);
 		d->mk_pt[next] = NULL;
 	}
-	if ((rc = apply(d, pos, d->lg_n)) < 0)
+	/* The rest: entry by entry, or, when it would change a large part of
+	 * the index (a log long compared with the live set: most of its
+	 * blocks came and went), a rebuild in O(n) plus a sort. */
+	if (long_log(d, d->lg_n - pos))
+		rc = rebuild(d);
+	else
+		rc = apply(d, pos, d->lg_n);
+	if (rc < 0)
 		return rc;
 	d->lg_n = 0;
 	d->seg = 0;
@@ -105,16 +153,24 @@ int sv_flush(sv_dev_t *d)
 	return 0;
 }
 
-void sv_mark(sv_dev_t *d, int which, mp_solver_point_t *p)
+int sv_mark(sv_dev_t *d, int which, mp_solver_point_t *p)
 {
+	d->mk_pt[which] = NULL; /* replaced */
+	/* A mark splits the log: the part before it could never be rebuilt.
+	 * So a long log is applied now (rebuilt) rather than split. */
+	if (d->lg_n && long_log(d, d->lg_n)) {
+		int rc = sv_flush(d);
+		if (rc < 0)
+			return rc;
+	}
 	if (d->lg_n == 0) { /* the index is up to date */
-		d->mk_pt[which] = NULL;
 		sv_fill_point(d, p);
-		return;
+		return 0;
 	}
 	d->mk_pt[which] = p;
 	d->mk_at[which] = d->lg_n;
 	d->seg = d->lg_n;
+	return 0;
 }
 
 /* Log entries are written once and read back only when the log is

@@ -54,6 +54,18 @@ int fx_insert(fx_index_t *fx, uint64_t key, uint64_t end, int kind, void **where
  * Returns 0, or MP_ENOTFOUND. */
 int fx_remove(fx_index_t *fx, uint64_t key, int kind, void *hint);
 
+/* An item for fx_build. */
+typedef struct fx_item {
+	uint64_t addr, end;
+	int kind;
+} fx_item_t;
+
+/* Replace everything in the index by items[0..n), sorted by (addr, kind)
+ * with no duplicate, addresses below 2^62: O(n), cheaper than n insertions
+ * when most of the index changes at once. Returns 0 or MP_ENOMEM (then the
+ * index must only be destroyed). Earlier hints stay safe to pass (stale). */
+int fx_build(fx_index_t *fx, const fx_item_t *items, size_t n);
+
 /* The first item strictly after (key, kind): returns 1 and fills the outputs,
  * or 0 when there is none. */
 int fx_next(const fx_index_t *fx, uint64_t key, int kind, uint64_t *okey, uint64_t *oend, int *okind);

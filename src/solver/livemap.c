@@ -97,6 +97,28 @@ int lm_insert(lm_map_t *m, uint64_t addr, uint64_t size, uint32_t group, uint32_
 	return 0;
 }
 
+lm_entry_t *lm_find_or_add(lm_map_t *m, uint64_t addr, int *found)
+{
+	size_t i, mask;
+
+	if ((m->count + 1) * 4 > m->cap * 3 && lm_grow(m) < 0)
+		return NULL;
+	mask = m->cap - 1;
+	for (i = lm_hash(m, addr);; i = (i + 1) & mask) {
+		lm_entry_t *e = &m->slots[i];
+		if (e->group == LM_EMPTY) {
+			*found = 0;
+			e->addr = addr;
+			m->count++;
+			return e;
+		}
+		if (e->addr == addr) {
+			*found = 1;
+			return e;
+		}
+	}
+}
+
 void lm_remove(lm_map_t *m, lm_entry_t *e)
 {
 	size_t mask = m->cap - 1, i = (size_t)(e - m->slots), j = i;

@@ -54,6 +54,11 @@ static inline void lm_prefetch(const lm_map_t *m, uint64_t addr)
 
 /* Add addr (must be absent). Returns 0 or MP_ENOMEM. */
 int lm_insert(lm_map_t *m, uint64_t addr, uint64_t size, uint32_t group, uint32_t pend);
+/* The entry for addr (*found = 1), or a new one for it (*found = 0: addr
+ * set, the caller fills size, group and pend, and must not leave it with
+ * group LM_EMPTY); NULL when the map cannot grow. One probe instead of
+ * lm_find then lm_insert. Borrowed until the next insert/remove. */
+lm_entry_t *lm_find_or_add(lm_map_t *m, uint64_t addr, int *found);
 /* Remove an entry returned by lm_find. */
 void lm_remove(lm_map_t *m, lm_entry_t *e);
 

@@ -266,6 +266,7 @@ static uint64_t in_use(const sv_dev_t *d)
 static int sample(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 {
 	uint64_t u = in_use(d);
+	int rc;
 
 	/* Ties: the first event at the maximum wins, except in the stats model,
 	 * where the last one does, as in TensorBoard's Memory Profile (its
@@ -273,8 +274,8 @@ static int sample(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 	if (!d->pub.has_peak || u > d->pub.peak_bytes || (d->pub.stats_model && u == d->pub.peak_bytes)) {
 		d->pub.has_peak = 1;
 		d->pub.peak_bytes = u;
-		if (make_point(d, ev, &d->pub.peak))
-			sv_mark(d, SV_MARK_PEAK, &d->pub.peak);
+		if (make_point(d, ev, &d->pub.peak) && (rc = sv_mark(d, SV_MARK_PEAK, &d->pub.peak)) < 0)
+			return rc;
 		d->pub.capacity_bytes = capacity_now(d);
 		d->peak_tracked = d->heap;
 		sync_peak(d);
@@ -282,12 +283,11 @@ static int sample(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 	if (!s->opt.timeline)
 		return 0;
 	if (d->tl_fill == 0 || u > d->cand_inuse) {
-		if (make_point(d, ev, &d->cand))
-			sv_mark(d, SV_MARK_CAND, &d->cand);
+		if (make_point(d, ev, &d->cand) && (rc = sv_mark(d, SV_MARK_CAND, &d->cand)) < 0)
+			return rc;
 		d->cand_inuse = u;
 	}
 	if (++d->tl_fill == d->tl_width) {
-		int rc;
 		d->tl_fill = 0;
 		if (d->mk_pt[SV_MARK_CAND] && (rc = sv_flush(d)) < 0)
 			return rc;
@@ -423,26 +423,106 @@ out:
 	return rc;
 }
 
+/* The common events in short: an ALLOC at a new address or a FREE, in the
+ * address model, without a steps window. Exactly what mp_solver_feed does
+ * for them, with one probe of the live map per event. Returns 1 when done,
+ * 0 when the event needs the general path, or an error. */
+static int feed_fast(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
+{
+	uint64_t u;
+	int rc;
+
+	if (ev->kind == MP_EV_ALLOC) {
+		uint64_t fp = ev->allocated_bytes ? ev->allocated_bytes : ev->requested_bytes;
+		grp_key_t key = {ev->requested_bytes, fp, ev->op, ev->dtype, ev->shape, ev->region};
+		uint32_t gid, pend = LM_OUT;
+		lm_entry_t *e;
+		int found;
+
+		gid = grp_intern(&d->groups, &key);
+		if (gid == LM_EMPTY)
+			return MP_ENOMEM;
+		if (fp) {
+			if (d->rn && sv_region_of(d, ev->address, fp) >= 0) {
+				if ((rc = sv_fx_add(d, ev->address, ev->address + fp, &pend)) < 0)
+					return rc;
+			} else {
+				d->unindexed++;
+			}
+		}
+		e = lm_find_or_add(&d->live, ev->address, &found);
+		if (!e)
+			return MP_ENOMEM;
+		if (found) { /* a duplicate: undo, the general path drops the old block first */
+			if (pend != LM_OUT) {
+				lm_entry_t tmp = {ev->address, fp, gid, pend};
+				if ((rc = sv_fx_drop(d, &tmp)) < 0)
+					return rc;
+			} else if (fp) {
+				d->unindexed--;
+			}
+			return 0;
+		}
+		e->size = fp;
+		e->group = gid;
+		e->pend = pend;
+		d->heap += fp;
+		d->groups.g[gid].live++;
+		if ((rc = touch_group(d, gid)) < 0)
+			return rc;
+		d->pub.allocations++;
+	} else {
+		lm_entry_t *e = lm_find(&d->live, ev->address);
+		if (!e)
+			d->pub.unknown_frees++;
+		else if ((rc = drop_block(d, e)) < 0)
+			return rc;
+		d->pub.deallocations++;
+	}
+	s->events++;
+	s->ordinal++;
+	d->pub.events++;
+	u = d->heap;
+	if (u > d->pub.lifetime_peak_bytes)
+		d->pub.lifetime_peak_bytes = u;
+	/* Without a timeline, sample() only looks for a new peak. */
+	if (s->opt.timeline || !d->pub.has_peak || u > d->pub.peak_bytes)
+		if ((rc = sample(s, d, ev)) < 0)
+			return rc;
+	return 1;
+}
+
 /* Live maps above this many slots (24 B each) no longer fit in cache. */
-#define PREFETCH_MIN_SLOTS 0
+#define PREFETCH_MIN_SLOTS 65536
+#define PREFETCH_AHEAD 16
 
 int mp_solver_feed_many(mp_solver_t *s, const mp_event_t *ev, size_t n, mp_diag_t *diag)
 {
-	/* Memory latency dominates with large live sets: start loading the
-	 * address-map slots of the whole batch, and only then process the
-	 * events in order. Prefetches change nothing but timing. */
-	int big = 0;
+	int fast = s->pass == 1 && !s->opt.steps_set;
 
-	for (size_t i = 0; i < n && !big; i++) /* small live sets stay in cache: skip */
-		big = ev[i].memory < s->ndev && s->dev[ev[i].memory] && s->dev[ev[i].memory]->live.cap > PREFETCH_MIN_SLOTS;
-	for (size_t i = 0; big && i < n; i++) {
-		const mp_event_t *e = &ev[i];
-		if ((e->kind == MP_EV_ALLOC || e->kind == MP_EV_FREE) && e->memory < s->ndev && s->dev[e->memory])
-			lm_prefetch(&s->dev[e->memory]->live, e->address);
-	}
 	for (size_t i = 0; i < n; i++) {
-		int rc = mp_solver_feed(s, &ev[i], diag);
-		if (rc < 0)
+		const mp_event_t *e = &ev[i];
+		sv_dev_t *d = e->memory < s->ndev ? s->dev[e->memory] : NULL;
+		int rc = 0;
+
+		/* Memory latency dominates with large live sets: start loading
+		 * the map slot of an event a little ahead. Prefetches change
+		 * nothing but timing. */
+		if (i + PREFETCH_AHEAD < n) {
+			const mp_event_t *f = &ev[i + PREFETCH_AHEAD];
+			sv_dev_t *fd = f->memory < s->ndev ? s->dev[f->memory] : NULL;
+			if (fd && fd->live.cap > PREFETCH_MIN_SLOTS)
+				lm_prefetch(&fd->live, f->address);
+		}
+		if (fast && d && (e->kind == MP_EV_ALLOC || e->kind == MP_EV_FREE) && !(e->flags & MP_EVENT_F_STATS) &&
+		    !d->pub.stats_model) {
+			rc = feed_fast(s, d, e);
+			if (rc < 0) {
+				mp_diag_set(diag, rc, -1, (int64_t)e->index, "out of memory at event %" PRIu64, e->index);
+				return rc;
+			}
+		}
+		if (rc == 0 && (rc = mp_solver_feed(s, e, diag)) < 0)
 			return rc;
 	}
 	return 0;

@@ -76,8 +76,8 @@ int sv_fx_add(sv_dev_t *d, uint64_t addr, uint64_t end, uint32_t *pend);
 int sv_fx_drop(sv_dev_t *d, const lm_entry_t *e);
 /* p's fragmentation figures are due at this event: fill them now, or when
  * the log is applied (p must stay where it is until then). A newer mark of
- * the same kind replaces the older one. */
-void sv_mark(sv_dev_t *d, int which, mp_solver_point_t *p);
+ * the same kind replaces the older one. Returns 0 or MP_ENOMEM. */
+int sv_mark(sv_dev_t *d, int which, mp_solver_point_t *p);
 /* Apply the whole log, filling the pending marks on the way. */
 int sv_flush(sv_dev_t *d);
 /* p's fragmentation figures from the index as it is. */
