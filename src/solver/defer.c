@@ -30,10 +30,10 @@
 
 #include <stdlib.h>
 
-#define LOG_FIRST 4096u
-#define LOG_MAX (1u << 18) /* 4 MiB per memory id with regions */
-#define KEEP (1ull << 63)   /* key flag: insert even if the block is gone */
-#define NEPOCH ((UINT32_MAX - LM_LOG) / LOG_MAX)
+#define LOG_FIRST SV_LOG_FIRST
+#define LOG_MAX SV_LOG_MAX
+#define KEEP SV_KEEP
+#define NEPOCH SV_NEPOCH
 
 void sv_fill_point(const sv_dev_t *d, mp_solver_point_t *p)
 {
@@ -43,11 +43,6 @@ void sv_fill_point(const sv_dev_t *d, mp_solver_point_t *p)
 	p->region_free_bytes = total;
 	p->has_largest = 1;
 	p->fragmentation = total ? 1.0 - (double)largest / (double)total : 0.0;
-}
-
-static inline uint32_t pend_of(const sv_dev_t *d, uint32_t j)
-{
-	return LM_LOG + d->epoch * LOG_MAX + j;
 }
 
 /* Apply log entries [from, to) to the index, in order. */
@@ -62,7 +57,7 @@ static int apply(sv_dev_t *d, uint32_t from, uint32_t to)
 			uint64_t a = l->key & ~KEEP;
 			if (!(l->key & KEEP)) {
 				const lm_entry_t *e = lm_find(&d->live, a);
-				if (!e || e->pend != pend_of(d, i))
+				if (!e || e->pend != sv_pend_of(d, i))
 					continue; /* freed before any mark could see it */
 			}
 			if ((rc = fx_insert(&d->fx, a, l->end, FX_BLOCK, NULL)) < 0)
@@ -173,21 +168,6 @@ int sv_mark(sv_dev_t *d, int which, mp_solver_point_t *p)
 	return 0;
 }
 
-/* Log entries are written once and read back only when the log is
- * applied, possibly megabytes later: on x86-64 they bypass the cache
- * (non-temporal stores), which otherwise they would sweep, evicting the
- * live map that every event needs. */
-static inline void put_entry(sv_log_t *l, uint64_t key, uint64_t end)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-	__builtin_ia32_movnti64((long long *)&l->key, (long long)key);
-	__builtin_ia32_movnti64((long long *)&l->end, (long long)end);
-#else
-	l->key = key;
-	l->end = end;
-#endif
-}
-
 /* Room for one more entry: grow, or apply the log when it is at its size. */
 static int room(sv_dev_t *d)
 {
@@ -205,19 +185,19 @@ static int room(sv_dev_t *d)
 	return sv_flush(d);
 }
 
-int sv_fx_add(sv_dev_t *d, uint64_t addr, uint64_t end, uint32_t *pend)
+int sv_fx_add_slow(sv_dev_t *d, uint64_t addr, uint64_t end, uint32_t *pend)
 {
 	int rc = room(d);
 
 	if (rc < 0)
 		return rc;
-	put_entry(&d->lg[d->lg_n], addr, end);
-	*pend = pend_of(d, d->lg_n);
+	sv_put_entry(&d->lg[d->lg_n], addr, end);
+	*pend = sv_pend_of(d, d->lg_n);
 	d->lg_n++;
 	return 0;
 }
 
-int sv_fx_drop(sv_dev_t *d, const lm_entry_t *e)
+int sv_fx_drop_slow(sv_dev_t *d, const lm_entry_t *e)
 {
 	int rc;
 
@@ -232,7 +212,7 @@ int sv_fx_drop(sv_dev_t *d, const lm_entry_t *e)
 	}
 	if ((rc = room(d)) < 0)
 		return rc;
-	put_entry(&d->lg[d->lg_n], e->addr, 0);
+	sv_put_entry(&d->lg[d->lg_n], e->addr, 0);
 	d->lg_n++;
 	return 0;
 }

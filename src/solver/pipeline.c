@@ -20,6 +20,7 @@
 
 typedef struct pipe_batch {
 	size_t n;
+	int memory; /* holds a MEMORY event */
 	mp_event_t ev[PIPE_BATCH];
 } pipe_batch_t;
 
@@ -44,6 +45,7 @@ static int fill(mp_source_t *src, pipe_batch_t *b, mp_diag_t *diag)
 	int rc;
 
 	b->n = 0;
+	b->memory = 0;
 	do {
 		rc = mp_source_next_batch(src, b->ev + b->n, PIPE_BATCH - b->n, &got, diag);
 		for (size_t i = b->n; i < b->n + got; i++) {
@@ -54,6 +56,7 @@ static int fill(mp_source_t *src, pipe_batch_t *b, mp_diag_t *diag)
 				 * fields. */
 				const mp_memory_info_t *m = mp_source_memory(src, e->memory);
 				e->requested_bytes = m ? m->capacity_bytes : 0;
+				b->memory = 1;
 			}
 		}
 		b->n += got;
@@ -68,7 +71,7 @@ static int feed_batch(mp_solver_t *s, const pipe_batch_t *b, mp_diag_t *diag)
 	size_t from = 0;
 	int rc;
 
-	for (size_t i = 0; i < b->n; i++) {
+	for (size_t i = 0; b->memory && i < b->n; i++) {
 		const mp_event_t *e = &b->ev[i];
 		if (e->kind != MP_EV_MEMORY || e->memory >= MP_SOLVER_MAX_MEMORY)
 			continue;

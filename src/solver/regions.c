@@ -8,26 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Index of the region containing [a, a+size), or -1. */
-long sv_region_of(const sv_dev_t *d, uint64_t a, uint64_t size)
-{
-	size_t lo = 0, hi = d->rn;
-
-	while (lo < hi) { /* first region with base > a */
-		size_t mid = (lo + hi) / 2;
-		if (d->rbase[mid] > a)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	if (lo == 0)
-		return -1;
-	lo--;
-	if (size > d->rend[lo] - a || a >= d->rend[lo])
-		return -1;
-	return (long)lo;
-}
-
 static int index_block(sv_dev_t *d, lm_entry_t *e)
 {
 	int rc = fx_insert(&d->fx, e->addr, e->addr + e->size, FX_BLOCK, NULL);
