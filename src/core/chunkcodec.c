@@ -117,13 +117,20 @@ static const uint8_t need_tab[16][MP_COLS] = {
 static const uint8_t has_opt[16] = {[MP_REC_ALLOC] = 1, [MP_REC_REALLOC] = 1, [MP_REC_ALLOC_REUSED] = 1};
 
 /* Varint terminators (bytes without the high bit) in [p, p + n): the number
- * of varints a well-formed column holds. A plain loop the compiler turns
- * into vector code. */
+ * of varints a well-formed column holds. Eight bytes at a time: their high
+ * bits moved to the low bit of each byte and summed by a multiply. */
 static uint64_t count_ends(const uint8_t *p, size_t n)
 {
+	const uint64_t ones = 0x0101010101010101ull;
 	uint64_t c = 0;
+	size_t i = 0;
 
-	for (size_t i = 0; i < n; i++)
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		c += 8 - ((((w >> 7) & ones) * ones) >> 56);
+	}
+	for (; i < n; i++)
 		c += p[i] < 0x80;
 	return c;
 }

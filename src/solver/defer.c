@@ -76,13 +76,40 @@ static int long_log(const sv_dev_t *d, uint32_t entries)
 	return entries > 2 * d->fx.count + 64;
 }
 
-static int cmp_item(const void *x, const void *y)
+/* Sort items by (addr, kind): an LSD radix sort, 11 bits a pass, over the
+ * bits where the keys differ (addresses are below 2^62, so addr << 2 | kind
+ * is a 64-bit key). tmp has room for n items. Returns the sorted array
+ * (it or tmp). */
+static fx_item_t *sort_items(fx_item_t *it, fx_item_t *tmp, size_t n)
 {
-	const fx_item_t *a = x, *b = y;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	unsigned bits;
 
-	if (a->addr != b->addr)
-		return a->addr < b->addr ? -1 : 1;
-	return (a->kind > b->kind) - (a->kind < b->kind);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = it[i].addr << 2 | (uint64_t)it[i].kind;
+		lo = k < lo ? k : lo;
+		hi = k > hi ? k : hi;
+	}
+	if (n < 2 || lo == hi)
+		return it;
+	bits = 64 - (unsigned)__builtin_clzll(hi - lo);
+	for (unsigned shift = 0; shift < bits; shift += 11) {
+		size_t count[2048] = {0}, sum = 0;
+		fx_item_t *t;
+		for (size_t i = 0; i < n; i++)
+			count[(((it[i].addr << 2 | (uint64_t)it[i].kind) - lo) >> shift) & 2047]++;
+		for (size_t b = 0; b < 2048; b++) {
+			size_t c = count[b];
+			count[b] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[count[(((it[i].addr << 2 | (uint64_t)it[i].kind) - lo) >> shift) & 2047]++] = it[i];
+		t = it;
+		it = tmp;
+		tmp = t;
+	}
+	return it;
 }
 
 /* The index rebuilt from scratch as it must be after the whole log: the
@@ -90,7 +117,7 @@ static int cmp_item(const void *x, const void *y)
 static int rebuild(sv_dev_t *d)
 {
 	size_t n = 0, cap = 2 * d->rn + d->live.count;
-	fx_item_t *it = malloc((cap ? cap : 1) * sizeof(*it));
+	fx_item_t *it = malloc(2 * (cap ? cap : 1) * sizeof(*it)), *sorted;
 	int rc;
 
 	if (!it)
@@ -104,8 +131,8 @@ static int rebuild(sv_dev_t *d)
 		if (e->group != LM_EMPTY && e->pend != LM_OUT)
 			it[n++] = (fx_item_t){e->addr, e->addr + e->size, FX_BLOCK};
 	}
-	qsort(it, n, sizeof(*it), cmp_item);
-	rc = fx_build(&d->fx, it, n);
+	sorted = sort_items(it, it + cap, n);
+	rc = fx_build(&d->fx, sorted, n);
 	free(it);
 	return rc;
 }

@@ -79,15 +79,16 @@ void lm_remove(lm_map_t *m, lm_entry_t *e)
 {
 	size_t mask = m->cap - 1, i = (size_t)(e - m->slots), j = i;
 
-	/* Backward-shift: pull later entries of the probe run into the hole
-	 * when their home slot does not lie cyclically in (hole, j]. */
+	/* Backward-shift: pull a later entry of the probe run into the hole
+	 * when the hole lies cyclically in [its home, its slot), i.e. when it
+	 * is at least as far from its home as from the hole. */
 	for (;;) {
 		size_t home;
 		j = (j + 1) & mask;
 		if (m->slots[j].group == LM_EMPTY)
 			break;
 		home = lm_hash(m, m->slots[j].addr);
-		if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+		if (((j - home) & mask) >= ((j - i) & mask)) {
 			m->slots[i] = m->slots[j];
 			i = j;
 		}
