@@ -45,9 +45,51 @@ void sv_fill_point(const sv_dev_t *d, mp_solver_point_t *p)
 	p->fragmentation = total ? 1.0 - (double)largest / (double)total : 0.0;
 }
 
+static sv_log_t *sort_log(sv_log_t *l, sv_log_t *tmp, size_t n);
+
+/* Many entries on a large index: the insertions that still count and the
+ * removals, sorted by address (stably: entries for one address keep their
+ * order) and applied with each leaf as the hint for the next entry, so that
+ * the tree is walked in order instead of at random. The set of items after
+ * [from, to) does not depend on the order but for entries of one address. */
+static int apply_sorted(sv_dev_t *d, uint32_t from, uint32_t to)
+{
+	size_t n = 0;
+	sv_log_t *buf = malloc(2 * (size_t)(to - from) * sizeof(*buf)), *v;
+	void *hint = NULL;
+	int rc = 0;
+
+	if (!buf)
+		return MP_ENOMEM;
+	for (uint32_t i = from; i < to; i++) {
+		const sv_log_t *l = &d->lg[i];
+		if (i + 16 < to && d->lg[i + 16].end)
+			lm_prefetch(&d->live, d->lg[i + 16].key & ~KEEP);
+		if (l->end && !(l->key & KEEP)) {
+			const lm_entry_t *e = lm_find(&d->live, l->key);
+			if (!e || e->pend != sv_pend_of(d, i))
+				continue;
+		}
+		buf[n].key = l->key & ~KEEP;
+		buf[n].end = l->end;
+		n++;
+	}
+	v = sort_log(buf, buf + (to - from), n);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		if (v[i].end)
+			rc = fx_insert(&d->fx, v[i].key, v[i].end, FX_BLOCK, &hint);
+		else
+			fx_remove(&d->fx, v[i].key, FX_BLOCK, hint); /* absent: nothing to do */
+	}
+	free(buf);
+	return rc;
+}
+
 /* Apply log entries [from, to) to the index, in order. */
 static int apply(sv_dev_t *d, uint32_t from, uint32_t to)
 {
+	if (to - from >= 1024 && d->fx.count >= 1024)
+		return apply_sorted(d, from, to);
 	for (uint32_t i = from; i < to; i++) {
 		const sv_log_t *l = &d->lg[i];
 		int rc;
@@ -74,6 +116,40 @@ static int apply(sv_dev_t *d, uint32_t from, uint32_t to)
 static int long_log(const sv_dev_t *d, uint32_t entries)
 {
 	return entries > 2 * d->fx.count + 64;
+}
+
+/* Sort log entries by address, stably: an LSD radix sort, 11 bits a pass,
+ * over the bits where the addresses differ. tmp has room for n. Returns the
+ * sorted array (l or tmp). */
+static sv_log_t *sort_log(sv_log_t *l, sv_log_t *tmp, size_t n)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	unsigned bits;
+
+	for (size_t i = 0; i < n; i++) {
+		lo = l[i].key < lo ? l[i].key : lo;
+		hi = l[i].key > hi ? l[i].key : hi;
+	}
+	if (n < 2 || lo == hi)
+		return l;
+	bits = 64 - (unsigned)__builtin_clzll(hi - lo);
+	for (unsigned shift = 0; shift < bits; shift += 11) {
+		size_t count[2048] = {0}, sum = 0;
+		sv_log_t *t;
+		for (size_t i = 0; i < n; i++)
+			count[((l[i].key - lo) >> shift) & 2047]++;
+		for (size_t b = 0; b < 2048; b++) {
+			size_t c = count[b];
+			count[b] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[count[((l[i].key - lo) >> shift) & 2047]++] = l[i];
+		t = l;
+		l = tmp;
+		tmp = t;
+	}
+	return l;
 }
 
 /* Sort items by (addr, kind): an LSD radix sort, 11 bits a pass, over the

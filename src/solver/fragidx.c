@@ -272,7 +272,7 @@ static int insert_child(fx_index_t *fx, fx_node_t *left, fx_node_t *right, uint6
 
 int fx_insert(fx_index_t *fx, uint64_t addr, uint64_t end, int kind, void **where)
 {
-	fx_leaf_t *l;
+	fx_leaf_t *l, *h = where ? *where : NULL;
 	uint64_t k, g, old;
 	uint32_t pos;
 
@@ -285,7 +285,12 @@ int fx_insert(fx_index_t *fx, uint64_t addr, uint64_t end, int kind, void **wher
 			return MP_ENOMEM;
 		fx->root = &l->h;
 	}
-	l = descend(fx, k);
+	/* A hint leaf whose keys surround k is where the descent would lead
+	 * (its keys lie inside its separators): skip the descent. */
+	if (h && h->h.leaf == LEAF_LIVE && h->h.n && h->key[0] < k && k < h->key[h->h.n - 1])
+		l = h;
+	else
+		l = descend(fx, k);
 	pos = count_le(l->key, 0, l->h.n, k);
 	if (l->h.n == LEAF_CAP) {
 		fx_leaf_t *r = leaf_new(fx);

@@ -44,9 +44,11 @@ void fx_destroy(fx_index_t *fx);
 /* Insert an item. Returns 0, MP_ELIMIT for an address >= 2^62 (items are
  * ordered by address << 2 | kind), or MP_ENOMEM (then the index may be
  * inconsistent and must only be destroyed). The caller guarantees (key,
- * kind) is not present already. where (may be NULL) receives a hint for
- * fx_remove: the leaf the item went to, valid (as a hint) until
- * fx_destroy(). */
+ * kind) is not present already. where (may be NULL) holds a hint on entry
+ * (NULL, or a leaf an earlier call gave: it saves the descent when the key
+ * falls inside it, as with keys inserted in order) and receives one for
+ * this item, for fx_remove or the next fx_insert: the leaf the item went
+ * to, valid (as a hint) until fx_destroy(). */
 int fx_insert(fx_index_t *fx, uint64_t key, uint64_t end, int kind, void **where);
 
 /* Remove the item (key, kind). hint: what fx_insert stored in *where for

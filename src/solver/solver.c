@@ -507,15 +507,15 @@ int mp_solver_feed_many(mp_solver_t *s, const mp_event_t *ev, size_t n, mp_diag_
 
 		/* Memory latency dominates with large live sets: start loading
 		 * the map slot of an event a little ahead. Prefetches change
-		 * nothing but timing. */
-		if (i + PREFETCH_AHEAD < n) {
+		 * nothing but timing; with live maps that fit in L2 they only
+		 * cost, so they follow the current event's map size. */
+		if (d && d->live.cap > PREFETCH_MIN_SLOTS && i + PREFETCH_AHEAD < n) {
 			const mp_event_t *f = &ev[i + PREFETCH_AHEAD];
-			sv_dev_t *fd = f->memory < s->ndev ? s->dev[f->memory] : NULL;
-			if (fd && fd->live.cap > PREFETCH_MIN_SLOTS)
-				lm_prefetch(&fd->live, f->address);
+			if (f->memory < s->ndev && s->dev[f->memory])
+				lm_prefetch(&s->dev[f->memory]->live, f->address);
 		}
-		if (fast && d && (e->kind == MP_EV_ALLOC || e->kind == MP_EV_FREE) && !(e->flags & MP_EVENT_F_STATS) &&
-		    !d->pub.stats_model) {
+		if (fast && d && (e->kind == MP_EV_ALLOC || e->kind == MP_EV_FREE) &&
+		    !((e->flags & MP_EVENT_F_STATS) | d->pub.stats_model)) {
 			rc = feed_fast(s, d, e);
 			if (rc < 0) {
 				mp_diag_set(diag, rc, -1, (int64_t)e->index, "out of memory at event %" PRIu64, e->index);
