@@ -7,7 +7,8 @@
  * the ring (PIPE_SLOTS * PIPE_BATCH events, about 1 MB). The reader thread
  * is the only one that touches the source until it has finished; memory
  * declarations it reads are passed on inside the MEMORY events themselves.
- * Without a thread (pthread_create fails) the same loop runs inline.
+ * A stream that fits in the first batch, read before any thread starts, or
+ * any stream when no thread can start, is read inline.
  */
 #include "solver_impl.h"
 
@@ -34,7 +35,7 @@ typedef struct pipe {
 	int rc;              /* the source's final result (0 or an error) */
 	mp_diag_t diag;
 	mp_source_t *src;
-	pipe_batch_t slot[PIPE_SLOTS];
+	pipe_batch_t *slot;  /* PIPE_SLOTS batches */
 } pipe_t;
 
 /* Read up to PIPE_BATCH events into b; returns the source's last result
@@ -121,17 +122,17 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-static int run_inline(mp_solver_t *s, pipe_t *p, mp_diag_t *diag)
+/* Without the reader thread: slot 0 holds a batch read with result rc. */
+static int run_inline(mp_solver_t *s, pipe_t *p, int rc, mp_diag_t *diag)
 {
-	int rc;
-
-	do {
-		rc = fill(p->src, &p->slot[0], diag);
+	for (;;) {
 		int r2 = feed_batch(s, &p->slot[0], diag);
 		if (r2 < 0)
 			return r2;
-	} while (rc > 0);
-	return rc;
+		if (rc <= 0)
+			return rc;
+		rc = fill(p->src, &p->slot[0], diag);
+	}
 }
 
 /* Consume every batch; returns the solver's error, or 0 once the reader has
@@ -188,10 +189,16 @@ int mp_solver_run(mp_solver_t *s, mp_source_t *src, mp_diag_t *diag)
 	if ((rc = declare_all(s, src)) < 0)
 		return mp_diag_set(diag, rc, -1, -1, "%s", mp_strerror(rc));
 	p = calloc(1, sizeof(*p));
-	if (!p)
+	if (!p || !(p->slot = malloc(PIPE_SLOTS * sizeof(*p->slot)))) {
+		free(p);
 		return mp_diag_set(diag, MP_ENOMEM, -1, -1, "%s", mp_strerror(MP_ENOMEM));
+	}
 	p->src = src;
-	if (pthread_mutex_init(&p->mu, NULL) == 0) {
+	/* The first batch is read here: a stream that fits in it (tests,
+	 * small imports) needs no thread. */
+	rc = fill(src, &p->slot[0], diag);
+	p->tail = 1;
+	if (rc > 0 && pthread_mutex_init(&p->mu, NULL) == 0) {
 		if (pthread_cond_init(&p->has_data, NULL) == 0) {
 			if (pthread_cond_init(&p->has_room, NULL) == 0) {
 				if (pthread_create(&th, NULL, reader, p) == 0) {
@@ -210,7 +217,8 @@ int mp_solver_run(mp_solver_t *s, mp_source_t *src, mp_diag_t *diag)
 		pthread_mutex_destroy(&p->mu);
 	}
 	if (p->src) /* no thread */
-		rc = run_inline(s, p, diag);
+		rc = run_inline(s, p, rc, diag);
+	free(p->slot);
 	free(p);
 	if (rc < 0)
 		return rc;

@@ -259,11 +259,48 @@ static void test_no_timeline(void **state)
 	run_case(1000, 0);
 }
 
+/* mp_solver_run reads in a second thread once the stream outgrows its
+ * first batch: a source error far into the stream still comes back, with
+ * its diag, after the events before it (here, one allocation each). */
+static void test_pipeline_error(void **state)
+{
+	enum { N = 5000, AT = 3000 };
+	mp_event_t *ev = calloc(N, sizeof(*ev));
+	mp_source_t *src;
+	mp_solver_t *s;
+	mp_diag_t d;
+
+	(void)state;
+	assert_non_null(ev);
+	for (size_t i = 0; i < N; i++)
+		ev[i] = ev_alloc(0, i, 0x100000 + 64 * i, 32, 32);
+	for (int round = 0; round < 2; round++) {
+		s = mp_solver_new(NULL);
+		assert_int_equal(mp_array_source_new(&src, ev, N, NULL, 0, NULL, 0, "piped"), 0);
+		if (round == 0)
+			mp_array_source_fail_at(src, AT, MP_ECORRUPT);
+		mp_diag_clear(&d);
+		if (round == 0) {
+			assert_int_equal(mp_solver_run(s, src, &d), MP_ECORRUPT);
+			assert_string_equal(d.file, "piped");
+			assert_int_equal(mp_solver_event_count(s), AT); /* every event before the error */
+		} else {
+			assert_int_equal(mp_solver_run(s, src, &d), 0);
+			assert_int_equal(mp_solver_find(s, 0)->peak_bytes, 32ull * N);
+			assert_int_equal(mp_solver_find(s, 0)->peak.event_index, N - 1);
+		}
+		mp_source_close(src);
+		mp_solver_free(s);
+	}
+	free(ev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sparse_timeline),
 		cmocka_unit_test(test_no_timeline),
+		cmocka_unit_test(test_pipeline_error),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
