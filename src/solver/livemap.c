@@ -63,9 +63,10 @@ int lm_insert(lm_map_t *m, uint64_t addr, uint64_t size, uint32_t group, uint32_
 {
 	lm_entry_t e = {addr, size, group, pend};
 
-	/* Grow at 3/4 full: linear probing stays short at that load with this
-	 * hash, and the map is the solver's largest cache footprint. */
-	if ((m->count + 1) * 4 > m->cap * 3) {
+	/* Grow at half full: probe runs stay short, which lookups and the
+	 * backward shift of every removal pay for; a sparser map would be a
+	 * larger cache footprint. */
+	if ((m->count + 1) * 2 > m->cap) {
 		int rc = lm_grow(m);
 		if (rc < 0)
 			return rc;

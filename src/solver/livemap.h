@@ -3,7 +3,8 @@
  *
  * Live map: open addressing with linear probing and backward-shift deletion
  * (no tombstones, so a long run of alloc/free never degrades it), 24 bytes a
- * slot, load factor at most 3/4: 32 to 64 bytes per live block.
+ * slot, load factor at most 1/2: 48 to 96 bytes per live block (short probe
+ * runs: every event looks one up, every free shifts its run back).
  *
  * Group table: interns (op, region, dtype, shape, requested, allocated) to a
  * dense id and keeps how many allocations of each group are live, so the
@@ -86,7 +87,7 @@ static inline lm_entry_t *lm_find_or_add(lm_map_t *m, uint64_t addr, int *found)
 {
 	size_t i, mask;
 
-	if ((m->count + 1) * 4 > m->cap * 3 && lm_grow(m) < 0)
+	if ((m->count + 1) * 2 > m->cap && lm_grow(m) < 0)
 		return NULL;
 	mask = m->cap - 1;
 	for (i = lm_hash(m, addr);; i = (i + 1) & mask) {

@@ -17,9 +17,10 @@
  *   One pass computes everything, the breakdown at the peak included: the
  *   solver keeps per group its live count at the current peak and, on each
  *   new peak, updates only the groups changed since the previous one
- *   (amortised O(1) per event). Memory: the live set (about 64 B per live
- *   block), the fragmentation index (about 35 B per block inside a region),
- *   the groups (about 70 B each), the timeline and the OOM records.
+ *   (amortised O(1) per event). Memory: the live set (48 to 96 B per live
+ *   block), the fragmentation index (about 35 B per block inside a region,
+ *   plus a log of deferred updates of at most 4 MiB per memory id), the
+ *   groups (about 70 B each), the timeline and the OOM records.
  *
  * Two models of "in use", chosen per memory id
  *   Address model (.memprof captures, any source without allocator stats):
