@@ -9,8 +9,10 @@
 # For two live-set sizes (about 10 thousand and 1 million blocks, inside
 # declared regions) it writes a capture of EVENTS events (default 100
 # million) with memprof_gen_capture, then prints for `memprof report --peak`
-# the wall time, events/s and peak RSS, and the same for the solver alone fed
-# in-process (memprof_bench_solver), which excludes reading the file.
+# the wall time, events/s and peak RSS, the capture reader alone
+# (bench_reader), and the solver alone fed in-process (memprof_bench_solver),
+# which excludes reading the file. On 2 cores, neighbours' load shows in the
+# wall time (report --peak uses both cores): the load is printed first.
 # Targets: >= 20 M events/s with ~10 k live blocks; peak RSS <= 200 MB with
 # ~1 M live blocks.
 set -eu
@@ -21,9 +23,10 @@ WORK=${3:-${TMPDIR:-/tmp}}
 MEMPROF=$BUILD/src/cli/memprof
 GEN=$BUILD/tests/report/memprof_gen_capture
 BENCH=$BUILD/tests/solver/memprof_bench_solver
+READER=$BUILD/tests/bench/bench_reader
 
-cmake --build "$BUILD" --target memprof memprof_gen_capture memprof_bench_solver >/dev/null
-for tool in "$MEMPROF" "$GEN" "$BENCH"; do
+cmake --build "$BUILD" --target memprof memprof_gen_capture memprof_bench_solver bench_reader >/dev/null
+for tool in "$MEMPROF" "$GEN" "$BENCH" "$READER"; do
 	[ -x "$tool" ] || { echo "bench_report: missing $tool (configure with -DMEMPROF_TESTS=ON)" >&2; exit 1; }
 done
 [ -x /usr/bin/time ] || { echo "bench_report: needs /usr/bin/time (GNU time)" >&2; exit 1; }
@@ -49,6 +52,9 @@ for live in 10000 1000000; do
 		"cpu $(echo "$user + $sys" | bc) s, $(echo "scale=2; $EVENTS / ($user + $sys) / 1000000" | bc) M events/s;" \
 		"peak RSS $(echo "scale=1; $rss / 1024" | bc) MB"
 	grep -E 'peak in use|fragmentation ' "$WORK/bench-out.txt" | head -2 | sed 's/^/  /'
+	# report --peak reads in one thread and solves in another: it runs at
+	# the pace of the slower of the two, shown alone here.
+	echo "  reader alone (one event at a time): $("$READER" "$cap")"
 	"$BENCH" --events "$EVENTS" --live "$live" --regions 4 | sed 's/^/  /'
 	[ "${KEEP:-0}" = 1 ] || rm -f "$cap"
 done

@@ -289,6 +289,7 @@ int cmd_report(int argc, char **argv)
 	if (ropt.sections & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN | MP_REPORT_LEAKS))
 		by_function |= 2; /* when the capture has stacks */
 	sopt.breakdown = (ropt.sections & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN)) != 0;
+	sopt.timeline = (ropt.sections & MP_REPORT_TIMELINE) != 0;
 	sopt.steps_set = ropt.steps_set;
 	sopt.step_first = ropt.step_first;
 	sopt.step_last = ropt.step_last;

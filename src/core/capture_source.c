@@ -12,6 +12,11 @@ static int src_next(mp_source_t *s, mp_event_t *ev, mp_diag_t *diag)
 	return mp__capture_next(CAP(s), ev, diag);
 }
 
+static int src_next_batch(mp_source_t *s, mp_event_t *ev, size_t max, size_t *n, mp_diag_t *diag)
+{
+	return mp__capture_next_batch(CAP(s), ev, max, n, diag);
+}
+
 static int src_rewind(mp_source_t *s, mp_diag_t *diag)
 {
 	return mp__capture_rewind(CAP(s), diag);
@@ -52,11 +57,11 @@ static void src_close_view(mp_source_t *s)
 }
 
 static const mp_source_ops_t owned_ops = {
-	src_next, src_rewind, src_string, src_memory, src_memory_count, src_end_status, src_close_owned,
+	src_next, src_rewind, src_string, src_memory, src_memory_count, src_end_status, src_close_owned, src_next_batch,
 };
 
 static const mp_source_ops_t view_ops = {
-	src_next, src_rewind, src_string, src_memory, src_memory_count, src_end_status, src_close_view,
+	src_next, src_rewind, src_string, src_memory, src_memory_count, src_end_status, src_close_view, src_next_batch,
 };
 
 mp_source_t *mp_capture_source(mp_capture_t *cap)

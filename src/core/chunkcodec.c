@@ -103,6 +103,80 @@ int mp__chunk_join(const uint8_t *cols, const uint64_t lens[MP_COLS], uint8_t *r
 	return w == rows + n ? 0 : -1;
 }
 
+/* Varints per column (tag, time, address, size, misc) each record kind
+ * needs, the optional allocated size aside: plan[] counted by column. */
+static const uint8_t need_tab[16][MP_COLS] = {
+	[MP_REC_ALLOC] = {0, 1, 1, 1, 0},        [MP_REC_FREE] = {0, 1, 1, 0, 0},
+	[MP_REC_ALLOC_FAILED] = {0, 1, 0, 1, 0}, [MP_REC_REGION_ADD] = {0, 1, 1, 1, 0},
+	[MP_REC_REGION_REMOVE] = {0, 1, 1, 0, 0}, [MP_REC_STEP] = {0, 1, 0, 0, 1},
+	[MP_REC_MARK] = {0, 1, 0, 0, 1},         [MP_REC_REALLOC] = {0, 1, 2, 1, 0},
+	[MP_REC_CONTEXT] = {0, 0, 0, 0, 4},      [MP_REC_ALLOC_REUSED] = {0, 1, 1, 1, 0},
+	[MP_REC_STACK] = {0, 0, 0, 0, 1},        [MP_REC_FREE_AGED] = {0, 1, 1, 0, 0},
+};
+/* Kinds whose plan has the optional allocated size (X). */
+static const uint8_t has_opt[16] = {[MP_REC_ALLOC] = 1, [MP_REC_REALLOC] = 1, [MP_REC_ALLOC_REUSED] = 1};
+
+/* Varint terminators (bytes without the high bit) in [p, p + n): the number
+ * of varints a well-formed column holds. Eight bytes at a time: their high
+ * bits moved to the low bit of each byte and summed by a multiply. */
+static uint64_t count_ends(const uint8_t *p, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	uint64_t c = 0;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		c += 8 - ((((w >> 7) & ones) * ones) >> 56);
+	}
+	for (; i < n; i++)
+		c += p[i] < 0x80;
+	return c;
+}
+
+int mp__chunk_check(const uint8_t *cols, const uint64_t lens[MP_COLS], size_t n)
+{
+	uint64_t need[MP_COLS] = {0}, total = 0, hist[256] = {0};
+	const uint8_t *tag = cols, *tend;
+	int c;
+
+	for (c = 0; c < MP_COLS; c++) {
+		if (lens[c] > n - total)
+			return -1;
+		total += lens[c];
+	}
+	if (total != n)
+		return -1;
+	/* Count the tags by value first (one increment each), then the
+	 * varints they need. */
+	tend = cols + lens[MP_COL_TAG];
+	for (; tag < tend; tag++)
+		hist[*tag]++;
+	for (unsigned t = 0; t < 256; t++) {
+		unsigned kind = t & MP_REC_KIND_MASK;
+		if (!hist[t])
+			continue;
+		if (plan_len[kind] == 0xff)
+			return -1;
+		for (c = MP_COL_TIME; c < MP_COLS; c++)
+			need[c] += hist[t] * need_tab[kind][c];
+		if (t & MP_RECF_MEMORY)
+			need[MP_COL_MISC] += hist[t];
+		if (has_opt[kind] && !(t & (MP_RECF_EXACT | MP_RECF_USABLE16)))
+			need[MP_COL_SIZE] += hist[t];
+	}
+	total = lens[MP_COL_TAG];
+	for (c = MP_COL_TIME; c < MP_COLS; c++) {
+		const uint8_t *col = cols + total;
+		if (lens[c] && col[lens[c] - 1] >= 0x80)
+			return -1; /* the last varint does not end */
+		if (count_ends(col, lens[c]) != need[c])
+			return -1;
+		total += lens[c];
+	}
+	return 0;
+}
 
 /* --- the writer's side: ring records to columns --------------------------- */
 

@@ -39,6 +39,14 @@ enum { MP_COL_TAG, MP_COL_TIME, MP_COL_ADDR, MP_COL_SIZE, MP_COL_MISC, MP_COLS }
  * inconsistent (corrupted input). */
 int mp__chunk_join(const uint8_t *cols, const uint64_t lens[MP_COLS], uint8_t *rows, size_t n);
 
+/* The reader's check of a chunk's columns without joining them: lengths
+ * summing to n, known record kinds, and in each column exactly the number
+ * of complete varints its records need, so that records decoded column by
+ * column (merge.c) use every byte and never run past a column. Returns 0,
+ * or -1 when the columns are inconsistent. Varints longer than 10 bytes are
+ * left to the decoder (a corrupted record). */
+int mp__chunk_check(const uint8_t *cols, const uint64_t lens[MP_COLS], size_t n);
+
 /* The ring's records (written by wthread.c, encoded by mp__chunk_encode):
  * 64-bit words, the first one
  *   bits 0-7 record kind (MP_REC_*), bit 8 MP_RING_WIDE,

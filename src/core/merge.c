@@ -1,5 +1,6 @@
 /* merge.c - per-thread chunk queues, lazy record decoding, and the k-way
  * merge that yields events in global timestamp order (see reader_internal.h). */
+#include "chunkcodec.h"
 #include "format.h"
 #include "reader_internal.h"
 #include "varint.h"
@@ -131,50 +132,58 @@ static void heap_pop(mp_merge_t *m)
 
 static int bad_record(mp_chunk_t *c, mp_diag_t *diag, const char *what)
 {
+	/* the tag column starts the chunk: its cursor counts records (+1) */
+	size_t rec = (size_t)(c->col[MP_COL_TAG] - c->data);
+
 	return mp_diag_set(diag, MP_ECORRUPT, (int64_t)c->block_offset, (int64_t)c->block_index,
-			   "block %llu at offset %llu: corrupted event record (%s) at byte %zu of a thread chunk",
-			   (unsigned long long)c->block_index, (unsigned long long)c->block_offset, what, c->pos);
+			   "block %llu at offset %llu: corrupted event record (%s) in record %zu of a thread chunk",
+			   (unsigned long long)c->block_index, (unsigned long long)c->block_offset, what,
+			   rec ? rec - 1 : 0);
 }
 
-static inline int get(mp_chunk_t *c, const uint8_t **p, uint64_t *v)
+/* The next varint of column k. Columns were checked to hold exactly the
+ * varints their records need (mp__chunk_check), but a varint may still be
+ * overlong: the bound check stays. */
+static inline __attribute__((always_inline)) int get(mp_chunk_t *c, int k, uint64_t *v)
 {
-	const uint8_t *q = *p;
+	const uint8_t *q = c->col[k];
 
-	if (__builtin_expect(q < c->data + c->len && *q < 0x80, 1)) { /* one byte */
+	if (__builtin_expect(q < c->cend[k] && *q < 0x80, 1)) { /* one byte */
 		*v = *q;
-		*p = q + 1;
+		c->col[k] = q + 1;
 		return 0;
 	}
-	return mp_varint_get(p, c->data + c->len, v);
+	return mp_varint_get(&c->col[k], c->cend[k], v);
 }
 
-/* Decode the next event of thread t into t->pending. Returns 1, 0 when its
- * queue is empty, or a negative code. */
-static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
+enum { CT = MP_COL_TIME, CA = MP_COL_ADDR, CS = MP_COL_SIZE, CM = MP_COL_MISC };
+
+/* Decode the next event of thread t into *ev (t->pending, or straight into
+ * the caller's batch). Returns 1, 0 when its queue is empty, or a negative
+ * code. Does not touch t->has_pending. */
+static int decode_next(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, mp_diag_t *diag)
 {
 	mp_rthread_t *t = &cap->merge.threads[ti];
-	mp_event_t *ev = &t->pending;
 
 	if (t->realloc_half) {
 		/* Second half of a realloc: the ALLOC at the new address. */
 		t->realloc_half = 0;
+		*ev = t->realloc_ev;
 		ev->kind = MP_EV_ALLOC;
 		ev->address = t->realloc_new;
 		ev->requested_bytes = t->realloc_req;
 		ev->allocated_bytes = t->realloc_alloc;
-		t->has_pending = 1;
 		return 1;
 	}
 	for (;;) {
 		mp_chunk_t *c = t->head;
-		const uint8_t *p;
 		uint64_t dt, v, a, b;
 		uint8_t tag;
 		int kind;
 
 		if (!c)
 			return 0;
-		if (c->pos >= c->len) {
+		if (c->col[MP_COL_TAG] >= c->cend[MP_COL_TAG]) {
 			/* A STACK record may end a chunk: a flush round fell between
 			 * it and its allocation, which opens the thread's next one. */
 			if (c->stack) {
@@ -190,34 +199,31 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 			chunk_free(c);
 			continue;
 		}
-		p = c->data + c->pos;
-		tag = *p++;
+		tag = *c->col[MP_COL_TAG]++;
 		kind = tag & MP_REC_KIND_MASK;
 		if (tag & MP_RECF_MEMORY) {
-			if (get(c, &p, &v) || v >= cap->nmemories)
+			if (get(c, CM, &v) || v >= cap->nmemories)
 				return bad_record(c, diag, "memory id");
 			c->memory = (uint32_t)v;
 		}
 		if (kind == MP_REC_CONTEXT) {
 			uint64_t op, region, dtype, shape;
-			if (get(c, &p, &op) || get(c, &p, &region) || get(c, &p, &dtype) || get(c, &p, &shape) ||
+			if (get(c, CM, &op) || get(c, CM, &region) || get(c, CM, &dtype) || get(c, CM, &shape) ||
 			    region > MP_REGION_TYPE_MAX || op > UINT32_MAX || dtype > UINT32_MAX || shape > UINT32_MAX)
 				return bad_record(c, diag, "context");
 			c->op = (uint32_t)op;
 			c->region = (uint32_t)region;
 			c->dtype = (uint32_t)dtype;
 			c->shape = (uint32_t)shape;
-			c->pos = (size_t)(p - c->data);
 			continue;
 		}
 		if (kind == MP_REC_STACK) {
-			if (get(c, &p, &v) || v > cap->nstacks)
+			if (get(c, CM, &v) || v > cap->nstacks)
 				return bad_record(c, diag, "stack id not defined");
 			c->stack = (uint32_t)v;
-			c->pos = (size_t)(p - c->data);
 			continue;
 		}
-		if (get(c, &p, &dt) || dt > UINT64_MAX - c->time)
+		if (get(c, CT, &dt) || dt > UINT64_MAX - c->time)
 			return bad_record(c, diag, "time");
 		/* Every field but the stats (valid only with MP_EVENT_F_STATS,
 		 * which captures never set): a memset here cost a sixth of the
@@ -247,36 +253,36 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 			if (c->memory >= cap->nmemories)
 				return bad_record(c, diag, "event before any memory id");
 			if (kind == MP_REC_ALLOC_REUSED) {
-				if (get(c, &p, &v) || v >= MP_REUSE_SLOTS)
+				if (get(c, CA, &v) || v >= MP_REUSE_SLOTS)
 					return bad_record(c, diag, "freed-address slot");
 				a = c->reuse[v];
 			} else if (kind == MP_REC_FREE_AGED) {
-				if (get(c, &p, &v) || v == 0 || v > c->nhist)
+				if (get(c, CA, &v) || v == 0 || v > c->nhist)
 					return bad_record(c, diag, "allocation age");
 				a = c->hist[c->nhist - v];
 			} else {
-				if (get(c, &p, &v))
+				if (get(c, CA, &v))
 					return bad_record(c, diag, "address");
 				d = mp_unzigzag(v);
 				a = c->addr + (tag & MP_RECF_ALIGN16 ? (uint64_t)d * 16 : (uint64_t)d);
 			}
 			b = a;
 			if (kind == MP_REC_REALLOC) {
-				if (get(c, &p, &v))
+				if (get(c, CA, &v))
 					return bad_record(c, diag, "new address");
 				d = mp_unzigzag(v);
 				b = a + (tag & MP_RECF_ALIGN16 ? (uint64_t)d * 16 : (uint64_t)d);
 			}
 			if (kind == MP_REC_ALLOC || kind == MP_REC_ALLOC_REUSED || kind == MP_REC_REGION_ADD ||
 			    kind == MP_REC_REALLOC) {
-				if (get(c, &p, &req))
+				if (get(c, CS, &req))
 					return bad_record(c, diag, "size");
 				if (kind != MP_REC_REGION_ADD) {
 					if (tag & MP_RECF_EXACT)
 						alloc = req;
 					else if (tag & MP_RECF_USABLE16)
 						alloc = mp_usable16(req);
-					else if (get(c, &p, &extra))
+					else if (get(c, CS, &extra))
 						return bad_record(c, diag, "allocated size");
 					else
 						alloc = req + (uint64_t)mp_unzigzag(extra);
@@ -324,7 +330,7 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 		case MP_REC_ALLOC_FAILED:
 			if (c->memory >= cap->nmemories)
 				return bad_record(c, diag, "event before any memory id");
-			if (get(c, &p, &v))
+			if (get(c, CS, &v))
 				return bad_record(c, diag, "size");
 			ev->kind = MP_EV_ALLOC_FAILED;
 			ev->requested_bytes = v;
@@ -332,13 +338,13 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 			c->stack = 0;
 			break;
 		case MP_REC_STEP:
-			if (get(c, &p, &v))
+			if (get(c, CM, &v))
 				return bad_record(c, diag, "step");
 			ev->kind = MP_EV_STEP;
 			ev->step = mp_unzigzag(v);
 			break;
 		case MP_REC_MARK:
-			if (get(c, &p, &v) || v > UINT32_MAX)
+			if (get(c, CM, &v) || v > UINT32_MAX)
 				return bad_record(c, diag, "label");
 			ev->kind = MP_EV_MARK;
 			ev->label = (uint32_t)v;
@@ -347,13 +353,166 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_diag_t *diag)
 			return bad_record(c, diag, "unknown record kind");
 		}
 		c->time = ev->time_ns;
-		c->pos = (size_t)(p - c->data);
 		cap->records++;
-		if (ev->flags & MP_EVENT_F_REALLOC)
+		if (ev->flags & MP_EVENT_F_REALLOC) {
 			cap->records++;
-		t->has_pending = 1;
+			t->realloc_ev = *ev; /* the ALLOC half shares its fields */
+		}
 		return 1;
 	}
+}
+
+/* The records of thread ti's head chunk decoded in a tight loop straight
+ * into ev[]: the common kinds (ALLOC, ALLOC_REUSED, FREE, FREE_AGED,
+ * CONTEXT) with the cursors and delta state in locals; any other record, a
+ * memory id change, or a field that does not decode simply, leaves the
+ * loop before it is consumed and goes through decode_next (which also
+ * reports errors exactly). Stops after max events, or with 2 when the
+ * event in ev[*got] is not earlier than limit. Same results as calling
+ * decode_next() in a loop. */
+static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t max, uint64_t limit, size_t *got,
+		       mp_diag_t *diag)
+{
+	mp_rthread_t *t = &cap->merge.threads[ti];
+	size_t k = 0;
+	int rc;
+
+	while (k < max) {
+		mp_chunk_t *c = t->head;
+		const uint8_t *tp, *te, *tm, *tme, *ad, *ade, *sz, *sze, *ms, *mse;
+		uint64_t time, addr, nrec = 0;
+		uint32_t op, dtype, shape, region, stack, mem;
+		size_t k0 = k;
+		int late = 0;
+
+		if (!t->realloc_half && c && c->col[MP_COL_TAG] < c->cend[MP_COL_TAG] && c->memory < cap->nmemories) {
+			tp = c->col[MP_COL_TAG], te = c->cend[MP_COL_TAG];
+			tm = c->col[CT], tme = c->cend[CT];
+			ad = c->col[CA], ade = c->cend[CA];
+			sz = c->col[CS], sze = c->cend[CS];
+			ms = c->col[CM], mse = c->cend[CM];
+			time = c->time, addr = c->addr;
+			op = c->op, dtype = c->dtype, shape = c->shape, region = c->region, stack = c->stack, mem = c->memory;
+#define RD(p, e, v) ((p) < (e) && *(p) < 0x80 ? ((v) = *(p)++, 0) : mp_varint_get(&(p), (e), &(v)))
+			while (k < max && tp < te) {
+				const uint8_t *tm0 = tm, *ad0 = ad, *sz0 = sz, *ms0 = ms;
+				uint8_t tag = *tp;
+				int kind = tag & MP_REC_KIND_MASK;
+				mp_event_t *e = &ev[k];
+				uint64_t dt, v, req, alloc, a;
+
+				if (tag & MP_RECF_MEMORY)
+					break;
+				if (kind == MP_REC_CONTEXT) {
+					uint64_t o, r, dy, sh;
+					if (RD(ms, mse, o) || RD(ms, mse, r) || RD(ms, mse, dy) || RD(ms, mse, sh) ||
+					    r > MP_REGION_TYPE_MAX || o > UINT32_MAX || dy > UINT32_MAX || sh > UINT32_MAX) {
+						ms = ms0;
+						break;
+					}
+					op = (uint32_t)o, region = (uint32_t)r, dtype = (uint32_t)dy, shape = (uint32_t)sh;
+					tp++;
+					continue;
+				}
+				if (kind != MP_REC_ALLOC && kind != MP_REC_ALLOC_REUSED && kind != MP_REC_FREE &&
+				    kind != MP_REC_FREE_AGED)
+					break;
+				if (RD(tm, tme, dt) || dt > UINT64_MAX - time)
+					goto undo;
+				if (RD(ad, ade, v))
+					goto undo;
+				if (kind == MP_REC_ALLOC_REUSED) {
+					if (v >= MP_REUSE_SLOTS)
+						goto undo;
+					a = c->reuse[v];
+				} else if (kind == MP_REC_FREE_AGED) {
+					if (v == 0 || v > c->nhist)
+						goto undo;
+					a = c->hist[c->nhist - v];
+				} else {
+					int64_t d = mp_unzigzag(v);
+					a = addr + (tag & MP_RECF_ALIGN16 ? (uint64_t)d * 16 : (uint64_t)d);
+				}
+				e->address = a;
+				e->step = -1;
+				e->label = 0;
+				e->flags = 0;
+				e->memory = mem;
+				e->thread = ti;
+				e->op = op;
+				e->dtype = dtype;
+				e->shape = shape;
+				e->region = (uint8_t)region;
+				e->stack = stack;
+				if (kind == MP_REC_ALLOC || kind == MP_REC_ALLOC_REUSED) {
+					if (RD(sz, sze, req))
+						goto undo;
+					if (tag & MP_RECF_EXACT) {
+						alloc = req;
+					} else if (tag & MP_RECF_USABLE16) {
+						alloc = mp_usable16(req);
+					} else {
+						if (RD(sz, sze, v))
+							goto undo;
+						alloc = req + (uint64_t)mp_unzigzag(v);
+					}
+					if (c->nhist < c->cap_hist)
+						c->hist[c->nhist++] = a;
+					else if (hist_push(c, a))
+						goto undo;
+					e->kind = MP_EV_ALLOC;
+					e->requested_bytes = req;
+					e->allocated_bytes = alloc;
+					stack = 0;
+				} else {
+					e->kind = MP_EV_FREE;
+					e->requested_bytes = e->allocated_bytes = 0;
+					c->reuse[mp_reuse_slot(a)] = a;
+				}
+				addr = a;
+				time += dt;
+				e->time_ns = time;
+				tp++;
+				nrec++;
+				if (time >= limit) {
+					late = 1;
+					break;
+				}
+				k++;
+				continue;
+undo:				/* decode_next redoes this record and says what is wrong */
+				tm = tm0, ad = ad0, sz = sz0, ms = ms0;
+				break;
+			}
+#undef RD
+			c->col[MP_COL_TAG] = tp;
+			c->col[CT] = tm, c->col[CA] = ad, c->col[CS] = sz, c->col[CM] = ms;
+			c->time = time, c->addr = addr;
+			c->op = op, c->dtype = dtype, c->shape = shape, c->region = region, c->stack = stack;
+			cap->records += nrec;
+			if (late) {
+				*got = k;
+				return 2;
+			}
+			if (k == max)
+				break;
+			if (k > k0 || tp >= te)
+				continue; /* the next chunk, or more of this one */
+		}
+		/* Anything else: one record the general way. */
+		rc = decode_next(cap, ti, &ev[k], diag);
+		if (rc <= 0) {
+			*got = k;
+			return rc;
+		}
+		if (ev[k].time_ns >= limit) {
+			*got = k;
+			return 2;
+		}
+		k++;
+	}
+	*got = k;
+	return 1;
 }
 
 int mp__merge_add_chunk(mp_capture_t *cap, uint32_t thread, mp_chunk_t *c, mp_diag_t *diag)
@@ -383,13 +542,34 @@ int mp__merge_add_chunk(mp_capture_t *cap, uint32_t thread, mp_chunk_t *c, mp_di
 	if (m->buffered_bytes > m->peak_buffered)
 		m->peak_buffered = m->buffered_bytes;
 	if (!t->has_pending) {
-		rc = decode_next(cap, thread, diag);
+		rc = decode_next(cap, thread, &t->pending, diag);
 		if (rc < 0)
 			return rc;
-		if (rc > 0)
+		if (rc > 0) {
+			t->has_pending = 1;
 			heap_push(m, thread);
+		}
 	}
 	return 0;
+}
+
+/* The root's key grew: sift it down. */
+static void heap_sift_root(mp_merge_t *m)
+{
+	uint32_t top = m->heap[0], i = 0;
+
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, min = l;
+		if (l >= m->heap_len)
+			break;
+		if (r < m->heap_len && heap_less(m, m->heap[r], m->heap[l]))
+			min = r;
+		if (!heap_less(m, m->heap[min], top))
+			break;
+		m->heap[i] = m->heap[min];
+		i = min;
+	}
+	m->heap[i] = top;
 }
 
 int mp__merge_next(mp_capture_t *cap, uint64_t limit, mp_event_t *ev, mp_diag_t *diag)
@@ -404,12 +584,47 @@ int mp__merge_next(mp_capture_t *cap, uint64_t limit, mp_event_t *ev, mp_diag_t 
 	if (m->threads[ti].pending.time_ns >= limit)
 		return 0;
 	*ev = m->threads[ti].pending;
+	rc = decode_next(cap, ti, &m->threads[ti].pending, diag);
+	if (rc > 0) { /* the thread stays, with a later event: one sift instead of a pop and a push */
+		if (m->heap_len > 1)
+			heap_sift_root(m);
+		return 1;
+	}
 	m->threads[ti].has_pending = 0;
 	heap_pop(m);
-	rc = decode_next(cap, ti, diag);
-	if (rc < 0)
-		return rc;
-	if (rc > 0)
-		heap_push(m, ti);
-	return 1;
+	return rc < 0 ? rc : 1;
+}
+
+size_t mp__merge_run(mp_capture_t *cap, uint64_t limit, mp_event_t *ev, size_t max, int *rc, mp_diag_t *diag)
+{
+	mp_merge_t *m = &cap->merge;
+	mp_rthread_t *t;
+	uint32_t ti;
+	size_t k = 0;
+
+	*rc = 0;
+	if (m->heap_len != 1 || !max)
+		return 0;
+	ti = m->heap[0];
+	t = &m->threads[ti];
+	if (t->pending.time_ns >= limit)
+		return 0;
+	ev[k++] = t->pending;
+	{
+		size_t got = 0;
+		int r = decode_many(cap, ti, ev + k, max - k, limit, &got, diag);
+		k += got;
+		if (r == 2) {
+			t->pending = ev[k]; /* stays pending: the next horizon lets it out */
+			return k;
+		}
+		if (r == 1) /* full: the thread needs a pending event again */
+			r = decode_next(cap, ti, &t->pending, diag);
+		if (r <= 0) {
+			t->has_pending = 0;
+			heap_pop(m);
+			*rc = r;
+		}
+	}
+	return k;
 }

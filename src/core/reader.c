@@ -277,14 +277,20 @@ static int sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t 
 			    st[3] > UINT32_MAX || st[4] > UINT32_MAX || st[6] > UINT32_MAX || st[7] > UINT32_MAX)
 				return corrupt(cap, diag, boff, "chunk header out of range");
 			if (!apply) {
-				/* Checking the block: join the columns now (that is
-				 * the check) and keep the chunk for the apply pass. */
+				/* Checking the block: check the columns now and keep
+				 * a copy for the apply pass (records are decoded from
+				 * the columns, never joined into rows). */
+				uint64_t off = 0;
+				if (mp__chunk_check(p, st + COLS, st[LEN]))
+					return corrupt(cap, diag, boff, "chunk columns are inconsistent");
 				c = malloc(sizeof(*c) + st[LEN]);
 				if (!c)
 					return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
-				if (mp__chunk_join(p, st + COLS, c->data, st[LEN])) {
-					free(c);
-					return corrupt(cap, diag, boff, "chunk columns are inconsistent");
+				memcpy(c->data, p, st[LEN]);
+				for (i = 0; i < MP_COLS; i++) {
+					c->col[i] = c->data + off;
+					off += st[COLS + i];
+					c->cend[i] = c->data + off;
 				}
 				if (cap->npend == cap->cap_pend) {
 					size_t nc = cap->cap_pend ? cap->cap_pend * 2 : 16;
@@ -303,7 +309,6 @@ static int sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t 
 				c->block_index = cap->block_index;
 				c->block_offset = boff;
 				c->len = st[LEN];
-				c->pos = 0;
 				c->time = st[1];
 				c->addr = st[2];
 				c->memory = (uint32_t)st[3];
@@ -562,6 +567,46 @@ int mp__capture_next(mp_capture_t *cap, mp_event_t *ev, mp_diag_t *diag)
 			cap->deferred_diag.code = rc;
 		}
 	}
+}
+
+int mp__capture_next_batch(mp_capture_t *cap, mp_event_t *ev, size_t max, size_t *n, mp_diag_t *diag)
+{
+	size_t k = 0;
+	int rc = 1;
+
+	while (k < max) {
+		/* The common case inline: no synthetic event waits and one is
+		 * ready before the horizon. Everything else: the full path. */
+		if (cap->synth_pos >= cap->nsynth && !cap->sticky_err) {
+			uint64_t limit = cap->eof || cap->deferred_err ? UINT64_MAX : cap->horizon;
+			int r;
+			size_t got = mp__merge_run(cap, limit, ev + k, max - k, &r, diag);
+			for (size_t i = k; i < k + got; i++)
+				stamp(cap, &ev[i]);
+			k += got;
+			if (r < 0) {
+				rc = fail(cap, r, diag);
+				break;
+			}
+			if (k == max)
+				break;
+			r = mp__merge_next(cap, limit, &ev[k], diag);
+			if (r > 0) {
+				stamp(cap, &ev[k++]);
+				continue;
+			}
+			if (r < 0) {
+				rc = fail(cap, r, diag);
+				break;
+			}
+		}
+		rc = mp__capture_next(cap, &ev[k], diag);
+		if (rc <= 0)
+			break;
+		k++;
+	}
+	*n = k;
+	return rc;
 }
 
 /* ------------------------------------------------------------ lifecycle */

@@ -2,8 +2,9 @@
  *
  * reader.c reads the file: header, block frames, checksums, inflation and
  * the sections of each block. merge.c keeps, per thread, the chunks read
- * but not yet emitted, decodes their records lazily, and merges the threads
- * by timestamp up to the last horizon read. Memory is the chunks of about
+ * but not yet emitted (their columns, checked but not joined into rows),
+ * decodes their records lazily, and merges the threads by timestamp up to
+ * the last horizon read. Memory is the chunks of about
  * one flush round, whatever the file size.
  */
 #ifndef MP_READER_INTERNAL_H
@@ -19,7 +20,10 @@
 typedef struct mp_chunk {
 	struct mp_chunk *next;
 	uint64_t block_index, block_offset; /* where it came from, for errors */
-	size_t len, pos;
+	size_t len;                         /* bytes of data[] */
+	/* Records are decoded straight from the five columns (chunkcodec.h):
+	 * each field from its column's cursor, in record order. */
+	const uint8_t *col[5], *cend[5];
 	uint64_t time, addr;                /* delta state (see MP_ST_* in writer_internal.h) */
 	uint32_t memory, op, dtype, shape, region, stack;
 	uint64_t reuse[MP_REUSE_SLOTS];     /* the freed-address cache */
@@ -34,6 +38,7 @@ typedef struct mp_rthread {
 	int has_pending;
 	int realloc_half;        /* pending is the FREE half; ALLOC half next */
 	uint64_t realloc_new, realloc_req, realloc_alloc;
+	mp_event_t realloc_ev;   /* the FREE half of a realloc: the ALLOC half's fields */
 	uint64_t tid;
 	uint32_t carry_stack;    /* a STACK record ended the last chunk: for the next one */
 	int in_heap;
@@ -102,6 +107,8 @@ struct mp_capture {
 
 /* reader.c */
 int mp__capture_next(mp_capture_t *cap, mp_event_t *ev, mp_diag_t *diag);
+/* mp_source_ops_t.next_batch for captures. */
+int mp__capture_next_batch(mp_capture_t *cap, mp_event_t *ev, size_t max, size_t *n, mp_diag_t *diag);
 int mp__capture_rewind(mp_capture_t *cap, mp_diag_t *diag);
 
 /* reader_stacks.c: parse (apply = 0: check only) a STACK or MODULE section
@@ -119,5 +126,9 @@ int mp__merge_ensure_thread(mp_merge_t *m, uint32_t thread);
 /* 1 and *ev when an event earlier than `limit` is ready, 0 if none, <0 on a
  * corrupted record (diag filled). */
 int mp__merge_next(mp_capture_t *cap, uint64_t limit, mp_event_t *ev, mp_diag_t *diag);
+/* The fast path when a single thread has events: up to max events earlier
+ * than `limit` straight into ev[], without the heap. Returns how many; *rc
+ * is 0, or negative on a corrupted record after them (diag filled). */
+size_t mp__merge_run(mp_capture_t *cap, uint64_t limit, mp_event_t *ev, size_t max, int *rc, mp_diag_t *diag);
 
 #endif

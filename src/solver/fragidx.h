@@ -44,15 +44,29 @@ void fx_destroy(fx_index_t *fx);
 /* Insert an item. Returns 0, MP_ELIMIT for an address >= 2^62 (items are
  * ordered by address << 2 | kind), or MP_ENOMEM (then the index may be
  * inconsistent and must only be destroyed). The caller guarantees (key,
- * kind) is not present already. where (may be NULL) receives a hint for
- * fx_remove: the leaf the item went to, valid (as a hint) until
- * fx_destroy(). */
+ * kind) is not present already. where (may be NULL) holds a hint on entry
+ * (NULL, or a leaf an earlier call gave: it saves the descent when the key
+ * falls inside it, as with keys inserted in order) and receives one for
+ * this item, for fx_remove or the next fx_insert: the leaf the item went
+ * to, valid (as a hint) until fx_destroy(). */
 int fx_insert(fx_index_t *fx, uint64_t key, uint64_t end, int kind, void **where);
 
 /* Remove the item (key, kind). hint: what fx_insert stored in *where for
  * it, or NULL; a stale hint is detected and costs only a normal search.
  * Returns 0, or MP_ENOTFOUND. */
 int fx_remove(fx_index_t *fx, uint64_t key, int kind, void *hint);
+
+/* An item for fx_build. */
+typedef struct fx_item {
+	uint64_t addr, end;
+	int kind;
+} fx_item_t;
+
+/* Replace everything in the index by items[0..n), sorted by (addr, kind)
+ * with no duplicate, addresses below 2^62: O(n), cheaper than n insertions
+ * when most of the index changes at once. Returns 0 or MP_ENOMEM (then the
+ * index must only be destroyed). Earlier hints stay safe to pass (stale). */
+int fx_build(fx_index_t *fx, const fx_item_t *items, size_t n);
 
 /* The first item strictly after (key, kind): returns 1 and fills the outputs,
  * or 0 when there is none. */

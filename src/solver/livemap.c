@@ -6,13 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Fibonacci hashing: addresses are aligned, so their low bits carry little;
- * the multiply spreads every bit into the top ones we keep. */
-static inline size_t lm_hash(const lm_map_t *m, uint64_t addr)
-{
-	return (size_t)((addr * 0x9E3779B97F4A7C15ull) >> m->shift);
-}
-
 void lm_init(lm_map_t *m)
 {
 	memset(m, 0, sizeof(*m));
@@ -31,21 +24,6 @@ void lm_clear(lm_map_t *m)
 	m->count = 0;
 }
 
-lm_entry_t *lm_find(const lm_map_t *m, uint64_t addr)
-{
-	size_t i, mask = m->cap - 1;
-
-	if (!m->cap)
-		return NULL;
-	for (i = lm_hash(m, addr);; i = (i + 1) & mask) {
-		lm_entry_t *e = &m->slots[i];
-		if (e->group == LM_EMPTY)
-			return NULL;
-		if (e->addr == addr)
-			return e;
-	}
-}
-
 static void lm_put(lm_map_t *m, const lm_entry_t *src)
 {
 	size_t i, mask = m->cap - 1;
@@ -55,7 +33,7 @@ static void lm_put(lm_map_t *m, const lm_entry_t *src)
 	m->slots[i] = *src;
 }
 
-static int lm_grow(lm_map_t *m)
+int lm_grow(lm_map_t *m)
 {
 	size_t ncap = m->cap ? m->cap * 2 : 64, i;
 	lm_entry_t *old = m->slots, *ns;
@@ -81,13 +59,14 @@ static int lm_grow(lm_map_t *m)
 	return 0;
 }
 
-int lm_insert(lm_map_t *m, uint64_t addr, uint64_t size, uint32_t group, uint32_t flags, void *hint)
+int lm_insert(lm_map_t *m, uint64_t addr, uint64_t size, uint32_t group, uint32_t pend)
 {
-	lm_entry_t e = {addr, size, group, flags, hint};
+	lm_entry_t e = {addr, size, group, pend};
 
-	/* Grow at 3/4 full: linear probing stays short at that load with this
-	 * hash, and the map is the solver's largest cache footprint. */
-	if ((m->count + 1) * 4 > m->cap * 3) {
+	/* Grow at half full: probe runs stay short, which lookups and the
+	 * backward shift of every removal pay for; a sparser map would be a
+	 * larger cache footprint. */
+	if ((m->count + 1) * 2 > m->cap) {
 		int rc = lm_grow(m);
 		if (rc < 0)
 			return rc;
@@ -101,15 +80,16 @@ void lm_remove(lm_map_t *m, lm_entry_t *e)
 {
 	size_t mask = m->cap - 1, i = (size_t)(e - m->slots), j = i;
 
-	/* Backward-shift: pull later entries of the probe run into the hole
-	 * when their home slot does not lie cyclically in (hole, j]. */
+	/* Backward-shift: pull a later entry of the probe run into the hole
+	 * when the hole lies cyclically in [its home, its slot), i.e. when it
+	 * is at least as far from its home as from the hole. */
 	for (;;) {
 		size_t home;
 		j = (j + 1) & mask;
 		if (m->slots[j].group == LM_EMPTY)
 			break;
 		home = lm_hash(m, m->slots[j].addr);
-		if ((j > i && (home <= i || home > j)) || (j < i && (home <= i && home > j))) {
+		if (((j - home) & mask) >= ((j - i) & mask)) {
 			m->slots[i] = m->slots[j];
 			i = j;
 		}
@@ -132,22 +112,6 @@ void grp_destroy(grp_table_t *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static uint64_t grp_hash(const grp_key_t *k)
-{
-	uint64_t h = k->requested * 0x9E3779B97F4A7C15ull;
-
-	h ^= (k->allocated + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
-	h ^= ((uint64_t)k->op << 32 | k->dtype) * 0x165667B19E3779F9ull;
-	h ^= ((uint64_t)k->shape << 8 | k->region) * 0x27D4EB2F165667C5ull;
-	return h ^ (h >> 29);
-}
-
-static int grp_eq(const grp_key_t *a, const grp_key_t *b)
-{
-	return a->requested == b->requested && a->allocated == b->allocated && a->op == b->op &&
-	       a->dtype == b->dtype && a->shape == b->shape && a->region == b->region;
-}
-
 static int grp_rehash(grp_table_t *t, size_t ncap)
 {
 	uint32_t *ns = calloc(ncap, sizeof(*ns));
@@ -166,15 +130,10 @@ static int grp_rehash(grp_table_t *t, size_t ncap)
 	return 0;
 }
 
-uint32_t grp_intern(grp_table_t *t, const grp_key_t *key)
+uint32_t grp_add(grp_table_t *t, const grp_key_t *key)
 {
 	size_t j;
 
-	if (t->scap) {
-		for (j = (size_t)grp_hash(key) & (t->scap - 1); t->slot[j]; j = (j + 1) & (t->scap - 1))
-			if (grp_eq(&t->g[t->slot[j] - 1].key, key))
-				return t->slot[j] - 1;
-	}
 	if (t->n >= UINT32_MAX - 2)
 		return LM_EMPTY;
 	if ((t->n + 1) * 2 > t->scap && grp_rehash(t, t->scap ? t->scap * 2 : 64) < 0)

@@ -1,38 +1,19 @@
 /* regions.c - the regions of a memory id (pools, segments, arenas): a sorted
  * array of non-overlapping [base, end) ranges mirrored as START/END markers
  * in the fragmentation index, and the blocks that enter or leave the index
- * when a region is declared after them or removed before them. */
+ * when a region is declared after them or removed before them. The solver
+ * applies its deferred index updates (defer.c) before each of these. */
 #include "solver_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Index of the region containing [a, a+size), or -1. */
-long sv_region_of(const sv_dev_t *d, uint64_t a, uint64_t size)
-{
-	size_t lo = 0, hi = d->rn;
-
-	while (lo < hi) { /* first region with base > a */
-		size_t mid = (lo + hi) / 2;
-		if (d->rbase[mid] > a)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	if (lo == 0)
-		return -1;
-	lo--;
-	if (size > d->rend[lo] - a || a >= d->rend[lo])
-		return -1;
-	return (long)lo;
-}
-
 static int index_block(sv_dev_t *d, lm_entry_t *e)
 {
-	int rc = fx_insert(&d->fx, e->addr, e->addr + e->size, FX_BLOCK, &e->hint);
+	int rc = fx_insert(&d->fx, e->addr, e->addr + e->size, FX_BLOCK, NULL);
 
 	if (rc == 0) {
-		e->flags |= LM_F_INDEXED;
+		e->pend = LM_IN;
 		d->unindexed--;
 	}
 	return rc;
@@ -84,7 +65,7 @@ int sv_region_add(sv_dev_t *d, uint64_t base, uint64_t size)
 	if (d->unindexed) {
 		for (size_t i = 0; i < d->live.cap; i++) {
 			lm_entry_t *e = &d->live.slots[i];
-			if (e->group == LM_EMPTY || (e->flags & LM_F_INDEXED) || !e->size)
+			if (e->group == LM_EMPTY || e->pend != LM_OUT || !e->size)
 				continue;
 			if (e->addr >= base && e->addr < end && e->size <= end - e->addr && (rc = index_block(d, e)) < 0)
 				return rc;
@@ -109,10 +90,10 @@ int sv_region_remove(sv_dev_t *d, uint64_t base)
 	/* Its blocks stay live but leave the index. */
 	while (fx_next(&d->fx, base, FX_START, &k, &e, &kind) && kind == FX_BLOCK && k < end) {
 		lm_entry_t *le = lm_find(&d->live, k);
-		if ((rc = fx_remove(&d->fx, k, FX_BLOCK, le ? le->hint : NULL)) < 0)
+		if ((rc = fx_remove(&d->fx, k, FX_BLOCK, NULL)) < 0)
 			return rc;
 		if (le) {
-			le->flags &= ~LM_F_INDEXED;
+			le->pend = LM_OUT;
 			d->unindexed++;
 		}
 	}

@@ -1,5 +1,5 @@
-/* results.c - grouped rows, the down-sampled timeline, and the driver over
- * an mp_source_t. */
+/* results.c - grouped rows and the down-sampled timeline (the driver over an
+ * mp_source_t is in pipeline.c). */
 #include "solver_impl.h"
 
 #include <math.h>
@@ -179,65 +179,6 @@ int sv_timeline_finish(sv_dev_t *d, uint32_t max_points)
 	d->pub.timeline = d->tl;
 	d->pub.timeline_count = d->tl_n;
 	return rc;
-}
-
-static int declare_all(mp_solver_t *s, mp_source_t *src)
-{
-	uint32_t n = mp_source_memory_count(src);
-
-	for (uint32_t i = 0; i < n && i < MP_SOLVER_MAX_MEMORY; i++) {
-		const mp_memory_info_t *m = mp_source_memory(src, i);
-		int rc = mp_solver_declare_memory(s, i, m ? m->capacity_bytes : 0);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
-#define RUN_BATCH 32
-
-int mp_solver_run(mp_solver_t *s, mp_source_t *src, mp_diag_t *diag)
-{
-	mp_event_t ev[RUN_BATCH];
-	size_t n = 0;
-	int rc;
-
-	if ((rc = declare_all(s, src)) < 0)
-		return mp_diag_set(diag, rc, -1, -1, "%s", mp_strerror(rc));
-	for (;;) {
-		rc = mp_source_next(src, &ev[n], diag);
-		if (rc > 0 && ev[n].kind == MP_EV_MEMORY && ev[n].memory < MP_SOLVER_MAX_MEMORY) {
-			/* The events before the declaration are fed first, so a
-			 * capacity never applies to earlier events. */
-			const mp_memory_info_t *m = mp_source_memory(src, ev[n].memory);
-			int r2 = mp_solver_feed_many(s, ev, n, diag);
-			if (r2 < 0)
-				return r2;
-			ev[0] = ev[n];
-			n = 0;
-			r2 = mp_solver_declare_memory(s, ev[0].memory, m ? m->capacity_bytes : 0);
-			if (r2 < 0)
-				return mp_diag_set(diag, r2, -1, (int64_t)ev[0].index, "%s", mp_strerror(r2));
-		}
-		if (rc > 0)
-			n++;
-		/* A batch is fed when full, at the end, and before an error is
-		 * returned (so the solver has seen every good event). */
-		if (n == RUN_BATCH || (rc <= 0 && n)) {
-			int r2 = mp_solver_feed_many(s, ev, n, diag);
-			if (r2 < 0)
-				return r2;
-			n = 0;
-		}
-		if (rc <= 0)
-			break;
-	}
-	if (rc < 0)
-		return rc;
-	s->end_status = mp_source_end_status(src);
-	if ((rc = mp_solver_finish(s)) < 0)
-		return mp_diag_set(diag, rc, -1, -1, "%s", mp_strerror(rc));
-	return 0;
 }
 
 mp_end_status_t mp_solver_end_status(const mp_solver_t *s)

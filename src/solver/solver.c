@@ -15,6 +15,7 @@ void mp_solver_options_init(mp_solver_options_t *o)
 	o->top = 10;
 	o->max_oom_records = 1000;
 	o->breakdown = 1;
+	o->timeline = 1;
 }
 
 mp_solver_t *mp_solver_new(const mp_solver_options_t *opts)
@@ -49,6 +50,7 @@ static void dev_free(sv_dev_t *d)
 	free(d->tl);
 	free(d->tl_inuse);
 	free(d->dirty);
+	free(d->lg);
 	free(d->pub.breakdown);
 	free(d->pub.leaks);
 	for (size_t i = 0; i < d->pub.oom_count; i++)
@@ -161,11 +163,14 @@ static void sync_peak(sv_dev_t *d)
 static int drop_block(sv_dev_t *d, lm_entry_t *e)
 {
 	uint32_t gid = e->group;
+	int rc;
 
-	if (e->flags & LM_F_INDEXED)
-		fx_remove(&d->fx, e->addr, FX_BLOCK, e->hint);
-	else if (e->size)
+	if (e->pend != LM_OUT) {
+		if ((rc = sv_fx_drop(d, e)) < 0)
+			return rc;
+	} else if (e->size) {
 		d->unindexed--;
+	}
 	d->heap -= e->size;
 	d->groups.g[gid].live--;
 	lm_remove(&d->live, e);
@@ -177,8 +182,7 @@ static int apply_alloc(sv_dev_t *d, const mp_event_t *ev)
 	uint64_t fp = ev->allocated_bytes ? ev->allocated_bytes : ev->requested_bytes;
 	grp_key_t key = {ev->requested_bytes, fp, ev->op, ev->dtype, ev->shape, ev->region};
 	lm_entry_t *e = lm_find(&d->live, ev->address);
-	uint32_t gid, flags = 0;
-	void *hint = NULL;
+	uint32_t gid, pend = LM_OUT;
 	int rc;
 
 	if (e) {
@@ -191,14 +195,13 @@ static int apply_alloc(sv_dev_t *d, const mp_event_t *ev)
 		return MP_ENOMEM;
 	if (fp) {
 		if (d->rn && sv_region_of(d, ev->address, fp) >= 0) {
-			if ((rc = fx_insert(&d->fx, ev->address, ev->address + fp, FX_BLOCK, &hint)) < 0)
+			if ((rc = sv_fx_add(d, ev->address, ev->address + fp, &pend)) < 0)
 				return rc;
-			flags = LM_F_INDEXED;
 		} else {
 			d->unindexed++;
 		}
 	}
-	if ((rc = lm_insert(&d->live, ev->address, fp, gid, flags, hint)) < 0)
+	if ((rc = lm_insert(&d->live, ev->address, fp, gid, pend)) < 0)
 		return rc;
 	d->heap += fp;
 	d->groups.g[gid].live++;
@@ -227,7 +230,9 @@ static uint64_t capacity_now(const sv_dev_t *d)
 	return d->rn ? d->region_bytes : 0;
 }
 
-static void make_point(const sv_dev_t *d, const mp_event_t *ev, mp_solver_point_t *p)
+/* The state at ev, but for the fragmentation figures: returns 1 when they
+ * are due from the index (sv_mark or sv_fill_point), else 0. */
+static int make_point(const sv_dev_t *d, const mp_event_t *ev, mp_solver_point_t *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->time_ns = ev->time_ns;
@@ -241,7 +246,7 @@ static void make_point(const sv_dev_t *d, const mp_event_t *ev, mp_solver_point_
 		p->has_free = 1;
 		if (isfinite(d->st.fragmentation))
 			p->fragmentation = d->st.fragmentation < 0 ? 0 : d->st.fragmentation > 1 ? 1 : d->st.fragmentation;
-		return;
+		return 0;
 	}
 	p->heap_bytes = d->heap;
 	if (capacity_now(d)) {
@@ -249,13 +254,8 @@ static void make_point(const sv_dev_t *d, const mp_event_t *ev, mp_solver_point_
 		p->free_bytes = cap > d->heap ? cap - d->heap : 0;
 		p->has_free = 1;
 	}
-	if (d->rn) {
-		uint64_t total = d->fx.total, largest = fx_largest(&d->fx);
-		p->largest_free_bytes = largest;
-		p->region_free_bytes = total;
-		p->has_largest = 1;
-		p->fragmentation = total ? 1.0 - (double)largest / (double)total : 0.0;
-	}
+	p->has_largest = d->rn != 0;
+	return d->rn != 0;
 }
 
 static uint64_t in_use(const sv_dev_t *d)
@@ -266,6 +266,7 @@ static uint64_t in_use(const sv_dev_t *d)
 static int sample(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 {
 	uint64_t u = in_use(d);
+	int rc;
 
 	/* Ties: the first event at the maximum wins, except in the stats model,
 	 * where the last one does, as in TensorBoard's Memory Profile (its
@@ -273,17 +274,23 @@ static int sample(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 	if (!d->pub.has_peak || u > d->pub.peak_bytes || (d->pub.stats_model && u == d->pub.peak_bytes)) {
 		d->pub.has_peak = 1;
 		d->pub.peak_bytes = u;
-		make_point(d, ev, &d->pub.peak);
+		if (make_point(d, ev, &d->pub.peak) && (rc = sv_mark(d, SV_MARK_PEAK, &d->pub.peak)) < 0)
+			return rc;
 		d->pub.capacity_bytes = capacity_now(d);
 		d->peak_tracked = d->heap;
 		sync_peak(d);
 	}
+	if (!s->opt.timeline)
+		return 0;
 	if (d->tl_fill == 0 || u > d->cand_inuse) {
-		make_point(d, ev, &d->cand);
+		if (make_point(d, ev, &d->cand) && (rc = sv_mark(d, SV_MARK_CAND, &d->cand)) < 0)
+			return rc;
 		d->cand_inuse = u;
 	}
 	if (++d->tl_fill == d->tl_width) {
 		d->tl_fill = 0;
+		if (d->mk_pt[SV_MARK_CAND] && (rc = sv_flush(d)) < 0)
+			return rc;
 		return sv_timeline_push(d, &d->cand, d->cand_inuse, s->opt.timeline_points);
 	}
 	return 0;
@@ -307,7 +314,11 @@ static int record_oom(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 	}
 	o = &d->pub.oom[d->pub.oom_count];
 	memset(o, 0, sizeof(*o));
-	make_point(d, ev, &o->at);
+	if (make_point(d, ev, &o->at)) {
+		if ((rc = sv_flush(d)) < 0)
+			return rc;
+		sv_fill_point(d, &o->at);
+	}
 	o->op = ev->op;
 	o->requested_bytes = ev->requested_bytes;
 	if ((rc = sv_rows_top(d, s->opt.top, &o->top, &o->top_count)) < 0)
@@ -387,11 +398,13 @@ int mp_solver_feed(mp_solver_t *s, const mp_event_t *ev, mp_diag_t *diag)
 		if (in_window)
 			rc = record_oom(s, d, ev);
 		break;
-	case MP_EV_REGION_ADD:
-		rc = sv_region_add(d, ev->address, ev->requested_bytes);
+	case MP_EV_REGION_ADD: /* regions change the index directly: bring it up to date */
+		if ((rc = sv_flush(d)) == 0)
+			rc = sv_region_add(d, ev->address, ev->requested_bytes);
 		break;
 	case MP_EV_REGION_REMOVE:
-		rc = sv_region_remove(d, ev->address);
+		if ((rc = sv_flush(d)) == 0)
+			rc = sv_region_remove(d, ev->address);
 		break;
 	default: /* MEMORY and kinds this version does not know: nothing to do */
 		goto done;
@@ -410,35 +423,106 @@ out:
 	return rc;
 }
 
-/* Live maps above this many slots (32 B each) no longer fit in cache. */
+/* The common events in short: an ALLOC at a new address or a FREE, in the
+ * address model, without a steps window. Exactly what mp_solver_feed does
+ * for them, with one probe of the live map per event. Returns 1 when done,
+ * 0 when the event needs the general path, or an error. */
+static int feed_fast(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
+{
+	uint64_t u;
+	int rc;
+
+	if (ev->kind == MP_EV_ALLOC) {
+		uint64_t fp = ev->allocated_bytes ? ev->allocated_bytes : ev->requested_bytes;
+		grp_key_t key = {ev->requested_bytes, fp, ev->op, ev->dtype, ev->shape, ev->region};
+		uint32_t gid, pend = LM_OUT;
+		lm_entry_t *e;
+		int found;
+
+		gid = grp_intern(&d->groups, &key);
+		if (gid == LM_EMPTY)
+			return MP_ENOMEM;
+		if (fp) {
+			if (d->rn && sv_region_of(d, ev->address, fp) >= 0) {
+				if ((rc = sv_fx_add(d, ev->address, ev->address + fp, &pend)) < 0)
+					return rc;
+			} else {
+				d->unindexed++;
+			}
+		}
+		e = lm_find_or_add(&d->live, ev->address, &found);
+		if (!e)
+			return MP_ENOMEM;
+		if (found) { /* a duplicate: undo, the general path drops the old block first */
+			if (pend != LM_OUT) {
+				lm_entry_t tmp = {ev->address, fp, gid, pend};
+				if ((rc = sv_fx_drop(d, &tmp)) < 0)
+					return rc;
+			} else if (fp) {
+				d->unindexed--;
+			}
+			return 0;
+		}
+		e->size = fp;
+		e->group = gid;
+		e->pend = pend;
+		d->heap += fp;
+		d->groups.g[gid].live++;
+		if ((rc = touch_group(d, gid)) < 0)
+			return rc;
+		d->pub.allocations++;
+	} else {
+		lm_entry_t *e = lm_find(&d->live, ev->address);
+		if (!e)
+			d->pub.unknown_frees++;
+		else if ((rc = drop_block(d, e)) < 0)
+			return rc;
+		d->pub.deallocations++;
+	}
+	s->events++;
+	s->ordinal++;
+	d->pub.events++;
+	u = d->heap;
+	if (u > d->pub.lifetime_peak_bytes)
+		d->pub.lifetime_peak_bytes = u;
+	/* Without a timeline, sample() only looks for a new peak. */
+	if (s->opt.timeline || !d->pub.has_peak || u > d->pub.peak_bytes)
+		if ((rc = sample(s, d, ev)) < 0)
+			return rc;
+	return 1;
+}
+
+/* Live maps above this many slots (24 B each) no longer fit in cache. */
 #define PREFETCH_MIN_SLOTS 65536
+#define PREFETCH_AHEAD 16
 
 int mp_solver_feed_many(mp_solver_t *s, const mp_event_t *ev, size_t n, mp_diag_t *diag)
 {
-	/* Memory latency dominates with large live sets: start loading the
-	 * address-map slots of the whole batch, then the index leaves of its
-	 * frees, and only then process the events in order. Prefetches change
-	 * nothing but timing. */
-	int big = 0;
+	int fast = s->pass == 1 && !s->opt.steps_set;
 
-	for (size_t i = 0; i < n && !big; i++) /* small live sets stay in cache: skip */
-		big = ev[i].memory < s->ndev && s->dev[ev[i].memory] && s->dev[ev[i].memory]->live.cap > PREFETCH_MIN_SLOTS;
-	for (size_t i = 0; big && i < n; i++) {
-		const mp_event_t *e = &ev[i];
-		if ((e->kind == MP_EV_ALLOC || e->kind == MP_EV_FREE) && e->memory < s->ndev && s->dev[e->memory])
-			lm_prefetch(&s->dev[e->memory]->live, e->address);
-	}
-	for (size_t i = 0; big && i < n; i++) {
-		const mp_event_t *e = &ev[i];
-		if (e->kind == MP_EV_FREE && e->memory < s->ndev && s->dev[e->memory]) {
-			const lm_entry_t *le = lm_find(&s->dev[e->memory]->live, e->address);
-			if (le && (le->flags & LM_F_INDEXED))
-				fx_prefetch(le->hint);
-		}
-	}
 	for (size_t i = 0; i < n; i++) {
-		int rc = mp_solver_feed(s, &ev[i], diag);
-		if (rc < 0)
+		const mp_event_t *e = &ev[i];
+		sv_dev_t *d = e->memory < s->ndev ? s->dev[e->memory] : NULL;
+		int rc = 0;
+
+		/* Memory latency dominates with large live sets: start loading
+		 * the map slot of an event a little ahead. Prefetches change
+		 * nothing but timing; with live maps that fit in L2 they only
+		 * cost, so they follow the current event's map size. */
+		if (d && d->live.cap > PREFETCH_MIN_SLOTS && i + PREFETCH_AHEAD < n) {
+			const mp_event_t *f = &ev[i + PREFETCH_AHEAD];
+			if (f->memory < s->ndev && s->dev[f->memory])
+				lm_prefetch(&s->dev[f->memory]->live, f->address);
+		}
+		if (fast && d && (e->kind == MP_EV_ALLOC || e->kind == MP_EV_FREE) &&
+		    !((e->flags & MP_EVENT_F_STATS) | d->pub.stats_model)) {
+			rc = feed_fast(s, d, e);
+			if (rc < 0) {
+				mp_diag_set(diag, rc, -1, (int64_t)e->index, "out of memory at event %" PRIu64, e->index);
+				return rc;
+			}
+		}
+		if (rc == 0 && (rc = mp_solver_feed(s, e, diag)) < 0)
 			return rc;
 	}
 	return 0;
@@ -462,7 +546,9 @@ int mp_solver_finish(mp_solver_t *s)
 		if (!d)
 			continue;
 		n++;
-		if ((rc = sv_timeline_finish(d, s->opt.timeline_points)) == 0)
+		if ((rc = sv_flush(d)) == 0)
+			rc = sv_timeline_finish(d, s->opt.timeline_points);
+		if (rc == 0)
 			rc = snapshot_leaks(d);
 		if (rc == 0 && s->opt.breakdown && d->pub.has_peak) {
 			/* The stats model may report more heap than the tracked blocks. */
@@ -528,7 +614,7 @@ size_t mp_solver_memory_bytes(const mp_solver_t *s)
 		b += sizeof(*d) + d->live.cap * sizeof(lm_entry_t) + d->groups.gcap * sizeof(grp_t) +
 		     d->groups.scap * sizeof(uint32_t) + fx_memory_bytes(&d->fx) + d->rcap * 16 +
 		     (d->pub.breakdown_count + d->pub.leak_count) * sizeof(mp_solver_row_t);
-		b += d->tl_n * (sizeof(mp_solver_point_t) + 8);
+		b += d->tl_n * (sizeof(mp_solver_point_t) + 8) + sv_log_bytes(d);
 	}
 	return b;
 }

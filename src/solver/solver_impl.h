@@ -8,6 +8,15 @@
 #include "fragidx.h"
 #include "livemap.h"
 
+/* An entry of the deferred-update log (defer.c): insert [key, end) into
+ * the fragmentation index, or remove the block at key when end is 0. */
+typedef struct sv_log {
+	uint64_t key;
+	uint64_t end;
+} sv_log_t;
+
+enum { SV_MARK_PEAK, SV_MARK_CAND, SV_MARKS };
+
 typedef struct sv_dev {
 	mp_solver_device_t pub; /* results; pub.* arrays owned here */
 	lm_map_t live;
@@ -32,6 +41,13 @@ typedef struct sv_dev {
 	uint64_t *tl_inuse; /* in use of each kept point (for merging) */
 	size_t oom_cap;
 	int leaks_done;
+	/* Deferred index updates (defer.c). */
+	sv_log_t *lg;
+	uint32_t lg_n, lg_cap;
+	uint32_t seg;                        /* position of the latest mark */
+	uint32_t epoch;                      /* number of the log, modulo NEPOCH */
+	uint32_t mk_at[SV_MARKS];            /* log position of each mark */
+	mp_solver_point_t *mk_pt[SV_MARKS];  /* the point it fills; NULL = none */
 } sv_dev_t;
 
 struct mp_solver {
@@ -48,11 +64,98 @@ struct mp_solver {
 	size_t nlist;
 };
 
-/* regions.c: the region holding [a, a+size), or -1; REGION_ADD/REMOVE
- * (odd ones are counted in rejected_regions). Return 0 or MP_ENOMEM. */
-long sv_region_of(const sv_dev_t *d, uint64_t a, uint64_t size);
+/* regions.c: the region holding [a, a+size), or -1 (inline: every
+ * allocation asks); REGION_ADD/REMOVE (odd ones are counted in
+ * rejected_regions). Return 0 or MP_ENOMEM. */
+static inline long sv_region_of(const sv_dev_t *d, uint64_t a, uint64_t size)
+{
+	size_t lo = 0, hi = d->rn;
+
+	while (lo < hi) { /* first region with base > a */
+		size_t mid = (lo + hi) / 2;
+		if (d->rbase[mid] > a)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	if (lo == 0)
+		return -1;
+	lo--;
+	if (size > d->rend[lo] - a || a >= d->rend[lo])
+		return -1;
+	return (long)lo;
+}
 int sv_region_add(sv_dev_t *d, uint64_t base, uint64_t size);
 int sv_region_remove(sv_dev_t *d, uint64_t base);
+
+/* defer.c: the fragmentation index lags behind the live set by a log of
+ * insertions and removals, applied when a figure is due. The per-event
+ * calls are inline; their rare cases (log full, a mark in the way) are in
+ * defer.c. */
+#define SV_LOG_FIRST 4096u
+#define SV_LOG_MAX (1u << 18) /* 4 MiB per memory id with regions */
+#define SV_KEEP (1ull << 63)  /* key flag: insert even if the block is gone */
+#define SV_NEPOCH ((UINT32_MAX - LM_LOG) / SV_LOG_MAX)
+
+int sv_fx_add_slow(sv_dev_t *d, uint64_t addr, uint64_t end, uint32_t *pend);
+int sv_fx_drop_slow(sv_dev_t *d, const lm_entry_t *e);
+
+/* Log entries are written once and read back only when the log is
+ * applied, possibly megabytes later: on x86-64 they bypass the cache
+ * (non-temporal stores), which otherwise they would sweep, evicting the
+ * live map that every event needs. */
+static inline void sv_put_entry(sv_log_t *l, uint64_t key, uint64_t end)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	__builtin_ia32_movnti64((long long *)&l->key, (long long)key);
+	__builtin_ia32_movnti64((long long *)&l->end, (long long)end);
+#else
+	l->key = key;
+	l->end = end;
+#endif
+}
+
+static inline uint32_t sv_pend_of(const sv_dev_t *d, uint32_t j)
+{
+	return LM_LOG + d->epoch * SV_LOG_MAX + j;
+}
+
+/* Log the insertion of block [addr, end); *pend: what its live-map entry
+ * must hold. Returns 0 or MP_ENOMEM. */
+static inline int sv_fx_add(sv_dev_t *d, uint64_t addr, uint64_t end, uint32_t *pend)
+{
+	if (d->lg_n == d->lg_cap)
+		return sv_fx_add_slow(d, addr, end, pend);
+	sv_put_entry(&d->lg[d->lg_n], addr, end);
+	*pend = sv_pend_of(d, d->lg_n);
+	d->lg_n++;
+	return 0;
+}
+
+/* Block e (in the index, or logged to be) is freed: cancel its logged
+ * insertion, or log its removal. Returns 0 or MP_ENOMEM. */
+static inline int sv_fx_drop(sv_dev_t *d, const lm_entry_t *e)
+{
+	if (e->pend >= LM_LOG && (e->pend - LM_LOG) / SV_LOG_MAX == d->epoch) {
+		if ((e->pend - LM_LOG) % SV_LOG_MAX >= d->seg)
+			return 0; /* its insertion waits in this log, after the last mark: it will not happen */
+		return sv_fx_drop_slow(d, e); /* a mark needs the insertion */
+	}
+	if (d->lg_n == d->lg_cap)
+		return sv_fx_drop_slow(d, e);
+	sv_put_entry(&d->lg[d->lg_n], e->addr, 0);
+	d->lg_n++;
+	return 0;
+}
+/* p's fragmentation figures are due at this event: fill them now, or when
+ * the log is applied (p must stay where it is until then). A newer mark of
+ * the same kind replaces the older one. Returns 0 or MP_ENOMEM. */
+int sv_mark(sv_dev_t *d, int which, mp_solver_point_t *p);
+/* Apply the whole log, filling the pending marks on the way. */
+int sv_flush(sv_dev_t *d);
+/* p's fragmentation figures from the index as it is. */
+void sv_fill_point(const sv_dev_t *d, mp_solver_point_t *p);
+size_t sv_log_bytes(const sv_dev_t *d);
 
 /* results.c */
 int sv_rows_live(sv_dev_t *d, uint64_t unknown_bytes, mp_solver_row_t **out, size_t *n);

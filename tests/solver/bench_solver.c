@@ -136,7 +136,12 @@ int main(int argc, char **argv)
 	free(g.freeslot);
 	free(g.liveslot);
 
-	s = mp_solver_new(NULL);
+	{
+		mp_solver_options_t o; /* as `memprof report --peak`: no timeline */
+		mp_solver_options_init(&o);
+		o.timeline = 0;
+		s = mp_solver_new(&o);
+	}
 	gen_init(&g);
 	t0 = now();
 	c0 = cpu();

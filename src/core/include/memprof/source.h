@@ -14,6 +14,7 @@
 #include <memprof/error.h>
 #include <memprof/event.h>
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -51,6 +52,12 @@ typedef struct mp_source_ops {
 	mp_end_status_t (*end_status)(const mp_source_t *src);
 	/* Free everything. */
 	void (*close)(mp_source_t *src);
+	/* Optional (NULL: next() is called in a loop): up to max events into
+	 * ev[0..max), *n of them filled. Returns what the last next() would
+	 * have: 1 (the batch is full, more may follow), 0 (the end came after
+	 * *n events) or a negative code (an error after *n good events, diag
+	 * filled). Saves a call per event for fast sources. */
+	int (*next_batch)(mp_source_t *src, mp_event_t *ev, size_t max, size_t *n, mp_diag_t *diag);
 } mp_source_ops_t;
 
 struct mp_source {
@@ -59,6 +66,17 @@ struct mp_source {
 };
 
 static inline int mp_source_next(mp_source_t *s, mp_event_t *ev, mp_diag_t *d) { return s->ops->next(s, ev, d); }
+/* See next_batch above; works with every source. */
+static inline int mp_source_next_batch(mp_source_t *s, mp_event_t *ev, size_t max, size_t *n, mp_diag_t *d)
+{
+	int rc = 1;
+
+	if (s->ops->next_batch)
+		return s->ops->next_batch(s, ev, max, n, d);
+	for (*n = 0; *n < max && (rc = s->ops->next(s, ev + *n, d)) > 0;)
+		++*n;
+	return rc;
+}
 static inline int mp_source_rewind(mp_source_t *s, mp_diag_t *d) { return s->ops->rewind(s, d); }
 static inline const char *mp_source_string(const mp_source_t *s, uint32_t id) { return s->ops->string(s, id); }
 static inline const mp_memory_info_t *mp_source_memory(const mp_source_t *s, uint32_t id) { return s->ops->memory(s, id); }

@@ -17,9 +17,10 @@
  *   One pass computes everything, the breakdown at the peak included: the
  *   solver keeps per group its live count at the current peak and, on each
  *   new peak, updates only the groups changed since the previous one
- *   (amortised O(1) per event). Memory: the live set (about 64 B per live
- *   block), the fragmentation index (about 35 B per block inside a region),
- *   the groups (about 70 B each), the timeline and the OOM records.
+ *   (amortised O(1) per event). Memory: the live set (48 to 96 B per live
+ *   block), the fragmentation index (about 35 B per block inside a region,
+ *   plus a log of deferred updates of at most 4 MiB per memory id), the
+ *   groups (about 70 B each), the timeline and the OOM records.
  *
  * Two models of "in use", chosen per memory id
  *   Address model (.memprof captures, any source without allocator stats):
@@ -79,9 +80,10 @@ typedef struct mp_solver_options {
 	int breakdown;            /* build the breakdown rows at the peak; default 1 */
 	int steps_set;            /* restrict to steps [step_first, step_last] */
 	int64_t step_first, step_last;
+	int timeline;             /* build the timeline; default 1 (0 saves time when it is not shown) */
 } mp_solver_options_t;
 
-/* Defaults: {1000, 10, 1000, 1, 0, 0, 0}. */
+/* Defaults: {1000, 10, 1000, 1, 0, 0, 0, 1}. */
 void mp_solver_options_init(mp_solver_options_t *opts);
 
 /* A group of allocations: identical (op, region, dtype, shape, requested,
