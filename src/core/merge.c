@@ -58,9 +58,16 @@ void mp__merge_release(mp_merge_t *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/* Writers hand out thread indices in sequence and announce each (THREAD)
+ * before its first chunk, a round's new threads together: an index far
+ * past those announced is corrupt, and must not make the reader allocate
+ * a slot for every index below it (a few bytes of input asking for
+ * gigabytes). */
+#define THREAD_SLACK 65536
+
 int mp__merge_ensure_thread(mp_merge_t *m, uint32_t thread)
 {
-	if (thread >= (1u << 24))
+	if (thread >= (1u << 24) || thread >= m->announced + THREAD_SLACK)
 		return MP_ELIMIT;
 	if (thread >= m->cap) {
 		uint32_t cap = m->cap ? m->cap : 16;

@@ -229,8 +229,10 @@ static int sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t 
 				return corrupt(cap, diag, boff, "bad thread definition");
 			if (apply) {
 				if ((rc = mp__merge_ensure_thread(&cap->merge, (uint32_t)v[0])))
-					return mp_diag_set(diag, rc, -1, -1, "out of memory");
+					return rc == MP_ELIMIT ? corrupt(cap, diag, boff, "thread index out of sequence")
+							       : mp_diag_set(diag, rc, -1, -1, "out of memory");
 				cap->merge.threads[v[0]].tid = v[1];
+				cap->merge.announced++;
 			}
 			break;
 		case MP_SEC_DROPPED:

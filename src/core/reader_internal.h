@@ -49,6 +49,7 @@ typedef struct mp_merge {
 	uint32_t nthreads, cap;
 	uint32_t *heap;          /* thread indices ordered by pending time */
 	uint32_t heap_len;
+	uint32_t announced;      /* THREAD sections applied (bounds thread indices) */
 	uint64_t buffered_bytes; /* chunk bytes held, for the memory bound */
 	uint64_t peak_buffered;  /* the most ever held */
 } mp_merge_t;

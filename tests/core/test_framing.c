@@ -9,6 +9,7 @@
 #include "capture_helpers.h"
 
 #include <errno.h>
+#include <zlib.h>
 
 #define BLOCKS 4
 #define PER_BLOCK 1000
@@ -220,6 +221,76 @@ static void test_framing_missing_file(void **state)
 	assert_non_null(strstr(diag.text, "cannot open"));
 }
 
+/* A capture whose block 0 is ours: the header of a real capture, then one
+ * block holding raw (deflated, framed with correct checksums), no trailer. */
+static char *craft(const uint8_t *raw, size_t n)
+{
+	capfile_t c;
+	char *path = mp_test_tmpfile(".memprof");
+	uint8_t out[256], hdr[24];
+	uLongf plen = sizeof(out);
+	uint32_t v;
+	FILE *f;
+
+	make_capture(&c);
+	assert_int_equal(compress2(out, &plen, raw, n, 1), Z_OK); /* zlib-wrapped: strip it */
+	plen -= 6;
+	v = 0x4b42504du; /* "MPBK" */
+	memcpy(hdr, &v, 4);
+	v = 0;
+	memcpy(hdr + 4, &v, 4);
+	v = (uint32_t)plen;
+	memcpy(hdr + 8, &v, 4);
+	v = (uint32_t)n;
+	memcpy(hdr + 12, &v, 4);
+	v = (uint32_t)crc32(0, out + 2, (uInt)plen);
+	memcpy(hdr + 16, &v, 4);
+	v = (uint32_t)crc32(0, hdr, 20);
+	memcpy(hdr + 20, &v, 4);
+	f = fopen(path, "wb");
+	assert_non_null(f);
+	fwrite(c.data, 1, c.data_offset, f);
+	fwrite(hdr, 1, 24, f);
+	fwrite(out + 2, 1, plen, f);
+	fclose(f);
+	free(c.data);
+	return path;
+}
+
+/* A THREAD section announcing thread 10,000,000 first: corrupt, reported
+ * as such, and the reader does not allocate a slot for every index below
+ * it (the fuzzer found a 7-byte section asking for 5 GB). Thread 3 of a
+ * capture that announced none is still fine: a round announces its new
+ * threads newest first. */
+static void test_framing_thread_index_bound(void **state)
+{
+	static const uint8_t far[] = {3, 0x80, 0xad, 0xe2, 0x04, 1, 6, 0};   /* THREAD 10000000, tid 1; HORIZON 0 */
+	static const uint8_t near[] = {3, 3, 1, 6, 0};                        /* THREAD 3, tid 1; HORIZON 0 */
+	mp_event_t *ev;
+	mp_diag_t diag;
+	mp_end_status_t end;
+	char *path;
+	int rc;
+
+	(void)state;
+	path = craft(far, sizeof(far));
+	read_all(path, &ev, &rc, &diag, &end);
+	free(ev);
+	assert_int_equal(rc, MP_ECORRUPT);
+	if (!strstr(diag.text, "thread index out of sequence") || !strstr(diag.text, "block 0"))
+		fail_msg("unexpected diagnostic: %s", diag.text);
+	unlink(path);
+	free(path);
+
+	path = craft(near, sizeof(near));
+	read_all(path, &ev, &rc, &diag, &end);
+	free(ev);
+	assert_int_equal(rc, 0);
+	assert_int_equal(end, MP_END_ABRUPT);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +299,7 @@ int main(void)
 		cmocka_unit_test(test_framing_every_truncation),
 		cmocka_unit_test(test_framing_bad_headers),
 		cmocka_unit_test(test_framing_missing_file),
+		cmocka_unit_test(test_framing_thread_index_bound),
 	};
 	return cmocka_run_group_tests_name("framing", tests, NULL, NULL);
 }
