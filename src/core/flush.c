@@ -131,7 +131,8 @@ static int compress_segments(mp_writer_t *w)
 		if (i < nseg && end - start < MIN_SEGMENT)
 			continue;
 		if (end > start)
-			mp__dh_segment(&dh, w->raw.data + start, end - start, end == w->raw.len, w->behind);
+			mp__dh_segment(&dh, w->raw.data + start, end - start, end == w->raw.len,
+				       w->behind == BEHIND_FAR);
 		start = end;
 	}
 	w->out.len = (size_t)(mp__dh_end(&dh) - w->out.data);
@@ -168,7 +169,7 @@ static int emit_block(mp_writer_t *w)
 
 	if (w->raw.len == 0)
 		return 0;
-	rc = w->z_ok && !w->behind ? compress_zlib(w) : compress_segments(w);
+	rc = w->z_ok && w->behind != BEHIND_FAR ? compress_zlib(w) : compress_segments(w);
 	w->segs.len = 0;
 	if (rc)
 		return rc;
@@ -232,9 +233,8 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 		uint64_t lens[MP_COLS], total = 0;
 		uint8_t tmp[1 + (2 + MP_ST_COUNT + MP_COLS) * MP_VARINT_MAX], *p = tmp;
 
-		/* Behind: the age table's random accesses are the flusher's
-		 * main cost; skip them until it catches up. */
-		w->enc.no_ages = w->behind;
+		/* Behind: skip the age table until it catches up. */
+		w->enc.no_ages = w->behind != BEHIND_NOT;
 		if (mp__chunk_encode(&w->enc, (const uint64_t *)(const void *)rows, n / 8, t->flushed.v, &w->clock,
 				     lens))
 			return -ENOMEM; /* (or records that do not parse: a writer bug) */
@@ -317,11 +317,19 @@ int mp__writer_round(mp_writer_t *w, int final)
 	if (rc)
 		goto fail;
 	nsnap = snapbuf->len / sizeof(snap_t);
-	/* Behind: the rings are three-quarters full on average (a thread wakes
-	 * the flusher at half full, so a flusher that keeps up finds them at
-	 * about half; one that does not finds them full, their threads
-	 * waiting). */
-	w->behind = nsnap && pending > (uint64_t)nsnap * (w->ring_bytes / 4 * 3);
+	/* Behind, by how much: a thread wakes the flusher at half full, so a
+	 * flusher that keeps up finds the rings at about half. Past 5/8 on
+	 * average it sheds the age table (a few ns an event, a few tenths of a
+	 * byte); past 7/8, threads are about to wait: it stores blocks
+	 * uncompressed too, so that they do not. */
+	if (!nsnap)
+		w->behind = BEHIND_NOT;
+	else if (pending > (uint64_t)nsnap * (w->ring_bytes / 8 * 7))
+		w->behind = BEHIND_FAR;
+	else if (pending > (uint64_t)nsnap * (w->ring_bytes / 8 * 5))
+		w->behind = BEHIND_SOME;
+	else
+		w->behind = BEHIND_NOT;
 
 	/* 2. Definitions, taken after the rings: they cover every id in them. */
 	pthread_mutex_lock(&w->defs_mu);

@@ -158,7 +158,7 @@ struct mp_writer {
 	mp_chunk_encoder_t enc;      /* aged frees + columns (chunkcodec.h) */
 	z_stream z;                  /* compression levels 2-9 only */
 	int z_ok;
-	int behind;                  /* this round stores blocks uncompressed */
+	int behind;                  /* BEHIND_*: what this round sheds to catch up */
 	uint32_t block_index;
 	uint64_t events_flushed;     /* events in the blocks written: the trailer's count */
 	uint64_t file_offset;
@@ -175,6 +175,8 @@ struct mp_writer {
 	_Atomic int modules_busy;    /* a refresh is running (others skip theirs) */
 	_Atomic uint64_t modules_adds; /* the loader's load count at the last refresh */
 };
+
+enum { BEHIND_NOT, BEHIND_SOME /* no aged frees */, BEHIND_FAR /* and stored blocks */ };
 
 /* intern.c */
 uint32_t mp__intern_lookup(mp_writer_t *w, const char *s, size_t len, uint64_t hash);
