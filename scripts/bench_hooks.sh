@@ -28,7 +28,7 @@ dir=${MEMPROF_BUILD:-build-bench}
 bench_src=../shared/bench/alloc_bench.c
 [ -f "$bench_src" ] || { echo "bench_hooks: $bench_src is absent" >&2; exit 1; }
 
-cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMEMPROF_TESTS=OFF >/dev/null
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 ninja -C "$dir" memprof memprof_preload >/dev/null
 memprof=$PWD/$dir/src/cli/memprof
 preload=$PWD/$dir/allocator_hooks/libmemprof_preload.so

@@ -15,7 +15,14 @@ scripts/deps.sh
 scripts/build.sh build-bench -DCMAKE_BUILD_TYPE=Release >/dev/null
 out=$(mktemp /tmp/bench-writer-XXXXXX.memprof)
 trap 'rm -f "$out"' EXIT
-echo "# single thread, $n events"
-build-bench/tests/bench/bench_writer -t 1 -n "$n" -o "$out"
-echo "# 4 threads, $((n / 4)) events each"
-build-bench/tests/bench/bench_writer -t 4 -n "$((n / 4))" -o "$out"
+for shed in 1 0; do
+	if [ $shed = 1 ]; then
+		echo "## default: when the thread records faster than the flusher compresses, the flusher sheds work"
+	else
+		echo "## never_shed: the thread waits for the flusher, which always compresses fully"
+	fi
+	echo "# single thread, $n events"
+	NEVER_SHED=$((1 - shed)) build-bench/tests/bench/bench_writer -t 1 -n "$n" -o "$out"
+	echo "# 4 threads, $((n / 4)) events each"
+	NEVER_SHED=$((1 - shed)) build-bench/tests/bench/bench_writer -t 4 -n "$((n / 4))" -o "$out"
+done

@@ -277,10 +277,10 @@ static inline uint8_t *put_sizes(uint8_t *o, uint8_t *tag, uint64_t req, uint64_
 	return o;
 }
 
-int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, uint64_t *st,
+int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, size_t limit, uint64_t *st,
 		     const struct mp_capclock *clock, uint64_t lens[MP_COLS])
 {
-	const uint64_t *r = words, *end = words + n;
+	const uint64_t *r = words, *end = words + n, *stop = words + (limit < n ? limit : n);
 	uint64_t time = st[MP_ST_TIME], addr = st[MP_ST_ADDR], memory = st[MP_ST_MEMORY];
 	uint64_t *reuse = st + MP_ST_REUSE_AT, events = 0;
 	uint32_t nallocs = 0, gen;
@@ -314,7 +314,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, uin
 	}
 	gen = (uint32_t)e->gen;
 
-	while (r < end) {
+	while (r < stop) {
 		uint64_t w0 = r[0], now;
 		unsigned kind = (unsigned)w0 & 0xff, k = mp_ring_words(w0), mem = (unsigned)(w0 >> 16) & 0xffff;
 		uint8_t *tag = ctag++;
@@ -451,6 +451,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, uin
 	for (c = 0; c < MP_COLS; c++)
 		lens[c] = col[c].len;
 	e->events = events;
+	e->consumed = (size_t)(r - words);
 	return 0;
 }
 

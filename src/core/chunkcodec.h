@@ -80,20 +80,22 @@ struct mp_capclock;
  * chunk into a FREE_AGED record (the number of allocations since, instead
  * of an address delta: frees are half of all events and their addresses
  * the least predictable field), and writes the varint records split into
- * columns, left in e->cols with their lengths in lens. words must have 8
- * readable words past n (the ring's slack). The encoder keeps its working
- * memory between chunks. Returns 0, or -1 (out of memory, or records that
- * do not parse: a writer bug). */
+ * columns, left in e->cols with their lengths in lens. It stops at the
+ * first record boundary at or past limit words (limit <= n); e->consumed
+ * says where. The encoder keeps its working memory between chunks.
+ * Returns 0, or -1 (out of memory, or records that do not parse: a writer
+ * bug). */
 typedef struct mp_chunk_encoder {
 	mp_mbuf_t cols[MP_COLS];
 	mp_mbuf_t tab;
 	void *table;     /* the age table (AGE_SLOTS entries) */
 	uint64_t gen;
 	uint64_t events; /* events in the last chunk encoded (a realloc counts 2) */
+	size_t consumed; /* words of it taken */
 	int no_ages;     /* set by the caller: skip the aged frees (cheaper, larger) */
 } mp_chunk_encoder_t;
 
-int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, uint64_t *st,
+int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, size_t limit, uint64_t *st,
 		     const struct mp_capclock *clock, uint64_t lens[MP_COLS]);
 void mp__chunk_encoder_release(mp_chunk_encoder_t *e);
 

@@ -207,36 +207,49 @@ static int put_section(mp_mbuf_t *b, const uint64_t *v, int n, uint8_t tag)
 
 /* One thread's new records as a CHUNK section: its delta state at the
  * chunk's start, then the records split into columns (chunkcodec.h). */
+/* A thread's records are encoded and their ring space given back this much
+ * at a time, so that the thread can go on recording while the flusher works
+ * through the rest of its ring. */
+#define PIECE_BYTES (512u << 10)
+
+/* Thread s->t's new records as CHUNK sections, a piece at a time: its delta
+ * state at the piece's start, then the records as columns (chunkcodec.h). */
 static int append_chunk(mp_writer_t *w, const snap_t *s)
 {
 	mp_wthread_t *t = s->t;
-	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
-	uint64_t n = s->head - tail, pos = tail & t->ring_mask, size = t->ring_mask + 1;
-	const uint8_t *rows;
-	mp_chunk_state_t start = t->flushed;
+	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed), size = t->ring_mask + 1;
 	int i, rc;
 
-	if (w->raw.len && w->raw.len + n > BLOCK_SPLIT && (rc = emit_block(w)))
-		return rc;
-	/* Records that wrap around the ring's end are made contiguous first. */
-	if (pos + n <= size) {
-		rows = t->ring + pos;
-	} else {
-		w->rows.len = 0;
-		if ((rc = mp_mbuf_reserve(&w->rows, n)))
-			return rc;
-		memcpy(w->rows.data, t->ring + pos, size - pos);
-		memcpy(w->rows.data + (size - pos), t->ring, n - (size - pos));
-		rows = w->rows.data;
-	}
-	{
-		uint64_t lens[MP_COLS], total = 0;
+	while (tail < s->head) {
+		uint64_t n = s->head - tail, pos = tail & t->ring_mask, lens[MP_COLS], total = 0, limit = n;
 		uint8_t tmp[1 + (2 + MP_ST_COUNT + MP_COLS) * MP_VARINT_MAX], *p = tmp;
+		mp_chunk_state_t start = t->flushed;
+		const uint8_t *rows;
 
+		/* a piece ends at the first record boundary past PIECE_BYTES,
+		 * at most one record (MP_REC_MAX) further */
+		if (n > PIECE_BYTES + MP_REC_MAX) {
+			n = PIECE_BYTES + MP_REC_MAX;
+			limit = PIECE_BYTES;
+		}
+		if (w->raw.len && w->raw.len + n > BLOCK_SPLIT && (rc = emit_block(w)))
+			return rc;
+		/* Records that wrap around the ring's end are made contiguous first. */
+		if (pos + n <= size) {
+			rows = t->ring + pos;
+		} else {
+			w->rows.len = 0;
+			if ((rc = mp_mbuf_reserve(&w->rows, n)))
+				return rc;
+			memcpy(w->rows.data, t->ring + pos, size - pos);
+			memcpy(w->rows.data + (size - pos), t->ring, n - (size - pos));
+			rows = w->rows.data;
+		}
 		/* Behind: skip the age table until it catches up. */
 		w->enc.no_ages = w->behind != BEHIND_NOT;
-		if (mp__chunk_encode(&w->enc, (const uint64_t *)(const void *)rows, n / 8, t->flushed.v, &w->clock,
-				     lens))
+		if (mp__chunk_encode(&w->enc, (const uint64_t *)(const void *)rows, n / 8, limit / 8, t->flushed.v,
+				     &w->clock, lens) ||
+		    w->enc.consumed == 0)
 			return -ENOMEM; /* (or records that do not parse: a writer bug) */
 		w->events_flushed += w->enc.events;
 		for (i = 0; i < MP_COLS; i++)
@@ -253,7 +266,23 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 		for (i = 0; i < MP_COLS; i++)
 			if ((rc = mark_segment(w)) || (rc = mp_mbuf_append(&w->raw, w->enc.cols[i].data, lens[i])))
 				return rc;
+
+		/* The piece is encoded: give its ring space back now, not after
+		 * compressing and writing, so that the thread can go on
+		 * recording (the data is no safer in the ring than in the
+		 * flusher's buffers: a kill loses both). */
+		tail += 8 * (uint64_t)w->enc.consumed;
+		atomic_store_explicit(&t->tail, tail, memory_order_release);
+		/* store tail, then read waiting; the thread stores waiting, then
+		 * reads tail: a full fence on both sides, so one of us sees the
+		 * other */
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(&t->waiting, memory_order_relaxed)) {
+			atomic_fetch_add_explicit(&t->space, 1, memory_order_release);
+			mp__futex_wake(&t->space);
+		}
 	}
+	atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
 	return 0;
 }
 
@@ -322,7 +351,7 @@ int mp__writer_round(mp_writer_t *w, int final)
 	 * average it sheds the age table (a few ns an event, a few tenths of a
 	 * byte); past 7/8, threads are about to wait: it stores blocks
 	 * uncompressed too, so that they do not. */
-	if (!nsnap)
+	if (!nsnap || w->never_shed)
 		w->behind = BEHIND_NOT;
 	else if (pending > (uint64_t)nsnap * (w->ring_bytes / 8 * 7))
 		w->behind = BEHIND_FAR;
@@ -358,12 +387,6 @@ int mp__writer_round(mp_writer_t *w, int final)
 	if ((rc = emit_block(w)))
 		goto fail;
 
-	/* 4. Only now give the ring space back. */
-	for (i = 0; i < nsnap; i++) {
-		snap_t *s = (snap_t *)snapbuf->data + i;
-		atomic_store_explicit(&s->t->tail, s->head, memory_order_release);
-		atomic_store_explicit(&s->t->wake_sent, 0, memory_order_relaxed);
-	}
 	goto out;
 fail:
 	set_error(w, rc);
@@ -381,18 +404,22 @@ void *mp__flusher_main(void *arg)
 	mp_writer_t *w = arg;
 	uint64_t interval = (uint64_t)w->flush_interval_ms * 1000000u;
 	uint64_t next = mp_clock_ns() + interval;
+	/* Wake-ups this round answers: those before it started. One that comes
+	 * while it runs (a thread's ring filled up meanwhile) starts the next
+	 * round at once instead of being slept through. */
+	uint32_t seen = atomic_load_explicit(&w->wake, memory_order_acquire);
 
 	while (!atomic_load_explicit(&w->closing, memory_order_acquire)) {
-		uint32_t gen = atomic_load_explicit(&w->wake, memory_order_acquire);
 		uint64_t now = mp_clock_ns();
-		if (now < next) {
+		if (now < next && atomic_load_explicit(&w->wake, memory_order_acquire) == seen) {
 			uint64_t wait_ms = (next - now + 999999u) / 1000000u;
-			mp__futex_wait(&w->wake, gen, (uint32_t)wait_ms);
+			mp__futex_wait(&w->wake, seen, (uint32_t)wait_ms);
 			if (atomic_load_explicit(&w->closing, memory_order_acquire))
 				break;
-			if (atomic_load_explicit(&w->wake, memory_order_acquire) == gen && mp_clock_ns() < next)
+			if (atomic_load_explicit(&w->wake, memory_order_acquire) == seen && mp_clock_ns() < next)
 				continue; /* spurious wake-up */
 		}
+		seen = atomic_load_explicit(&w->wake, memory_order_acquire);
 		now = mp_clock_ns();
 		next = (next + interval > now) ? next + interval : now + interval;
 		mp__writer_round(w, 0);

@@ -67,6 +67,8 @@ struct mp_wthread {
 	_Atomic uint64_t events;                  /* records committed (realloc = 2) */
 	_Atomic uint64_t dropped[MP_DROP_SLOTS];  /* events not recorded, by memory id */
 	_Atomic int wake_sent;
+	_Atomic int waiting;                      /* in ring_wait: wake `space` when room is made */
+	_Atomic uint32_t space;                   /* futex word: bumped when the flusher frees room */
 	/* --- written by the flusher --- */
 	_Alignas(64) _Atomic uint64_t tail;
 	mp_chunk_state_t flushed;                 /* encoding state at tail */
@@ -124,6 +126,7 @@ struct mp_writer {
 	uint32_t ring_bytes;
 	uint32_t flush_interval_ms;
 	int full_policy;
+	int never_shed;
 	int level;
 	int use_membarrier;
 

@@ -115,25 +115,33 @@ static inline void seq_bump(mp_wthread_t *t, memory_order mo)
 }
 
 /* Wait until the flusher has made room, or give up. Called with seq even:
- * the caller then restarts its record (and retakes the timestamp). */
+ * the caller then restarts its record (and retakes the timestamp). The
+ * flusher wakes the thread as soon as it has taken its records (futex on
+ * `space`; the timeout only guards against a lost wake-up). */
 static int ring_wait(mp_writer_t *w, mp_wthread_t *t)
 {
 	uint64_t size = t->ring_mask + 1;
 	uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
-	struct timespec pause = {0, 50000};
+	int rc = 0;
 
+	atomic_store_explicit(&t->waiting, 1, memory_order_seq_cst);
 	for (;;) {
+		uint32_t seen = atomic_load_explicit(&t->space, memory_order_acquire);
 		t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
 		if (head - t->tail_cache + MP_REC_MAX <= size)
-			return 0;
-		if (atomic_load_explicit(&w->error, memory_order_relaxed))
-			return atomic_load_explicit(&w->error, memory_order_relaxed);
-		if (w->full_policy == MP_WRITER_DROP)
-			return -ENOBUFS;
+			break;
+		if ((rc = atomic_load_explicit(&w->error, memory_order_relaxed)))
+			break;
+		if (w->full_policy == MP_WRITER_DROP) {
+			rc = -ENOBUFS;
+			break;
+		}
 		atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
 		mp__futex_wake(&w->wake);
-		nanosleep(&pause, NULL);
+		mp__futex_wait(&t->space, seen, 2);
 	}
+	atomic_store_explicit(&t->waiting, 0, memory_order_relaxed);
+	return rc;
 }
 
 static void count_drop(mp_wthread_t *t, uint32_t memory, uint64_t n)
