@@ -3,8 +3,10 @@
 # peak agrees with heaptrack's (not run by ctest; see docs/hooks.md).
 #
 # 1. Overhead: ../shared/bench/alloc_bench.c (-t 2 -n OPS, default 20000000)
-#    plain, under `memprof record`, and under heaptrack (when installed),
-#    interleaved, RUNS times each (default 5). Prints the median of the
+#    plain, under `memprof record`, under `memprof record --stacks` (mode
+#    "stacks": libunwind; "stacks_fp": frame pointers) and under heaptrack
+#    (when installed), interleaved, RUNS times each (default 5); MODES="plain
+#    stacks ..." runs a subset, PEAKS=0 skips part 2. Prints the median of the
 #    benchmark's own wall time (wall_s=), the slowdown against plain, the
 #    capture size in bytes per event, and the CPU seconds (user+sys) of the
 #    traced program and the tool's helpers (heaptrack_interpret and zstd for
@@ -41,8 +43,9 @@ median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else prin
 
 # --- 1. overhead -------------------------------------------------------------
 echo "# alloc_bench -t 2 -n $ops, $runs runs per mode, interleaved ($(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg))"
-modes="plain memprof"
+modes="plain memprof stacks stacks_fp"
 [ $have_ht = 1 ] && modes="$modes heaptrack"
+modes=${MODES:-$modes}
 for r in $(seq "$runs"); do
 	for m in $modes; do
 		rm -f "$tmp"/cap*.memprof "$tmp"/ht.*
@@ -52,6 +55,10 @@ for r in $(seq "$runs"); do
 		# capture back afterwards and is not a cost of capturing)
 		memprof) out=$( { /usr/bin/time -f "cpu=%U+%S" env LD_PRELOAD="$preload" \
 				MEMPROF_OUTPUT="$tmp/cap.memprof" "$tmp/alloc_bench" -t 2 -n "$ops"; } 2>&1 ) ;;
+		# --stacks: MEMPROF_STACKS=1 (libunwind) or fp (frame pointers)
+		stacks|stacks_fp) out=$( { /usr/bin/time -f "cpu=%U+%S" env LD_PRELOAD="$preload" \
+				MEMPROF_STACKS=$([ $m = stacks ] && echo 1 || echo fp) \
+				MEMPROF_OUTPUT="$tmp/cap.memprof" "$tmp/alloc_bench" -t 2 -n "$ops"; } 2>&1 ) ;;
 		heaptrack) out=$( { /usr/bin/time -f "cpu=%U+%S" heaptrack -o "$tmp/ht" \
 				"$tmp/alloc_bench" -t 2 -n "$ops"; } 2>&1 ) ;;
 		esac
@@ -59,12 +66,13 @@ for r in $(seq "$runs"); do
 		events=$(echo "$out" | field events)
 		cpu=$(echo "$out" | grep -o 'cpu=[0-9.+]*' | tail -1 | cut -d= -f2 | bc)
 		size=0
-		[ $m = memprof ] && size=$(stat -c %s "$tmp/cap.memprof")
+		[ -f "$tmp/cap.memprof" ] && size=$(stat -c %s "$tmp/cap.memprof")
 		[ $m = heaptrack ] && size=$(stat -c %s "$tmp"/ht.*)
 		echo "$m $wall $cpu $size $events" >> "$tmp/runs.txt"
 	done
 done
 plain=$(awk '$1=="plain" {print $2}' "$tmp/runs.txt" | median)
+echo "# load after the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf "%-10s %9s %9s %9s %11s\n" mode wall_s slowdown cpu_s bytes/event
 for m in $modes; do
 	w=$(awk -v m=$m '$1==m {print $2}' "$tmp/runs.txt" | median)
@@ -75,6 +83,7 @@ for m in $modes; do
 done
 
 # --- 2. peak agreement -----------------------------------------------------------
+[ "${PEAKS:-1}" = 0 ] && exit 0
 [ $have_ht = 1 ] || { echo "# heaptrack is not installed: no peak agreement check"; exit 0; }
 
 # heaptrack's peak, and what heaptrack itself put in it, from its peak flame graph.
@@ -122,23 +131,35 @@ def work():
 for _ in range(3):
     work()
 EOF
-# Python copies the environment into os.environ (and its free lists keep
-# some of it): give both runs variables of the same names and lengths. The
-# preload is used directly here (LD_PRELOAD + MEMPROF_OUTPUT, exactly what
-# `memprof record` sets) so that no pid-length variable differs.
-rm -f "$tmp"/ht.* "$tmp"/cap*.memprof
-pad=$(printf '%*s' ${#preload} '' | tr ' ' x)
-PYTHONHASHSEED=0 PYTHONMALLOC=malloc XD_PRELOAD=$pad MEMPROF_OUTPUT=$tmp/cap.memprof \
-	heaptrack -o "$tmp/ht" $py "$tmp/pywork.py" >/dev/null 2>&1
-read -r hs hd ht_dtv < <(ht_peak "$tmp"/ht.*)
-rm -f "$tmp"/cap*.memprof
-PYTHONHASHSEED=0 PYTHONMALLOC=malloc LD_PRELOAD=$preload MEMPROF_OUTPUT=$tmp/cap.memprof $py "$tmp/pywork.py"
+# CPython's allocation order depends on object addresses (id-hashed sets
+# during startup), which each tool's presence shifts, so two separate runs
+# differ by a few hundred bytes whatever the tools do. Both tools therefore
+# record the *same* run: memprof's preload first, heaptrack's behind it
+# (memprof's hooks call on into heaptrack's, which sees exactly the calls the
+# program made). heaptrack then also sees what memprof's own start-up
+# allocates through the real malloc -- the TLS block of its flusher thread,
+# under mp_writer_open -- which is not the program's and is taken out.
+first() { for f in "$@"; do [ -e "$f" ] && { echo "$f"; return; }; done; true; }
+ht_lib=$(first /usr/lib/heaptrack/libheaptrack_preload.so /usr/lib/*/heaptrack/libheaptrack_preload.so)
+ht_interpret=$(first /usr/lib/heaptrack/libexec/heaptrack_interpret /usr/lib/*/heaptrack/libexec/heaptrack_interpret)
+if [ -z "$ht_lib" ] || [ -z "$ht_interpret" ]; then
+	echo "# heaptrack's preload library or interpreter not found: no CPython check"
+	exit 0
+fi
+rm -f "$tmp"/ht.* "$tmp"/cap*.memprof "$tmp"/heaptrack.*
+( cd "$tmp" && PYTHONHASHSEED=0 PYTHONMALLOC=malloc heaptrack -o "$tmp/htsh" sh -c \
+	"LD_PRELOAD=$preload:$ht_lib MEMPROF_OUTPUT=$tmp/cap.memprof exec $py $tmp/pywork.py" >/dev/null 2>&1 )
+raw=$(first "$tmp"/heaptrack.*)
+"$ht_interpret" < "$raw" 2>/dev/null | gzip > "$tmp/ht.py.gz"
+heaptrack_print -f "$tmp/ht.py.gz" --flamegraph-cost-type peak -F "$tmp/peak.txt" >/dev/null 2>&1
+read -r hs hmp < <(awk '{s += $NF} /mp_writer_open/ {m += $NF} END {printf "%d %d\n", s, m}' "$tmp/peak.txt")
 # memprof's peak: replay the dump (the same figure `memprof record` prints).
 mp=$("$memprof" dump "$tmp/cap.memprof" | awk '
 	/ alloc memory=host addr=/ { a = $0; sub(/.*addr=/, "", a); sub(/ .*/, "", a);
 		r = $0; sub(/.*requested=/, "", r); sub(/ .*/, "", r); live[a] = r; cur += r; if (cur > peak) peak = cur }
 	/ free memory=host addr=/ { a = $0; sub(/.*addr=/, "", a); sub(/ .*/, "", a); if (a in live) { cur -= live[a]; delete live[a] } }
 	END { print peak }')
-net=$((hs - hd))
-echo "CPython ($py, PYTHONMALLOC=malloc): heaptrack $hs B = $net B + $hd B (_dl_init); memprof $mp B:" \
+net=$((hs - hmp))
+echo "CPython ($py, PYTHONMALLOC=malloc), one run seen by both: heaptrack $hs B = $net B of the program" \
+	"+ $hmp B (memprof's flusher thread); memprof $mp B:" \
 	"$([ "$net" = "$mp" ] && echo EQUAL || echo "DIFFERENT by $((mp - net)) B")"

@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(gcc make cmake ninja-build pkg-config zlib1g-dev libcairo2-dev libjansson-dev
           libprotobuf-c-dev protobuf-c-compiler libcmocka-dev
-          g++ libjemalloc2)   # the hooks' C++ victim and their preload-over-jemalloc test
+          g++ libjemalloc2    # the hooks' C++ victim and their preload-over-jemalloc test
+          libunwind-dev libdw-dev)  # record --stacks unwinding, report's symbolization (both optional)
 packages+=("$@")
 
 missing=()

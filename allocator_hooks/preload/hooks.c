@@ -63,13 +63,22 @@ static inline uint64_t usable(void *p, uint64_t requested)
 	return mp__real.malloc_usable_size ? mp__real.malloc_usable_size(p) : requested;
 }
 
+/* With --stacks: the STACK record of the allocation about to be recorded. */
+static inline void rec_stack(void)
+{
+	if (__builtin_expect(mp__stacks_on, 0))
+		mp__stacks_record();
+}
+
 static inline void rec_alloc(void *p, uint64_t requested)
 {
 	if (p) {
 		if (mp__regions_on)
 			mp__regions_alloc(p);
+		rec_stack(); /* right before its allocation: not before a region record */
 		mp_writer_alloc(mp__writer, mp__host, (uintptr_t)p, requested, usable(p, requested));
 	} else {
+		rec_stack();
 		mp_writer_alloc_failed(mp__writer, mp__host, requested);
 	}
 }
@@ -191,12 +200,14 @@ MP_EXPORT void *realloc(void *old, size_t n)
 				mp__regions_free_after(mapped);
 			mp__regions_alloc(p);
 		}
+		rec_stack();
 		mp_writer_realloc(mp__writer, mp__host, (uintptr_t)old, (uintptr_t)p, n, usable(p, n));
 	} else if (n == 0) {
 		mp_writer_free(mp__writer, mp__host, (uintptr_t)old); /* freed, NULL returned */
 		if (mp__regions_on)
 			mp__regions_free_after(mapped);
 	} else {
+		rec_stack();
 		mp_writer_alloc_failed(mp__writer, mp__host, n); /* the old block is still live */
 	}
 	leave(e);
@@ -212,6 +223,7 @@ MP_EXPORT void *reallocarray(void *old, size_t n, size_t size)
 			errno = ENOMEM;
 			return NULL;
 		}
+		rec_stack();
 		mp_writer_alloc_failed(mp__writer, mp__host, UINT64_MAX);
 		leave(ENOMEM);
 		return NULL;

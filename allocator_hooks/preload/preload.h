@@ -142,6 +142,19 @@ extern int mp__mmap_on;   /* MEMPROF_MMAP != 0 */
 /* A new capture was opened: forget the recorded mappings and memory id. */
 void mp__mmap_reset(void);
 
+/* ---- call stacks (stacks.c; MEMPROF_STACKS, `memprof record --stacks`) ---- */
+
+#define MP_STACK_DEPTH 64   /* frames kept per allocation (the innermost) */
+extern int mp__stacks_on;   /* MEMPROF_STACKS set: a stack per allocation */
+/* Read MEMPROF_STACKS / MEMPROF_STACK_DEPTH (session start, guard held). */
+void mp__stacks_configure(void);
+/* A capture was opened: describe the loaded objects (module map). */
+void mp__stacks_start(mp_writer_t *w);
+/* Unwind the calling thread and write a STACK record for its next
+ * allocation record. Guard held; allocates nothing, takes no lock once
+ * the stack has been seen. */
+void mp__stacks_record(void);
+
 /* ---- host regions (regions.c) ---- */
 
 /* Called after a successful allocation / before a free of p on the host

@@ -156,6 +156,7 @@ opened:
 	mp__host = rc < 0 ? 0 : (uint32_t)rc;
 	if (S.regions && mp__real_is_glibc)
 		mp__regions_start(mp__writer, mp__host);
+	mp__stacks_start(mp__writer);
 	if (S.duration_ns)
 		mp__window_end_ns = now_ns() + S.duration_ns;
 	return 0;
@@ -221,6 +222,7 @@ static void session_start(void)
 	S.fork_traced = S.children_traced && !env_off("MEMPROF_FORK");
 	S.regions = !env_off("MEMPROF_REGIONS");
 	mp__mmap_on = !env_off("MEMPROF_MMAP");
+	mp__stacks_configure();
 	if (!S.children_traced)
 		strip_preload();
 	S.opts.flush_interval_ms = (uint32_t)env_u64("MEMPROF_FLUSH_MS", 0);

@@ -12,13 +12,15 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: memprof dump [--header] FILE.memprof\n"
+	fprintf(out, "usage: memprof dump [--header] [--stacks] FILE.memprof\n"
 		     "\n"
 		     "Print the capture's header, then every event in timestamp order, one per\n"
 		     "line. Says when the capture ended abruptly (writer killed) and stops with an\n"
 		     "error naming the block and its offset when the file is corrupted.\n"
 		     "\n"
-		     "  --header   print the header only\n");
+		     "  --header   print the header only\n"
+		     "  --stacks   also print the call stacks and loaded objects (captures\n"
+		     "             recorded with --stacks), frames as object+offset\n");
 }
 
 static void print_header(const char *path, const mp_capture_header_t *h)
@@ -85,19 +87,54 @@ static void print_event(const mp_source_t *src, const mp_event_t *e)
 		if (e->shape)
 			printf(" shape=%s", mp_source_string(src, e->shape));
 	}
+	if (e->stack)
+		printf(" stack=%u", e->stack);
 	if (e->flags & MP_EVENT_F_REALLOC)
 		printf(" (realloc)");
 	putchar('\n');
+}
+
+/* --stacks: the call stacks (frames as module+offset) and the module map. */
+static void print_stacks(const mp_capture_t *cap)
+{
+	size_t i;
+	uint32_t id, f, n;
+	const uint64_t *pcs;
+
+	printf("\n%zu loaded objects\n", mp_capture_module_count(cap));
+	for (i = 0; i < mp_capture_module_count(cap); i++) {
+		const mp_capture_module_t *m = mp_capture_module(cap, i);
+		printf("module %zu %#" PRIx64 "-%#" PRIx64 " bias=%#" PRIx64 " build-id=", i, m->start, m->end, m->bias);
+		for (f = 0; f < m->build_id_len; f++)
+			printf("%02x", m->build_id[f]);
+		printf("%s '%s'\n", m->build_id_len ? "" : "none", m->path);
+	}
+	printf("\n%u call stacks\n", mp_capture_stack_count(cap));
+	for (id = 1; id <= mp_capture_stack_count(cap); id++) {
+		if (mp_capture_stack(cap, id, &pcs, &n))
+			break;
+		printf("stack %u:", id);
+		for (f = 0; f < n; f++) {
+			const mp_capture_module_t *m = mp_capture_module_at(cap, pcs[f]);
+			const char *base = m ? strrchr(m->path, '/') : NULL;
+			if (m)
+				printf(" %s+%#" PRIx64, base ? base + 1 : m->path, pcs[f] - m->bias);
+			else
+				printf(" %#" PRIx64, pcs[f]);
+		}
+		putchar('\n');
+	}
 }
 
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"header", no_argument, NULL, 'H'},
+		{"stacks", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	int header_only = 0, c, rc;
+	int header_only = 0, stacks = 0, c, rc;
 	mp_capture_t *cap;
 	mp_source_t *src;
 	mp_diag_t diag;
@@ -109,6 +146,9 @@ int cmd_dump(int argc, char **argv)
 		switch (c) {
 		case 'H':
 			header_only = 1;
+			break;
+		case 'S':
+			stacks = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -143,6 +183,8 @@ int cmd_dump(int argc, char **argv)
 		mp_capture_close(cap);
 		return rc;
 	}
+	if (stacks)
+		print_stacks(cap);
 	if (mp_source_end_status(src) == MP_END_ABRUPT) {
 		printf("\n%" PRIu64 " events; the capture ended abruptly (no trailer: the writer was killed or "
 		       "is still running): read up to its last complete block (%" PRIu64 " blocks)\n",

@@ -47,7 +47,8 @@ static void usage(FILE *out)
 		"      --delay MS      start capturing MS milliseconds after CMD starts\n"
 		"      --duration MS   stop capturing after MS milliseconds\n"
 		"      --flush MS      write a block at least every MS ms (default 100)\n"
-		"      --stacks        record call stacks (not available yet: ignored)\n"
+		"      --stacks        record a call stack per allocation (MEMPROF_STACKS=1; at most\n"
+		"                      64 frames; report groups by allocating function)\n"
 		"\n"
 		"Children get their own captures, named <FILE without .memprof>.<pid>.memprof.\n"
 		"Environment knobs (MEMPROF_*) are described in docs/hooks.md.\n");
@@ -153,7 +154,7 @@ static void summarize(const char *path)
 {
 	uint64_t events = 0, allocs = 0, frees = 0, failed = 0, cur = 0, peak = 0;
 	live_t live = {NULL, 0, 0};
-	char b1[64], b2[64];
+	char b1[64], b2[64], stacks[64];
 	mp_source_t *src;
 	mp_event_t ev;
 	mp_diag_t diag;
@@ -191,11 +192,15 @@ static void summarize(const char *path)
 	}
 	if (rc < 0)
 		mp_cli_diag(&diag);
+	stacks[0] = '\0';
+	if (mp_capture_stack_count(mp_capture_from_source(src)))
+		snprintf(stacks, sizeof(stacks), "; %u distinct call stacks",
+			 mp_capture_stack_count(mp_capture_from_source(src)));
 	fprintf(stderr,
 		"memprof: %" PRIu64 " events; host heap: %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64
-		" failed, peak %s requested; live at the end: %zu blocks, %s%s\n",
+		" failed, peak %s requested; live at the end: %zu blocks, %s%s%s\n",
 		events, allocs, frees, failed, mp_cli_bytes(b1, sizeof(b1), peak), live.n,
-		mp_cli_bytes(b2, sizeof(b2), cur),
+		mp_cli_bytes(b2, sizeof(b2), cur), stacks,
 		mp_source_end_status(src) == MP_END_ABRUPT ? " (the capture ended abruptly)" : "");
 	free(live.s);
 	mp_source_close(src);
@@ -295,6 +300,11 @@ static void child(const rec_opts_t *o, const char *preload, char **cmd, int fd)
 		setenv("MEMPROF_DURATION_MS", o->duration, 1);
 	if (o->flush)
 		setenv("MEMPROF_FLUSH_MS", o->flush, 1);
+	if (o->stacks) {
+		const char *sv = getenv("MEMPROF_STACKS"); /* an explicit MEMPROF_STACKS=fp keeps its unwinder */
+		if (!sv || !*sv || !strcmp(sv, "0") || !strcmp(sv, "off") || !strcmp(sv, "no"))
+			setenv("MEMPROF_STACKS", "1", 1);
+	}
 	signal(SIGINT, SIG_DFL);
 	signal(SIGQUIT, SIG_DFL);
 	execvp(cmd[0], cmd);
@@ -381,8 +391,6 @@ int cmd_record(int argc, char **argv)
 		mp_cli_error("no command to record (usage: memprof record [options] -- CMD ARGS...)");
 		return MP_EXIT_USAGE;
 	}
-	if (o.stacks)
-		mp_cli_warning("--stacks is not available yet; recording without call stacks");
 	if (o.output && access(o.output, F_OK) == 0) {
 		mp_cli_error("'%s' exists; remove it or choose another name with -o", o.output);
 		return MP_EXIT_IO;

@@ -3,6 +3,7 @@
 #include "cli.h"
 
 #include <memprof/capture.h>
+#include <memprof/functions.h>
 #include <memprof/report.h>
 #include <memprof/solver.h>
 #include <memprof/xplane.h>
@@ -17,7 +18,7 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: memprof report [--peak] [--timeline] [--breakdown] [--leaks] [--oom]\n"
+		"usage: memprof report [--peak] [--timeline] [--breakdown] [--leaks] [--oom] [--by-function]\n"
 		"                      [--device ID] [--steps A:B] [--top N] [--points N]\n"
 		"                      [--compat=xprof] [--run NAME] [--json | --csv] FILE...\n"
 		"\n"
@@ -26,6 +27,8 @@ static void usage(FILE *out)
 		"  --breakdown   what was live at the peak, grouped by op/region/dtype/shape/size\n"
 		"  --leaks       what was still live at the end\n"
 		"  --oom         every failed allocation and the state at that instant\n"
+		"  --by-function allocations by allocating function (captures recorded with\n"
+		"                --stacks; shown with --peak/--breakdown/--leaks by default)\n"
 		"  --device ID   only this memory id (a number, or a name such as GPU_0_bfc)\n"
 		"  --steps A:B   only steps A to B (A:, :B and A also accepted)\n"
 		"  --top N       print at most N rows per table (text default 20)\n"
@@ -131,9 +134,47 @@ static void list_devices(const mp_solver_t *s, const mp_source_t *src, char *buf
 		snprintf(buf, size, "none");
 }
 
+/* JSON with each input's "functions" object (docs/report.md) next to the
+ * solver's sections: the same document mp_report_json writes, plus that. */
+static int report_json_functions(const mp_report_input_t *in, mp_functions_t **funcs, size_t n,
+				 const mp_report_options_t *o)
+{
+	json_t *doc = NULL, *files = NULL;
+	int rc;
+
+	if (n > 1 && (!(doc = json_object()) || !(files = json_array()) || json_object_set_new(doc, "files", files))) {
+		json_decref(doc);
+		return MP_ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		json_t *one = mp_report_json_input(&in[i], o), *fj;
+		if (!one)
+			goto nomem;
+		if (funcs[i]) {
+			fj = mp_functions_json(funcs[i], in[i].source, o->top, in[i].device_set, in[i].device);
+			if (!fj || json_object_set_new(one, "functions", fj)) {
+				json_decref(one);
+				goto nomem;
+			}
+		}
+		if (n == 1)
+			doc = one;
+		else if (json_array_append_new(files, one))
+			goto nomem;
+	}
+	rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+	json_decref(doc);
+	if (rc < 0 || fputc('\n', stdout) == EOF)
+		return errno ? -errno : -EIO;
+	return 0;
+nomem:
+	json_decref(doc);
+	return MP_ENOMEM;
+}
+
 int cmd_report(int argc, char **argv)
 {
-	enum { O_PEAK = 256, O_TIMELINE, O_BREAKDOWN, O_LEAKS, O_OOM, O_DEVICE, O_STEPS, O_TOP, O_POINTS, O_JSON, O_CSV, O_COMPAT, O_RUN };
+	enum { O_PEAK = 256, O_TIMELINE, O_BREAKDOWN, O_LEAKS, O_OOM, O_DEVICE, O_STEPS, O_TOP, O_POINTS, O_JSON, O_CSV, O_COMPAT, O_RUN, O_FUNCS };
 	static const struct option longopts[] = {
 		{"peak", no_argument, NULL, O_PEAK},       {"timeline", no_argument, NULL, O_TIMELINE},
 		{"breakdown", no_argument, NULL, O_BREAKDOWN}, {"leaks", no_argument, NULL, O_LEAKS},
@@ -142,6 +183,7 @@ int cmd_report(int argc, char **argv)
 		{"points", required_argument, NULL, O_POINTS}, {"json", no_argument, NULL, O_JSON},
 		{"csv", no_argument, NULL, O_CSV},         {"help", no_argument, NULL, 'h'},
 		{"compat", required_argument, NULL, O_COMPAT}, {"run", required_argument, NULL, O_RUN},
+		{"by-function", no_argument, NULL, O_FUNCS},
 		{NULL, 0, NULL, 0},
 	};
 	mp_report_options_t ropt = {0};
@@ -154,7 +196,8 @@ int cmd_report(int argc, char **argv)
 	mp_xplane_input_options_t xin = {NULL, 0};
 	mp_xprof_options_t xcompat = {1};
 	const char **paths = NULL;
-	int compat = 0, ninputs = 0;
+	int compat = 0, ninputs = 0, by_function = 0;
+	mp_functions_t **funcs = NULL;
 
 	mp_solver_options_init(&sopt);
 	optind = 1;
@@ -175,6 +218,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case O_OOM:
 			ropt.sections |= MP_REPORT_OOM;
+			break;
+		case O_FUNCS:
+			by_function = 1;
 			break;
 		case O_DEVICE:
 			device = optarg;
@@ -232,8 +278,16 @@ int cmd_report(int argc, char **argv)
 		mp_cli_error("no input file (see 'memprof report --help')");
 		return MP_EXIT_USAGE;
 	}
+	if (by_function && compat) {
+		mp_cli_error("--by-function cannot be combined with --compat");
+		return MP_EXIT_USAGE;
+	}
+	/* --by-function alone: only that table in text (JSON keeps the peak) */
+	int functions_only = by_function && !ropt.sections;
 	if (!ropt.sections)
 		ropt.sections = MP_REPORT_PEAK;
+	if (ropt.sections & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN | MP_REPORT_LEAKS))
+		by_function |= 2; /* when the capture has stacks */
 	sopt.breakdown = (ropt.sections & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN)) != 0;
 	sopt.timeline = (ropt.sections & MP_REPORT_TIMELINE) != 0;
 	sopt.steps_set = ropt.steps_set;
@@ -246,7 +300,8 @@ int cmd_report(int argc, char **argv)
 	solvers = calloc((size_t)nfiles, sizeof(*solvers));
 	sources = calloc((size_t)nfiles, sizeof(*sources));
 	paths = calloc((size_t)nfiles, sizeof(*paths));
-	if (!in || !solvers || !sources || !paths) {
+	funcs = calloc((size_t)nfiles, sizeof(*funcs));
+	if (!in || !solvers || !sources || !paths || !funcs) {
 		mp_cli_error("out of memory");
 		rc = MP_EXIT_FAILURE;
 		goto out;
@@ -317,6 +372,21 @@ int cmd_report(int argc, char **argv)
 			}
 			in[i].device_set = 1;
 		}
+		if (by_function) {
+			err = mp_functions_compute(&funcs[i], sources[i], solvers[i], &diag);
+			if (err == MP_ENODATA && (by_function & 1)) {
+				mp_cli_error("'%s': the capture has no call stacks (record it with 'memprof record --stacks')",
+					     path);
+				rc = MP_EXIT_USAGE;
+				goto out;
+			}
+			if (err < 0 && err != MP_ENODATA) {
+				if (!diag.file[0])
+					mp_diag_set_file(&diag, path);
+				rc = mp_cli_diag(&diag);
+				goto out;
+			}
+		}
 	}
 	if (ninputs == 0)
 		goto out; /* only captures without memory events */
@@ -333,9 +403,31 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	{
-		int err = format == O_JSON  ? mp_report_json(stdout, in, (size_t)ninputs, &ropt)
-			  : format == O_CSV ? mp_report_csv(stdout, in, (size_t)ninputs, &ropt)
-					    : mp_report_text(stdout, in, (size_t)ninputs, &ropt);
+		int err = 0, any = 0;
+
+		for (int i = 0; i < ninputs; i++)
+			any |= funcs[i] != NULL;
+		if (format == O_JSON)
+			err = any ? report_json_functions(in, funcs, (size_t)ninputs, &ropt)
+				  : mp_report_json(stdout, in, (size_t)ninputs, &ropt);
+		else if (format == O_CSV) {
+			err = mp_report_csv(stdout, in, (size_t)ninputs, &ropt);
+			if (!err && any)
+				printf("\n%s\n", mp_functions_csv_header);
+			for (int i = 0; !err && i < ninputs; i++)
+				if (funcs[i])
+					err = mp_functions_csv(stdout, funcs[i], in[i].path, ropt.top, in[i].device_set,
+							       in[i].device);
+		}
+		else if (!functions_only)
+			err = mp_report_text(stdout, in, (size_t)ninputs, &ropt);
+		for (int i = 0; format != O_JSON && format != O_CSV && !err && i < ninputs; i++) {
+			if (!funcs[i])
+				continue;
+			if (ninputs > 1)
+				printf("\n%s\n", in[i].path);
+			err = mp_functions_text(stdout, funcs[i], sources[i], ropt.top, in[i].device_set, in[i].device);
+		}
 		if (err < 0) {
 			mp_cli_error("writing the report: %s", mp_strerror(err));
 			rc = err == MP_ENOMEM ? MP_EXIT_FAILURE : MP_EXIT_IO;
@@ -343,6 +435,8 @@ int cmd_report(int argc, char **argv)
 	}
 out:
 	for (int i = 0; i < nfiles; i++) {
+		if (funcs)
+			mp_functions_free(funcs[i]);
 		if (solvers)
 			mp_solver_free(solvers[i]);
 		if (sources)
@@ -352,5 +446,6 @@ out:
 	free(solvers);
 	free(sources);
 	free(paths);
+	free(funcs);
 	return rc;
 }

@@ -178,172 +178,276 @@ int mp__chunk_check(const uint8_t *cols, const uint64_t lens[MP_COLS], size_t n)
 	return 0;
 }
 
-/* --- the writer's side: aged frees and columns, in one pass ------------- */
+/* --- the writer's side: ring records to columns --------------------------- */
 
+#include "clock.h"
 #include "varint.h"
 
-/* Chunk-local allocation table: address -> allocation number. Slots carry
- * the generation (chunk) that wrote them, so a new chunk needs no clearing. */
+/* Everything the event path left undone happens here, on the flusher's
+ * core, so this must keep up with a thread recording tens of millions of
+ * events a second: fixed-width input (no parsing chain), varints written
+ * with one unaligned store each, and a direct-mapped age table small enough
+ * to stay in cache. */
+
+/* The varint bytes of v as one word and their count (v < 2^56); longer
+ * values are written by the caller the slow way. */
+static inline uint64_t venc8(uint64_t v, unsigned *len)
+{
+	unsigned l = (unsigned)(64 - __builtin_clzll(v | 1) + 6) / 7;
+	uint64_t x = (v & 0x7f) | ((v << 1) & (0x7full << 8)) | ((v << 2) & (0x7full << 16)) |
+		     ((v << 3) & (0x7full << 24)) | ((v << 4) & (0x7full << 32)) | ((v << 5) & (0x7full << 40)) |
+		     ((v << 6) & (0x7full << 48)) | ((v << 7) & (0x7full << 56));
+
+	*len = l;
+	return x | (0x8080808080808080ull & ((1ull << (8 * (l - 1))) - 1));
+}
+
+/* The varint bytes of v < 2^28 as one 32-bit word, and their count: a few
+ * shifts and a multiply, no loop, no branch. */
+static inline uint32_t venc4(uint32_t v, unsigned *len)
+{
+	unsigned bits = 32 - (unsigned)__builtin_clz(v | 1);
+	unsigned l = ((bits + 6) * 37) >> 8; /* (bits + 6) / 7 for bits <= 28 */
+	uint32_t x = (v & 0x7f) | ((v << 1) & 0x7f00) | ((v << 2) & 0x7f0000) | ((v << 3) & 0x7f000000);
+
+	*len = l;
+	return x | (0x808080u & ((1u << (8 * (l - 1))) - 1));
+}
+
+/* Append varint v at the cursor (8 bytes of slack past it). Values below
+ * 2^28 (nearly all: time deltas, sizes, most address deltas) take the
+ * short path. */
+static inline uint8_t *put(uint8_t *o, uint64_t v)
+{
+	uint32_t x;
+	unsigned l;
+
+	if (__builtin_expect(v >> 28, 0)) {
+		uint64_t y;
+		if (v >> 56)
+			return mp_varint_put(o, v);
+		y = venc8(v, &l);
+		memcpy(o, &y, 8);
+		return o + l;
+	}
+	x = venc4((uint32_t)v, &l);
+	memcpy(o, &x, 4);
+	return o + l;
+}
+
+/* Chunk-local age table: the allocation number of the block at an
+ * address, direct-mapped (a collision just loses that block's age: its free
+ * keeps its address delta). Entries carry the chunk's generation, so a new
+ * chunk needs no clearing. */
+#define AGE_BITS 14
+
 typedef struct {
 	uint64_t addr;
-	uint64_t index;
-	uint64_t gen;
+	uint32_t index;
+	uint32_t gen;
 } age_slot_t;
 
-static inline uint64_t age_hash(uint64_t addr)
+static inline age_slot_t *age_slot(const mp_chunk_encoder_t *e, uint64_t addr)
 {
-	return (addr * 0x9E3779B97F4A7C15ull) >> 24;
+	return (age_slot_t *)e->table + (((addr >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - AGE_BITS));
 }
 
-static inline void age_put(mp_chunk_encoder_t *e, uint64_t addr, uint64_t index)
+/* An address field: the delta from the previous address, in 16-byte units
+ * when both are (the common case for malloc). */
+static inline uint8_t *put_addr(uint8_t *o, uint8_t *tag, uint64_t from, uint64_t to)
 {
-	age_slot_t *tab = e->table;
-	uint64_t i = age_hash(addr);
+	int64_t d = (int64_t)(to - from);
 
-	for (;; i++) {
-		age_slot_t *s = &tab[i & e->mask];
-		if (s->gen != e->gen || s->addr == addr) {
-			s->addr = addr;
-			s->index = index;
-			s->gen = e->gen;
-			return;
-		}
+	if ((d & 15) == 0) {
+		*tag |= MP_RECF_ALIGN16;
+		d /= 16;
 	}
+	return put(o, mp_zigzag(d));
 }
 
-static inline uint64_t age_get(const mp_chunk_encoder_t *e, uint64_t addr)
+static inline uint8_t *put_sizes(uint8_t *o, uint8_t *tag, uint64_t req, uint64_t alloc)
 {
-	const age_slot_t *tab = e->table;
-	uint64_t i = age_hash(addr);
-
-	for (;; i++) {
-		const age_slot_t *s = &tab[i & e->mask];
-		if (s->gen != e->gen)
-			return 0;
-		if (s->addr == addr)
-			return s->index;
-	}
+	o = put(o, req);
+	if (alloc == req)
+		*tag |= MP_RECF_EXACT;
+	else if (alloc == mp_usable16(req))
+		*tag |= MP_RECF_USABLE16;
+	else
+		o = put(o, mp_zigzag((int64_t)(alloc - req)));
+	return o;
 }
 
-/* Copy one varint from *pp to column c; its value in *v. */
-static inline int take(const uint8_t **pp, const uint8_t *end, mp_mbuf_t *col, uint64_t *v)
+int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, uint64_t *st,
+		     const struct mp_capclock *clock, uint64_t lens[MP_COLS])
 {
-	const uint8_t *p = *pp;
-
-	if (p < end && *p < 0x80) { /* the common one-byte case */
-		*v = *p;
-		col->data[col->len++] = *p;
-		*pp = p + 1;
-		return 0;
-	}
-	if (mp_varint_get(pp, end, v))
-		return -1;
-	memcpy(col->data + col->len, p, (size_t)(*pp - p));
-	col->len += (size_t)(*pp - p);
-	return 0;
-}
-
-int mp__chunk_encode(mp_chunk_encoder_t *e, const uint8_t *rows, size_t n, const uint64_t *st,
-		     uint64_t lens[MP_COLS])
-{
-	const uint8_t *p = rows, *end = rows + n;
-	uint64_t addr = st[1], nallocs = 0, reuse[MP_REUSE_SLOTS], events = 0;
+	const uint64_t *r = words, *end = words + n;
+	uint64_t time = st[MP_ST_TIME], addr = st[MP_ST_ADDR], memory = st[MP_ST_MEMORY];
+	uint64_t *reuse = st + MP_ST_REUSE_AT, events = 0;
+	uint32_t nallocs = 0, gen;
 	mp_mbuf_t *col = e->cols;
-	int c;
+	uint8_t *ctag, *ctime, *caddr, *csize, *cmisc;
+	int ages = !e->no_ages, c;
 
-	/* Room: no column outgrows the input; the table has twice as many
-	 * slots as there can be allocations (a record is >= 4 bytes). */
-	memcpy(reuse, st + MP_ST_REUSE_AT, sizeof(reuse));
+	/* Room: a record of k words (k >= 2) never takes more than 10 k bytes
+	 * in all columns together, nor 8 k in one; plus the stores' slack. */
 	for (c = 0; c < MP_COLS; c++) {
 		col[c].len = 0;
-		if (mp_mbuf_reserve(&col[c], n))
+		if (mp_mbuf_reserve(&col[c], n * 10 + 16))
 			return -1;
 	}
-	{
-		uint64_t want = 64;
-		while (want < n / 2)
-			want *= 2;
-		if (want > e->mask + 1 || !e->table) {
-			e->tab.len = 0;
-			if (mp_mbuf_reserve(&e->tab, want * sizeof(age_slot_t)))
-				return -1;
-			memset(e->tab.data, 0, want * sizeof(age_slot_t));
-			e->table = e->tab.data;
-			e->mask = want - 1;
-			e->gen = 0;
-		}
-		e->gen++;
+	ctag = col[MP_COL_TAG].data;
+	ctime = col[MP_COL_TIME].data;
+	caddr = col[MP_COL_ADDR].data;
+	csize = col[MP_COL_SIZE].data;
+	cmisc = col[MP_COL_MISC].data;
+	if (!e->table) {
+		e->tab.len = 0;
+		if (mp_mbuf_reserve(&e->tab, sizeof(age_slot_t) << AGE_BITS))
+			return -1;
+		memset(e->tab.data, 0, sizeof(age_slot_t) << AGE_BITS);
+		e->table = e->tab.data;
+		e->gen = 0;
 	}
+	if ((uint32_t)++e->gen == 0) { /* generations wrapped: clear once */
+		memset(e->table, 0, sizeof(age_slot_t) << AGE_BITS);
+		e->gen = 1;
+	}
+	gen = (uint32_t)e->gen;
 
-	while (p < end) {
-		uint8_t tag = *p++;
-		int kind = tag & MP_REC_KIND_MASK, skip_x = (tag & (MP_RECF_EXACT | MP_RECF_USABLE16)) != 0, k;
-		uint64_t v[6], a;
-		size_t tag_at = col[MP_COL_TAG].len, addr_at = col[MP_COL_ADDR].len;
-		int nf = 0;
+	while (r < end) {
+		uint64_t w0 = r[0], now;
+		unsigned kind = (unsigned)w0 & 0xff, k = mp_ring_words(w0), mem = (unsigned)(w0 >> 16) & 0xffff;
+		uint8_t *tag = ctag++;
 
-		if (plan_len[kind] == 0xff || kind == MP_REC_FREE_AGED)
+		if (!k || r + k > end)
 			return -1;
-		events += kind == MP_REC_REALLOC ? 2 : (kind == MP_REC_CONTEXT || kind == MP_REC_STACK) ? 0 : 1;
-		col[MP_COL_TAG].data[col[MP_COL_TAG].len++] = tag;
-		if ((tag & MP_RECF_MEMORY) && take(&p, end, &col[MP_COL_MISC], &v[0]))
-			return -1;
-		for (k = 0; k < plan_len[kind]; k++) {
-			uint8_t f = plan[kind][k];
-			if ((f & OPT) && skip_x)
-				continue;
-			if (take(&p, end, &col[f & (OPT - 1)], &v[nf++]))
-				return -1;
+		*tag = (uint8_t)kind;
+		if (kind != MP_REC_CONTEXT && kind != MP_REC_STACK) {
+			if (__builtin_expect(mem != memory, 0) && kind != MP_REC_STEP && kind != MP_REC_MARK) {
+				*tag |= MP_RECF_MEMORY;
+				cmisc = put(cmisc, mem);
+				memory = mem;
+			}
+			now = mp__capclock_convert(clock, r[1]);
+			if (now < time)
+				now = time; /* per thread, time never goes back */
+			ctime = put(ctime, now - time);
+			time = now;
 		}
 		switch (kind) {
-		case MP_REC_ALLOC:
-		case MP_REC_REGION_ADD:
-		case MP_REC_REGION_REMOVE:
+		case MP_REC_ALLOC: {
+			uint64_t a = r[2], req = r[3];
+			uint64_t alloc = (w0 & MP_RING_WIDE) ? r[4] : req + (uint64_t)(int64_t)(int32_t)(w0 >> 32);
+			if (a != 0 && reuse[mp_reuse_slot(a)] == a) {
+				/* allocators hand out recently freed blocks again
+				 * (glibc's tcache is LIFO): no address needed */
+				*tag = (uint8_t)((*tag & MP_RECF_MEMORY) | MP_REC_ALLOC_REUSED);
+				*caddr++ = (uint8_t)mp_reuse_slot(a);
+			} else {
+				caddr = put_addr(caddr, tag, addr, a);
+			}
+			csize = put_sizes(csize, tag, req, alloc);
+			addr = a;
+			if (ages) {
+				age_slot_t *sl = age_slot(e, a);
+				sl->addr = a;
+				sl->index = ++nallocs;
+				sl->gen = gen;
+			}
+			events++;
+			break;
+		}
 		case MP_REC_FREE: {
-			int64_t d = mp_unzigzag(v[1]);
-			a = addr + (tag & MP_RECF_ALIGN16 ? (uint64_t)d * 16 : (uint64_t)d);
-			if (kind == MP_REC_ALLOC) {
-				if (!e->no_ages)
-					age_put(e, a, ++nallocs);
-			} else if (kind == MP_REC_FREE) {
-				uint64_t idx = e->no_ages ? 0 : age_get(e, a);
-				reuse[mp_reuse_slot(a)] = a;
-				if (idx) {
-					/* FREE_AGED: replace the address delta by the age
-					 * when that is not longer */
-					uint8_t tmp[MP_VARINT_MAX];
-					size_t old = col[MP_COL_ADDR].len - addr_at;
-					size_t len = (size_t)(mp_varint_put(tmp, nallocs + 1 - idx) - tmp);
-					if (len <= old) {
-						memcpy(col[MP_COL_ADDR].data + addr_at, tmp, len);
-						col[MP_COL_ADDR].len = addr_at + len;
-						col[MP_COL_TAG].data[tag_at] =
-							(uint8_t)((tag & MP_RECF_MEMORY) | MP_REC_FREE_AGED);
+			uint64_t a = r[2];
+			uint8_t *at = caddr;
+			caddr = put_addr(caddr, tag, addr, a);
+			addr = a;
+			reuse[mp_reuse_slot(a)] = a;
+			if (ages) {
+				/* FREE_AGED: the number of allocations since, instead
+				 * of the address delta, when that is not longer */
+				const age_slot_t *sl = age_slot(e, a);
+				if (sl->gen == gen && sl->addr == a) {
+					unsigned len; /* an age < 2^28: a chunk has fewer records */
+					uint32_t x = venc4(nallocs + 1 - sl->index, &len);
+					if (len <= (unsigned)(caddr - at)) {
+						memcpy(at, &x, 4);
+						caddr = at + len;
+						*tag = (uint8_t)((*tag & MP_RECF_MEMORY) | MP_REC_FREE_AGED);
 					}
 				}
 			}
-			addr = a;
+			events++;
 			break;
 		}
-		case MP_REC_ALLOC_REUSED:
-			if (v[1] >= MP_REUSE_SLOTS)
-				return -1;
-			addr = reuse[v[1]];
-			if (!e->no_ages)
-				age_put(e, addr, ++nallocs);
-			break;
 		case MP_REC_REALLOC: {
-			int64_t d1 = mp_unzigzag(v[1]), d2 = mp_unzigzag(v[2]);
-			a = addr + (tag & MP_RECF_ALIGN16 ? (uint64_t)d1 * 16 : (uint64_t)d1);
-			addr = a + (tag & MP_RECF_ALIGN16 ? (uint64_t)d2 * 16 : (uint64_t)d2);
-			if (!e->no_ages)
-				age_put(e, addr, ++nallocs);
+			uint64_t old = r[2], a = r[3], req = r[4];
+			uint64_t alloc = (w0 & MP_RING_WIDE) ? r[5] : req + (uint64_t)(int64_t)(int32_t)(w0 >> 32);
+			/* both deltas in one unit: 16 only if both are multiples */
+			if ((((old - addr) | (a - old)) & 15) == 0) {
+				caddr = put_addr(caddr, tag, addr, old);
+				caddr = put(caddr, mp_zigzag((int64_t)(a - old) / 16));
+			} else {
+				caddr = put(caddr, mp_zigzag((int64_t)(old - addr)));
+				caddr = put(caddr, mp_zigzag((int64_t)(a - old)));
+			}
+			csize = put_sizes(csize, tag, req, alloc);
+			addr = a;
+			if (ages) {
+				age_slot_t *sl = age_slot(e, a);
+				sl->addr = a;
+				sl->index = ++nallocs;
+				sl->gen = gen;
+			}
+			events += 2;
 			break;
 		}
+		case MP_REC_ALLOC_FAILED:
+			csize = put(csize, r[2]);
+			events++;
+			break;
+		case MP_REC_REGION_ADD:
+			caddr = put_addr(caddr, tag, addr, r[2]);
+			csize = put(csize, r[3]);
+			addr = r[2];
+			events++;
+			break;
+		case MP_REC_REGION_REMOVE:
+			caddr = put_addr(caddr, tag, addr, r[2]);
+			addr = r[2];
+			events++;
+			break;
+		case MP_REC_STEP:
+		case MP_REC_MARK:
+			cmisc = put(cmisc, r[2]);
+			events++;
+			break;
+		case MP_REC_CONTEXT:
+			cmisc = put(cmisc, r[1]);
+			cmisc = put(cmisc, r[2]);
+			cmisc = put(cmisc, r[3]);
+			cmisc = put(cmisc, r[4]);
+			st[MP_ST_OP] = r[1];
+			st[MP_ST_REGION] = r[2];
+			st[MP_ST_DTYPE] = r[3];
+			st[MP_ST_SHAPE] = r[4];
+			break;
+		case MP_REC_STACK:
+			cmisc = put(cmisc, r[1]);
+			break;
 		default:
-			break;
+			return -1;
 		}
+		r += k;
 	}
+	st[MP_ST_TIME] = time;
+	st[MP_ST_ADDR] = addr;
+	st[MP_ST_MEMORY] = memory;
+	col[MP_COL_TAG].len = (size_t)(ctag - col[MP_COL_TAG].data);
+	col[MP_COL_TIME].len = (size_t)(ctime - col[MP_COL_TIME].data);
+	col[MP_COL_ADDR].len = (size_t)(caddr - col[MP_COL_ADDR].data);
+	col[MP_COL_SIZE].len = (size_t)(csize - col[MP_COL_SIZE].data);
+	col[MP_COL_MISC].len = (size_t)(cmisc - col[MP_COL_MISC].data);
 	for (c = 0; c < MP_COLS; c++)
 		lens[c] = col[c].len;
 	e->events = events;
@@ -358,5 +462,4 @@ void mp__chunk_encoder_release(mp_chunk_encoder_t *e)
 		mp_mbuf_release(&e->cols[c]);
 	mp_mbuf_release(&e->tab);
 	e->table = NULL;
-	e->mask = 0;
 }

@@ -2,6 +2,7 @@
  * The ordering protocol is described in writer_internal.h. */
 #include "chunkcodec.h"
 #include "clock.h"
+#include "deflate_huff.h"
 #include "format.h"
 #include "varint.h"
 #include "writer_internal.h"
@@ -34,16 +35,14 @@ void mp__futex_wait(_Atomic uint32_t *word, uint32_t val, uint32_t timeout_ms)
 typedef struct snap {
 	mp_wthread_t *t;
 	uint64_t head;
-	mp_chunk_state_t st;
 } snap_t;
 
-/* Read a consistent (head, state) of thread t. Returns 0, or -EBUSY when the
+/* Read thread t's head at a record boundary. Returns 0, or -EBUSY when the
  * thread stayed inside a record too long (preempted or stopped in a signal
  * handler): then its data waits for the next round. */
 static int snapshot(mp_wthread_t *t, snap_t *s)
 {
 	unsigned spins = 0;
-	int i;
 
 	for (;;) {
 		uint64_t s1 = atomic_load_explicit(&t->seq, memory_order_acquire), s2;
@@ -56,8 +55,6 @@ static int snapshot(mp_wthread_t *t, snap_t *s)
 		}
 		s->t = t;
 		s->head = atomic_load_explicit(&t->head, memory_order_acquire);
-		for (i = 0; i < MP_ST_COUNT; i++)
-			s->st.v[i] = atomic_load_explicit(&t->st[i], memory_order_relaxed);
 		atomic_thread_fence(memory_order_acquire);
 		s2 = atomic_load_explicit(&t->seq, memory_order_relaxed);
 		if (s1 == s2)
@@ -99,32 +96,59 @@ static int write_all(int fd, const struct iovec *iov, int n)
 	return 0;
 }
 
-/* Compress w->raw into one block and append it to the file. */
-static int emit_block(mp_writer_t *w)
+/* Mark where a new column starts in w->raw: each segment gets its own
+ * Huffman table (a column's bytes are alike, its neighbours' are not). */
+static int mark_segment(mp_writer_t *w)
 {
-	uint8_t hdr[MP_BLOCK_HEADER_LEN];
-	struct iovec iov[2];
-	uLong bound;
-	int rc;
+	uint64_t at = w->raw.len;
 
-	if (w->raw.len == 0)
-		return 0;
-	bound = deflateBound(&w->z, (uLong)w->raw.len);
+	return mp_mbuf_append(&w->segs, &at, sizeof(at));
+}
+
+/* Below this a segment's table would cost more than it saves: it joins
+ * the next one. */
+#define MIN_SEGMENT 2048
+
+/* w->raw as one raw deflate stream in w->out: a Huffman-only block per
+ * segment (deflate_huff.h). When the producers outrun the flusher the
+ * blocks are stored instead, so the rings drain and nobody waits: the file
+ * grows by the raw encoding's size for that while. */
+static int compress_segments(mp_writer_t *w)
+{
+	const uint64_t *seg = (const uint64_t *)w->segs.data;
+	size_t nseg = w->segs.len / sizeof(uint64_t), i;
+	uint64_t start = 0;
+	mp_dh_writer_t dh;
+
+	w->out.len = 0;
+	if (mp_mbuf_reserve(&w->out, mp_dh_bound(w->raw.len) + 21 * (nseg + 1)))
+		return -ENOMEM;
+	mp__dh_begin(&dh, w->out.data);
+	for (i = 0; i <= nseg; i++) {
+		uint64_t end = i < nseg ? seg[i] : w->raw.len;
+		if (end > w->raw.len || end < start)
+			return MP_ECOMPRESS; /* a flusher bug */
+		if (i < nseg && end - start < MIN_SEGMENT)
+			continue;
+		if (end > start)
+			mp__dh_segment(&dh, w->raw.data + start, end - start, end == w->raw.len, w->behind);
+		start = end;
+	}
+	w->out.len = (size_t)(mp__dh_end(&dh) - w->out.data);
+	return 0;
+}
+
+/* Levels 2-9: zlib with LZ77 matching, for files that must be small more
+ * than the capture must be cheap. */
+static int compress_zlib(mp_writer_t *w)
+{
+	uLong bound = deflateBound(&w->z, (uLong)w->raw.len);
+
 	w->out.len = 0;
 	if (mp_mbuf_reserve(&w->out, bound))
 		return -ENOMEM;
 	if (deflateReset(&w->z) != Z_OK)
 		return MP_ECOMPRESS;
-	/* Entropy coding only (no LZ77 matching): on columns of varints it
-	 * compresses as well as level 1, faster. When the producers outrun the
-	 * flusher, blocks are stored instead, so the rings drain and nobody
-	 * waits: the file grows by the raw encoding's size for that while. */
-	{
-		int level = w->behind ? 0 : w->level;
-		if (level != w->z_level && deflateParams(&w->z, level, Z_HUFFMAN_ONLY) != Z_OK)
-			return MP_ECOMPRESS;
-		w->z_level = level;
-	}
 	w->z.next_in = w->raw.data;
 	w->z.avail_in = (uInt)w->raw.len;
 	w->z.next_out = w->out.data;
@@ -132,6 +156,22 @@ static int emit_block(mp_writer_t *w)
 	if (deflate(&w->z, Z_FINISH) != Z_STREAM_END)
 		return MP_ECOMPRESS;
 	w->out.len = w->out.cap - w->z.avail_out;
+	return 0;
+}
+
+/* Compress w->raw into one block and append it to the file. */
+static int emit_block(mp_writer_t *w)
+{
+	uint8_t hdr[MP_BLOCK_HEADER_LEN];
+	struct iovec iov[2];
+	int rc;
+
+	if (w->raw.len == 0)
+		return 0;
+	rc = w->z_ok && !w->behind ? compress_zlib(w) : compress_segments(w);
+	w->segs.len = 0;
+	if (rc)
+		return rc;
 
 	mp_put_u32le(hdr, MP_BLOCK_MAGIC);
 	mp_put_u32le(hdr + 4, w->block_index);
@@ -149,6 +189,7 @@ static int emit_block(mp_writer_t *w)
 	w->block_index++;
 	w->file_offset += sizeof(hdr) + w->out.len;
 	w->raw.len = 0;
+	w->segs.len = 0;
 	return 0;
 }
 
@@ -171,6 +212,7 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
 	uint64_t n = s->head - tail, pos = tail & t->ring_mask, size = t->ring_mask + 1;
 	const uint8_t *rows;
+	mp_chunk_state_t start = t->flushed;
 	int i, rc;
 
 	if (w->raw.len && w->raw.len + n > BLOCK_SPLIT && (rc = emit_block(w)))
@@ -193,7 +235,8 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 		/* Behind: the age table's random accesses are the flusher's
 		 * main cost; skip them until it catches up. */
 		w->enc.no_ages = w->behind;
-		if (mp__chunk_encode(&w->enc, rows, n, t->flushed.v, lens))
+		if (mp__chunk_encode(&w->enc, (const uint64_t *)(const void *)rows, n / 8, t->flushed.v, &w->clock,
+				     lens))
 			return -ENOMEM; /* (or records that do not parse: a writer bug) */
 		w->events_flushed += w->enc.events;
 		for (i = 0; i < MP_COLS; i++)
@@ -201,14 +244,14 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 		*p++ = MP_SEC_CHUNK;
 		p = mp_varint_put(p, t->index);
 		for (i = 0; i < MP_ST_COUNT; i++)
-			p = mp_varint_put(p, t->flushed.v[i]);
+			p = mp_varint_put(p, start.v[i]);
 		p = mp_varint_put(p, total);
 		for (i = 0; i < MP_COLS; i++)
 			p = mp_varint_put(p, lens[i]);
 		if ((rc = mp_mbuf_append(&w->raw, tmp, (size_t)(p - tmp))))
 			return rc;
 		for (i = 0; i < MP_COLS; i++)
-			if ((rc = mp_mbuf_append(&w->raw, w->enc.cols[i].data, lens[i])))
+			if ((rc = mark_segment(w)) || (rc = mp_mbuf_append(&w->raw, w->enc.cols[i].data, lens[i])))
 				return rc;
 	}
 	return 0;
@@ -228,7 +271,7 @@ int mp__writer_round(mp_writer_t *w, int final)
 		rc = atomic_load_explicit(&w->error, memory_order_relaxed);
 		goto out;
 	}
-	horizon = mp_clock_ns() - w->origin_ns;
+	horizon = mp__capclock_round(&w->clock);
 	if (w->use_membarrier)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 
@@ -274,9 +317,11 @@ int mp__writer_round(mp_writer_t *w, int final)
 	if (rc)
 		goto fail;
 	nsnap = snapbuf->len / sizeof(snap_t);
-	/* Behind: more than half a ring's worth per thread piled up since the
-	 * last round (which a fixed-rate round keeps far lower otherwise). */
-	w->behind = nsnap && pending > (uint64_t)nsnap * (w->ring_bytes / 2);
+	/* Behind: the rings are three-quarters full on average (a thread wakes
+	 * the flusher at half full, so a flusher that keeps up finds them at
+	 * about half; one that does not finds them full, their threads
+	 * waiting). */
+	w->behind = nsnap && pending > (uint64_t)nsnap * (w->ring_bytes / 4 * 3);
 
 	/* 2. Definitions, taken after the rings: they cover every id in them. */
 	pthread_mutex_lock(&w->defs_mu);
@@ -294,9 +339,9 @@ int mp__writer_round(mp_writer_t *w, int final)
 	}
 	if (final)
 		horizon = UINT64_MAX;
-	if (horizon < w->last_horizon)
-		horizon = w->last_horizon;
-	w->last_horizon = horizon;
+	if (horizon < atomic_load_explicit(&w->last_horizon, memory_order_relaxed))
+		horizon = atomic_load_explicit(&w->last_horizon, memory_order_relaxed);
+	atomic_store_explicit(&w->last_horizon, horizon, memory_order_relaxed);
 	{
 		uint64_t v[1] = {horizon};
 		if ((rc = put_section(&w->raw, v, 1, MP_SEC_HORIZON)))
@@ -308,7 +353,6 @@ int mp__writer_round(mp_writer_t *w, int final)
 	/* 4. Only now give the ring space back. */
 	for (i = 0; i < nsnap; i++) {
 		snap_t *s = (snap_t *)snapbuf->data + i;
-		s->t->flushed = s->st;
 		atomic_store_explicit(&s->t->tail, s->head, memory_order_release);
 		atomic_store_explicit(&s->t->wake_sent, 0, memory_order_relaxed);
 	}

@@ -47,7 +47,14 @@ enum {
 	MP_SEC_CHUNK = 4,   /* thread, start state (see below), byte length, records */
 	MP_SEC_DROPPED = 5, /* thread, memory id, count */
 	MP_SEC_HORIZON = 6, /* time: every event earlier than it is in this block or before */
+	MP_SEC_STACK = 7,   /* (1.1) stack id, frame count n, n return addresses */
+	MP_SEC_MODULE = 8,  /* (1.1) a loaded object: path, load bias, build id, segments */
 };
+
+/* Limits a reader enforces on the 1.1 sections (a writer stays below). */
+#define MP_STACK_MAX_FRAMES 256  /* frames per stack (the hooks keep 64) */
+#define MP_MODULE_MAX_SEGMENTS 64
+#define MP_MODULE_MAX_BUILD_ID 64
 
 /* Records inside a chunk: low 4 bits kind, high bits flags. */
 enum {
@@ -61,7 +68,7 @@ enum {
 	MP_REC_REALLOC = 8,      /* dt, zz(old delta), zz(new - old), requested, [zz(allocated-requested)] */
 	MP_REC_CONTEXT = 9,      /* op, region, dtype, shape (no time) */
 	MP_REC_ALLOC_REUSED = 10,/* dt, slot of the freed-address cache holding the address, requested, [allocated] */
-	MP_REC_STACK = 11,       /* stack id of the next record (no time); reserved for --stacks */
+	MP_REC_STACK = 11,       /* stack id of the next ALLOC/REALLOC/ALLOC_FAILED of the thread (no time) */
 	MP_REC_FREE_AGED = 12,   /* dt, age: the block allocated `age` allocations ago in this chunk */
 	MP_REC_KIND_MASK = 0x0f,
 	MP_RECF_MEMORY = 0x10,   /* a memory id varint follows the tag */

@@ -184,6 +184,14 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, mp_diag_t
 		if (!c)
 			return 0;
 		if (c->col[MP_COL_TAG] >= c->cend[MP_COL_TAG]) {
+			/* A STACK record may end a chunk: a flush round fell between
+			 * it and its allocation, which opens the thread's next one. */
+			if (c->stack) {
+				if (c->next)
+					c->next->stack = c->stack;
+				else
+					t->carry_stack = c->stack;
+			}
 			t->head = c->next;
 			if (!t->head)
 				t->tail = NULL;
@@ -210,8 +218,8 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, mp_diag_t
 			continue;
 		}
 		if (kind == MP_REC_STACK) {
-			if (get(c, CM, &v) || v > UINT32_MAX)
-				return bad_record(c, diag, "stack id");
+			if (get(c, CM, &v) || v > cap->nstacks)
+				return bad_record(c, diag, "stack id not defined");
 			c->stack = (uint32_t)v;
 			continue;
 		}
@@ -282,7 +290,8 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, mp_diag_t
 			}
 			c->addr = b;
 			ev->address = a;
-			ev->stack = c->stack;
+			if (kind == MP_REC_ALLOC || kind == MP_REC_ALLOC_REUSED || kind == MP_REC_REALLOC)
+				ev->stack = c->stack; /* a STACK record names the next allocation only */
 			if ((kind == MP_REC_ALLOC || kind == MP_REC_ALLOC_REUSED || kind == MP_REC_REALLOC) &&
 			    hist_push(c, b))
 				return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
@@ -519,6 +528,10 @@ int mp__merge_add_chunk(mp_capture_t *cap, uint32_t thread, mp_chunk_t *c, mp_di
 				   (unsigned long long)bi, thread);
 	}
 	t = &m->threads[thread];
+	if (t->carry_stack) {
+		c->stack = t->carry_stack;
+		t->carry_stack = 0;
+	}
 	c->next = NULL;
 	if (t->tail)
 		t->tail->next = c;

@@ -249,6 +249,16 @@ static int sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t 
 					return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
 			}
 			break;
+		case MP_SEC_STACK:
+			if ((rc = mp__read_stack_section(cap, &p, end, apply)))
+				return rc == -1 ? corrupt(cap, diag, boff, "bad call-stack definition")
+						: mp_diag_set(diag, rc, -1, -1, "out of memory");
+			break;
+		case MP_SEC_MODULE:
+			if ((rc = mp__read_module_section(cap, &p, end, apply)))
+				return rc == -1 ? corrupt(cap, diag, boff, "bad loaded-object (module) definition")
+						: mp_diag_set(diag, rc, -1, -1, "out of memory");
+			break;
 		case MP_SEC_HORIZON:
 			if (mp_varint_get(&p, end, &v[0]))
 				return corrupt(cap, diag, boff, "bad horizon");
@@ -676,9 +686,11 @@ int mp__capture_rewind(mp_capture_t *cap, mp_diag_t *diag)
 	cap->sticky_err = 0;
 	cap->has_trailer = 0;
 	cap->end = MP_END_ABRUPT;
-	/* Memory ids are re-declared as the file is read again; strings are
-	 * kept (ids are stable) so borrowed pointers stay valid. */
+	/* Memory ids are re-declared as the file is read again; strings,
+	 * stacks and modules are kept (ids are stable) so borrowed pointers
+	 * stay valid. */
 	cap->nmemories = 0;
+	cap->module_defs = 0;
 	if (fseeko(cap->f, (off_t)cap->data_offset, SEEK_SET))
 		return mp_diag_set(diag, -errno, -1, -1, "cannot seek: %s", strerror(errno));
 	return 0;
@@ -717,6 +729,7 @@ void mp_capture_close(mp_capture_t *cap)
 		free(cap->strings[i]);
 	free(cap->strings);
 	free(cap->memories);
+	mp__stacks_release(cap);
 	free(cap->synth);
 	pend_clear(cap);
 	free(cap->pend);

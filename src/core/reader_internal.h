@@ -40,6 +40,7 @@ typedef struct mp_rthread {
 	uint64_t realloc_new, realloc_req, realloc_alloc;
 	mp_event_t realloc_ev;   /* the FREE half of a realloc: the ALLOC half's fields */
 	uint64_t tid;
+	uint32_t carry_stack;    /* a STACK record ended the last chunk: for the next one */
 	int in_heap;
 } mp_rthread_t;
 
@@ -69,6 +70,14 @@ struct mp_capture {
 	uint32_t nstrings, cap_strings;
 	mp_memory_info_t *memories;
 	uint32_t nmemories, cap_memories;
+	/* call stacks and loaded objects (format 1.1; reader_stacks.c) */
+	uint64_t *frames;        /* every stack's frames, back to back */
+	size_t nframes, cap_frames;
+	uint64_t *stack_at;      /* stack_at[id - 1]: offset in frames; the count is the next offset */
+	uint32_t nstacks, cap_stacks;
+	mp_capture_module_t *modules;
+	uint32_t nmodules, cap_modules;
+	uint32_t module_defs;    /* MODULE sections read since the last rewind */
 
 	/* pending synthetic events (memory declarations, dropped counts) */
 	mp_event_t *synth;
@@ -101,6 +110,13 @@ int mp__capture_next(mp_capture_t *cap, mp_event_t *ev, mp_diag_t *diag);
 /* mp_source_ops_t.next_batch for captures. */
 int mp__capture_next_batch(mp_capture_t *cap, mp_event_t *ev, size_t max, size_t *n, mp_diag_t *diag);
 int mp__capture_rewind(mp_capture_t *cap, mp_diag_t *diag);
+
+/* reader_stacks.c: parse (apply = 0: check only) a STACK or MODULE section
+ * whose tag was just read; *p advances past it. Returns 0, -1 when it does
+ * not parse (corruption) or -ENOMEM. */
+int mp__read_stack_section(mp_capture_t *cap, const uint8_t **p, const uint8_t *end, int apply);
+int mp__read_module_section(mp_capture_t *cap, const uint8_t **p, const uint8_t *end, int apply);
+void mp__stacks_release(mp_capture_t *cap);
 
 /* merge.c */
 void mp__merge_init(mp_merge_t *m);

@@ -76,7 +76,7 @@ static int write_header(mp_writer_t *w, const char *cmdline, mp_diag_t *diag)
 	mp_put_u16le(buf + 10, MP_FORMAT_VERSION_MINOR);
 	p = buf + MP_FILE_PREFIX_LEN;
 	p = put_string(p, end, "CLOCK_MONOTONIC");
-	p = mp_varint_put(p, w->origin_ns);
+	p = mp_varint_put(p, w->clock.origin_ns);
 	p = mp_varint_put(p, mp_wall_ns());
 	p = mp_varint_put(p, (uint64_t)getpid());
 	p = put_string(p, end, host);
@@ -128,7 +128,10 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 	w->ring_bytes = o.ring_bytes;
 	w->full_policy = o.full_policy;
 	w->level = o.compression_level;
-	w->origin_ns = mp_clock_ns();
+	/* Cheap per-event fences need the asymmetric barrier (Linux >= 4.14);
+	 * so does the TSC clock. The header names the clock's origin. */
+	w->use_membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+	mp__capclock_init(&w->clock, w->use_membarrier);
 	w->fd = open(path, flags, 0644);
 	if (w->fd < 0) {
 		rc = -errno;
@@ -142,18 +145,17 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 	if ((rc = write_header(w, cmdline, diag)))
 		goto fail;
 
-	w->z.zalloc = z_alloc;
-	w->z.zfree = z_free;
-	w->z.opaque = &w->arena;
-	if (deflateInit2(&w->z, w->level, Z_DEFLATED, -15, 8, Z_HUFFMAN_ONLY) != Z_OK) {
-		rc = mp_diag_set(diag, MP_ECOMPRESS, -1, -1, "cannot initialise zlib");
-		goto fail;
+	if (w->level >= 2) {
+		w->z.zalloc = z_alloc;
+		w->z.zfree = z_free;
+		w->z.opaque = &w->arena;
+		if (deflateInit2(&w->z, w->level, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+			rc = mp_diag_set(diag, MP_ECOMPRESS, -1, -1, "cannot initialise zlib");
+			goto fail;
+		}
+		w->z_ok = 1;
 	}
-	w->z_ok = 1;
-	w->z_level = w->level;
 
-	/* Cheap per-event fences need the asymmetric barrier (Linux >= 4.14). */
-	w->use_membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 	w->key_ok = pthread_key_create(&w->key, mp__wthread_exit) == 0;
 
 	/* The flusher blocks every signal: a handler running on it could
@@ -201,7 +203,7 @@ static int write_trailer(mp_writer_t *w)
 	p = mp_varint_put(p, dropped);
 	p = mp_varint_put(p, w->block_index);
 	p = mp_varint_put(p, w->string_count);
-	p = mp_varint_put(p, mp_clock_ns() - w->origin_ns);
+	p = mp_varint_put(p, mp__capclock_read(&w->clock));
 	mp_put_u32le(buf, MP_TRAILER_MAGIC);
 	mp_put_u32le(buf + 4, (uint32_t)(p - (buf + 12)));
 	mp_put_u32le(buf + 8, (uint32_t)crc32(0, buf, 8));
@@ -235,8 +237,10 @@ int mp_writer_close(mp_writer_t *w)
 		mp_unmap_pages(t->ring, w->ring_bytes);
 	if (w->key_ok)
 		pthread_key_delete(w->key);
-	deflateEnd(&w->z);
+	if (w->z_ok)
+		deflateEnd(&w->z);
 	mp_mbuf_release(&w->raw);
+	mp_mbuf_release(&w->segs);
 	mp_mbuf_release(&w->out);
 	mp_mbuf_release(&w->defs);
 	mp_mbuf_release(&w->snaps);

@@ -4,12 +4,16 @@
  * is the whole point of this file):
  *
  * 1. Each thread that records an event owns an mp_wthread: a power-of-two
- *    byte ring it appends encoded records to, with no lock. Only the owning
- *    thread writes `head`; only the flusher writes `tail`.
+ *    ring it appends fixed-width records to (chunkcodec.h), with no lock. Only the
+ *    owning thread writes `head`; only the flusher writes `tail`. The ring
+ *    holds raw values (a raw clock reading, whole addresses and sizes):
+ *    storing them is the cheapest thing the event path can do, and all the
+ *    encoding (time conversion, deltas, the freed-address cache, varints,
+ *    columns) happens on the flusher's side (chunkcodec.h).
  *
  * 2. Around each event the thread bumps `seq` to odd, reads the clock,
- *    encodes the record into the ring, publishes `head` and the delta state
- *    it encoded against, and bumps `seq` to even.
+ *    writes the record into the ring, publishes `head`, and bumps `seq` to
+ *    even.
  *
  * 3. A flush round reads the clock (F), runs an asymmetric memory barrier
  *    over all threads of the process (membarrier), then visits every
@@ -33,6 +37,7 @@
 
 #include "arena.h"
 #include "chunkcodec.h"
+#include "clock.h"
 #include "mbuf.h"
 
 #include <pthread.h>
@@ -42,22 +47,9 @@
 
 #define MP_DROP_SLOTS 64 /* per-thread dropped counters, by memory id (last slot: ids >= 63) */
 
-/* The delta-encoding state of a thread's record stream. A chunk header
- * carries it (so every block decodes on its own); the owning thread keeps it
- * in relaxed atomics so the flusher can copy it under the seq protocol. */
-enum {
-	MP_ST_TIME,      /* time of the previous record */
-	MP_ST_ADDR,      /* address of the previous record */
-	MP_ST_MEMORY,    /* current memory id */
-	MP_ST_OP,        /* current context */
-	MP_ST_REGION,
-	MP_ST_DTYPE,
-	MP_ST_SHAPE,
-	MP_ST_REUSE,     /* the freed-address cache, MP_REUSE_SLOTS entries */
-	MP_ST_COUNT = MP_ST_REUSE + 64
-};
-_Static_assert(MP_ST_REUSE == MP_ST_REUSE_AT, "chunkcodec.h's copy of the state layout");
-
+/* A thread's delta-encoding state (MP_ST_*, chunkcodec.h). A chunk header
+ * carries it, so every block decodes on its own; the flusher keeps each
+ * thread's copy as it encodes. */
 typedef struct mp_chunk_state {
 	uint64_t v[MP_ST_COUNT];
 } mp_chunk_state_t;
@@ -71,13 +63,13 @@ struct mp_wthread {
 	uint8_t *ring;         /* ring_mask + 1 bytes, plus MP_RING_SLACK */
 	uint64_t ring_mask;
 	uint64_t tail_cache;   /* last tail seen, to avoid touching the flusher's line */
-	_Atomic uint64_t st[MP_ST_COUNT];         /* delta state at `head` */
+	uint32_t ctx[4];       /* the context last recorded (op, region, dtype, shape) */
 	_Atomic uint64_t events;                  /* records committed (realloc = 2) */
 	_Atomic uint64_t dropped[MP_DROP_SLOTS];  /* events not recorded, by memory id */
 	_Atomic int wake_sent;
 	/* --- written by the flusher --- */
 	_Alignas(64) _Atomic uint64_t tail;
-	mp_chunk_state_t flushed;                 /* state at tail */
+	mp_chunk_state_t flushed;                 /* encoding state at tail */
 	uint64_t dropped_reported[MP_DROP_SLOTS];
 	int announced;                            /* THREAD section written */
 	/* --- registry --- */
@@ -87,8 +79,9 @@ struct mp_wthread {
 	mp_wthread_t *next;   /* registry list, newest first */
 };
 
-/* Records are encoded straight into the ring; this much room past its end
- * lets a record that wraps be written contiguously, then moved. */
+/* Records are written straight into the ring; this much room past its end
+ * lets a record that wraps be written contiguously, then moved (and lets
+ * the encoder read whole words past a chunk's end). */
 #define MP_RING_SLACK 128
 #define MP_REC_MAX 64 /* no record is longer */
 
@@ -104,10 +97,30 @@ typedef struct mp_intern_table {
 	mp_intern_slot_t slots[];
 } mp_intern_table_t;
 
+/* Call stacks, interned like strings (wstack.c): frames published last. */
+typedef struct mp_stack_slot {
+	_Atomic(const uint64_t *) frames;
+	uint64_t hash;
+	uint32_t id;
+	uint32_t n;
+} mp_stack_slot_t;
+
+typedef struct mp_stack_table {
+	uint32_t mask;
+	mp_stack_slot_t slots[];
+} mp_stack_table_t;
+
+/* A loaded object the capture describes (wmodules.c): the address range
+ * of its PT_LOAD segments, to tell whether a stack frame is covered. */
+typedef struct mp_wmodule {
+	uint64_t lo, hi, bias, name_hash;
+} mp_wmodule_t;
+
+#define MP_WMODULES_MAX 8192
+
 struct mp_writer {
 	uint64_t id;          /* unique per writer, for the threads' TLS binding */
 	int fd;
-	uint64_t origin_ns;   /* CLOCK_MONOTONIC value of time 0 */
 	uint32_t ring_bytes;
 	uint32_t flush_interval_ms;
 	int full_policy;
@@ -139,23 +152,37 @@ struct mp_writer {
 	_Atomic int error;           /* first error, sticky */
 	pthread_mutex_t flush_mu;    /* serialises rounds (flusher vs mp_writer_flush) */
 	mp_mbuf_t raw, out;          /* block being built / compressed */
+	mp_mbuf_t segs;              /* uint64_t offsets in raw where columns start */
 	mp_mbuf_t snaps, sections;   /* per-round scratch */
 	mp_mbuf_t rows;              /* a chunk's records made contiguous */
 	mp_chunk_encoder_t enc;      /* aged frees + columns (chunkcodec.h) */
-	z_stream z;
+	z_stream z;                  /* compression levels 2-9 only */
 	int z_ok;
-	int z_level;                 /* level the stream is set to */
 	int behind;                  /* this round stores blocks uncompressed */
 	uint32_t block_index;
 	uint64_t events_flushed;     /* events in the blocks written: the trailer's count */
 	uint64_t file_offset;
-	uint64_t last_horizon;
+	_Atomic uint64_t last_horizon; /* read by registering threads */
+	mp_capclock_t clock;         /* event times (clock.h) */
+
+	/* call stacks and loaded objects (format 1.1; wstack.c, wmodules.c).
+	 * Inserts and the module table are guarded by defs_mu; the struct is
+	 * zeroed at open, which is their initial state. */
+	_Atomic(mp_stack_table_t *) stacks;
+	uint32_t stack_count;
+	mp_wmodule_t *modules;       /* MP_WMODULES_MAX entries, from the arena */
+	uint32_t module_count;
+	_Atomic int modules_busy;    /* a refresh is running (others skip theirs) */
+	_Atomic uint64_t modules_adds; /* the loader's load count at the last refresh */
 };
 
 /* intern.c */
 uint32_t mp__intern_lookup(mp_writer_t *w, const char *s, size_t len, uint64_t hash);
 uint64_t mp__hash(const char *s, size_t len);
 int mp__intern_insert_locked(mp_writer_t *w, const char *s, size_t len, uint64_t hash, uint32_t *id);
+
+/* wmodules.c: whether every frame lies inside a described object (defs_mu held). */
+int mp__modules_cover_locked(const mp_writer_t *w, const uint64_t *pcs, uint32_t n);
 
 /* flush.c */
 int mp__writer_round(mp_writer_t *w, int final);

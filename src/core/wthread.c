@@ -42,7 +42,7 @@ static mp_wthread_t *wthread_register(mp_writer_t *w)
 {
 	mp_wthread_t *t = NULL, *it;
 	uint64_t ring = w->ring_bytes;
-	int reused = 0, i;
+	int reused = 0;
 
 	if (atomic_load_explicit(&w->error, memory_order_relaxed) ||
 	    atomic_load_explicit(&w->closing, memory_order_relaxed))
@@ -77,11 +77,12 @@ static mp_wthread_t *wthread_register(mp_writer_t *w)
 	}
 	t->index = w->thread_count++;
 	t->tid = (uint64_t)syscall(SYS_gettid);
-	for (i = 0; i < MP_ST_COUNT; i++)
-		atomic_store_explicit(&t->st[i], 0, memory_order_relaxed);
-	atomic_store_explicit(&t->st[MP_ST_TIME], mp_clock_ns() - w->origin_ns, memory_order_relaxed);
-	for (i = 0; i < MP_ST_COUNT; i++)
-		t->flushed.v[i] = atomic_load_explicit(&t->st[i], memory_order_relaxed);
+	/* The flusher's encoding state for this thread. Any time not after the
+	 * thread's first event will do as the base of its time deltas: the
+	 * last horizon is. */
+	memset(&t->flushed, 0, sizeof(t->flushed));
+	t->flushed.v[MP_ST_TIME] = atomic_load_explicit(&w->last_horizon, memory_order_relaxed);
+	memset(t->ctx, 0, sizeof(t->ctx));
 	t->announced = 0;
 	t->tail_cache = atomic_load_explicit(&t->head, memory_order_relaxed);
 	atomic_store_explicit(&t->tail, t->tail_cache, memory_order_relaxed);
@@ -107,9 +108,6 @@ mp_wthread_t *mp__wthread_get(mp_writer_t *w)
 }
 
 /* --- the protocol around one record ------------------------------------ */
-
-#define LD(t, f) atomic_load_explicit(&(t)->st[f], memory_order_relaxed)
-#define ST(t, f, v) atomic_store_explicit(&(t)->st[f], (v), memory_order_relaxed)
 
 static inline void seq_bump(mp_wthread_t *t, memory_order mo)
 {
@@ -146,8 +144,8 @@ static void count_drop(mp_wthread_t *t, uint32_t memory, uint64_t n)
 }
 
 /* Start a record: seq odd, room for MP_REC_MAX bytes. Returns where to
- * encode, or NULL (seq even again) when the ring stays full. */
-static inline uint8_t *rec_begin(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t nevents)
+ * write its words, or NULL (seq even again) when the ring stays full. */
+static inline uint64_t *rec_begin(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t nevents)
 {
 	for (;;) {
 		uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
@@ -157,10 +155,10 @@ static inline uint8_t *rec_begin(mp_writer_t *w, mp_wthread_t *t, uint32_t memor
 		else
 			atomic_thread_fence(memory_order_seq_cst);
 		if (__builtin_expect(head - t->tail_cache + MP_REC_MAX <= t->ring_mask + 1, 1))
-			return t->ring + (head & t->ring_mask);
+			return (uint64_t *)(void *)(t->ring + (head & t->ring_mask));
 		t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
 		if (head - t->tail_cache + MP_REC_MAX <= t->ring_mask + 1)
-			return t->ring + (head & t->ring_mask);
+			return (uint64_t *)(void *)(t->ring + (head & t->ring_mask));
 		seq_bump(t, memory_order_release);
 		if (ring_wait(w, t)) {
 			count_drop(t, memory, nevents);
@@ -169,11 +167,11 @@ static inline uint8_t *rec_begin(mp_writer_t *w, mp_wthread_t *t, uint32_t memor
 	}
 }
 
-/* Publish the n bytes encoded at the ring's head (ends the record). */
-static inline void rec_commit(mp_writer_t *w, mp_wthread_t *t, size_t n, uint64_t nevents)
+/* Publish the k words written at the ring's head (ends the record). */
+static inline void rec_commit(mp_writer_t *w, mp_wthread_t *t, unsigned k, uint64_t nevents)
 {
 	uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
-	uint64_t size = t->ring_mask + 1, pos = head & t->ring_mask;
+	uint64_t size = t->ring_mask + 1, pos = head & t->ring_mask, n = 8 * (uint64_t)k;
 
 	if (__builtin_expect(pos + n > size, 0))
 		memcpy(t->ring, t->ring + size, pos + n - size); /* the part written into the slack */
@@ -189,67 +187,8 @@ static inline void rec_commit(mp_writer_t *w, mp_wthread_t *t, size_t n, uint64_
 	}
 }
 
-/* --- encoding ------------------------------------------------------------ */
-
-static inline uint64_t rec_time(mp_writer_t *w, mp_wthread_t *t, uint8_t **p)
-{
-	uint64_t prev = LD(t, MP_ST_TIME), now = mp_clock_ns() - w->origin_ns;
-
-	if (now < prev)
-		now = prev;
-	*p = mp_varint_put(*p, now - prev);
-	ST(t, MP_ST_TIME, now);
-	return now;
-}
-
-/* The tag byte and, when the memory id changes, its varint. */
-static inline uint8_t *rec_head(mp_wthread_t *t, uint8_t *rec, uint8_t kind, uint32_t memory)
-{
-	rec[0] = kind;
-	if (__builtin_expect(memory != LD(t, MP_ST_MEMORY), 0)) {
-		rec[0] |= MP_RECF_MEMORY;
-		ST(t, MP_ST_MEMORY, memory);
-		return mp_varint_put(rec + 1, memory);
-	}
-	return rec + 1;
-}
-
-/* Address delta against the thread's previous address, in 16-byte units
- * when the two are a multiple of 16 apart (the common case for malloc). */
-static inline uint8_t *put_addr(uint8_t *p, uint8_t *tag, uint64_t from, uint64_t to)
-{
-	int64_t d = (int64_t)(to - from);
-
-	if ((d & 15) == 0) {
-		*tag |= MP_RECF_ALIGN16;
-		d /= 16;
-	}
-	return mp_varint_put(p, mp_zigzag(d));
-}
-
-static inline uint8_t *put_sizes(uint8_t *p, uint8_t *tag, uint64_t req, uint64_t alloc)
-{
-	p = mp_varint_put(p, req);
-	if (alloc == req)
-		*tag |= MP_RECF_EXACT;
-	else if (alloc == mp_usable16(req))
-		*tag |= MP_RECF_USABLE16;
-	else
-		p = mp_varint_put(p, mp_zigzag((int64_t)(alloc - req)));
-	return p;
-}
-
-/* Allocators hand out recently freed blocks again (glibc's tcache is LIFO):
- * an allocation at an address a FREE left in its cache slot needs no address. */
-static inline int reuse_hit(mp_wthread_t *t, uint64_t addr)
-{
-	return LD(t, MP_ST_REUSE + mp_reuse_slot(addr)) == addr;
-}
-
-static inline void reuse_push(mp_wthread_t *t, uint64_t addr)
-{
-	ST(t, MP_ST_REUSE + mp_reuse_slot(addr), addr);
-}
+/* --- records --------------------------------------------------------------
+ * Raw values only (chunkcodec.h has the layout): the flusher encodes. */
 
 #define GET_THREAD(w, t)                                                                     \
 	mp_wthread_t *t;                                                                      \
@@ -259,148 +198,143 @@ static inline void reuse_push(mp_wthread_t *t, uint64_t addr)
 	if (__builtin_expect(!t, 0))                                                          \
 		return atomic_load_explicit(&(w)->error, memory_order_relaxed) ? atomic_load_explicit(&(w)->error, memory_order_relaxed) : -ENOMEM
 
+/* The first word: kind, memory id, and allocated - requested when it fits
+ * (WIDE otherwise: the allocated size gets its own word). */
+static inline uint64_t word0(unsigned kind, uint32_t memory, uint64_t requested, uint64_t allocated, int *wide)
+{
+	int64_t d = (int64_t)(allocated - requested);
+
+	*wide = d != (int64_t)(int32_t)d;
+	return kind | (*wide ? MP_RING_WIDE : 0) | ((uint64_t)memory << 16) | ((uint64_t)(uint32_t)(int32_t)d << 32);
+}
+
+#define MAX_MEMORY 0xffff /* memory ids fit 16 bits of the first word */
+
 int mp_writer_alloc(mp_writer_t *w, uint32_t memory, uint64_t address, uint64_t requested, uint64_t allocated)
 {
-	uint8_t *rec, *p;
-	int hit;
+	uint64_t *r;
+	int wide;
 	GET_THREAD(w, t);
 
-	if (!(rec = rec_begin(w, t, memory, 1)))
+	if (memory > MAX_MEMORY)
+		return -EINVAL;
+	if (!(r = rec_begin(w, t, memory, 1)))
 		return -ENOBUFS;
-	hit = address != 0 && reuse_hit(t, address);
-	p = rec_head(t, rec, hit ? MP_REC_ALLOC_REUSED : MP_REC_ALLOC, memory);
-	rec_time(w, t, &p);
-	if (hit)
-		*p++ = (uint8_t)mp_reuse_slot(address);
-	else
-		p = put_addr(p, rec, LD(t, MP_ST_ADDR), address);
-	p = put_sizes(p, rec, requested, allocated);
-	ST(t, MP_ST_ADDR, address);
-	rec_commit(w, t, (size_t)(p - rec), 1);
+	r[0] = word0(MP_REC_ALLOC, memory, requested, allocated, &wide);
+	r[1] = mp_capclock_raw(&w->clock);
+	r[2] = address;
+	r[3] = requested;
+	r[4] = allocated;
+	rec_commit(w, t, 4 + (unsigned)wide, 1);
 	return 0;
 }
 
 int mp_writer_realloc(mp_writer_t *w, uint32_t memory, uint64_t old_address, uint64_t new_address,
 		      uint64_t requested, uint64_t allocated)
 {
-	uint8_t *rec, *p, tag2 = 0;
+	uint64_t *r;
+	int wide;
 	GET_THREAD(w, t);
 
-	if (!(rec = rec_begin(w, t, memory, 2)))
+	if (memory > MAX_MEMORY)
+		return -EINVAL;
+	if (!(r = rec_begin(w, t, memory, 2)))
 		return -ENOBUFS;
-	p = rec_head(t, rec, MP_REC_REALLOC, memory);
-	rec_time(w, t, &p);
-	/* Both deltas must agree on the unit: ALIGN16 only if both are aligned. */
-	if ((((old_address - LD(t, MP_ST_ADDR)) | (new_address - old_address)) & 15) == 0) {
-		p = put_addr(p, rec, LD(t, MP_ST_ADDR), old_address);
-		p = put_addr(p, &tag2, old_address, new_address);
-	} else {
-		p = mp_varint_put(p, mp_zigzag((int64_t)(old_address - LD(t, MP_ST_ADDR))));
-		p = mp_varint_put(p, mp_zigzag((int64_t)(new_address - old_address)));
-	}
-	p = put_sizes(p, rec, requested, allocated);
-	ST(t, MP_ST_ADDR, new_address);
-	rec_commit(w, t, (size_t)(p - rec), 2);
+	r[0] = word0(MP_REC_REALLOC, memory, requested, allocated, &wide);
+	r[1] = mp_capclock_raw(&w->clock);
+	r[2] = old_address;
+	r[3] = new_address;
+	r[4] = requested;
+	r[5] = allocated;
+	rec_commit(w, t, 5 + (unsigned)wide, 2);
 	return 0;
 }
 
-int mp_writer_alloc_failed(mp_writer_t *w, uint32_t memory, uint64_t requested)
+/* Records of a time and one or two values. */
+static inline int timed_rec(mp_writer_t *w, unsigned kind, uint32_t memory, uint64_t a, uint64_t b, unsigned k)
 {
-	uint8_t *rec, *p;
+	uint64_t *r;
 	GET_THREAD(w, t);
 
-	if (!(rec = rec_begin(w, t, memory, 1)))
+	if (memory > MAX_MEMORY)
+		return -EINVAL;
+	if (!(r = rec_begin(w, t, memory, 1)))
 		return -ENOBUFS;
-	p = rec_head(t, rec, MP_REC_ALLOC_FAILED, memory);
-	rec_time(w, t, &p);
-	p = mp_varint_put(p, requested);
-	rec_commit(w, t, (size_t)(p - rec), 1);
-	return 0;
-}
-
-/* FREE, REGION_ADD, REGION_REMOVE: a time and an address (and a size). */
-static inline int addr_rec(mp_writer_t *w, uint8_t kind, uint32_t memory, uint64_t addr, uint64_t size)
-{
-	uint8_t *rec, *p;
-	GET_THREAD(w, t);
-
-	if (!(rec = rec_begin(w, t, memory, 1)))
-		return -ENOBUFS;
-	p = rec_head(t, rec, kind, memory);
-	rec_time(w, t, &p);
-	p = put_addr(p, rec, LD(t, MP_ST_ADDR), addr);
-	if (kind == MP_REC_REGION_ADD)
-		p = mp_varint_put(p, size);
-	ST(t, MP_ST_ADDR, addr);
-	if (kind == MP_REC_FREE)
-		reuse_push(t, addr);
-	rec_commit(w, t, (size_t)(p - rec), 1);
+	r[0] = kind | ((uint64_t)memory << 16);
+	r[1] = mp_capclock_raw(&w->clock);
+	r[2] = a;
+	r[3] = b;
+	rec_commit(w, t, k, 1);
 	return 0;
 }
 
 int mp_writer_free(mp_writer_t *w, uint32_t memory, uint64_t address)
 {
-	return addr_rec(w, MP_REC_FREE, memory, address, 0);
+	return timed_rec(w, MP_REC_FREE, memory, address, 0, 3);
+}
+
+int mp_writer_alloc_failed(mp_writer_t *w, uint32_t memory, uint64_t requested)
+{
+	return timed_rec(w, MP_REC_ALLOC_FAILED, memory, requested, 0, 3);
 }
 
 int mp_writer_region_add(mp_writer_t *w, uint32_t memory, uint64_t base, uint64_t size)
 {
-	return addr_rec(w, MP_REC_REGION_ADD, memory, base, size);
+	return timed_rec(w, MP_REC_REGION_ADD, memory, base, size, 4);
 }
 
 int mp_writer_region_remove(mp_writer_t *w, uint32_t memory, uint64_t base)
 {
-	return addr_rec(w, MP_REC_REGION_REMOVE, memory, base, 0);
+	return timed_rec(w, MP_REC_REGION_REMOVE, memory, base, 0, 3);
 }
 
-/* STEP and MARK belong to no memory id: they keep the thread's current one. */
-static int timed_rec(mp_writer_t *w, uint8_t kind, uint64_t value)
-{
-	uint8_t *rec, *p;
-	uint32_t memory;
-	GET_THREAD(w, t);
-
-	memory = (uint32_t)LD(t, MP_ST_MEMORY);
-	if (!(rec = rec_begin(w, t, memory, 1)))
-		return -ENOBUFS;
-	p = rec_head(t, rec, kind, memory);
-	rec_time(w, t, &p);
-	p = mp_varint_put(p, value);
-	rec_commit(w, t, (size_t)(p - rec), 1);
-	return 0;
-}
-
+/* STEP and MARK belong to no memory id (the encoder ignores the field). */
 int mp_writer_step(mp_writer_t *w, int64_t step)
 {
-	return timed_rec(w, MP_REC_STEP, mp_zigzag(step));
+	return timed_rec(w, MP_REC_STEP, 0, mp_zigzag(step), 0, 3);
 }
 
 int mp_writer_mark(mp_writer_t *w, uint32_t label)
 {
-	return timed_rec(w, MP_REC_MARK, label);
+	return timed_rec(w, MP_REC_MARK, 0, label, 0, 3);
 }
 
 void mp_writer_set_context(mp_writer_t *w, uint32_t op, int region, uint32_t dtype, uint32_t shape)
 {
 	mp_wthread_t *t;
-	uint8_t *rec, *p;
+	uint64_t *r;
 
 	if (!w || !(t = mp__wthread_get(w)))
 		return;
-	if (LD(t, MP_ST_OP) == op && LD(t, MP_ST_REGION) == (uint32_t)region && LD(t, MP_ST_DTYPE) == dtype &&
-	    LD(t, MP_ST_SHAPE) == shape)
+	if (t->ctx[0] == op && t->ctx[1] == (uint32_t)region && t->ctx[2] == dtype && t->ctx[3] == shape)
 		return;
-	if (!(rec = rec_begin(w, t, (uint32_t)LD(t, MP_ST_MEMORY), 0)))
+	if (!(r = rec_begin(w, t, 0, 0)))
 		return; /* context lost with a full ring in drop mode; later events still count */
-	p = rec;
-	*p++ = MP_REC_CONTEXT;
-	p = mp_varint_put(p, op);
-	p = mp_varint_put(p, (uint32_t)region);
-	p = mp_varint_put(p, dtype);
-	p = mp_varint_put(p, shape);
-	ST(t, MP_ST_OP, op);
-	ST(t, MP_ST_REGION, (uint32_t)region);
-	ST(t, MP_ST_DTYPE, dtype);
-	ST(t, MP_ST_SHAPE, shape);
-	rec_commit(w, t, (size_t)(p - rec), 0);
+	r[0] = MP_REC_CONTEXT;
+	r[1] = op;
+	r[2] = (uint32_t)region;
+	r[3] = dtype;
+	r[4] = shape;
+	t->ctx[0] = op;
+	t->ctx[1] = (uint32_t)region;
+	t->ctx[2] = dtype;
+	t->ctx[3] = shape;
+	rec_commit(w, t, 5, 0);
+}
+
+/* STACK: the stack id of the thread's next ALLOC / REALLOC / ALLOC_FAILED
+ * (no time, not an event). Its own record: a flush round may fall between
+ * it and the allocation, so the reader carries it into the thread's next
+ * chunk (docs/format.md). */
+int mp_writer_next_stack(mp_writer_t *w, uint32_t id)
+{
+	uint64_t *r;
+	GET_THREAD(w, t);
+
+	if (!(r = rec_begin(w, t, 0, 0)))
+		return -ENOBUFS;
+	r[0] = MP_REC_STACK;
+	r[1] = id;
+	rec_commit(w, t, 2, 0);
+	return 0;
 }

@@ -34,6 +34,7 @@ typedef struct {
 	size_t n;
 	uint32_t ops[8];
 	int idx;
+	double cpu_s; /* CPU time of the replay (the recording thread's own cost) */
 } worker_t;
 
 static uint64_t xorshift(uint64_t *s)
@@ -95,11 +96,19 @@ static tev_t *make_trace(size_t n, uint64_t seed)
 	return t;
 }
 
+static double cpu_s(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void *replay(void *arg)
 {
 	worker_t *k = arg;
 	size_t i, ctx_left = 0, step_left = 0, ctx = 0;
 	int64_t step = 0;
+	double c0 = cpu_s(CLOCK_THREAD_CPUTIME_ID);
 
 	for (i = 0; i < k->n; i++) {
 		const tev_t *e = &k->trace[i];
@@ -125,6 +134,7 @@ static void *replay(void *arg)
 			break;
 		}
 	}
+	k->cpu_s = cpu_s(CLOCK_THREAD_CPUTIME_ID) - c0;
 	return NULL;
 }
 
@@ -145,7 +155,7 @@ int main(int argc, char **argv)
 	mp_writer_t *w;
 	mp_diag_t diag;
 	struct stat st;
-	double t0, t1;
+	double t0, t1, p0, rec_cpu = 0;
 	uint64_t events;
 
 	while ((c = getopt(argc, argv, "t:n:o:")) != -1) {
@@ -168,6 +178,7 @@ int main(int argc, char **argv)
 	unlink(out);
 	mp_writer_options_t o = {0};
 	o.ring_bytes = getenv("RING_MB") ? (uint32_t)atoi(getenv("RING_MB")) << 20 : 0;
+	o.flush_interval_ms = getenv("FLUSH_MS") ? (uint32_t)atoi(getenv("FLUSH_MS")) : 0;
 	if (mp_writer_open(&w, out, 1, &o, &diag)) {
 		fprintf(stderr, "bench_writer: %s\n", diag.text);
 		return 1;
@@ -183,6 +194,7 @@ int main(int argc, char **argv)
 		}
 	}
 	t0 = now_s();
+	p0 = cpu_s(CLOCK_PROCESS_CPUTIME_ID);
 	for (i = 0; i < threads; i++)
 		pthread_create(&tid[i], NULL, replay, &k[i]);
 	for (i = 0; i < threads; i++)
@@ -196,6 +208,13 @@ int main(int argc, char **argv)
 	}
 	{
 		double t2 = now_s();
+		/* Everything else the process spent since t0 is the flusher's (the
+		 * main thread only waits): per event, what each side costs on a
+		 * core of its own, whatever else loads the machine. */
+		for (i = 0; i < threads; i++)
+			rec_cpu += k[i].cpu_s;
+		printf("record_cpu_ns_per_event=%.1f flush_cpu_ns_per_event=%.1f ", rec_cpu * 1e9 / (double)events,
+		       (cpu_s(CLOCK_PROCESS_CPUTIME_ID) - p0 - rec_cpu) * 1e9 / (double)events);
 		stat(out, &st);
 		printf("events=%llu record_s=%.3f events_per_s=%.3g total_s=%.3f total_events_per_s=%.3g "
 		       "file_bytes=%lld bytes_per_event=%.3f\n",

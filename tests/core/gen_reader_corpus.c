@@ -1,6 +1,8 @@
 /* gen_reader_corpus.c - writes the reader fuzzer's seed corpus with the real
  * writer: an empty capture, a small multi-thread one with every event kind,
- * and a truncated copy. usage: gen_reader_corpus DIR */
+ * a truncated copy, one long enough that its columns are Huffman-coded
+ * rather than stored, and one with call stacks and the module map of this
+ * program. usage: gen_reader_corpus DIR */
 #include <memprof/capture.h>
 
 #include <pthread.h>
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 static mp_writer_t *w;
+static uint64_t iterations = 20;
 
 static void *work(void *arg)
 {
@@ -17,7 +20,7 @@ static void *work(void *arg)
 
 	mp_writer_set_context(w, mp_writer_intern(w, "op"), 3, mp_writer_intern(w, "float"),
 			      mp_writer_intern(w, "[2,3]"));
-	for (i = 0; i < 20; i++) {
+	for (i = 0; i < iterations; i++) {
 		mp_writer_alloc(w, 0, base + i * 64, 40 + i, 48 + i);
 		if (i % 3 == 0)
 			mp_writer_free(w, 0, base + i * 64);
@@ -25,6 +28,38 @@ static void *work(void *arg)
 			mp_writer_realloc(w, 1, base + 0x8000 + i, base + 0x9000 + i * 16, 100, 112);
 	}
 	return NULL;
+}
+
+/* With call stacks and the module map (format 1.1). */
+static int write_stacks(const char *dir)
+{
+	static const uint64_t s1[3] = {0x401000, 0x401234, 0x7f0000001000}, s2[2] = {0x401000, 0x402000};
+	char path[4096];
+	mp_diag_t diag;
+	uint32_t a, b;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/stacks.memprof", dir);
+	if (mp_writer_open(&w, path, 1, NULL, &diag)) {
+		fprintf(stderr, "%s\n", diag.text);
+		return 1;
+	}
+	mp_writer_memory(w, "host", 1, 0);
+	mp_writer_modules(w);
+	mp_writer_stack(w, s1, 3, &a);
+	mp_writer_stack(w, s2, 2, &b);
+	for (i = 0; i < 6; i++) {
+		mp_writer_next_stack(w, i % 2 ? a : b);
+		if (i == 3)
+			mp_writer_flush(w); /* a STACK record ends a chunk */
+		mp_writer_alloc(w, 0, 0x1000 + (uint64_t)i * 32, 24, 24);
+	}
+	mp_writer_next_stack(w, a);
+	mp_writer_realloc(w, 0, 0x1000, 0x9000, 100, 104);
+	mp_writer_next_stack(w, b);
+	mp_writer_alloc_failed(w, 0, 1u << 30);
+	mp_writer_free(w, 0, 0x1020);
+	return mp_writer_close(w) != 0;
 }
 
 static int write_file(const char *dir, const char *name, int threads, long truncate_to)
@@ -63,6 +98,9 @@ int main(int argc, char **argv)
 {
 	if (argc != 2)
 		return 2;
-	return write_file(argv[1], "empty.memprof", 0, 0) || write_file(argv[1], "small.memprof", 3, 0) ||
-	       write_file(argv[1], "truncated.memprof", 2, 300);
+	if (write_file(argv[1], "empty.memprof", 0, 0) || write_file(argv[1], "small.memprof", 3, 0) ||
+	    write_file(argv[1], "truncated.memprof", 2, 300) || write_stacks(argv[1]))
+		return 1;
+	iterations = 1500;
+	return write_file(argv[1], "coded.memprof", 1, 0);
 }

@@ -193,7 +193,7 @@ static void test_framing_bad_headers(void **state)
 	c.data[8] = 9;
 	count_events(c.data, c.size, &rc, &diag, &end);
 	assert_int_equal(rc, MP_EVERSION);
-	assert_non_null(strstr(diag.text, "9.0"));
+	assert_non_null(strstr(diag.text, "version 9.")); /* 9.<the minor version written> */
 	c.data[8] = saved;
 
 	c.data[c.data_offset - 5] ^= 1; /* last header body byte */

@@ -276,7 +276,8 @@ static void test_reader_memory_bounded(void **state)
 /* Every encoding path of an address: aligned and odd deltas, realloc with
  * one delta aligned and the other not, in place, address 0, the top of the
  * address space, a freed address allocated again (the freed-address cache)
- * and sizes whose allocated size is equal, glibc's usable size, or neither. */
+ * and sizes whose allocated size is equal, glibc's usable size, or neither,
+ * far from the requested size, or too big for an 8-byte varint. */
 static void test_roundtrip_address_edge_cases(void **state)
 {
 	static const struct {
@@ -298,6 +299,15 @@ static void test_roundtrip_address_edge_cases(void **state)
 		{1, 0, 0, 0, 0},
 		{2, 0x3000, 0x10, 1ull << 40, 1ull << 40}, /* big size, big negative delta */
 		{1, 0x10, 0, 0, 0},
+		/* allocated - requested beyond 32 bits, either sign (the ring's
+		 * WIDE records), and sizes whose varints take 9 and 10 bytes */
+		{0, 0x4000, 0, 1, 1ull << 40},
+		{2, 0x4000, 0x5000, 5, (1ull << 35) + 7},
+		{0, 0x6000, 0, 1ull << 40, 16},
+		{0, 0x7000, 0, 100, 100 + 0x7fffffffull},
+		{0, 0x8000, 0, 100 + 0x80000000ull, 100},
+		{0, 0x9000, 0, UINT64_MAX, UINT64_MAX},
+		{0, 0xa000, 0, 1ull << 60, 3},
 	};
 	char *path = mp_test_tmpfile(".memprof");
 	mp_writer_t *w;

@@ -47,6 +47,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sink += strlen(mp_source_string(src, ev.op)) + strlen(mp_source_string(src, ev.shape));
 		if (m)
 			sink += strlen(m->name);
+		if (ev.stack) {
+			/* every stack id an event carries is defined */
+			const uint64_t *pcs;
+			uint32_t n, i;
+			if (mp_capture_stack(cap, ev.stack, &pcs, &n))
+				__builtin_trap();
+			for (i = 0; i < n; i++) {
+				const mp_capture_module_t *mod = mp_capture_module_at(cap, pcs[i]);
+				sink += pcs[i] + (mod ? strlen(mod->path) + mod->build_id_len : 0);
+			}
+		}
 		if (n1 < MAXH)
 			hash[n1] = ev_hash(&ev);
 		n1++;

@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 #define MP_FORMAT_VERSION_MAJOR 1
-#define MP_FORMAT_VERSION_MINOR 0
+#define MP_FORMAT_VERSION_MINOR 1
 
 /* ------------------------------------------------------------------------ */
 /* Writer                                                                     */
@@ -47,7 +47,8 @@ typedef struct mp_writer_options {
 	uint32_t flush_interval_ms; /* 0 = default (90) */
 	uint32_t ring_bytes;        /* per-thread ring; 0 = default (4 MiB) */
 	int full_policy;            /* mp_writer_full_policy_t */
-	int compression_level;      /* zlib level; 0 = default (1) */
+	int compression_level;      /* 0/1 = default: memprof's Huffman coding per column (fast);
+				       2-9: zlib deflate at that level (smaller, far slower) */
 	const char *command_line;   /* NULL = read /proc/self/cmdline */
 } mp_writer_options_t;
 
@@ -85,6 +86,33 @@ int mp_writer_region_add(mp_writer_t *w, uint32_t memory, uint64_t base, uint64_
 int mp_writer_region_remove(mp_writer_t *w, uint32_t memory, uint64_t base);
 int mp_writer_step(mp_writer_t *w, int64_t step);
 int mp_writer_mark(mp_writer_t *w, uint32_t label);
+
+/* --- call stacks and loaded objects (format 1.1; docs/format.md) -------- */
+
+/* Intern a call stack: n return addresses, innermost first (1 <= n <=
+ * MP_WRITER_STACK_MAX). On success *id is its id (> 0). Lock-free when the
+ * stack was seen before; the first sight takes a mutex, copies the frames
+ * into the writer's arena and queues the STACK definition (written before
+ * any event that uses the id). When a frame of a new stack lies outside
+ * every object the capture describes and the dynamic loader has loaded
+ * something since, the module map is refreshed (mp_writer_modules) after
+ * the mutex is released. Never calls malloc. Returns 0, -EINVAL or
+ * -ENOMEM (then *id is 0). */
+#define MP_WRITER_STACK_MAX 256
+int mp_writer_stack(mp_writer_t *w, const uint64_t *pcs, uint32_t n, uint32_t *id);
+
+/* The stack of the calling thread's next ALLOC, REALLOC or ALLOC_FAILED
+ * (a STACK record; no time, not an event). Returns 0 or a negative code. */
+int mp_writer_next_stack(mp_writer_t *w, uint32_t id);
+
+/* Describe the objects loaded in this process (dl_iterate_phdr: path, load
+ * bias, GNU build id, PT_LOAD segments) that the capture does not describe
+ * yet, as MODULE sections, so that stacks can be symbolized offline. Call it
+ * once at start; mp_writer_stack calls it again when it meets code the
+ * capture does not cover (after a dlopen). Returns the number of objects
+ * added (0 when the loader loaded nothing since the last call, or another
+ * thread is refreshing) or a negative code. Never calls malloc. */
+int mp_writer_modules(mp_writer_t *w);
 
 /* Force a flush round now and wait for it to be on disk (tests, shutdown). */
 int mp_writer_flush(mp_writer_t *w);
@@ -147,6 +175,43 @@ mp_capture_t *mp_capture_from_source(mp_source_t *src);
 
 /* Close and free; safe with NULL. */
 void mp_capture_close(mp_capture_t *cap);
+
+/* --- call stacks and the module map (format 1.1) ------------------------ */
+
+/* A PT_LOAD segment of a loaded object: [bias + vaddr, bias + vaddr + size). */
+typedef struct mp_capture_segment {
+	uint64_t vaddr, size;
+	uint32_t flags; /* PF_X 1, PF_W 2, PF_R 4 */
+} mp_capture_segment_t;
+
+/* A loaded object, as the traced process saw it. Borrowed from the capture. */
+typedef struct mp_capture_module {
+	const char *path;          /* absolute path, or a name such as "linux-vdso.so.1" */
+	uint64_t bias;             /* load bias: runtime address = bias + ELF address */
+	uint64_t start, end;       /* the range its segments cover at run time */
+	const uint8_t *build_id;   /* GNU build id, NULL when the object has none */
+	uint32_t build_id_len;
+	uint32_t segment_count;
+	const mp_capture_segment_t *segments;
+} mp_capture_module_t;
+
+/* Stacks defined so far (their ids are 1 .. count); grows as the capture
+ * is read, and survives mp_source_rewind(). Every stack id an event carries
+ * is defined by the time the event is returned. */
+uint32_t mp_capture_stack_count(const mp_capture_t *cap);
+
+/* The frames of stack `id` (return addresses, innermost first). *pcs is
+ * borrowed, valid until mp_capture_close(). Returns 0, or MP_ENOTFOUND for
+ * an id not (yet) defined. */
+int mp_capture_stack(const mp_capture_t *cap, uint32_t id, const uint64_t **pcs, uint32_t *n);
+
+/* The loaded objects described so far, in file order. Borrowed. */
+size_t mp_capture_module_count(const mp_capture_t *cap);
+const mp_capture_module_t *mp_capture_module(const mp_capture_t *cap, size_t i);
+
+/* The object whose segments contain address pc (the latest described when
+ * several do: an object loaded where an unloaded one was), or NULL. */
+const mp_capture_module_t *mp_capture_module_at(const mp_capture_t *cap, uint64_t pc);
 
 /* Number of blocks read so far (for dump). */
 uint64_t mp_capture_blocks_read(const mp_capture_t *cap);

@@ -1,0 +1,168 @@
+/* stacks.c - `memprof record --stacks`: a call stack per host allocation.
+ *
+ * MEMPROF_STACKS selects the unwinder (docs/hooks.md):
+ *   1 / unwind  libunwind's unw_backtrace (DWARF CFI, with libunwind's
+ *               per-thread cache of unwind info per address): correct through
+ *               code built without frame pointers -- glibc, libstdc++'s
+ *               operator new, most distribution binaries. The default when
+ *               the library was built with libunwind.
+ *   fp          a frame-pointer walk: cheaper, but a chain stops (or goes
+ *               astray, bounded by the thread's stack) at the first frame
+ *               built without frame pointers. The fallback without libunwind.
+ * At most MP_STACK_DEPTH frames are kept (the innermost), after dropping
+ * the frames inside this library.
+ *
+ * On the event path nothing here allocates or locks: unwinding reads the
+ * stack and libunwind's caches, and mp_writer_stack is a lock-free lookup
+ * once a stack has been seen (the first sight takes the writer's defs
+ * mutex; see src/core/wstack.c). errno is restored by the hook (leave()),
+ * which runs after us. Recursion: we run with the thread's guard held, so
+ * whatever libunwind allocates reaches the original allocator unrecorded.
+ */
+#include "preload.h"
+
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifdef MEMPROF_HAVE_LIBUNWIND
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#endif
+
+int mp__stacks_on;
+static int use_fp;
+static int depth = MP_STACK_DEPTH;
+static uint64_t self_lo, self_hi; /* this library's segments: frames to drop */
+
+/* The thread's stack top, for the frame-pointer walk (0: not known yet). */
+static __thread uintptr_t stack_hi __attribute__((tls_model("initial-exec")));
+extern void *__libc_stack_end;
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uint64_t me = (uint64_t)(uintptr_t)arg, lo = UINT64_MAX, hi = 0;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < lo)
+			lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	if (me >= lo && me < hi) {
+		self_lo = lo;
+		self_hi = hi;
+		return 1;
+	}
+	return 0;
+}
+
+void mp__stacks_configure(void)
+{
+	const char *v = getenv("MEMPROF_STACKS"), *d = getenv("MEMPROF_STACK_DEPTH");
+
+	mp__stacks_on = 0;
+	if (!v || !*v || !strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "no"))
+		return;
+	mp__stacks_on = 1;
+#ifdef MEMPROF_HAVE_LIBUNWIND
+	use_fp = !strcmp(v, "fp");
+#else
+	use_fp = 1;
+#endif
+	if (d && *d) {
+		long n = strtol(d, NULL, 10);
+		if (n >= 1 && n <= MP_STACK_DEPTH)
+			depth = (int)n;
+	}
+	if (!self_hi)
+		dl_iterate_phdr(find_self, (void *)(uintptr_t)&mp__stacks_configure);
+#ifdef MEMPROF_HAVE_LIBUNWIND
+	if (!use_fp)
+		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+#endif
+}
+
+void mp__stacks_start(mp_writer_t *w)
+{
+	if (mp__stacks_on)
+		mp_writer_modules(w);
+}
+
+static uintptr_t thread_stack_hi(void)
+{
+	pthread_attr_t a;
+	void *addr;
+	size_t size;
+
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0), top = (uintptr_t)__libc_stack_end;
+
+	/* The initial thread: every frame is below where the process started
+	 * (thread stacks are mappings at least 128 MiB below that). A thread
+	 * that forked from another one keeps its own stack: asked below. */
+	if (here < top && top - here < (64u << 20))
+		return top;
+	if (pthread_getattr_np(pthread_self(), &a))
+		return 1;
+	if (pthread_attr_getstack(&a, &addr, &size))
+		size = 0, addr = NULL;
+	pthread_attr_destroy(&a);
+	return addr ? (uintptr_t)addr + size : 1;
+}
+
+/* Walk the rbp chain: each frame holds the caller's frame pointer and the
+ * return address above it. Stops at anything that does not look like the
+ * next frame of this thread's stack, so a frame without a frame pointer
+ * ends the walk instead of faulting. */
+static __attribute__((noinline)) int walk_fp(uint64_t *pcs, int max)
+{
+	uintptr_t fp = (uintptr_t)__builtin_frame_address(0), lo = fp, hi = stack_hi;
+	int n = 0;
+
+	if (__builtin_expect(!hi, 0))
+		hi = stack_hi = thread_stack_hi();
+	while (n < max && fp >= lo && fp + 16 <= hi && (fp & 7) == 0) {
+		const uintptr_t *f = (const uintptr_t *)fp;
+		if (f[1] < 4096)
+			break;
+		pcs[n++] = f[1];
+		if (f[0] <= fp)
+			break;
+		fp = f[0];
+	}
+	return n;
+}
+
+void mp__stacks_record(void)
+{
+	uint64_t raw[MP_STACK_DEPTH + 16];
+	int n, skip = 0, max = depth + 16;
+	uint32_t id;
+
+#ifdef MEMPROF_HAVE_LIBUNWIND
+	if (!use_fp) {
+		void *ips[MP_STACK_DEPTH + 16];
+		int i;
+		n = unw_backtrace(ips, max);
+		for (i = 0; i < n; i++)
+			raw[i] = (uint64_t)(uintptr_t)ips[i];
+	} else
+#endif
+		n = walk_fp(raw, max);
+	while (skip < n && raw[skip] >= self_lo && raw[skip] < self_hi)
+		skip++; /* our own frames: the hook, this function */
+	n -= skip;
+	if (n > depth)
+		n = depth;
+	if (n <= 0)
+		return;
+	if (mp_writer_stack(mp__writer, raw + skip, (uint32_t)n, &id) == 0)
+		mp_writer_next_stack(mp__writer, id);
+}

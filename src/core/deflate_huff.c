@@ -1,0 +1,316 @@
+/* deflate_huff.c - Huffman-only and stored deflate blocks (RFC 1951); see
+ * deflate_huff.h for why the writer does not use zlib's deflate. */
+#include "deflate_huff.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NLIT 257     /* byte literals and end-of-block; no length codes */
+#define MAXBITS 15   /* deflate's longest code */
+#define CL_MAXBITS 7 /* longest code of the code-length alphabet */
+#define STORE_GAIN_PCT 7 /* code a segment only if that saves this much */
+
+/* --- bits ---------------------------------------------------------------- */
+
+static inline void put_bits(mp_dh_writer_t *w, uint64_t v, unsigned n)
+{
+	w->bits |= v << w->nbits;
+	w->nbits += n;
+	while (w->nbits >= 8) {
+		*w->out++ = (uint8_t)w->bits;
+		w->bits >>= 8;
+		w->nbits -= 8;
+	}
+}
+
+void mp__dh_begin(mp_dh_writer_t *w, uint8_t *out)
+{
+	w->out = out;
+	w->bits = 0;
+	w->nbits = 0;
+}
+
+uint8_t *mp__dh_end(mp_dh_writer_t *w)
+{
+	if (w->nbits)
+		*w->out++ = (uint8_t)w->bits;
+	w->bits = 0;
+	w->nbits = 0;
+	return w->out;
+}
+
+/* --- code lengths -------------------------------------------------------- */
+
+typedef struct {
+	uint32_t freq;
+	uint16_t sym;
+} leaf_t;
+
+static int by_freq(const void *a, const void *b)
+{
+	const leaf_t *x = a, *y = b;
+
+	if (x->freq != y->freq)
+		return x->freq < y->freq ? -1 : 1;
+	return (int)x->sym - (int)y->sym;
+}
+
+/* Huffman code lengths, at most limit bits, for nsym symbols (<= NLIT). A
+ * tree too deep is rebuilt from flattened frequencies: rare (a segment's
+ * rarest byte would have to be thousands of times rarer than its commonest
+ * at every level), and it costs a fraction of a percent when it happens.
+ * Unused symbols get 0. With one used symbol, a second one gets a code too:
+ * zlib only accepts complete codes. */
+static void build_lengths(const uint32_t *freq_in, int nsym, unsigned limit, uint8_t *len)
+{
+	leaf_t leaf[NLIT];
+	uint32_t freq[NLIT], weight[2 * NLIT];
+	uint16_t parent[2 * NLIT];
+	uint8_t depth[2 * NLIT];
+	int n, i;
+
+	memcpy(freq, freq_in, (size_t)nsym * sizeof(freq[0]));
+	for (;;) {
+		unsigned maxd = 0;
+		int li = 0, ii, next;
+
+		memset(len, 0, (size_t)nsym);
+		for (n = 0, i = 0; i < nsym; i++)
+			if (freq[i]) {
+				leaf[n].freq = freq[i];
+				leaf[n++].sym = (uint16_t)i;
+			}
+		if (n < 2) {
+			int other = (n == 1 && leaf[0].sym == 0) ? 1 : 0;
+			if (n == 1)
+				len[leaf[0].sym] = 1;
+			len[other] = 1;
+			return;
+		}
+		qsort(leaf, (size_t)n, sizeof(leaf[0]), by_freq);
+		for (i = 0; i < n; i++)
+			weight[i] = leaf[i].freq;
+		/* Two queues: sorted leaves, and internal nodes in the order made
+		 * (their weights only grow). */
+		ii = next = n;
+		while (next < 2 * n - 1) {
+			int pick[2], k;
+			for (k = 0; k < 2; k++) {
+				if (li < n && (ii >= next || weight[li] <= weight[ii]))
+					pick[k] = li++;
+				else
+					pick[k] = ii++;
+			}
+			weight[next] = weight[pick[0]] + weight[pick[1]];
+			parent[pick[0]] = parent[pick[1]] = (uint16_t)next;
+			next++;
+		}
+		depth[2 * n - 2] = 0;
+		for (i = 2 * n - 3; i >= 0; i--) {
+			depth[i] = (uint8_t)(depth[parent[i]] + 1);
+			if (i < n && depth[i] > maxd)
+				maxd = depth[i];
+		}
+		if (maxd <= limit) {
+			for (i = 0; i < n; i++)
+				len[leaf[i].sym] = depth[i];
+			return;
+		}
+		for (i = 0; i < nsym; i++)
+			if (freq[i])
+				freq[i] = freq[i] / 2 + 1;
+	}
+}
+
+/* Canonical codes (RFC 1951 3.2.2), bit-reversed for an LSB-first writer. */
+static void make_codes(const uint8_t *len, int nsym, uint16_t *code)
+{
+	uint16_t count[MAXBITS + 1] = {0}, next[MAXBITS + 1];
+	unsigned c = 0;
+	int i, b;
+
+	for (i = 0; i < nsym; i++)
+		count[len[i]]++;
+	count[0] = 0;
+	for (b = 1; b <= MAXBITS; b++) {
+		c = (c + count[b - 1]) << 1;
+		next[b] = (uint16_t)c;
+	}
+	for (i = 0; i < nsym; i++) {
+		unsigned v, r = 0;
+		if (!len[i]) {
+			code[i] = 0;
+			continue;
+		}
+		v = next[len[i]]++;
+		for (b = 0; b < len[i]; b++)
+			r |= ((v >> b) & 1u) << (len[i] - 1 - b);
+		code[i] = (uint16_t)r;
+	}
+}
+
+/* --- blocks -------------------------------------------------------------- */
+
+static void stored(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final)
+{
+	do {
+		size_t k = n > 65535 ? 65535 : n;
+		put_bits(w, (uint64_t)(final && k == n), 3); /* BFINAL, BTYPE 00 */
+		if (w->nbits)
+			put_bits(w, 0, 8 - w->nbits);
+		put_bits(w, k | ((uint64_t)(~k & 0xffff) << 16), 32);
+		memcpy(w->out, data, k);
+		w->out += k;
+		data += k;
+		n -= k;
+	} while (n);
+}
+
+/* The 257 literal/length lengths then the one (unused, 0) distance length,
+ * run-length coded with the code-length alphabet (16: repeat the previous
+ * 3-6 times, 17: 3-10 zeros, 18: 11-138 zeros). */
+typedef struct {
+	uint8_t sym, extra_bits, extra;
+} clsym_t;
+
+static int rle_lengths(const uint8_t *len, int n, clsym_t *out)
+{
+	int i = 0, k = 0;
+
+	while (i < n) {
+		int v = len[i], run = 1;
+		while (i + run < n && len[i + run] == v)
+			run++;
+		i += run;
+		if (v == 0) {
+			while (run >= 11) {
+				int r = run > 138 ? 138 : run;
+				out[k++] = (clsym_t){18, 7, (uint8_t)(r - 11)};
+				run -= r;
+			}
+			if (run >= 3) {
+				out[k++] = (clsym_t){17, 3, (uint8_t)(run - 3)};
+				run = 0;
+			}
+		} else {
+			out[k++] = (clsym_t){(uint8_t)v, 0, 0};
+			run--;
+			while (run >= 3) {
+				int r = run > 6 ? 6 : run;
+				out[k++] = (clsym_t){16, 2, (uint8_t)(r - 3)};
+				run -= r;
+			}
+		}
+		while (run-- > 0)
+			out[k++] = (clsym_t){(uint8_t)v, 0, 0};
+	}
+	return k;
+}
+
+static const uint8_t cl_order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+
+/* Byte histogram, four tables so that runs of one byte do not serialise on
+ * one counter. */
+static void histogram(const uint8_t *p, size_t n, uint32_t *freq)
+{
+	uint32_t h[4][256];
+	size_t i = 0;
+	int s;
+
+	memset(h, 0, sizeof(h));
+	for (; i + 4 <= n; i += 4) {
+		h[0][p[i]]++;
+		h[1][p[i + 1]]++;
+		h[2][p[i + 2]]++;
+		h[3][p[i + 3]]++;
+	}
+	for (; i < n; i++)
+		h[0][p[i]]++;
+	for (s = 0; s < 256; s++)
+		freq[s] = h[0][s] + h[1][s] + h[2][s] + h[3][s];
+}
+
+void mp__dh_segment(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final, int store_only)
+{
+	uint32_t freq[NLIT], clfreq[19] = {0};
+	uint8_t len[NLIT + 1], cllen[19];
+	uint16_t code[NLIT], clcode[19];
+	clsym_t cl[NLIT + 1];
+	uint64_t dyn_bits, stored_bits;
+	int ncl, hclen, i;
+
+	if (store_only || n < 64) {
+		stored(w, data, n, final);
+		return;
+	}
+	histogram(data, n, freq);
+	freq[256] = 1;
+	build_lengths(freq, NLIT, MAXBITS, len);
+	len[NLIT] = 0; /* the one distance code: unused */
+	ncl = rle_lengths(len, NLIT + 1, cl);
+	for (i = 0; i < ncl; i++)
+		clfreq[cl[i].sym]++;
+	build_lengths(clfreq, 19, CL_MAXBITS, cllen);
+	for (hclen = 19; hclen > 4 && cllen[cl_order[hclen - 1]] == 0; hclen--)
+		;
+
+	/* Exact sizes of both choices, in bits. */
+	dyn_bits = 3 + 5 + 5 + 4 + 3 * (uint64_t)hclen;
+	for (i = 0; i < ncl; i++)
+		dyn_bits += cllen[cl[i].sym] + cl[i].extra_bits;
+	for (i = 0; i < NLIT; i++)
+		dyn_bits += (uint64_t)freq[i] * len[i];
+	stored_bits = 8 * (uint64_t)n + 40 * (n / 65535 + 1) + 7;
+	/* Coding costs several times what storing does: not worth it for
+	 * less than STORE_GAIN_PCT percent (address columns, nearly random,
+	 * save 4%). */
+	if (dyn_bits * 100 >= stored_bits * (100 - STORE_GAIN_PCT)) {
+		stored(w, data, n, final);
+		return;
+	}
+
+	make_codes(len, NLIT, code);
+	make_codes(cllen, 19, clcode);
+	put_bits(w, (uint64_t)(final ? 1 : 0) | (2u << 1), 3); /* BFINAL, BTYPE 10 */
+	put_bits(w, (NLIT - 257) | (0u << 5) | ((uint64_t)(hclen - 4) << 10), 14);
+	for (i = 0; i < hclen; i++)
+		put_bits(w, cllen[cl_order[i]], 3);
+	for (i = 0; i < ncl; i++) {
+		put_bits(w, clcode[cl[i].sym], cllen[cl[i].sym]);
+		if (cl[i].extra_bits)
+			put_bits(w, cl[i].extra, cl[i].extra_bits);
+	}
+
+	/* The data: three codes (<= 45 bits) on top of < 8 pending bits fit the
+	 * 64-bit accumulator; then whole bytes go out with one unaligned store
+	 * (the bound's slack covers the bytes written past the end). */
+	{
+		uint32_t tab[256];
+		uint64_t bits = w->bits;
+		unsigned nb = w->nbits;
+		uint8_t *o = w->out;
+		size_t j = 0;
+
+		for (i = 0; i < 256; i++)
+			tab[i] = (uint32_t)code[i] | ((uint32_t)len[i] << 16);
+		for (; j + 3 <= n; j += 3) {
+			uint32_t a = tab[data[j]], b = tab[data[j + 1]], c = tab[data[j + 2]];
+			bits |= (uint64_t)(a & 0xffff) << nb;
+			nb += a >> 16;
+			bits |= (uint64_t)(b & 0xffff) << nb;
+			nb += b >> 16;
+			bits |= (uint64_t)(c & 0xffff) << nb;
+			nb += c >> 16;
+			memcpy(o, &bits, 8);
+			o += nb >> 3;
+			bits >>= nb & ~7u; /* nb < 64: at most 7 + 45 */
+			nb &= 7;
+		}
+		w->out = o;
+		w->bits = bits;
+		w->nbits = nb;
+		for (; j < n; j++)
+			put_bits(w, code[data[j]], len[data[j]]);
+		put_bits(w, code[256], len[256]);
+	}
+}

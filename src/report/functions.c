@@ -1,0 +1,557 @@
+/* functions.c - allocations by allocating function (memprof/functions.h).
+ *
+ * One extra pass over the capture, after the solver: each allocation is
+ * charged to the function its stack names (stacks are symbolized once per
+ * distinct stack, not per event), a map of live blocks keeps what each
+ * function holds, and at each memory id's peak event (from the solver) the
+ * live figures are copied into the rows. Memory: the live blocks (24 B
+ * each), the distinct stacks and the rows.
+ */
+#include <memprof/capture.h>
+#include <memprof/functions.h>
+
+#include "symbolize.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_STACK "(no stack)"
+
+struct mp_functions {
+	mp_capture_t *cap;
+	mp_symbolizer_t *sym;
+	mp_func_row_t *rows;
+	size_t nrows, cap_rows;
+	char **names;            /* interned function names (owned) */
+	size_t nnames, cap_names;
+	uint32_t *name_slots;    /* hash: name index + 1 */
+	size_t name_mask;
+	uint64_t *row_keys;      /* hash: (memory, name) -> row index + 1 */
+	uint32_t *row_vals;
+	size_t row_mask;
+	uint32_t *stack_name;    /* per stack id: name index + 1 (0: not yet resolved) */
+	uint32_t *stack_row;     /* per stack id: the row it was last charged to + 1 */
+	const char **stack_object; /* per stack id: the object of its allocating frame */
+	uint64_t *stack_bytes;   /* per stack id: requested bytes */
+	uint32_t nstacks;
+	mp_func_frame_t *frames; /* mp_functions_frames' buffer */
+	mp_symbol_t *syms;       /* per stack frame, scratch */
+};
+
+/* --- small hash maps -------------------------------------------------------- */
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (*s) {
+		h ^= (uint8_t)*s++;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* Intern s; returns its index, or -1 when out of memory. */
+static long name_id(mp_functions_t *f, const char *s)
+{
+	size_t i;
+
+	if ((f->nnames + 1) * 2 > f->name_mask + 1) {
+		size_t cap = f->name_mask ? (f->name_mask + 1) * 2 : 256, j;
+		uint32_t *slots = calloc(cap, sizeof(*slots));
+		if (!slots)
+			return -1;
+		for (j = 0; j < f->nnames; j++) {
+			for (i = str_hash(f->names[j]) & (cap - 1); slots[i]; i = (i + 1) & (cap - 1))
+				;
+			slots[i] = (uint32_t)j + 1;
+		}
+		free(f->name_slots);
+		f->name_slots = slots;
+		f->name_mask = cap - 1;
+	}
+	for (i = str_hash(s) & f->name_mask; f->name_slots[i]; i = (i + 1) & f->name_mask)
+		if (!strcmp(f->names[f->name_slots[i] - 1], s))
+			return (long)f->name_slots[i] - 1;
+	if (f->nnames == f->cap_names) {
+		size_t n = f->cap_names ? f->cap_names * 2 : 64;
+		char **a = realloc(f->names, n * sizeof(*a));
+		if (!a)
+			return -1;
+		f->names = a;
+		f->cap_names = n;
+	}
+	if (!(f->names[f->nnames] = strdup(s)))
+		return -1;
+	f->name_slots[i] = (uint32_t)++f->nnames;
+	return (long)f->nnames - 1;
+}
+
+/* The row of (memory, name); returns its index or -1 when out of memory. */
+static long row_of(mp_functions_t *f, uint32_t memory, uint32_t name, const char *object)
+{
+	uint64_t key = ((uint64_t)memory << 32 | name) + 1;
+	size_t i;
+
+	if ((f->nrows + 1) * 2 > f->row_mask + 1) {
+		size_t cap = f->row_mask ? (f->row_mask + 1) * 2 : 256, j;
+		uint64_t *keys = calloc(cap, sizeof(*keys));
+		uint32_t *vals = calloc(cap, sizeof(*vals));
+		if (!keys || !vals) {
+			free(keys);
+			free(vals);
+			return -1;
+		}
+		for (j = 0; j <= f->row_mask && f->row_keys; j++) {
+			size_t k;
+			if (!f->row_keys[j])
+				continue;
+			for (k = mix(f->row_keys[j]) & (cap - 1); keys[k]; k = (k + 1) & (cap - 1))
+				;
+			keys[k] = f->row_keys[j];
+			vals[k] = f->row_vals[j];
+		}
+		free(f->row_keys);
+		free(f->row_vals);
+		f->row_keys = keys;
+		f->row_vals = vals;
+		f->row_mask = cap - 1;
+	}
+	for (i = mix(key) & f->row_mask; f->row_keys[i]; i = (i + 1) & f->row_mask)
+		if (f->row_keys[i] == key)
+			return (long)f->row_vals[i];
+	if (f->nrows == f->cap_rows) {
+		size_t n = f->cap_rows ? f->cap_rows * 2 : 64;
+		mp_func_row_t *a = realloc(f->rows, n * sizeof(*a));
+		if (!a)
+			return -1;
+		f->rows = a;
+		f->cap_rows = n;
+	}
+	memset(&f->rows[f->nrows], 0, sizeof(f->rows[0]));
+	f->rows[f->nrows].memory = memory;
+	f->rows[f->nrows].function = f->names[name];
+	f->rows[f->nrows].object = object ? object : "";
+	f->row_keys[i] = key;
+	f->row_vals[i] = (uint32_t)f->nrows;
+	return (long)f->nrows++;
+}
+
+/* Live blocks: (memory, address) -> (row, allocated bytes); linear probing
+ * with backward-shift deletion. */
+typedef struct live_slot {
+	uint64_t addr;
+	uint32_t memory, row; /* row + 1; 0 = empty */
+	uint64_t bytes;
+} live_slot_t;
+
+typedef struct live_map {
+	live_slot_t *s;
+	size_t mask, n;
+} live_map_t;
+
+static size_t live_hash(const live_map_t *m, uint32_t memory, uint64_t addr)
+{
+	return (size_t)(mix(addr ^ ((uint64_t)memory << 56)) & m->mask);
+}
+
+static int live_grow(live_map_t *m)
+{
+	size_t cap = m->mask ? (m->mask + 1) * 2 : 1024, j;
+	live_map_t nm = {calloc(cap, sizeof(live_slot_t)), cap - 1, 0};
+
+	if (!nm.s)
+		return -1;
+	for (j = 0; m->s && j <= m->mask; j++) {
+		size_t k;
+		if (!m->s[j].row)
+			continue;
+		for (k = live_hash(&nm, m->s[j].memory, m->s[j].addr); nm.s[k].row; k = (k + 1) & nm.mask)
+			;
+		nm.s[k] = m->s[j];
+		nm.n++;
+	}
+	free(m->s);
+	*m = nm;
+	return 0;
+}
+
+static live_slot_t *live_find(live_map_t *m, uint32_t memory, uint64_t addr)
+{
+	size_t i;
+
+	if (!m->s)
+		return NULL;
+	for (i = live_hash(m, memory, addr); m->s[i].row; i = (i + 1) & m->mask)
+		if (m->s[i].addr == addr && m->s[i].memory == memory)
+			return &m->s[i];
+	return NULL;
+}
+
+static void live_remove(live_map_t *m, live_slot_t *slot)
+{
+	size_t i = (size_t)(slot - m->s), j = i;
+
+	m->s[i].row = 0;
+	m->n--;
+	for (;;) {
+		size_t home;
+		j = (j + 1) & m->mask;
+		if (!m->s[j].row)
+			return;
+		home = live_hash(m, m->s[j].memory, m->s[j].addr);
+		/* move j back to i when i lies cyclically in [home, j) */
+		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
+			m->s[i] = m->s[j];
+			m->s[j].row = 0;
+			i = j;
+		}
+	}
+}
+
+/* --- the allocating function of a stack --------------------------------- */
+
+static const char *const entry_points[] = {
+	"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign", "aligned_alloc", "memalign",
+	"valloc", "pvalloc", "__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_memalign",
+	"__libc_valloc", "__libc_pvalloc", "__posix_memalign", "strdup", "strndup", "__strdup", "__strndup",
+	"wcsdup", "__GI___libc_malloc", "__GI___libc_realloc", "__GI___strdup",
+};
+
+/* A symbol's length without its version ("malloc@@GLIBC_2.2.5"). */
+static size_t sym_len(const char *fn)
+{
+	const char *at = strchr(fn, '@');
+
+	return at && at != fn ? (size_t)(at - fn) : strlen(fn);
+}
+
+static int is_entry_point(const char *fn)
+{
+	size_t i, n;
+
+	if (!fn)
+		return 0;
+	if (!strncmp(fn, "_Znw", 4) || !strncmp(fn, "_Zna", 4)) /* operator new, new[] (all overloads) */
+		return 1;
+	n = sym_len(fn);
+	for (i = 0; i < sizeof(entry_points) / sizeof(entry_points[0]); i++)
+		if (strlen(entry_points[i]) == n && !strncmp(fn, entry_points[i], n))
+			return 1;
+	return 0;
+}
+
+static int in_memprof(const char *object)
+{
+	const char *base = object ? strrchr(object, '/') : NULL;
+
+	base = base ? base + 1 : object;
+	return base && !strncmp(base, "libmemprof_preload", 18);
+}
+
+/* The name a frame is shown under: its symbol, else object+offset, else
+ * the address. */
+static void frame_name(const mp_symbol_t *s, uint64_t pc, char *buf, size_t size)
+{
+	const char *base = s->object ? strrchr(s->object, '/') : NULL;
+
+	if (s->function)
+		snprintf(buf, size, "%.*s", (int)sym_len(s->function), s->function);
+	else if (s->object)
+		snprintf(buf, size, "%s+%#" PRIx64, base ? base + 1 : s->object, s->offset);
+	else
+		snprintf(buf, size, "%#" PRIx64, pc);
+}
+
+/* Resolve stack id (1..) to a function name index; *object its object. */
+static long stack_function(mp_functions_t *f, uint32_t id, const char **object)
+{
+	const uint64_t *pcs;
+	uint32_t n, i, pick = 0;
+	char buf[512];
+	long nid;
+
+	*object = NULL;
+	if (mp_capture_stack(f->cap, id, &pcs, &n) || n == 0)
+		return name_id(f, NO_STACK);
+	for (i = 0; i < n; i++) {
+		mp_symbolize(f->sym, pcs[i], &f->syms[i]);
+		if (!in_memprof(f->syms[i].object) && !is_entry_point(f->syms[i].function) && !pick)
+			pick = i + 1;
+	}
+	pick = pick ? pick - 1 : 0;
+	frame_name(&f->syms[pick], pcs[pick], buf, sizeof(buf));
+	*object = f->syms[pick].object;
+	nid = name_id(f, buf);
+	return nid;
+}
+
+/* --- the pass ------------------------------------------------------------- */
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const mp_func_row_t *x = a, *y = b;
+
+	if (x->memory != y->memory)
+		return x->memory < y->memory ? -1 : 1;
+	if (x->peak_bytes != y->peak_bytes)
+		return x->peak_bytes > y->peak_bytes ? -1 : 1;
+	if (x->requested_bytes != y->requested_bytes)
+		return x->requested_bytes > y->requested_bytes ? -1 : 1;
+	return strcmp(x->function, y->function);
+}
+
+static int oom(mp_diag_t *diag)
+{
+	return mp_diag_set(diag, MP_ENOMEM, -1, -1, "out of memory");
+}
+
+int mp_functions_compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver, mp_diag_t *diag)
+{
+	mp_capture_t *cap = mp_capture_from_source(src);
+	mp_functions_t *f;
+	live_map_t live = {NULL, 0, 0};
+	uint64_t *peak_at = NULL;
+	uint32_t npeak = 0, i, nostack_name;
+	unsigned char *has_stacks = NULL;
+	mp_event_t ev;
+	int rc;
+	long r;
+
+	*out = NULL;
+	if (!cap || mp_capture_stack_count(cap) == 0)
+		return MP_ENODATA;
+	if (!(f = calloc(1, sizeof(*f))))
+		return oom(diag);
+	f->cap = cap;
+	f->nstacks = mp_capture_stack_count(cap);
+	f->sym = mp_symbolizer_new(cap);
+	f->stack_name = calloc((size_t)f->nstacks + 1, sizeof(*f->stack_name));
+	f->stack_row = calloc((size_t)f->nstacks + 1, sizeof(*f->stack_row));
+	f->stack_object = calloc((size_t)f->nstacks + 1, sizeof(*f->stack_object));
+	f->stack_bytes = calloc((size_t)f->nstacks + 1, sizeof(*f->stack_bytes));
+	f->syms = calloc(MP_WRITER_STACK_MAX, sizeof(*f->syms));
+	f->frames = calloc(MP_WRITER_STACK_MAX, sizeof(*f->frames));
+	if (!f->sym || !f->stack_name || !f->stack_row || !f->stack_object || !f->stack_bytes || !f->syms || !f->frames ||
+	    (r = name_id(f, NO_STACK)) < 0 || live_grow(&live)) {
+		rc = oom(diag);
+		goto fail;
+	}
+	nostack_name = (uint32_t)r;
+	/* Each memory id's peak event, from the solver. */
+	for (size_t d = 0; d < mp_solver_device_count(solver); d++) {
+		const mp_solver_device_t *dev = mp_solver_device(solver, d);
+		if (dev->id >= npeak) {
+			uint32_t n = dev->id + 1;
+			uint64_t *a = realloc(peak_at, n * sizeof(*a));
+			if (!a) {
+				rc = oom(diag);
+				goto fail;
+			}
+			for (i = npeak; i < n; i++)
+				a[i] = UINT64_MAX;
+			peak_at = a;
+			npeak = n;
+		}
+		peak_at[dev->id] = dev->has_peak ? dev->peak.event_index : UINT64_MAX;
+	}
+	if ((rc = mp_source_rewind(src, diag)) < 0)
+		goto fail;
+	while ((rc = mp_source_next(src, &ev, diag)) == 1) {
+		if (ev.kind == MP_EV_ALLOC || ev.kind == MP_EV_ALLOC_FAILED) {
+			uint32_t name = nostack_name;
+			const char *object = NULL;
+			live_slot_t *slot;
+			size_t k;
+
+			if (ev.stack && ev.stack <= f->nstacks) {
+				if (!f->stack_name[ev.stack]) {
+					long nid = stack_function(f, ev.stack, &object);
+					if (nid < 0) {
+						rc = oom(diag);
+						goto fail;
+					}
+					f->stack_name[ev.stack] = (uint32_t)nid + 1;
+					f->stack_object[ev.stack] = object;
+				}
+				name = f->stack_name[ev.stack] - 1;
+				object = f->stack_object[ev.stack];
+			}
+			if ((r = row_of(f, ev.memory, name, object)) < 0) {
+				rc = oom(diag);
+				goto fail;
+			}
+			if (ev.stack && ev.stack <= f->nstacks) {
+				f->stack_row[ev.stack] = (uint32_t)r + 1;
+				f->stack_bytes[ev.stack] += ev.requested_bytes;
+			}
+			if (ev.kind == MP_EV_ALLOC_FAILED) {
+				f->rows[r].failed++;
+				continue;
+			}
+			f->rows[r].allocations++;
+			f->rows[r].requested_bytes += ev.requested_bytes;
+			if ((slot = live_find(&live, ev.memory, ev.address))) {
+				/* an address allocated twice: the older block is gone */
+				f->rows[slot->row - 1].leak_count--;
+				f->rows[slot->row - 1].leak_bytes -= slot->bytes;
+				live_remove(&live, slot);
+			}
+			if ((live.n + 1) * 2 > live.mask + 1 && live_grow(&live)) {
+				rc = oom(diag);
+				goto fail;
+			}
+			for (k = live_hash(&live, ev.memory, ev.address); live.s[k].row; k = (k + 1) & live.mask)
+				;
+			live.s[k].addr = ev.address;
+			live.s[k].memory = ev.memory;
+			live.s[k].row = (uint32_t)r + 1;
+			live.s[k].bytes = ev.allocated_bytes ? ev.allocated_bytes : ev.requested_bytes;
+			live.n++;
+			/* leak_* hold what is live now; at the end, what stayed */
+			f->rows[r].leak_count++;
+			f->rows[r].leak_bytes += live.s[k].bytes;
+		} else if (ev.kind == MP_EV_FREE) {
+			live_slot_t *slot = live_find(&live, ev.memory, ev.address);
+			if (slot) {
+				f->rows[slot->row - 1].leak_count--;
+				f->rows[slot->row - 1].leak_bytes -= slot->bytes;
+				live_remove(&live, slot);
+			}
+		}
+		if (ev.memory < npeak && ev.index == peak_at[ev.memory]) {
+			size_t j;
+			for (j = 0; j < f->nrows; j++) {
+				if (f->rows[j].memory != ev.memory)
+					continue;
+				f->rows[j].peak_count = f->rows[j].leak_count;
+				f->rows[j].peak_bytes = f->rows[j].leak_bytes;
+			}
+		}
+	}
+	if (rc < 0)
+		goto fail;
+	/* Representative stacks, then drop the rows of memory ids without
+	 * any stack (annotated pools, mappings): nothing to say about them. */
+	for (i = 1; i <= f->nstacks; i++) {
+		mp_func_row_t *row;
+		if (!f->stack_row[i])
+			continue;
+		row = &f->rows[f->stack_row[i] - 1];
+		row->stacks++;
+		if (!row->stack || f->stack_bytes[i] > f->stack_bytes[row->stack])
+			row->stack = i;
+	}
+	{
+		uint32_t maxmem = 0;
+		size_t j, k = 0;
+		for (j = 0; j < f->nrows; j++)
+			if (f->rows[j].memory + 1 > maxmem)
+				maxmem = f->rows[j].memory + 1;
+		has_stacks = calloc(maxmem ? maxmem : 1, 1);
+		if (!has_stacks) {
+			rc = oom(diag);
+			goto fail;
+		}
+		for (j = 0; j < f->nrows; j++)
+			if (f->rows[j].stacks)
+				has_stacks[f->rows[j].memory] = 1;
+		for (j = 0; j < f->nrows; j++)
+			if (has_stacks[f->rows[j].memory])
+				f->rows[k++] = f->rows[j];
+		f->nrows = k;
+	}
+	qsort(f->rows, f->nrows, sizeof(*f->rows), cmp_rows);
+	free(has_stacks);
+	free(peak_at);
+	free(live.s);
+	*out = f;
+	return 0;
+fail:
+	free(has_stacks);
+	free(peak_at);
+	free(live.s);
+	mp_functions_free(f);
+	return rc;
+}
+
+void mp_functions_free(mp_functions_t *f)
+{
+	size_t i;
+
+	if (!f)
+		return;
+	mp_symbolizer_free(f->sym);
+	for (i = 0; i < f->nnames; i++)
+		free(f->names[i]);
+	free(f->names);
+	free(f->name_slots);
+	free(f->rows);
+	free(f->row_keys);
+	free(f->row_vals);
+	free(f->stack_name);
+	free(f->stack_row);
+	free((void *)f->stack_object);
+	free(f->stack_bytes);
+	free(f->frames);
+	free(f->syms);
+	free(f);
+}
+
+size_t mp_functions_count(const mp_functions_t *f)
+{
+	return f->nrows;
+}
+
+const mp_func_row_t *mp_functions_row(const mp_functions_t *f, size_t i)
+{
+	return i < f->nrows ? &f->rows[i] : NULL;
+}
+
+uint32_t mp_functions_distinct_stacks(const mp_functions_t *f)
+{
+	return f->nstacks;
+}
+
+const char *mp_functions_symbolizer(const mp_functions_t *f)
+{
+	(void)f;
+	return mp_symbolizer_backend();
+}
+
+int mp_functions_frames(mp_functions_t *f, uint32_t stack, const mp_func_frame_t **frames, uint32_t *n)
+{
+	const uint64_t *pcs;
+	uint32_t i;
+
+	*frames = NULL;
+	*n = 0;
+	if (mp_capture_stack(f->cap, stack, &pcs, n))
+		return MP_ENOTFOUND;
+	for (i = 0; i < *n; i++) {
+		mp_symbol_t s;
+		long nid = -1;
+		mp_symbolize(f->sym, pcs[i], &s);
+		if (s.function) {
+			char buf[512];
+			snprintf(buf, sizeof(buf), "%.*s", (int)sym_len(s.function), s.function);
+			nid = name_id(f, buf); /* without its version; owned by f */
+		}
+		f->frames[i].address = pcs[i];
+		f->frames[i].function = nid >= 0 ? f->names[nid] : NULL;
+		f->frames[i].object = s.object;
+		f->frames[i].offset = s.offset;
+	}
+	*frames = f->frames;
+	return 0;
+}

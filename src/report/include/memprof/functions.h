@@ -1,0 +1,90 @@
+/* memprof/functions.h - allocations grouped by the function that made them,
+ * for captures recorded with call stacks (`memprof record --stacks`).
+ *
+ * The "allocating function" of an allocation is the innermost frame of its
+ * stack that is neither inside memprof's preload library nor an allocator
+ * entry point (malloc, calloc, realloc, operator new, strdup, ...): the
+ * code that asked for the memory. Frames are symbolized offline, now, from
+ * the objects on disk (see docs/report.md, "Allocations by function").
+ *
+ * Rows are per (memory id, function): allocations made, bytes requested,
+ * failed allocations, what was live at the memory id's peak (the solver's
+ * peak event) and at the end of the capture.
+ */
+#ifndef MEMPROF_FUNCTIONS_H
+#define MEMPROF_FUNCTIONS_H
+
+#include <memprof/error.h>
+#include <memprof/solver.h>
+#include <memprof/source.h>
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mp_func_frame {
+	uint64_t address;     /* the return address as recorded */
+	const char *function; /* symbol, or NULL when unknown */
+	const char *object;   /* path of the object holding it, or NULL */
+	uint64_t offset;      /* address - the object's load bias */
+} mp_func_frame_t;
+
+typedef struct mp_func_row {
+	uint32_t memory;          /* memory id */
+	const char *function;     /* "alloc_a", "libfoo.so+0x1234" without a symbol, "(no stack)" */
+	const char *object;       /* path of the object holding it, "" when unknown */
+	uint64_t allocations;     /* ALLOC events (a realloc counts one) */
+	uint64_t requested_bytes; /* their requested bytes, summed */
+	uint64_t failed;          /* failed allocations */
+	uint64_t peak_count, peak_bytes; /* live at the memory id's peak (allocated bytes) */
+	uint64_t leak_count, leak_bytes; /* live at the end of the capture */
+	uint32_t stacks;          /* distinct stacks in this row */
+	uint32_t stack;           /* one of them: the one with the most bytes requested */
+} mp_func_row_t;
+
+typedef struct mp_functions mp_functions_t;
+
+/* Group the events of src (a .memprof capture, already run through solver,
+ * which gives the peak of each memory id) by allocating function. Rewinds
+ * and reads src once more. Returns 0 with *out owned by the caller (free
+ * with mp_functions_free), MP_ENODATA when src has no call stacks (*out
+ * NULL), or the source's error with diag filled. */
+int mp_functions_compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver, mp_diag_t *diag);
+void mp_functions_free(mp_functions_t *f);
+
+/* Rows by memory id, then peak bytes, requested bytes (both descending) and
+ * name. Borrowed; valid until mp_functions_free(). */
+size_t mp_functions_count(const mp_functions_t *f);
+const mp_func_row_t *mp_functions_row(const mp_functions_t *f, size_t i);
+
+/* Distinct stacks in the capture; "libdw" or "none" (what named the frames). */
+uint32_t mp_functions_distinct_stacks(const mp_functions_t *f);
+const char *mp_functions_symbolizer(const mp_functions_t *f);
+
+/* The symbolized frames of a stack, innermost first. *frames borrowed
+ * (valid until the next call or mp_functions_free). Returns 0 or MP_ENOTFOUND. */
+int mp_functions_frames(mp_functions_t *f, uint32_t stack, const mp_func_frame_t **frames, uint32_t *n);
+
+/* Text table(s) for people: top rows per memory id (0 = 20). Only memory
+ * id `device` when device_set. Returns 0 or -errno. */
+int mp_functions_text(FILE *out, mp_functions_t *f, const mp_source_t *src, uint32_t top, int device_set,
+		      uint32_t device);
+
+/* {"symbolizer", "distinct_stacks", "rows": [...]} (docs/report.md). Caller
+ * owns; NULL when out of memory. */
+json_t *mp_functions_json(mp_functions_t *f, const mp_source_t *src, uint32_t top, int device_set, uint32_t device);
+
+/* CSV: the header line (without newline), then the rows of one input
+ * (section "functions", then file, device, and the row's fields). Returns 0
+ * or -errno. */
+extern const char *const mp_functions_csv_header;
+int mp_functions_csv(FILE *out, mp_functions_t *f, const char *file, uint32_t top, int device_set, uint32_t device);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,359 @@
+/* test_hooks_stacks.c - `memprof record --stacks` end to end.
+ *
+ * victim_stacks (see its header comment) allocates from four known
+ * functions; the capture is checked with the capture API (every host
+ * allocation has a stack, the three calls of alloc_a share one, the module
+ * map names the victim), then `memprof report --by-function --json` must
+ * charge exactly what each function allocated: alloc_a 3 x 1000, alloc_b
+ * 2 x 5000, grow_c 100 then a realloc to 200, fail_d one failed request.
+ * Both unwinders (libunwind, frame pointers) must agree; a capture without
+ * --stacks must read and report as before.
+ */
+#include "test_common.h"
+
+#include "hooks_run.h"
+
+#include <memprof/capture.h>
+
+#include <jansson.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Capture-level checks; returns the number of distinct stack ids seen. */
+static uint32_t check_capture(const char *path, int want_stacks)
+{
+	mp_capture_t *cap;
+	mp_source_t *src;
+	mp_diag_t diag;
+	mp_event_t ev;
+	uint32_t id_a = 0, id_b = 0, n_a = 0, n_b = 0, seen = 0, unstacked = 0, allocs = 0;
+	int rc, victim = 0;
+	size_t i;
+
+	assert_int_equal(mp_capture_open(&cap, path, &diag), 0);
+	src = mp_capture_source(cap);
+	while ((rc = mp_source_next(src, &ev, &diag)) == 1) {
+		if (ev.kind != MP_EV_ALLOC && ev.kind != MP_EV_ALLOC_FAILED)
+			continue;
+		if (strcmp(mp_source_memory(src, ev.memory)->name, "host"))
+			continue;
+		allocs++;
+		unstacked += ev.stack == 0;
+		if (ev.stack > seen)
+			seen = ev.stack;
+		if (ev.kind == MP_EV_ALLOC && ev.requested_bytes == 1000) {
+			if (!id_a)
+				id_a = ev.stack;
+			assert_int_equal(ev.stack, id_a);
+			n_a++;
+		}
+		if (ev.kind == MP_EV_ALLOC && ev.requested_bytes == 5000) {
+			if (!id_b)
+				id_b = ev.stack;
+			assert_int_equal(ev.stack, id_b);
+			n_b++;
+		}
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(n_a, 3);
+	assert_int_equal(n_b, 2);
+	assert_true(allocs >= 7); /* 3 + 2 + malloc + realloc + failed, and whatever start-up made */
+	if (want_stacks) {
+		assert_int_equal(unstacked, 0);
+		assert_true(id_a != 0 && id_b != 0 && id_a != id_b);
+		/* deduplicated: alloc_a, alloc_b, grow_c's two sites, fail_d, and
+		 * the few start-up allocations at most */
+		assert_true(mp_capture_stack_count(cap) >= 5);
+		assert_true(mp_capture_stack_count(cap) <= 12);
+		for (i = 0; i < mp_capture_module_count(cap); i++)
+			victim |= strstr(mp_capture_module(cap, i)->path, "/victim_stacks") != NULL;
+		assert_true(victim);
+	} else {
+		assert_int_equal(unstacked, allocs);
+		assert_int_equal(mp_capture_stack_count(cap), 0);
+		assert_int_equal(mp_capture_module_count(cap), 0);
+	}
+	mp_capture_close(cap);
+	return seen;
+}
+
+/* `memprof report ARGS --json FILE`; returns the document (caller frees)
+ * and the exit status in *status. */
+static json_t *report_json(const char *args, const char *path, int *status)
+{
+	char cmd[2048];
+	json_error_t err;
+	json_t *root;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "'%s' report %s --json '%s' 2>/dev/null", HK_MEMPROF, args, path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	root = json_loadf(p, JSON_DISABLE_EOF_CHECK, &err);
+	*status = pclose(p);
+	return root;
+}
+
+static const json_t *row_of(const json_t *rows, const char *function)
+{
+	size_t i;
+	json_t *r;
+
+	json_array_foreach(rows, i, r) {
+		if (!strcmp(json_string_value(json_object_get(r, "function")), function))
+			return r;
+	}
+	fail_msg("no row for function '%s'", function);
+	return NULL;
+}
+
+#define FIELD(r, k) json_integer_value(json_object_get((r), (k)))
+
+static void check_row(const json_t *rows, const char *fn, long allocs, long requested, long failed, long peak,
+		      long peak_count)
+{
+	const json_t *r = row_of(rows, fn), *frame0;
+
+	assert_string_equal(json_string_value(json_object_get(r, "memory")), "host");
+	assert_int_equal(FIELD(r, "allocations"), allocs);
+	assert_int_equal(FIELD(r, "requested_bytes"), requested);
+	assert_int_equal(FIELD(r, "failed_allocations"), failed);
+	assert_int_equal(FIELD(r, "peak_bytes"), peak);
+	assert_int_equal(FIELD(r, "peak_count"), peak_count);
+	assert_int_equal(FIELD(r, "leak_bytes"), 0);
+	assert_int_equal(FIELD(r, "leak_count"), 0);
+	assert_non_null(strstr(json_string_value(json_object_get(r, "object")), "victim_stacks"));
+	/* the representative stack starts in the allocating function (the
+	 * preload's own frames were dropped at capture time) */
+	frame0 = json_array_get(json_object_get(r, "stack"), 0);
+	assert_non_null(frame0);
+	assert_string_equal(json_string_value(json_object_get(frame0, "function")), fn);
+}
+
+static void check_report(const char *path)
+{
+	int status;
+	json_t *root = report_json("--by-function", path, &status), *fns, *rows, *dev;
+
+	if (!root)
+		fail_msg("`memprof report --by-function --json` gave no JSON");
+	assert_int_equal(status, 0);
+	fns = json_object_get(root, "functions");
+	assert_non_null(fns);
+	assert_true(FIELD(fns, "distinct_stacks") >= 5);
+	rows = json_object_get(fns, "rows");
+	assert_true(json_array_size(rows) >= 4);
+	/* the peak is with everything of main live: 3000 + 10000 + 200 */
+	dev = json_array_get(json_object_get(root, "devices"), 0);
+	assert_int_equal(FIELD(json_object_get(dev, "peak"), "bytes"), 13200);
+	if (!strcmp(json_string_value(json_object_get(fns, "symbolizer")), "libdw")) {
+		check_row(rows, "alloc_a", 3, 3000, 0, 3000, 3);
+		check_row(rows, "alloc_b", 2, 10000, 0, 10000, 2);
+		check_row(rows, "grow_c", 2, 300, 0, 200, 1); /* malloc(100), then realloc to 200 */
+		check_row(rows, "fail_d", 0, 0, 1, 0, 0);
+		/* sorted by bytes live at the peak */
+		assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "function")), "alloc_b");
+		assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 1), "function")), "alloc_a");
+	} else {
+		print_message("memprof built without libdw: function names not checked\n");
+	}
+	json_decref(root);
+}
+
+/* The CSV table: alloc_a's row, field by field. */
+static void check_csv(const char *path)
+{
+	char cmd[2048], line[4096];
+	int found = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "'%s' report --csv '%s' 2>/dev/null", HK_MEMPROF, path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p))
+		if (!strncmp(line, "functions,", 10) && strstr(line, ",alloc_a,")) {
+			found = 1;
+			/* allocations .. stacks */
+			assert_non_null(strstr(line, "victim_stacks,3,3000,0,3000,3,0,0,1\n"));
+		}
+	assert_int_equal(pclose(p), 0);
+	assert_true(found);
+}
+
+static void test_stacks_unwind(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--stacks", NULL};
+
+	assert_int_equal(hk_record(t->cap, opts, "victim_stacks", NULL, NULL), 0);
+	check_capture(t->cap, 1);
+	check_report(t->cap);
+	if (HK_HAVE_LIBDW)
+		check_csv(t->cap);
+}
+
+static void test_stacks_frame_pointers(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--stacks", NULL};
+	const char *env[] = {"MEMPROF_STACKS=fp", NULL};
+
+	assert_int_equal(hk_record(t->cap, opts, "victim_stacks", NULL, env), 0);
+	check_capture(t->cap, 1);
+	check_report(t->cap);
+}
+
+/* Without --stacks: no stacks, no module map, the report as before, and
+ * --by-function says why it cannot. */
+static void test_stacks_none(void **state)
+{
+	tmpdir_t *t = *state;
+	json_t *root;
+	int status;
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_stacks", NULL, NULL), 0);
+	check_capture(t->cap, 0);
+	root = report_json("", t->cap, &status);
+	assert_non_null(root);
+	assert_int_equal(status, 0);
+	assert_null(json_object_get(root, "functions"));
+	json_decref(root);
+	root = report_json("--by-function", t->cap, &status);
+	json_decref(root);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 2);
+}
+
+/* C++: operator new is an allocator entry point, so main (its caller) is
+ * the allocating function: new char[1234], the vector (24) and its buffer
+ * (1200), new int (4). libstdc++ has no frame pointers: libunwind only. */
+static void test_stacks_cxx(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--stacks", NULL};
+	json_t *root, *rows;
+	int status;
+
+	if (!HK_HAVE_CXX || !HK_HAVE_LIBUNWIND) {
+		skip();
+		return;
+	}
+	assert_int_equal(hk_record(t->cap, opts, "victim_cxx", NULL, NULL), 0);
+	root = report_json("--by-function", t->cap, &status);
+	assert_non_null(root);
+	rows = json_object_get(json_object_get(root, "functions"), "rows");
+	if (!strcmp(json_string_value(json_object_get(json_object_get(root, "functions"), "symbolizer")), "libdw")) {
+		const json_t *r = row_of(rows, "main");
+		assert_int_equal(FIELD(r, "allocations"), 4);
+		assert_int_equal(FIELD(r, "requested_bytes"), 1234 + 24 + 1200 + 4);
+		assert_int_equal(FIELD(r, "leak_count"), 0);
+	}
+	json_decref(root);
+}
+
+/* A library loaded by dlopen after the capture started: the module map
+ * gains it, and its function is named. */
+static void test_stacks_dlopen(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--stacks", NULL};
+	const char *args[] = {HK_PLUGIN, NULL};
+	mp_capture_t *cap;
+	mp_diag_t diag;
+	mp_event_t ev;
+	json_t *root;
+	size_t i;
+	int status, plugin = 0;
+
+	assert_int_equal(hk_record(t->cap, opts, "victim_stacks", args, NULL), 0);
+	assert_int_equal(mp_capture_open(&cap, t->cap, &diag), 0);
+	while (mp_source_next(mp_capture_source(cap), &ev, &diag) == 1)
+		;
+	for (i = 0; i < mp_capture_module_count(cap); i++)
+		plugin |= strstr(mp_capture_module(cap, i)->path, "stacks_plugin") != NULL;
+	assert_true(plugin);
+	mp_capture_close(cap);
+	root = report_json("--by-function", t->cap, &status);
+	assert_non_null(root);
+	assert_int_equal(status, 0);
+	if (HK_HAVE_LIBDW) {
+		const json_t *r = row_of(json_object_get(json_object_get(root, "functions"), "rows"), "plugin_alloc");
+		assert_int_equal(FIELD(r, "allocations"), 2);
+		assert_int_equal(FIELD(r, "requested_bytes"), 1554);
+		assert_int_equal(FIELD(r, "leak_count"), 0);
+		assert_non_null(strstr(json_string_value(json_object_get(r, "object")), "stacks_plugin"));
+	}
+	json_decref(root);
+}
+
+/* Host allocations without a stack in a capture, and the stacks defined. */
+static uint64_t unstacked(const char *path, uint32_t *nstacks)
+{
+	mp_capture_t *cap;
+	mp_diag_t diag;
+	mp_event_t ev;
+	uint64_t n = 0;
+
+	assert_int_equal(mp_capture_open(&cap, path, &diag), 0);
+	while (mp_source_next(mp_capture_source(cap), &ev, &diag) == 1)
+		if ((ev.kind == MP_EV_ALLOC || ev.kind == MP_EV_ALLOC_FAILED) && ev.memory == 0 && !ev.stack)
+			n++;
+	*nstacks = mp_capture_stack_count(cap);
+	mp_capture_close(cap);
+	return n;
+}
+
+/* 8 threads x 100000 allocations freed across threads, and 4000
+ * short-lived threads (the frame-pointer walk asks each new thread for its
+ * stack bounds): the figures of test_hooks_proc, unchanged by --stacks,
+ * every allocation with a stack, and a handful of distinct stacks. */
+static void test_stacks_threads(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--stacks", NULL};
+	const char *unwinders[] = {"MEMPROF_STACKS=1", "MEMPROF_STACKS=fp"};
+	uint32_t nstacks;
+	int u;
+
+	for (u = 0; u < 2; u++) {
+		const char *env[] = {unwinders[u], NULL};
+		const char *churn_env[] = {unwinders[u], "MEMPROF_FLUSH_MS=1", NULL};
+		hk_stats_t st = {0}, ch = {0};
+
+		unlink(t->cap);
+		assert_int_equal(hk_record(t->cap, opts, "victim_threads", NULL, env), 0);
+		st.skip_first_thread = 1;
+		hk_replay_ok(t->cap, &st);
+		assert_int_equal(st.allocs, 800000);
+		assert_int_equal(st.frees, 800000);
+		assert_int_equal(st.peak, 37995904);
+		assert_int_equal(st.unknown_frees, 0);
+		assert_int_equal(st.dropped, 0);
+		assert_int_equal(unstacked(t->cap, &nstacks), 0);
+		assert_true(nstacks >= 1 && nstacks <= 32);
+
+		unlink(t->cap);
+		assert_int_equal(hk_record(t->cap, opts, "victim_churn", NULL, churn_env), 0);
+		ch.skip_first_thread = 1;
+		hk_replay_ok(t->cap, &ch);
+		assert_int_equal(ch.allocs, 4000 * 101);
+		assert_int_equal(ch.frees, 4000 * 101);
+		assert_int_equal(ch.unknown_frees, 0);
+		assert_int_equal(unstacked(t->cap, &nstacks), 0);
+		assert_true(nstacks <= 64);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_stacks_unwind, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_stacks_frame_pointers, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_stacks_none, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_stacks_cxx, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_stacks_threads, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_stacks_dlopen, hk_setup_dir, hk_teardown_dir),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

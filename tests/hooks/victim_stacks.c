@@ -1,0 +1,93 @@
+/* victim_stacks.c - allocations from known call sites, for --stacks.
+ *
+ * main() calls, in this order (nothing else allocates after main starts:
+ * no stdio):
+ *   alloc_a(): 3 x malloc(1000)                         -> 3 allocations, 3000 bytes
+ *   alloc_b(): 2 x malloc(5000)                         -> 2 allocations, 10000 bytes
+ *   grow_c():  malloc(100), then realloc to 200 (moved or not, a realloc)
+ *   fail_d():  malloc(1 << 62), which fails            -> ALLOC_FAILED
+ * all live at once (the peak of what main allocates: 13000 + 200 bytes),
+ * then free_all() frees everything. Every function is noinline and the
+ * victim is built with frame pointers, so both unwinders see main ->
+ * alloc_a -> malloc. Each function allocates from one call site, so
+ * alloc_a's 3 calls and alloc_b's 2 share one stack each.
+ *
+ * "victim_stacks PLUGIN": first dlopen PLUGIN (stacks_plugin.c) and call
+ * its plugin_alloc() (2 x 777 bytes) and plugin_free(), then as above.
+ */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static void *a[3], *b[2], *c;
+/* Opaque loop bounds: the compiler must not peel the loops into several
+ * call sites (each would be a stack of its own). */
+static volatile int three = 3, two = 2;
+
+NOINLINE void alloc_a(void);
+NOINLINE void alloc_b(void);
+NOINLINE void grow_c(void);
+NOINLINE void fail_d(void);
+NOINLINE void free_all(void);
+
+NOINLINE void alloc_a(void)
+{
+	for (int i = 0; i < three; i++)
+		a[i] = malloc(1000);
+	__asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void alloc_b(void)
+{
+	for (int i = 0; i < two; i++)
+		b[i] = malloc(5000);
+	__asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void grow_c(void)
+{
+	c = malloc(100);
+	c = realloc(c, 200);
+	__asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void fail_d(void)
+{
+	void *p = malloc((size_t)1 << 62);
+	if (p)
+		abort();
+	__asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void free_all(void)
+{
+	for (int i = 0; i < 3; i++)
+		free(a[i]);
+	for (int i = 0; i < 2; i++)
+		free(b[i]);
+	free(c);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1) {
+		void *h = dlopen(argv[1], RTLD_NOW);
+		void (*pa)(void), (*pf)(void);
+		if (!h)
+			return 3;
+		*(void **)&pa = dlsym(h, "plugin_alloc");
+		*(void **)&pf = dlsym(h, "plugin_free");
+		if (!pa || !pf)
+			return 4;
+		pa();
+		pf();
+	}
+	alloc_a();
+	alloc_b();
+	grow_c();
+	fail_d();
+	free_all();
+	return 0;
+}
