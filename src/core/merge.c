@@ -7,6 +7,7 @@
 
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -388,7 +389,7 @@ static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t ma
 		mp_chunk_t *c = t->head;
 		const uint8_t *tp, *te, *tm, *tme, *ad, *ade, *sz, *sze, *ms, *mse;
 		uint64_t time, addr, nrec = 0;
-		uint32_t op, dtype, shape, region, stack, mem;
+		mp_event_t tpl; /* memory .. region: what the chunk's context gives every event */
 		size_t k0 = k;
 		int late = 0;
 
@@ -399,7 +400,9 @@ static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t ma
 			sz = c->col[CS], sze = c->cend[CS];
 			ms = c->col[CM], mse = c->cend[CM];
 			time = c->time, addr = c->addr;
-			op = c->op, dtype = c->dtype, shape = c->shape, region = c->region, stack = c->stack, mem = c->memory;
+			memset(&tpl, 0, sizeof(tpl));
+			tpl.memory = c->memory, tpl.thread = ti, tpl.op = c->op, tpl.dtype = c->dtype;
+			tpl.shape = c->shape, tpl.stack = c->stack, tpl.region = (uint8_t)c->region;
 #define RD(p, e, v) ((p) < (e) && *(p) < 0x80 ? ((v) = *(p)++, 0) : mp_varint_get(&(p), (e), &(v)))
 			while (k < max && tp < te) {
 				const uint8_t *tm0 = tm, *ad0 = ad, *sz0 = sz, *ms0 = ms;
@@ -417,7 +420,7 @@ static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t ma
 						ms = ms0;
 						break;
 					}
-					op = (uint32_t)o, region = (uint32_t)r, dtype = (uint32_t)dy, shape = (uint32_t)sh;
+					tpl.op = (uint32_t)o, tpl.region = (uint8_t)r, tpl.dtype = (uint32_t)dy, tpl.shape = (uint32_t)sh;
 					tp++;
 					continue;
 				}
@@ -442,15 +445,9 @@ static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t ma
 				}
 				e->address = a;
 				e->step = -1;
-				e->label = 0;
-				e->flags = 0;
-				e->memory = mem;
-				e->thread = ti;
-				e->op = op;
-				e->dtype = dtype;
-				e->shape = shape;
-				e->region = (uint8_t)region;
-				e->stack = stack;
+				/* memory, thread, op, dtype, shape, label 0, stack, flags 0,
+				 * kind (set below), region: one 32-byte copy, few registers */
+				memcpy(&e->memory, &tpl.memory, offsetof(mp_event_t, stats) - offsetof(mp_event_t, memory));
 				if (kind == MP_REC_ALLOC || kind == MP_REC_ALLOC_REUSED) {
 					if (RD(sz, sze, req))
 						goto undo;
@@ -470,7 +467,7 @@ static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t ma
 					e->kind = MP_EV_ALLOC;
 					e->requested_bytes = req;
 					e->allocated_bytes = alloc;
-					stack = 0;
+					tpl.stack = 0;
 				} else {
 					e->kind = MP_EV_FREE;
 					e->requested_bytes = e->allocated_bytes = 0;
@@ -495,7 +492,7 @@ undo:				/* decode_next redoes this record and says what is wrong */
 			c->col[MP_COL_TAG] = tp;
 			c->col[CT] = tm, c->col[CA] = ad, c->col[CS] = sz, c->col[CM] = ms;
 			c->time = time, c->addr = addr;
-			c->op = op, c->dtype = dtype, c->shape = shape, c->region = region, c->stack = stack;
+			c->op = tpl.op, c->dtype = tpl.dtype, c->shape = tpl.shape, c->region = tpl.region, c->stack = tpl.stack;
 			cap->records += nrec;
 			if (late) {
 				*got = k;

@@ -9,6 +9,7 @@
  * offset, after every event of the blocks before it has been returned.
  */
 #include "chunkcodec.h"
+#include "crc32.h"
 #include "format.h"
 #include "reader_internal.h"
 #include "varint.h"
@@ -467,7 +468,7 @@ static int read_block(mp_capture_t *cap, mp_diag_t *diag)
 		cap->end = MP_END_ABRUPT;
 		return 0;
 	}
-	if (CRC_BAD((uint32_t)crc32(0, cap->payload, plen), mp_get_u32le(hdr + 16)))
+	if (CRC_BAD(mp__crc32(0, cap->payload, plen), mp_get_u32le(hdr + 16)))
 		return block_error(cap, diag, MP_ECHECKSUM, boff, "payload checksum mismatch (corrupted data)");
 	memset(&z, 0, sizeof(z));
 	if (inflateInit2(&z, -15) != Z_OK)

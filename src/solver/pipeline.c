@@ -115,7 +115,9 @@ static void *reader(void *arg)
 			p->rc = rc;
 			p->diag = diag;
 		}
-		if (p->cwait)
+		/* The solver, when ahead, sleeps until half the ring is full
+		 * (or the stream ended): few wake-ups either way. */
+		if (p->cwait && (p->tail - p->head >= PIPE_SLOTS / 2 || p->done))
 			pthread_cond_signal(&p->has_data);
 		pthread_mutex_unlock(&p->mu);
 	}
