@@ -19,7 +19,7 @@
 typedef struct symr {
 	uint64_t lo, hi;
 	const char *name; /* owned by libdwfl */
-	int rank;         /* binding: global 2, weak 1, local 0 (aliases: highest wins) */
+	int rank;         /* binding: global 2, weak 1, local 0 (see cmp_symr for aliases) */
 } symr_t;
 
 typedef struct symtab {
@@ -139,9 +139,20 @@ static int cmp_symr(const void *a, const void *b)
 {
 	const symr_t *x = a, *y = b;
 
+	size_t ux = strspn(x->name, "_"), uy = strspn(y->name, "_");
+
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
-	return y->rank - x->rank; /* the preferred alias first */
+	/* the preferred alias first: the public name (glibc's calloc is a weak
+	 * alias of the global __libc_calloc), then global over weak over local,
+	 * then the shorter, then by name (deterministic) */
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	if (x->rank != y->rank)
+		return y->rank - x->rank;
+	if (strlen(x->name) != strlen(y->name))
+		return strlen(x->name) < strlen(y->name) ? -1 : 1;
+	return strcmp(x->name, y->name);
 }
 
 /* The module's function symbols, sorted, aliases folded, sizes of 0 made
