@@ -17,7 +17,9 @@
 #include "writer_internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
+#include <time.h>
 
 static uint64_t stack_hash(const uint64_t *pcs, uint32_t n)
 {
@@ -113,6 +115,30 @@ static int insert_locked(mp_writer_t *w, const uint64_t *pcs, uint32_t n, uint64
 	return 0;
 }
 
+/* defs_mu, but never forever. The annotation API takes it without the
+ * hooks' recursion guard, so a signal handler that allocates (with a new
+ * stack) while its thread is inside mp_writer_intern would wait on itself.
+ * The holder only appends a few bytes: after 20 ms the stack is given up
+ * (that allocation is recorded without one). */
+static int defs_lock(mp_writer_t *w)
+{
+	struct timespec t0, t;
+	int i;
+
+	for (i = 0;; i++) {
+		if (pthread_mutex_trylock(&w->defs_mu) == 0)
+			return 0;
+		if (i == 0)
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+		else if (i % 16 == 0) {
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > 20000000L)
+				return -EDEADLK;
+			sched_yield();
+		}
+	}
+}
+
 int mp_writer_stack(mp_writer_t *w, const uint64_t *pcs, uint32_t n, uint32_t *id)
 {
 	uint64_t hash;
@@ -124,7 +150,8 @@ int mp_writer_stack(mp_writer_t *w, const uint64_t *pcs, uint32_t n, uint32_t *i
 	hash = stack_hash(pcs, n);
 	if ((*id = stack_lookup(w, pcs, n, hash)))
 		return 0;
-	pthread_mutex_lock(&w->defs_mu);
+	if ((rc = defs_lock(w)))
+		return rc;
 	rc = insert_locked(w, pcs, n, hash, id, &fresh);
 	if (!rc && fresh)
 		covered = mp__modules_cover_locked(w, pcs, n);

@@ -284,9 +284,9 @@ static long stack_function(mp_functions_t *f, uint32_t id, const char **object)
 	*object = NULL;
 	if (mp_capture_stack(f->cap, id, &pcs, &n) || n == 0)
 		return name_id(f, NO_STACK);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !pick; i++) { /* up to the allocating frame only */
 		mp_symbolize(f->sym, pcs[i], &f->syms[i]);
-		if (!in_memprof(f->syms[i].object) && !is_entry_point(f->syms[i].function) && !pick)
+		if (!in_memprof(f->syms[i].object) && !is_entry_point(f->syms[i].function))
 			pick = i + 1;
 	}
 	pick = pick ? pick - 1 : 0;

@@ -11,12 +11,31 @@
 #include <elfutils/libdwfl.h>
 #endif
 
+#ifdef MEMPROF_HAVE_LIBDW
+/* A function symbol's runtime range. libdwfl's own address lookup scans
+ * the whole symbol table each time (a python3 stack has ~10^4 symbols to
+ * scan per frame); this sorted copy, made on a module's first lookup, makes
+ * it a binary search. */
+typedef struct symr {
+	uint64_t lo, hi;
+	const char *name; /* owned by libdwfl */
+	int rank;         /* binding: global 2, weak 1, local 0 (see cmp_symr for aliases) */
+} symr_t;
+
+typedef struct symtab {
+	symr_t *v;
+	size_t n;
+	int loaded;
+} symtab_t;
+#endif
+
 struct mp_symbolizer {
 	const mp_capture_t *cap;
 #ifdef MEMPROF_HAVE_LIBDW
 	Dwfl *dwfl;
 	Dwfl_Module **mods; /* per capture module: its dwfl module, NULL when unusable */
 	unsigned char *stale;
+	symtab_t *tabs;     /* per capture module */
 #endif
 };
 
@@ -68,7 +87,8 @@ mp_symbolizer_t *mp_symbolizer_new(const mp_capture_t *cap)
 
 		s->mods = calloc(n ? n : 1, sizeof(*s->mods));
 		s->stale = calloc(n ? n : 1, 1);
-		if (!s->mods || !s->stale) {
+		s->tabs = calloc(n ? n : 1, sizeof(*s->tabs));
+		if (!s->mods || !s->stale || !s->tabs) {
 			mp_symbolizer_free(s);
 			return NULL;
 		}
@@ -105,11 +125,88 @@ void mp_symbolizer_free(mp_symbolizer_t *s)
 #ifdef MEMPROF_HAVE_LIBDW
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
+	for (size_t i = 0; s->tabs && i < mp_capture_module_count(s->cap); i++)
+		free(s->tabs[i].v);
+	free(s->tabs);
 	free(s->mods);
 	free(s->stale);
 #endif
 	free(s);
 }
+
+#ifdef MEMPROF_HAVE_LIBDW
+static int cmp_symr(const void *a, const void *b)
+{
+	const symr_t *x = a, *y = b;
+
+	size_t ux = strspn(x->name, "_"), uy = strspn(y->name, "_");
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	/* the preferred alias first: the public name (glibc's calloc is a weak
+	 * alias of the global __libc_calloc), then global over weak over local,
+	 * then the shorter, then by name (deterministic) */
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	if (x->rank != y->rank)
+		return y->rank - x->rank;
+	if (strlen(x->name) != strlen(y->name))
+		return strlen(x->name) < strlen(y->name) ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* The module's function symbols, sorted, aliases folded, sizes of 0 made
+ * to reach the next symbol. Out of memory: an empty table. */
+static void load_symtab(Dwfl_Module *mod, symtab_t *t)
+{
+	int n = dwfl_module_getsymtab(mod), i;
+	size_t k = 0, j;
+
+	t->loaded = 1;
+	if (n <= 1 || !(t->v = calloc((size_t)n, sizeof(*t->v))))
+		return;
+	for (i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info), bind = GELF_ST_BIND(sym.st_info);
+
+		if (!name || !*name || sym.st_shndx == SHN_UNDEF || (type != STT_FUNC && type != STT_GNU_IFUNC))
+			continue;
+		t->v[k].lo = addr;
+		t->v[k].hi = sym.st_size ? addr + sym.st_size : UINT64_MAX;
+		t->v[k].name = name;
+		t->v[k].rank = bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0;
+		k++;
+	}
+	qsort(t->v, k, sizeof(*t->v), cmp_symr);
+	/* fold aliases (same start: the first, preferred, stays) */
+	for (i = 0, j = 0; (size_t)i < k; i++)
+		if (!j || t->v[i].lo != t->v[j - 1].lo)
+			t->v[j++] = t->v[i];
+	for (i = 0; (size_t)i + 1 < j; i++)
+		if (t->v[i].hi > t->v[i + 1].lo && t->v[i].hi == UINT64_MAX)
+			t->v[i].hi = t->v[i + 1].lo;
+	t->n = j;
+}
+
+static const char *lookup(symtab_t *t, uint64_t a)
+{
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) { /* the last symbol starting at or before a */
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->v[mid].lo <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || a >= t->v[lo - 1].hi)
+		return NULL;
+	return t->v[lo - 1].name;
+}
+#endif
 
 void mp_symbolize(mp_symbolizer_t *s, uint64_t pc, mp_symbol_t *out)
 {
@@ -123,8 +220,11 @@ void mp_symbolize(mp_symbolizer_t *s, uint64_t pc, mp_symbol_t *out)
 #ifdef MEMPROF_HAVE_LIBDW
 	{
 		size_t i = (size_t)(m - mp_capture_module(s->cap, 0));
-		if (s->mods[i] && !s->stale[i])
-			out->function = dwfl_module_addrname(s->mods[i], pc > 0 ? pc - 1 : pc);
+		if (s->mods[i] && !s->stale[i]) {
+			if (!s->tabs[i].loaded)
+				load_symtab(s->mods[i], &s->tabs[i]);
+			out->function = lookup(&s->tabs[i], pc > 0 ? pc - 1 : pc);
+		}
 		out->stale = s->stale[i];
 	}
 #endif

@@ -99,8 +99,9 @@ int mp_writer_mark(mp_writer_t *w, uint32_t label);
  * any event that uses the id). When a frame of a new stack lies outside
  * every object the capture describes and the dynamic loader has loaded
  * something since, the module map is refreshed (mp_writer_modules) after
- * the mutex is released. Never calls malloc. Returns 0, -EINVAL or
- * -ENOMEM (then *id is 0). */
+ * the mutex is released. Never calls malloc. Returns 0, -EINVAL, -ENOMEM,
+ * or -EDEADLK when the mutex stayed taken for 20 ms (a signal handler
+ * interrupting its own thread's definition; then *id is 0). */
 #define MP_WRITER_STACK_MAX 256
 int mp_writer_stack(mp_writer_t *w, const uint64_t *pcs, uint32_t n, uint32_t *id);
 
