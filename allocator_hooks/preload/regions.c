@@ -91,7 +91,10 @@ static void main_check(void)
 	lock_take();
 	end = cur_brk();
 	if (end != atomic_load_explicit(&main_end, memory_order_relaxed)) {
-		if (atomic_load_explicit(&main_end, memory_order_relaxed) > start_brk)
+		/* growing: a larger REGION_ADD at the same base (docs/format.md);
+		 * shrinking: remove, then declare again */
+		if (atomic_load_explicit(&main_end, memory_order_relaxed) > start_brk &&
+		    end < atomic_load_explicit(&main_end, memory_order_relaxed))
 			mp_writer_region_remove(W, host, start_brk);
 		if (end > start_brk)
 			mp_writer_region_add(W, host, start_brk, end - start_brk);
@@ -118,7 +121,8 @@ static void heap_check(uint64_t base)
 	size = ((const uint64_t *)(uintptr_t)base)[2];
 	if (atomic_load_explicit(&heaps[i].base, memory_order_relaxed) == base) {
 		if (atomic_load_explicit(&heaps[i].size, memory_order_relaxed) != size) {
-			mp_writer_region_remove(W, host, base);
+			if (size < atomic_load_explicit(&heaps[i].size, memory_order_relaxed))
+				mp_writer_region_remove(W, host, base); /* shrinking (growing: see main_check) */
 			mp_writer_region_add(W, host, base, size);
 			atomic_store_explicit(&heaps[i].size, size, memory_order_relaxed);
 		}

@@ -19,6 +19,46 @@ static int index_block(sv_dev_t *d, lm_entry_t *e)
 	return rc;
 }
 
+/* Blocks allocated before their region was declared (or grew over them)
+ * join the index. A scan of the live set, but only while unindexed blocks
+ * exist. */
+static int index_waiting(sv_dev_t *d, uint64_t base, uint64_t end)
+{
+	int rc;
+
+	if (!d->unindexed)
+		return 0;
+	for (size_t i = 0; i < d->live.cap; i++) {
+		lm_entry_t *e = &d->live.slots[i];
+		if (e->group == LM_EMPTY || e->pend != LM_OUT || !e->size)
+			continue;
+		if (e->addr >= base && e->addr < end && e->size <= end - e->addr && (rc = index_block(d, e)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* A REGION_ADD at the base of a declared region, larger, grows it: heaps
+ * (glibc's brk heap, thread arenas) are declared so as they grow, hundreds
+ * of times in a run. Only the region's END marker moves; its blocks stay
+ * in the index (a remove and an add would take every one of them out and
+ * back in). */
+static int region_grow(sv_dev_t *d, size_t pos, uint64_t end)
+{
+	uint64_t old = d->rend[pos];
+	int rc;
+
+	if (pos + 1 < d->rn && d->rbase[pos + 1] < end) {
+		d->pub.rejected_regions++;
+		return 0;
+	}
+	if ((rc = fx_remove(&d->fx, old, FX_END, NULL)) < 0 || (rc = fx_insert(&d->fx, end, end, FX_END, NULL)) < 0)
+		return rc;
+	d->rend[pos] = end;
+	d->region_bytes += end - old;
+	return index_waiting(d, d->rbase[pos], end);
+}
+
 int sv_region_add(sv_dev_t *d, uint64_t base, uint64_t size)
 {
 	uint64_t end = base + size;
@@ -31,6 +71,8 @@ int sv_region_add(sv_dev_t *d, uint64_t base, uint64_t size)
 	}
 	for (pos = 0; pos < d->rn && d->rbase[pos] < base; pos++)
 		;
+	if (pos < d->rn && d->rbase[pos] == base && end > d->rend[pos])
+		return region_grow(d, pos, end);
 	if ((pos > 0 && d->rend[pos - 1] > base) || (pos < d->rn && d->rbase[pos] < end)) {
 		d->pub.rejected_regions++;
 		return 0;
@@ -60,18 +102,7 @@ int sv_region_add(sv_dev_t *d, uint64_t base, uint64_t size)
 	d->region_bytes += size;
 	if ((rc = fx_insert(&d->fx, base, base, FX_START, NULL)) < 0 || (rc = fx_insert(&d->fx, end, end, FX_END, NULL)) < 0)
 		return rc;
-	/* Blocks allocated before their region was declared join the index now.
-	 * A scan of the live set, but only while unindexed blocks exist. */
-	if (d->unindexed) {
-		for (size_t i = 0; i < d->live.cap; i++) {
-			lm_entry_t *e = &d->live.slots[i];
-			if (e->group == LM_EMPTY || e->pend != LM_OUT || !e->size)
-				continue;
-			if (e->addr >= base && e->addr < end && e->size <= end - e->addr && (rc = index_block(d, e)) < 0)
-				return rc;
-		}
-	}
-	return 0;
+	return index_waiting(d, base, end);
 }
 
 int sv_region_remove(sv_dev_t *d, uint64_t base)

@@ -136,6 +136,38 @@ static void test_region_lifecycle(void **state)
 	mp_solver_free(s);
 }
 
+/* A REGION_ADD at a declared region's base, larger, grows it (heaps grow
+ * like that); smaller, it overlaps itself and is rejected. A block made
+ * past the old end before the growth joins the index with it. */
+static void test_region_grow(void **state)
+{
+	mp_event_t ev[] = {
+		ev_region(0, 1, BASE, 4096),
+		ev_alloc(0, 2, BASE, 1024, 1024),            /* gaps 3072 */
+		ev_alloc(0, 3, BASE + 6144, 1024, 1024),     /* outside: not indexed */
+		ev_region(0, 4, BASE, 8192),                 /* grows: gaps 5120, 1024 */
+		ev_region(0, 5, BASE + 8192, 4096),          /* adjacent: gaps 5120, 1024, 4096 */
+		ev_region(0, 6, BASE, 16384),                /* would overlap the next: rejected */
+		ev_region(0, 7, BASE, 2048),                 /* smaller: rejected */
+		ev_free(0, 8, BASE + 6144),                  /* gaps 7168, 4096 */
+	};
+	mp_solver_t *s = run(ev, 8, NULL);
+	const mp_solver_device_t *d = mp_solver_find(s, 0);
+
+	(void)state;
+	assert_int_equal(d->timeline_count, 8);
+	assert_frag(&d->timeline[1], 3072, 3072);
+	assert_frag(&d->timeline[2], 3072, 3072);
+	assert_frag(&d->timeline[3], 5120, 6144);
+	assert_int_equal(d->timeline[3].free_bytes, 8192 - 2048);
+	assert_frag(&d->timeline[4], 5120, 10240);
+	assert_frag(&d->timeline[5], 5120, 10240);
+	assert_frag(&d->timeline[6], 5120, 10240);
+	assert_frag(&d->timeline[7], 7168, 11264);
+	assert_int_equal(d->rejected_regions, 2);
+	mp_solver_free(s);
+}
+
 /* Ties: the first time the maximum is reached wins. */
 static void test_peak_tie_first_wins(void **state)
 {
@@ -444,6 +476,7 @@ int main(void)
 		cmocka_unit_test(test_fragmentation_exact),
 		cmocka_unit_test(test_full_region_and_outside),
 		cmocka_unit_test(test_region_lifecycle),
+		cmocka_unit_test(test_region_grow),
 		cmocka_unit_test(test_peak_tie_first_wins),
 		cmocka_unit_test(test_unknown_free_and_duplicate),
 		cmocka_unit_test(test_breakdown_groups),
