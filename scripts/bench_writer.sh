@@ -15,14 +15,14 @@ scripts/deps.sh
 scripts/build.sh build-bench -DCMAKE_BUILD_TYPE=Release >/dev/null
 out=$(mktemp /tmp/bench-writer-XXXXXX.memprof)
 trap 'rm -f "$out"' EXIT
-for shed in 1 0; do
-	if [ $shed = 1 ]; then
-		echo "## default: when the thread records faster than the flusher compresses, the flusher sheds work"
+for shed in 0 1; do
+	if [ $shed = 0 ]; then
+		echo "## default: a thread that records faster than the flusher compresses waits for it"
 	else
-		echo "## never_shed: the thread waits for the flusher, which always compresses fully"
+		echo "## shed (MEMPROF_SHED=1): the flusher sheds work instead, less compressed blocks for a while"
 	fi
 	echo "# single thread, $n events"
-	NEVER_SHED=$((1 - shed)) build-bench/tests/bench/bench_writer -t 1 -n "$n" -o "$out"
+	SHED=$shed build-bench/tests/bench/bench_writer -t 1 -n "$n" -o "$out"
 	echo "# 4 threads, $((n / 4)) events each"
-	NEVER_SHED=$((1 - shed)) build-bench/tests/bench/bench_writer -t 4 -n "$((n / 4))" -o "$out"
+	SHED=$shed build-bench/tests/bench/bench_writer -t 4 -n "$((n / 4))" -o "$out"
 done

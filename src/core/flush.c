@@ -351,7 +351,7 @@ int mp__writer_round(mp_writer_t *w, int final)
 	 * average it sheds the age table (a few ns an event, a few tenths of a
 	 * byte); past 7/8, threads are about to wait: it stores blocks
 	 * uncompressed too, so that they do not. */
-	if (!nsnap || w->never_shed)
+	if (!nsnap || !w->shed)
 		w->behind = BEHIND_NOT;
 	else if (pending > (uint64_t)nsnap * (w->ring_bytes / 8 * 7))
 		w->behind = BEHIND_FAR;

@@ -127,7 +127,7 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 	w->flush_interval_ms = o.flush_interval_ms;
 	w->ring_bytes = o.ring_bytes;
 	w->full_policy = o.full_policy;
-	w->never_shed = o.never_shed;
+	w->shed = o.shed;
 	w->level = o.compression_level;
 	/* Cheap per-event fences need the asymmetric barrier (Linux >= 4.14);
 	 * so does the TSC clock. The header names the clock's origin. */

@@ -126,7 +126,7 @@ struct mp_writer {
 	uint32_t ring_bytes;
 	uint32_t flush_interval_ms;
 	int full_policy;
-	int never_shed;
+	int shed;
 	int level;
 	int use_membarrier;
 

@@ -179,7 +179,7 @@ int main(int argc, char **argv)
 	mp_writer_options_t o = {0};
 	o.ring_bytes = getenv("RING_MB") ? (uint32_t)atoi(getenv("RING_MB")) << 20 : 0;
 	o.flush_interval_ms = getenv("FLUSH_MS") ? (uint32_t)atoi(getenv("FLUSH_MS")) : 0;
-	o.never_shed = getenv("NEVER_SHED") && atoi(getenv("NEVER_SHED"));
+	o.shed = getenv("SHED") && atoi(getenv("SHED"));
 	if (mp_writer_open(&w, out, 1, &o, &diag)) {
 		fprintf(stderr, "bench_writer: %s\n", diag.text);
 		return 1;

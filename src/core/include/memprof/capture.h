@@ -47,9 +47,10 @@ typedef struct mp_writer_options {
 	uint32_t flush_interval_ms; /* 0 = default (90) */
 	uint32_t ring_bytes;        /* per-thread ring; 0 = default (4 MiB) */
 	int full_policy;            /* mp_writer_full_policy_t */
-	int never_shed;             /* 1: when threads record faster than the flusher codes,
-				       they wait for it rather than the flusher storing
-				       blocks less compressed (docs/format.md, "Compression") */
+	int shed;                   /* 0 (default): threads that record faster than the
+				       flusher compresses wait for it; 1: the flusher sheds
+				       work instead and writes less compressed blocks for a
+				       while (docs/format.md, "Compression") */
 	int compression_level;      /* 0/1 = default: memprof's Huffman coding per column (fast);
 				       2-9: zlib deflate at that level (smaller, far slower) */
 	const char *command_line;   /* NULL = read /proc/self/cmdline */
