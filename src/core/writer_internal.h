@@ -4,8 +4,8 @@
  * is the whole point of this file):
  *
  * 1. Each thread that records an event owns an mp_wthread: a power-of-two
- *    ring it appends fixed-width records to (chunkcodec.h), with no lock. Only the
- *    owning thread writes `head`; only the flusher writes `tail`. The ring
+ *    ring it appends fixed-width records to (chunkcodec.h), with no lock.
+ *    Only the owning thread writes `head`; only the flusher writes `tail`. The ring
  *    holds raw values (a raw clock reading, whole addresses and sizes):
  *    storing them is the cheapest thing the event path can do, and all the
  *    encoding (time conversion, deltas, the freed-address cache, varints,
@@ -23,7 +23,11 @@
  *    earlier than F is in the file, and the round ends its last block with
  *    a HORIZON section carrying F. The reader merges per-thread chunks and
  *    may emit every event earlier than the last horizon it has read: global
- *    timestamp order with memory bounded by one round of data.
+ *    timestamp order with memory bounded by one round of data. The round
+ *    encodes each ring a piece at a time and hands each piece's space back
+ *    as soon as it is encoded, before the block is compressed and written
+ *    (a kill loses what sits in the ring and in the flusher's buffers
+ *    alike), waking its thread if it waits for room.
  *
  * 4. Strings and memory ids are defined through a small "defs" buffer under
  *    a mutex (only the first time a string is seen). The flusher takes the
