@@ -252,6 +252,23 @@ static inline age_slot_t *age_slot(const mp_chunk_encoder_t *e, uint64_t addr)
 	return (age_slot_t *)e->table + (((addr >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - AGE_BITS));
 }
 
+static inline void age_put(mp_chunk_encoder_t *e, uint64_t addr, uint32_t index, uint32_t gen)
+{
+	age_slot_t *sl = age_slot(e, addr);
+
+	sl->addr = addr;
+	sl->index = index;
+	sl->gen = gen;
+}
+
+/* The allocated size of a ring record: requested plus the first word's
+ * difference, or for a WIDE record its extra word at *wide (read only
+ * then: a record without it may end the chunk). */
+static inline uint64_t ring_allocated(uint64_t w0, uint64_t req, const uint64_t *wide)
+{
+	return (w0 & MP_RING_WIDE) ? *wide : req + (uint64_t)(int64_t)(int32_t)(w0 >> 32);
+}
+
 /* An address field: the delta from the previous address, in 16-byte units
  * when both are (the common case for malloc). */
 static inline uint8_t *put_addr(uint8_t *o, uint8_t *tag, uint64_t from, uint64_t to)
@@ -337,7 +354,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 		switch (kind) {
 		case MP_REC_ALLOC: {
 			uint64_t a = r[2], req = r[3];
-			uint64_t alloc = (w0 & MP_RING_WIDE) ? r[4] : req + (uint64_t)(int64_t)(int32_t)(w0 >> 32);
+			uint64_t alloc = ring_allocated(w0, req, r + 4);
 			if (a != 0 && reuse[mp_reuse_slot(a)] == a) {
 				/* allocators hand out recently freed blocks again
 				 * (glibc's tcache is LIFO): no address needed */
@@ -348,12 +365,8 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 			}
 			csize = put_sizes(csize, tag, req, alloc);
 			addr = a;
-			if (ages) {
-				age_slot_t *sl = age_slot(e, a);
-				sl->addr = a;
-				sl->index = ++nallocs;
-				sl->gen = gen;
-			}
+			if (ages)
+				age_put(e, a, ++nallocs, gen);
 			events++;
 			break;
 		}
@@ -382,7 +395,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 		}
 		case MP_REC_REALLOC: {
 			uint64_t old = r[2], a = r[3], req = r[4];
-			uint64_t alloc = (w0 & MP_RING_WIDE) ? r[5] : req + (uint64_t)(int64_t)(int32_t)(w0 >> 32);
+			uint64_t alloc = ring_allocated(w0, req, r + 5);
 			/* both deltas in one unit: 16 only if both are multiples */
 			if ((((old - addr) | (a - old)) & 15) == 0) {
 				caddr = put_addr(caddr, tag, addr, old);
@@ -393,12 +406,8 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 			}
 			csize = put_sizes(csize, tag, req, alloc);
 			addr = a;
-			if (ages) {
-				age_slot_t *sl = age_slot(e, a);
-				sl->addr = a;
-				sl->index = ++nallocs;
-				sl->gen = gen;
-			}
+			if (ages)
+				age_put(e, a, ++nallocs, gen);
 			events += 2;
 			break;
 		}

@@ -116,24 +116,32 @@ static void heap_push(mp_merge_t *m, uint32_t t)
 	m->threads[t].in_heap = 1;
 }
 
-static void heap_pop(mp_merge_t *m)
+/* Put thread t at the root's place and sift it down (heap_len >= 1). */
+static void heap_sift_down(mp_merge_t *m, uint32_t t)
 {
-	uint32_t last = m->heap[--m->heap_len], i = 0;
+	uint32_t i = 0;
 
-	m->threads[m->heap[0]].in_heap = 0;
 	for (;;) {
 		uint32_t l = 2 * i + 1, r = l + 1, min = l;
 		if (l >= m->heap_len)
 			break;
 		if (r < m->heap_len && heap_less(m, m->heap[r], m->heap[l]))
 			min = r;
-		if (!heap_less(m, m->heap[min], last))
+		if (!heap_less(m, m->heap[min], t))
 			break;
 		m->heap[i] = m->heap[min];
 		i = min;
 	}
+	m->heap[i] = t;
+}
+
+static void heap_pop(mp_merge_t *m)
+{
+	uint32_t last = m->heap[--m->heap_len];
+
+	m->threads[m->heap[0]].in_heap = 0;
 	if (m->heap_len)
-		m->heap[i] = last;
+		heap_sift_down(m, last);
 }
 
 /* --- record decoding ------------------------------------------------------ */
@@ -557,24 +565,6 @@ int mp__merge_add_chunk(mp_capture_t *cap, uint32_t thread, mp_chunk_t *c, mp_di
 	return 0;
 }
 
-/* The root's key grew: sift it down. */
-static void heap_sift_root(mp_merge_t *m)
-{
-	uint32_t top = m->heap[0], i = 0;
-
-	for (;;) {
-		uint32_t l = 2 * i + 1, r = l + 1, min = l;
-		if (l >= m->heap_len)
-			break;
-		if (r < m->heap_len && heap_less(m, m->heap[r], m->heap[l]))
-			min = r;
-		if (!heap_less(m, m->heap[min], top))
-			break;
-		m->heap[i] = m->heap[min];
-		i = min;
-	}
-	m->heap[i] = top;
-}
 
 int mp__merge_next(mp_capture_t *cap, uint64_t limit, mp_event_t *ev, mp_diag_t *diag)
 {
@@ -591,7 +581,7 @@ int mp__merge_next(mp_capture_t *cap, uint64_t limit, mp_event_t *ev, mp_diag_t 
 	rc = decode_next(cap, ti, &m->threads[ti].pending, diag);
 	if (rc > 0) { /* the thread stays, with a later event: one sift instead of a pop and a push */
 		if (m->heap_len > 1)
-			heap_sift_root(m);
+			heap_sift_down(m, m->heap[0]); /* the root's key grew */
 		return 1;
 	}
 	m->threads[ti].has_pending = 0;
