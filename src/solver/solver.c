@@ -177,6 +177,18 @@ static int drop_block(sv_dev_t *d, lm_entry_t *e)
 	return touch_group(d, gid);
 }
 
+/* A new block of fp bytes at addr: into the fragmentation index (*pend says
+ * how) when a region holds it, else counted as waiting for one. */
+static inline int place_block(sv_dev_t *d, uint64_t addr, uint64_t fp, uint32_t *pend)
+{
+	if (!fp)
+		return 0;
+	if (d->rn && sv_region_of(d, addr, fp) >= 0)
+		return sv_fx_add(d, addr, addr + fp, pend);
+	d->unindexed++;
+	return 0;
+}
+
 static int apply_alloc(sv_dev_t *d, const mp_event_t *ev)
 {
 	uint64_t fp = ev->allocated_bytes ? ev->allocated_bytes : ev->requested_bytes;
@@ -193,14 +205,8 @@ static int apply_alloc(sv_dev_t *d, const mp_event_t *ev)
 	gid = grp_intern(&d->groups, &key);
 	if (gid == LM_EMPTY)
 		return MP_ENOMEM;
-	if (fp) {
-		if (d->rn && sv_region_of(d, ev->address, fp) >= 0) {
-			if ((rc = sv_fx_add(d, ev->address, ev->address + fp, &pend)) < 0)
-				return rc;
-		} else {
-			d->unindexed++;
-		}
-	}
+	if ((rc = place_block(d, ev->address, fp, &pend)) < 0)
+		return rc;
 	if ((rc = lm_insert(&d->live, ev->address, fp, gid, pend)) < 0)
 		return rc;
 	d->heap += fp;
@@ -442,14 +448,8 @@ static int feed_fast(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 		gid = grp_intern(&d->groups, &key);
 		if (gid == LM_EMPTY)
 			return MP_ENOMEM;
-		if (fp) {
-			if (d->rn && sv_region_of(d, ev->address, fp) >= 0) {
-				if ((rc = sv_fx_add(d, ev->address, ev->address + fp, &pend)) < 0)
-					return rc;
-			} else {
-				d->unindexed++;
-			}
-		}
+		if ((rc = place_block(d, ev->address, fp, &pend)) < 0)
+			return rc;
 		e = lm_find_or_add(&d->live, ev->address, &found);
 		if (!e)
 			return MP_ENOMEM;
