@@ -3,6 +3,8 @@
 #include <memprof/functions.h>
 #include <memprof/report.h>
 
+#include "report_impl.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -177,17 +179,7 @@ json_t *mp_functions_json(mp_functions_t *f, const mp_source_t *src, uint32_t to
 static void csv_field(FILE *out, const char *s)
 {
 	fputc(',', out);
-	if (strpbrk(s, ",\"\r\n")) {
-		fputc('"', out);
-		for (; *s; s++) {
-			if (*s == '"')
-				fputc('"', out);
-			fputc(*s, out);
-		}
-		fputc('"', out);
-	} else {
-		fputs(s, out);
-	}
+	rp_csv_field(out, s);
 }
 
 const char *const mp_functions_csv_header =

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void field(FILE *out, const char *s)
+void rp_csv_field(FILE *out, const char *s)
 {
 	if (strpbrk(s, ",\"\r\n")) {
 		fputc('"', out);
@@ -52,18 +52,18 @@ static void lead(FILE *out, const char *section, const mp_report_input_t *in, ui
 {
 	fputs(section, out);
 	fputc(',', out);
-	field(out, in->path ? in->path : "");
+	rp_csv_field(out, in->path ? in->path : "");
 	fprintf(out, ",%" PRIu32, dev);
 }
 
 static void row(FILE *out, const mp_report_input_t *in, const mp_solver_row_t *r)
 {
 	fputc(',', out);
-	field(out, rp_row_op(in, r));
+	rp_csv_field(out, rp_row_op(in, r));
 	fprintf(out, ",%s,", mp_region_type_name(r->region));
-	field(out, rp_str(in, r->dtype));
+	rp_csv_field(out, rp_str(in, r->dtype));
 	fputc(',', out);
-	field(out, rp_str(in, r->shape));
+	rp_csv_field(out, rp_str(in, r->shape));
 	fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d", r->requested_bytes, r->allocated_bytes,
 		r->occurrences, r->total_bytes, r->unknown_origin);
 }
@@ -79,7 +79,7 @@ static void t_summary(FILE *out, const mp_report_input_t *in, const mp_solver_de
 	(void)top;
 	lead(out, "summary", in, d->id);
 	fputc(',', out);
-	field(out, rp_memory_name(in, d->id));
+	rp_csv_field(out, rp_memory_name(in, d->id));
 	fprintf(out, ",%s", d->stats_model ? "allocator_stats" : "addresses");
 	u64f(out, d->capacity_bytes, d->capacity_bytes != 0);
 	fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, d->allocations,
@@ -143,7 +143,7 @@ static void t_oom(FILE *out, const mp_report_input_t *in, const mp_solver_device
 		fprintf(out, ",%zu,%" PRIu64, i, o->at.time_ns);
 		stepf(out, o->at.step);
 		fputc(',', out);
-		field(out, rp_str(in, o->op));
+		rp_csv_field(out, rp_str(in, o->op));
 		fprintf(out, ",%" PRIu64 ",%" PRIu64, o->requested_bytes, o->at.heap_bytes);
 		u64f(out, o->at.free_bytes, o->at.has_free);
 		u64f(out, o->at.largest_free_bytes, o->at.has_largest);

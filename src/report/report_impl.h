@@ -32,4 +32,8 @@ uint64_t rp_rest_bytes(const mp_solver_row_t *rows, size_t n, size_t shown);
  * elsewhere), or NULL when the figures are unknown. */
 const char *rp_oom_cause(const mp_solver_oom_t *o);
 
+/* One CSV field, quoted (RFC 4180) when it holds a comma, a quote or a line
+ * break. */
+void rp_csv_field(FILE *out, const char *s);
+
 #endif
