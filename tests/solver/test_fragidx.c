@@ -8,16 +8,15 @@
 
 #include <memprof/error.h>
 
+#include "bruteforce.h"
+
 #define NBLK 40000
 
 static uint64_t rng = 88172645463325252ull;
 
 static uint64_t rnd(uint64_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng % n;
+	return bf_rand(&rng, n);
 }
 
 /* Slots of 64 bytes in one 4 MiB region: slot i holds a block of size

@@ -10,14 +10,13 @@
 
 #include <memprof/error.h>
 
+#include "bruteforce.h"
+
 static uint64_t rng = 0x853C49E6748FEA9Bull;
 
 static uint64_t rnd(uint64_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng % n;
+	return bf_rand(&rng, n);
 }
 
 /* One region of SLOTS slots of 64 bytes; slot i holds sz[i] bytes or not. */

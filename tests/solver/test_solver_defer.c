@@ -16,97 +16,27 @@
 
 #include <math.h>
 
+#include "bruteforce.h"
+
 #define NEV 500000
 #define NREG 3
-#define MAXB 4096
-
-typedef struct blk {
-	uint64_t addr, size;
-} blk_t;
-
-typedef struct bf {
-	blk_t b[MAXB]; /* sorted by address */
-	size_t n;
-	uint64_t heap;
-} bf_t;
+#define MAXLIVE 4096 /* live blocks at most */
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
 
 static uint64_t rnd(uint64_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng % n;
+	return bf_rand(&rng, n);
 }
 
 static const uint64_t rb[NREG] = {0x1000000, 0x2000000, 0x3000000}, rs[NREG] = {1 << 20, 1 << 20, 1 << 19};
-
-static size_t bf_lower(const bf_t *s, uint64_t addr)
-{
-	size_t lo = 0, hi = s->n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (s->b[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static int bf_overlaps(const bf_t *s, uint64_t addr, uint64_t size)
-{
-	size_t i = bf_lower(s, addr);
-
-	if (i < s->n && s->b[i].addr < addr + size)
-		return 1;
-	return i > 0 && s->b[i - 1].addr + s->b[i - 1].size > addr;
-}
-
-static void bf_insert(bf_t *s, uint64_t addr, uint64_t size)
-{
-	size_t i = bf_lower(s, addr);
-
-	memmove(&s->b[i + 1], &s->b[i], (s->n - i) * sizeof(s->b[0]));
-	s->b[i].addr = addr;
-	s->b[i].size = size;
-	s->n++;
-	s->heap += size;
-}
 
 static void bf_remove(bf_t *s, uint64_t addr)
 {
 	size_t i = bf_lower(s, addr);
 
-	if (i == s->n || s->b[i].addr != addr)
-		return;
-	s->heap -= s->b[i].size;
-	memmove(&s->b[i], &s->b[i + 1], (s->n - i - 1) * sizeof(s->b[0]));
-	s->n--;
-}
-
-/* Largest and total free gap inside the live regions. */
-static void bf_frag(const bf_t *s, const int *live, uint64_t *largest, uint64_t *total)
-{
-	*largest = *total = 0;
-	for (int r = 0; r < NREG; r++) {
-		uint64_t cur, end = rb[r] + rs[r];
-		if (!live[r])
-			continue;
-		cur = rb[r];
-		for (size_t i = bf_lower(s, rb[r]); i < s->n && s->b[i].addr < end; i++) {
-			if (s->b[i].addr + s->b[i].size > end)
-				continue;
-			uint64_t g = s->b[i].addr - cur;
-			*total += g;
-			*largest = g > *largest ? g : *largest;
-			cur = s->b[i].addr + s->b[i].size;
-		}
-		*total += end - cur;
-		*largest = end - cur > *largest ? end - cur : *largest;
-	}
+	if (i < s->n && s->b[i].addr == addr)
+		bf_remove_at(s, i);
 }
 
 static mp_event_t *make_events(void)
@@ -133,7 +63,7 @@ static mp_event_t *make_events(void)
 			rlive[r] = !rlive[r];
 		} else if ((n < 10000 || n > 470000) && roll < 250) { /* none in between: the log fills */
 			e = ev_failed(0, n, 1 << 16, 1);
-		} else if (st.n > 0 && (st.n > target || st.n >= MAXB - 1 || (st.n == target && rnd(2)))) {
+		} else if (st.n > 0 && (st.n > target || st.n >= MAXLIVE - 1 || (st.n == target && rnd(2)))) {
 			size_t i = rnd(st.n);
 			e = ev_free(0, n, st.b[i].addr);
 			bf_remove(&st, st.b[i].addr);
@@ -147,7 +77,7 @@ static mp_event_t *make_events(void)
 				e = ev_make(MP_EV_MARK, 0, n, 0);
 			} else {
 				e = ev_alloc(0, n, addr, size, size);
-				bf_insert(&st, addr, size);
+				bf_insert(&st, &(blk_t){.addr = addr, .size = size});
 			}
 		}
 		ev[n] = e;
@@ -169,7 +99,7 @@ static void check_points(const mp_event_t *ev, const mp_solver_point_t *const *p
 	for (size_t n = 0; n < NEV; n++) {
 		const mp_event_t *e = &ev[n];
 		if (e->kind == MP_EV_ALLOC) {
-			bf_insert(&st, e->address, e->allocated_bytes);
+			bf_insert(&st, &(blk_t){.addr = e->address, .size = e->allocated_bytes});
 		} else if (e->kind == MP_EV_FREE) {
 			bf_remove(&st, e->address);
 		} else if (e->kind == MP_EV_REGION_ADD || e->kind == MP_EV_REGION_REMOVE) {
@@ -183,7 +113,7 @@ static void check_points(const mp_event_t *ev, const mp_solver_point_t *const *p
 		}
 		for (; k < npts && pts[k]->event_index == n; k++) {
 			uint64_t largest, total;
-			bf_frag(&st, rlive, &largest, &total);
+			bf_frag(&st, NREG, rb, rs, rlive, &largest, &total);
 			assert_int_equal(pts[k]->heap_bytes, st.heap);
 			if (!rlive[0] && !rlive[1] && !rlive[2]) {
 				assert_false(pts[k]->has_largest);

@@ -14,91 +14,16 @@
 
 #include <math.h>
 
+#include "bruteforce.h"
+
 #define NEV 120000
 #define NREG 3
-
-typedef struct blk {
-	uint64_t addr, size, req;
-	uint32_t op, shape;
-} blk_t;
-
-typedef struct bf {
-	blk_t b[8192]; /* sorted by address */
-	size_t n;
-	uint64_t heap;
-} bf_t;
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 
 static uint64_t rnd(uint64_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng % n;
-}
-
-static size_t bf_lower(const bf_t *s, uint64_t addr)
-{
-	size_t lo = 0, hi = s->n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (s->b[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static int bf_overlaps(const bf_t *s, uint64_t addr, uint64_t size)
-{
-	size_t i = bf_lower(s, addr);
-
-	if (i < s->n && s->b[i].addr < addr + size)
-		return 1;
-	return i > 0 && s->b[i - 1].addr + s->b[i - 1].size > addr;
-}
-
-static void bf_insert(bf_t *s, const blk_t *b)
-{
-	size_t i = bf_lower(s, b->addr);
-
-	memmove(&s->b[i + 1], &s->b[i], (s->n - i) * sizeof(*b));
-	s->b[i] = *b;
-	s->n++;
-	s->heap += b->size;
-}
-
-static void bf_remove_at(bf_t *s, size_t i)
-{
-	s->heap -= s->b[i].size;
-	memmove(&s->b[i], &s->b[i + 1], (s->n - i - 1) * sizeof(s->b[0]));
-	s->n--;
-}
-
-/* Largest and total free gap inside the live regions. */
-static void bf_frag(const bf_t *s, const uint64_t *rb, const uint64_t *rs, const int *live,
-		    uint64_t *largest, uint64_t *total)
-{
-	*largest = *total = 0;
-	for (int r = 0; r < NREG; r++) {
-		uint64_t cur, end = rb[r] + rs[r];
-		if (!live[r])
-			continue;
-		cur = rb[r];
-		for (size_t i = bf_lower(s, rb[r]); i < s->n && s->b[i].addr < end; i++) {
-			if (s->b[i].addr + s->b[i].size > end)
-				continue; /* straddles the end: not in the region */
-			uint64_t g = s->b[i].addr - cur;
-			*total += g;
-			*largest = g > *largest ? g : *largest;
-			cur = s->b[i].addr + s->b[i].size;
-		}
-		*total += end - cur;
-		*largest = end - cur > *largest ? end - cur : *largest;
-	}
+	return bf_rand(&rng, n);
 }
 
 /* The solver's rows must be exactly the brute force's live blocks grouped. */
@@ -123,7 +48,7 @@ static void check_rows(const mp_solver_row_t *rows, size_t nrows, const blk_t *b
 static void test_random_vs_bruteforce(void **state)
 {
 	static bf_t bf[2];
-	static blk_t at_peak[8192], bf_leak[8192];
+	static blk_t at_peak[BF_MAXB], bf_leak[BF_MAXB];
 	const uint64_t rb[NREG] = {0x100000, 0x200000, 0x300000}, rs[NREG] = {65536, 65536, 32768};
 	int rlive[NREG] = {0};
 	mp_event_t *ev = calloc(NEV, sizeof(*ev));
@@ -187,7 +112,7 @@ static void test_random_vs_bruteforce(void **state)
 		ev[n] = e;
 		exp_heap[n] = bf[e.memory].heap;
 		if (e.memory == 0)
-			bf_frag(&bf[0], rb, rs, rlive, &exp_largest[n], &exp_total[n]);
+			bf_frag(&bf[0], NREG, rb, rs, rlive, &exp_largest[n], &exp_total[n]);
 		if (e.memory == 0 && e.kind != MP_EV_MARK && (!have_peak || bf[0].heap > peak)) {
 			have_peak = 1;
 			peak = bf[0].heap;
