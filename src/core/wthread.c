@@ -187,8 +187,14 @@ static inline void rec_commit(mp_writer_t *w, mp_wthread_t *t, unsigned k, uint6
 			      memory_order_relaxed);
 	atomic_store_explicit(&t->head, head + n, memory_order_release);
 	seq_bump(t, memory_order_release);
+	/* Wake the flusher at half full. tail_cache lags (it is refreshed only
+	 * when the ring looks full), so it is refreshed before waking: judged
+	 * on a stale tail, every record after the first half-fill would wake
+	 * the flusher again, for rounds of a few thousand events, each paying
+	 * its membarrier, Huffman tables and block framing. */
 	if (__builtin_expect(head + n - t->tail_cache > size / 2, 0) &&
-	    !atomic_load_explicit(&t->wake_sent, memory_order_relaxed)) {
+	    !atomic_load_explicit(&t->wake_sent, memory_order_relaxed) &&
+	    head + n - (t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire)) > size / 2) {
 		atomic_store_explicit(&t->wake_sent, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
 		mp__futex_wake(&w->wake);
