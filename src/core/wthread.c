@@ -162,8 +162,10 @@ static inline uint64_t *rec_begin(mp_writer_t *w, mp_wthread_t *t, uint32_t memo
 			atomic_signal_fence(memory_order_seq_cst); /* the flusher's membarrier does the rest */
 		else
 			atomic_thread_fence(memory_order_seq_cst);
-		if (__builtin_expect(head - t->tail_cache + MP_REC_MAX <= t->ring_mask + 1, 1))
+		if (__builtin_expect(head - t->tail_cache + MP_REC_MAX <= t->ring_mask + 1, 1)) {
+			__builtin_prefetch(t->ring + ((head + 1024) & t->ring_mask), 1, 3);
 			return (uint64_t *)(void *)(t->ring + (head & t->ring_mask));
+		}
 		t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
 		if (head - t->tail_cache + MP_REC_MAX <= t->ring_mask + 1)
 			return (uint64_t *)(void *)(t->ring + (head & t->ring_mask));
