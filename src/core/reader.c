@@ -8,6 +8,7 @@
  * parse) is corruption: reading stops with an error naming the block and its
  * offset, after every event of the blocks before it has been returned.
  */
+#include "blockio.h"
 #include "chunkcodec.h"
 #include "crc32.h"
 #include "format.h"
@@ -18,14 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-
-/* Fuzzing builds accept wrong checksums: otherwise almost every mutation is
- * stopped by a CRC and the decoders behind it are never exercised. */
-#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-#define CRC_BAD(computed, stored) ((void)(computed), (void)(stored), 0)
-#else
-#define CRC_BAD(computed, stored) ((computed) != (stored))
-#endif
 
 /* "block N at offset X: what" -- the error every corrupted block gets. */
 static int block_error(mp_capture_t *cap, mp_diag_t *diag, int code, uint64_t off, const char *what)
@@ -348,20 +341,6 @@ static void pend_clear(mp_capture_t *cap)
 	cap->npend = cap->pend_pos = 0;
 }
 
-static int grow(uint8_t **buf, size_t *cap, size_t n)
-{
-	uint8_t *b;
-
-	if (n <= *cap)
-		return 0;
-	b = realloc(*buf, n);
-	if (!b)
-		return -ENOMEM;
-	*buf = b;
-	*cap = n;
-	return 0;
-}
-
 /* The trailer: "MPTR", body length, CRC of those 8 bytes, body, CRC of the
  * body. `first` holds the 8 bytes already read. */
 static int read_trailer(mp_capture_t *cap, const uint8_t *first, mp_diag_t *diag)
@@ -414,85 +393,71 @@ static int read_trailer(mp_capture_t *cap, const uint8_t *first, mp_diag_t *diag
 	return 0;
 }
 
-/* Read and apply the next block. Sets cap->eof at the end of the data. */
-static int read_block(mp_capture_t *cap, mp_diag_t *diag)
+/* A good block: check its sections, then apply them. */
+static int apply_block(mp_capture_t *cap, const mp_fetch_t *fe, mp_diag_t *diag)
 {
-	uint8_t hdr[MP_BLOCK_HEADER_LEN], magic[4];
-	uint32_t plen, rlen;
-	uint64_t boff = cap->offset;
-	z_stream z;
-	size_t n;
 	int rc;
 
-	n = fread(hdr, 1, sizeof(hdr), cap->f);
-	if (n == 0) {
-		cap->eof = 1;
-		cap->end = MP_END_ABRUPT; /* no trailer */
-		return 0;
-	}
-	/* Whatever is there must start like a block or the trailer; a writer
-	 * killed mid-write leaves a prefix of one of them, never other bytes. */
-	memcpy(magic, "MPTR", 4);
-	if (memcmp(hdr, magic, n < 4 ? n : 4) == 0) {
-		cap->eof = 1;
-		if (n < 8) {
-			cap->end = MP_END_ABRUPT;
-			return 0;
-		}
-		if (fseeko(cap->f, (off_t)(boff + 8), SEEK_SET))
-			return mp_diag_set(diag, -errno, (int64_t)boff, -1, "cannot seek");
-		return read_trailer(cap, hdr, diag);
-	}
-	memcpy(magic, "MPBK", 4);
-	if (memcmp(hdr, magic, n < 4 ? n : 4) != 0)
-		return corrupt(cap, diag, boff, "bad block magic (expected \"MPBK\" or the trailer's \"MPTR\")");
-	if (n < sizeof(hdr)) {
-		cap->eof = 1;
-		cap->end = MP_END_ABRUPT;
-		return 0;
-	}
-	if (CRC_BAD((uint32_t)crc32(0, hdr, 20), mp_get_u32le(hdr + 20)))
-		return corrupt(cap, diag, boff, "block header checksum mismatch");
-	if (mp_get_u32le(hdr + 4) != (uint32_t)cap->block_index)
-		return corrupt(cap, diag, boff, "block index out of sequence");
-	plen = mp_get_u32le(hdr + 8);
-	rlen = mp_get_u32le(hdr + 12);
-	if (plen > MP_BLOCK_PAYLOAD_MAX || rlen > MP_BLOCK_RAW_MAX || plen == 0)
-		return corrupt(cap, diag, boff, "block length out of range");
-	if (grow(&cap->payload, &cap->payload_cap, plen) || grow(&cap->raw, &cap->raw_cap, rlen ? rlen : 1))
-		return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
-	n = fread(cap->payload, 1, plen, cap->f);
-	if (n < plen) {
-		/* The writer was killed while writing this block. */
-		cap->eof = 1;
-		cap->end = MP_END_ABRUPT;
-		return 0;
-	}
-	if (CRC_BAD(mp__crc32(0, cap->payload, plen), mp_get_u32le(hdr + 16)))
-		return block_error(cap, diag, MP_ECHECKSUM, boff, "payload checksum mismatch (corrupted data)");
-	memset(&z, 0, sizeof(z));
-	if (inflateInit2(&z, -15) != Z_OK)
-		return mp_diag_set(diag, MP_ECOMPRESS, -1, -1, "cannot initialise zlib");
-	z.next_in = cap->payload;
-	z.avail_in = plen;
-	z.next_out = cap->raw;
-	z.avail_out = rlen;
-	rc = inflate(&z, Z_FINISH);
-	n = rlen - z.avail_out;
-	inflateEnd(&z);
-	if (rc != Z_STREAM_END || n != rlen)
-		return corrupt(cap, diag, boff, "payload does not decompress to its announced size");
 	pend_clear(cap);
-	rc = sections(cap, cap->raw, rlen, boff, 0, diag);
+	rc = sections(cap, fe->raw, fe->rlen, fe->offset, 0, diag);
 	if (!rc)
-		rc = sections(cap, cap->raw, rlen, boff, 1, diag);
+		rc = sections(cap, fe->raw, fe->rlen, fe->offset, 1, diag);
 	pend_clear(cap);
 	if (rc)
 		return rc;
-	cap->offset = boff + sizeof(hdr) + plen;
+	cap->offset = fe->next;
 	cap->block_index++;
 	cap->blocks_read++;
 	return 0;
+}
+
+/* What ends the blocks: the data stops, the trailer, or an error. */
+static int end_of_blocks(mp_capture_t *cap, const mp_fetch_t *fe, mp_diag_t *diag)
+{
+	switch (fe->kind) {
+	case MP_FETCH_TRAILER:
+		cap->eof = 1;
+		if (fseeko(cap->f, (off_t)(fe->offset + 8), SEEK_SET))
+			return mp_diag_set(diag, -errno, (int64_t)fe->offset, -1, "cannot seek");
+		return read_trailer(cap, fe->first, diag);
+	case MP_FETCH_ERROR:
+		*diag = fe->diag;
+		return fe->code;
+	default:
+		cap->eof = 1;
+		cap->end = MP_END_ABRUPT;
+		return 0;
+	}
+}
+
+/* Read and apply the next block, fetched by the read-ahead thread when
+ * there is one (blockio.h). Sets cap->eof at the end of the data. */
+static int read_block(mp_capture_t *cap, mp_diag_t *diag)
+{
+	mp_fetch_t *fe, last;
+	int rc;
+
+	if (cap->readahead && !cap->ra)
+		cap->ra = mp__readahead_start(cap->f, cap->offset, cap->block_index);
+	if (!cap->ra) {
+		mp__fetch_block(cap->f, cap->offset, cap->block_index, &cap->fetch);
+		if (cap->fetch.kind == MP_FETCH_BLOCK)
+			return apply_block(cap, &cap->fetch, diag);
+		return end_of_blocks(cap, &cap->fetch, diag);
+	}
+	fe = mp__readahead_next(cap->ra);
+	if (fe->kind == MP_FETCH_BLOCK) {
+		rc = apply_block(cap, fe, diag);
+		mp__readahead_done(cap->ra);
+		return rc;
+	}
+	/* The thread fetched its last: the file is the reader's again. */
+	last = *fe;
+	last.payload = last.raw = NULL;
+	mp__readahead_stop(cap->ra);
+	cap->ra = NULL;
+	cap->readahead = 0;
+	return end_of_blocks(cap, &last, diag);
 }
 
 /* ----------------------------------------------------------------- events */
@@ -641,7 +606,9 @@ static int open_stream(mp_capture_t **out, FILE *f, const char *name, mp_diag_t 
 
 int mp_capture_open(mp_capture_t **out, const char *path, mp_diag_t *diag)
 {
+	const char *env;
 	FILE *f;
+	int rc;
 
 	*out = NULL;
 	mp_diag_clear(diag);
@@ -649,7 +616,23 @@ int mp_capture_open(mp_capture_t **out, const char *path, mp_diag_t *diag)
 	f = fopen(path, "rb");
 	if (!f)
 		return mp_diag_set(diag, -errno, -1, -1, "cannot open: %s", strerror(errno));
-	return open_stream(out, f, path, diag);
+	if ((rc = open_stream(out, f, path, diag)))
+		return rc;
+	env = getenv("MEMPROF_READAHEAD");
+	return mp_capture_set_readahead(*out, !env || strcmp(env, "0") != 0);
+}
+
+int mp_capture_set_readahead(mp_capture_t *cap, int on)
+{
+	cap->readahead_wanted = cap->readahead = on != 0;
+	if (!on && cap->ra) {
+		/* blocks fetched ahead are dropped and read again here */
+		mp__readahead_stop(cap->ra);
+		cap->ra = NULL;
+		if (fseeko(cap->f, (off_t)cap->offset, SEEK_SET))
+			return -errno;
+	}
+	return 0;
 }
 
 int mp_capture_open_memory(mp_capture_t **out, const void *data, size_t size, const char *name,
@@ -671,6 +654,9 @@ int mp_capture_open_memory(mp_capture_t **out, const void *data, size_t size, co
 
 int mp__capture_rewind(mp_capture_t *cap, mp_diag_t *diag)
 {
+	mp__readahead_stop(cap->ra);
+	cap->ra = NULL;
+	cap->readahead = cap->readahead_wanted;
 	pend_clear(cap);
 	mp__merge_release(&cap->merge);
 	mp__merge_init(&cap->merge);
@@ -724,6 +710,7 @@ void mp_capture_close(mp_capture_t *cap)
 
 	if (!cap)
 		return;
+	mp__readahead_stop(cap->ra);
 	if (cap->f)
 		fclose(cap->f);
 	mp__merge_release(&cap->merge);
@@ -735,8 +722,7 @@ void mp_capture_close(mp_capture_t *cap)
 	free(cap->synth);
 	pend_clear(cap);
 	free(cap->pend);
-	free(cap->payload);
-	free(cap->raw);
+	mp__fetch_release(&cap->fetch);
 	free(cap->hdr_strings);
 	free(cap->path);
 	free(cap);

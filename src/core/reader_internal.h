@@ -12,6 +12,7 @@
 
 #include <memprof/capture.h>
 
+#include "blockio.h"
 #include "format.h"
 
 #include <stdint.h>
@@ -93,8 +94,10 @@ struct mp_capture {
 
 	mp_chunk_t **pend;       /* a block's chunks, joined while checking it */
 	size_t npend, cap_pend, pend_pos;
-	uint8_t *payload, *raw;
-	size_t payload_cap, raw_cap;
+	mp_fetch_t fetch;        /* the block being read, when read here */
+	mp_readahead_t *ra;      /* the read-ahead thread, once started */
+	int readahead;           /* start one at the next block */
+	int readahead_wanted;    /* mp_capture_set_readahead(); again after a rewind */
 
 	int eof;                 /* no more blocks will be read */
 	int deferred_err;        /* error to return once buffered events are out */

@@ -77,6 +77,10 @@ static void make_capture(capfile_t *c)
 	assert_int_equal(le32(c->data + off), 0x5254504du);
 }
 
+/* Whether count_events reads with the read-ahead thread (blockio.h): the
+ * damage tests run both ways and must see the same events and errors. */
+static int readahead;
+
 /* Events (after the memory declaration) readable from a prefix/variant. */
 static size_t count_events(const void *data, size_t size, int *rc, mp_diag_t *diag, mp_end_status_t *end)
 {
@@ -88,6 +92,7 @@ static size_t count_events(const void *data, size_t size, int *rc, mp_diag_t *di
 	*rc = mp_capture_open_memory(&cap, data, size, "test.memprof", diag);
 	if (*rc)
 		return 0;
+	assert_int_equal(mp_capture_set_readahead(cap, readahead), 0);
 	src = mp_capture_source(cap);
 	while ((*rc = mp_source_next(src, &ev, diag)) == 1)
 		if (ev.kind == MP_EV_ALLOC)
@@ -172,6 +177,20 @@ static void test_framing_every_truncation(void **state)
 		assert_int_equal(n, (size_t)(k < BLOCKS ? k : BLOCKS) * PER_BLOCK);
 	}
 	free(c.data);
+}
+
+static void test_framing_every_byte_flip_readahead(void **state)
+{
+	readahead = 1;
+	test_framing_every_byte_flip(state);
+	readahead = 0;
+}
+
+static void test_framing_every_truncation_readahead(void **state)
+{
+	readahead = 1;
+	test_framing_every_truncation(state);
+	readahead = 0;
 }
 
 static void test_framing_bad_headers(void **state)
@@ -297,6 +316,8 @@ int main(void)
 		cmocka_unit_test(test_framing_clean),
 		cmocka_unit_test(test_framing_every_byte_flip),
 		cmocka_unit_test(test_framing_every_truncation),
+		cmocka_unit_test(test_framing_every_byte_flip_readahead),
+		cmocka_unit_test(test_framing_every_truncation_readahead),
 		cmocka_unit_test(test_framing_bad_headers),
 		cmocka_unit_test(test_framing_missing_file),
 		cmocka_unit_test(test_framing_thread_index_bound),

@@ -160,6 +160,14 @@ int mp_capture_open(mp_capture_t **out, const char *path, mp_diag_t *diag);
 int mp_capture_open_memory(mp_capture_t **out, const void *data, size_t size, const char *name,
 			   mp_diag_t *diag);
 
+/* Whether blocks are fetched (read, checked, inflated) by a second thread
+ * ahead of the one decoding events: on by default for captures opened from
+ * a path (unless the environment sets MEMPROF_READAHEAD=0), off for those in
+ * memory. The events and errors are the same either way; only the speed
+ * differs. Takes effect at the next block read, and lasts across rewinds.
+ * Returns 0, or -errno when the file cannot be positioned again. */
+int mp_capture_set_readahead(mp_capture_t *cap, int on);
+
 /* The header; borrowed, valid until mp_capture_close(). */
 const mp_capture_header_t *mp_capture_header(const mp_capture_t *cap);
 
