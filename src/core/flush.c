@@ -2,6 +2,7 @@
  * The ordering protocol is described in writer_internal.h. */
 #include "chunkcodec.h"
 #include "clock.h"
+#include "crc32.h"
 #include "deflate_huff.h"
 #include "format.h"
 #include "varint.h"
@@ -178,7 +179,7 @@ static int emit_block(mp_writer_t *w)
 	mp_put_u32le(hdr + 4, w->block_index);
 	mp_put_u32le(hdr + 8, (uint32_t)w->out.len);
 	mp_put_u32le(hdr + 12, (uint32_t)w->raw.len);
-	mp_put_u32le(hdr + 16, (uint32_t)crc32(0, w->out.data, (uInt)w->out.len));
+	mp_put_u32le(hdr + 16, mp__crc32(0, w->out.data, w->out.len));
 	mp_put_u32le(hdr + 20, (uint32_t)crc32(0, hdr, 20));
 	iov[0].iov_base = hdr;
 	iov[0].iov_len = sizeof(hdr);
