@@ -1,8 +1,9 @@
 /* fuzz_reader.c - libFuzzer target for the .memprof reader: any bytes must
  * give events or a clean error, never a crash, a leak or undefined
  * behaviour. Reads every event, touching the strings and memory ids a
- * consumer would, then reads them again in batches (the fast path) and
- * checks that the same events come back. */
+ * consumer would, then reads them again in batches (the fast path), for
+ * half the inputs with blocks fetched by the read-ahead thread, and checks
+ * that the same events come back. */
 #include <memprof/capture.h>
 
 #include <stddef.h>
@@ -32,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static mp_event_t batch[64];
 	mp_capture_t *cap;
 	mp_source_t *src;
-	mp_diag_t diag;
+	mp_diag_t diag, diag1;
 	mp_event_t ev;
 	size_t sink = 0, n1 = 0, n2 = 0, got, bs;
 	int rc, rc1 = 0;
@@ -63,11 +64,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		n1++;
 	}
 	rc1 = rc;
+	diag1 = diag;
 	/* Pass 2, after a rewind (tables kept): in batches (the reader's fast
 	 * path), of a size the input picks. The same events must come back;
 	 * on a corrupted record the batch path may return one more good event
 	 * (the one-at-a-time path drops the event before the bad record). */
 	bs = 1 + (size ? data[size - 1] % 64 : 0);
+	/* Half the inputs read pass 2 with the read-ahead thread: blocks
+	 * fetched ahead must give the same events and the same error. */
+	if (size && (data[size - 1] & 64) && mp_capture_set_readahead(cap, 1))
+		__builtin_trap();
 	if (mp_source_rewind(src, &diag) == 0) {
 		do {
 			rc = mp_source_next_batch(src, batch, bs, &got, &diag);
@@ -78,6 +84,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rc1 == 0 && (rc != 0 || n2 != n1))
 			__builtin_trap();
 		if (rc1 < 0 && (rc >= 0 || n2 < n1 || n2 > n1 + 1))
+			__builtin_trap();
+		/* the same error, at the same place */
+		if (rc1 < 0 && (rc != rc1 || diag.offset != diag1.offset || strcmp(diag.text, diag1.text)))
 			__builtin_trap();
 	}
 	mp_capture_close(cap);
