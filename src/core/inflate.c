@@ -6,20 +6,23 @@
  * than that continue in a sub-table of 2^(15 - LBITS) entries per prefix.
  * Each 32-bit entry holds what to do:
  *
- *   bits  0-7   bits to drop: the code's length (in this table), plus the
+ *   bits  0-4   bits to drop: the code's length (in this table), plus the
  *               extra bits of a length or distance; for a sub-table pointer,
  *               the primary bits
+ *   bits  5-6   how many literals the entry holds (0 to 3)
+ *   literal entries:
+ *   bits  8-31  the literals, the first in bits 8-15
+ *   other entries:
  *   bits  8-11  the code's length alone (extra bits start there); for a
  *               sub-table pointer, the sub-table's index bits
- *   bits 12-13  how many literals the entry holds (0, 1 or 2)
  *   bit  14     sub-table pointer
  *   bit  15     exceptional: end of block (value 0) or invalid symbol (1)
- *   bits 16-31  the literal(s) (first in bits 16-23), the length or
- *               distance base, or the sub-table's offset in the table
+ *   bits 16-31  the length or distance base, or the sub-table's offset
  *
- * Entries with two literals: when a literal's code leaves room in the
- * primary bits for the whole code of a second literal, the entry holds
- * both. Column bytes get 2-6 bit codes, so most lookups yield two bytes.
+ * Entries with several literals: when a literal's code leaves room in the
+ * primary bits for the whole codes of the next one or two literals, the
+ * entry holds them all. Column bytes get 2-6 bit codes, so most lookups
+ * yield two bytes or more.
  *
  * Bit buffer: 64 bits, filled LSB first. While at least 16 input bytes and
  * FAST_OUT bytes of output room remain, the fast loop refills it with one
@@ -48,8 +51,10 @@
 #define FAST_IN 16   /* two 8-byte refills per fast iteration */
 #define FAST_OUT 272 /* a 258-byte match copied 8 bytes at a time, rounded up */
 
-#define E_LIT1 (1u << 12)
-#define E_LITS (3u << 12)
+#define E_LIT1 (1u << 5)
+#define E_LITS (3u << 5)
+#define E_DROP(e) ((e) & 31)
+#define E_NLIT(e) (((e) >> 5) & 3)
 #define E_SUB (1u << 14)
 #define E_EXC (1u << 15)
 #define E_EOB E_EXC
@@ -73,6 +78,14 @@ typedef struct {
 	int fixed; /* the tables hold the fixed codes (built once per call) */
 } tables_t;
 
+static inline void put_le32(uint8_t *p, uint32_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	memcpy(p, &v, 4);
+}
+
 static inline uint64_t load_le64(const uint8_t *p)
 {
 	uint64_t v;
@@ -88,7 +101,7 @@ static inline uint64_t load_le64(const uint8_t *p)
 static uint32_t lit_entry(unsigned sym, unsigned len)
 {
 	if (sym < 256)
-		return (uint32_t)sym << 16 | E_LIT1 | len;
+		return (uint32_t)sym << 8 | E_LIT1 | len;
 	if (sym == 256)
 		return E_EOB | len;
 	if (sym < 286)
@@ -166,22 +179,24 @@ static const char *build(uint32_t *t, const uint8_t *lens, unsigned n, unsigned 
 	return NULL;
 }
 
-/* Merge literal pairs whose codes fit the primary bits together (see the
- * top). Descending order: entry i reads entry i >> l1 <= i, not merged yet
- * (or i itself when i is 0, read before it is written). */
-static void pair_literals(uint32_t *t)
+/* Merge the codes of up to three literals that fit the primary bits into
+ * one entry (see the top). Descending order: entry i reads entries
+ * i >> n1 and below, not merged yet (entry 0 is read before it is written).
+ * Branch-free: whether entries merge varies from one index to the next. */
+static void merge_literals(uint32_t *t)
 {
 	unsigned i = 1u << LBITS;
 
 	while (i-- > 0) {
-		uint32_t e = t[i], e2, l1 = e & 0xff;
+		uint32_t e = t[i], n1 = E_DROP(e), j = i >> n1, e2 = t[j], n2 = E_DROP(e2), e3 = t[j >> n2];
+		uint32_t n3 = E_DROP(e3), ok2, ok3, pair, triple;
 
-		if ((e & E_LITS) != E_LIT1 || l1 >= LBITS)
-			continue;
-		e2 = t[i >> l1];
-		if ((e2 & E_LITS) != E_LIT1 || l1 + (e2 & 0xff) > LBITS)
-			continue;
-		t[i] = (e & 0xff0000) | (e2 & 0xff0000) << 8 | (2u << 12) | (l1 + (e2 & 0xff));
+		/* Literal entries are all single ones here. */
+		ok2 = (uint32_t)0 - ((e & e2 & E_LITS) != 0 && n1 + n2 <= LBITS);
+		ok3 = ok2 & ((uint32_t)0 - ((e3 & E_LITS) != 0 && n1 + n2 + n3 <= LBITS));
+		pair = (e & 0xff00) | (e2 & 0xff00) << 8 | (2u << 5) | (n1 + n2);
+		triple = (pair & ~(uint32_t)0x7f) | (e3 & 0xff00) << 16 | (3u << 5) | (n1 + n2 + n3);
+		t[i] = (e & ~ok2) | (pair & ok2 & ~ok3) | (triple & ok3);
 	}
 }
 
@@ -194,7 +209,7 @@ static void build_fixed(tables_t *tb)
 	memset(lens + 256, 7, 24);
 	memset(lens + 280, 8, 8);
 	(void)build(tb->lit, lens, NLITLEN, LBITS, 0);
-	pair_literals(tb->lit);
+	merge_literals(tb->lit);
 	memset(lens, 5, NDIST);
 	(void)build(tb->dist, lens, NDIST, DBITS, 1);
 	tb->fixed = 1;
@@ -373,7 +388,7 @@ int mp__inflate(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, 
 			if ((reason = build(tb.lit, lens, nlen, LBITS, 0)) != NULL ||
 			    (reason = build(tb.dist, lens + nlen, ndist, DBITS, 1)) != NULL)
 				goto corrupt;
-			pair_literals(tb.lit);
+			merge_literals(tb.lit);
 			tb.fixed = 0;
 		}
 
@@ -387,49 +402,60 @@ int mp__inflate(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, 
 
 			REFILL_FAST();
 			e = tb.lit[bb & MASK(LBITS)];
+		fast_entry:
 			if (e & E_LITS) {
-				/* Up to three primary entries: 33 bits of 56. */
-				DROP(e & 0xff);
-				out[0] = (uint8_t)(e >> 16);
-				out[1] = (uint8_t)(e >> 24);
-				out += (e >> 12) & 3;
+				/* Four primary entries (44 bits of the 56) and the
+				 * lookup of a fifth (55), made before the refill so
+				 * that the refill is off the lookups' critical path.
+				 * 12 bytes written (+ 1 past them). */
+				DROP(E_DROP(e));
+				put_le32(out, e >> 8);
+				out += E_NLIT(e);
 				e = tb.lit[bb & MASK(LBITS)];
 				if (!(e & E_LITS))
 					goto fast_other;
-				DROP(e & 0xff);
-				out[0] = (uint8_t)(e >> 16);
-				out[1] = (uint8_t)(e >> 24);
-				out += (e >> 12) & 3;
+				DROP(E_DROP(e));
+				put_le32(out, e >> 8);
+				out += E_NLIT(e);
 				e = tb.lit[bb & MASK(LBITS)];
 				if (!(e & E_LITS))
 					goto fast_other;
-				DROP(e & 0xff);
-				out[0] = (uint8_t)(e >> 16);
-				out[1] = (uint8_t)(e >> 24);
-				out += (e >> 12) & 3;
-				continue;
+				DROP(E_DROP(e));
+				put_le32(out, e >> 8);
+				out += E_NLIT(e);
+				e = tb.lit[bb & MASK(LBITS)];
+				if (!(e & E_LITS))
+					goto fast_other;
+				DROP(E_DROP(e));
+				put_le32(out, e >> 8);
+				out += E_NLIT(e);
+				e = tb.lit[bb & MASK(LBITS)];
+				if (in_end - in < FAST_IN || out_end - out < FAST_OUT)
+					break;
+				REFILL_FAST();
+				goto fast_entry;
 			fast_other:
-				REFILL_FAST(); /* in + 7 + 8 <= in_end */
+				REFILL_FAST(); /* the second since the margins' check */
 			}
 			if (e & E_SUB) {
 				DROP(LBITS);
 				e = tb.lit[(e >> 16) + (bb & MASK(LSUB))];
 				if (e & E_LITS) {
-					DROP(e & 0xff);
-					*out++ = (uint8_t)(e >> 16);
+					DROP(E_DROP(e));
+					*out++ = (uint8_t)(e >> 8);
 					continue;
 				}
 			}
 			if (e & E_EXC) {
-				if (e != (E_EOB | (e & 0xff)))
+				if (e != (E_EOB | (E_DROP(e))))
 					FAIL("invalid literal/length symbol");
-				DROP(e & 0xff);
+				DROP(E_DROP(e));
 				goto block_done;
 			}
 			/* A length (<= 20 bits) then a distance (<= 28 bits). */
 			saved = bb;
-			DROP(e & 0xff);
-			len = (e >> 16) + (unsigned)((saved & MASK(e & 0xff)) >> ((e >> 8) & 15));
+			DROP(E_DROP(e));
+			len = (e >> 16) + (unsigned)((saved & MASK(E_DROP(e))) >> ((e >> 8) & 15));
 			d = tb.dist[bb & MASK(DBITS)];
 			if (d & E_SUB) {
 				DROP(DBITS);
@@ -438,8 +464,8 @@ int mp__inflate(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, 
 			if (d & E_EXC)
 				FAIL("invalid distance symbol");
 			saved = bb;
-			DROP(d & 0xff);
-			dist = (d >> 16) + (unsigned)((saved & MASK(d & 0xff)) >> ((d >> 8) & 15));
+			DROP(E_DROP(d));
+			dist = (d >> 16) + (unsigned)((saved & MASK(E_DROP(d))) >> ((d >> 8) & 15));
 			if (dist > (size_t)(out - out_start))
 				FAIL("distance farther back than the output so far");
 			dst = out;
@@ -468,34 +494,33 @@ int mp__inflate(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, 
 		for (;;) {
 			uint32_t e, d;
 			uint64_t saved;
-			unsigned len, dist, n;
+			unsigned len, dist, n, k;
 
 			REFILL();
 			e = tb.lit[bb & MASK(LBITS)];
-			if (e & E_SUB) {
+			if (!(e & E_LITS) && (e & E_SUB)) {
 				DROP(LBITS);
 				e = tb.lit[(e >> 16) + (bb & MASK(LSUB))];
 			}
 			if (e & E_LITS) {
-				n = (e >> 12) & 3;
+				n = E_NLIT(e);
 				if ((size_t)(out_end - out) < n)
 					FAIL("output longer than announced");
-				DROP(e & 0xff);
-				out[0] = (uint8_t)(e >> 16);
-				if (n == 2)
-					out[1] = (uint8_t)(e >> 24);
+				DROP(E_DROP(e));
+				for (k = 0; k < n; k++)
+					out[k] = (uint8_t)(e >> (8 + 8 * k));
 				out += n;
 				continue;
 			}
 			if (e & E_EXC) {
-				if (e != (E_EOB | (e & 0xff)))
+				if (e != (E_EOB | (E_DROP(e))))
 					FAIL("invalid literal/length symbol");
-				DROP(e & 0xff);
+				DROP(E_DROP(e));
 				break;
 			}
 			saved = bb;
-			DROP(e & 0xff);
-			len = (e >> 16) + (unsigned)((saved & MASK(e & 0xff)) >> ((e >> 8) & 15));
+			DROP(E_DROP(e));
+			len = (e >> 16) + (unsigned)((saved & MASK(E_DROP(e))) >> ((e >> 8) & 15));
 			d = tb.dist[bb & MASK(DBITS)];
 			if (d & E_SUB) {
 				DROP(DBITS);
@@ -504,8 +529,8 @@ int mp__inflate(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, 
 			if (d & E_EXC)
 				FAIL("invalid distance symbol");
 			saved = bb;
-			DROP(d & 0xff);
-			dist = (d >> 16) + (unsigned)((saved & MASK(d & 0xff)) >> ((d >> 8) & 15));
+			DROP(E_DROP(d));
+			dist = (d >> 16) + (unsigned)((saved & MASK(E_DROP(d))) >> ((d >> 8) & 15));
 			if (dist > (size_t)(out - out_start))
 				FAIL("distance farther back than the output so far");
 			if (len > (size_t)(out_end - out))

@@ -11,6 +11,7 @@
 #include "chunkcodec.h"
 #include "crc32.h"
 #include "format.h"
+#include "inflate.h"
 #include "reader_internal.h"
 #include "varint.h"
 
@@ -420,7 +421,7 @@ static int read_block(mp_capture_t *cap, mp_diag_t *diag)
 	uint8_t hdr[MP_BLOCK_HEADER_LEN], magic[4];
 	uint32_t plen, rlen;
 	uint64_t boff = cap->offset;
-	z_stream z;
+	const char *why = "";
 	size_t n;
 	int rc;
 
@@ -470,18 +471,12 @@ static int read_block(mp_capture_t *cap, mp_diag_t *diag)
 	}
 	if (CRC_BAD(mp__crc32(0, cap->payload, plen), mp_get_u32le(hdr + 16)))
 		return block_error(cap, diag, MP_ECHECKSUM, boff, "payload checksum mismatch (corrupted data)");
-	memset(&z, 0, sizeof(z));
-	if (inflateInit2(&z, -15) != Z_OK)
-		return mp_diag_set(diag, MP_ECOMPRESS, -1, -1, "cannot initialise zlib");
-	z.next_in = cap->payload;
-	z.avail_in = plen;
-	z.next_out = cap->raw;
-	z.avail_out = rlen;
-	rc = inflate(&z, Z_FINISH);
-	n = rlen - z.avail_out;
-	inflateEnd(&z);
-	if (rc != Z_STREAM_END || n != rlen)
-		return corrupt(cap, diag, boff, "payload does not decompress to its announced size");
+	if (mp__inflate(cap->payload, plen, cap->raw, rlen, &why)) {
+		char what[160];
+		snprintf(what, sizeof(what), "payload does not decompress to its announced size of %lu bytes (%s)",
+			 (unsigned long)rlen, why);
+		return corrupt(cap, diag, boff, what);
+	}
 	pend_clear(cap);
 	rc = sections(cap, cap->raw, rlen, boff, 0, diag);
 	if (!rc)
