@@ -72,6 +72,13 @@ static const uint8_t dist_extra[30] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5,
 /* The order the code-length code's lengths are sent in. */
 static const uint8_t cl_order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
 
+/* A literal's code, for merge_literals(). */
+typedef struct {
+	uint16_t rev; /* the code, first bit lowest (the table index) */
+	uint8_t len;
+	uint8_t sym;
+} lcode_t;
+
 typedef struct {
 	uint32_t lit[LTABLE];
 	uint32_t dist[DTABLE];
@@ -116,12 +123,14 @@ static uint32_t dist_entry(unsigned sym, unsigned len)
 	return E_BAD | len;
 }
 
-/* Build the table t (tb primary bits) for the code lengths lens[0..n).
- * zlib's rules: over-subscribed is an error; incomplete is an error unless
+/* Build the table t (tb primary bits) for the code lengths lens[0..n);
+ * for a literal/length code, lits[0..*nlits) gets the literals whose codes
+ * are shorter than tb, shortest first. zlib's rules: over-subscribed is an error; incomplete is an error unless
  * the code has no codes at all or a single code of length 1 (the missing
  * half then decodes as an invalid symbol). Returns 0, or why not. */
-static const char *build(uint32_t *t, const uint8_t *lens, unsigned n, unsigned tb, int dist)
+static const char *build(uint32_t *t, const uint8_t *lens, unsigned n, unsigned tb, lcode_t *lits, unsigned *nlits)
 {
+	int dist = lits == NULL;
 	unsigned count[MAXLEN + 1] = {0}, offs[MAXLEN + 2], len, sym, i, code, max = 0, nsub = 0;
 	unsigned last = ~0u, sub = MAXLEN - tb, base = 0;
 	uint16_t sorted[NLITLEN];
@@ -162,6 +171,12 @@ static const char *build(uint32_t *t, const uint8_t *lens, unsigned n, unsigned 
 				uint32_t e = dist ? dist_entry(sym, len) : lit_entry(sym, len);
 				for (k = rev; k < (1u << tb); k += 1u << len)
 					t[k] = e;
+				if (!dist && sym < 256 && len < tb) {
+					lits[*nlits].rev = (uint16_t)rev;
+					lits[*nlits].len = (uint8_t)len;
+					lits[*nlits].sym = (uint8_t)sym;
+					++*nlits;
+				}
 			} else {
 				unsigned pre = rev & ((1u << tb) - 1), rl = len - tb;
 				uint32_t e = dist ? dist_entry(sym, rl) : lit_entry(sym, rl);
@@ -180,38 +195,49 @@ static const char *build(uint32_t *t, const uint8_t *lens, unsigned n, unsigned 
 }
 
 /* Merge the codes of up to three literals that fit the primary bits into
- * one entry (see the top). Descending order: entry i reads entries
- * i >> n1 and below, not merged yet (entry 0 is read before it is written).
- * Branch-free: whether entries merge varies from one index to the next. */
-static void merge_literals(uint32_t *t)
+ * one entry (see the top). lc[0..n) are the literals with codes shorter
+ * than LBITS, shortest first (as build() found them). Enumerating the
+ * combinations writes each merged entry directly: no entry is read, and
+ * the work is proportional to the table (each prefix a, a+b, a+b+c covers
+ * its own entries, at most 2^LBITS of them per level). */
+static void merge_literals(uint32_t *t, const lcode_t *lc, unsigned n)
 {
-	unsigned i = 1u << LBITS;
+	unsigned a, b, c, k;
 
-	while (i-- > 0) {
-		uint32_t e = t[i], n1 = E_DROP(e), j = i >> n1, e2 = t[j], n2 = E_DROP(e2), e3 = t[j >> n2];
-		uint32_t n3 = E_DROP(e3), ok2, ok3, pair, triple;
+	for (a = 0; a < n; a++) {
+		unsigned la = lc[a].len;
 
-		/* Literal entries are all single ones here. */
-		ok2 = (uint32_t)0 - ((e & e2 & E_LITS) != 0 && n1 + n2 <= LBITS);
-		ok3 = ok2 & ((uint32_t)0 - ((e3 & E_LITS) != 0 && n1 + n2 + n3 <= LBITS));
-		pair = (e & 0xff00) | (e2 & 0xff00) << 8 | (2u << 5) | (n1 + n2);
-		triple = (pair & ~(uint32_t)0x7f) | (e3 & 0xff00) << 16 | (3u << 5) | (n1 + n2 + n3);
-		t[i] = (e & ~ok2) | (pair & ok2 & ~ok3) | (triple & ok3);
+		for (b = 0; b < n && la + lc[b].len <= LBITS; b++) {
+			unsigned l2 = la + lc[b].len, base = lc[a].rev | (unsigned)lc[b].rev << la;
+			uint32_t pair = (uint32_t)lc[a].sym << 8 | (uint32_t)lc[b].sym << 16 | 2u << 5 | l2;
+
+			for (k = base; k < (1u << LBITS); k += 1u << l2)
+				t[k] = pair;
+			for (c = 0; c < n && l2 + lc[c].len <= LBITS; c++) {
+				unsigned l3 = l2 + lc[c].len;
+				uint32_t triple = (pair & ~(uint32_t)0x7f) | (uint32_t)lc[c].sym << 24 | 3u << 5 | l3;
+
+				for (k = base | (unsigned)lc[c].rev << l2; k < (1u << LBITS); k += 1u << l3)
+					t[k] = triple;
+			}
+		}
 	}
 }
 
 static void build_fixed(tables_t *tb)
 {
 	uint8_t lens[NLITLEN];
+	lcode_t lits[256];
+	unsigned nlits = 0;
 
 	memset(lens, 8, 144);
 	memset(lens + 144, 9, 112);
 	memset(lens + 256, 7, 24);
 	memset(lens + 280, 8, 8);
-	(void)build(tb->lit, lens, NLITLEN, LBITS, 0);
-	merge_literals(tb->lit);
+	(void)build(tb->lit, lens, NLITLEN, LBITS, lits, &nlits);
+	merge_literals(tb->lit, lits, nlits);
 	memset(lens, 5, NDIST);
-	(void)build(tb->dist, lens, NDIST, DBITS, 1);
+	(void)build(tb->dist, lens, NDIST, DBITS, NULL, NULL);
 	tb->fixed = 1;
 }
 
@@ -314,6 +340,8 @@ int mp__inflate(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, 
 		} else {
 			uint8_t lens[NLITLEN + NDIST], cl[19] = {0};
 			uint8_t clt[128];
+			lcode_t lits[256];
+			unsigned nlits = 0;
 			unsigned nlen, ndist, ncl, i, count[8] = {0}, len, code, k;
 			int left = 1;
 
@@ -385,10 +413,10 @@ int mp__inflate(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, 
 			}
 			if (!lens[256])
 				FAIL("no end-of-block code");
-			if ((reason = build(tb.lit, lens, nlen, LBITS, 0)) != NULL ||
-			    (reason = build(tb.dist, lens + nlen, ndist, DBITS, 1)) != NULL)
+			if ((reason = build(tb.lit, lens, nlen, LBITS, lits, &nlits)) != NULL ||
+			    (reason = build(tb.dist, lens + nlen, ndist, DBITS, NULL, NULL)) != NULL)
 				goto corrupt;
-			merge_literals(tb.lit);
+			merge_literals(tb.lit, lits, nlits);
 			tb.fixed = 0;
 		}
 
