@@ -4,7 +4,8 @@
  * (matches). Prints decompressed MB/s per CPU second (the machine is shared:
  * CPU time is the fairer clock) and checks that both give the same bytes.
  *
- * usage: bench_inflate FILE.memprof [SECONDS per figure, default 1] */
+ * usage: bench_inflate FILE.memprof [SECONDS per figure, default 1]
+ *                      [BLOCKS: the first ones only, default 64; 0: all] */
 #include "format.h"
 #include "inflate.h"
 
@@ -96,14 +97,15 @@ int main(int argc, char **argv)
 	blk_t *b = NULL, *z6;
 	size_t nb = 0, cap = 0, maxr = 1, i;
 	double secs = argc > 2 ? atof(argv[2]) : 1.0;
+	size_t maxb = argc > 3 ? (size_t)atol(argv[3]) : 64;
 
 	if (argc < 2 || !(f = fopen(argv[1], "rb"))) {
-		fprintf(stderr, "usage: bench_inflate FILE.memprof [SECONDS]\n");
+		fprintf(stderr, "usage: bench_inflate FILE.memprof [SECONDS] [BLOCKS]\n");
 		return 2;
 	}
 	if (fread(pre, 1, sizeof(pre), f) != sizeof(pre) || fseek(f, (long)le32(pre + 12) + 4, SEEK_CUR))
 		return 1;
-	while (fread(hdr, 1, sizeof(hdr), f) == sizeof(hdr) && le32(hdr) == MP_BLOCK_MAGIC) {
+	while ((maxb == 0 || nb < maxb) && fread(hdr, 1, sizeof(hdr), f) == sizeof(hdr) && le32(hdr) == MP_BLOCK_MAGIC) {
 		if (nb == cap && !(b = realloc(b, (cap = cap ? 2 * cap : 256) * sizeof(*b))))
 			return 1;
 		b[nb].clen = le32(hdr + 8);
