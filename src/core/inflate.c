@@ -10,7 +10,8 @@
  *               extra bits of a length or distance; for a sub-table pointer,
  *               the primary bits
  *   bits  5-6   how many literals the entry holds (0 to 3)
- *   literal entries:
+ *   literal entries (bits 5-6 are tested first: the literals overlap the
+ *   flags of the other entries):
  *   bits  8-31  the literals, the first in bits 8-15
  *   other entries:
  *   bits  8-11  the code's length alone (extra bits start there); for a
@@ -124,10 +125,11 @@ static uint32_t dist_entry(unsigned sym, unsigned len)
 }
 
 /* Build the table t (tb primary bits) for the code lengths lens[0..n);
- * for a literal/length code, lits[0..*nlits) gets the literals whose codes
- * are shorter than tb, shortest first. zlib's rules: over-subscribed is an error; incomplete is an error unless
- * the code has no codes at all or a single code of length 1 (the missing
- * half then decodes as an invalid symbol). Returns 0, or why not. */
+ * for a literal/length code (lits not NULL), lits[0..*nlits) gets the
+ * literals whose codes are shorter than tb, shortest first. zlib's rules:
+ * over-subscribed is an error; incomplete is an error unless the code has
+ * no codes at all or a single code of length 1 (the missing half then
+ * decodes as an invalid symbol). Returns NULL, or why not. */
 static const char *build(uint32_t *t, const uint8_t *lens, unsigned n, unsigned tb, lcode_t *lits, unsigned *nlits)
 {
 	int dist = lits == NULL;

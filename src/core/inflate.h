@@ -6,7 +6,7 @@
  * literals only, with short codes (a column's varint bytes are skewed).
  * zlib's inflate decodes one symbol per step and was ~60% of the reader's
  * time; this decoder knows the output size up front, refills a 64-bit bit
- * buffer eight bytes at a time and decodes up to two literals per table
+ * buffer eight bytes at a time and decodes up to three literals per table
  * lookup, so it runs several times faster on such blocks and at least as
  * fast as zlib on zlib's own output (levels 2-9 contain matches).
  */
