@@ -10,7 +10,8 @@
 # declared regions) it writes a capture of EVENTS events (default 100
 # million) with memprof_gen_capture, then prints for `memprof report --peak`
 # the wall time, events/s and peak RSS, the capture reader alone
-# (bench_reader), and the solver alone fed in-process (memprof_bench_solver),
+# (bench_reader), its inflate against zlib's (bench_inflate, MB/s), and the
+# solver alone fed in-process (memprof_bench_solver),
 # which excludes reading the file. On 2 cores, neighbours' load shows in the
 # wall time (report --peak uses both cores): the load is printed first.
 # Targets: >= 20 M events/s with ~10 k live blocks; peak RSS <= 200 MB with
@@ -24,9 +25,10 @@ MEMPROF=$BUILD/src/cli/memprof
 GEN=$BUILD/tests/report/memprof_gen_capture
 BENCH=$BUILD/tests/solver/memprof_bench_solver
 READER=$BUILD/tests/bench/bench_reader
+INFLATE=$BUILD/tests/bench/bench_inflate
 
-cmake --build "$BUILD" --target memprof memprof_gen_capture memprof_bench_solver bench_reader >/dev/null
-for tool in "$MEMPROF" "$GEN" "$BENCH" "$READER"; do
+cmake --build "$BUILD" --target memprof memprof_gen_capture memprof_bench_solver bench_reader bench_inflate >/dev/null
+for tool in "$MEMPROF" "$GEN" "$BENCH" "$READER" "$INFLATE"; do
 	[ -x "$tool" ] || { echo "bench_report: missing $tool (configure with -DMEMPROF_TESTS=ON)" >&2; exit 1; }
 done
 [ -x /usr/bin/time ] || { echo "bench_report: needs /usr/bin/time (GNU time)" >&2; exit 1; }
@@ -55,6 +57,9 @@ for live in 10000 1000000; do
 	# report --peak reads in one thread and solves in another: it runs at
 	# the pace of the slower of the two, shown alone here.
 	echo "  reader alone (one event at a time): $("$READER" "$cap")"
+	# The reader's own inflate against zlib's on the first 64 blocks, as
+	# written and recompressed at zlib level 6 (MB/s of output per CPU s).
+	"$INFLATE" "$cap" 1 64 | sed 's/^/  inflate, /'
 	"$BENCH" --events "$EVENTS" --live "$live" --regions 4 | sed 's/^/  /'
 	[ "${KEEP:-0}" = 1 ] || rm -f "$cap"
 done

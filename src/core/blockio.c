@@ -3,10 +3,12 @@
 #include "blockio.h"
 
 #include "crc32.h"
+#include "inflate.h"
 #include "varint.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -40,9 +42,8 @@ void mp__fetch_block(FILE *f, uint64_t offset, uint64_t index, mp_fetch_t *fe)
 {
 	uint8_t hdr[MP_BLOCK_HEADER_LEN];
 	uint32_t plen, rlen;
-	z_stream z;
+	const char *why = "";
 	size_t n;
-	int rc;
 
 	fe->offset = offset;
 	fe->kind = MP_FETCH_ABRUPT;
@@ -91,23 +92,11 @@ void mp__fetch_block(FILE *f, uint64_t offset, uint64_t index, mp_fetch_t *fe)
 		fetch_error(fe, MP_ECHECKSUM, index, "payload checksum mismatch (corrupted data)");
 		return;
 	}
-	memset(&z, 0, sizeof(z));
-	if (inflateInit2(&z, -15) != Z_OK) {
-		fe->kind = MP_FETCH_ERROR;
-		fe->code = MP_ECOMPRESS;
-		mp_diag_clear(&fe->diag);
-		mp_diag_set(&fe->diag, MP_ECOMPRESS, -1, -1, "cannot initialise zlib");
-		return;
-	}
-	z.next_in = fe->payload;
-	z.avail_in = plen;
-	z.next_out = fe->raw;
-	z.avail_out = rlen;
-	rc = inflate(&z, Z_FINISH);
-	n = rlen - z.avail_out;
-	inflateEnd(&z);
-	if (rc != Z_STREAM_END || n != rlen) {
-		fetch_error(fe, MP_ECORRUPT, index, "payload does not decompress to its announced size");
+	if (mp__inflate(fe->payload, plen, fe->raw, rlen, &why)) {
+		char what[160];
+		snprintf(what, sizeof(what), "payload does not decompress to its announced size of %lu bytes (%s)",
+			 (unsigned long)rlen, why);
+		fetch_error(fe, MP_ECORRUPT, index, what);
 		return;
 	}
 	fe->kind = MP_FETCH_BLOCK;

@@ -241,8 +241,9 @@ static void test_framing_missing_file(void **state)
 }
 
 /* A capture whose block 0 is ours: the header of a real capture, then one
- * block holding raw (deflated, framed with correct checksums), no trailer. */
-static char *craft(const uint8_t *raw, size_t n)
+ * block holding raw (deflated, framed with correct checksums, announcing
+ * rlen raw bytes), no trailer. */
+static char *craft_rlen(const uint8_t *raw, size_t n, size_t rlen)
 {
 	capfile_t c;
 	char *path = mp_test_tmpfile(".memprof");
@@ -260,7 +261,7 @@ static char *craft(const uint8_t *raw, size_t n)
 	memcpy(hdr + 4, &v, 4);
 	v = (uint32_t)plen;
 	memcpy(hdr + 8, &v, 4);
-	v = (uint32_t)n;
+	v = (uint32_t)rlen;
 	memcpy(hdr + 12, &v, 4);
 	v = (uint32_t)crc32(0, out + 2, (uInt)plen);
 	memcpy(hdr + 16, &v, 4);
@@ -274,6 +275,38 @@ static char *craft(const uint8_t *raw, size_t n)
 	fclose(f);
 	free(c.data);
 	return path;
+}
+
+static char *craft(const uint8_t *raw, size_t n)
+{
+	return craft_rlen(raw, n, n);
+}
+
+/* A payload that inflates to more or fewer bytes than its frame announces
+ * is corruption, with the block, the size and the decoder's reason. */
+static void test_framing_raw_length_mismatch(void **state)
+{
+	static const uint8_t raw[] = {6, 0, 6, 0}; /* HORIZON 0, twice */
+	static const char *reason[2] = {"output shorter than announced", "output longer than announced"};
+	static const size_t rlen[2] = {5, 3};
+	mp_event_t *ev;
+	mp_diag_t diag;
+	mp_end_status_t end;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		char *path = craft_rlen(raw, sizeof(raw), rlen[i]), want[96];
+		int rc;
+
+		read_all(path, &ev, &rc, &diag, &end);
+		free(ev);
+		assert_int_equal(rc, MP_ECORRUPT);
+		snprintf(want, sizeof(want), "announced size of %zu bytes (%s)", rlen[i], reason[i]);
+		if (!strstr(diag.text, want) || !strstr(diag.text, "block 0 at offset"))
+			fail_msg("unexpected diagnostic: %s", diag.text);
+		unlink(path);
+		free(path);
+	}
 }
 
 /* A THREAD section announcing thread 10,000,000 first: corrupt, reported
@@ -319,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_framing_every_byte_flip_readahead),
 		cmocka_unit_test(test_framing_every_truncation_readahead),
 		cmocka_unit_test(test_framing_bad_headers),
+		cmocka_unit_test(test_framing_raw_length_mismatch),
 		cmocka_unit_test(test_framing_missing_file),
 		cmocka_unit_test(test_framing_thread_index_bound),
 	};

@@ -47,8 +47,11 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static void run_roundtrip(int nthreads, uint64_t per_thread)
+/* level: the writer's compression_level (0: its own Huffman coding; 2-9:
+ * zlib's deflate, whose matches the reader's inflate must decode too). */
+static void run_roundtrip(int nthreads, uint64_t per_thread, int level)
 {
+	mp_writer_options_t o = {0};
 	char *path = mp_test_tmpfile(".memprof");
 	struct worker k[8];
 	pthread_t tid[8];
@@ -61,7 +64,8 @@ static void run_roundtrip(int nthreads, uint64_t per_thread)
 	size_t n, i;
 	int rc, t, mem;
 
-	assert_int_equal(mp_writer_open(&w, path, 0, NULL, &diag), 0);
+	o.compression_level = level;
+	assert_int_equal(mp_writer_open(&w, path, 0, &o, &diag), 0);
 	mem = mp_writer_memory(w, "host", MP_MEMORY_HOST, 0);
 	assert_int_equal(mem, 0);
 	for (t = 0; t < nthreads; t++) {
@@ -133,14 +137,21 @@ static void run_roundtrip(int nthreads, uint64_t per_thread)
 static void test_roundtrip_one_thread(void **state)
 {
 	(void)state;
-	run_roundtrip(1, 100000);
+	run_roundtrip(1, 100000, 0);
 }
 
 /* The figure: 10 million events from 4 threads. */
 static void test_roundtrip_10m_4_threads(void **state)
 {
 	(void)state;
-	run_roundtrip(4, 2500000);
+	run_roundtrip(4, 2500000, 0);
+}
+
+static void test_roundtrip_zlib_levels(void **state)
+{
+	(void)state;
+	run_roundtrip(2, 100000, 6);
+	run_roundtrip(1, 50000, 9);
 }
 
 static void test_roundtrip_empty(void **state)
@@ -369,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_small_ring_drop),
 		cmocka_unit_test(test_reader_memory_bounded),
 		cmocka_unit_test(test_roundtrip_one_thread),
+		cmocka_unit_test(test_roundtrip_zlib_levels),
 		cmocka_unit_test(test_roundtrip_10m_4_threads),
 	};
 	return cmocka_run_group_tests_name("roundtrip", tests, NULL, NULL);
