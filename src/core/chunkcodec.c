@@ -11,7 +11,7 @@
  * MP_RECF_MEMORY). OPT marks the allocated-size varint, present unless the
  * tag says EXACT or USABLE16. plan_len is 0xff for kinds that do not exist. */
 #define OPT 8
-enum { T = MP_COL_TIME, A = MP_COL_ADDR, S = MP_COL_SIZE, X = MP_COL_SIZE | OPT, M = MP_COL_MISC };
+enum { T = MP_COL_TIME, A = MP_COL_ADDR, I = MP_COL_IDX, S = MP_COL_SIZE, X = MP_COL_SIZE | OPT, M = MP_COL_MISC };
 static const uint8_t plan[16][6] = {
 	[MP_REC_ALLOC] = {T, A, S, X},
 	[MP_REC_FREE] = {T, A},
@@ -22,12 +22,13 @@ static const uint8_t plan[16][6] = {
 	[MP_REC_MARK] = {T, M},
 	[MP_REC_REALLOC] = {T, A, A, S, X},
 	[MP_REC_CONTEXT] = {M, M, M, M},
-	[MP_REC_ALLOC_REUSED] = {T, A, S, X},
+	[MP_REC_ALLOC_REUSED] = {T, I, S, X},
 	[MP_REC_STACK] = {M},
-	[MP_REC_FREE_AGED] = {T, A},
+	[MP_REC_FREE_AGED] = {T, I},
+	[MP_REC_ALLOC_REFREED] = {T, I, S, X},
 };
 static const uint8_t plan_len[16] = {
-	0xff, 4, 2, 2, 3, 2, 2, 2, 5, 4, 4, 1, 2, 0xff, 0xff, 0xff,
+	0xff, 4, 2, 2, 3, 2, 2, 2, 5, 4, 4, 1, 2, 4, 0xff, 0xff,
 };
 
 /* Length of the varint at p (bounded by end), or 0 if it does not end. */
@@ -42,83 +43,112 @@ static size_t varint_len(const uint8_t *p, const uint8_t *end)
 	return 0;
 }
 
-/* Copy one varint from a column to the rows; 0, or -1 if the column ends
- * inside it. Rows never overflow: they receive exactly the column bytes
- * consumed, and the columns sum to the rows' size. */
-static inline int copy_varint(const uint8_t **src, const uint8_t *end, uint8_t **dst)
-{
-	const uint8_t *s = *src;
-	size_t k;
+/* 1.x: the old column each 2.0 column's varints came from. */
+static const uint8_t old_col[MP_COLS] = {
+	[MP_COL_TAG] = MP_COL1_TAG,   [MP_COL_TIME] = MP_COL1_TIME, [MP_COL_ADDR] = MP_COL1_ADDR,
+	[MP_COL_IDX] = MP_COL1_ADDR,  [MP_COL_SIZE] = MP_COL1_SIZE, [MP_COL_MISC] = MP_COL1_MISC,
+};
 
-	if (s < end && *s < 0x80) { /* the common one-byte case */
-		*(*dst)++ = *s;
-		*src = s + 1;
-		return 0;
-	}
-	if (!(k = varint_len(s, end)))
-		return -1;
-	memcpy(*dst, s, k);
-	*dst += k;
-	*src = s + k;
-	return 0;
-}
-
-int mp__chunk_join(const uint8_t *cols, const uint64_t lens[MP_COLS], uint8_t *rows, size_t n)
+/* One pass of the upgrade: with out NULL it counts the parts' lengths into
+ * lens, else it writes them at the offsets those lengths give. */
+static int upgrade_pass(const uint8_t *cols, const uint64_t lens1[MP_COLS1], uint8_t *out, uint64_t lens[MP_PARTS])
 {
-	const uint8_t *col[MP_COLS], *cend[MP_COLS];
-	uint8_t *w = rows;
+	const uint8_t *src[MP_COLS1], *send[MP_COLS1];
+	uint8_t *dst[MP_PARTS];
 	uint64_t total = 0;
 	int c, k;
 
-	for (c = 0; c < MP_COLS; c++) {
-		if (lens[c] > n - total)
-			return -1;
-		col[c] = cols + total;
-		total += lens[c];
-		cend[c] = cols + total;
+	for (c = 0; c < MP_COLS1; c++) {
+		src[c] = cols + total;
+		total += lens1[c];
+		send[c] = cols + total;
 	}
-	if (total != n)
-		return -1;
-	while (col[MP_COL_TAG] < cend[MP_COL_TAG]) {
-		uint8_t tag = *col[MP_COL_TAG]++, kind = tag & MP_REC_KIND_MASK, m = plan_len[kind];
-		int skip_x = (tag & (MP_RECF_EXACT | MP_RECF_USABLE16)) != 0;
+	if (out) {
+		total = 0;
+		for (c = 0; c < MP_PARTS; c++) {
+			dst[c] = out + total;
+			total += lens[c];
+		}
+	} else {
+		memset(lens, 0, MP_PARTS * sizeof(lens[0]));
+	}
+	while (src[MP_COL1_TAG] < send[MP_COL1_TAG]) {
+		uint8_t tag = *src[MP_COL1_TAG]++, kind = tag & MP_REC_KIND_MASK, m = plan_len[kind];
+		int skip_x = (tag & (MP_RECF_EXACT | MP_RECF_USABLE16)) != 0, memory = (tag & MP_RECF_MEMORY) != 0;
 
-		if (m == 0xff)
+		if (m == 0xff || kind == MP_REC_ALLOC_REFREED) /* 1.x had no kind 13 */
 			return -1;
-		*w++ = tag;
-		if ((tag & MP_RECF_MEMORY) && copy_varint(&col[MP_COL_MISC], cend[MP_COL_MISC], &w))
-			return -1;
-		for (k = 0; k < m; k++) {
-			uint8_t f = plan[kind][k];
+		if (out)
+			*dst[0]++ = tag;
+		else
+			lens[0]++;
+		for (k = -memory; k < m; k++) {
+			uint8_t f = k < 0 ? M : plan[kind][k];
+			const uint8_t *s;
+			size_t len;
+			int o;
 			if ((f & OPT) && skip_x)
 				continue;
 			c = f & (OPT - 1);
-			if (copy_varint(&col[c], cend[c], &w))
+			o = old_col[c];
+			s = src[o];
+			if (!(len = varint_len(s, send[o])))
 				return -1;
+			src[o] = s + len;
+			if (out) {
+				*dst[MP_HEAD(c)]++ = *s;
+				memcpy(dst[MP_TAIL(c)], s + 1, len - 1);
+				dst[MP_TAIL(c)] += len - 1;
+			} else {
+				lens[MP_HEAD(c)]++;
+				lens[MP_TAIL(c)] += len - 1;
+			}
 		}
 	}
-	for (c = 0; c < MP_COLS; c++)
-		if (col[c] != cend[c])
+	for (c = 0; c < MP_COLS1; c++)
+		if (src[c] != send[c])
 			return -1;
-	return w == rows + n ? 0 : -1;
+	return 0;
 }
 
-/* Varints per column (tag, time, address, size, misc) each record kind
- * needs, the optional allocated size aside: plan[] counted by column. */
+int mp__chunk_upgrade(const uint8_t *cols, const uint64_t lens1[MP_COLS1], size_t n, uint8_t *out,
+		      uint64_t lens[MP_PARTS])
+{
+	uint64_t total = 0;
+	int c;
+
+	for (c = 0; c < MP_COLS1; c++) {
+		if (lens1[c] > n - total)
+			return -1;
+		total += lens1[c];
+	}
+	if (total != n)
+		return -1;
+	/* the first pass checks everything; the second cannot fail */
+	if (upgrade_pass(cols, lens1, NULL, lens))
+		return -1;
+	return upgrade_pass(cols, lens1, out, lens);
+}
+
+/* Varints per column (tag, time, address, index, size, misc) each record
+ * kind needs, the optional allocated size aside: plan[] counted by column. */
 static const uint8_t need_tab[16][MP_COLS] = {
-	[MP_REC_ALLOC] = {0, 1, 1, 1, 0},        [MP_REC_FREE] = {0, 1, 1, 0, 0},
-	[MP_REC_ALLOC_FAILED] = {0, 1, 0, 1, 0}, [MP_REC_REGION_ADD] = {0, 1, 1, 1, 0},
-	[MP_REC_REGION_REMOVE] = {0, 1, 1, 0, 0}, [MP_REC_STEP] = {0, 1, 0, 0, 1},
-	[MP_REC_MARK] = {0, 1, 0, 0, 1},         [MP_REC_REALLOC] = {0, 1, 2, 1, 0},
-	[MP_REC_CONTEXT] = {0, 0, 0, 0, 4},      [MP_REC_ALLOC_REUSED] = {0, 1, 1, 1, 0},
-	[MP_REC_STACK] = {0, 0, 0, 0, 1},        [MP_REC_FREE_AGED] = {0, 1, 1, 0, 0},
+	[MP_REC_ALLOC] = {0, 1, 1, 0, 1, 0},        [MP_REC_FREE] = {0, 1, 1, 0, 0, 0},
+	[MP_REC_ALLOC_FAILED] = {0, 1, 0, 0, 1, 0}, [MP_REC_REGION_ADD] = {0, 1, 1, 0, 1, 0},
+	[MP_REC_REGION_REMOVE] = {0, 1, 1, 0, 0, 0}, [MP_REC_STEP] = {0, 1, 0, 0, 0, 1},
+	[MP_REC_MARK] = {0, 1, 0, 0, 0, 1},         [MP_REC_REALLOC] = {0, 1, 2, 0, 1, 0},
+	[MP_REC_CONTEXT] = {0, 0, 0, 0, 0, 4},      [MP_REC_ALLOC_REUSED] = {0, 1, 0, 1, 1, 0},
+	[MP_REC_STACK] = {0, 0, 0, 0, 0, 1},        [MP_REC_FREE_AGED] = {0, 1, 0, 1, 0, 0},
+	[MP_REC_ALLOC_REFREED] = {0, 1, 0, 1, 1, 0},
 };
 /* Kinds whose plan has the optional allocated size (X). */
-static const uint8_t has_opt[16] = {[MP_REC_ALLOC] = 1, [MP_REC_REALLOC] = 1, [MP_REC_ALLOC_REUSED] = 1};
+static const uint8_t has_opt[16] = {
+	[MP_REC_ALLOC] = 1, [MP_REC_REALLOC] = 1, [MP_REC_ALLOC_REUSED] = 1, [MP_REC_ALLOC_REFREED] = 1,
+};
 
-/* Varint terminators (bytes without the high bit) in [p, p + n): the number
- * of varints a well-formed column holds. Eight bytes at a time: their high
- * bits moved to the low bit of each byte and summed by a multiply. */
+/* Varint terminators (bytes without the high bit) in [p, p + n). Eight
+ * bytes at a time: their high bits moved to the low bit of each byte and
+ * summed by a multiply. */
 static uint64_t count_ends(const uint8_t *p, size_t n)
 {
 	const uint64_t ones = 0x0101010101010101ull;
@@ -135,13 +165,13 @@ static uint64_t count_ends(const uint8_t *p, size_t n)
 	return c;
 }
 
-int mp__chunk_check(const uint8_t *cols, const uint64_t lens[MP_COLS], size_t n)
+int mp__chunk_check(const uint8_t *parts, const uint64_t lens[MP_PARTS], size_t n)
 {
 	uint64_t need[MP_COLS] = {0}, total = 0, hist[256] = {0};
-	const uint8_t *tag = cols, *tend;
+	const uint8_t *tag = parts, *tend, *head, *tail;
 	int c;
 
-	for (c = 0; c < MP_COLS; c++) {
+	for (c = 0; c < MP_PARTS; c++) {
 		if (lens[c] > n - total)
 			return -1;
 		total += lens[c];
@@ -150,7 +180,7 @@ int mp__chunk_check(const uint8_t *cols, const uint64_t lens[MP_COLS], size_t n)
 		return -1;
 	/* Count the tags by value first (one increment each), then the
 	 * varints they need. */
-	tend = cols + lens[MP_COL_TAG];
+	tend = parts + lens[0];
 	for (; tag < tend; tag++)
 		hist[*tag]++;
 	for (unsigned t = 0; t < 256; t++) {
@@ -166,14 +196,20 @@ int mp__chunk_check(const uint8_t *cols, const uint64_t lens[MP_COLS], size_t n)
 		if (has_opt[kind] && !(t & (MP_RECF_EXACT | MP_RECF_USABLE16)))
 			need[MP_COL_SIZE] += hist[t];
 	}
-	total = lens[MP_COL_TAG];
+	/* One head per varint; every head that continues (high bit set) owns
+	 * one run of tail bytes ending in a byte without it. */
+	total = lens[0];
 	for (c = MP_COL_TIME; c < MP_COLS; c++) {
-		const uint8_t *col = cols + total;
-		if (lens[c] && col[lens[c] - 1] >= 0x80)
-			return -1; /* the last varint does not end */
-		if (count_ends(col, lens[c]) != need[c])
+		uint64_t nh = lens[MP_HEAD(c)], nt = lens[MP_TAIL(c)];
+		head = parts + total;
+		tail = head + nh;
+		if (nh != need[c])
 			return -1;
-		total += lens[c];
+		if (nt && tail[nt - 1] >= 0x80)
+			return -1; /* the last run does not end */
+		if (nh - count_ends(head, nh) != count_ends(tail, nt))
+			return -1;
+		total += nh + nt;
 	}
 	return 0;
 }
@@ -214,32 +250,52 @@ static inline uint32_t venc4(uint32_t v, unsigned *len)
 	return x | (0x808080u & ((1u << (8 * (l - 1))) - 1));
 }
 
-/* Append varint v at the cursor (8 bytes of slack past it). Values below
- * 2^28 (nearly all: time deltas, sizes, most address deltas) take the
- * short path. */
-static inline uint8_t *put(uint8_t *o, uint64_t v)
+/* Bytes of v's varint. */
+static inline unsigned vlen(uint64_t v)
 {
-	uint32_t x;
+	return (unsigned)(64 - __builtin_clzll(v | 1) + 6) / 7;
+}
+
+/* A varint column's two write cursors: heads and tails. */
+typedef struct {
+	uint8_t *h, *t;
+} col_t;
+
+/* Append varint v split: its first byte to the heads, the rest to the
+ * tails (8 bytes of slack past each). Values below 2^28 (nearly all: time
+ * deltas, sizes, most address deltas, every index) take the short path:
+ * one store each, no branch on the length. */
+static inline void put(col_t *c, uint64_t v)
+{
 	unsigned l;
 
 	if (__builtin_expect(v >> 28, 0)) {
+		uint8_t tmp[MP_VARINT_MAX + 6];
 		uint64_t y;
-		if (v >> 56)
-			return mp_varint_put(o, v);
-		y = venc8(v, &l);
-		memcpy(o, &y, 8);
-		return o + l;
+		if (v >> 56) {
+			l = (unsigned)(mp_varint_put(tmp, v) - tmp);
+		} else {
+			y = venc8(v, &l);
+			memcpy(tmp, &y, 8);
+		}
+		*c->h++ = tmp[0];
+		memcpy(c->t, tmp + 1, l - 1);
+		c->t += l - 1;
+		return;
 	}
-	x = venc4((uint32_t)v, &l);
-	memcpy(o, &x, 4);
-	return o + l;
+	uint32_t x = venc4((uint32_t)v, &l), y = x >> 8;
+	*c->h++ = (uint8_t)x;
+	memcpy(c->t, &y, 4);
+	c->t += l - 1;
 }
 
-/* Chunk-local age table: the allocation number of the block at an
- * address, direct-mapped (a collision just loses that block's age: its free
- * keeps its address delta). Entries carry the chunk's generation, so a new
- * chunk needs no clearing. */
+/* Chunk-local age table, keyed by address: for a block allocated in the
+ * chunk its allocation number, for an address freed in the chunk (and not
+ * allocated again since) its free number with FREED set. Direct-mapped (a
+ * collision just loses an entry: its record keeps its address delta).
+ * Entries carry the chunk's generation, so a new chunk needs no clearing. */
 #define AGE_BITS 14
+#define FREED 0x80000000u
 
 typedef struct {
 	uint64_t addr;
@@ -252,10 +308,8 @@ static inline age_slot_t *age_slot(const mp_chunk_encoder_t *e, uint64_t addr)
 	return (age_slot_t *)e->table + (((addr >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - AGE_BITS));
 }
 
-static inline void age_put(mp_chunk_encoder_t *e, uint64_t addr, uint32_t index, uint32_t gen)
+static inline void age_put(age_slot_t *sl, uint64_t addr, uint32_t index, uint32_t gen)
 {
-	age_slot_t *sl = age_slot(e, addr);
-
 	sl->addr = addr;
 	sl->index = index;
 	sl->gen = gen;
@@ -269,9 +323,10 @@ static inline uint64_t ring_allocated(uint64_t w0, uint64_t req, const uint64_t 
 	return (w0 & MP_RING_WIDE) ? *wide : req + (uint64_t)(int64_t)(int32_t)(w0 >> 32);
 }
 
-/* An address field: the delta from the previous address, in 16-byte units
- * when both are (the common case for malloc). */
-static inline uint8_t *put_addr(uint8_t *o, uint8_t *tag, uint64_t from, uint64_t to)
+/* An address delta's varint value: the delta from the previous address,
+ * in 16-byte units when both are (the common case for malloc; the tag
+ * says so). */
+static inline uint64_t addr_delta(uint8_t *tag, uint64_t from, uint64_t to)
 {
 	int64_t d = (int64_t)(to - from);
 
@@ -279,44 +334,47 @@ static inline uint8_t *put_addr(uint8_t *o, uint8_t *tag, uint64_t from, uint64_
 		*tag |= MP_RECF_ALIGN16;
 		d /= 16;
 	}
-	return put(o, mp_zigzag(d));
+	return mp_zigzag(d);
 }
 
-static inline uint8_t *put_sizes(uint8_t *o, uint8_t *tag, uint64_t req, uint64_t alloc)
+static inline void put_sizes(col_t *c, uint8_t *tag, uint64_t req, uint64_t alloc)
 {
-	o = put(o, req);
+	put(c, req);
 	if (alloc == req)
 		*tag |= MP_RECF_EXACT;
 	else if (alloc == mp_usable16(req))
 		*tag |= MP_RECF_USABLE16;
 	else
-		o = put(o, mp_zigzag((int64_t)(alloc - req)));
-	return o;
+		put(c, mp_zigzag((int64_t)(alloc - req)));
 }
 
 int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, size_t limit, uint64_t *st,
-		     const struct mp_capclock *clock, uint64_t lens[MP_COLS])
+		     const struct mp_capclock *clock, uint64_t lens[MP_PARTS])
 {
 	const uint64_t *r = words, *end = words + n, *stop = words + (limit < n ? limit : n);
 	uint64_t time = st[MP_ST_TIME], addr = st[MP_ST_ADDR], memory = st[MP_ST_MEMORY];
 	uint64_t *reuse = st + MP_ST_REUSE_AT, events = 0;
-	uint32_t nallocs = 0, gen;
+	uint32_t nallocs = 0, nfrees = 0, gen;
 	mp_mbuf_t *col = e->cols;
-	uint8_t *ctag, *ctime, *caddr, *csize, *cmisc;
+	uint8_t *ctag;
+	col_t ctime, caddr, cidx, csize, cmisc;
 	int ages = !e->no_ages, c;
 
 	/* Room: a record of k words (k >= 2) never takes more than 10 k bytes
-	 * in all columns together, nor 8 k in one; plus the stores' slack. */
-	for (c = 0; c < MP_COLS; c++) {
+	 * in all parts together, nor 8 k in one; plus the stores' slack. */
+	for (c = 0; c < MP_PARTS; c++) {
 		col[c].len = 0;
 		if (mp_mbuf_reserve(&col[c], n * 10 + 16))
 			return -1;
 	}
-	ctag = col[MP_COL_TAG].data;
-	ctime = col[MP_COL_TIME].data;
-	caddr = col[MP_COL_ADDR].data;
-	csize = col[MP_COL_SIZE].data;
-	cmisc = col[MP_COL_MISC].data;
+	ctag = col[0].data;
+#define INIT(cur, k) (cur.h = col[MP_HEAD(k)].data, cur.t = col[MP_TAIL(k)].data)
+	INIT(ctime, MP_COL_TIME);
+	INIT(caddr, MP_COL_ADDR);
+	INIT(cidx, MP_COL_IDX);
+	INIT(csize, MP_COL_SIZE);
+	INIT(cmisc, MP_COL_MISC);
+#undef INIT
 	if (!e->table) {
 		e->tab.len = 0;
 		if (mp_mbuf_reserve(&e->tab, sizeof(age_slot_t) << AGE_BITS))
@@ -342,13 +400,13 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 		if (kind != MP_REC_CONTEXT && kind != MP_REC_STACK) {
 			if (__builtin_expect(mem != memory, 0) && kind != MP_REC_STEP && kind != MP_REC_MARK) {
 				*tag |= MP_RECF_MEMORY;
-				cmisc = put(cmisc, mem);
+				put(&cmisc, mem);
 				memory = mem;
 			}
 			now = mp__capclock_convert(clock, r[1]);
 			if (now < time)
 				now = time; /* per thread, time never goes back */
-			ctime = put(ctime, now - time);
+			put(&ctime, now - time);
 			time = now;
 		}
 		switch (kind) {
@@ -359,37 +417,53 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 				/* allocators hand out recently freed blocks again
 				 * (glibc's tcache is LIFO): no address needed */
 				*tag = (uint8_t)((*tag & MP_RECF_MEMORY) | MP_REC_ALLOC_REUSED);
-				*caddr++ = (uint8_t)mp_reuse_slot(a);
+				*cidx.h++ = (uint8_t)mp_reuse_slot(a);
 			} else {
-				caddr = put_addr(caddr, tag, addr, a);
+				uint8_t flags = 0;
+				uint64_t d = addr_delta(&flags, addr, a);
+				age_slot_t *sl;
+				/* ALLOC_REFREED: at an address freed earlier in the
+				 * chunk, the number of frees since, when that is not
+				 * longer than the delta */
+				if (ages && (sl = age_slot(e, a))->gen == gen && sl->addr == a && (sl->index & FREED) &&
+				    vlen(nfrees + 1 - (sl->index & ~FREED)) <= vlen(d)) {
+					*tag = (uint8_t)((*tag & MP_RECF_MEMORY) | MP_REC_ALLOC_REFREED);
+					put(&cidx, nfrees + 1 - (sl->index & ~FREED));
+				} else {
+					*tag |= flags;
+					put(&caddr, d);
+				}
 			}
-			csize = put_sizes(csize, tag, req, alloc);
+			put_sizes(&csize, tag, req, alloc);
 			addr = a;
 			if (ages)
-				age_put(e, a, ++nallocs, gen);
+				age_put(age_slot(e, a), a, ++nallocs, gen);
 			events++;
 			break;
 		}
 		case MP_REC_FREE: {
 			uint64_t a = r[2];
-			uint8_t *at = caddr;
-			caddr = put_addr(caddr, tag, addr, a);
-			addr = a;
-			reuse[mp_reuse_slot(a)] = a;
+			uint8_t flags = 0;
+			uint64_t d = addr_delta(&flags, addr, a);
+			int aged = 0;
 			if (ages) {
 				/* FREE_AGED: the number of allocations since, instead
 				 * of the address delta, when that is not longer */
-				const age_slot_t *sl = age_slot(e, a);
-				if (sl->gen == gen && sl->addr == a) {
-					unsigned len; /* an age < 2^28: a chunk has fewer records */
-					uint32_t x = venc4(nallocs + 1 - sl->index, &len);
-					if (len <= (unsigned)(caddr - at)) {
-						memcpy(at, &x, 4);
-						caddr = at + len;
-						*tag = (uint8_t)((*tag & MP_RECF_MEMORY) | MP_REC_FREE_AGED);
-					}
+				age_slot_t *sl = age_slot(e, a);
+				if (sl->gen == gen && sl->addr == a && !(sl->index & FREED) &&
+				    vlen(nallocs + 1 - sl->index) <= vlen(d)) {
+					put(&cidx, nallocs + 1 - sl->index);
+					*tag = (uint8_t)((*tag & MP_RECF_MEMORY) | MP_REC_FREE_AGED);
+					aged = 1;
 				}
+				age_put(sl, a, ++nfrees | FREED, gen);
 			}
+			if (!aged) {
+				*tag |= flags;
+				put(&caddr, d);
+			}
+			addr = a;
+			reuse[mp_reuse_slot(a)] = a;
 			events++;
 			break;
 		}
@@ -398,51 +472,51 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 			uint64_t alloc = ring_allocated(w0, req, r + 5);
 			/* both deltas in one unit: 16 only if both are multiples */
 			if ((((old - addr) | (a - old)) & 15) == 0) {
-				caddr = put_addr(caddr, tag, addr, old);
-				caddr = put(caddr, mp_zigzag((int64_t)(a - old) / 16));
+				put(&caddr, addr_delta(tag, addr, old));
+				put(&caddr, mp_zigzag((int64_t)(a - old) / 16));
 			} else {
-				caddr = put(caddr, mp_zigzag((int64_t)(old - addr)));
-				caddr = put(caddr, mp_zigzag((int64_t)(a - old)));
+				put(&caddr, mp_zigzag((int64_t)(old - addr)));
+				put(&caddr, mp_zigzag((int64_t)(a - old)));
 			}
-			csize = put_sizes(csize, tag, req, alloc);
+			put_sizes(&csize, tag, req, alloc);
 			addr = a;
 			if (ages)
-				age_put(e, a, ++nallocs, gen);
+				age_put(age_slot(e, a), a, ++nallocs, gen);
 			events += 2;
 			break;
 		}
 		case MP_REC_ALLOC_FAILED:
-			csize = put(csize, r[2]);
+			put(&csize, r[2]);
 			events++;
 			break;
 		case MP_REC_REGION_ADD:
-			caddr = put_addr(caddr, tag, addr, r[2]);
-			csize = put(csize, r[3]);
+			put(&caddr, addr_delta(tag, addr, r[2]));
+			put(&csize, r[3]);
 			addr = r[2];
 			events++;
 			break;
 		case MP_REC_REGION_REMOVE:
-			caddr = put_addr(caddr, tag, addr, r[2]);
+			put(&caddr, addr_delta(tag, addr, r[2]));
 			addr = r[2];
 			events++;
 			break;
 		case MP_REC_STEP:
 		case MP_REC_MARK:
-			cmisc = put(cmisc, r[2]);
+			put(&cmisc, r[2]);
 			events++;
 			break;
 		case MP_REC_CONTEXT:
-			cmisc = put(cmisc, r[1]);
-			cmisc = put(cmisc, r[2]);
-			cmisc = put(cmisc, r[3]);
-			cmisc = put(cmisc, r[4]);
+			put(&cmisc, r[1]);
+			put(&cmisc, r[2]);
+			put(&cmisc, r[3]);
+			put(&cmisc, r[4]);
 			st[MP_ST_OP] = r[1];
 			st[MP_ST_REGION] = r[2];
 			st[MP_ST_DTYPE] = r[3];
 			st[MP_ST_SHAPE] = r[4];
 			break;
 		case MP_REC_STACK:
-			cmisc = put(cmisc, r[1]);
+			put(&cmisc, r[1]);
 			break;
 		default:
 			return -1;
@@ -452,12 +526,17 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 	st[MP_ST_TIME] = time;
 	st[MP_ST_ADDR] = addr;
 	st[MP_ST_MEMORY] = memory;
-	col[MP_COL_TAG].len = (size_t)(ctag - col[MP_COL_TAG].data);
-	col[MP_COL_TIME].len = (size_t)(ctime - col[MP_COL_TIME].data);
-	col[MP_COL_ADDR].len = (size_t)(caddr - col[MP_COL_ADDR].data);
-	col[MP_COL_SIZE].len = (size_t)(csize - col[MP_COL_SIZE].data);
-	col[MP_COL_MISC].len = (size_t)(cmisc - col[MP_COL_MISC].data);
-	for (c = 0; c < MP_COLS; c++)
+	col[0].len = (size_t)(ctag - col[0].data);
+#define FINI(cur, k)                                                                \
+	(col[MP_HEAD(k)].len = (size_t)(cur.h - col[MP_HEAD(k)].data),              \
+	 col[MP_TAIL(k)].len = (size_t)(cur.t - col[MP_TAIL(k)].data))
+	FINI(ctime, MP_COL_TIME);
+	FINI(caddr, MP_COL_ADDR);
+	FINI(cidx, MP_COL_IDX);
+	FINI(csize, MP_COL_SIZE);
+	FINI(cmisc, MP_COL_MISC);
+#undef FINI
+	for (c = 0; c < MP_PARTS; c++)
 		lens[c] = col[c].len;
 	e->events = events;
 	e->consumed = (size_t)(r - words);
@@ -468,7 +547,7 @@ void mp__chunk_encoder_release(mp_chunk_encoder_t *e)
 {
 	int c;
 
-	for (c = 0; c < MP_COLS; c++)
+	for (c = 0; c < MP_PARTS; c++)
 		mp_mbuf_release(&e->cols[c]);
 	mp_mbuf_release(&e->tab);
 	e->table = NULL;
