@@ -265,25 +265,35 @@ typedef struct {
  * tails (8 bytes of slack past each). Values below 2^28 (nearly all: time
  * deltas, sizes, most address deltas, every index) take the short path:
  * one store each, no branch on the length. */
-static inline void put(col_t *c, uint64_t v)
+/* The long case of put(), out of line: values of 2^28 and more are rare. */
+static __attribute__((noinline)) void put_long(col_t *c, uint64_t v)
 {
+	uint8_t tmp[MP_VARINT_MAX + 6];
+	unsigned l;
+	uint64_t y;
+
+	if (v >> 56) {
+		l = (unsigned)(mp_varint_put(tmp, v) - tmp);
+	} else {
+		y = venc8(v, &l);
+		memcpy(tmp, &y, 8);
+	}
+	*c->h++ = tmp[0];
+	memcpy(c->t, tmp + 1, l - 1);
+	c->t += l - 1;
+}
+
+static inline __attribute__((always_inline)) void put(col_t *c, uint64_t v)
+{
+	uint32_t x, y;
 	unsigned l;
 
 	if (__builtin_expect(v >> 28, 0)) {
-		uint8_t tmp[MP_VARINT_MAX + 6];
-		uint64_t y;
-		if (v >> 56) {
-			l = (unsigned)(mp_varint_put(tmp, v) - tmp);
-		} else {
-			y = venc8(v, &l);
-			memcpy(tmp, &y, 8);
-		}
-		*c->h++ = tmp[0];
-		memcpy(c->t, tmp + 1, l - 1);
-		c->t += l - 1;
+		put_long(c, v);
 		return;
 	}
-	uint32_t x = venc4((uint32_t)v, &l), y = x >> 8;
+	x = venc4((uint32_t)v, &l);
+	y = x >> 8;
 	*c->h++ = (uint8_t)x;
 	memcpy(c->t, &y, 4);
 	c->t += l - 1;
@@ -303,9 +313,9 @@ typedef struct {
 	uint32_t gen;
 } age_slot_t;
 
-static inline age_slot_t *age_slot(const mp_chunk_encoder_t *e, uint64_t addr)
+static inline age_slot_t *age_slot(age_slot_t *table, uint64_t addr)
 {
-	return (age_slot_t *)e->table + (((addr >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - AGE_BITS));
+	return table + (((addr >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - AGE_BITS));
 }
 
 static inline void age_put(age_slot_t *sl, uint64_t addr, uint32_t index, uint32_t gen)
@@ -355,6 +365,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 	uint64_t time = st[MP_ST_TIME], addr = st[MP_ST_ADDR], memory = st[MP_ST_MEMORY];
 	uint64_t *reuse = st + MP_ST_REUSE_AT, events = 0;
 	uint32_t nallocs = 0, nfrees = 0, gen;
+	age_slot_t *table;
 	mp_mbuf_t *col = e->cols;
 	uint8_t *ctag;
 	col_t ctime, caddr, cidx, csize, cmisc;
@@ -388,6 +399,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 		e->gen = 1;
 	}
 	gen = (uint32_t)e->gen;
+	table = e->table; /* in a local: the byte stores below may alias *e */
 
 	while (r < stop) {
 		uint64_t w0 = r[0], now;
@@ -413,6 +425,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 		case MP_REC_ALLOC: {
 			uint64_t a = r[2], req = r[3];
 			uint64_t alloc = ring_allocated(w0, req, r + 4);
+			age_slot_t *sl = age_slot(table, a);
 			if (a != 0 && reuse[mp_reuse_slot(a)] == a) {
 				/* allocators hand out recently freed blocks again
 				 * (glibc's tcache is LIFO): no address needed */
@@ -421,11 +434,10 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 			} else {
 				uint8_t flags = 0;
 				uint64_t d = addr_delta(&flags, addr, a);
-				age_slot_t *sl;
 				/* ALLOC_REFREED: at an address freed earlier in the
 				 * chunk, the number of frees since, when that is not
 				 * longer than the delta */
-				if (ages && (sl = age_slot(e, a))->gen == gen && sl->addr == a && (sl->index & FREED) &&
+				if (ages && sl->gen == gen && sl->addr == a && (sl->index & FREED) &&
 				    vlen(nfrees + 1 - (sl->index & ~FREED)) <= vlen(d)) {
 					*tag = (uint8_t)((*tag & MP_RECF_MEMORY) | MP_REC_ALLOC_REFREED);
 					put(&cidx, nfrees + 1 - (sl->index & ~FREED));
@@ -437,7 +449,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 			put_sizes(&csize, tag, req, alloc);
 			addr = a;
 			if (ages)
-				age_put(age_slot(e, a), a, ++nallocs, gen);
+				age_put(sl, a, ++nallocs, gen);
 			events++;
 			break;
 		}
@@ -449,7 +461,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 			if (ages) {
 				/* FREE_AGED: the number of allocations since, instead
 				 * of the address delta, when that is not longer */
-				age_slot_t *sl = age_slot(e, a);
+				age_slot_t *sl = age_slot(table, a);
 				if (sl->gen == gen && sl->addr == a && !(sl->index & FREED) &&
 				    vlen(nallocs + 1 - sl->index) <= vlen(d)) {
 					put(&cidx, nallocs + 1 - sl->index);
@@ -481,7 +493,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 			put_sizes(&csize, tag, req, alloc);
 			addr = a;
 			if (ages)
-				age_put(age_slot(e, a), a, ++nallocs, gen);
+				age_put(age_slot(table, a), a, ++nallocs, gen);
 			events += 2;
 			break;
 		}
