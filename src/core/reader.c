@@ -27,6 +27,8 @@
 #define CRC_BAD(computed, stored) ((computed) != (stored))
 #endif
 
+_Static_assert(sizeof(((mp_chunk_t *)0)->col) == MP_PARTS * sizeof(const uint8_t *), "a cursor per chunk part");
+
 /* "block N at offset X: what" -- the error every corrupted block gets. */
 static int block_error(mp_capture_t *cap, mp_diag_t *diag, int code, uint64_t off, const char *what)
 {

@@ -24,7 +24,7 @@ typedef struct mp_chunk {
 	/* Records are decoded straight from the parts (chunkcodec.h): the
 	 * tags, then per column a cursor in its heads and one in its tails;
 	 * each field from its column, in record order. */
-	const uint8_t *col[11], *cend[11];
+	const uint8_t *col[11], *cend[11]; /* MP_PARTS (chunkcodec.h) */
 	uint64_t time, addr;                /* delta state (see MP_ST_* in writer_internal.h) */
 	uint32_t memory, op, dtype, shape, region, stack;
 	uint64_t reuse[MP_REUSE_SLOTS];     /* the freed-address cache */
