@@ -342,7 +342,7 @@ static inline uint64_t addr_delta(uint8_t *tag, uint64_t from, uint64_t to)
 
 	if ((d & 15) == 0) {
 		*tag |= MP_RECF_ALIGN16;
-		d /= 16;
+		d >>= 4; /* exact: an arithmetic shift, not a division's fix-ups */
 	}
 	return mp_zigzag(d);
 }

@@ -160,15 +160,19 @@ static void make_codes(const uint8_t *len, int nsym, uint16_t *code)
 		next[b] = (uint16_t)c;
 	}
 	for (i = 0; i < nsym; i++) {
-		unsigned v, r = 0;
+		unsigned v;
 		if (!len[i]) {
 			code[i] = 0;
 			continue;
 		}
+		/* the len[i]-bit code reversed: all 16 bits by swaps, then
+		 * shifted down */
 		v = next[len[i]]++;
-		for (b = 0; b < len[i]; b++)
-			r |= ((v >> b) & 1u) << (len[i] - 1 - b);
-		code[i] = (uint16_t)r;
+		v = ((v >> 1) & 0x5555u) | ((v & 0x5555u) << 1);
+		v = ((v >> 2) & 0x3333u) | ((v & 0x3333u) << 2);
+		v = ((v >> 4) & 0x0f0fu) | ((v & 0x0f0fu) << 4);
+		v = ((v >> 8) & 0x00ffu) | ((v & 0x00ffu) << 8);
+		code[i] = (uint16_t)(v >> (16 - len[i]));
 	}
 }
 
