@@ -43,6 +43,29 @@ static size_t varint_len(const uint8_t *p, const uint8_t *end)
 	return 0;
 }
 
+int mp__varint_rest_long(uint64_t h, const uint8_t **tp, const uint8_t *te, uint64_t *v)
+{
+	const uint8_t *p = *tp;
+	uint64_t x = h & 0x7f;
+	unsigned shift = 7;
+
+	while (p < te) {
+		uint8_t b = *p++;
+		if (shift == 63 && b > 1)
+			return -1;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			*tp = p;
+			return 0;
+		}
+		shift += 7;
+		if (shift > 63)
+			return -1;
+	}
+	return -1;
+}
+
 /* 1.x: the old column each 2.0 column's varints came from. */
 static const uint8_t old_col[MP_COLS] = {
 	[MP_COL_TAG] = MP_COL1_TAG,   [MP_COL_TIME] = MP_COL1_TIME, [MP_COL_ADDR] = MP_COL1_ADDR,

@@ -67,38 +67,26 @@ int mp__chunk_upgrade(const uint8_t *cols, const uint64_t lens1[MP_COLS1], size_
 
 /* The rest of a split varint whose head h has the high bit set, from the
  * tails at [*tp, te): 0 and *v, or -1 when the tails end inside it or the
- * value does not fit in 64 bits (the checks of mp_varint_get). */
-static inline int mp_varint_rest(uint64_t h, const uint8_t **tp, const uint8_t *te, uint64_t *v)
+ * value does not fit in 64 bits (the checks of mp_varint_get). Varints of
+ * three bytes and more go out of line (mp__varint_rest_long). */
+int mp__varint_rest_long(uint64_t h, const uint8_t **tp, const uint8_t *te, uint64_t *v);
+
+static inline __attribute__((always_inline)) int mp_varint_rest(uint64_t h, const uint8_t **tp,
+								 const uint8_t *te, uint64_t *v)
 {
 	const uint8_t *p = *tp;
-	uint64_t x = h & 0x7f;
-	unsigned shift = 7;
 
 	if (__builtin_expect(p < te && *p < 0x80, 1)) { /* two bytes in all */
-		*v = x | (uint64_t)*p << 7;
+		*v = (h & 0x7f) | (uint64_t)*p << 7;
 		*tp = p + 1;
 		return 0;
 	}
-	while (p < te) {
-		uint8_t b = *p++;
-		if (shift == 63 && b > 1)
-			return -1;
-		x |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = x;
-			*tp = p;
-			return 0;
-		}
-		shift += 7;
-		if (shift > 63)
-			return -1;
-	}
-	return -1;
+	return mp__varint_rest_long(h, tp, te, v);
 }
 
 /* The next split varint of a column: head at [*hp, he), tails at [*tp, te). */
-static inline int mp_varint_get2(const uint8_t **hp, const uint8_t *he, const uint8_t **tp, const uint8_t *te,
-				 uint64_t *v)
+static inline __attribute__((always_inline)) int mp_varint_get2(const uint8_t **hp, const uint8_t *he,
+								const uint8_t **tp, const uint8_t *te, uint64_t *v)
 {
 	const uint8_t *h = *hp;
 

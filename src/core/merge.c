@@ -23,11 +23,16 @@ static void chunk_free(mp_chunk_t *c)
 	free(c);
 }
 
-/* Append a to a history (allocated or freed addresses of the chunk). */
-static int grow_push(uint64_t **hist, size_t *n, size_t *cap, uint64_t a)
+/* Append a to a history (allocated or freed addresses of the chunk). The
+ * first allocation takes room for half the chunk's records (its tags are
+ * the first part: their count is known), so that a chunk of allocations
+ * and frees in about equal numbers grows each history at most once. */
+static __attribute__((noinline)) int grow_push(const mp_chunk_t *c, uint64_t **hist, size_t *n, size_t *cap,
+					       uint64_t a)
 {
 	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 256;
+		size_t half = (size_t)(c->cend[0] - c->data) / 2 + 16;
+		size_t nc = *cap ? *cap * 2 : half;
 		uint64_t *h = realloc(*hist, nc * sizeof(*h));
 		if (!h)
 			return -ENOMEM;
@@ -44,7 +49,7 @@ static inline int hist_push(mp_chunk_t *c, uint64_t a)
 		c->hist[c->nhist++] = a;
 		return 0;
 	}
-	return grow_push(&c->hist, &c->nhist, &c->cap_hist, a);
+	return grow_push(c, &c->hist, &c->nhist, &c->cap_hist, a);
 }
 
 static inline int fhist_push(mp_chunk_t *c, uint64_t a)
@@ -53,7 +58,7 @@ static inline int fhist_push(mp_chunk_t *c, uint64_t a)
 		c->fhist[c->nfhist++] = a;
 		return 0;
 	}
-	return grow_push(&c->fhist, &c->nfhist, &c->cap_fhist, a);
+	return grow_push(c, &c->fhist, &c->nfhist, &c->cap_fhist, a);
 }
 
 static void free_chunks(mp_rthread_t *t)
