@@ -81,6 +81,11 @@ static inline __attribute__((always_inline)) int mp_varint_rest(uint64_t h, cons
 		*tp = p + 1;
 		return 0;
 	}
+	if (p + 1 < te && p[1] < 0x80) { /* three (address deltas often) */
+		*v = (h & 0x7f) | (uint64_t)(p[0] & 0x7f) << 7 | (uint64_t)p[1] << 14;
+		*tp = p + 2;
+		return 0;
+	}
 	return mp__varint_rest_long(h, tp, te, v);
 }
 

@@ -423,6 +423,10 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, mp_diag_t
  * decode_next's words. Stops after max events, or with 2 when the event in
  * ev[*got] is not earlier than limit. Same results as calling decode_next()
  * in a loop. */
+/* The kinds decode_many decodes itself (CONTEXT aside), as bit masks. */
+#define FAST_ALLOCS (1u << MP_REC_ALLOC | 1u << MP_REC_ALLOC_REUSED | 1u << MP_REC_ALLOC_REFREED)
+#define FAST_FREES (1u << MP_REC_FREE | 1u << MP_REC_FREE_AGED)
+
 static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t max, uint64_t limit, size_t *got,
 		       mp_diag_t *diag)
 {
@@ -436,7 +440,8 @@ static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t ma
 		const uint8_t *tp, *te;
 		const uint8_t *th, *the, *tt, *tte, *ah, *ahe, *at, *ate, *ih, *ihe, *it, *ite;
 		const uint8_t *sh, *she, *sx, *sxe, *mh, *mhe, *mt, *mte;
-		uint64_t time, addr, nrec = 0;
+		uint64_t time, addr, nrec = 0, *hist, *fhist;
+		size_t nh, ch, nfh, cfh;
 		mp_event_t tpl; /* memory .. region: what the chunk's context gives every event */
 		size_t k0 = k;
 		int late = 0;
@@ -453,6 +458,9 @@ static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t ma
 			LOAD(mh, mhe, mt, mte, CM);
 #undef LOAD
 			time = c->time, addr = c->addr;
+			/* the histories in locals too: the event stores may alias *c */
+			hist = c->hist, fhist = c->fhist;
+			nh = c->nhist, ch = c->cap_hist, nfh = c->nfhist, cfh = c->cap_fhist;
 			memset(&tpl, 0, sizeof(tpl));
 			tpl.memory = c->memory, tpl.thread = ti, tpl.op = c->op, tpl.dtype = c->dtype;
 			tpl.shape = c->shape, tpl.stack = c->stack, tpl.region = (uint8_t)c->region;
@@ -478,14 +486,13 @@ static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t ma
 					tp++;
 					continue;
 				}
-				if (kind != MP_REC_ALLOC && kind != MP_REC_ALLOC_REUSED && kind != MP_REC_FREE &&
-				    kind != MP_REC_FREE_AGED && kind != MP_REC_ALLOC_REFREED)
+				if (!((FAST_ALLOCS | FAST_FREES) >> kind & 1))
 					break;
 				if (RD(th, the, tt, tte, dt) || dt > UINT64_MAX - time) {
 					bad = "time";
 					break;
 				}
-				if (kind == MP_REC_ALLOC || kind == MP_REC_FREE) {
+				if ((1u << MP_REC_ALLOC | 1u << MP_REC_FREE) >> kind & 1) {
 					int64_t d;
 					if (RD(ah, ahe, at, ate, v)) {
 						bad = "address";
@@ -505,24 +512,24 @@ static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t ma
 					}
 					a = c->reuse[v];
 				} else if (kind == MP_REC_FREE_AGED) {
-					if (v == 0 || v > c->nhist) {
+					if (v == 0 || v > nh) {
 						bad = "allocation age";
 						break;
 					}
-					a = c->hist[c->nhist - v];
+					a = hist[nh - v];
 				} else {
-					if (v == 0 || v > c->nfhist) {
+					if (v == 0 || v > nfh) {
 						bad = "freed-address age";
 						break;
 					}
-					a = c->fhist[c->nfhist - v];
+					a = fhist[nfh - v];
 				}
 				e->address = a;
 				e->step = -1;
 				/* memory, thread, op, dtype, shape, label 0, stack, flags 0,
 				 * kind (set below), region: one 32-byte copy, few registers */
 				memcpy(&e->memory, &tpl.memory, offsetof(mp_event_t, stats) - offsetof(mp_event_t, memory));
-				if (kind != MP_REC_FREE && kind != MP_REC_FREE_AGED) {
+				if (FAST_ALLOCS >> kind & 1) {
 					if (RD(sh, she, sx, sxe, req)) {
 						bad = "size";
 						break;
@@ -538,9 +545,15 @@ static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t ma
 						}
 						alloc = req + (uint64_t)mp_unzigzag(v);
 					}
-					if (hist_push(c, a)) {
-						bad = oom;
-						break;
+					if (__builtin_expect(nh < ch, 1)) {
+						hist[nh++] = a;
+					} else {
+						c->nhist = nh;
+						if (grow_push(c, &c->hist, &c->nhist, &c->cap_hist, a)) {
+							bad = oom;
+							break;
+						}
+						hist = c->hist, nh = c->nhist, ch = c->cap_hist;
 					}
 					e->kind = MP_EV_ALLOC;
 					e->requested_bytes = req;
@@ -550,9 +563,15 @@ static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t ma
 					e->kind = MP_EV_FREE;
 					e->requested_bytes = e->allocated_bytes = 0;
 					c->reuse[mp_reuse_slot(a)] = a;
-					if (fhist_push(c, a)) {
-						bad = oom;
-						break;
+					if (__builtin_expect(nfh < cfh, 1)) {
+						fhist[nfh++] = a;
+					} else {
+						c->nfhist = nfh;
+						if (grow_push(c, &c->fhist, &c->nfhist, &c->cap_fhist, a)) {
+							bad = oom;
+							break;
+						}
+						fhist = c->fhist, nfh = c->nfhist, cfh = c->cap_fhist;
 					}
 				}
 				addr = a;
@@ -576,6 +595,7 @@ static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t ma
 			STORE(mh, mt, CM);
 #undef STORE
 			c->time = time, c->addr = addr;
+			c->nhist = nh, c->nfhist = nfh;
 			c->op = tpl.op, c->dtype = tpl.dtype, c->shape = tpl.shape, c->region = tpl.region, c->stack = tpl.stack;
 			cap->records += nrec;
 			if (bad) {
