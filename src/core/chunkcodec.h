@@ -60,8 +60,9 @@ int mp__chunk_check(const uint8_t *parts, const uint64_t lens[MP_PARTS], size_t 
 
 /* A 1.x chunk's columns (lengths lens1, summing to n) rewritten in the 2.0
  * layout: out (n bytes: the same varints, split and regrouped) and the part
- * lengths. Returns 0, or -1 when the columns are inconsistent (a record
- * kind 1.x did not have, a column that ends early or has bytes left). */
+ * lengths. Returns 0, -1 when the columns are inconsistent (a record kind
+ * 1.x did not have, a column that ends early or has bytes left), or -2 when
+ * out of memory. */
 int mp__chunk_upgrade(const uint8_t *cols, const uint64_t lens1[MP_COLS1], size_t n, uint8_t *out,
 		      uint64_t lens[MP_PARTS]);
 

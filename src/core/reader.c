@@ -295,10 +295,12 @@ static int sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t 
 				c = malloc(sizeof(*c) + st[LEN]);
 				if (!c)
 					return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
-				if (v1 ? mp__chunk_upgrade(p, st + COLS, st[LEN], c->data, lens)
-				       : mp__chunk_check(p, st + COLS, st[LEN])) {
+				rc = v1 ? mp__chunk_upgrade(p, st + COLS, st[LEN], c->data, lens)
+					: mp__chunk_check(p, st + COLS, st[LEN]);
+				if (rc) {
 					free(c);
-					return corrupt(cap, diag, boff, "chunk columns are inconsistent");
+					return rc == -2 ? mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory")
+							: corrupt(cap, diag, boff, "chunk columns are inconsistent");
 				}
 				if (!v1) {
 					memcpy(c->data, p, st[LEN]);
