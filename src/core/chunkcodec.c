@@ -1,124 +1,62 @@
-/* chunkcodec.c - split records into columns and join them back; see
- * chunkcodec.h and docs/format.md ("Columns"). */
+/* chunkcodec.c - records into column parts (the flusher's encoder), the
+ * reader's check of a chunk's parts, and 1.x columns rewritten as 2.0
+ * parts; see chunkcodec.h and docs/format.md ("Columns"). */
 #include "chunkcodec.h"
 
 #include "format.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-/* The column of each varint field that follows a record's tag, in order
- * (after the memory id varint, which goes to MISC when the tag has
- * MP_RECF_MEMORY). OPT marks the allocated-size varint, present unless the
- * tag says EXACT or USABLE16. plan_len is 0xff for kinds that do not exist. */
-#define OPT 8
-enum { T = MP_COL_TIME, A = MP_COL_ADDR, S = MP_COL_SIZE, X = MP_COL_SIZE | OPT, M = MP_COL_MISC };
-static const uint8_t plan[16][6] = {
-	[MP_REC_ALLOC] = {T, A, S, X},
-	[MP_REC_FREE] = {T, A},
-	[MP_REC_ALLOC_FAILED] = {T, S},
-	[MP_REC_REGION_ADD] = {T, A, S},
-	[MP_REC_REGION_REMOVE] = {T, A},
-	[MP_REC_STEP] = {T, M},
-	[MP_REC_MARK] = {T, M},
-	[MP_REC_REALLOC] = {T, A, A, S, X},
-	[MP_REC_CONTEXT] = {M, M, M, M},
-	[MP_REC_ALLOC_REUSED] = {T, A, S, X},
-	[MP_REC_STACK] = {M},
-	[MP_REC_FREE_AGED] = {T, A},
-};
+/* Which record kinds exist (0xff: not a kind); where each kind's fields
+ * go is need_tab below, and docs/format.md. */
 static const uint8_t plan_len[16] = {
-	0xff, 4, 2, 2, 3, 2, 2, 2, 5, 4, 4, 1, 2, 0xff, 0xff, 0xff,
+	0xff, 4, 2, 2, 3, 2, 2, 2, 5, 4, 4, 1, 2, 4, 0xff, 0xff,
 };
 
-/* Length of the varint at p (bounded by end), or 0 if it does not end. */
-static size_t varint_len(const uint8_t *p, const uint8_t *end)
+int mp__varint_rest_long(uint64_t h, const uint8_t **tp, const uint8_t *te, uint64_t *v)
 {
-	size_t n = 0;
+	const uint8_t *p = *tp;
+	uint64_t x = h & 0x7f;
+	unsigned shift = 7;
 
-	while (p + n < end && n < 10) {
-		if (!(p[n++] & 0x80))
-			return n;
-	}
-	return 0;
-}
-
-/* Copy one varint from a column to the rows; 0, or -1 if the column ends
- * inside it. Rows never overflow: they receive exactly the column bytes
- * consumed, and the columns sum to the rows' size. */
-static inline int copy_varint(const uint8_t **src, const uint8_t *end, uint8_t **dst)
-{
-	const uint8_t *s = *src;
-	size_t k;
-
-	if (s < end && *s < 0x80) { /* the common one-byte case */
-		*(*dst)++ = *s;
-		*src = s + 1;
-		return 0;
-	}
-	if (!(k = varint_len(s, end)))
-		return -1;
-	memcpy(*dst, s, k);
-	*dst += k;
-	*src = s + k;
-	return 0;
-}
-
-int mp__chunk_join(const uint8_t *cols, const uint64_t lens[MP_COLS], uint8_t *rows, size_t n)
-{
-	const uint8_t *col[MP_COLS], *cend[MP_COLS];
-	uint8_t *w = rows;
-	uint64_t total = 0;
-	int c, k;
-
-	for (c = 0; c < MP_COLS; c++) {
-		if (lens[c] > n - total)
+	while (p < te) {
+		uint8_t b = *p++;
+		if (shift == 63 && b > 1)
 			return -1;
-		col[c] = cols + total;
-		total += lens[c];
-		cend[c] = cols + total;
-	}
-	if (total != n)
-		return -1;
-	while (col[MP_COL_TAG] < cend[MP_COL_TAG]) {
-		uint8_t tag = *col[MP_COL_TAG]++, kind = tag & MP_REC_KIND_MASK, m = plan_len[kind];
-		int skip_x = (tag & (MP_RECF_EXACT | MP_RECF_USABLE16)) != 0;
-
-		if (m == 0xff)
-			return -1;
-		*w++ = tag;
-		if ((tag & MP_RECF_MEMORY) && copy_varint(&col[MP_COL_MISC], cend[MP_COL_MISC], &w))
-			return -1;
-		for (k = 0; k < m; k++) {
-			uint8_t f = plan[kind][k];
-			if ((f & OPT) && skip_x)
-				continue;
-			c = f & (OPT - 1);
-			if (copy_varint(&col[c], cend[c], &w))
-				return -1;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*v = x;
+			*tp = p;
+			return 0;
 		}
-	}
-	for (c = 0; c < MP_COLS; c++)
-		if (col[c] != cend[c])
+		shift += 7;
+		if (shift > 63)
 			return -1;
-	return w == rows + n ? 0 : -1;
+	}
+	return -1;
 }
 
-/* Varints per column (tag, time, address, size, misc) each record kind
- * needs, the optional allocated size aside: plan[] counted by column. */
+/* Varints per column (tag, time, address, index, size, misc) each record
+ * kind needs, in the order of docs/format.md's record table, the memory id
+ * and the optional allocated size aside. */
 static const uint8_t need_tab[16][MP_COLS] = {
-	[MP_REC_ALLOC] = {0, 1, 1, 1, 0},        [MP_REC_FREE] = {0, 1, 1, 0, 0},
-	[MP_REC_ALLOC_FAILED] = {0, 1, 0, 1, 0}, [MP_REC_REGION_ADD] = {0, 1, 1, 1, 0},
-	[MP_REC_REGION_REMOVE] = {0, 1, 1, 0, 0}, [MP_REC_STEP] = {0, 1, 0, 0, 1},
-	[MP_REC_MARK] = {0, 1, 0, 0, 1},         [MP_REC_REALLOC] = {0, 1, 2, 1, 0},
-	[MP_REC_CONTEXT] = {0, 0, 0, 0, 4},      [MP_REC_ALLOC_REUSED] = {0, 1, 1, 1, 0},
-	[MP_REC_STACK] = {0, 0, 0, 0, 1},        [MP_REC_FREE_AGED] = {0, 1, 1, 0, 0},
+	[MP_REC_ALLOC] = {0, 1, 1, 0, 1, 0},        [MP_REC_FREE] = {0, 1, 1, 0, 0, 0},
+	[MP_REC_ALLOC_FAILED] = {0, 1, 0, 0, 1, 0}, [MP_REC_REGION_ADD] = {0, 1, 1, 0, 1, 0},
+	[MP_REC_REGION_REMOVE] = {0, 1, 1, 0, 0, 0}, [MP_REC_STEP] = {0, 1, 0, 0, 0, 1},
+	[MP_REC_MARK] = {0, 1, 0, 0, 0, 1},         [MP_REC_REALLOC] = {0, 1, 2, 0, 1, 0},
+	[MP_REC_CONTEXT] = {0, 0, 0, 0, 0, 4},      [MP_REC_ALLOC_REUSED] = {0, 1, 0, 1, 1, 0},
+	[MP_REC_STACK] = {0, 0, 0, 0, 0, 1},        [MP_REC_FREE_AGED] = {0, 1, 0, 1, 0, 0},
+	[MP_REC_ALLOC_REFREED] = {0, 1, 0, 1, 1, 0},
 };
 /* Kinds whose plan has the optional allocated size (X). */
-static const uint8_t has_opt[16] = {[MP_REC_ALLOC] = 1, [MP_REC_REALLOC] = 1, [MP_REC_ALLOC_REUSED] = 1};
+static const uint8_t has_opt[16] = {
+	[MP_REC_ALLOC] = 1, [MP_REC_REALLOC] = 1, [MP_REC_ALLOC_REUSED] = 1, [MP_REC_ALLOC_REFREED] = 1,
+};
 
-/* Varint terminators (bytes without the high bit) in [p, p + n): the number
- * of varints a well-formed column holds. Eight bytes at a time: their high
- * bits moved to the low bit of each byte and summed by a multiply. */
+/* Varint terminators (bytes without the high bit) in [p, p + n). Eight
+ * bytes at a time: their high bits moved to the low bit of each byte and
+ * summed by a multiply. */
 static uint64_t count_ends(const uint8_t *p, size_t n)
 {
 	const uint64_t ones = 0x0101010101010101ull;
@@ -135,13 +73,13 @@ static uint64_t count_ends(const uint8_t *p, size_t n)
 	return c;
 }
 
-int mp__chunk_check(const uint8_t *cols, const uint64_t lens[MP_COLS], size_t n)
+int mp__chunk_check(const uint8_t *parts, const uint64_t lens[MP_PARTS], size_t n)
 {
 	uint64_t need[MP_COLS] = {0}, total = 0, hist[256] = {0};
-	const uint8_t *tag = cols, *tend;
+	const uint8_t *tag = parts, *tend, *head, *tail;
 	int c;
 
-	for (c = 0; c < MP_COLS; c++) {
+	for (c = 0; c < MP_PARTS; c++) {
 		if (lens[c] > n - total)
 			return -1;
 		total += lens[c];
@@ -150,7 +88,7 @@ int mp__chunk_check(const uint8_t *cols, const uint64_t lens[MP_COLS], size_t n)
 		return -1;
 	/* Count the tags by value first (one increment each), then the
 	 * varints they need. */
-	tend = cols + lens[MP_COL_TAG];
+	tend = parts + lens[0];
 	for (; tag < tend; tag++)
 		hist[*tag]++;
 	for (unsigned t = 0; t < 256; t++) {
@@ -166,15 +104,156 @@ int mp__chunk_check(const uint8_t *cols, const uint64_t lens[MP_COLS], size_t n)
 		if (has_opt[kind] && !(t & (MP_RECF_EXACT | MP_RECF_USABLE16)))
 			need[MP_COL_SIZE] += hist[t];
 	}
-	total = lens[MP_COL_TAG];
+	/* One head per varint; every head that continues (high bit set) owns
+	 * one run of tail bytes ending in a byte without it. */
+	total = lens[0];
 	for (c = MP_COL_TIME; c < MP_COLS; c++) {
-		const uint8_t *col = cols + total;
-		if (lens[c] && col[lens[c] - 1] >= 0x80)
-			return -1; /* the last varint does not end */
-		if (count_ends(col, lens[c]) != need[c])
+		uint64_t nh = lens[MP_HEAD(c)], nt = lens[MP_TAIL(c)];
+		head = parts + total;
+		tail = head + nh;
+		if (nh != need[c])
 			return -1;
+		if (nt && tail[nt - 1] >= 0x80)
+			return -1; /* the last run does not end */
+		if (nh - count_ends(head, nh) != count_ends(tail, nt))
+			return -1;
+		total += nh + nt;
+	}
+	return 0;
+}
+
+/* --- 1.x chunks --------------------------------------------------------- */
+
+/* Split a column of whole varints (each terminated: checked) into heads
+ * and tails, in order. Branch-free: every byte goes to one of the two. */
+static void split_column(const uint8_t *s, size_t n, uint8_t *h, uint8_t *t)
+{
+	unsigned start = 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint8_t b = s[i], *d = start ? h : t;
+		*d = b;
+		h += start;
+		t += !start;
+		start = b < 0x80;
+	}
+}
+
+/* Address-column varints of each 1.x kind that go to ADDR (deltas) and to
+ * IDX (slots and ages). */
+static const uint8_t addr_n[16] = {
+	[MP_REC_ALLOC] = 1, [MP_REC_FREE] = 1, [MP_REC_REGION_ADD] = 1, [MP_REC_REGION_REMOVE] = 1,
+	[MP_REC_REALLOC] = 2,
+};
+static const uint8_t idx_n[16] = {[MP_REC_ALLOC_REUSED] = 1, [MP_REC_FREE_AGED] = 1};
+
+/* The 1.x address column dealt out to ADDR and IDX in record order, each
+ * split into heads and tails at the four cursors (advanced). The column
+ * was checked to hold exactly the varints the tags need, each terminated. */
+static void deal_addresses(const uint8_t *tags, size_t ntags, const uint8_t *col, uint8_t *w[4])
+{
+	uint8_t *ah = w[0], *at = w[1], *ih = w[2], *it = w[3];
+	size_t i;
+
+	for (i = 0; i < ntags; i++) {
+		unsigned kind = tags[i] & MP_REC_KIND_MASK, k, m = addr_n[kind] + idx_n[kind];
+		for (k = 0; k < m; k++) {
+			uint8_t b = *col++;
+			if (idx_n[kind]) {
+				*ih++ = b;
+				while (b >= 0x80)
+					*it++ = b = *col++;
+			} else {
+				*ah++ = b;
+				while (b >= 0x80)
+					*at++ = b = *col++;
+			}
+		}
+	}
+	w[0] = ah, w[1] = at, w[2] = ih, w[3] = it;
+}
+
+int mp__chunk_upgrade(const uint8_t *cols, const uint64_t lens1[MP_COLS1], size_t n, uint8_t *out,
+		      uint64_t lens[MP_PARTS])
+{
+	/* the 2.0 column of each 1.x varint column (ADDR: ADDR and IDX) */
+	static const uint8_t to2[MP_COLS1] = {MP_COL_TAG, MP_COL_TIME, MP_COL_ADDR, MP_COL_SIZE, MP_COL_MISC};
+	uint64_t need[MP_COLS1] = {0}, total = 0, hist[256] = {0};
+	const uint8_t *col[MP_COLS1];
+	uint8_t *w[MP_PARTS], *scratch;
+	int c;
+
+	for (c = 0; c < MP_COLS1; c++) {
+		if (lens1[c] > n - total)
+			return -1;
+		col[c] = cols + total;
+		total += lens1[c];
+	}
+	if (total != n)
+		return -1;
+	/* The checks of a 1.x reader: known kinds (no 13), and each column
+	 * exactly the terminated varints its records need. */
+	for (total = 0; total < lens1[0]; total++)
+		hist[cols[total]]++;
+	for (unsigned t = 0; t < 256; t++) {
+		unsigned kind = t & MP_REC_KIND_MASK;
+		if (!hist[t])
+			continue;
+		if (plan_len[kind] == 0xff || kind == MP_REC_ALLOC_REFREED)
+			return -1;
+		need[MP_COL1_TIME] += hist[t] * need_tab[kind][MP_COL_TIME];
+		need[MP_COL1_ADDR] += hist[t] * (need_tab[kind][MP_COL_ADDR] + need_tab[kind][MP_COL_IDX]);
+		need[MP_COL1_SIZE] += hist[t] * need_tab[kind][MP_COL_SIZE];
+		need[MP_COL1_MISC] += hist[t] * (need_tab[kind][MP_COL_MISC] + ((t & MP_RECF_MEMORY) != 0));
+		if (has_opt[kind] && !(t & (MP_RECF_EXACT | MP_RECF_USABLE16)))
+			need[MP_COL1_SIZE] += hist[t];
+	}
+	for (c = MP_COL1_TIME; c < MP_COLS1; c++) {
+		if (lens1[c] && col[c][lens1[c] - 1] >= 0x80)
+			return -1;
+		if (count_ends(col[c], lens1[c]) != need[c])
+			return -1;
+	}
+	/* Part lengths and the parts. ADDR and IDX share the old address
+	 * column's bytes: their heads are counted by kind, their tails only
+	 * by dealing the column out -- IDX goes to scratch first, then after
+	 * ADDR's tails. */
+	memset(lens, 0, MP_PARTS * sizeof(lens[0]));
+	lens[0] = lens1[0];
+	for (c = MP_COL1_TIME; c < MP_COLS1; c++)
+		if (c != MP_COL1_ADDR) {
+			lens[MP_HEAD(to2[c])] = need[c];
+			lens[MP_TAIL(to2[c])] = lens1[c] - need[c];
+		}
+	for (unsigned t = 0; t < 256; t++) {
+		lens[MP_HEAD(MP_COL_ADDR)] += hist[t] * addr_n[t & MP_REC_KIND_MASK];
+		lens[MP_HEAD(MP_COL_IDX)] += hist[t] * idx_n[t & MP_REC_KIND_MASK];
+	}
+	/* for now all of ADDR's and IDX's tails as ADDR's: the parts after
+	 * them start right */
+	lens[MP_TAIL(MP_COL_ADDR)] = lens1[MP_COL1_ADDR] - lens[MP_HEAD(MP_COL_ADDR)] - lens[MP_HEAD(MP_COL_IDX)];
+	if (!(scratch = malloc(lens1[MP_COL1_ADDR] + 1)))
+		return -2;
+	for (c = 0, total = 0; c < MP_PARTS; c++) {
+		w[c] = out + total;
 		total += lens[c];
 	}
+	memcpy(w[0], cols, lens1[0]);
+	for (c = MP_COL1_TIME; c < MP_COLS1; c++)
+		if (c != MP_COL1_ADDR)
+			split_column(col[c], lens1[c], w[MP_HEAD(to2[c])], w[MP_TAIL(to2[c])]);
+	{
+		uint8_t *d[4] = {w[MP_HEAD(MP_COL_ADDR)], w[MP_TAIL(MP_COL_ADDR)], scratch,
+				 scratch + lens[MP_HEAD(MP_COL_IDX)]};
+		size_t ih = lens[MP_HEAD(MP_COL_IDX)], it;
+		deal_addresses(cols, lens1[0], col[MP_COL1_ADDR], d);
+		lens[MP_TAIL(MP_COL_ADDR)] = (uint64_t)(d[1] - w[MP_TAIL(MP_COL_ADDR)]);
+		it = (size_t)(d[3] - (scratch + ih));
+		lens[MP_TAIL(MP_COL_IDX)] = it;
+		memcpy(d[1], scratch, ih + it); /* IDX heads, then tails, right after ADDR's */
+	}
+	free(scratch);
 	return 0;
 }
 
@@ -214,32 +293,62 @@ static inline uint32_t venc4(uint32_t v, unsigned *len)
 	return x | (0x808080u & ((1u << (8 * (l - 1))) - 1));
 }
 
-/* Append varint v at the cursor (8 bytes of slack past it). Values below
- * 2^28 (nearly all: time deltas, sizes, most address deltas) take the
- * short path. */
-static inline uint8_t *put(uint8_t *o, uint64_t v)
+/* Bytes of v's varint. */
+static inline unsigned vlen(uint64_t v)
 {
-	uint32_t x;
+	return (unsigned)(64 - __builtin_clzll(v | 1) + 6) / 7;
+}
+
+/* A varint column's two write cursors: heads and tails. */
+typedef struct {
+	uint8_t *h, *t;
+} col_t;
+
+/* Append varint v split: its first byte to the heads, the rest to the
+ * tails (8 bytes of slack past each). Values below 2^28 (nearly all: time
+ * deltas, sizes, most address deltas, every index) take the short path:
+ * one store each, no branch on the length. */
+/* The long case of put(), out of line: values of 2^28 and more are rare. */
+static __attribute__((noinline)) void put_long(col_t *c, uint64_t v)
+{
+	uint8_t tmp[MP_VARINT_MAX + 6];
+	unsigned l;
+	uint64_t y;
+
+	if (v >> 56) {
+		l = (unsigned)(mp_varint_put(tmp, v) - tmp);
+	} else {
+		y = venc8(v, &l);
+		memcpy(tmp, &y, 8);
+	}
+	*c->h++ = tmp[0];
+	memcpy(c->t, tmp + 1, l - 1);
+	c->t += l - 1;
+}
+
+static inline __attribute__((always_inline)) void put(col_t *c, uint64_t v)
+{
+	uint32_t x, y;
 	unsigned l;
 
 	if (__builtin_expect(v >> 28, 0)) {
-		uint64_t y;
-		if (v >> 56)
-			return mp_varint_put(o, v);
-		y = venc8(v, &l);
-		memcpy(o, &y, 8);
-		return o + l;
+		put_long(c, v);
+		return;
 	}
 	x = venc4((uint32_t)v, &l);
-	memcpy(o, &x, 4);
-	return o + l;
+	y = x >> 8;
+	*c->h++ = (uint8_t)x;
+	memcpy(c->t, &y, 4);
+	c->t += l - 1;
 }
 
-/* Chunk-local age table: the allocation number of the block at an
- * address, direct-mapped (a collision just loses that block's age: its free
- * keeps its address delta). Entries carry the chunk's generation, so a new
- * chunk needs no clearing. */
+/* Chunk-local age table, keyed by address: for a block allocated in the
+ * chunk its allocation number, for an address freed in the chunk (and not
+ * allocated again since) its free number with FREED set. Direct-mapped (a
+ * collision just loses an entry: its record keeps its address delta).
+ * Entries carry the chunk's generation, so a new chunk needs no clearing. */
 #define AGE_BITS 14
+#define FREED 0x80000000u
 
 typedef struct {
 	uint64_t addr;
@@ -247,15 +356,13 @@ typedef struct {
 	uint32_t gen;
 } age_slot_t;
 
-static inline age_slot_t *age_slot(const mp_chunk_encoder_t *e, uint64_t addr)
+static inline age_slot_t *age_slot(age_slot_t *table, uint64_t addr)
 {
-	return (age_slot_t *)e->table + (((addr >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - AGE_BITS));
+	return table + (((addr >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - AGE_BITS));
 }
 
-static inline void age_put(mp_chunk_encoder_t *e, uint64_t addr, uint32_t index, uint32_t gen)
+static inline void age_put(age_slot_t *sl, uint64_t addr, uint32_t index, uint32_t gen)
 {
-	age_slot_t *sl = age_slot(e, addr);
-
 	sl->addr = addr;
 	sl->index = index;
 	sl->gen = gen;
@@ -269,54 +376,59 @@ static inline uint64_t ring_allocated(uint64_t w0, uint64_t req, const uint64_t 
 	return (w0 & MP_RING_WIDE) ? *wide : req + (uint64_t)(int64_t)(int32_t)(w0 >> 32);
 }
 
-/* An address field: the delta from the previous address, in 16-byte units
- * when both are (the common case for malloc). */
-static inline uint8_t *put_addr(uint8_t *o, uint8_t *tag, uint64_t from, uint64_t to)
+/* An address delta's varint value: the delta from the previous address,
+ * in 16-byte units when both are (the common case for malloc; the tag
+ * says so). */
+static inline uint64_t addr_delta(uint8_t *tag, uint64_t from, uint64_t to)
 {
 	int64_t d = (int64_t)(to - from);
 
 	if ((d & 15) == 0) {
 		*tag |= MP_RECF_ALIGN16;
-		d /= 16;
+		d >>= 4; /* exact: an arithmetic shift, not a division's fix-ups */
 	}
-	return put(o, mp_zigzag(d));
+	return mp_zigzag(d);
 }
 
-static inline uint8_t *put_sizes(uint8_t *o, uint8_t *tag, uint64_t req, uint64_t alloc)
+static inline void put_sizes(col_t *c, uint8_t *tag, uint64_t req, uint64_t alloc)
 {
-	o = put(o, req);
+	put(c, req);
 	if (alloc == req)
 		*tag |= MP_RECF_EXACT;
 	else if (alloc == mp_usable16(req))
 		*tag |= MP_RECF_USABLE16;
 	else
-		o = put(o, mp_zigzag((int64_t)(alloc - req)));
-	return o;
+		put(c, mp_zigzag((int64_t)(alloc - req)));
 }
 
 int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, size_t limit, uint64_t *st,
-		     const struct mp_capclock *clock, uint64_t lens[MP_COLS])
+		     const struct mp_capclock *clock, uint64_t lens[MP_PARTS])
 {
 	const uint64_t *r = words, *end = words + n, *stop = words + (limit < n ? limit : n);
 	uint64_t time = st[MP_ST_TIME], addr = st[MP_ST_ADDR], memory = st[MP_ST_MEMORY];
 	uint64_t *reuse = st + MP_ST_REUSE_AT, events = 0;
-	uint32_t nallocs = 0, gen;
+	uint32_t nallocs = 0, nfrees = 0, gen;
+	age_slot_t *table;
 	mp_mbuf_t *col = e->cols;
-	uint8_t *ctag, *ctime, *caddr, *csize, *cmisc;
+	uint8_t *ctag;
+	col_t ctime, caddr, cidx, csize, cmisc;
 	int ages = !e->no_ages, c;
 
 	/* Room: a record of k words (k >= 2) never takes more than 10 k bytes
-	 * in all columns together, nor 8 k in one; plus the stores' slack. */
-	for (c = 0; c < MP_COLS; c++) {
+	 * in all parts together, nor 8 k in one; plus the stores' slack. */
+	for (c = 0; c < MP_PARTS; c++) {
 		col[c].len = 0;
 		if (mp_mbuf_reserve(&col[c], n * 10 + 16))
 			return -1;
 	}
-	ctag = col[MP_COL_TAG].data;
-	ctime = col[MP_COL_TIME].data;
-	caddr = col[MP_COL_ADDR].data;
-	csize = col[MP_COL_SIZE].data;
-	cmisc = col[MP_COL_MISC].data;
+	ctag = col[0].data;
+#define INIT(cur, k) (cur.h = col[MP_HEAD(k)].data, cur.t = col[MP_TAIL(k)].data)
+	INIT(ctime, MP_COL_TIME);
+	INIT(caddr, MP_COL_ADDR);
+	INIT(cidx, MP_COL_IDX);
+	INIT(csize, MP_COL_SIZE);
+	INIT(cmisc, MP_COL_MISC);
+#undef INIT
 	if (!e->table) {
 		e->tab.len = 0;
 		if (mp_mbuf_reserve(&e->tab, sizeof(age_slot_t) << AGE_BITS))
@@ -330,6 +442,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 		e->gen = 1;
 	}
 	gen = (uint32_t)e->gen;
+	table = e->table; /* in a local: the byte stores below may alias *e */
 
 	while (r < stop) {
 		uint64_t w0 = r[0], now;
@@ -342,54 +455,70 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 		if (kind != MP_REC_CONTEXT && kind != MP_REC_STACK) {
 			if (__builtin_expect(mem != memory, 0) && kind != MP_REC_STEP && kind != MP_REC_MARK) {
 				*tag |= MP_RECF_MEMORY;
-				cmisc = put(cmisc, mem);
+				put(&cmisc, mem);
 				memory = mem;
 			}
 			now = mp__capclock_convert(clock, r[1]);
 			if (now < time)
 				now = time; /* per thread, time never goes back */
-			ctime = put(ctime, now - time);
+			put(&ctime, now - time);
 			time = now;
 		}
 		switch (kind) {
 		case MP_REC_ALLOC: {
 			uint64_t a = r[2], req = r[3];
 			uint64_t alloc = ring_allocated(w0, req, r + 4);
+			age_slot_t *sl = age_slot(table, a);
 			if (a != 0 && reuse[mp_reuse_slot(a)] == a) {
 				/* allocators hand out recently freed blocks again
 				 * (glibc's tcache is LIFO): no address needed */
 				*tag = (uint8_t)((*tag & MP_RECF_MEMORY) | MP_REC_ALLOC_REUSED);
-				*caddr++ = (uint8_t)mp_reuse_slot(a);
+				*cidx.h++ = (uint8_t)mp_reuse_slot(a);
 			} else {
-				caddr = put_addr(caddr, tag, addr, a);
+				uint8_t flags = 0;
+				uint64_t d = addr_delta(&flags, addr, a);
+				/* ALLOC_REFREED: at an address freed earlier in the
+				 * chunk, the number of frees since, when that is not
+				 * longer than the delta */
+				if (ages && sl->gen == gen && sl->addr == a && (sl->index & FREED) &&
+				    vlen(nfrees + 1 - (sl->index & ~FREED)) <= vlen(d)) {
+					*tag = (uint8_t)((*tag & MP_RECF_MEMORY) | MP_REC_ALLOC_REFREED);
+					put(&cidx, nfrees + 1 - (sl->index & ~FREED));
+				} else {
+					*tag |= flags;
+					put(&caddr, d);
+				}
 			}
-			csize = put_sizes(csize, tag, req, alloc);
+			put_sizes(&csize, tag, req, alloc);
 			addr = a;
 			if (ages)
-				age_put(e, a, ++nallocs, gen);
+				age_put(sl, a, ++nallocs, gen);
 			events++;
 			break;
 		}
 		case MP_REC_FREE: {
 			uint64_t a = r[2];
-			uint8_t *at = caddr;
-			caddr = put_addr(caddr, tag, addr, a);
-			addr = a;
-			reuse[mp_reuse_slot(a)] = a;
+			uint8_t flags = 0;
+			uint64_t d = addr_delta(&flags, addr, a);
+			int aged = 0;
 			if (ages) {
 				/* FREE_AGED: the number of allocations since, instead
 				 * of the address delta, when that is not longer */
-				const age_slot_t *sl = age_slot(e, a);
-				if (sl->gen == gen && sl->addr == a) {
-					unsigned len; /* an age < 2^28: a chunk has fewer records */
-					uint32_t x = venc4(nallocs + 1 - sl->index, &len);
-					if (len <= (unsigned)(caddr - at)) {
-						memcpy(at, &x, 4);
-						caddr = at + len;
-						*tag = (uint8_t)((*tag & MP_RECF_MEMORY) | MP_REC_FREE_AGED);
-					}
+				age_slot_t *sl = age_slot(table, a);
+				if (sl->gen == gen && sl->addr == a && !(sl->index & FREED) &&
+				    vlen(nallocs + 1 - sl->index) <= vlen(d)) {
+					put(&cidx, nallocs + 1 - sl->index);
+					*tag = (uint8_t)((*tag & MP_RECF_MEMORY) | MP_REC_FREE_AGED);
+					aged = 1;
 				}
+				age_put(sl, a, ++nfrees | FREED, gen);
 			}
+			if (!aged) {
+				*tag |= flags;
+				put(&caddr, d);
+			}
+			addr = a;
+			reuse[mp_reuse_slot(a)] = a;
 			events++;
 			break;
 		}
@@ -398,51 +527,51 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 			uint64_t alloc = ring_allocated(w0, req, r + 5);
 			/* both deltas in one unit: 16 only if both are multiples */
 			if ((((old - addr) | (a - old)) & 15) == 0) {
-				caddr = put_addr(caddr, tag, addr, old);
-				caddr = put(caddr, mp_zigzag((int64_t)(a - old) / 16));
+				put(&caddr, addr_delta(tag, addr, old));
+				put(&caddr, mp_zigzag((int64_t)(a - old) / 16));
 			} else {
-				caddr = put(caddr, mp_zigzag((int64_t)(old - addr)));
-				caddr = put(caddr, mp_zigzag((int64_t)(a - old)));
+				put(&caddr, mp_zigzag((int64_t)(old - addr)));
+				put(&caddr, mp_zigzag((int64_t)(a - old)));
 			}
-			csize = put_sizes(csize, tag, req, alloc);
+			put_sizes(&csize, tag, req, alloc);
 			addr = a;
 			if (ages)
-				age_put(e, a, ++nallocs, gen);
+				age_put(age_slot(table, a), a, ++nallocs, gen);
 			events += 2;
 			break;
 		}
 		case MP_REC_ALLOC_FAILED:
-			csize = put(csize, r[2]);
+			put(&csize, r[2]);
 			events++;
 			break;
 		case MP_REC_REGION_ADD:
-			caddr = put_addr(caddr, tag, addr, r[2]);
-			csize = put(csize, r[3]);
+			put(&caddr, addr_delta(tag, addr, r[2]));
+			put(&csize, r[3]);
 			addr = r[2];
 			events++;
 			break;
 		case MP_REC_REGION_REMOVE:
-			caddr = put_addr(caddr, tag, addr, r[2]);
+			put(&caddr, addr_delta(tag, addr, r[2]));
 			addr = r[2];
 			events++;
 			break;
 		case MP_REC_STEP:
 		case MP_REC_MARK:
-			cmisc = put(cmisc, r[2]);
+			put(&cmisc, r[2]);
 			events++;
 			break;
 		case MP_REC_CONTEXT:
-			cmisc = put(cmisc, r[1]);
-			cmisc = put(cmisc, r[2]);
-			cmisc = put(cmisc, r[3]);
-			cmisc = put(cmisc, r[4]);
+			put(&cmisc, r[1]);
+			put(&cmisc, r[2]);
+			put(&cmisc, r[3]);
+			put(&cmisc, r[4]);
 			st[MP_ST_OP] = r[1];
 			st[MP_ST_REGION] = r[2];
 			st[MP_ST_DTYPE] = r[3];
 			st[MP_ST_SHAPE] = r[4];
 			break;
 		case MP_REC_STACK:
-			cmisc = put(cmisc, r[1]);
+			put(&cmisc, r[1]);
 			break;
 		default:
 			return -1;
@@ -452,12 +581,17 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 	st[MP_ST_TIME] = time;
 	st[MP_ST_ADDR] = addr;
 	st[MP_ST_MEMORY] = memory;
-	col[MP_COL_TAG].len = (size_t)(ctag - col[MP_COL_TAG].data);
-	col[MP_COL_TIME].len = (size_t)(ctime - col[MP_COL_TIME].data);
-	col[MP_COL_ADDR].len = (size_t)(caddr - col[MP_COL_ADDR].data);
-	col[MP_COL_SIZE].len = (size_t)(csize - col[MP_COL_SIZE].data);
-	col[MP_COL_MISC].len = (size_t)(cmisc - col[MP_COL_MISC].data);
-	for (c = 0; c < MP_COLS; c++)
+	col[0].len = (size_t)(ctag - col[0].data);
+#define FINI(cur, k)                                                                \
+	(col[MP_HEAD(k)].len = (size_t)(cur.h - col[MP_HEAD(k)].data),              \
+	 col[MP_TAIL(k)].len = (size_t)(cur.t - col[MP_TAIL(k)].data))
+	FINI(ctime, MP_COL_TIME);
+	FINI(caddr, MP_COL_ADDR);
+	FINI(cidx, MP_COL_IDX);
+	FINI(csize, MP_COL_SIZE);
+	FINI(cmisc, MP_COL_MISC);
+#undef FINI
+	for (c = 0; c < MP_PARTS; c++)
 		lens[c] = col[c].len;
 	e->events = events;
 	e->consumed = (size_t)(r - words);
@@ -468,7 +602,7 @@ void mp__chunk_encoder_release(mp_chunk_encoder_t *e)
 {
 	int c;
 
-	for (c = 0; c < MP_COLS; c++)
+	for (c = 0; c < MP_PARTS; c++)
 		mp_mbuf_release(&e->cols[c]);
 	mp_mbuf_release(&e->tab);
 	e->table = NULL;

@@ -46,13 +46,36 @@ typedef struct {
 	uint16_t sym;
 } leaf_t;
 
-static int by_freq(const void *a, const void *b)
+/* Sort leaves, given in symbol order, by (frequency, symbol): an LSD
+ * radix sort, a byte of the frequency per pass, as many passes as the
+ * largest frequency has bytes (stable, so ties stay in symbol order). A
+ * table is built for every column part of every chunk: qsort, or any
+ * comparison sort, costs several times this. */
+static void sort_leaves(leaf_t *leaf, int n)
 {
-	const leaf_t *x = a, *y = b;
+	leaf_t tmp[NLIT], *src = leaf, *dst = tmp, *t;
+	uint32_t max = 0, count[256];
+	unsigned shift;
+	int i;
 
-	if (x->freq != y->freq)
-		return x->freq < y->freq ? -1 : 1;
-	return (int)x->sym - (int)y->sym;
+	for (i = 0; i < n; i++)
+		max |= leaf[i].freq;
+	for (shift = 0; shift < 32 && (max >> shift); shift += 8) {
+		uint32_t sum = 0;
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[(src[i].freq >> shift) & 0xff]++;
+		for (i = 0; i < 256; i++) {
+			uint32_t c = count[i];
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			dst[count[(src[i].freq >> shift) & 0xff]++] = src[i];
+		t = src, src = dst, dst = t;
+	}
+	if (src != leaf)
+		memcpy(leaf, src, (size_t)n * sizeof(*leaf));
 }
 
 /* Huffman code lengths, at most limit bits, for nsym symbols (<= NLIT). A
@@ -61,33 +84,32 @@ static int by_freq(const void *a, const void *b)
  * at every level), and it costs a fraction of a percent when it happens.
  * Unused symbols get 0. With one used symbol, a second one gets a code too:
  * zlib only accepts complete codes. */
-static void build_lengths(const uint32_t *freq_in, int nsym, unsigned limit, uint8_t *len)
+static void build_lengths(const uint32_t *freq, int nsym, unsigned limit, uint8_t *len)
 {
 	leaf_t leaf[NLIT];
-	uint32_t freq[NLIT], weight[2 * NLIT];
+	uint32_t weight[2 * NLIT];
 	uint16_t parent[2 * NLIT];
 	uint8_t depth[2 * NLIT];
 	int n, i;
 
-	memcpy(freq, freq_in, (size_t)nsym * sizeof(freq[0]));
+	memset(len, 0, (size_t)nsym);
+	for (n = 0, i = 0; i < nsym; i++)
+		if (freq[i]) {
+			leaf[n].freq = freq[i];
+			leaf[n++].sym = (uint16_t)i;
+		}
+	if (n < 2) {
+		int other = (n == 1 && leaf[0].sym == 0) ? 1 : 0;
+		if (n == 1)
+			len[leaf[0].sym] = 1;
+		len[other] = 1;
+		return;
+	}
+	sort_leaves(leaf, n);
 	for (;;) {
 		unsigned maxd = 0;
 		int li = 0, ii, next;
 
-		memset(len, 0, (size_t)nsym);
-		for (n = 0, i = 0; i < nsym; i++)
-			if (freq[i]) {
-				leaf[n].freq = freq[i];
-				leaf[n++].sym = (uint16_t)i;
-			}
-		if (n < 2) {
-			int other = (n == 1 && leaf[0].sym == 0) ? 1 : 0;
-			if (n == 1)
-				len[leaf[0].sym] = 1;
-			len[other] = 1;
-			return;
-		}
-		qsort(leaf, (size_t)n, sizeof(leaf[0]), by_freq);
 		for (i = 0; i < n; i++)
 			weight[i] = leaf[i].freq;
 		/* Two queues: sorted leaves, and internal nodes in the order made
@@ -116,9 +138,10 @@ static void build_lengths(const uint32_t *freq_in, int nsym, unsigned limit, uin
 				len[leaf[i].sym] = depth[i];
 			return;
 		}
-		for (i = 0; i < nsym; i++)
-			if (freq[i])
-				freq[i] = freq[i] / 2 + 1;
+		/* Flatten and retry: f / 2 + 1 keeps the leaves in order (ties
+		 * aside, which any order serves), so no sort again. */
+		for (i = 0; i < n; i++)
+			leaf[i].freq = leaf[i].freq / 2 + 1;
 	}
 }
 
@@ -137,15 +160,19 @@ static void make_codes(const uint8_t *len, int nsym, uint16_t *code)
 		next[b] = (uint16_t)c;
 	}
 	for (i = 0; i < nsym; i++) {
-		unsigned v, r = 0;
+		unsigned v;
 		if (!len[i]) {
 			code[i] = 0;
 			continue;
 		}
+		/* the len[i]-bit code reversed: all 16 bits by swaps, then
+		 * shifted down */
 		v = next[len[i]]++;
-		for (b = 0; b < len[i]; b++)
-			r |= ((v >> b) & 1u) << (len[i] - 1 - b);
-		code[i] = (uint16_t)r;
+		v = ((v >> 1) & 0x5555u) | ((v & 0x5555u) << 1);
+		v = ((v >> 2) & 0x3333u) | ((v & 0x3333u) << 2);
+		v = ((v >> 4) & 0x0f0fu) | ((v & 0x0f0fu) << 4);
+		v = ((v >> 8) & 0x00ffu) | ((v & 0x00ffu) << 8);
+		code[i] = (uint16_t)(v >> (16 - len[i]));
 	}
 }
 

@@ -213,8 +213,9 @@ static int put_section(mp_mbuf_t *b, const uint64_t *v, int n, uint8_t tag)
  * through the rest of its ring. */
 #define PIECE_BYTES (512u << 10)
 
-/* Thread s->t's new records as CHUNK sections, a piece at a time: its delta
- * state at the piece's start, then the records as columns (chunkcodec.h). */
+/* Thread s->t's new records as CHUNK2 sections, a piece at a time: its
+ * delta state at the piece's start, then the records as parts of columns
+ * (chunkcodec.h). */
 static int append_chunk(mp_writer_t *w, const snap_t *s)
 {
 	mp_wthread_t *t = s->t;
@@ -222,8 +223,8 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 	int i, rc;
 
 	while (tail < s->head) {
-		uint64_t n = s->head - tail, pos = tail & t->ring_mask, lens[MP_COLS], total = 0, limit = n;
-		uint8_t tmp[1 + (2 + MP_ST_COUNT + MP_COLS) * MP_VARINT_MAX], *p = tmp;
+		uint64_t n = s->head - tail, pos = tail & t->ring_mask, lens[MP_PARTS], total = 0, limit = n;
+		uint8_t tmp[1 + (2 + MP_ST_COUNT + MP_PARTS) * MP_VARINT_MAX], *p = tmp;
 		mp_chunk_state_t start = t->flushed;
 		const uint8_t *rows;
 
@@ -253,18 +254,19 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 		    w->enc.consumed == 0)
 			return -ENOMEM; /* (or records that do not parse: a writer bug) */
 		w->events_flushed += w->enc.events;
-		for (i = 0; i < MP_COLS; i++)
+		for (i = 0; i < MP_PARTS; i++)
 			total += lens[i];
-		*p++ = MP_SEC_CHUNK;
+		*p++ = MP_SEC_CHUNK2;
 		p = mp_varint_put(p, t->index);
 		for (i = 0; i < MP_ST_COUNT; i++)
 			p = mp_varint_put(p, start.v[i]);
 		p = mp_varint_put(p, total);
-		for (i = 0; i < MP_COLS; i++)
+		for (i = 0; i < MP_PARTS; i++)
 			p = mp_varint_put(p, lens[i]);
 		if ((rc = mp_mbuf_append(&w->raw, tmp, (size_t)(p - tmp))))
 			return rc;
-		for (i = 0; i < MP_COLS; i++)
+		/* each part its own segment: heads and tails of one column differ */
+		for (i = 0; i < MP_PARTS; i++)
 			if ((rc = mark_segment(w)) || (rc = mp_mbuf_append(&w->raw, w->enc.cols[i].data, lens[i])))
 				return rc;
 

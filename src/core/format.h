@@ -44,11 +44,12 @@ enum {
 	MP_SEC_STRING = 1,  /* id, len, bytes */
 	MP_SEC_MEMORY = 2,  /* memory id, name string id, kind, capacity */
 	MP_SEC_THREAD = 3,  /* thread index, OS thread id */
-	MP_SEC_CHUNK = 4,   /* thread, start state (see below), byte length, records */
+	MP_SEC_CHUNK = 4,   /* (1.x only) thread, start state, byte length, 5 column lengths, columns */
 	MP_SEC_DROPPED = 5, /* thread, memory id, count */
 	MP_SEC_HORIZON = 6, /* time: every event earlier than it is in this block or before */
 	MP_SEC_STACK = 7,   /* (1.1) stack id, frame count n, n return addresses */
 	MP_SEC_MODULE = 8,  /* (1.1) a loaded object: path, load bias, build id, segments */
+	MP_SEC_CHUNK2 = 9,  /* (2.0) thread, start state, byte length, 11 part lengths, parts */
 };
 
 /* Limits a reader enforces on the 1.1 sections (a writer stays below). */
@@ -70,6 +71,7 @@ enum {
 	MP_REC_ALLOC_REUSED = 10,/* dt, slot of the freed-address cache holding the address, requested, [allocated] */
 	MP_REC_STACK = 11,       /* stack id of the next ALLOC/REALLOC/ALLOC_FAILED of the thread (no time) */
 	MP_REC_FREE_AGED = 12,   /* dt, age: the block allocated `age` allocations ago in this chunk */
+	MP_REC_ALLOC_REFREED = 13,/* (2.0) dt, age: at the address of the `age`-th latest free of this chunk, requested, [allocated] */
 	MP_REC_KIND_MASK = 0x0f,
 	MP_RECF_MEMORY = 0x10,   /* a memory id varint follows the tag */
 	MP_RECF_USABLE16 = 0x20, /* allocated = max(32, (requested + 23) & ~15) - 8 (glibc's usable size) */

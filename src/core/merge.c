@@ -19,21 +19,46 @@ void mp__merge_init(mp_merge_t *m)
 static void chunk_free(mp_chunk_t *c)
 {
 	free(c->hist);
+	free(c->fhist);
 	free(c);
 }
 
-static int hist_push(mp_chunk_t *c, uint64_t a)
+/* Append a to a history (allocated or freed addresses of the chunk). The
+ * first allocation takes room for half the chunk's records (its tags are
+ * the first part: their count is known), so that a chunk of allocations
+ * and frees in about equal numbers grows each history at most once. */
+static __attribute__((noinline)) int grow_push(const mp_chunk_t *c, uint64_t **hist, size_t *n, size_t *cap,
+					       uint64_t a)
 {
-	if (c->nhist == c->cap_hist) {
-		size_t n = c->cap_hist ? c->cap_hist * 2 : 256;
-		uint64_t *h = realloc(c->hist, n * sizeof(*h));
+	if (*n == *cap) {
+		size_t half = (size_t)(c->cend[0] - c->data) / 2 + 16;
+		size_t nc = *cap ? *cap * 2 : half;
+		uint64_t *h = realloc(*hist, nc * sizeof(*h));
 		if (!h)
 			return -ENOMEM;
-		c->hist = h;
-		c->cap_hist = n;
+		*hist = h;
+		*cap = nc;
 	}
-	c->hist[c->nhist++] = a;
+	(*hist)[(*n)++] = a;
 	return 0;
+}
+
+static inline int hist_push(mp_chunk_t *c, uint64_t a)
+{
+	if (__builtin_expect(c->nhist < c->cap_hist, 1)) {
+		c->hist[c->nhist++] = a;
+		return 0;
+	}
+	return grow_push(c, &c->hist, &c->nhist, &c->cap_hist, a);
+}
+
+static inline int fhist_push(mp_chunk_t *c, uint64_t a)
+{
+	if (__builtin_expect(c->nfhist < c->cap_fhist, 1)) {
+		c->fhist[c->nfhist++] = a;
+		return 0;
+	}
+	return grow_push(c, &c->fhist, &c->nfhist, &c->cap_fhist, a);
 }
 
 static void free_chunks(mp_rthread_t *t)
@@ -157,22 +182,24 @@ static int bad_record(mp_chunk_t *c, mp_diag_t *diag, const char *what)
 			   rec ? rec - 1 : 0);
 }
 
-/* The next varint of column k. Columns were checked to hold exactly the
- * varints their records need (mp__chunk_check), but a varint may still be
- * overlong: the bound check stays. */
+/* The next varint of column k: its head, and when that says so the rest
+ * from the column's tails. Parts were checked to hold exactly the varints
+ * their records need (mp__chunk_check), but a varint may still be
+ * overlong: the bound checks stay. */
 static inline __attribute__((always_inline)) int get(mp_chunk_t *c, int k, uint64_t *v)
 {
-	const uint8_t *q = c->col[k];
+	const uint8_t *q = c->col[MP_HEAD(k)];
 
-	if (__builtin_expect(q < c->cend[k] && *q < 0x80, 1)) { /* one byte */
+	if (__builtin_expect(q < c->cend[MP_HEAD(k)] && *q < 0x80, 1)) { /* one byte */
 		*v = *q;
-		c->col[k] = q + 1;
+		c->col[MP_HEAD(k)] = q + 1;
 		return 0;
 	}
-	return mp_varint_get(&c->col[k], c->cend[k], v);
+	return mp_varint_get2(&c->col[MP_HEAD(k)], c->cend[MP_HEAD(k)], &c->col[MP_TAIL(k)], c->cend[MP_TAIL(k)],
+			      v);
 }
 
-enum { CT = MP_COL_TIME, CA = MP_COL_ADDR, CS = MP_COL_SIZE, CM = MP_COL_MISC };
+enum { CT = MP_COL_TIME, CA = MP_COL_ADDR, CI = MP_COL_IDX, CS = MP_COL_SIZE, CM = MP_COL_MISC };
 
 /* Decode the next event of thread t into *ev (t->pending, or straight into
  * the caller's batch). Returns 1, 0 when its queue is empty, or a negative
@@ -258,6 +285,7 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, mp_diag_t
 		switch (kind) {
 		case MP_REC_ALLOC:
 		case MP_REC_ALLOC_REUSED:
+		case MP_REC_ALLOC_REFREED:
 		case MP_REC_REGION_ADD:
 		case MP_REC_FREE:
 		case MP_REC_FREE_AGED:
@@ -269,13 +297,17 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, mp_diag_t
 			if (c->memory >= cap->nmemories)
 				return bad_record(c, diag, "event before any memory id");
 			if (kind == MP_REC_ALLOC_REUSED) {
-				if (get(c, CA, &v) || v >= MP_REUSE_SLOTS)
+				if (get(c, CI, &v) || v >= MP_REUSE_SLOTS)
 					return bad_record(c, diag, "freed-address slot");
 				a = c->reuse[v];
 			} else if (kind == MP_REC_FREE_AGED) {
-				if (get(c, CA, &v) || v == 0 || v > c->nhist)
+				if (get(c, CI, &v) || v == 0 || v > c->nhist)
 					return bad_record(c, diag, "allocation age");
 				a = c->hist[c->nhist - v];
+			} else if (kind == MP_REC_ALLOC_REFREED) {
+				if (get(c, CI, &v) || v == 0 || v > c->nfhist)
+					return bad_record(c, diag, "freed-address age");
+				a = c->fhist[c->nfhist - v];
 			} else {
 				if (get(c, CA, &v))
 					return bad_record(c, diag, "address");
@@ -289,8 +321,9 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, mp_diag_t
 				d = mp_unzigzag(v);
 				b = a + (tag & MP_RECF_ALIGN16 ? (uint64_t)d * 16 : (uint64_t)d);
 			}
-			if (kind == MP_REC_ALLOC || kind == MP_REC_ALLOC_REUSED || kind == MP_REC_REGION_ADD ||
-			    kind == MP_REC_REALLOC) {
+			int is_alloc = kind == MP_REC_ALLOC || kind == MP_REC_ALLOC_REUSED ||
+				       kind == MP_REC_ALLOC_REFREED || kind == MP_REC_REALLOC;
+			if (is_alloc || kind == MP_REC_REGION_ADD) {
 				if (get(c, CS, &req))
 					return bad_record(c, diag, "size");
 				if (kind != MP_REC_REGION_ADD) {
@@ -306,14 +339,15 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, mp_diag_t
 			}
 			c->addr = b;
 			ev->address = a;
-			if (kind == MP_REC_ALLOC || kind == MP_REC_ALLOC_REUSED || kind == MP_REC_REALLOC)
+			if (is_alloc) {
 				ev->stack = c->stack; /* a STACK record names the next allocation only */
-			if ((kind == MP_REC_ALLOC || kind == MP_REC_ALLOC_REUSED || kind == MP_REC_REALLOC) &&
-			    hist_push(c, b))
-				return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+				if (hist_push(c, b))
+					return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+			}
 			switch (kind) {
 			case MP_REC_ALLOC:
 			case MP_REC_ALLOC_REUSED:
+			case MP_REC_ALLOC_REFREED:
 				ev->kind = MP_EV_ALLOC;
 				ev->requested_bytes = req;
 				ev->allocated_bytes = alloc;
@@ -327,6 +361,8 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, mp_diag_t
 			case MP_REC_FREE_AGED:
 				ev->kind = MP_EV_FREE;
 				c->reuse[mp_reuse_slot(a)] = a;
+				if (fhist_push(c, a))
+					return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
 				break;
 			case MP_REC_REGION_REMOVE:
 				ev->kind = MP_EV_REGION_REMOVE;
@@ -379,41 +415,58 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, mp_diag_t
 }
 
 /* The records of thread ti's head chunk decoded in a tight loop straight
- * into ev[]: the common kinds (ALLOC, ALLOC_REUSED, FREE, FREE_AGED,
- * CONTEXT) with the cursors and delta state in locals; any other record, a
- * memory id change, or a field that does not decode simply, leaves the
- * loop before it is consumed and goes through decode_next (which also
- * reports errors exactly). Stops after max events, or with 2 when the
- * event in ev[*got] is not earlier than limit. Same results as calling
- * decode_next() in a loop. */
+ * into ev[]: the common kinds (ALLOC, ALLOC_REUSED, ALLOC_REFREED, FREE,
+ * FREE_AGED, CONTEXT) with the cursors (a head and a tail cursor per
+ * column) and delta state in locals; any other record or a memory id
+ * change leaves the loop before it is consumed and goes through
+ * decode_next. A record that does not decode is reported here, with
+ * decode_next's words. Stops after max events, or with 2 when the event in
+ * ev[*got] is not earlier than limit. Same results as calling decode_next()
+ * in a loop. */
+/* The kinds decode_many decodes itself (CONTEXT aside), as bit masks. */
+#define FAST_ALLOCS (1u << MP_REC_ALLOC | 1u << MP_REC_ALLOC_REUSED | 1u << MP_REC_ALLOC_REFREED)
+#define FAST_FREES (1u << MP_REC_FREE | 1u << MP_REC_FREE_AGED)
+
 static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t max, uint64_t limit, size_t *got,
 		       mp_diag_t *diag)
 {
 	mp_rthread_t *t = &cap->merge.threads[ti];
+	static const char oom[] = "out of memory";
 	size_t k = 0;
 	int rc;
 
 	while (k < max) {
 		mp_chunk_t *c = t->head;
-		const uint8_t *tp, *te, *tm, *tme, *ad, *ade, *sz, *sze, *ms, *mse;
-		uint64_t time, addr, nrec = 0;
+		const uint8_t *tp, *te;
+		const uint8_t *th, *the, *tt, *tte, *ah, *ahe, *at, *ate, *ih, *ihe, *it, *ite;
+		const uint8_t *sh, *she, *sx, *sxe, *mh, *mhe, *mt, *mte;
+		uint64_t time, addr, nrec = 0, *hist, *fhist;
+		size_t nh, ch, nfh, cfh;
 		mp_event_t tpl; /* memory .. region: what the chunk's context gives every event */
 		size_t k0 = k;
 		int late = 0;
+		const char *bad = NULL;
 
-		if (!t->realloc_half && c && c->col[MP_COL_TAG] < c->cend[MP_COL_TAG] && c->memory < cap->nmemories) {
-			tp = c->col[MP_COL_TAG], te = c->cend[MP_COL_TAG];
-			tm = c->col[CT], tme = c->cend[CT];
-			ad = c->col[CA], ade = c->cend[CA];
-			sz = c->col[CS], sze = c->cend[CS];
-			ms = c->col[CM], mse = c->cend[CM];
+		if (!t->realloc_half && c && c->col[0] < c->cend[0] && c->memory < cap->nmemories) {
+			tp = c->col[0], te = c->cend[0];
+#define LOAD(h, he, x, xe, k)                                                                  \
+	(h = c->col[MP_HEAD(k)], he = c->cend[MP_HEAD(k)], x = c->col[MP_TAIL(k)], xe = c->cend[MP_TAIL(k)])
+			LOAD(th, the, tt, tte, CT);
+			LOAD(ah, ahe, at, ate, CA);
+			LOAD(ih, ihe, it, ite, CI);
+			LOAD(sh, she, sx, sxe, CS);
+			LOAD(mh, mhe, mt, mte, CM);
+#undef LOAD
 			time = c->time, addr = c->addr;
+			/* the histories in locals too: the event stores may alias *c */
+			hist = c->hist, fhist = c->fhist;
+			nh = c->nhist, ch = c->cap_hist, nfh = c->nfhist, cfh = c->cap_fhist;
 			memset(&tpl, 0, sizeof(tpl));
 			tpl.memory = c->memory, tpl.thread = ti, tpl.op = c->op, tpl.dtype = c->dtype;
 			tpl.shape = c->shape, tpl.stack = c->stack, tpl.region = (uint8_t)c->region;
-#define RD(p, e, v) ((p) < (e) && *(p) < 0x80 ? ((v) = *(p)++, 0) : mp_varint_get(&(p), (e), &(v)))
+/* one load and a compare for a one-byte varint; the rest from the tails */
+#define RD(h, he, x, xe, v) ((h) < (he) && *(h) < 0x80 ? ((v) = *(h)++, 0) : mp_varint_get2(&(h), (he), &(x), (xe), &(v)))
 			while (k < max && tp < te) {
-				const uint8_t *tm0 = tm, *ad0 = ad, *sz0 = sz, *ms0 = ms;
 				uint8_t tag = *tp;
 				int kind = tag & MP_REC_KIND_MASK;
 				mp_event_t *e = &ev[k];
@@ -422,56 +475,86 @@ static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t ma
 				if (tag & MP_RECF_MEMORY)
 					break;
 				if (kind == MP_REC_CONTEXT) {
-					uint64_t o, r, dy, sh;
-					if (RD(ms, mse, o) || RD(ms, mse, r) || RD(ms, mse, dy) || RD(ms, mse, sh) ||
-					    r > MP_REGION_TYPE_MAX || o > UINT32_MAX || dy > UINT32_MAX || sh > UINT32_MAX) {
-						ms = ms0;
+					uint64_t o, r, dy, sp;
+					if (RD(mh, mhe, mt, mte, o) || RD(mh, mhe, mt, mte, r) || RD(mh, mhe, mt, mte, dy) ||
+					    RD(mh, mhe, mt, mte, sp) || r > MP_REGION_TYPE_MAX || o > UINT32_MAX ||
+					    dy > UINT32_MAX || sp > UINT32_MAX) {
+						bad = "context";
 						break;
 					}
-					tpl.op = (uint32_t)o, tpl.region = (uint8_t)r, tpl.dtype = (uint32_t)dy, tpl.shape = (uint32_t)sh;
+					tpl.op = (uint32_t)o, tpl.region = (uint8_t)r, tpl.dtype = (uint32_t)dy, tpl.shape = (uint32_t)sp;
 					tp++;
 					continue;
 				}
-				if (kind != MP_REC_ALLOC && kind != MP_REC_ALLOC_REUSED && kind != MP_REC_FREE &&
-				    kind != MP_REC_FREE_AGED)
+				if (!((FAST_ALLOCS | FAST_FREES) >> kind & 1))
 					break;
-				if (RD(tm, tme, dt) || dt > UINT64_MAX - time)
-					goto undo;
-				if (RD(ad, ade, v))
-					goto undo;
-				if (kind == MP_REC_ALLOC_REUSED) {
-					if (v >= MP_REUSE_SLOTS)
-						goto undo;
+				if (RD(th, the, tt, tte, dt) || dt > UINT64_MAX - time) {
+					bad = "time";
+					break;
+				}
+				if ((1u << MP_REC_ALLOC | 1u << MP_REC_FREE) >> kind & 1) {
+					int64_t d;
+					if (RD(ah, ahe, at, ate, v)) {
+						bad = "address";
+						break;
+					}
+					d = mp_unzigzag(v);
+					a = addr + (tag & MP_RECF_ALIGN16 ? (uint64_t)d * 16 : (uint64_t)d);
+				} else if (RD(ih, ihe, it, ite, v)) {
+					bad = kind == MP_REC_ALLOC_REUSED ? "freed-address slot"
+					      : kind == MP_REC_FREE_AGED  ? "allocation age"
+									  : "freed-address age";
+					break;
+				} else if (kind == MP_REC_ALLOC_REUSED) {
+					if (v >= MP_REUSE_SLOTS) {
+						bad = "freed-address slot";
+						break;
+					}
 					a = c->reuse[v];
 				} else if (kind == MP_REC_FREE_AGED) {
-					if (v == 0 || v > c->nhist)
-						goto undo;
-					a = c->hist[c->nhist - v];
+					if (v == 0 || v > nh) {
+						bad = "allocation age";
+						break;
+					}
+					a = hist[nh - v];
 				} else {
-					int64_t d = mp_unzigzag(v);
-					a = addr + (tag & MP_RECF_ALIGN16 ? (uint64_t)d * 16 : (uint64_t)d);
+					if (v == 0 || v > nfh) {
+						bad = "freed-address age";
+						break;
+					}
+					a = fhist[nfh - v];
 				}
 				e->address = a;
 				e->step = -1;
 				/* memory, thread, op, dtype, shape, label 0, stack, flags 0,
 				 * kind (set below), region: one 32-byte copy, few registers */
 				memcpy(&e->memory, &tpl.memory, offsetof(mp_event_t, stats) - offsetof(mp_event_t, memory));
-				if (kind == MP_REC_ALLOC || kind == MP_REC_ALLOC_REUSED) {
-					if (RD(sz, sze, req))
-						goto undo;
+				if (FAST_ALLOCS >> kind & 1) {
+					if (RD(sh, she, sx, sxe, req)) {
+						bad = "size";
+						break;
+					}
 					if (tag & MP_RECF_EXACT) {
 						alloc = req;
 					} else if (tag & MP_RECF_USABLE16) {
 						alloc = mp_usable16(req);
 					} else {
-						if (RD(sz, sze, v))
-							goto undo;
+						if (RD(sh, she, sx, sxe, v)) {
+							bad = "allocated size";
+							break;
+						}
 						alloc = req + (uint64_t)mp_unzigzag(v);
 					}
-					if (c->nhist < c->cap_hist)
-						c->hist[c->nhist++] = a;
-					else if (hist_push(c, a))
-						goto undo;
+					if (__builtin_expect(nh < ch, 1)) {
+						hist[nh++] = a;
+					} else {
+						c->nhist = nh;
+						if (grow_push(c, &c->hist, &c->nhist, &c->cap_hist, a)) {
+							bad = oom;
+							break;
+						}
+						hist = c->hist, nh = c->nhist, ch = c->cap_hist;
+					}
 					e->kind = MP_EV_ALLOC;
 					e->requested_bytes = req;
 					e->allocated_bytes = alloc;
@@ -480,6 +563,16 @@ static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t ma
 					e->kind = MP_EV_FREE;
 					e->requested_bytes = e->allocated_bytes = 0;
 					c->reuse[mp_reuse_slot(a)] = a;
+					if (__builtin_expect(nfh < cfh, 1)) {
+						fhist[nfh++] = a;
+					} else {
+						c->nfhist = nfh;
+						if (grow_push(c, &c->fhist, &c->nfhist, &c->cap_fhist, a)) {
+							bad = oom;
+							break;
+						}
+						fhist = c->fhist, nfh = c->nfhist, cfh = c->cap_fhist;
+					}
 				}
 				addr = a;
 				time += dt;
@@ -491,17 +584,27 @@ static int decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t ma
 					break;
 				}
 				k++;
-				continue;
-undo:				/* decode_next redoes this record and says what is wrong */
-				tm = tm0, ad = ad0, sz = sz0, ms = ms0;
-				break;
 			}
 #undef RD
-			c->col[MP_COL_TAG] = tp;
-			c->col[CT] = tm, c->col[CA] = ad, c->col[CS] = sz, c->col[CM] = ms;
+			c->col[0] = tp;
+#define STORE(h, x, k) (c->col[MP_HEAD(k)] = h, c->col[MP_TAIL(k)] = x)
+			STORE(th, tt, CT);
+			STORE(ah, at, CA);
+			STORE(ih, it, CI);
+			STORE(sh, sx, CS);
+			STORE(mh, mt, CM);
+#undef STORE
 			c->time = time, c->addr = addr;
+			c->nhist = nh, c->nfhist = nfh;
 			c->op = tpl.op, c->dtype = tpl.dtype, c->shape = tpl.shape, c->region = tpl.region, c->stack = tpl.stack;
 			cap->records += nrec;
+			if (bad) {
+				*got = k;
+				if (bad == oom)
+					return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+				c->col[0] = tp + 1; /* the record's number, as decode_next has it */
+				return bad_record(c, diag, bad);
+			}
 			if (late) {
 				*got = k;
 				return 2;

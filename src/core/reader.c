@@ -20,6 +20,8 @@
 #include <string.h>
 #include <zlib.h>
 
+_Static_assert(sizeof(((mp_chunk_t *)0)->col) == MP_PARTS * sizeof(const uint8_t *), "a cursor per chunk part");
+
 /* "block N at offset X: what" -- the error every corrupted block gets. */
 static int block_error(mp_capture_t *cap, mp_diag_t *diag, int code, uint64_t off, const char *what)
 {
@@ -67,9 +69,9 @@ static int read_header(mp_capture_t *cap, mp_diag_t *diag)
 				   MP_FILE_PREFIX_LEN);
 	cap->hdr.version_major = mp_get_u16le(prefix + 8);
 	cap->hdr.version_minor = mp_get_u16le(prefix + 10);
-	if (cap->hdr.version_major != MP_FORMAT_VERSION_MAJOR)
+	if (cap->hdr.version_major != MP_FORMAT_VERSION_MAJOR && cap->hdr.version_major != 1)
 		return mp_diag_set(diag, MP_EVERSION, 8, -1,
-				   "format version %u.%u is not supported (this memprof reads %u.x)",
+				   "format version %u.%u is not supported (this memprof reads 1.x and %u.x)",
 				   cap->hdr.version_major, cap->hdr.version_minor, MP_FORMAT_VERSION_MAJOR);
 	hlen = mp_get_u32le(prefix + 12);
 	if (hlen > MP_HEADER_MAX)
@@ -260,32 +262,46 @@ static int sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t 
 			if (apply && v[0] > cap->horizon)
 				cap->horizon = v[0];
 			break;
-		case MP_SEC_CHUNK: {
+		case MP_SEC_CHUNK:
+		case MP_SEC_CHUNK2: {
 			/* thread, the delta state (71 varints, MP_ST_* order), length,
-			 * the 5 column lengths, then the columns */
-			enum { NST = 7 + MP_REUSE_SLOTS, LEN = 1 + NST, COLS = LEN + 1, NV = COLS + 5 };
+			 * the column (1.x: 5) or part (2.0: 11) lengths, then those */
+			enum { NST = 7 + MP_REUSE_SLOTS, LEN = 1 + NST, COLS = LEN + 1, NV = COLS + MP_PARTS };
+			int v1 = tag == MP_SEC_CHUNK, nv = v1 ? COLS + MP_COLS1 : NV;
 			uint64_t st[NV];
 			mp_chunk_t *c;
-			for (i = 0; i < NV; i++)
+			if (v1 != (cap->hdr.version_major == 1))
+				return corrupt(cap, diag, boff,
+					       v1 ? "a 1.x chunk section in a 2.x capture" : "a 2.x chunk section in a 1.x capture");
+			for (i = 0; i < nv; i++)
 				if (mp_varint_get(&p, end, &st[i]))
 					return corrupt(cap, diag, boff, "bad chunk header");
 			if (st[LEN] > (uint64_t)(end - p) || st[0] >= (1u << 24) || st[5] > MP_REGION_TYPE_MAX ||
 			    st[3] > UINT32_MAX || st[4] > UINT32_MAX || st[6] > UINT32_MAX || st[7] > UINT32_MAX)
 				return corrupt(cap, diag, boff, "chunk header out of range");
 			if (!apply) {
-				/* Checking the block: check the columns now and keep
-				 * a copy for the apply pass (records are decoded from
-				 * the columns, never joined into rows). */
-				uint64_t off = 0;
-				if (mp__chunk_check(p, st + COLS, st[LEN]))
-					return corrupt(cap, diag, boff, "chunk columns are inconsistent");
+				/* Checking the block: check the parts now and keep a
+				 * copy for the apply pass (records are decoded from
+				 * the parts in place; 1.x columns are rewritten as
+				 * 2.0 parts here). */
+				uint64_t off = 0, lens[MP_PARTS];
 				c = malloc(sizeof(*c) + st[LEN]);
 				if (!c)
 					return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
-				memcpy(c->data, p, st[LEN]);
-				for (i = 0; i < MP_COLS; i++) {
+				rc = v1 ? mp__chunk_upgrade(p, st + COLS, st[LEN], c->data, lens)
+					: mp__chunk_check(p, st + COLS, st[LEN]);
+				if (rc) {
+					free(c);
+					return rc == -2 ? mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory")
+							: corrupt(cap, diag, boff, "chunk columns are inconsistent");
+				}
+				if (!v1) {
+					memcpy(c->data, p, st[LEN]);
+					memcpy(lens, st + COLS, sizeof(lens));
+				}
+				for (i = 0; i < MP_PARTS; i++) {
 					c->col[i] = c->data + off;
-					off += st[COLS + i];
+					off += lens[i];
 					c->cend[i] = c->data + off;
 				}
 				if (cap->npend == cap->cap_pend) {
@@ -313,8 +329,8 @@ static int sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t 
 				c->dtype = (uint32_t)st[6];
 				c->shape = (uint32_t)st[7];
 				c->stack = 0;
-				c->hist = NULL;
-				c->nhist = c->cap_hist = 0;
+				c->hist = c->fhist = NULL;
+				c->nhist = c->cap_hist = c->nfhist = c->cap_fhist = 0;
 				memcpy(c->reuse, st + 8, sizeof(c->reuse));
 				if ((rc = mp__merge_add_chunk(cap, (uint32_t)st[0], c, diag)))
 					return rc;

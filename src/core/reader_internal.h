@@ -22,14 +22,17 @@ typedef struct mp_chunk {
 	struct mp_chunk *next;
 	uint64_t block_index, block_offset; /* where it came from, for errors */
 	size_t len;                         /* bytes of data[] */
-	/* Records are decoded straight from the five columns (chunkcodec.h):
-	 * each field from its column's cursor, in record order. */
-	const uint8_t *col[5], *cend[5];
+	/* Records are decoded straight from the parts (chunkcodec.h): the
+	 * tags, then per column a cursor in its heads and one in its tails;
+	 * each field from its column, in record order. */
+	const uint8_t *col[11], *cend[11]; /* MP_PARTS (chunkcodec.h) */
 	uint64_t time, addr;                /* delta state (see MP_ST_* in writer_internal.h) */
 	uint32_t memory, op, dtype, shape, region, stack;
 	uint64_t reuse[MP_REUSE_SLOTS];     /* the freed-address cache */
 	uint64_t *hist;                     /* addresses allocated in this chunk, in order */
 	size_t nhist, cap_hist;
+	uint64_t *fhist;                    /* addresses freed in this chunk (FREE, FREE_AGED), in order */
+	size_t nfhist, cap_fhist;
 	uint8_t data[];
 } mp_chunk_t;
 

@@ -2,7 +2,10 @@
  * writer: an empty capture, a small multi-thread one with every event kind,
  * a truncated copy, one long enough that its columns are Huffman-coded
  * rather than stored, and one with call stacks and the module map of this
- * program. usage: gen_reader_corpus DIR */
+ * program. usage: gen_reader_corpus DIR
+ * The files are named v2-*.memprof (format 2.0); the corpus's files without
+ * the prefix were written by the 1.x writer and stay as they are: they keep
+ * the reader's 1.x path (mp__chunk_upgrade) fuzzed. */
 #include <memprof/capture.h>
 
 #include <pthread.h>
@@ -39,7 +42,7 @@ static int write_stacks(const char *dir)
 	uint32_t a, b;
 	int i;
 
-	snprintf(path, sizeof(path), "%s/stacks.memprof", dir);
+	snprintf(path, sizeof(path), "%s/v2-stacks.memprof", dir);
 	if (mp_writer_open(&w, path, 1, NULL, &diag)) {
 		fprintf(stderr, "%s\n", diag.text);
 		return 1;
@@ -69,7 +72,7 @@ static int write_file(const char *dir, const char *name, int threads, long trunc
 	pthread_t tid[4];
 	int t;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(path, sizeof(path), "%s/v2-%s", dir, name);
 	if (mp_writer_open(&w, path, 1, NULL, &diag)) {
 		fprintf(stderr, "%s\n", diag.text);
 		return 1;

@@ -30,8 +30,8 @@
 extern "C" {
 #endif
 
-#define MP_FORMAT_VERSION_MAJOR 1
-#define MP_FORMAT_VERSION_MINOR 1
+#define MP_FORMAT_VERSION_MAJOR 2 /* written; readers also read 1.x */
+#define MP_FORMAT_VERSION_MINOR 0
 
 /* ------------------------------------------------------------------------ */
 /* Writer                                                                     */

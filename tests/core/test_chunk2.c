@@ -1,0 +1,608 @@
+/* test_chunk2.c - the 2.0 chunk layout (docs/format.md, "Columns"): heads
+ * and tails, the IDX column, ALLOC_REFREED; and 1.x captures, built here
+ * byte by byte, still read with the same figures.
+ *
+ * Captures are assembled by hand (header, one block, trailer) around chunk
+ * sections that are either written out literally from the specification
+ * or produced by the encoder from hand-made ring records, so the reader is
+ * checked against figures worked out here, not against the writer. */
+#include "test_common.h"
+
+#include "capture_helpers.h"
+#include "chunkcodec.h"
+#include "clock.h"
+#include "format.h"
+#include "varint.h"
+
+#include <memprof/capture.h>
+
+#include <string.h>
+#include <zlib.h>
+
+/* --- building a capture by hand ----------------------------------------- */
+
+typedef struct {
+	uint8_t b[1 << 20];
+	size_t n;
+} buf_t;
+
+static void put_bytes(buf_t *b, const void *p, size_t n)
+{
+	assert_true(b->n + n <= sizeof(b->b));
+	memcpy(b->b + b->n, p, n);
+	b->n += n;
+}
+
+static void put_byte(buf_t *b, uint8_t v)
+{
+	put_bytes(b, &v, 1);
+}
+
+static void put_v(buf_t *b, uint64_t v)
+{
+	uint8_t tmp[MP_VARINT_MAX];
+	put_bytes(b, tmp, (size_t)(mp_varint_put(tmp, v) - tmp));
+}
+
+static void put_str(buf_t *b, const char *s)
+{
+	put_v(b, strlen(s));
+	put_bytes(b, s, strlen(s));
+}
+
+static void put_u32(buf_t *b, uint32_t v)
+{
+	uint8_t t[4];
+	mp_put_u32le(t, v);
+	put_bytes(b, t, 4);
+}
+
+/* The sections every hand-made capture starts with: strings "host" (1)
+ * and "op" (2), memory 0 named "host", thread 0. */
+static void put_defs(buf_t *raw)
+{
+	put_byte(raw, MP_SEC_STRING);
+	put_v(raw, 1);
+	put_str(raw, "host");
+	put_byte(raw, MP_SEC_STRING);
+	put_v(raw, 2);
+	put_str(raw, "op");
+	put_byte(raw, MP_SEC_MEMORY);
+	put_v(raw, 0);
+	put_v(raw, 1);
+	put_v(raw, 1);
+	put_v(raw, 0);
+	put_byte(raw, MP_SEC_THREAD);
+	put_v(raw, 0);
+	put_v(raw, 1234);
+}
+
+/* A chunk section of thread 0: tag (MP_SEC_CHUNK or MP_SEC_CHUNK2), start
+ * time, a zero address/context/cache state, then nparts lengths and the
+ * parts' bytes. */
+static void put_chunk(buf_t *raw, uint8_t tag, uint64_t time, const uint8_t *const *parts, const uint64_t *lens,
+		      int nparts)
+{
+	uint64_t total = 0;
+	int i;
+
+	put_byte(raw, tag);
+	put_v(raw, 0); /* thread */
+	put_v(raw, time);
+	for (i = 1; i < MP_ST_COUNT; i++)
+		put_v(raw, 0);
+	for (i = 0; i < nparts; i++)
+		total += lens[i];
+	put_v(raw, total);
+	for (i = 0; i < nparts; i++)
+		put_v(raw, lens[i]);
+	for (i = 0; i < nparts; i++)
+		put_bytes(raw, parts[i], lens[i]);
+}
+
+/* Header (version major.0), one block holding raw, the trailer. */
+static void write_capture(const char *path, int major, const buf_t *raw, uint64_t events)
+{
+	static buf_t f, body;
+	uint8_t payload[1 << 16];
+	z_stream z;
+	uint32_t crc;
+	size_t plen, at;
+	FILE *fp;
+
+	f.n = body.n = 0;
+	put_bytes(&f, "MEMPROF", 8);
+	put_byte(&f, (uint8_t)major);
+	put_byte(&f, 0);
+	put_byte(&f, 0);
+	put_byte(&f, 0);
+	put_str(&body, "CLOCK_MONOTONIC");
+	put_v(&body, 5);
+	put_v(&body, 6);
+	put_v(&body, 7);
+	put_str(&body, "host");
+	put_str(&body, "cmd");
+	put_u32(&f, (uint32_t)body.n);
+	put_bytes(&f, body.b, body.n);
+	put_u32(&f, (uint32_t)crc32(0, f.b, (uInt)f.n));
+
+	memset(&z, 0, sizeof(z));
+	assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY), Z_OK);
+	z.next_in = (Bytef *)(uintptr_t)raw->b;
+	z.avail_in = (uInt)raw->n;
+	z.next_out = payload;
+	z.avail_out = sizeof(payload);
+	assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+	plen = sizeof(payload) - z.avail_out;
+	deflateEnd(&z);
+	at = f.n;
+	put_u32(&f, MP_BLOCK_MAGIC);
+	put_u32(&f, 0);
+	put_u32(&f, (uint32_t)plen);
+	put_u32(&f, (uint32_t)raw->n);
+	put_u32(&f, (uint32_t)crc32(0, payload, (uInt)plen));
+	put_u32(&f, (uint32_t)crc32(0, f.b + at, 20));
+	put_bytes(&f, payload, plen);
+
+	body.n = 0;
+	put_v(&body, events);
+	put_v(&body, 0); /* dropped */
+	put_v(&body, 1); /* blocks */
+	put_v(&body, 2); /* strings */
+	put_v(&body, 0); /* end time */
+	at = f.n;
+	put_u32(&f, MP_TRAILER_MAGIC);
+	put_u32(&f, (uint32_t)body.n);
+	put_u32(&f, (uint32_t)crc32(0, f.b + at, 8));
+	put_bytes(&f, body.b, body.n);
+	crc = (uint32_t)crc32(0, body.b, (uInt)body.n);
+	put_u32(&f, crc);
+
+	fp = fopen(path, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(f.b, 1, f.n, fp), f.n);
+	fclose(fp);
+}
+
+/* Reads path; returns the heap events (no MEMORY declarations) in out.
+ * The batch path (the reader's fast decoder) must return the same. */
+static size_t read_heap(const char *path, mp_event_t *out, size_t max, int *rc, mp_diag_t *diag)
+{
+	mp_event_t *ev, batch[7];
+	size_t n = read_all(path, &ev, rc, diag, NULL), k = 0, i, got, at = 0;
+	mp_source_t *src;
+	mp_diag_t d2;
+	int r;
+
+	if (*rc == 0) {
+		assert_int_equal(mp_capture_open_source(&src, path, &d2), 0);
+		do {
+			r = mp_source_next_batch(src, batch, 7, &got, &d2);
+			for (i = 0; i < got; i++, at++) {
+				assert_true(at < n);
+				assert_int_equal(batch[i].kind, ev[at].kind);
+				assert_true(batch[i].address == ev[at].address);
+				assert_true(batch[i].time_ns == ev[at].time_ns);
+				assert_true(batch[i].requested_bytes == ev[at].requested_bytes);
+				assert_true(batch[i].allocated_bytes == ev[at].allocated_bytes);
+				assert_int_equal(batch[i].op, ev[at].op);
+				assert_int_equal(batch[i].flags, ev[at].flags);
+			}
+		} while (r == 1);
+		assert_int_equal(r, 0);
+		assert_int_equal(at, n);
+		mp_source_close(src);
+	}
+
+	for (i = 0; i < n; i++)
+		if (ev[i].kind != MP_EV_MEMORY && k < max)
+			out[k++] = ev[i];
+	free(ev);
+	return k;
+}
+
+typedef struct {
+	int kind;
+	uint64_t time, addr, req, alloc;
+	int realloc;
+} want_t;
+
+static void check_events(const mp_event_t *ev, size_t n, const want_t *want, size_t nwant)
+{
+	size_t i;
+
+	assert_int_equal(n, nwant);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(ev[i].kind, want[i].kind);
+		assert_true(ev[i].time_ns == want[i].time);
+		assert_true(ev[i].address == want[i].addr);
+		assert_true(ev[i].requested_bytes == want[i].req);
+		assert_true(ev[i].allocated_bytes == want[i].alloc);
+		assert_int_equal((ev[i].flags & MP_EVENT_F_REALLOC) != 0, want[i].realloc);
+	}
+}
+
+/* The cache slot of an address: docs/format.md's formula, written again. */
+static unsigned slot_of(uint64_t a)
+{
+	return (unsigned)(((a >> 4) * 0x9E3779B97F4A7C15ull) >> 58);
+}
+
+/* --- 1.x: five columns of whole varints ----------------------------------- */
+
+/* The records (time starts at 1000, address 0):
+ *   ALLOC   EXACT ALIGN16  dt 10   zz(0x100) = 512 (2 bytes)   24
+ *   CONTEXT op 2, region 2, dtype 0, shape 0
+ *   ALLOC   USABLE16       dt 5    zz(0x40) = 128 (2 bytes)    20 -> 24
+ *   FREE_AGED              dt 1    age 2 (0x1000)
+ *   ALLOC_REUSED EXACT     dt 300 (2 bytes)  slot of 0x1000    48
+ *   REALLOC                dt 2    zz(0x40), zz(1), 100, zz(4)
+ *   FREE                   dt 0    zz(0)
+ */
+static void v1_columns(buf_t *raw, uint8_t bad_tag)
+{
+	uint8_t tags[] = {0xC1, 0x09, 0x21, 0x0C, 0x8A, 0x08, bad_tag ? bad_tag : 0x02};
+	uint8_t time[] = {10, 5, 1, 0xAC, 0x02, 2, 0};
+	uint8_t addr[] = {0x80, 0x04, 0x80, 0x01, 2, (uint8_t)slot_of(0x1000), 0x80, 0x01, 2, 0};
+	uint8_t size[] = {24, 20, 48, 100, 8};
+	uint8_t misc[] = {2, 2, 0, 0};
+	const uint8_t *parts[5] = {tags, time, addr, size, misc};
+	uint64_t lens[5] = {sizeof(tags), sizeof(time), sizeof(addr), sizeof(size), sizeof(misc)};
+
+	put_defs(raw);
+	put_chunk(raw, MP_SEC_CHUNK, 1000, parts, lens, 5);
+	put_byte(raw, MP_SEC_HORIZON);
+	put_v(raw, UINT64_MAX);
+}
+
+static void test_v1_capture_reads(void **state)
+{
+	static const want_t want[] = {
+		{MP_EV_ALLOC, 1010, 0x1000, 24, 24, 0}, {MP_EV_ALLOC, 1015, 0x1040, 20, 24, 0},
+		{MP_EV_FREE, 1016, 0x1000, 0, 0, 0},    {MP_EV_ALLOC, 1316, 0x1000, 48, 48, 0},
+		{MP_EV_FREE, 1318, 0x1040, 0, 0, 1},    {MP_EV_ALLOC, 1318, 0x1041, 100, 104, 1},
+		{MP_EV_FREE, 1318, 0x1041, 0, 0, 0},
+	};
+	char *path = mp_test_tmpfile("v1.memprof");
+	static buf_t raw;
+	mp_event_t ev[16];
+	mp_capture_t *cap;
+	mp_diag_t diag;
+	size_t n;
+	int rc;
+
+	(void)state;
+	raw.n = 0;
+	v1_columns(&raw, 0);
+	write_capture(path, 1, &raw, 7);
+	n = read_heap(path, ev, 16, &rc, &diag);
+	assert_int_equal(rc, 0);
+	check_events(ev, n, want, sizeof(want) / sizeof(want[0]));
+	assert_int_equal(ev[1].op, 2);
+	assert_int_equal(ev[1].region, 2);
+	assert_int_equal(ev[0].op, 0);
+	assert_int_equal(mp_capture_open(&cap, path, &diag), 0);
+	assert_int_equal(mp_capture_header(cap)->version_major, 1);
+	mp_capture_close(cap);
+
+	/* kind 13 did not exist in 1.x: corruption, not an ALLOC_REFREED */
+	raw.n = 0;
+	v1_columns(&raw, 0x0D);
+	write_capture(path, 1, &raw, 7);
+	n = read_heap(path, ev, 16, &rc, &diag);
+	assert_int_equal(rc, MP_ECORRUPT);
+	assert_int_equal(n, 0);
+	assert_non_null(strstr(diag.text, "chunk columns are inconsistent"));
+
+	/* a 1.x chunk in a 2.0 file */
+	raw.n = 0;
+	v1_columns(&raw, 0);
+	write_capture(path, 2, &raw, 7);
+	n = read_heap(path, ev, 16, &rc, &diag);
+	assert_int_equal(rc, MP_ECORRUPT);
+	assert_non_null(strstr(diag.text, "a 1.x chunk section in a 2.x capture"));
+	unlink(path);
+	free(path);
+}
+
+/* --- 2.0 by hand: heads, tails, IDX, ALLOC_REFREED ------------------------ */
+
+/* From time 0, address 0:
+ *   ALLOC  EXACT ALIGN16 dt 200 (head 0xC8, tail 0x01)  zz(0x200) = 1024 (0x80, 0x08)  24
+ *   ALLOC  EXACT ALIGN16 dt 1   zz(0x100) = 512 (0x80, 0x04)  1000 (0xE8, 0x07)
+ *   FREE   ALIGN16       dt 1   zz(-0x100) = 511 (0xFF, 0x03)  -> 0x2000
+ *   FREE_AGED            dt 1   age 1 (0x3000)
+ *   ALLOC_REFREED EXACT  dt 1   age 2: the free before the last (0x2000)  16
+ *   ALLOC_REFREED EXACT  dt 1   age `age`                                  16
+ */
+static int v2_capture(const char *path, uint8_t age, mp_event_t *ev, mp_diag_t *diag, int *rc)
+{
+	uint8_t tags[] = {0xC1, 0xC1, 0x42, 0x0C, 0x8D, 0x8D};
+	uint8_t th[] = {0xC8, 1, 1, 1, 1, 1}, tt[] = {0x01};
+	uint8_t ah[] = {0x80, 0x80, 0xFF}, at[] = {0x08, 0x04, 0x03};
+	uint8_t ih[] = {1, 2, age}, it[] = {0};
+	uint8_t sh[] = {24, 0xE8, 16, 16}, st[] = {0x07};
+	const uint8_t *parts[MP_PARTS] = {tags, th, tt, ah, at, ih, it, sh, st, tt, tt};
+	uint64_t lens[MP_PARTS] = {sizeof(tags), sizeof(th), sizeof(tt), sizeof(ah), sizeof(at), sizeof(ih), 0,
+				   sizeof(sh), sizeof(st), 0, 0};
+	static buf_t raw;
+
+	raw.n = 0;
+	put_defs(&raw);
+	put_chunk(&raw, MP_SEC_CHUNK2, 0, parts, lens, MP_PARTS);
+	put_byte(&raw, MP_SEC_HORIZON);
+	put_v(&raw, UINT64_MAX);
+	write_capture(path, 2, &raw, 6);
+	return (int)read_heap(path, ev, 16, rc, diag);
+}
+
+static void test_v2_by_hand(void **state)
+{
+	static const want_t want[] = {
+		{MP_EV_ALLOC, 200, 0x2000, 24, 24, 0},  {MP_EV_ALLOC, 201, 0x3000, 1000, 1000, 0},
+		{MP_EV_FREE, 202, 0x2000, 0, 0, 0},     {MP_EV_FREE, 203, 0x3000, 0, 0, 0},
+		{MP_EV_ALLOC, 204, 0x2000, 16, 16, 0},  {MP_EV_ALLOC, 205, 0x3000, 16, 16, 0},
+	};
+	char *path = mp_test_tmpfile("v2.memprof");
+	mp_event_t ev[16];
+	mp_diag_t diag;
+	int rc, n;
+
+	(void)state;
+	n = v2_capture(path, 1, ev, &diag, &rc); /* age 1: the latest free, 0x3000 */
+	assert_int_equal(rc, 0);
+	check_events(ev, (size_t)n, want, sizeof(want) / sizeof(want[0]));
+	/* age 3: only two frees so far */
+	n = v2_capture(path, 3, ev, &diag, &rc);
+	assert_int_equal(rc, MP_ECORRUPT);
+	assert_true(n >= 4 && n <= 5); /* the records before it (the one-event path drops the last) */
+	assert_non_null(strstr(diag.text, "freed-address age"));
+	assert_non_null(strstr(diag.text, "record 5"));
+	/* age 0 */
+	n = v2_capture(path, 0, ev, &diag, &rc);
+	assert_int_equal(rc, MP_ECORRUPT);
+	assert_non_null(strstr(diag.text, "freed-address age"));
+	unlink(path);
+	free(path);
+}
+
+/* mp__chunk_check: each inconsistency of heads and tails is caught. */
+static void test_check_parts(void **state)
+{
+	/* ALLOC EXACT: time, address, size -- one varint each */
+	uint8_t d[32];
+	uint64_t lens[MP_PARTS];
+
+	(void)state;
+#define SET(...)                                                             \
+	do {                                                                 \
+		uint64_t l_[MP_PARTS] = {__VA_ARGS__};                       \
+		memcpy(lens, l_, sizeof(lens));                              \
+	} while (0)
+	/* tag | th | tt | ah | at | ih | it | sh | st | mh | mt */
+	memcpy(d, "\x81\x05\x85\x01\x07\x09", 6);
+	SET(1, 1, 0, 1, 0, 0, 0, 1, 0, 0, 0); /* 0x81 | 5 | | 0x85 | | | | 0x01: the address head continues, no tail */
+	assert_int_equal(mp__chunk_check(d, lens, 4), -1);
+	SET(1, 1, 0, 1, 1, 0, 0, 1, 0, 0, 0); /* ... with its tail 0x01, size 7 */
+	assert_int_equal(mp__chunk_check(d, lens, 5), 0);
+	SET(1, 1, 0, 1, 1, 0, 0, 2, 0, 0, 0); /* two sizes for one ALLOC EXACT */
+	assert_int_equal(mp__chunk_check(d, lens, 6), -1);
+	SET(1, 1, 0, 1, 1, 0, 0, 1, 0, 0, 0);
+	assert_int_equal(mp__chunk_check(d, lens, 6), -1); /* lengths do not sum to n */
+	memcpy(d, "\x81\x05\x85\x81\x07", 5);               /* the tail run does not end */
+	assert_int_equal(mp__chunk_check(d, lens, 5), -1);
+	memcpy(d, "\x8E\x05\x85\x01\x07", 5); /* kind 14 does not exist */
+	assert_int_equal(mp__chunk_check(d, lens, 5), -1);
+	memcpy(d, "\x8D\x05\x85\x01\x07", 5); /* ALLOC_REFREED wants an index, not an address */
+	assert_int_equal(mp__chunk_check(d, lens, 5), -1);
+	SET(1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0);
+	assert_int_equal(mp__chunk_check(d, lens, 5), 0);
+#undef SET
+}
+
+/* --- the encoder: ring records to parts, read back ------------------------- */
+
+#define W0(kind, mem, diff) ((uint64_t)(kind) | (uint64_t)(mem) << 16 | (uint64_t)(uint32_t)(int32_t)(diff) << 32)
+
+/* Ring records that exercise every part: 200 blocks allocated and freed
+ * (more than the 64-slot cache holds), then allocated again in another
+ * order (ALLOC_REUSED for those the cache still holds, ALLOC_REFREED for
+ * the others), time deltas and sizes of every varint length 1..10, a WIDE
+ * record, a realloc, and a context change. */
+static size_t ring_records(uint64_t *r, uint64_t *t_out)
+{
+	size_t n = 0;
+	uint64_t t = 1;
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		r[n++] = W0(MP_REC_ALLOC, 0, 8), r[n++] = t++, r[n++] = 0x100000 + (uint64_t)i * 0x40, r[n++] = 40;
+	}
+	for (i = 0; i < 200; i++) {
+		r[n++] = W0(MP_REC_FREE, 0, 0), r[n++] = t++, r[n++] = 0x100000 + (uint64_t)((i * 7) % 200) * 0x40;
+	}
+	for (i = 0; i < 200; i++) {
+		r[n++] = W0(MP_REC_ALLOC, 0, 0), r[n++] = t++, r[n++] = 0x100000 + (uint64_t)((i * 13) % 200) * 0x40;
+		r[n++] = 24;
+	}
+	r[n++] = W0(MP_REC_CONTEXT, 0, 0), r[n++] = 2, r[n++] = 1, r[n++] = 0, r[n++] = 0;
+	for (i = 0; i < 10; i++) { /* varints of 1 .. 10 bytes: dt and requested 2^(7i) */
+		uint64_t v = i == 9 ? UINT64_MAX : 1ull << (7 * i);
+		t += i == 9 ? (1ull << 63) : v; /* a 10-byte dt last */
+		r[n++] = W0(MP_REC_ALLOC, 0, 0), r[n++] = t, r[n++] = 0x900000 + (uint64_t)i * 16, r[n++] = v;
+	}
+	r[n++] = W0(MP_REC_ALLOC, 0, 0) | MP_RING_WIDE, r[n++] = ++t, r[n++] = 0xa00000, r[n++] = 5,
+	r[n++] = 5 + (1ull << 40);
+	r[n++] = W0(MP_REC_REALLOC, 0, 4), r[n++] = ++t, r[n++] = 0xa00000, r[n++] = 0xb00008, r[n++] = 100;
+	r[n++] = W0(MP_REC_FREE, 0, 0), r[n++] = ++t, r[n++] = 0xb00008;
+	*t_out = t;
+	return n;
+}
+
+static void test_encoder_roundtrip(void **state)
+{
+	static uint64_t ring[4096];
+	uint64_t st[MP_ST_COUNT] = {0}, lens[MP_PARTS], t_end, kinds[16] = {0}, total = 0;
+	mp_chunk_encoder_t enc;
+	mp_capclock_t clock;
+	char *path = mp_test_tmpfile("enc.memprof");
+	const uint8_t *parts[MP_PARTS];
+	static mp_event_t ev[1024];
+	static buf_t raw;
+	mp_diag_t diag;
+	size_t nw, n, i, j;
+	int rc, c;
+
+	(void)state;
+	memset(&enc, 0, sizeof(enc));
+	memset(&clock, 0, sizeof(clock)); /* no TSC: times are taken as they are */
+	nw = ring_records(ring, &t_end);
+	assert_int_equal(mp__chunk_encode(&enc, ring, nw, nw, st, &clock, lens), 0);
+	assert_int_equal(enc.consumed, nw);
+	assert_int_equal(enc.events, 200 + 200 + 200 + 10 + 1 + 2 + 1);
+	for (i = 0; i < lens[0]; i++)
+		kinds[enc.cols[0].data[i] & MP_REC_KIND_MASK]++;
+	/* frees of blocks of the chunk are aged where the age is not longer
+	 * than the delta; of the 200 re-allocations, those whose cache slot
+	 * still holds their address are REUSED, others REFREED where the
+	 * number of frees since is not longer than the delta (both take
+	 * place: 200 frees, 64 slots, ages of 1 and 2 bytes) */
+	assert_true(kinds[MP_REC_FREE_AGED] > 0);
+	assert_int_equal(kinds[MP_REC_FREE_AGED] + kinds[MP_REC_FREE], 201);
+	assert_true(kinds[MP_REC_ALLOC_REUSED] > 0 && kinds[MP_REC_ALLOC_REFREED] > 0);
+	assert_int_equal(kinds[MP_REC_ALLOC_REUSED] + kinds[MP_REC_ALLOC_REFREED] + kinds[MP_REC_ALLOC], 200 + 200 + 11);
+	/* heads: one per varint; the 1..10-byte varints' tail bytes are there */
+	assert_int_equal(lens[MP_HEAD(MP_COL_IDX)],
+			 kinds[MP_REC_FREE_AGED] + kinds[MP_REC_ALLOC_REUSED] + kinds[MP_REC_ALLOC_REFREED]);
+	assert_true(lens[MP_TAIL(MP_COL_SIZE)] >= 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9);
+	assert_true(lens[MP_TAIL(MP_COL_TIME)] >= 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9);
+	for (c = 0; c < MP_PARTS; c++) {
+		parts[c] = enc.cols[c].data;
+		total += lens[c];
+	}
+	{ /* the parts, back to back, pass the reader's check */
+		static uint8_t flat[1 << 16];
+		size_t at = 0;
+		assert_true(total <= sizeof(flat));
+		for (c = 0; c < MP_PARTS; c++) {
+			memcpy(flat + at, parts[c], lens[c]);
+			at += lens[c];
+		}
+		assert_int_equal(mp__chunk_check(flat, lens, total), 0);
+		assert_int_equal(mp__chunk_check(flat, lens, total + 1), -1);
+	}
+
+	raw.n = 0;
+	put_defs(&raw);
+	put_chunk(&raw, MP_SEC_CHUNK2, 0, parts, lens, MP_PARTS);
+	put_byte(&raw, MP_SEC_HORIZON);
+	put_v(&raw, UINT64_MAX);
+	write_capture(path, 2, &raw, enc.events);
+	mp__chunk_encoder_release(&enc);
+	n = read_heap(path, ev, 1024, &rc, &diag);
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, enc.events);
+
+	/* every event as the ring records say */
+	for (i = 0, j = 0; i < nw; j++) {
+		unsigned kind = (unsigned)ring[i] & 0xff;
+		uint64_t diff = (uint64_t)(int64_t)(int32_t)(ring[i] >> 32);
+		if (kind == MP_REC_CONTEXT) {
+			i += 5;
+			j--;
+			continue;
+		}
+		assert_true(ev[j].time_ns == ring[i + 1]);
+		if (kind == MP_REC_ALLOC) {
+			assert_int_equal(ev[j].kind, MP_EV_ALLOC);
+			assert_true(ev[j].address == ring[i + 2]);
+			assert_true(ev[j].requested_bytes == ring[i + 3]);
+			if (ring[i] & MP_RING_WIDE) {
+				assert_true(ev[j].allocated_bytes == ring[i + 4]);
+				i += 5;
+			} else {
+				assert_true(ev[j].allocated_bytes == ring[i + 3] + diff);
+				i += 4;
+			}
+		} else if (kind == MP_REC_FREE) {
+			assert_int_equal(ev[j].kind, MP_EV_FREE);
+			assert_true(ev[j].address == ring[i + 2]);
+			i += 3;
+		} else {
+			assert_int_equal(kind, MP_REC_REALLOC);
+			assert_int_equal(ev[j].kind, MP_EV_FREE);
+			assert_true(ev[j].address == ring[i + 2]);
+			j++;
+			assert_int_equal(ev[j].kind, MP_EV_ALLOC);
+			assert_true(ev[j].flags & MP_EVENT_F_REALLOC);
+			assert_true(ev[j].address == ring[i + 3]);
+			assert_true(ev[j].requested_bytes == 100 && ev[j].allocated_bytes == 104);
+			i += 5;
+		}
+	}
+	assert_int_equal(j, n);
+	/* the context change holds for the allocations after it */
+	assert_int_equal(ev[599].op, 0);
+	assert_int_equal(ev[600].op, 2);
+	assert_int_equal(ev[600].region, 1);
+	assert_true(ev[n - 1].time_ns == t_end);
+	unlink(path);
+	free(path);
+}
+
+/* Writer to reader through the flusher: frees in one chunk, allocations at
+ * the same addresses in the next (ages never reach back across chunks),
+ * then both within one chunk. */
+static void test_refreed_across_flushes(void **state)
+{
+	char *path = mp_test_tmpfile("rf.memprof");
+	mp_writer_t *w;
+	mp_diag_t diag;
+	mp_event_t *ev;
+	size_t n, i, k = 0;
+	int rc, round;
+
+	(void)state;
+	assert_int_equal(mp_writer_open(&w, path, 0, NULL, &diag), 0);
+	assert_int_equal(mp_writer_memory(w, "m", MP_MEMORY_HOST, 0), 0);
+	for (round = 0; round < 3; round++) {
+		for (i = 0; i < 300; i++)
+			assert_int_equal(mp_writer_alloc(w, 0, 0x10000 + i * 0x30, 40, 40 + round), 0);
+		if (round == 0)
+			assert_int_equal(mp_writer_flush(w), 0);
+		for (i = 0; i < 300; i++)
+			assert_int_equal(mp_writer_free(w, 0, 0x10000 + ((i * 11) % 300) * 0x30), 0);
+		if (round == 1)
+			assert_int_equal(mp_writer_flush(w), 0);
+	}
+	assert_int_equal(mp_writer_close(w), 0);
+	n = read_all(path, &ev, &rc, &diag, NULL);
+	assert_int_equal(rc, 0);
+	for (round = 0; round < 3; round++) {
+		for (i = 0; i < 300; i++, k++) {
+			while (ev[k].kind == MP_EV_MEMORY)
+				k++;
+			assert_int_equal(ev[k].kind, MP_EV_ALLOC);
+			assert_true(ev[k].address == 0x10000 + i * 0x30);
+			assert_true(ev[k].allocated_bytes == 40u + (unsigned)round);
+		}
+		for (i = 0; i < 300; i++, k++) {
+			assert_int_equal(ev[k].kind, MP_EV_FREE);
+			assert_true(ev[k].address == 0x10000 + ((i * 11) % 300) * 0x30);
+		}
+	}
+	assert_int_equal(k, n);
+	free(ev);
+	unlink(path);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_v1_capture_reads),   cmocka_unit_test(test_v2_by_hand),
+		cmocka_unit_test(test_check_parts),        cmocka_unit_test(test_encoder_roundtrip),
+		cmocka_unit_test(test_refreed_across_flushes),
+	};
+	return cmocka_run_group_tests_name("chunk2", tests, NULL, NULL);
+}
