@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,39 @@ static void chunk_free(mp_chunk_t *c)
 	free(c->hist);
 	free(c->fhist);
 	free(c);
+}
+
+/* Room rounded up to a power of two, so that a spare fits most chunks. */
+mp_chunk_t *mp__chunk_new(mp_merge_t *m, size_t len)
+{
+	size_t room = 4096;
+	mp_chunk_t *c;
+	uint32_t i;
+
+	for (i = 0; i < m->nspare; i++) {
+		if (m->spare[i]->room >= len) {
+			c = m->spare[i];
+			m->spare[i] = m->spare[--m->nspare];
+			c->nhist = c->nfhist = 0;
+			return c;
+		}
+	}
+	while (room < len)
+		room *= 2;
+	if (room > SIZE_MAX - sizeof(*c) || !(c = malloc(sizeof(*c) + room)))
+		return NULL;
+	c->room = room;
+	c->hist = c->fhist = NULL;
+	c->nhist = c->cap_hist = c->nfhist = c->cap_fhist = 0;
+	return c;
+}
+
+void mp__chunk_release(mp_merge_t *m, mp_chunk_t *c)
+{
+	if (m->nspare < sizeof(m->spare) / sizeof(m->spare[0]))
+		m->spare[m->nspare++] = c;
+	else
+		chunk_free(c);
 }
 
 /* Append a to a history (allocated or freed addresses of the chunk). The
@@ -79,6 +113,8 @@ void mp__merge_release(mp_merge_t *m)
 
 	for (i = 0; i < m->nthreads; i++)
 		free_chunks(&m->threads[i]);
+	for (i = 0; i < m->nspare; i++)
+		chunk_free(m->spare[i]);
 	free(m->threads);
 	free(m->heap);
 	memset(m, 0, sizeof(*m));
@@ -239,7 +275,7 @@ static int decode_next(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, mp_diag_t
 			if (!t->head)
 				t->tail = NULL;
 			cap->merge.buffered_bytes -= c->len;
-			chunk_free(c);
+			mp__chunk_release(&cap->merge, c);
 			continue;
 		}
 		tag = *c->col[MP_COL_TAG]++;
@@ -638,7 +674,7 @@ int mp__merge_add_chunk(mp_capture_t *cap, uint32_t thread, mp_chunk_t *c, mp_di
 
 	if ((rc = mp__merge_ensure_thread(m, thread))) {
 		uint64_t bi = c->block_index, bo = c->block_offset;
-		free(c);
+		mp__chunk_release(&cap->merge, c);
 		return mp_diag_set(diag, rc, (int64_t)bo, (int64_t)bi, "block %llu: thread index %u out of range",
 				   (unsigned long long)bi, thread);
 	}

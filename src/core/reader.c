@@ -285,13 +285,13 @@ static int sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t 
 				 * the parts in place; 1.x columns are rewritten as
 				 * 2.0 parts here). */
 				uint64_t off = 0, lens[MP_PARTS];
-				c = malloc(sizeof(*c) + st[LEN]);
+				c = mp__chunk_new(&cap->merge, st[LEN]);
 				if (!c)
 					return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
 				rc = v1 ? mp__chunk_upgrade(p, st + COLS, st[LEN], c->data, lens)
 					: mp__chunk_check(p, st + COLS, st[LEN]);
 				if (rc) {
-					free(c);
+					mp__chunk_release(&cap->merge, c);
 					return rc == -2 ? mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory")
 							: corrupt(cap, diag, boff, "chunk columns are inconsistent");
 				}
@@ -308,7 +308,7 @@ static int sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t 
 					size_t nc = cap->cap_pend ? cap->cap_pend * 2 : 16;
 					mp_chunk_t **a = realloc(cap->pend, nc * sizeof(*a));
 					if (!a) {
-						free(c);
+						mp__chunk_release(&cap->merge, c);
 						return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
 					}
 					cap->pend = a;
@@ -329,8 +329,6 @@ static int sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t 
 				c->dtype = (uint32_t)st[6];
 				c->shape = (uint32_t)st[7];
 				c->stack = 0;
-				c->hist = c->fhist = NULL;
-				c->nhist = c->cap_hist = c->nfhist = c->cap_fhist = 0;
 				memcpy(c->reuse, st + 8, sizeof(c->reuse));
 				if ((rc = mp__merge_add_chunk(cap, (uint32_t)st[0], c, diag)))
 					return rc;
@@ -353,7 +351,7 @@ static void pend_clear(mp_capture_t *cap)
 	size_t i;
 
 	for (i = cap->pend_pos; i < cap->npend; i++)
-		free(cap->pend[i]);
+		mp__chunk_release(&cap->merge, cap->pend[i]);
 	cap->npend = cap->pend_pos = 0;
 }
 
@@ -729,6 +727,7 @@ void mp_capture_close(mp_capture_t *cap)
 	mp__readahead_stop(cap->ra);
 	if (cap->f)
 		fclose(cap->f);
+	pend_clear(cap); /* into the merge's spares: released next */
 	mp__merge_release(&cap->merge);
 	for (i = 0; i < cap->nstrings; i++)
 		free(cap->strings[i]);
@@ -736,7 +735,6 @@ void mp_capture_close(mp_capture_t *cap)
 	free(cap->memories);
 	mp__stacks_release(cap);
 	free(cap->synth);
-	pend_clear(cap);
 	free(cap->pend);
 	mp__fetch_release(&cap->fetch);
 	free(cap->hdr_strings);
