@@ -125,7 +125,6 @@ struct mp_readahead {
 	FILE *f;
 	uint64_t offset, index; /* the next frame to fetch (thread's own) */
 	uint64_t filled, used;  /* slots filled by the thread, used by the reader */
-	int finished;           /* the thread fetched its last (non-block) slot */
 	int stop;               /* the reader asks the thread to end */
 	mp_fetch_t slot[SLOTS];
 };
@@ -156,7 +155,6 @@ static void *ra_main(void *arg)
 		}
 		pthread_mutex_lock(&ra->mu);
 		ra->filled++;
-		ra->finished = last;
 		pthread_cond_broadcast(&ra->cv);
 		pthread_mutex_unlock(&ra->mu);
 		if (last)

@@ -49,9 +49,15 @@ mp_chunk_t *mp__chunk_new(mp_merge_t *m, size_t len)
 	return c;
 }
 
+/* Spares are kept up to this size: the writer's chunks are a few hundred
+ * KB (a 512 KiB piece of a ring), and a bigger one in some other file must
+ * not stay held after use. */
+#define SPARE_MAX (4u << 20)
+
 void mp__chunk_release(mp_merge_t *m, mp_chunk_t *c)
 {
-	if (m->nspare < sizeof(m->spare) / sizeof(m->spare[0]))
+	if (m->nspare < sizeof(m->spare) / sizeof(m->spare[0]) && c->room <= SPARE_MAX &&
+	    c->cap_hist + c->cap_fhist <= SPARE_MAX / sizeof(uint64_t))
 		m->spare[m->nspare++] = c;
 	else
 		chunk_free(c);
