@@ -53,7 +53,7 @@ enum { MP_COL1_TAG, MP_COL1_TIME, MP_COL1_ADDR, MP_COL1_SIZE, MP_COL1_MISC, MP_C
  * before it decodes them in place: known record kinds, in each column
  * exactly one head per varint its records need, and tails that hold
  * exactly one terminated run per head that says it continues -- so that
- * records decoded part by part (merge.c) use every byte and never run past
+ * records decoded part by part (decode.c) use every byte and never run past
  * a part. Returns 0, or -1 when the parts are inconsistent. Varints longer
  * than 10 bytes are left to the decoder (a corrupted record). */
 int mp__chunk_check(const uint8_t *parts, const uint64_t lens[MP_PARTS], size_t n);

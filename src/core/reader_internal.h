@@ -1,11 +1,12 @@
 /* reader_internal.h - the capture reader's structures (internal).
  *
- * reader.c reads the file: header, block frames, checksums, inflation and
- * the sections of each block. merge.c keeps, per thread, the chunks read
- * but not yet emitted (their columns, checked but not joined into rows),
- * decodes their records lazily, and merges the threads by timestamp up to
- * the last horizon read. Memory is the chunks of about
- * one flush round, whatever the file size.
+ * reader.c reads the file: header and trailer, and the sections of each
+ * block, fetched (read, checksummed, inflated) by blockio.c, in a read-ahead
+ * thread for files. merge.c keeps, per thread, the chunks read but not yet
+ * emitted (their parts, checked but not joined into rows) and merges the
+ * threads by timestamp up to the last horizon read; decode.c decodes their
+ * records lazily. Memory is the chunks of about one flush round, whatever
+ * the file size.
  */
 #ifndef MP_READER_INTERNAL_H
 #define MP_READER_INTERNAL_H
@@ -143,6 +144,16 @@ int mp__merge_add_chunk(mp_capture_t *cap, uint32_t thread, mp_chunk_t *c, mp_di
 mp_chunk_t *mp__chunk_new(mp_merge_t *m, size_t len);
 void mp__chunk_release(mp_merge_t *m, mp_chunk_t *c);
 int mp__merge_ensure_thread(mp_merge_t *m, uint32_t thread);
+/* decode.c: the next event of thread ti into *ev: 1, 0 when its queue is
+ * empty, or a negative code (diag filled). Does not touch has_pending. */
+int mp__decode_next(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, mp_diag_t *diag);
+/* Up to max events of thread ti into ev[] (*got of them): 1 when max were
+ * decoded, 2 when ev[*got] is the first not earlier than limit, 0 when the
+ * queue ran out, or a negative code. The same events as mp__decode_next in
+ * a loop. */
+int mp__decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t max, uint64_t limit, size_t *got,
+		    mp_diag_t *diag);
+
 /* 1 and *ev when an event earlier than `limit` is ready, 0 if none, <0 on a
  * corrupted record (diag filled). */
 int mp__merge_next(mp_capture_t *cap, uint64_t limit, mp_event_t *ev, mp_diag_t *diag);
