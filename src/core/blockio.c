@@ -15,27 +15,21 @@
 
 /* ------------------------------------------------------------ one block */
 
-static int fetch_error(mp_fetch_t *fe, int code, uint64_t index, const char *what)
+int mp__block_diag(mp_diag_t *diag, int code, uint64_t index, uint64_t offset, const char *what)
+{
+	return mp_diag_set(diag, code, (int64_t)offset, (int64_t)index, "block %llu at offset %llu: %s",
+			   (unsigned long long)index, (unsigned long long)offset, what);
+}
+
+static void fetch_error(mp_fetch_t *fe, int code, uint64_t index, const char *what)
 {
 	fe->kind = MP_FETCH_ERROR;
 	fe->code = code;
 	mp_diag_clear(&fe->diag);
-	return mp_diag_set(&fe->diag, code, (int64_t)fe->offset, (int64_t)index, "block %llu at offset %llu: %s",
-			   (unsigned long long)index, (unsigned long long)fe->offset, what);
-}
-
-static int grow(uint8_t **buf, size_t *cap, size_t n)
-{
-	uint8_t *b;
-
-	if (n <= *cap)
-		return 0;
-	b = realloc(*buf, n);
-	if (!b)
-		return -ENOMEM;
-	*buf = b;
-	*cap = n;
-	return 0;
+	if (code == -ENOMEM)
+		mp_diag_set(&fe->diag, code, -1, -1, "out of memory");
+	else
+		mp__block_diag(&fe->diag, code, index, fe->offset, what);
 }
 
 void mp__fetch_block(FILE *f, uint64_t offset, uint64_t index, mp_fetch_t *fe)
@@ -79,20 +73,17 @@ void mp__fetch_block(FILE *f, uint64_t offset, uint64_t index, mp_fetch_t *fe)
 		fetch_error(fe, MP_ECORRUPT, index, "block length out of range");
 		return;
 	}
-	if (grow(&fe->payload, &fe->payload_cap, plen) || grow(&fe->raw, &fe->raw_cap, rlen ? rlen : 1)) {
-		fe->kind = MP_FETCH_ERROR;
-		fe->code = -ENOMEM;
-		mp_diag_clear(&fe->diag);
-		mp_diag_set(&fe->diag, -ENOMEM, -1, -1, "out of memory");
+	if (mp_mbuf_reserve(&fe->payload, plen) || mp_mbuf_reserve(&fe->raw, rlen ? rlen : 1)) {
+		fetch_error(fe, -ENOMEM, index, NULL);
 		return;
 	}
-	if (fread(fe->payload, 1, plen, f) < plen)
+	if (fread(fe->payload.data, 1, plen, f) < plen)
 		return; /* the writer was killed while writing this block */
-	if (CRC_BAD(mp__crc32(0, fe->payload, plen), mp_get_u32le(hdr + 16))) {
+	if (CRC_BAD(mp__crc32(0, fe->payload.data, plen), mp_get_u32le(hdr + 16))) {
 		fetch_error(fe, MP_ECHECKSUM, index, "payload checksum mismatch (corrupted data)");
 		return;
 	}
-	if (mp__inflate(fe->payload, plen, fe->raw, rlen, &why)) {
+	if (mp__inflate(fe->payload.data, plen, fe->raw.data, rlen, &why)) {
 		char what[160];
 		snprintf(what, sizeof(what), "payload does not decompress to its announced size of %lu bytes (%s)",
 			 (unsigned long)rlen, why);
@@ -106,10 +97,8 @@ void mp__fetch_block(FILE *f, uint64_t offset, uint64_t index, mp_fetch_t *fe)
 
 void mp__fetch_release(mp_fetch_t *fe)
 {
-	free(fe->payload);
-	free(fe->raw);
-	fe->payload = fe->raw = NULL;
-	fe->payload_cap = fe->raw_cap = 0;
+	mp_mbuf_release(&fe->payload);
+	mp_mbuf_release(&fe->raw);
 }
 
 /* ------------------------------------------------------------ read-ahead */

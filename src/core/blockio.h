@@ -19,6 +19,7 @@
 #include <memprof/error.h>
 
 #include "format.h"
+#include "mbuf.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -32,7 +33,7 @@
 #endif
 
 typedef enum {
-	MP_FETCH_BLOCK,   /* a whole, valid block: raw[0..rlen) */
+	MP_FETCH_BLOCK,   /* a whole, valid block: raw.data[0..rlen) */
 	MP_FETCH_ABRUPT,  /* the data stops here (nothing, or a cut-off frame) */
 	MP_FETCH_TRAILER, /* the trailer starts here: first[0..8) read */
 	MP_FETCH_ERROR    /* corrupted, or out of memory: code and diag */
@@ -44,11 +45,14 @@ typedef struct mp_fetch {
 	uint64_t next;                    /* MP_FETCH_BLOCK: where the next one starts */
 	uint8_t first[8];                 /* MP_FETCH_TRAILER: its first 8 bytes */
 	uint32_t rlen;                    /* MP_FETCH_BLOCK: bytes in raw */
-	uint8_t *payload, *raw;           /* owned buffers, reused from fetch to fetch */
-	size_t payload_cap, raw_cap;
+	mp_mbuf_t payload, raw;           /* owned buffers, reused from fetch to fetch */
 	int code;                         /* MP_FETCH_ERROR */
 	mp_diag_t diag;                   /* MP_FETCH_ERROR: "block N at offset X: what" */
 } mp_fetch_t;
+
+/* "block N at offset X: what", the diagnostic of every damaged block;
+ * returns code. */
+int mp__block_diag(mp_diag_t *diag, int code, uint64_t index, uint64_t offset, const char *what);
 
 /* Fetch the frame at `offset` of f, which must be positioned there, as
  * block number `index`. Fills *out (kind and what goes with it); f is left
@@ -68,7 +72,8 @@ mp_readahead_t *mp__readahead_start(FILE *f, uint64_t offset, uint64_t index);
 
 /* The next fetch in file order, waiting for it; borrowed until
  * mp__readahead_done(). After one whose kind is not MP_FETCH_BLOCK the
- * thread has finished and nothing follows. */
+ * thread has finished with f (it touches nothing more), and nothing
+ * follows: that fetch stays valid until mp__readahead_stop(). */
 mp_fetch_t *mp__readahead_next(mp_readahead_t *ra);
 
 /* The fetch from mp__readahead_next() has been used: its slot is reusable. */

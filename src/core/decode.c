@@ -293,21 +293,31 @@ int mp__decode_next(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, mp_diag_t *d
 	}
 }
 
+/* Append a to the chunk c's history `field` (hist or fhist) held in the
+ * locals buf, cnt, lim: 0, or -ENOMEM. Growing goes through the chunk's
+ * fields, and the locals are reloaded from them. */
+#define PUSH_LOCAL(buf, cnt, lim, field, a)                                                          \
+	(__builtin_expect((cnt) < (lim), 1)                                                           \
+		 ? ((buf)[(cnt)++] = (a), 0)                                                          \
+		 : (c->n##field = (cnt), grow_push(c, &c->field, &c->n##field, &c->cap_##field, (a))) \
+			   ? -ENOMEM                                                                  \
+			   : ((buf) = c->field, (cnt) = c->n##field, (lim) = c->cap_##field, 0))
+
+/* The kinds mp__decode_many decodes itself (CONTEXT aside), as bit masks. */
+#define FAST_ALLOCS (1u << MP_REC_ALLOC | 1u << MP_REC_ALLOC_REUSED | 1u << MP_REC_ALLOC_REFREED)
+#define FAST_FREES (1u << MP_REC_FREE | 1u << MP_REC_FREE_AGED)
+
 /* The records of thread ti's head chunk decoded in a tight loop straight
  * into ev[]: the common kinds (ALLOC, ALLOC_REUSED, ALLOC_REFREED, FREE,
  * FREE_AGED, CONTEXT) with the cursors (a head and a tail cursor per
  * column) and delta state in locals; any other record or a memory id
  * change leaves the loop before it is consumed and goes through
- * decode_next. A record that does not decode is reported here, with
- * decode_next's words. Stops after max events, or with 2 when the event in
- * ev[*got] is not earlier than limit. Same results as calling decode_next()
- * in a loop. */
-/* The kinds decode_many decodes itself (CONTEXT aside), as bit masks. */
-#define FAST_ALLOCS (1u << MP_REC_ALLOC | 1u << MP_REC_ALLOC_REUSED | 1u << MP_REC_ALLOC_REFREED)
-#define FAST_FREES (1u << MP_REC_FREE | 1u << MP_REC_FREE_AGED)
-
+ * mp__decode_next. A record that does not decode is reported here, with
+ * mp__decode_next's words. Stops after max events, or with 2 when the event
+ * in ev[*got] is not earlier than limit. Same results as calling
+ * mp__decode_next() in a loop. */
 int mp__decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t max, uint64_t limit, size_t *got,
-		       mp_diag_t *diag)
+		    mp_diag_t *diag)
 {
 	mp_rthread_t *t = &cap->merge.threads[ti];
 	static const char oom[] = "out of memory";
@@ -424,15 +434,9 @@ int mp__decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t max, 
 						}
 						alloc = req + (uint64_t)mp_unzigzag(v);
 					}
-					if (__builtin_expect(nh < ch, 1)) {
-						hist[nh++] = a;
-					} else {
-						c->nhist = nh;
-						if (grow_push(c, &c->hist, &c->nhist, &c->cap_hist, a)) {
-							bad = oom;
-							break;
-						}
-						hist = c->hist, nh = c->nhist, ch = c->cap_hist;
+					if (PUSH_LOCAL(hist, nh, ch, hist, a)) {
+						bad = oom;
+						break;
 					}
 					e->kind = MP_EV_ALLOC;
 					e->requested_bytes = req;
@@ -442,15 +446,9 @@ int mp__decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t max, 
 					e->kind = MP_EV_FREE;
 					e->requested_bytes = e->allocated_bytes = 0;
 					c->reuse[mp_reuse_slot(a)] = a;
-					if (__builtin_expect(nfh < cfh, 1)) {
-						fhist[nfh++] = a;
-					} else {
-						c->nfhist = nfh;
-						if (grow_push(c, &c->fhist, &c->nfhist, &c->cap_fhist, a)) {
-							bad = oom;
-							break;
-						}
-						fhist = c->fhist, nfh = c->nfhist, cfh = c->cap_fhist;
+					if (PUSH_LOCAL(fhist, nfh, cfh, fhist, a)) {
+						bad = oom;
+						break;
 					}
 				}
 				addr = a;
@@ -465,6 +463,7 @@ int mp__decode_many(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, size_t max, 
 				k++;
 			}
 #undef RD
+#undef PUSH_LOCAL
 			c->col[0] = tp;
 #define STORE(h, x, k) (c->col[MP_HEAD(k)] = h, c->col[MP_TAIL(k)] = x)
 			STORE(th, tt, CT);

@@ -281,6 +281,15 @@ static void build_fixed(tables_t *tb)
 		reason = (msg);                                                                                        \
 		goto corrupt;                                                                                          \
 	} while (0)
+/* Output entry e's literals (one to three, written as four bytes) and look
+ * up the next entry. */
+#define LIT_STEP()                              \
+	do {                                    \
+		DROP(E_DROP(e));                \
+		put_le32(out, e >> 8);          \
+		out += E_NLIT(e);               \
+		e = tb.lit[bb & MASK(LBITS)];   \
+	} while (0)
 
 int mp__inflate(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, const char **why)
 {
@@ -438,28 +447,16 @@ int mp__inflate(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, 
 				 * lookup of a fifth (55), made before the refill so
 				 * that the refill is off the lookups' critical path.
 				 * 12 bytes written (+ 1 past them). */
-				DROP(E_DROP(e));
-				put_le32(out, e >> 8);
-				out += E_NLIT(e);
-				e = tb.lit[bb & MASK(LBITS)];
+				LIT_STEP();
 				if (!(e & E_LITS))
 					goto fast_other;
-				DROP(E_DROP(e));
-				put_le32(out, e >> 8);
-				out += E_NLIT(e);
-				e = tb.lit[bb & MASK(LBITS)];
+				LIT_STEP();
 				if (!(e & E_LITS))
 					goto fast_other;
-				DROP(E_DROP(e));
-				put_le32(out, e >> 8);
-				out += E_NLIT(e);
-				e = tb.lit[bb & MASK(LBITS)];
+				LIT_STEP();
 				if (!(e & E_LITS))
 					goto fast_other;
-				DROP(E_DROP(e));
-				put_le32(out, e >> 8);
-				out += E_NLIT(e);
-				e = tb.lit[bb & MASK(LBITS)];
+				LIT_STEP();
 				if (in_end - in < FAST_IN || out_end - out < FAST_OUT)
 					break;
 				REFILL_FAST();

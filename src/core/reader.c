@@ -25,8 +25,7 @@ _Static_assert(sizeof(((mp_chunk_t *)0)->col) == MP_PARTS * sizeof(const uint8_t
 /* "block N at offset X: what" -- the error every corrupted block gets. */
 static int block_error(mp_capture_t *cap, mp_diag_t *diag, int code, uint64_t off, const char *what)
 {
-	return mp_diag_set(diag, code, (int64_t)off, (int64_t)cap->block_index, "block %llu at offset %llu: %s",
-			   (unsigned long long)cap->block_index, (unsigned long long)off, what);
+	return mp__block_diag(diag, code, cap->block_index, off, what);
 }
 
 static int corrupt(mp_capture_t *cap, mp_diag_t *diag, uint64_t off, const char *what)
@@ -413,9 +412,9 @@ static int apply_block(mp_capture_t *cap, const mp_fetch_t *fe, mp_diag_t *diag)
 	int rc;
 
 	pend_clear(cap);
-	rc = sections(cap, fe->raw, fe->rlen, fe->offset, 0, diag);
+	rc = sections(cap, fe->raw.data, fe->rlen, fe->offset, 0, diag);
 	if (!rc)
-		rc = sections(cap, fe->raw, fe->rlen, fe->offset, 1, diag);
+		rc = sections(cap, fe->raw.data, fe->rlen, fe->offset, 1, diag);
 	pend_clear(cap);
 	if (rc)
 		return rc;
@@ -448,7 +447,7 @@ static int end_of_blocks(mp_capture_t *cap, const mp_fetch_t *fe, mp_diag_t *dia
  * there is one (blockio.h). Sets cap->eof at the end of the data. */
 static int read_block(mp_capture_t *cap, mp_diag_t *diag)
 {
-	mp_fetch_t *fe, last;
+	mp_fetch_t *fe;
 	int rc;
 
 	if (cap->readahead && !cap->ra)
@@ -465,13 +464,14 @@ static int read_block(mp_capture_t *cap, mp_diag_t *diag)
 		mp__readahead_done(cap->ra);
 		return rc;
 	}
-	/* The thread fetched its last: the file is the reader's again. */
-	last = *fe;
-	last.payload = last.raw = NULL;
+	/* The thread fetched its last and is done with the file (it ends right
+	 * after publishing it): the reader handles what ends the blocks, then
+	 * joins the thread. */
+	rc = end_of_blocks(cap, fe, diag);
 	mp__readahead_stop(cap->ra);
 	cap->ra = NULL;
 	cap->readahead = 0;
-	return end_of_blocks(cap, &last, diag);
+	return rc;
 }
 
 /* ----------------------------------------------------------------- events */

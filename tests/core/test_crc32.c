@@ -3,6 +3,7 @@
  * every length from 0 to 3000 bytes, at every alignment, from several
  * starting values, and on a 1 MiB buffer; plus the standard check value. */
 #include "test_common.h"
+#include "test_rand.h"
 
 #include "crc32.h"
 
@@ -16,10 +17,7 @@ static void test_crc32_matches_zlib(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(buf); i++) {
-		r ^= r << 13;
-		r ^= r >> 7;
-		r ^= r << 17;
-		buf[i] = (uint8_t)r;
+		buf[i] = (uint8_t)mp_test_xorshift(&r);
 	}
 	assert_int_equal(mp__crc32(0, (const uint8_t *)"123456789", 9), 0xCBF43926u);
 	for (size_t s = 0; s < 4; s++)

@@ -2,6 +2,7 @@
  * to exactly the input: each block type, code-length edge cases, streams of
  * many segments. */
 #include "test_common.h"
+#include "test_rand.h"
 
 #include "deflate_huff.h"
 
@@ -55,10 +56,7 @@ static size_t roundtrip(const uint8_t *data, const size_t *seg, int nseg, int st
 static uint64_t rng = 88172645463325252ull;
 static uint32_t next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)rng;
+	return (uint32_t)mp_test_xorshift(&rng);
 }
 
 static void test_small_and_degenerate(void **state)

@@ -2,6 +2,7 @@
  * streams with known bytes, round trips of zlib's and deflate_huff's
  * output, and every kind of malformed stream giving an error. */
 #include "test_common.h"
+#include "test_rand.h"
 
 #include "deflate_huff.h"
 #include "inflate.h"
@@ -521,10 +522,7 @@ static void test_symbol_errors(void **state)
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint32_t next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)rng;
+	return (uint32_t)mp_test_xorshift(&rng);
 }
 
 enum { SHAPE_RANDOM, SHAPE_TEXT, SHAPE_VARINT, SHAPE_RUNS, NSHAPES };

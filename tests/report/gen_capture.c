@@ -13,6 +13,8 @@
  */
 #include <memprof/capture.h>
 
+#include "test_rand.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +26,7 @@ static uint64_t rng = 0x2545F4914F6CDD1Dull;
 
 static uint64_t rnd(uint64_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng % n;
+	return mp_test_xorshift(&rng) % n;
 }
 
 static int arg_u64(const char *s, uint64_t *v)

@@ -7,6 +7,8 @@
  */
 #include <memprof/solver.h>
 
+#include "test_rand.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +22,7 @@ static uint64_t rng = 0x2545F4914F6CDD1Dull;
 
 static uint64_t rnd(uint64_t n)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng % n;
+	return mp_test_xorshift(&rng) % n;
 }
 
 static double clk(clockid_t id)

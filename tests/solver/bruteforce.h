@@ -4,6 +4,8 @@
 #ifndef MEMPROF_TEST_BRUTEFORCE_H
 #define MEMPROF_TEST_BRUTEFORCE_H
 
+#include "test_rand.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -24,13 +26,7 @@ typedef struct bf {
 /* xorshift64: a number below n, from the caller's state. */
 static inline uint64_t bf_rand(uint64_t *state, uint64_t n)
 {
-	uint64_t x = *state;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	*state = x;
-	return x % n;
+	return mp_test_xorshift(state) % n;
 }
 
 /* Index of the first block at or above addr. */
