@@ -17,6 +17,11 @@ static int src_next_batch(mp_source_t *s, mp_event_t *ev, size_t max, size_t *n,
 	return mp__capture_next_batch(CAP(s), ev, max, n, diag);
 }
 
+static int src_help(mp_source_t *s)
+{
+	return mp__capture_help(CAP(s));
+}
+
 static int src_rewind(mp_source_t *s, mp_diag_t *diag)
 {
 	return mp__capture_rewind(CAP(s), diag);
@@ -57,11 +62,11 @@ static void src_close_view(mp_source_t *s)
 }
 
 static const mp_source_ops_t owned_ops = {
-	src_next, src_rewind, src_string, src_memory, src_memory_count, src_end_status, src_close_owned, src_next_batch,
+	src_next, src_rewind, src_string, src_memory, src_memory_count, src_end_status, src_close_owned, src_next_batch, src_help,
 };
 
 static const mp_source_ops_t view_ops = {
-	src_next, src_rewind, src_string, src_memory, src_memory_count, src_end_status, src_close_view, src_next_batch,
+	src_next, src_rewind, src_string, src_memory, src_memory_count, src_end_status, src_close_view, src_next_batch, src_help,
 };
 
 mp_source_t *mp_capture_source(mp_capture_t *cap)

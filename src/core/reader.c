@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 _Static_assert(sizeof(((mp_chunk_t *)0)->col) == MP_PARTS * sizeof(const uint8_t *), "a cursor per chunk part");
@@ -443,16 +444,20 @@ static int end_of_blocks(mp_capture_t *cap, const mp_fetch_t *fe, mp_diag_t *dia
 	}
 }
 
-/* Read and apply the next block, fetched by the read-ahead thread when
- * there is one (blockio.h). Sets cap->eof at the end of the data. */
+/* Read and apply the next block, fetched ahead when the read-ahead is on
+ * (blockio.h). Sets cap->eof at the end of the data. */
 static int read_block(mp_capture_t *cap, mp_diag_t *diag)
 {
 	mp_fetch_t *fe;
 	int rc;
 
-	if (cap->readahead && !cap->ra)
-		cap->ra = mp__readahead_start(cap->f, cap->offset, cap->block_index);
-	if (!cap->ra) {
+	if (cap->readahead && cap->ra && !cap->ra_active) {
+		int thread = cap->readahead_wanted == MP_READAHEAD_THREAD ||
+			     (cap->readahead_wanted == MP_READAHEAD_AUTO && sysconf(_SC_NPROCESSORS_ONLN) >= 3);
+		mp__readahead_begin(cap->ra, cap->f, cap->offset, cap->block_index, thread);
+		cap->ra_active = 1;
+	}
+	if (!cap->ra_active) {
 		mp__fetch_block(cap->f, cap->offset, cap->block_index, &cap->fetch);
 		if (cap->fetch.kind == MP_FETCH_BLOCK)
 			return apply_block(cap, &cap->fetch, diag);
@@ -464,14 +469,20 @@ static int read_block(mp_capture_t *cap, mp_diag_t *diag)
 		mp__readahead_done(cap->ra);
 		return rc;
 	}
-	/* The thread fetched its last and is done with the file (it ends right
-	 * after publishing it): the reader handles what ends the blocks, then
-	 * joins the thread. */
+	/* Nothing is read past this frame: the reader handles what ends the
+	 * blocks, then stops the read-ahead, whose helpers may still be
+	 * inflating blocks that followed a damaged one. */
 	rc = end_of_blocks(cap, fe, diag);
-	mp__readahead_stop(cap->ra);
-	cap->ra = NULL;
+	mp__readahead_end(cap->ra);
+	cap->ra_active = 0;
 	cap->readahead = 0;
 	return rc;
+}
+
+int mp__capture_help(mp_capture_t *cap)
+{
+	/* cap->ra is set before any event is read and kept until close */
+	return cap->ra ? mp__readahead_help(cap->ra) : 0;
 }
 
 /* ----------------------------------------------------------------- events */
@@ -633,19 +644,27 @@ int mp_capture_open(mp_capture_t **out, const char *path, mp_diag_t *diag)
 	if ((rc = open_stream(out, f, path, diag)))
 		return rc;
 	env = getenv("MEMPROF_READAHEAD");
-	return mp_capture_set_readahead(*out, !env || strcmp(env, "0") != 0);
+	return mp_capture_set_readahead(*out, !env ? MP_READAHEAD_AUTO
+					      : strcmp(env, "0") == 0 ? MP_READAHEAD_OFF
+					      : strcmp(env, "thread") == 0 ? MP_READAHEAD_THREAD
+									 : MP_READAHEAD_AUTO);
 }
 
-int mp_capture_set_readahead(mp_capture_t *cap, int on)
+int mp_capture_set_readahead(mp_capture_t *cap, int mode)
 {
-	cap->readahead_wanted = cap->readahead = on != 0;
-	if (!on && cap->ra) {
-		/* blocks fetched ahead are dropped and read again here */
-		mp__readahead_stop(cap->ra);
-		cap->ra = NULL;
+	if (mode != MP_READAHEAD_OFF && mode != MP_READAHEAD_AUTO && mode != MP_READAHEAD_THREAD)
+		return MP_EUSAGE;
+	if (cap->ra_active) {
+		/* blocks fetched ahead are dropped and read again */
+		mp__readahead_end(cap->ra);
+		cap->ra_active = 0;
 		if (fseeko(cap->f, (off_t)cap->offset, SEEK_SET))
 			return -errno;
 	}
+	if (mode != MP_READAHEAD_OFF && !cap->ra && !(cap->ra = mp__readahead_new()))
+		mode = MP_READAHEAD_OFF; /* the reader fetches itself: same events */
+	cap->readahead_wanted = mode;
+	cap->readahead = mode != MP_READAHEAD_OFF;
 	return 0;
 }
 
@@ -668,9 +687,9 @@ int mp_capture_open_memory(mp_capture_t **out, const void *data, size_t size, co
 
 int mp__capture_rewind(mp_capture_t *cap, mp_diag_t *diag)
 {
-	mp__readahead_stop(cap->ra);
-	cap->ra = NULL;
-	cap->readahead = cap->readahead_wanted;
+	mp__readahead_end(cap->ra);
+	cap->ra_active = 0;
+	cap->readahead = cap->readahead_wanted != MP_READAHEAD_OFF;
 	pend_clear(cap);
 	mp__merge_release(&cap->merge);
 	mp__merge_init(&cap->merge);
@@ -724,7 +743,7 @@ void mp_capture_close(mp_capture_t *cap)
 
 	if (!cap)
 		return;
-	mp__readahead_stop(cap->ra);
+	mp__readahead_free(cap->ra);
 	if (cap->f)
 		fclose(cap->f);
 	pend_clear(cap); /* into the merge's spares: released next */

@@ -106,9 +106,10 @@ struct mp_capture {
 	mp_chunk_t **pend;       /* a block's chunks, joined while checking it */
 	size_t npend, cap_pend, pend_pos;
 	mp_fetch_t fetch;        /* the block being read, when read here */
-	mp_readahead_t *ra;      /* the read-ahead thread, once started */
-	int readahead;           /* start one at the next block */
-	int readahead_wanted;    /* mp_capture_set_readahead(); again after a rewind */
+	mp_readahead_t *ra;      /* the read-ahead, kept from the first wish for one to close */
+	int ra_active;           /* ra is fetching (it owns cap->f) */
+	int readahead;           /* start it at the next block */
+	int readahead_wanted;    /* MP_READAHEAD_*, from mp_capture_set_readahead(); again after a rewind */
 
 	int eof;                 /* no more blocks will be read */
 	int deferred_err;        /* error to return once buffered events are out */
@@ -125,6 +126,8 @@ int mp__capture_next(mp_capture_t *cap, mp_event_t *ev, mp_diag_t *diag);
 /* mp_source_ops_t.next_batch for captures. */
 int mp__capture_next_batch(mp_capture_t *cap, mp_event_t *ev, size_t max, size_t *n, mp_diag_t *diag);
 int mp__capture_rewind(mp_capture_t *cap, mp_diag_t *diag);
+/* mp_source_ops_t.help for captures: fetch a block ahead (blockio.h). */
+int mp__capture_help(mp_capture_t *cap);
 
 /* reader_stacks.c: parse (apply = 0: check only) a STACK or MODULE section
  * whose tag was just read; *p advances past it. Returns 0, -1 when it does

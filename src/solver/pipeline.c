@@ -4,11 +4,17 @@
  * batches; the calling thread feeds them to the solver in order. Results are
  * exactly those of feeding the events one by one (the solver sees the same
  * sequence; only the reading happens elsewhere), and memory is bounded by
- * the ring (PIPE_SLOTS * PIPE_BATCH events, about 1 MB). The reader thread
+ * the ring (PIPE_SLOTS * PIPE_BATCH events, 16 MB). The reader thread
  * is the only one that touches the source until it has finished; memory
  * declarations it reads are passed on inside the MEMORY events themselves.
  * A stream that fits in the first batch, read before any thread starts, or
  * any stream when no thread can start, is read inline.
+ *
+ * A side that would wait (the solver for events, the reader for room) first
+ * offers to help the source instead (mp_source_help: a capture inflates its
+ * next blocks). On two cores that keeps both busy: the reading side has
+ * more work than the solver, and the solver takes part of it whenever it
+ * runs ahead, where a third thread for the inflation would only compete.
  */
 #include "solver_impl.h"
 
@@ -16,8 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The ring holds 128 K events (16 MB; its pages are touched only as far as
+ * a stream reaches). It must hold more than either side does in the time
+ * the other spends helping with one block (about 2 ms for 85 K events of
+ * 450 KB blocks): with 8 K events, the side left alone ran dry or full long
+ * before the other came back, and the report took 5.5 s where it now takes
+ * 4 s (100 M events, 2 cores). */
 #define PIPE_BATCH 1024
-#define PIPE_SLOTS 8
+#define PIPE_SLOTS 128
 
 typedef struct pipe_batch {
 	size_t n;
@@ -85,6 +97,19 @@ static int feed_batch(mp_solver_t *s, const pipe_batch_t *b, mp_diag_t *diag)
 	return mp_solver_feed_many(s, b->ev + from, b->n - from, diag);
 }
 
+/* Called with p->mu held by a side about to wait: help the source with the
+ * lock dropped. Returns 1 when it did (the condition must be checked again),
+ * 0 when there was nothing to do (then wait). */
+static int try_help(pipe_t *p)
+{
+	int did;
+
+	pthread_mutex_unlock(&p->mu);
+	did = mp_source_help(p->src);
+	pthread_mutex_lock(&p->mu);
+	return did;
+}
+
 static void *reader(void *arg)
 {
 	pipe_t *p = arg;
@@ -98,6 +123,8 @@ static void *reader(void *arg)
 
 		pthread_mutex_lock(&p->mu);
 		while (p->tail - p->head == PIPE_SLOTS && !p->stop) { /* woken at half (consume) */
+			if (try_help(p))
+				continue;
 			p->pwait = 1;
 			pthread_cond_wait(&p->has_room, &p->mu);
 		}
@@ -146,6 +173,8 @@ static int consume(mp_solver_t *s, pipe_t *p, mp_diag_t *diag)
 
 		pthread_mutex_lock(&p->mu);
 		while (p->head == p->tail) {
+			if (try_help(p))
+				continue;
 			p->cwait = 1;
 			pthread_cond_wait(&p->has_data, &p->mu);
 		}

@@ -9,6 +9,9 @@
 #include "capture_helpers.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <zlib.h>
 
 #define BLOCKS 4
@@ -77,9 +80,34 @@ static void make_capture(capfile_t *c)
 	assert_int_equal(le32(c->data + off), 0x5254504du);
 }
 
-/* Whether count_events reads with the read-ahead thread (blockio.h): the
- * damage tests run both ways and must see the same events and errors. */
-static int readahead;
+/* How count_events reads: readahead is an MP_READAHEAD_* mode, and with
+ * `helper` a second thread calls mp_source_help() all along, as the solver's
+ * pipeline does from a thread that would otherwise wait (blockio.h). The
+ * damage tests run every way and must see the same events and errors. */
+static int readahead, helper;
+
+typedef struct {
+	mp_source_t *src;
+	atomic_int stop;
+	unsigned long helped;
+} help_arg_t;
+
+static void *help_loop(void *arg)
+{
+	help_arg_t *h = arg;
+
+	while (!atomic_load(&h->stop)) {
+		if (mp_source_help(h->src))
+			h->helped++;
+		else
+			sched_yield();
+	}
+	return NULL;
+}
+
+/* Blocks fetched by the helper thread over the whole test: the helper cases
+ * check that it did take part. */
+static unsigned long helped_total;
 
 /* Events (after the memory declaration) readable from a prefix/variant. */
 static size_t count_events(const void *data, size_t size, int *rc, mp_diag_t *diag, mp_end_status_t *end)
@@ -87,6 +115,8 @@ static size_t count_events(const void *data, size_t size, int *rc, mp_diag_t *di
 	mp_capture_t *cap;
 	mp_source_t *src;
 	mp_event_t ev;
+	help_arg_t h = {0};
+	pthread_t th;
 	size_t n = 0;
 
 	*rc = mp_capture_open_memory(&cap, data, size, "test.memprof", diag);
@@ -94,9 +124,17 @@ static size_t count_events(const void *data, size_t size, int *rc, mp_diag_t *di
 		return 0;
 	assert_int_equal(mp_capture_set_readahead(cap, readahead), 0);
 	src = mp_capture_source(cap);
+	h.src = src;
+	if (helper)
+		assert_int_equal(pthread_create(&th, NULL, help_loop, &h), 0);
 	while ((*rc = mp_source_next(src, &ev, diag)) == 1)
 		if (ev.kind == MP_EV_ALLOC)
 			n++;
+	if (helper) {
+		atomic_store(&h.stop, 1);
+		pthread_join(th, NULL);
+		helped_total += h.helped;
+	}
 	*end = mp_source_end_status(src);
 	mp_capture_close(cap);
 	return n;
@@ -181,16 +219,22 @@ static void test_framing_every_truncation(void **state)
 
 static void test_framing_every_byte_flip_readahead(void **state)
 {
-	readahead = 1;
+	readahead = MP_READAHEAD_THREAD;
 	test_framing_every_byte_flip(state);
-	readahead = 0;
+	readahead = MP_READAHEAD_AUTO, helper = 1, helped_total = 0;
+	test_framing_every_byte_flip(state);
+	assert_true(helped_total > 0);
+	readahead = MP_READAHEAD_OFF, helper = 0;
 }
 
 static void test_framing_every_truncation_readahead(void **state)
 {
-	readahead = 1;
+	readahead = MP_READAHEAD_THREAD;
 	test_framing_every_truncation(state);
-	readahead = 0;
+	readahead = MP_READAHEAD_AUTO, helper = 1, helped_total = 0;
+	test_framing_every_truncation(state);
+	assert_true(helped_total > 0);
+	readahead = MP_READAHEAD_OFF, helper = 0;
 }
 
 static void test_framing_bad_headers(void **state)

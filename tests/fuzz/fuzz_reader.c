@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bs = 1 + (size ? data[size - 1] % 64 : 0);
 	/* Half the inputs read pass 2 with the read-ahead thread: blocks
 	 * fetched ahead must give the same events and the same error. */
-	if (size && (data[size - 1] & 64) && mp_capture_set_readahead(cap, 1))
+	if (size && (data[size - 1] & 64) && mp_capture_set_readahead(cap, MP_READAHEAD_THREAD))
 		__builtin_trap();
 	if (mp_source_rewind(src, &diag) == 0) {
 		do {

@@ -160,13 +160,21 @@ int mp_capture_open(mp_capture_t **out, const char *path, mp_diag_t *diag);
 int mp_capture_open_memory(mp_capture_t **out, const void *data, size_t size, const char *name,
 			   mp_diag_t *diag);
 
-/* Whether blocks are fetched (read, checked, inflated) by a second thread
- * ahead of the one decoding events: on by default for captures opened from
- * a path (unless the environment sets MEMPROF_READAHEAD=0), off for those in
- * memory. The events and errors are the same either way; only the speed
+/* How blocks are fetched (read, checked, inflated):
+ * - MP_READAHEAD_OFF: by the thread reading events, when it needs them;
+ * - MP_READAHEAD_AUTO: ahead of it, up to a few blocks, by a thread of their
+ *   own when the machine has 3 cores or more, and by any thread that helps
+ *   (mp_source_help(), which the solver's pipeline calls from whichever of
+ *   its threads would otherwise wait);
+ * - MP_READAHEAD_THREAD: the same, with the thread of its own on any machine.
+ * AUTO is the default for captures opened from a path; the environment can
+ * say otherwise (MEMPROF_READAHEAD=0 or =thread). Captures in memory start
+ * OFF. The events and errors are the same in every mode; only the speed
  * differs. Takes effect at the next block read, and lasts across rewinds.
- * Returns 0, or -errno when the file cannot be positioned again. */
-int mp_capture_set_readahead(mp_capture_t *cap, int on);
+ * Returns 0, MP_EUSAGE for another mode, or -errno when the file cannot be
+ * positioned again. */
+enum { MP_READAHEAD_OFF = 0, MP_READAHEAD_AUTO = 1, MP_READAHEAD_THREAD = 2 };
+int mp_capture_set_readahead(mp_capture_t *cap, int mode);
 
 /* The header; borrowed, valid until mp_capture_close(). */
 const mp_capture_header_t *mp_capture_header(const mp_capture_t *cap);

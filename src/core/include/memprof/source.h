@@ -58,6 +58,12 @@ typedef struct mp_source_ops {
 	 * *n events) or a negative code (an error after *n good events, diag
 	 * filled). Saves a call per event for fast sources. */
 	int (*next_batch)(mp_source_t *src, mp_event_t *ev, size_t max, size_t *n, mp_diag_t *diag);
+	/* Optional (NULL: nothing to help with): from a thread other than the
+	 * one reading events, while it reads, do one piece of the source's
+	 * work ahead (a capture inflates its next blocks). Returns 1 when it
+	 * did some, 0 when there was none to do now. For threads that would
+	 * otherwise wait for the reader. */
+	int (*help)(mp_source_t *src);
 } mp_source_ops_t;
 
 struct mp_source {
@@ -77,6 +83,8 @@ static inline int mp_source_next_batch(mp_source_t *s, mp_event_t *ev, size_t ma
 		++*n;
 	return rc;
 }
+/* See help above; 0 for sources without it. */
+static inline int mp_source_help(mp_source_t *s) { return s->ops->help ? s->ops->help(s) : 0; }
 static inline int mp_source_rewind(mp_source_t *s, mp_diag_t *d) { return s->ops->rewind(s, d); }
 static inline const char *mp_source_string(const mp_source_t *s, uint32_t id) { return s->ops->string(s, id); }
 static inline const mp_memory_info_t *mp_source_memory(const mp_source_t *s, uint32_t id) { return s->ops->memory(s, id); }
