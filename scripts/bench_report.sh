@@ -54,9 +54,12 @@ for live in 10000 1000000; do
 		"cpu $(echo "$user + $sys" | bc) s, $(echo "scale=2; $EVENTS / ($user + $sys) / 1000000" | bc) M events/s;" \
 		"peak RSS $(echo "scale=1; $rss / 1024" | bc) MB"
 	grep -E 'peak in use|fragmentation ' "$WORK/bench-out.txt" | head -2 | sed 's/^/  /'
-	# report --peak reads in one thread and solves in another: it runs at
-	# the pace of the slower of the two, shown alone here.
-	echo "  reader alone (one event at a time): $("$READER" "$cap")"
+	# report --peak reads in one thread and solves in another, the two
+	# sharing the inflation of blocks (blockio.h); the reader alone, one
+	# event at a time, fetching its blocks itself and with a read-ahead
+	# thread of its own:
+	echo "  reader alone, 1 thread:  $(MEMPROF_READAHEAD=0 "$READER" "$cap")"
+	echo "  reader alone, 2 threads: $(MEMPROF_READAHEAD=thread "$READER" "$cap")"
 	# The reader's own inflate against zlib's on the first 64 blocks, as
 	# written and recompressed at zlib level 6 (MB/s of output per CPU s).
 	"$INFLATE" "$cap" 1 64 | sed 's/^/  inflate, /'

@@ -98,8 +98,10 @@ static int feed_batch(mp_solver_t *s, const pipe_batch_t *b, mp_diag_t *diag)
 }
 
 /* Called with p->mu held by a side about to wait: help the source with the
- * lock dropped. Returns 1 when it did (the condition must be checked again),
- * 0 when there was nothing to do (then wait). */
+ * lock dropped. Returns 1 when it did, 0 when there was nothing to do. Either
+ * way the other side may have moved meanwhile: the caller looks at the ring
+ * again before it sleeps (a side that slept on a full or empty ring the
+ * other had just emptied or filled would never be woken). */
 static int try_help(pipe_t *p)
 {
 	int did;
@@ -119,14 +121,17 @@ static void *reader(void *arg)
 	mp_diag_clear(&diag);
 	while (rc > 0) {
 		pipe_batch_t *b;
-		int stop;
+		int stop, help;
 
 		pthread_mutex_lock(&p->mu);
-		while (p->tail - p->head == PIPE_SLOTS && !p->stop) { /* woken at half (consume) */
-			if (try_help(p))
-				continue;
+		for (help = 1; p->tail - p->head == PIPE_SLOTS && !p->stop;) { /* woken at half (consume) */
+			if (help) {
+				help = try_help(p);
+				continue; /* the lock was dropped: look again */
+			}
 			p->pwait = 1;
 			pthread_cond_wait(&p->has_room, &p->mu);
+			help = 1;
 		}
 		p->pwait = 0;
 		stop = p->stop;
@@ -169,14 +174,17 @@ static int run_inline(mp_solver_t *s, pipe_t *p, int rc, mp_diag_t *diag)
 static int consume(mp_solver_t *s, pipe_t *p, mp_diag_t *diag)
 {
 	for (;;) {
-		int rc, last;
+		int rc, last, help;
 
 		pthread_mutex_lock(&p->mu);
-		while (p->head == p->tail) {
-			if (try_help(p))
-				continue;
+		for (help = 1; p->head == p->tail;) {
+			if (help) {
+				help = try_help(p);
+				continue; /* the lock was dropped: look again */
+			}
 			p->cwait = 1;
 			pthread_cond_wait(&p->has_data, &p->mu);
+			help = 1;
 		}
 		p->cwait = 0;
 		pthread_mutex_unlock(&p->mu);
