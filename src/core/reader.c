@@ -16,6 +16,7 @@
 #include "varint.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -444,6 +445,16 @@ static int end_of_blocks(mp_capture_t *cap, const mp_fetch_t *fe, mp_diag_t *dia
 	}
 }
 
+/* Cores this process may run on (its affinity mask, e.g. under taskset). */
+static int cores_available(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		return CPU_COUNT(&set);
+	return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 /* Read and apply the next block, fetched ahead when the read-ahead is on
  * (blockio.h). Sets cap->eof at the end of the data. */
 static int read_block(mp_capture_t *cap, mp_diag_t *diag)
@@ -453,7 +464,7 @@ static int read_block(mp_capture_t *cap, mp_diag_t *diag)
 
 	if (cap->readahead && cap->ra && !cap->ra_active) {
 		int thread = cap->readahead_wanted == MP_READAHEAD_THREAD ||
-			     (cap->readahead_wanted == MP_READAHEAD_AUTO && sysconf(_SC_NPROCESSORS_ONLN) >= 3);
+			     (cap->readahead_wanted == MP_READAHEAD_AUTO && cores_available() >= 3);
 		mp__readahead_begin(cap->ra, cap->f, cap->offset, cap->block_index, thread);
 		cap->ra_active = 1;
 	}
