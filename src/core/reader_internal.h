@@ -126,6 +126,11 @@ int mp__capture_next(mp_capture_t *cap, mp_event_t *ev, mp_diag_t *diag);
 /* mp_source_ops_t.next_batch for captures. */
 int mp__capture_next_batch(mp_capture_t *cap, mp_event_t *ev, size_t max, size_t *n, mp_diag_t *diag);
 int mp__capture_rewind(mp_capture_t *cap, mp_diag_t *diag);
+/* reader_sections.c: a block's sections at file offset boff; apply = 0
+ * only checks that they parse (so that a damaged block contributes
+ * nothing), 1 applies them. Returns 0 or an error naming the block. */
+int mp__capture_sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t boff, int apply,
+			 mp_diag_t *diag);
 /* mp_source_ops_t.help for captures: fetch a block ahead (blockio.h). */
 int mp__capture_help(mp_capture_t *cap);
 
