@@ -153,6 +153,14 @@ static void wake(mp_readahead_t *ra)
 		pthread_cond_broadcast(&ra->cv);
 }
 
+/* Wait (mu held) for any change: a fetch done, a slot used, the end. */
+static void sleep_on(mp_readahead_t *ra)
+{
+	ra->waiters++;
+	pthread_cond_wait(&ra->cv, &ra->mu);
+	ra->waiters--;
+}
+
 /* Fetch the next frame into the next slot; called and returns with mu held,
  * can_claim() true. Only the read of the file is serialised (frames are
  * found one after the other); the checksum and inflation, which are most of
@@ -196,9 +204,7 @@ static void *ra_main(void *arg)
 			fetch_one(ra);
 			continue;
 		}
-		ra->waiters++;
-		pthread_cond_wait(&ra->cv, &ra->mu);
-		ra->waiters--;
+		sleep_on(ra);
 	}
 	pthread_mutex_unlock(&ra->mu);
 	return NULL;
@@ -250,9 +256,7 @@ mp_fetch_t *mp__readahead_next(mp_readahead_t *ra)
 			fetch_one(ra);
 			continue;
 		}
-		ra->waiters++;
-		pthread_cond_wait(&ra->cv, &ra->mu);
-		ra->waiters--;
+		sleep_on(ra);
 	}
 	fe = &ra->slot[ra->used % SLOTS];
 	pthread_mutex_unlock(&ra->mu);
@@ -287,11 +291,8 @@ void mp__readahead_end(mp_readahead_t *ra)
 	pthread_mutex_lock(&ra->mu);
 	ra->active = 0;
 	pthread_cond_broadcast(&ra->cv);
-	while (ra->busy) { /* a helper still inflating a block nobody will read */
-		ra->waiters++;
-		pthread_cond_wait(&ra->cv, &ra->mu);
-		ra->waiters--;
-	}
+	while (ra->busy) /* a helper still inflating a block nobody will read */
+		sleep_on(ra);
 	pthread_mutex_unlock(&ra->mu);
 	if (ra->has_thread)
 		pthread_join(ra->thread, NULL);
