@@ -281,22 +281,23 @@ static inline uint64_t venc8(uint64_t v, unsigned *len)
 	return x | (0x8080808080808080ull & ((1ull << (8 * (l - 1))) - 1));
 }
 
-/* The varint bytes of v < 2^28 as one 32-bit word, and their count: a few
- * shifts and a multiply, no loop, no branch. */
-static inline uint32_t venc4(uint32_t v, unsigned *len)
-{
-	unsigned bits = 32 - (unsigned)__builtin_clz(v | 1);
-	unsigned l = ((bits + 6) * 37) >> 8; /* (bits + 6) / 7 for bits <= 28 */
-	uint32_t x = (v & 0x7f) | ((v << 1) & 0x7f00) | ((v << 2) & 0x7f0000) | ((v << 3) & 0x7f000000);
+/* The largest value whose varint is as long as that of a value with these
+ * leading zeros. */
+static const uint64_t vmax_by_clz[64] = {
+#define M(l) ((l) >= 10 ? ~0ull : (1ull << ((7 * (l)) & 63)) - 1)
+#define X(z) M((64 - (z) + 6) / 7),
+	X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
+	X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31)
+	X(32) X(33) X(34) X(35) X(36) X(37) X(38) X(39) X(40) X(41) X(42) X(43) X(44) X(45) X(46) X(47)
+	X(48) X(49) X(50) X(51) X(52) X(53) X(54) X(55) X(56) X(57) X(58) X(59) X(60) X(61) X(62) X(63)
+#undef X
+#undef M
+};
 
-	*len = l;
-	return x | (0x808080u & ((1u << (8 * (l - 1))) - 1));
-}
-
-/* Bytes of v's varint. */
-static inline unsigned vlen(uint64_t v)
+/* vlen(v) <= vlen(w), with one lookup */
+static inline int vlen_le(uint64_t v, uint64_t w)
 {
-	return (unsigned)(64 - __builtin_clzll(v | 1) + 6) / 7;
+	return v <= vmax_by_clz[__builtin_clzll(w | 1)];
 }
 
 /* A varint column's two write cursors: heads and tails. */
@@ -308,8 +309,10 @@ typedef struct {
  * tails (8 bytes of slack past each). Values below 2^28 (nearly all: time
  * deltas, sizes, most address deltas, every index) take the short path:
  * one store each, no branch on the length. */
-/* The long case of put(), out of line: values of 2^28 and more are rare. */
-static __attribute__((noinline)) void put_long(col_t *c, uint64_t v)
+/* The long case of put(), out of line: values of 2^28 and more are rare.
+ * Writes the head at h and the rest at t; returns how many tail bytes (the
+ * cursors go by value, so that the caller's can stay in registers). */
+static __attribute__((noinline)) unsigned put_long(uint8_t *h, uint8_t *t, uint64_t v)
 {
 	uint8_t tmp[MP_VARINT_MAX + 6];
 	unsigned l;
@@ -321,25 +324,44 @@ static __attribute__((noinline)) void put_long(col_t *c, uint64_t v)
 		y = venc8(v, &l);
 		memcpy(tmp, &y, 8);
 	}
-	*c->h++ = tmp[0];
-	memcpy(c->t, tmp + 1, l - 1);
-	c->t += l - 1;
+	*h = tmp[0];
+	memcpy(t, tmp + 1, l - 1);
+	return l - 1;
 }
+
+/* By the index of v's highest set bit (v < 2^28; 0 for v = 0): the
+ * continuation bits of its varint bytes (low half) and how many bytes
+ * follow the first (high half). */
+#define ENT(b) (((b) < 7 ? 0ull : (b) < 14 ? 0x80ull : (b) < 21 ? 0x8080ull : 0x808080ull) | \
+		((uint64_t)((b) / 7) << 32))
+static const uint64_t varint_by_bit[32] = {
+	ENT(0),  ENT(1),  ENT(2),  ENT(3),  ENT(4),  ENT(5),  ENT(6),  ENT(7),  ENT(8),  ENT(9),  ENT(10),
+	ENT(11), ENT(12), ENT(13), ENT(14), ENT(15), ENT(16), ENT(17), ENT(18), ENT(19), ENT(20), ENT(21),
+	ENT(22), ENT(23), ENT(24), ENT(25), ENT(26), ENT(27), ENT(28), ENT(29), ENT(30), ENT(31),
+};
+#undef ENT
 
 static inline __attribute__((always_inline)) void put(col_t *c, uint64_t v)
 {
-	uint32_t x, y;
-	unsigned l;
+	uint64_t ent;
+	uint32_t x;
 
 	if (__builtin_expect(v >> 28, 0)) {
-		put_long(c, v);
+		c->t += put_long(c->h++, c->t, v);
 		return;
 	}
-	x = venc4((uint32_t)v, &l);
-	y = x >> 8;
+	/* the 7-bit groups to bytes: adding x's bits above a group to
+	 * themselves moves them up one */
+	x = (uint32_t)v;
+	x += x & ~0x7fu;
+	x += x & ~0x7fffu;
+	x += x & ~0x7fffffu;
+	ent = varint_by_bit[31u ^ (unsigned)__builtin_clz((uint32_t)v | 1)];
+	x |= (uint32_t)ent;
 	*c->h++ = (uint8_t)x;
-	memcpy(c->t, &y, 4);
-	c->t += l - 1;
+	x >>= 8;
+	memcpy(c->t, &x, 4);
+	c->t += ent >> 32;
 }
 
 /* Chunk-local age table, keyed by address: for a block allocated in the
@@ -356,9 +378,21 @@ typedef struct {
 	uint32_t gen;
 } age_slot_t;
 
+/* The hash of an address both the freed-address cache (its top 6 bits:
+ * mp_reuse_slot) and the age table (its top AGE_BITS) use. */
+static inline uint64_t addr_hash(uint64_t addr)
+{
+	return (addr >> 4) * 0x9E3779B97F4A7C15ull;
+}
+
+static inline age_slot_t *age_slot_h(age_slot_t *table, uint64_t hh)
+{
+	return table + (hh >> (64 - AGE_BITS));
+}
+
 static inline age_slot_t *age_slot(age_slot_t *table, uint64_t addr)
 {
-	return table + (((addr >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - AGE_BITS));
+	return age_slot_h(table, addr_hash(addr));
 }
 
 static inline void age_put(age_slot_t *sl, uint64_t addr, uint32_t index, uint32_t gen)
@@ -379,7 +413,7 @@ static inline uint64_t ring_allocated(uint64_t w0, uint64_t req, const uint64_t 
 /* An address delta's varint value: the delta from the previous address,
  * in 16-byte units when both are (the common case for malloc; the tag
  * says so). */
-static inline uint64_t addr_delta(uint8_t *tag, uint64_t from, uint64_t to)
+static inline uint64_t addr_delta(unsigned *tag, uint64_t from, uint64_t to)
 {
 	int64_t d = (int64_t)(to - from);
 
@@ -390,7 +424,7 @@ static inline uint64_t addr_delta(uint8_t *tag, uint64_t from, uint64_t to)
 	return mp_zigzag(d);
 }
 
-static inline void put_sizes(col_t *c, uint8_t *tag, uint64_t req, uint64_t alloc)
+static inline void put_sizes(col_t *c, unsigned *tag, uint64_t req, uint64_t alloc)
 {
 	put(c, req);
 	if (alloc == req)
@@ -401,11 +435,72 @@ static inline void put_sizes(col_t *c, uint8_t *tag, uint64_t req, uint64_t allo
 		put(c, mp_zigzag((int64_t)(alloc - req)));
 }
 
+/* mp__capclock_convert with the line it picks kept between records: a
+ * thread's times only grow, so nearly every record falls on the line the
+ * one before it did. The cache holds [lo, hi), the TSC readings for which
+ * mp__capclock_convert's search ends at that line; outside it (or without
+ * the TSC) the search runs, as it would. */
+__extension__ typedef unsigned __int128 mp_u128;
+
+typedef struct {
+	const mp_capclock_t *c;
+	const mp_tsc_line_t *line;
+	uint64_t lo, hi;
+} clock_cache_t;
+
+static __attribute__((noinline)) uint64_t clock_miss(clock_cache_t *cc, uint64_t raw)
+{
+	const mp_capclock_t *c = cc->c;
+	unsigned i = c->newest, k, j, m;
+
+	cc->lo = cc->hi = 0; /* empty: every reading misses */
+	if (!c->use_tsc) {
+		/* times as they are: through a line of slope 1 (exact below
+		 * 2^62, which times since the origin are) */
+		static const mp_tsc_line_t identity = {0, 0, 1ull << 32};
+		cc->hi = 1ull << 62;
+		cc->line = &identity;
+		return raw;
+	}
+	for (k = 1; k < c->count && (int64_t)(raw - c->line[i].tsc0) < 0; k++)
+		i = (i + MP_CLOCK_LINES - 1) % MP_CLOCK_LINES;
+	if ((int64_t)(raw - c->line[i].tsc0) >= 0) {
+		/* raw is at or after line i's start (not merely before the
+		 * oldest line): the range ends at the earliest start of the
+		 * lines newer than i, or far in the future for the newest */
+		uint64_t lo = c->line[i].tsc0, hi = lo + (1ull << 62);
+		for (j = i, m = k - 1; m > 0; m--) {
+			j = (j + 1) % MP_CLOCK_LINES;
+			if ((int64_t)(c->line[j].tsc0 - hi) < 0)
+				hi = c->line[j].tsc0;
+		}
+		if ((int64_t)(hi - lo) > 0) {
+			cc->lo = lo;
+			cc->hi = hi;
+			cc->line = &c->line[i];
+		}
+	}
+	return mp_tsc_convert(&c->line[i], raw);
+}
+
+static inline uint64_t clock_convert(clock_cache_t *cc, uint64_t raw)
+{
+	uint64_t d = raw - cc->lo;
+
+	/* In the range, d = raw - tsc0 >= 0: mp_tsc_convert's product in
+	 * unsigned arithmetic, the same value */
+	if (__builtin_expect((int64_t)d >= 0 && (int64_t)(raw - cc->hi) < 0, 1))
+		return (uint64_t)(cc->line->ns0 + (int64_t)(uint64_t)(((mp_u128)d * cc->line->mult) >> 32));
+	return clock_miss(cc, raw);
+}
+
 int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, size_t limit, uint64_t *st,
 		     const struct mp_capclock *clock, uint64_t lens[MP_PARTS])
 {
 	const uint64_t *r = words, *end = words + n, *stop = words + (limit < n ? limit : n);
 	uint64_t time = st[MP_ST_TIME], addr = st[MP_ST_ADDR], memory = st[MP_ST_MEMORY];
+	/* events: one per record (counted at the end, from the tags), plus
+	 * this: a realloc is two, CONTEXT and STACK none */
 	uint64_t *reuse = st + MP_ST_REUSE_AT, events = 0;
 	uint32_t nallocs = 0, nfrees = 0, gen;
 	age_slot_t *table;
@@ -413,6 +508,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 	uint8_t *ctag;
 	col_t ctime, caddr, cidx, csize, cmisc;
 	int ages = !e->no_ages, c;
+	clock_cache_t ccache = {clock, NULL, 0, 0};
 
 	/* Room: a record of k words (k >= 2) never takes more than 10 k bytes
 	 * in all parts together, nor 8 k in one; plus the stores' slack. */
@@ -447,118 +543,129 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 	while (r < stop) {
 		uint64_t w0 = r[0], now;
 		unsigned kind = (unsigned)w0 & 0xff, k = mp_ring_words(w0), mem = (unsigned)(w0 >> 16) & 0xffff;
-		uint8_t *tag = ctag++;
+		unsigned tg; /* the tag, stored once the record is done */
 
 		if (!k || r + k > end)
 			return -1;
-		*tag = (uint8_t)kind;
-		if (kind != MP_REC_CONTEXT && kind != MP_REC_STACK) {
-			if (__builtin_expect(mem != memory, 0) && kind != MP_REC_STEP && kind != MP_REC_MARK) {
-				*tag |= MP_RECF_MEMORY;
-				put(&cmisc, mem);
-				memory = mem;
-			}
-			now = mp__capclock_convert(clock, r[1]);
-			if (now < time)
-				now = time; /* per thread, time never goes back */
-			put(&ctime, now - time);
-			time = now;
-		}
-		switch (kind) {
-		case MP_REC_ALLOC: {
-			uint64_t a = r[2], req = r[3];
-			uint64_t alloc = ring_allocated(w0, req, r + 4);
-			age_slot_t *sl = age_slot(table, a);
-			if (a != 0 && reuse[mp_reuse_slot(a)] == a) {
-				/* allocators hand out recently freed blocks again
-				 * (glibc's tcache is LIFO): no address needed */
-				*tag = (uint8_t)((*tag & MP_RECF_MEMORY) | MP_REC_ALLOC_REUSED);
-				*cidx.h++ = (uint8_t)mp_reuse_slot(a);
-			} else {
-				uint8_t flags = 0;
+		tg = kind;
+		/* The time (and memory id) of a record that has them, ALLOC and
+		 * FREE (nearly all records) first, with no further test. */
+#define TIMED()                                                                       \
+	do {                                                                          \
+		now = clock_convert(&ccache, r[1]);                                   \
+		if (now < time)                                                       \
+			now = time; /* per thread, time never goes back */            \
+		put(&ctime, now - time);                                              \
+		time = now;                                                           \
+	} while (0)
+#define MEMORY()                                                                      \
+	do {                                                                          \
+		tg |= MP_RECF_MEMORY;                                                 \
+		put(&cmisc, mem);                                                     \
+		memory = mem;                                                         \
+	} while (0)
+		if (__builtin_expect(kind - MP_REC_ALLOC <= MP_REC_FREE - MP_REC_ALLOC, 1)) {
+			if (__builtin_expect(mem != memory, 0))
+				MEMORY();
+			TIMED();
+			if (kind == MP_REC_FREE) {
+				uint64_t a = r[2], hh = addr_hash(a);
+				unsigned flags = 0;
 				uint64_t d = addr_delta(&flags, addr, a);
-				/* ALLOC_REFREED: at an address freed earlier in the
-				 * chunk, the number of frees since, when that is not
-				 * longer than the delta */
-				if (ages && sl->gen == gen && sl->addr == a && (sl->index & FREED) &&
-				    vlen(nfrees + 1 - (sl->index & ~FREED)) <= vlen(d)) {
-					*tag = (uint8_t)((*tag & MP_RECF_MEMORY) | MP_REC_ALLOC_REFREED);
-					put(&cidx, nfrees + 1 - (sl->index & ~FREED));
-				} else {
-					*tag |= flags;
+				int aged = 0;
+				if (ages) {
+					/* FREE_AGED: the number of allocations since, instead
+					 * of the address delta, when that is not longer */
+					age_slot_t *sl = age_slot_h(table, hh);
+					if (sl->gen == gen && sl->addr == a && !(sl->index & FREED) &&
+					    vlen_le(nallocs + 1 - sl->index, d)) {
+						put(&cidx, nallocs + 1 - sl->index);
+						tg = ((tg & MP_RECF_MEMORY) | MP_REC_FREE_AGED);
+						aged = 1;
+					}
+					age_put(sl, a, ++nfrees | FREED, gen);
+				}
+				if (!aged) {
+					tg |= flags;
 					put(&caddr, d);
 				}
-			}
-			put_sizes(&csize, tag, req, alloc);
-			addr = a;
-			if (ages)
-				age_put(sl, a, ++nallocs, gen);
-			events++;
-			break;
-		}
-		case MP_REC_FREE: {
-			uint64_t a = r[2];
-			uint8_t flags = 0;
-			uint64_t d = addr_delta(&flags, addr, a);
-			int aged = 0;
-			if (ages) {
-				/* FREE_AGED: the number of allocations since, instead
-				 * of the address delta, when that is not longer */
-				age_slot_t *sl = age_slot(table, a);
-				if (sl->gen == gen && sl->addr == a && !(sl->index & FREED) &&
-				    vlen(nallocs + 1 - sl->index) <= vlen(d)) {
-					put(&cidx, nallocs + 1 - sl->index);
-					*tag = (uint8_t)((*tag & MP_RECF_MEMORY) | MP_REC_FREE_AGED);
-					aged = 1;
+				addr = a;
+				reuse[hh >> 58] = a; /* mp_reuse_slot(a) */
+			} else {
+				uint64_t a = r[2], req = r[3], hh = addr_hash(a);
+				uint64_t alloc = ring_allocated(w0, req, r + 4);
+				age_slot_t *sl = age_slot_h(table, hh);
+				unsigned rs = (unsigned)(hh >> 58); /* mp_reuse_slot(a) */
+				if (a != 0 && reuse[rs] == a) {
+					/* allocators hand out recently freed blocks again
+					 * (glibc's tcache is LIFO): no address needed */
+					tg = ((tg & MP_RECF_MEMORY) | MP_REC_ALLOC_REUSED);
+					*cidx.h++ = (uint8_t)rs;
+				} else {
+					unsigned flags = 0;
+					uint64_t d = addr_delta(&flags, addr, a);
+					/* ALLOC_REFREED: at an address freed earlier in the
+					 * chunk, the number of frees since, when that is not
+					 * longer than the delta */
+					if (ages && sl->gen == gen && sl->addr == a && (sl->index & FREED) &&
+					    vlen_le(nfrees + 1 - (sl->index & ~FREED), d)) {
+						tg = ((tg & MP_RECF_MEMORY) | MP_REC_ALLOC_REFREED);
+						put(&cidx, nfrees + 1 - (sl->index & ~FREED));
+					} else {
+						tg |= flags;
+						put(&caddr, d);
+					}
 				}
-				age_put(sl, a, ++nfrees | FREED, gen);
+				put_sizes(&csize, &tg, req, alloc);
+				addr = a;
+				if (ages)
+					age_put(sl, a, ++nallocs, gen);
 			}
-			if (!aged) {
-				*tag |= flags;
-				put(&caddr, d);
-			}
-			addr = a;
-			reuse[mp_reuse_slot(a)] = a;
-			events++;
-			break;
+			*ctag++ = (uint8_t)tg;
+			r += k;
+			continue;
 		}
+		if (kind != MP_REC_CONTEXT && kind != MP_REC_STACK) {
+			if (__builtin_expect(mem != memory, 0) && kind != MP_REC_STEP && kind != MP_REC_MARK)
+				MEMORY();
+			TIMED();
+		}
+#undef TIMED
+#undef MEMORY
+		switch (kind) {
 		case MP_REC_REALLOC: {
 			uint64_t old = r[2], a = r[3], req = r[4];
 			uint64_t alloc = ring_allocated(w0, req, r + 5);
 			/* both deltas in one unit: 16 only if both are multiples */
 			if ((((old - addr) | (a - old)) & 15) == 0) {
-				put(&caddr, addr_delta(tag, addr, old));
+				put(&caddr, addr_delta(&tg, addr, old));
 				put(&caddr, mp_zigzag((int64_t)(a - old) / 16));
 			} else {
 				put(&caddr, mp_zigzag((int64_t)(old - addr)));
 				put(&caddr, mp_zigzag((int64_t)(a - old)));
 			}
-			put_sizes(&csize, tag, req, alloc);
+			put_sizes(&csize, &tg, req, alloc);
 			addr = a;
 			if (ages)
 				age_put(age_slot(table, a), a, ++nallocs, gen);
-			events += 2;
+			events++;
 			break;
 		}
 		case MP_REC_ALLOC_FAILED:
 			put(&csize, r[2]);
-			events++;
 			break;
 		case MP_REC_REGION_ADD:
-			put(&caddr, addr_delta(tag, addr, r[2]));
+			put(&caddr, addr_delta(&tg, addr, r[2]));
 			put(&csize, r[3]);
 			addr = r[2];
-			events++;
 			break;
 		case MP_REC_REGION_REMOVE:
-			put(&caddr, addr_delta(tag, addr, r[2]));
+			put(&caddr, addr_delta(&tg, addr, r[2]));
 			addr = r[2];
-			events++;
 			break;
 		case MP_REC_STEP:
 		case MP_REC_MARK:
 			put(&cmisc, r[2]);
-			events++;
 			break;
 		case MP_REC_CONTEXT:
 			put(&cmisc, r[1]);
@@ -569,13 +676,16 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 			st[MP_ST_REGION] = r[2];
 			st[MP_ST_DTYPE] = r[3];
 			st[MP_ST_SHAPE] = r[4];
+			events--;
 			break;
 		case MP_REC_STACK:
 			put(&cmisc, r[1]);
+			events--;
 			break;
 		default:
 			return -1;
 		}
+		*ctag++ = (uint8_t)tg;
 		r += k;
 	}
 	st[MP_ST_TIME] = time;
@@ -593,7 +703,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 #undef FINI
 	for (c = 0; c < MP_PARTS; c++)
 		lens[c] = col[c].len;
-	e->events = events;
+	e->events = (uint64_t)(ctag - col[0].data) + events;
 	e->consumed = (size_t)(r - words);
 	return 0;
 }

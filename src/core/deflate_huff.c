@@ -318,8 +318,31 @@ void mp__dh_segment(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final,
 		uint8_t *o = w->out;
 		size_t j = 0;
 
-		for (i = 0; i < 256; i++)
+		unsigned maxlen = 0;
+
+		for (i = 0; i < 256; i++) {
 			tab[i] = (uint32_t)code[i] | ((uint32_t)len[i] << 16);
+			maxlen = len[i] > maxlen ? len[i] : maxlen;
+		}
+		/* Codes of at most 14 bits (nearly always: byte literals), four at
+		 * a time: <= 56 bits on top of < 8 pending. */
+		if (maxlen <= 14)
+			for (; j + 4 <= n; j += 4) {
+				uint32_t a = tab[data[j]], b = tab[data[j + 1]], c = tab[data[j + 2]],
+					 d = tab[data[j + 3]];
+				bits |= (uint64_t)(a & 0xffff) << nb;
+				nb += a >> 16;
+				bits |= (uint64_t)(b & 0xffff) << nb;
+				nb += b >> 16;
+				bits |= (uint64_t)(c & 0xffff) << nb;
+				nb += c >> 16;
+				bits |= (uint64_t)(d & 0xffff) << nb;
+				nb += d >> 16;
+				memcpy(o, &bits, 8);
+				o += nb >> 3;
+				bits >>= nb & ~7u; /* nb < 64: at most 7 + 56 */
+				nb &= 7;
+			}
 		for (; j + 3 <= n; j += 3) {
 			uint32_t a = tab[data[j]], b = tab[data[j + 1]], c = tab[data[j + 2]];
 			bits |= (uint64_t)(a & 0xffff) << nb;
