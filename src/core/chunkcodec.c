@@ -509,6 +509,9 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 	col_t ctime, caddr, cidx, csize, cmisc;
 	int ages = !e->no_ages, c;
 	clock_cache_t ccache = {clock, NULL, 0, 0};
+	/* the first word of an ALLOC of the current memory id, less its size
+	 * difference (a FREE's is one more) */
+	uint64_t memkey = (memory << 16) + MP_REC_ALLOC;
 
 	/* Room: a record of k words (k >= 2) never takes more than 10 k bytes
 	 * in all parts together, nor 8 k in one; plus the stores' slack. */
@@ -542,12 +545,9 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 
 	while (r < stop) {
 		uint64_t w0 = r[0], now;
-		unsigned kind = (unsigned)w0 & 0xff, k = mp_ring_words(w0), mem = (unsigned)(w0 >> 16) & 0xffff;
-		unsigned tg; /* the tag, stored once the record is done */
+		unsigned kind = (unsigned)w0 & 0xff, k, mem;
+		unsigned tg = kind; /* the tag, stored once the record is done */
 
-		if (!k || r + k > end)
-			return -1;
-		tg = kind;
 		/* The time (and memory id) of a record that has them, ALLOC and
 		 * FREE (nearly all records) first, with no further test. */
 #define TIMED()                                                                       \
@@ -563,10 +563,25 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 		tg |= MP_RECF_MEMORY;                                                 \
 		put(&cmisc, mem);                                                     \
 		memory = mem;                                                         \
+		memkey = (memory << 16) + MP_REC_ALLOC;                               \
 	} while (0)
-		if (__builtin_expect(kind - MP_REC_ALLOC <= MP_REC_FREE - MP_REC_ALLOC, 1)) {
-			if (__builtin_expect(mem != memory, 0))
+		/* Nearly every record: an ALLOC (not WIDE) or FREE of the current
+		 * memory id, whole in the buffer -- one test for all of that */
+		if (__builtin_expect((w0 & 0xffff01ffu) - memkey <= MP_REC_FREE - MP_REC_ALLOC &&
+					     (uintptr_t)r + 4 * sizeof(*r) <= (uintptr_t)end,
+				     1)) {
+			k = 5 - kind; /* ALLOC 4 words, FREE 3 */
+		} else {
+			k = mp_ring_words(w0);
+			mem = (unsigned)(w0 >> 16) & 0xffff;
+			if (!k || r + k > end)
+				return -1;
+			if (kind != MP_REC_ALLOC && kind != MP_REC_FREE)
+				goto other;
+			if (mem != memory)
 				MEMORY();
+		}
+		{
 			TIMED();
 			if (kind == MP_REC_FREE) {
 				uint64_t a = r[2], hh = addr_hash(a);
@@ -625,6 +640,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 			r += k;
 			continue;
 		}
+	other:
 		if (kind != MP_REC_CONTEXT && kind != MP_REC_STACK) {
 			if (__builtin_expect(mem != memory, 0) && kind != MP_REC_STEP && kind != MP_REC_MARK)
 				MEMORY();
