@@ -154,6 +154,7 @@ typedef struct mp_chunk_encoder {
 	uint64_t events; /* events in the last chunk encoded (a realloc counts 2) */
 	size_t consumed; /* words of it taken */
 	int no_ages;     /* set by the caller: skip the aged frees and refreed allocations (cheaper, larger) */
+	int plain;       /* set by tests: the portable variant even where the BMI2 one would run (same output) */
 } mp_chunk_encoder_t;
 
 int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, size_t limit, uint64_t *st,
