@@ -308,49 +308,43 @@ void mp__dh_segment(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final,
 			put_bits(w, cl[i].extra, cl[i].extra_bits);
 	}
 
-	/* The data: three codes (<= 45 bits) on top of < 8 pending bits fit the
-	 * 64-bit accumulator; then whole bytes go out with one unaligned store
-	 * (the bound's slack covers the bytes written past the end). */
+	/* The data: three codes (<= 45 bits), or four where none is longer than
+	 * 14 bits (nearly always: byte literals; <= 56 bits), on top of < 8
+	 * pending bits fit the 64-bit accumulator; then whole bytes go out with
+	 * one unaligned store (the bound's slack covers the bytes written past
+	 * the end). Code and length from their own tables: no unpacking. */
 	{
-		uint32_t tab[256];
 		uint64_t bits = w->bits;
-		unsigned nb = w->nbits;
+		unsigned nb = w->nbits, maxlen = 0;
 		uint8_t *o = w->out;
 		size_t j = 0;
 
-		unsigned maxlen = 0;
-
-		for (i = 0; i < 256; i++) {
-			tab[i] = (uint32_t)code[i] | ((uint32_t)len[i] << 16);
+		for (i = 0; i < 256; i++)
 			maxlen = len[i] > maxlen ? len[i] : maxlen;
-		}
-		/* Codes of at most 14 bits (nearly always: byte literals), four at
-		 * a time: <= 56 bits on top of < 8 pending. */
 		if (maxlen <= 14)
 			for (; j + 4 <= n; j += 4) {
-				uint32_t a = tab[data[j]], b = tab[data[j + 1]], c = tab[data[j + 2]],
-					 d = tab[data[j + 3]];
-				bits |= (uint64_t)(a & 0xffff) << nb;
-				nb += a >> 16;
-				bits |= (uint64_t)(b & 0xffff) << nb;
-				nb += b >> 16;
-				bits |= (uint64_t)(c & 0xffff) << nb;
-				nb += c >> 16;
-				bits |= (uint64_t)(d & 0xffff) << nb;
-				nb += d >> 16;
+				unsigned a = data[j], b = data[j + 1], c = data[j + 2], d = data[j + 3];
+				bits |= (uint64_t)code[a] << nb;
+				nb += len[a];
+				bits |= (uint64_t)code[b] << nb;
+				nb += len[b];
+				bits |= (uint64_t)code[c] << nb;
+				nb += len[c];
+				bits |= (uint64_t)code[d] << nb;
+				nb += len[d];
 				memcpy(o, &bits, 8);
 				o += nb >> 3;
 				bits >>= nb & ~7u; /* nb < 64: at most 7 + 56 */
 				nb &= 7;
 			}
 		for (; j + 3 <= n; j += 3) {
-			uint32_t a = tab[data[j]], b = tab[data[j + 1]], c = tab[data[j + 2]];
-			bits |= (uint64_t)(a & 0xffff) << nb;
-			nb += a >> 16;
-			bits |= (uint64_t)(b & 0xffff) << nb;
-			nb += b >> 16;
-			bits |= (uint64_t)(c & 0xffff) << nb;
-			nb += c >> 16;
+			unsigned a = data[j], b = data[j + 1], c = data[j + 2];
+			bits |= (uint64_t)code[a] << nb;
+			nb += len[a];
+			bits |= (uint64_t)code[b] << nb;
+			nb += len[b];
+			bits |= (uint64_t)code[c] << nb;
+			nb += len[c];
 			memcpy(o, &bits, 8);
 			o += nb >> 3;
 			bits >>= nb & ~7u; /* nb < 64: at most 7 + 45 */
