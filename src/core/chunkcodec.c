@@ -329,24 +329,27 @@ static __attribute__((noinline)) unsigned put_long(uint8_t *h, uint8_t *t, uint6
 	return l - 1;
 }
 
-/* By the index of v's highest set bit (v < 2^28; 0 for v = 0): the
+/* By the leading zeros of v (v < 2^28, as 32 bits; 32 for v = 0): the
  * continuation bits of its varint bytes (low half) and how many bytes
  * follow the first (high half). */
-#define ENT(b) (((b) < 7 ? 0ull : (b) < 14 ? 0x80ull : (b) < 21 ? 0x8080ull : 0x808080ull) | \
-		((uint64_t)((b) / 7) << 32))
-static const uint64_t varint_by_bit[32] = {
+#define ENT(z) ((31 - (z) < 7 ? 0ull : 31 - (z) < 14 ? 0x80ull : 31 - (z) < 21 ? 0x8080ull : 0x808080ull) | \
+		((uint64_t)((z) >= 32 ? 0 : (31 - (z)) / 7) << 32))
+static const uint64_t varint_by_clz[33] = {
 	ENT(0),  ENT(1),  ENT(2),  ENT(3),  ENT(4),  ENT(5),  ENT(6),  ENT(7),  ENT(8),  ENT(9),  ENT(10),
 	ENT(11), ENT(12), ENT(13), ENT(14), ENT(15), ENT(16), ENT(17), ENT(18), ENT(19), ENT(20), ENT(21),
-	ENT(22), ENT(23), ENT(24), ENT(25), ENT(26), ENT(27), ENT(28), ENT(29), ENT(30), ENT(31),
+	ENT(22), ENT(23), ENT(24), ENT(25), ENT(26), ENT(27), ENT(28), ENT(29), ENT(30), ENT(31), ENT(32),
 };
 #undef ENT
 
-/* x86-64 CPUs with BMI2 (nearly all since 2013) spread the groups with
- * one instruction; mp__chunk_encode picks that variant at run time. It is
- * written as inline assembly, so that it compiles without -mbmi2 (only the
- * variant that may run it has the target attribute). */
+/* x86-64 CPUs with BMI2 and LZCNT (nearly all since 2013) spread the
+ * groups with one instruction (pdep) and count leading zeros without the
+ * zero case (lzcnt); mp__chunk_encode picks that variant at run time. Both
+ * are inline assembly, so that the file compiles without -mbmi2 (only the
+ * variant that may run them has the target attribute). */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define HAVE_BMI2_VARIANT 1
+#include <cpuid.h>
+#include <stdatomic.h>
 #endif
 
 static inline __attribute__((always_inline)) void put_x(col_t *c, uint64_t v, const int bmi2)
@@ -360,7 +363,10 @@ static inline __attribute__((always_inline)) void put_x(col_t *c, uint64_t v, co
 	}
 #ifdef HAVE_BMI2_VARIANT
 	if (bmi2) {
+		unsigned z;
 		__asm__("pdep %2, %1, %0" : "=r"(x) : "r"((uint32_t)v), "r"(0x7f7f7f7fu));
+		__asm__("lzcnt %1, %0" : "=r"(z) : "r"((uint32_t)v)); /* 32 for 0 */
+		ent = varint_by_clz[z];
 	} else
 #endif
 	{
@@ -371,8 +377,8 @@ static inline __attribute__((always_inline)) void put_x(col_t *c, uint64_t v, co
 		x += x & ~0x7fu;
 		x += x & ~0x7fffu;
 		x += x & ~0x7fffffu;
+		ent = varint_by_clz[__builtin_clz((uint32_t)v | 1)];
 	}
-	ent = varint_by_bit[31u ^ (unsigned)__builtin_clz((uint32_t)v | 1)];
 	x |= (uint32_t)ent;
 	*c->h++ = (uint8_t)x;
 	x >>= 8;
@@ -753,7 +759,7 @@ static int encode_plain(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, 
 }
 
 #ifdef HAVE_BMI2_VARIANT
-__attribute__((target("bmi2"))) static int encode_bmi2(mp_chunk_encoder_t *e, const uint64_t *words, size_t n,
+__attribute__((target("bmi2,lzcnt"))) static int encode_bmi2(mp_chunk_encoder_t *e, const uint64_t *words, size_t n,
 						       size_t limit, uint64_t *st, const struct mp_capclock *clock,
 						       uint64_t lens[MP_PARTS])
 {
@@ -761,11 +767,30 @@ __attribute__((target("bmi2"))) static int encode_bmi2(mp_chunk_encoder_t *e, co
 }
 #endif
 
+#ifdef HAVE_BMI2_VARIANT
+/* BMI2 (CPUID 7: EBX bit 8) and LZCNT (0x80000001: ECX bit 5), asked once
+ * (compilers' __builtin_cpu_supports do not all know LZCNT). */
+static int have_bmi2_lzcnt(void)
+{
+	static _Atomic int known; /* 0 not yet, 1 no, 2 yes */
+	int k = atomic_load_explicit(&known, memory_order_relaxed);
+
+	if (!k) {
+		unsigned a, b, c, d;
+		int bmi2 = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 8));
+		int lzcnt = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & (1u << 5));
+		k = bmi2 && lzcnt ? 2 : 1;
+		atomic_store_explicit(&known, k, memory_order_relaxed);
+	}
+	return k == 2;
+}
+#endif
+
 int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, size_t limit, uint64_t *st,
 		     const struct mp_capclock *clock, uint64_t lens[MP_PARTS])
 {
 #ifdef HAVE_BMI2_VARIANT
-	if (!e->plain && __builtin_cpu_supports("bmi2"))
+	if (!e->plain && have_bmi2_lzcnt())
 		return encode_bmi2(e, words, n, limit, st, clock, lens);
 #endif
 	return encode_plain(e, words, n, limit, st, clock, lens);
