@@ -550,7 +550,7 @@ static void test_encoder_roundtrip(void **state)
 	free(path);
 }
 
-/* The encoder's two variants (chunkcodec.c: BMI2 where the CPU has it, and
+/* The encoder's two variants (chunkenc.c: BMI2 where the CPU has it, and
  * the portable one) write the same bytes, with and without ages; the
  * portable one's output is what the round trip above checks when the
  * machine lacks BMI2, the BMI2 one's otherwise. */
@@ -589,7 +589,7 @@ static void test_encoder_variants(void **state)
 }
 
 /* The encoder converts TSC readings through the clock's lines, keeping the
- * line it found between records (chunkcodec.c, clock_cache_t): readings
+ * line it found between records (chunkenc.c, clock_cache_t): readings
  * that move between lines, before the oldest one, back in time (clamped),
  * on a ring of lines whose newest is not at index 0, with a stale line past
  * count; and ALLOC and FREE records that change the memory id. Times worked
