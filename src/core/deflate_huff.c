@@ -257,7 +257,9 @@ static void histogram(const uint8_t *p, size_t n, uint32_t *freq)
 		freq[s] = h[0][s] + h[1][s] + h[2][s] + h[3][s];
 }
 
-void mp__dh_segment(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final, int store_only)
+#define NOISE_GAIN_PCT 3 /* coding would save less than this: MP_DH_NOISE */
+
+int mp__dh_segment(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final, int store_only)
 {
 	uint32_t freq[NLIT], clfreq[19] = {0};
 	uint8_t len[NLIT + 1], cllen[19];
@@ -268,7 +270,7 @@ void mp__dh_segment(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final,
 
 	if (store_only || n < 64) {
 		stored(w, data, n, final);
-		return;
+		return MP_DH_STORED;
 	}
 	histogram(data, n, freq);
 	freq[256] = 1;
@@ -293,7 +295,7 @@ void mp__dh_segment(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final,
 	 * save 4%). */
 	if (dyn_bits * 100 >= stored_bits * (100 - STORE_GAIN_PCT)) {
 		stored(w, data, n, final);
-		return;
+		return dyn_bits * 100 >= stored_bits * (100 - NOISE_GAIN_PCT) ? MP_DH_NOISE : MP_DH_STORED;
 	}
 
 	make_codes(len, NLIT, code);
@@ -357,4 +359,5 @@ void mp__dh_segment(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final,
 			put_bits(w, code[data[j]], len[data[j]]);
 		put_bits(w, code[256], len[256]);
 	}
+	return MP_DH_CODED;
 }
