@@ -52,10 +52,6 @@ typedef struct {
 	uint8_t *h, *t;
 } col_t;
 
-/* Append varint v split: its first byte to the heads, the rest to the
- * tails (8 bytes of slack past each). Values below 2^28 (nearly all: time
- * deltas, sizes, most address deltas, every index) take the short path:
- * one store each, no branch on the length. */
 /* The long case of put(), out of line: values of 2^28 and more are rare.
  * Writes the head at h and the rest at t; returns how many tail bytes (the
  * cursors go by value, so that the caller's can stay in registers). */
@@ -99,6 +95,10 @@ static const uint64_t varint_by_clz[33] = {
 #include <stdatomic.h>
 #endif
 
+/* Append varint v split: its first byte to the heads, the rest to the
+ * tails (8 bytes of slack past each). Values below 2^28 (nearly all: time
+ * deltas, sizes, most address deltas, every index) take the short path:
+ * one store each, no branch on the length. */
 static inline __attribute__((always_inline)) void put_x(col_t *c, uint64_t v, const int bmi2)
 {
 	uint64_t ent;
