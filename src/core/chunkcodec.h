@@ -146,6 +146,8 @@ struct mp_capclock;
  * says where. The encoder keeps its working memory between chunks.
  * Returns 0, or -1 (out of memory, or records that do not parse: a writer
  * bug). */
+#define MP_HINT_THREADS 256
+
 typedef struct mp_chunk_encoder {
 	mp_mbuf_t cols[MP_PARTS];
 	mp_mbuf_t tab;
@@ -154,6 +156,11 @@ typedef struct mp_chunk_encoder {
 	uint64_t events; /* events in the last chunk encoded (a realloc counts 2) */
 	size_t consumed; /* words of it taken */
 	int no_ages;     /* set by the caller: skip the aged frees and refreed allocations (cheaper, larger) */
+	int plain;       /* set by tests: the portable variant even where the BMI2 one would run (same output) */
+	/* flush.c's: per thread (index mod MP_HINT_THREADS) and part, 0 to
+	 * Huffman-analyse its next segment, or how many in a row have been
+	 * stored without a look since one looked like noise (MP_DH_NOISE) */
+	uint8_t stored_hint[MP_HINT_THREADS][MP_PARTS];
 } mp_chunk_encoder_t;
 
 int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, size_t limit, uint64_t *st,

@@ -257,7 +257,9 @@ static void histogram(const uint8_t *p, size_t n, uint32_t *freq)
 		freq[s] = h[0][s] + h[1][s] + h[2][s] + h[3][s];
 }
 
-void mp__dh_segment(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final, int store_only)
+#define NOISE_GAIN_PCT 3 /* coding would save less than this: MP_DH_NOISE */
+
+int mp__dh_segment(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final, int store_only)
 {
 	uint32_t freq[NLIT], clfreq[19] = {0};
 	uint8_t len[NLIT + 1], cllen[19];
@@ -268,7 +270,7 @@ void mp__dh_segment(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final,
 
 	if (store_only || n < 64) {
 		stored(w, data, n, final);
-		return;
+		return MP_DH_STORED;
 	}
 	histogram(data, n, freq);
 	freq[256] = 1;
@@ -293,7 +295,7 @@ void mp__dh_segment(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final,
 	 * save 4%). */
 	if (dyn_bits * 100 >= stored_bits * (100 - STORE_GAIN_PCT)) {
 		stored(w, data, n, final);
-		return;
+		return dyn_bits * 100 >= stored_bits * (100 - NOISE_GAIN_PCT) ? MP_DH_NOISE : MP_DH_STORED;
 	}
 
 	make_codes(len, NLIT, code);
@@ -308,26 +310,43 @@ void mp__dh_segment(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final,
 			put_bits(w, cl[i].extra, cl[i].extra_bits);
 	}
 
-	/* The data: three codes (<= 45 bits) on top of < 8 pending bits fit the
-	 * 64-bit accumulator; then whole bytes go out with one unaligned store
-	 * (the bound's slack covers the bytes written past the end). */
+	/* The data: three codes (<= 45 bits), or four where none is longer than
+	 * 14 bits (nearly always: byte literals; <= 56 bits), on top of < 8
+	 * pending bits fit the 64-bit accumulator; then whole bytes go out with
+	 * one unaligned store (the bound's slack covers the bytes written past
+	 * the end). Code and length from their own tables: no unpacking. */
 	{
-		uint32_t tab[256];
 		uint64_t bits = w->bits;
-		unsigned nb = w->nbits;
+		unsigned nb = w->nbits, maxlen = 0;
 		uint8_t *o = w->out;
 		size_t j = 0;
 
 		for (i = 0; i < 256; i++)
-			tab[i] = (uint32_t)code[i] | ((uint32_t)len[i] << 16);
+			maxlen = len[i] > maxlen ? len[i] : maxlen;
+		if (maxlen <= 14)
+			for (; j + 4 <= n; j += 4) {
+				unsigned a = data[j], b = data[j + 1], c = data[j + 2], d = data[j + 3];
+				bits |= (uint64_t)code[a] << nb;
+				nb += len[a];
+				bits |= (uint64_t)code[b] << nb;
+				nb += len[b];
+				bits |= (uint64_t)code[c] << nb;
+				nb += len[c];
+				bits |= (uint64_t)code[d] << nb;
+				nb += len[d];
+				memcpy(o, &bits, 8);
+				o += nb >> 3;
+				bits >>= nb & ~7u; /* nb < 64: at most 7 + 56 */
+				nb &= 7;
+			}
 		for (; j + 3 <= n; j += 3) {
-			uint32_t a = tab[data[j]], b = tab[data[j + 1]], c = tab[data[j + 2]];
-			bits |= (uint64_t)(a & 0xffff) << nb;
-			nb += a >> 16;
-			bits |= (uint64_t)(b & 0xffff) << nb;
-			nb += b >> 16;
-			bits |= (uint64_t)(c & 0xffff) << nb;
-			nb += c >> 16;
+			unsigned a = data[j], b = data[j + 1], c = data[j + 2];
+			bits |= (uint64_t)code[a] << nb;
+			nb += len[a];
+			bits |= (uint64_t)code[b] << nb;
+			nb += len[b];
+			bits |= (uint64_t)code[c] << nb;
+			nb += len[c];
 			memcpy(o, &bits, 8);
 			o += nb >> 3;
 			bits >>= nb & ~7u; /* nb < 64: at most 7 + 45 */
@@ -340,4 +359,5 @@ void mp__dh_segment(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final,
 			put_bits(w, code[data[j]], len[data[j]]);
 		put_bits(w, code[256], len[256]);
 	}
+	return MP_DH_CODED;
 }

@@ -35,8 +35,12 @@ void mp__dh_begin(mp_dh_writer_t *w, uint8_t *out);
 /* Append n bytes (n >= 1) as one segment: a dynamic Huffman block with the
  * segment's own table, or stored blocks when those are not clearly larger
  * (coding must save 7%) or when store_only. final marks the stream's last segment. The output buffer must
- * have mp_dh_bound(n) bytes of room. */
-void mp__dh_segment(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final, int store_only);
+ * have mp_dh_bound(n) bytes of room. Returns MP_DH_CODED, MP_DH_STORED, or
+ * MP_DH_NOISE: stored because coding would have saved less than 3% (data
+ * that looks random: its next segment of the same kind likely is too, and
+ * the caller may store that one without looking, store_only). */
+enum { MP_DH_CODED, MP_DH_STORED, MP_DH_NOISE };
+int mp__dh_segment(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final, int store_only);
 
 /* Flush the last bits; returns the end of the stream's bytes. */
 uint8_t *mp__dh_end(mp_dh_writer_t *w);

@@ -98,13 +98,22 @@ static int write_all(int fd, const struct iovec *iov, int n)
 }
 
 /* Mark where a new column starts in w->raw: each segment gets its own
- * Huffman table (a column's bytes are alike, its neighbours' are not). */
-static int mark_segment(mp_writer_t *w)
+ * Huffman table (a column's bytes are alike, its neighbours' are not).
+ * The high half says which (1 + w->enc.stored_hint's index; 0 none). */
+static int mark_segment(mp_writer_t *w, unsigned hint)
 {
-	uint64_t at = w->raw.len;
+	uint64_t at = w->raw.len | (uint64_t)hint << 32;
 
 	return mp_mbuf_append(&w->segs, &at, sizeof(at));
 }
+
+/* A part that looked like noise (coding would save under 3%: in
+ * alloc_bench the address deltas' tails and the first bytes of sizes and
+ * of IDX) is stored without a look this many times in a row, then
+ * analysed again: its histogram and code table cost about a sixth of the
+ * Huffman stage, for nothing. A part that stops being noise meanwhile is
+ * stored for up to that many segments (it was within 3% of stored). */
+#define HINT_RECHECK 16
 
 /* Below this a segment's table would cost more than it saves: it joins
  * the next one. */
@@ -119,6 +128,7 @@ static int compress_segments(mp_writer_t *w)
 	const uint64_t *seg = (const uint64_t *)w->segs.data;
 	size_t nseg = w->segs.len / sizeof(uint64_t), i;
 	uint64_t start = 0;
+	unsigned hint_id = 0; /* the part the segment from start is (of) */
 	mp_dh_writer_t dh;
 
 	w->out.len = 0;
@@ -126,15 +136,28 @@ static int compress_segments(mp_writer_t *w)
 		return -ENOMEM;
 	mp__dh_begin(&dh, w->out.data);
 	for (i = 0; i <= nseg; i++) {
-		uint64_t end = i < nseg ? seg[i] : w->raw.len;
+		uint64_t end = i < nseg ? (uint32_t)seg[i] : w->raw.len;
 		if (end > w->raw.len || end < start)
 			return MP_ECOMPRESS; /* a flusher bug */
-		if (i < nseg && end - start < MIN_SEGMENT)
+		if (i < nseg && end - start < MIN_SEGMENT) {
+			/* joins the next part: the segment is mostly that one */
+			hint_id = (unsigned)(seg[i] >> 32);
 			continue;
-		if (end > start)
-			mp__dh_segment(&dh, w->raw.data + start, end - start, end == w->raw.len,
-				       w->behind == BEHIND_FAR);
+		}
+		if (end > start) {
+			uint8_t *hint = hint_id ? &w->enc.stored_hint[0][0] + hint_id - 1 : NULL;
+			int store = w->behind == BEHIND_FAR, rc;
+			if (!store && hint && *hint) {
+				*hint = *hint + 1 < HINT_RECHECK ? (uint8_t)(*hint + 1) : 0;
+				store = 1;
+				hint = NULL;
+			}
+			rc = mp__dh_segment(&dh, w->raw.data + start, end - start, end == w->raw.len, store);
+			if (hint && !store)
+				*hint = rc == MP_DH_NOISE;
+		}
 		start = end;
+		hint_id = i < nseg ? (unsigned)(seg[i] >> 32) : 0;
 	}
 	w->out.len = (size_t)(mp__dh_end(&dh) - w->out.data);
 	return 0;
@@ -267,7 +290,8 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 			return rc;
 		/* each part its own segment: heads and tails of one column differ */
 		for (i = 0; i < MP_PARTS; i++)
-			if ((rc = mark_segment(w)) || (rc = mp_mbuf_append(&w->raw, w->enc.cols[i].data, lens[i])))
+			if ((rc = mark_segment(w, 1 + (unsigned)(t->index % MP_HINT_THREADS) * MP_PARTS + (unsigned)i)) ||
+			    (rc = mp_mbuf_append(&w->raw, w->enc.cols[i].data, lens[i])))
 				return rc;
 
 		/* The piece is encoded: give its ring space back now, not after

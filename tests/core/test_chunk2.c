@@ -550,6 +550,133 @@ static void test_encoder_roundtrip(void **state)
 	free(path);
 }
 
+/* The encoder's two variants (chunkenc.c: BMI2 where the CPU has it, and
+ * the portable one) write the same bytes, with and without ages; the
+ * portable one's output is what the round trip above checks when the
+ * machine lacks BMI2, the BMI2 one's otherwise. */
+static void test_encoder_variants(void **state)
+{
+	static uint64_t ring[4096];
+	mp_chunk_encoder_t enc[2];
+	mp_capclock_t clock;
+	uint64_t t_end, lens[2][MP_PARTS];
+	size_t nw;
+	int v, c, ages;
+
+	(void)state;
+	memset(&clock, 0, sizeof(clock));
+	nw = ring_records(ring, &t_end);
+	for (ages = 0; ages < 2; ages++) {
+		for (v = 0; v < 2; v++) {
+			uint64_t st[MP_ST_COUNT] = {0};
+			memset(&enc[v], 0, sizeof(enc[v]));
+			enc[v].plain = v;
+			enc[v].no_ages = !ages;
+			assert_int_equal(mp__chunk_encode(&enc[v], ring, nw, nw, st, &clock, lens[v]), 0);
+			assert_int_equal(enc[v].consumed, nw);
+		}
+		assert_int_equal(enc[0].events, enc[1].events);
+		for (c = 0; c < MP_PARTS; c++) {
+			assert_int_equal(lens[0][c], lens[1][c]);
+			assert_memory_equal(enc[0].cols[c].data, enc[1].cols[c].data, lens[0][c]);
+		}
+		/* the time deltas of 1..10 bytes and sizes of every length are
+		 * there: every length of the put() short path and the long one */
+		assert_true(lens[0][MP_TAIL(MP_COL_TIME)] >= 45 && lens[0][MP_TAIL(MP_COL_SIZE)] >= 45);
+		for (v = 0; v < 2; v++)
+			mp__chunk_encoder_release(&enc[v]);
+	}
+}
+
+/* The encoder converts TSC readings through the clock's lines, keeping the
+ * line it found between records (chunkenc.c, clock_cache_t): readings
+ * that move between lines, before the oldest one, back in time (clamped),
+ * on a ring of lines whose newest is not at index 0, with a stale line past
+ * count; and ALLOC and FREE records that change the memory id. Times worked
+ * out by hand from the lines: ns = ns0 + (tsc - tsc0) * mult / 2^32. */
+static void test_encoder_clock_lines(void **state)
+{
+	static const struct {
+		unsigned kind, mem;
+		uint64_t raw, addr, ns;
+	} rec[] = {
+		{MP_REC_FREE, 0, 900, 0x1000, 300},    /* before A: A, extended back */
+		{MP_REC_FREE, 0, 1000, 0x2000, 500},   /* A */
+		{MP_REC_ALLOC, 1, 1500, 0x3000, 1500}, /* A */
+		{MP_REC_FREE, 1, 1999, 0x4000, 2498},  /* A */
+		{MP_REC_FREE, 2, 2000, 0x5000, 2600},  /* B */
+		{MP_REC_ALLOC, 2, 2100, 0x6000, 2650}, /* B: half a ns a tick */
+		{MP_REC_FREE, 0, 3000, 0x7000, 3200},  /* C */
+		{MP_REC_FREE, 0, 3100, 0x8000, 3300},  /* C */
+		{MP_REC_ALLOC, 1, 2500, 0x9000, 3300}, /* B (2725), time never goes back */
+		{MP_REC_FREE, 1, 5000, 0xa000, 5200},  /* C */
+		{MP_REC_FREE, 0, 1200, 0xb000, 5200},  /* A (900), clamped */
+		{MP_REC_ALLOC, 0, 5001, 0xc000, 5201}, /* C again */
+	};
+	const size_t nrec = sizeof(rec) / sizeof(rec[0]);
+	uint64_t ring[64], st[MP_ST_COUNT] = {0}, lens[MP_PARTS];
+	mp_chunk_encoder_t enc;
+	mp_capclock_t clock;
+	char *path = mp_test_tmpfile("clk.memprof");
+	const uint8_t *parts[MP_PARTS];
+	mp_event_t ev[32];
+	static buf_t raw;
+	mp_diag_t diag;
+	size_t nw = 0, n, i;
+	int rc, c;
+
+	(void)state;
+	for (i = 0; i < nrec; i++) {
+		ring[nw++] = W0(rec[i].kind, rec[i].mem, 0);
+		ring[nw++] = rec[i].raw;
+		ring[nw++] = rec[i].addr;
+		if (rec[i].kind == MP_REC_ALLOC)
+			ring[nw++] = 32;
+	}
+	memset(&clock, 0, sizeof(clock));
+	clock.use_tsc = 1;
+	clock.count = 3;
+	clock.newest = 1;
+	clock.line[7] = (mp_tsc_line_t){.tsc0 = 1000, .ns0 = 500, .mult = 2ull << 32}; /* A, the oldest */
+	clock.line[0] = (mp_tsc_line_t){.tsc0 = 2000, .ns0 = 2600, .mult = 1ull << 31}; /* B */
+	clock.line[1] = (mp_tsc_line_t){.tsc0 = 3000, .ns0 = 3200, .mult = 1ull << 32}; /* C, the newest */
+	clock.line[6] = (mp_tsc_line_t){.tsc0 = 0, .ns0 = 77777, .mult = 0};           /* past count: unused */
+	memset(&enc, 0, sizeof(enc));
+	assert_int_equal(mp__chunk_encode(&enc, ring, nw, nw, st, &clock, lens), 0);
+	assert_int_equal(enc.consumed, nw);
+	assert_int_equal(enc.events, nrec);
+	assert_true(st[MP_ST_TIME] == 5201);
+	assert_int_equal(st[MP_ST_MEMORY], 0);
+
+	for (c = 0; c < MP_PARTS; c++)
+		parts[c] = enc.cols[c].data;
+	raw.n = 0;
+	put_defs(&raw);
+	for (i = 1; i <= 2; i++) { /* memories 1 and 2 */
+		put_byte(&raw, MP_SEC_MEMORY);
+		put_v(&raw, i);
+		put_v(&raw, 1);
+		put_v(&raw, 1);
+		put_v(&raw, 0);
+	}
+	put_chunk(&raw, MP_SEC_CHUNK2, 0, parts, lens, MP_PARTS);
+	put_byte(&raw, MP_SEC_HORIZON);
+	put_v(&raw, UINT64_MAX);
+	write_capture(path, 2, &raw, enc.events);
+	mp__chunk_encoder_release(&enc);
+	n = read_heap(path, ev, 32, &rc, &diag);
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, nrec);
+	for (i = 0; i < nrec; i++) {
+		assert_int_equal(ev[i].kind, rec[i].kind == MP_REC_ALLOC ? MP_EV_ALLOC : MP_EV_FREE);
+		assert_int_equal(ev[i].memory, rec[i].mem);
+		assert_true(ev[i].time_ns == rec[i].ns);
+		assert_true(ev[i].address == rec[i].addr);
+	}
+	unlink(path);
+	free(path);
+}
+
 /* Writer to reader through the flusher: frees in one chunk, allocations at
  * the same addresses in the next (ages never reach back across chunks),
  * then both within one chunk. */
@@ -597,12 +724,71 @@ static void test_refreed_across_flushes(void **state)
 	free(path);
 }
 
+/* Through the writer: 240,000 events in one thread over several flushes,
+ * first with sizes whose varints' first bytes are uniformly random (that
+ * part is stored, and after the first such segment flush.c stores it
+ * without analysing it, re-checking every 16th, while the other parts are
+ * coded, small ones joined), then with one size (the part becomes
+ * compressible again). Every event must read back as written. */
+static void test_noise_parts_round_trip(void **state)
+{
+	char *path = mp_test_tmpfile("noise.memprof");
+	const size_t n = 240000;
+	mp_writer_t *w;
+	mp_diag_t diag;
+	mp_event_t *ev;
+	uint64_t x = 0x9E3779B97F4A7C15ull, *addr = malloc(n * sizeof(uint64_t)), *req = malloc(n * sizeof(uint64_t));
+	size_t got, i, k = 0;
+	int rc;
+
+	(void)state;
+	assert_non_null(addr);
+	assert_non_null(req);
+	assert_int_equal(mp_writer_open(&w, path, 0, NULL, &diag), 0);
+	assert_int_equal(mp_writer_memory(w, "m", MP_MEMORY_HOST, 0), 0);
+	for (i = 0; i < n; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		addr[i] = 0x10000000 + (x & 0xffffff0);
+		req[i] = i < n / 2 ? (x >> 40) & 0xff : 64; /* uniform 0..255: its varints' first bytes are too */
+		if (i % 2 == 0)
+			assert_int_equal(mp_writer_alloc(w, 0, addr[i], req[i], req[i]), 0);
+		else
+			assert_int_equal(mp_writer_free(w, 0, addr[i - 1]), 0);
+		if (i % 50000 == 49999)
+			assert_int_equal(mp_writer_flush(w), 0);
+	}
+	assert_int_equal(mp_writer_close(w), 0);
+	got = read_all(path, &ev, &rc, &diag, NULL);
+	assert_int_equal(rc, 0);
+	for (i = 0; i < n; i++, k++) {
+		while (k < got && ev[k].kind == MP_EV_MEMORY)
+			k++;
+		assert_true(k < got);
+		if (i % 2 == 0) {
+			assert_int_equal(ev[k].kind, MP_EV_ALLOC);
+			assert_true(ev[k].address == addr[i]);
+			assert_true(ev[k].requested_bytes == req[i]);
+			assert_true(ev[k].allocated_bytes == req[i]);
+		} else {
+			assert_int_equal(ev[k].kind, MP_EV_FREE);
+			assert_true(ev[k].address == addr[i - 1]);
+		}
+	}
+	assert_int_equal(k, got);
+	free(ev);
+	free(addr);
+	free(req);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_v1_capture_reads),   cmocka_unit_test(test_v2_by_hand),
 		cmocka_unit_test(test_check_parts),        cmocka_unit_test(test_encoder_roundtrip),
-		cmocka_unit_test(test_refreed_across_flushes),
+		cmocka_unit_test(test_refreed_across_flushes), cmocka_unit_test(test_encoder_clock_lines),
+		cmocka_unit_test(test_encoder_variants),    cmocka_unit_test(test_noise_parts_round_trip),
 	};
 	return cmocka_run_group_tests_name("chunk2", tests, NULL, NULL);
 }
