@@ -323,35 +323,19 @@ int mp__dh_segment(mp_dh_writer_t *w, const uint8_t *data, size_t n, int final, 
 
 		for (i = 0; i < 256; i++)
 			maxlen = len[i] > maxlen ? len[i] : maxlen;
+#define PUT(x) (bits |= (uint64_t)code[x] << nb, nb += len[x])
+#define SPILL() (memcpy(o, &bits, 8), o += nb >> 3, bits >>= nb & ~7u, nb &= 7)
 		if (maxlen <= 14)
 			for (; j + 4 <= n; j += 4) {
-				unsigned a = data[j], b = data[j + 1], c = data[j + 2], d = data[j + 3];
-				bits |= (uint64_t)code[a] << nb;
-				nb += len[a];
-				bits |= (uint64_t)code[b] << nb;
-				nb += len[b];
-				bits |= (uint64_t)code[c] << nb;
-				nb += len[c];
-				bits |= (uint64_t)code[d] << nb;
-				nb += len[d];
-				memcpy(o, &bits, 8);
-				o += nb >> 3;
-				bits >>= nb & ~7u; /* nb < 64: at most 7 + 56 */
-				nb &= 7;
+				PUT(data[j]), PUT(data[j + 1]), PUT(data[j + 2]), PUT(data[j + 3]);
+				SPILL();
 			}
 		for (; j + 3 <= n; j += 3) {
-			unsigned a = data[j], b = data[j + 1], c = data[j + 2];
-			bits |= (uint64_t)code[a] << nb;
-			nb += len[a];
-			bits |= (uint64_t)code[b] << nb;
-			nb += len[b];
-			bits |= (uint64_t)code[c] << nb;
-			nb += len[c];
-			memcpy(o, &bits, 8);
-			o += nb >> 3;
-			bits >>= nb & ~7u; /* nb < 64: at most 7 + 45 */
-			nb &= 7;
+			PUT(data[j]), PUT(data[j + 1]), PUT(data[j + 2]);
+			SPILL();
 		}
+#undef PUT
+#undef SPILL
 		w->out = o;
 		w->bits = bits;
 		w->nbits = nb;
