@@ -515,8 +515,25 @@ __attribute__((target("bmi2,lzcnt"))) static int encode_bmi2(mp_chunk_encoder_t 
 #endif
 
 #ifdef HAVE_BMI2_VARIANT
+/* AMD before Zen 3 (family 19h) has pdep in microcode, some hundred cycles
+ * an instruction: far slower there than the portable variant. */
+static int slow_pdep(void)
+{
+	unsigned a, b, c, d, family;
+
+	if (!__get_cpuid(0, &a, &b, &c, &d) || b != 0x68747541u) /* "Auth"enticAMD */
+		return 0;
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return 1;
+	family = (a >> 8) & 0xf;
+	if (family == 0xf)
+		family += (a >> 20) & 0xff;
+	return family < 0x19;
+}
+
 /* BMI2 (CPUID 7: EBX bit 8) and LZCNT (0x80000001: ECX bit 5), asked once
- * (compilers' __builtin_cpu_supports do not all know LZCNT). */
+ * (compilers' __builtin_cpu_supports do not all know LZCNT), on a CPU where
+ * pdep is fast. */
 static int have_bmi2_lzcnt(void)
 {
 	static _Atomic int known; /* 0 not yet, 1 no, 2 yes */
@@ -526,7 +543,7 @@ static int have_bmi2_lzcnt(void)
 		unsigned a, b, c, d;
 		int bmi2 = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 8));
 		int lzcnt = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & (1u << 5));
-		k = bmi2 && lzcnt ? 2 : 1;
+		k = bmi2 && lzcnt && !slow_pdep() ? 2 : 1;
 		atomic_store_explicit(&known, k, memory_order_relaxed);
 	}
 	return k == 2;
