@@ -291,6 +291,28 @@ static void build_fixed(tables_t *tb)
 		e = tb.lit[bb & MASK(LBITS)];   \
 	} while (0)
 
+/* Entry e is a length: decode it (e's base, its extra bits), the distance
+ * code and its extra bits into len and dist, and check the distance
+ * against the output so far. Uses the locals d and saved. */
+#define MATCH()                                                                                                        \
+	do {                                                                                                           \
+		saved = bb;                                                                                            \
+		DROP(E_DROP(e));                                                                                       \
+		len = (e >> 16) + (unsigned)((saved & MASK(E_DROP(e))) >> ((e >> 8) & 15));                         \
+		d = tb.dist[bb & MASK(DBITS)];                                                                         \
+		if (d & E_SUB) {                                                                                       \
+			DROP(DBITS);                                                                                   \
+			d = tb.dist[(d >> 16) + (bb & MASK(DSUB))];                                                    \
+		}                                                                                                      \
+		if (d & E_EXC)                                                                                         \
+			FAIL("invalid distance symbol");                                                               \
+		saved = bb;                                                                                            \
+		DROP(E_DROP(d));                                                                                       \
+		dist = (d >> 16) + (unsigned)((saved & MASK(E_DROP(d))) >> ((d >> 8) & 15));                         \
+		if (dist > (size_t)(out - out_start))                                                                  \
+			FAIL("distance farther back than the output so far");                                          \
+	} while (0)
+
 int mp__inflate(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, const char **why)
 {
 	static uint8_t none[1];
@@ -479,22 +501,7 @@ int mp__inflate(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, 
 				DROP(E_DROP(e));
 				goto block_done;
 			}
-			/* A length (<= 20 bits) then a distance (<= 28 bits). */
-			saved = bb;
-			DROP(E_DROP(e));
-			len = (e >> 16) + (unsigned)((saved & MASK(E_DROP(e))) >> ((e >> 8) & 15));
-			d = tb.dist[bb & MASK(DBITS)];
-			if (d & E_SUB) {
-				DROP(DBITS);
-				d = tb.dist[(d >> 16) + (bb & MASK(DSUB))];
-			}
-			if (d & E_EXC)
-				FAIL("invalid distance symbol");
-			saved = bb;
-			DROP(E_DROP(d));
-			dist = (d >> 16) + (unsigned)((saved & MASK(E_DROP(d))) >> ((d >> 8) & 15));
-			if (dist > (size_t)(out - out_start))
-				FAIL("distance farther back than the output so far");
+			MATCH(); /* <= 20 + 28 bits: the margins cover it */
 			dst = out;
 			src = out - dist;
 			out += len;
@@ -545,21 +552,7 @@ int mp__inflate(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len, 
 				DROP(E_DROP(e));
 				break;
 			}
-			saved = bb;
-			DROP(E_DROP(e));
-			len = (e >> 16) + (unsigned)((saved & MASK(E_DROP(e))) >> ((e >> 8) & 15));
-			d = tb.dist[bb & MASK(DBITS)];
-			if (d & E_SUB) {
-				DROP(DBITS);
-				d = tb.dist[(d >> 16) + (bb & MASK(DSUB))];
-			}
-			if (d & E_EXC)
-				FAIL("invalid distance symbol");
-			saved = bb;
-			DROP(E_DROP(d));
-			dist = (d >> 16) + (unsigned)((saved & MASK(E_DROP(d))) >> ((d >> 8) & 15));
-			if (dist > (size_t)(out - out_start))
-				FAIL("distance farther back than the output so far");
+			MATCH();
 			if (len > (size_t)(out_end - out))
 				FAIL("output longer than announced");
 			for (n = 0; n < len; n++)
