@@ -223,9 +223,9 @@ static int read_block(mp_capture_t *cap, mp_diag_t *diag)
 	mp_fetch_t *fe;
 	int rc;
 
-	if (cap->readahead && cap->ra && !cap->ra_active) {
-		int thread = cap->readahead_wanted == MP_READAHEAD_THREAD ||
-			     (cap->readahead_wanted == MP_READAHEAD_AUTO && cores_available() >= 3);
+	if (cap->readahead != MP_READAHEAD_OFF && !cap->ra_active) {
+		int thread = cap->readahead == MP_READAHEAD_THREAD ||
+			     (cap->readahead == MP_READAHEAD_AUTO && cores_available() >= 3);
 		mp__readahead_begin(cap->ra, cap->f, cap->offset, cap->block_index, thread);
 		cap->ra_active = 1;
 	}
@@ -246,8 +246,7 @@ static int read_block(mp_capture_t *cap, mp_diag_t *diag)
 	 * inflating blocks that followed a damaged one. */
 	rc = end_of_blocks(cap, fe, diag);
 	mp__readahead_end(cap->ra);
-	cap->ra_active = 0;
-	cap->readahead = 0;
+	cap->ra_active = 0; /* and no block is read again: eof or an error */
 	return rc;
 }
 
@@ -435,8 +434,7 @@ int mp_capture_set_readahead(mp_capture_t *cap, int mode)
 	}
 	if (mode != MP_READAHEAD_OFF && !cap->ra && !(cap->ra = mp__readahead_new()))
 		mode = MP_READAHEAD_OFF; /* the reader fetches itself: same events */
-	cap->readahead_wanted = mode;
-	cap->readahead = mode != MP_READAHEAD_OFF;
+	cap->readahead = mode;
 	return 0;
 }
 
@@ -461,7 +459,6 @@ int mp__capture_rewind(mp_capture_t *cap, mp_diag_t *diag)
 {
 	mp__readahead_end(cap->ra);
 	cap->ra_active = 0;
-	cap->readahead = cap->readahead_wanted != MP_READAHEAD_OFF;
 	pend_clear(cap);
 	mp__merge_release(&cap->merge);
 	mp__merge_init(&cap->merge);

@@ -108,8 +108,7 @@ struct mp_capture {
 	mp_fetch_t fetch;        /* the block being read, when read here */
 	mp_readahead_t *ra;      /* the read-ahead, kept from the first wish for one to close */
 	int ra_active;           /* ra is fetching (it owns cap->f) */
-	int readahead;           /* start it at the next block */
-	int readahead_wanted;    /* MP_READAHEAD_*, from mp_capture_set_readahead(); again after a rewind */
+	int readahead;           /* MP_READAHEAD_*, from mp_capture_set_readahead(); OFF when ra is NULL */
 
 	int eof;                 /* no more blocks will be read */
 	int deferred_err;        /* error to return once buffered events are out */

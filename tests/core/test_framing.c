@@ -217,24 +217,26 @@ static void test_framing_every_truncation(void **state)
 	free(c.data);
 }
 
-static void test_framing_every_byte_flip_readahead(void **state)
+/* A damage test again with blocks fetched ahead: by a thread of their own,
+ * then by a helping thread (which must have fetched some). */
+static void with_readahead(void (*test)(void **), void **state)
 {
 	readahead = MP_READAHEAD_THREAD;
-	test_framing_every_byte_flip(state);
+	test(state);
 	readahead = MP_READAHEAD_AUTO, helper = 1, helped_total = 0;
-	test_framing_every_byte_flip(state);
+	test(state);
 	assert_true(helped_total > 0);
 	readahead = MP_READAHEAD_OFF, helper = 0;
 }
 
+static void test_framing_every_byte_flip_readahead(void **state)
+{
+	with_readahead(test_framing_every_byte_flip, state);
+}
+
 static void test_framing_every_truncation_readahead(void **state)
 {
-	readahead = MP_READAHEAD_THREAD;
-	test_framing_every_truncation(state);
-	readahead = MP_READAHEAD_AUTO, helper = 1, helped_total = 0;
-	test_framing_every_truncation(state);
-	assert_true(helped_total > 0);
-	readahead = MP_READAHEAD_OFF, helper = 0;
+	with_readahead(test_framing_every_truncation, state);
 }
 
 static void test_framing_bad_headers(void **state)
