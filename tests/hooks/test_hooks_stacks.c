@@ -209,10 +209,19 @@ static void test_stacks_frame_pointers(void **state)
 static void test_stacks_none(void **state)
 {
 	tmpdir_t *t = *state;
+	const char *forced = getenv("MEMPROF_STACKS");
+	char *saved = forced ? strdup(forced) : NULL;
 	json_t *root;
 	int status;
 
-	assert_int_equal(hk_record(t->cap, NULL, "victim_stacks", NULL, NULL), 0);
+	/* without stacks even when the suite runs with MEMPROF_STACKS set */
+	unsetenv("MEMPROF_STACKS");
+	status = hk_record(t->cap, NULL, "victim_stacks", NULL, NULL);
+	if (saved) {
+		setenv("MEMPROF_STACKS", saved, 1);
+		free(saved);
+	}
+	assert_int_equal(status, 0);
 	check_capture(t->cap, 0);
 	root = report_json("", t->cap, &status);
 	assert_non_null(root);
@@ -232,6 +241,7 @@ static void test_stacks_cxx(void **state)
 {
 	tmpdir_t *t = *state;
 	const char *opts[] = {"--stacks", NULL};
+	const char *env[] = {"MEMPROF_STACKS=1", NULL}; /* libunwind, also when the suite runs with fp */
 	json_t *root, *rows;
 	int status;
 
@@ -239,7 +249,7 @@ static void test_stacks_cxx(void **state)
 		skip();
 		return;
 	}
-	assert_int_equal(hk_record(t->cap, opts, "victim_cxx", NULL, NULL), 0);
+	assert_int_equal(hk_record(t->cap, opts, "victim_cxx", NULL, env), 0);
 	root = report_json("--by-function", t->cap, &status);
 	assert_non_null(root);
 	rows = json_object_get(json_object_get(root, "functions"), "rows");
