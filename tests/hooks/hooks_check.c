@@ -70,8 +70,62 @@ static hk_watch_t *watched(hk_stats_t *st, uint64_t size)
 	return NULL;
 }
 
+/* The memory's regions as declared so far (base, size; a REGION_ADD at a
+ * known base resizes it). */
+#define HK_REGIONS 1024
+
+typedef struct {
+	uint64_t base[HK_REGIONS], size[HK_REGIONS];
+	int n, overflow, any;
+} regions_t;
+
+static int region_at(const regions_t *r, uint64_t base)
+{
+	int i;
+
+	for (i = 0; i < r->n; i++)
+		if (r->base[i] == base)
+			return i;
+	return -1;
+}
+
+static void region_event(regions_t *r, const mp_event_t *ev)
+{
+	int i = region_at(r, ev->address);
+
+	if (ev->kind == MP_EV_REGION_REMOVE) {
+		if (i >= 0) {
+			r->n--;
+			r->base[i] = r->base[r->n];
+			r->size[i] = r->size[r->n];
+		}
+		return;
+	}
+	r->any = 1;
+	if (i < 0) {
+		if (r->n == HK_REGIONS) {
+			r->overflow = 1;
+			return;
+		}
+		i = r->n++;
+		r->base[i] = ev->address;
+	}
+	r->size[i] = ev->requested_bytes;
+}
+
+static int inside_regions(const regions_t *r, uint64_t addr, uint64_t len)
+{
+	int i;
+
+	for (i = 0; i < r->n; i++)
+		if (addr >= r->base[i] && addr - r->base[i] <= r->size[i] && len <= r->size[i] - (addr - r->base[i]))
+			return 1;
+	return 0;
+}
+
 int hk_replay(const char *path, hk_stats_t *st)
 {
+	regions_t *regions = calloc(1, sizeof(regions_t));
 	const char *want = st->memory ? st->memory : "host";
 	map_t live = {calloc(1024, sizeof(slot_t)), 1024, 0};
 	uint64_t cur = 0, pending_old = 0;
@@ -83,11 +137,15 @@ int hk_replay(const char *path, hk_stats_t *st)
 	uint32_t i;
 	int rc;
 
-	if (!live.s)
+	if (!live.s || !regions) {
+		free(live.s);
+		free(regions);
 		return -1;
+	}
 	if (mp_capture_open_source(&src, path, &diag)) {
 		fprintf(stderr, "hk_replay: %s: %s\n", path, diag.text);
 		free(live.s);
+		free(regions);
 		return -1;
 	}
 	while ((rc = mp_source_next(src, &ev, &diag)) == 1) {
@@ -102,7 +160,14 @@ int hk_replay(const char *path, hk_stats_t *st)
 		}
 		if (ev.kind == MP_EV_DROPPED)
 			st->dropped += ev.requested_bytes;
-		if ((int64_t)ev.memory != mem || (st->skip_first_thread && ev.thread == 0))
+		if ((int64_t)ev.memory != mem)
+			continue;
+		if (ev.kind == MP_EV_REGION_ADD || ev.kind == MP_EV_REGION_REMOVE)
+			region_event(regions, &ev);
+		else if (ev.kind == MP_EV_ALLOC && regions->any && !regions->overflow &&
+			 !inside_regions(regions, ev.address, ev.requested_bytes))
+			st->outside_regions++;
+		if (st->skip_first_thread && ev.thread == 0)
 			continue;
 		switch (ev.kind) {
 		case MP_EV_ALLOC: {
@@ -186,10 +251,12 @@ int hk_replay(const char *path, hk_stats_t *st)
 	st->live_blocks = live.n;
 	st->live_bytes = cur;
 	free(live.s);
+	free(regions);
 	mp_source_close(src);
 	return 0;
 fail:
 	free(live.s);
+	free(regions);
 	mp_source_close(src);
 	return -1;
 }

@@ -29,6 +29,9 @@ typedef struct {
 	/* output */
 	uint64_t events, allocs, frees, reallocs, failed, unknown_frees, double_allocs;
 	uint64_t regions_added, regions_removed, dropped;
+	/* allocations not inside a region of the memory declared at the time
+	 * (counted once any region was declared; all threads) */
+	uint64_t outside_regions;
 	uint64_t peak, live_blocks, live_bytes;
 	uint64_t failed_req[8];
 	int nfailed;

@@ -34,8 +34,10 @@ static void check_sequence(const char *cap, int abrupt)
 	assert_int_equal(st.double_allocs, 0);
 	assert_int_equal(st.dropped, 0);
 	assert_int_equal(st.abrupt, abrupt);
-	/* regions: the brk heap, and the 200000-byte mmapped chunk */
+	/* regions: the brk heap, and the 200000-byte mmapped chunk; every
+	 * block inside one */
 	assert_true(st.regions_added >= 2);
+	assert_int_equal(st.outside_regions, 0);
 }
 
 static void test_hooks_sequence_exit(void **state)

@@ -34,6 +34,10 @@ static void test_hooks_threads(void **state)
 	assert_int_equal(all.unknown_frees, 0);
 	assert_int_equal(all.double_allocs, 0);
 	assert_true(all.allocs >= 800000);
+	/* every block lies in a host region declared before it: the brk heap
+	 * and the thread arenas' heaps (several threads share none) */
+	assert_true(all.regions_added >= 2);
+	assert_int_equal(all.outside_regions, 0);
 }
 
 /* exit() while 4 threads allocate: the capture closes cleanly, the
@@ -82,6 +86,7 @@ static void test_hooks_thread_churn(void **state)
 	hk_replay_ok(t->cap, &all);
 	assert_int_equal(all.unknown_frees, 0);
 	assert_int_equal(all.double_allocs, 0);
+	assert_int_equal(all.outside_regions, 0);
 }
 
 /* --- fork and exec --------------------------------------------------------- */
