@@ -13,6 +13,7 @@
  * thread's ring.
  */
 #include "preload.h"
+#include "wthread_path.h" /* the event path inline: the core's hottest caller */
 
 #include <errno.h>
 #include <malloc.h>
@@ -23,6 +24,22 @@
 #include <unistd.h>
 
 __thread int mp__guard __attribute__((tls_model("initial-exec")));
+
+/* errno, read and written twice a hook, through a pointer kept per thread:
+ * glibc's errno is a call to __errno_location through the PLT. (The
+ * address never changes for a thread, also not in a fork child.) */
+static __thread int *errno_at __attribute__((tls_model("initial-exec")));
+
+static inline int *hook_errno(void)
+{
+	int *p = errno_at;
+
+	if (__builtin_expect(!p, 0))
+		p = errno_at = &errno;
+	return p;
+}
+#undef errno
+#define errno (*hook_errno())
 
 /* Enter a hook: 1 = record this call (guard now held), 0 = just forward. */
 static inline int enter(void)
@@ -70,13 +87,38 @@ static inline void rec_stack(void)
 		mp__stacks_record();
 }
 
-static inline void rec_alloc(void *p, uint64_t requested)
+/* The records go through the core's event path inline (wthread_path.h).
+ * *w is the writer, read once: a capture closing while this thread is
+ * inside a hook sets mp__writer to NULL, then waits for the thread to leave
+ * (quiesce.c), so the writer read here stays valid until then. The ring is
+ * NULL when there is no writer any more, or it failed: nothing is
+ * recorded. The host is the writer's first memory id, so it fits a ring
+ * record (MP_RING_MAX_MEMORY). */
+static inline mp_wthread_t *ring(mp_writer_t **w)
+{
+	*w = mp__writer;
+	return *w ? mp__wthread_get(*w) : NULL;
+}
+
+static inline __attribute__((always_inline)) void rec_free(void *p)
+{
+	mp_writer_t *w;
+	mp_wthread_t *t = ring(&w);
+
+	if (t)
+		mp__rec_free(w, t, mp__host, (uintptr_t)p);
+}
+
+static inline __attribute__((always_inline)) void rec_alloc(void *p, uint64_t requested)
 {
 	if (p) {
+		mp_writer_t *w;
+		mp_wthread_t *t;
 		if (mp__regions_on)
 			mp__regions_alloc(p);
 		rec_stack(); /* right before its allocation: not before a region record */
-		mp_writer_alloc(mp__writer, mp__host, (uintptr_t)p, requested, usable(p, requested));
+		if ((t = ring(&w)))
+			mp__rec_alloc(w, t, mp__host, (uintptr_t)p, requested, usable(p, requested));
 	} else {
 		rec_stack();
 		mp_writer_alloc_failed(mp__writer, mp__host, requested);
@@ -119,8 +161,8 @@ MP_EXPORT void free(void *p)
 	}
 	e = errno;
 	if (mp__regions_on)
-		mp__regions_free_before(p, &mapped);
-	mp_writer_free(mp__writer, mp__host, (uintptr_t)p);
+		mapped = mp__regions_free_before(p);
+	rec_free(p);
 	mp__real.free(p);
 	if (mp__regions_on)
 		mp__regions_free_after(mapped);
@@ -178,10 +220,10 @@ MP_EXPORT void *realloc(void *old, size_t n)
 	}
 	e = errno;
 	if (mp__regions_on)
-		mp__regions_free_before(old, &mapped);
+		mapped = mp__regions_free_before(old);
 	if (n == 0 && mp__real_is_glibc) {
 		/* glibc frees and returns NULL: a free, recorded before it happens. */
-		mp_writer_free(mp__writer, mp__host, (uintptr_t)old);
+		rec_free(old);
 		errno = e;
 		p = mp__real.realloc(old, 0);
 		e = errno;
@@ -196,14 +238,17 @@ MP_EXPORT void *realloc(void *old, size_t n)
 	if (p) {
 		/* Moved or resized in place: one record with both addresses. */
 		if (mp__regions_on) {
-			if ((mapped & 0xfff) == 1) /* an mmapped chunk (regions.c TAG_MMAP): its mapping changed */
+			if ((mapped & 0xfff) == MP_REGION_TAG_MMAP) /* an mmapped chunk: its mapping changed */
 				mp__regions_free_after(mapped);
 			mp__regions_alloc(p);
 		}
+		mp_writer_t *w;
+		mp_wthread_t *t;
 		rec_stack();
-		mp_writer_realloc(mp__writer, mp__host, (uintptr_t)old, (uintptr_t)p, n, usable(p, n));
+		if ((t = ring(&w)))
+			mp__rec_realloc(w, t, mp__host, (uintptr_t)old, (uintptr_t)p, n, usable(p, n));
 	} else if (n == 0) {
-		mp_writer_free(mp__writer, mp__host, (uintptr_t)old); /* freed, NULL returned */
+		rec_free(old); /* freed, NULL returned */
 		if (mp__regions_on)
 			mp__regions_free_after(mapped);
 	} else {

@@ -56,8 +56,16 @@ int mp__real_resolve(void);
  * are served from a static buffer that free() must ignore. */
 extern _Atomic int mp__bootstrapping;
 void *mp__boot_alloc(size_t size, size_t align);
-int mp__boot_owns(const void *p);
 size_t mp__boot_size(const void *p);
+
+#define MP_BOOT_BYTES 16384
+extern unsigned char mp__boot_arena[MP_BOOT_BYTES];
+
+/* Whether p came from the bootstrap arena (inline: every free asks). */
+static inline int mp__boot_owns(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)mp__boot_arena < MP_BOOT_BYTES;
+}
 
 /* ---- the recording session (session.c) ---- */
 
@@ -157,13 +165,74 @@ void mp__stacks_record(void);
 
 /* ---- host regions (regions.c) ---- */
 
-/* Called after a successful allocation / before a free of p on the host
- * memory id: keeps the regions (brk heap, thread heaps, mmapped chunks)
- * in step with what glibc holds. No-ops unless mp__regions_on. */
+/* Called after a successful allocation / before and after a free of p on
+ * the host memory id: keeps the regions (brk heap, thread heaps, mmapped
+ * chunks) in step with what glibc holds. Only while mp__regions_on. The
+ * common case -- the region already declared at its current size -- is
+ * decided here, inline, from the chunk header: an mmapped chunk always
+ * takes the slow path (its mapping is a region of its own); a chunk of a
+ * thread arena's heap when the heap is not found declared at its current
+ * size at its own slot; a main-arena chunk when the break moved. */
 extern int mp__regions_on;
 void mp__regions_start(mp_writer_t *w, uint32_t host);
-void mp__regions_alloc(const void *p);
-void mp__regions_free_before(const void *p, uint64_t *mmapped_base);
-void mp__regions_free_after(uint64_t mmapped_base);
+void mp__regions_alloc_slow(const void *p);
+void mp__regions_free_slow(uint64_t info);
+
+#define MP_CHUNK_IS_MMAPPED 0x2u
+#define MP_CHUNK_NON_MAIN_ARENA 0x4u
+#define MP_HEAP_MAX (64u << 20) /* glibc HEAP_MAX_SIZE on 64-bit: thread heaps are aligned to it */
+enum { MP_REGION_TAG_MMAP = 1, MP_REGION_TAG_HEAP = 2, MP_REGION_TAG_MAIN = 3 };
+
+/* glibc's break pointer when the main arena's region was last checked,
+ * and the thread heaps declared (base, size; open addressing by base, the
+ * first probe at the heap's own slot). */
+#define MP_REGION_HEAPS 1024
+extern _Atomic uint64_t mp__regions_brk_seen;
+extern struct mp_heap_slot {
+	_Atomic uint64_t base, size;
+} mp__regions_heaps[MP_REGION_HEAPS];
+extern void *__curbrk; /* glibc's current break (what sbrk(0) returns once set) */
+
+static inline int mp__regions_brk_moved(void)
+{
+	return (uint64_t)(uintptr_t)__curbrk != atomic_load_explicit(&mp__regions_brk_seen, memory_order_relaxed);
+}
+
+static inline void mp__regions_alloc(const void *p)
+{
+	uint64_t sz = ((const uint64_t *)p)[-1];
+
+	if (sz & MP_CHUNK_IS_MMAPPED) {
+		mp__regions_alloc_slow(p);
+	} else if (sz & MP_CHUNK_NON_MAIN_ARENA) {
+		uint64_t base = ((uint64_t)(uintptr_t)p - 16) & ~(uint64_t)(MP_HEAP_MAX - 1);
+		struct mp_heap_slot *h = &mp__regions_heaps[(base / MP_HEAP_MAX) & (MP_REGION_HEAPS - 1)];
+		/* heap_info.size, the heap's third word: declared at that size? */
+		if (atomic_load_explicit(&h->base, memory_order_acquire) != base ||
+		    atomic_load_explicit(&h->size, memory_order_relaxed) != ((const uint64_t *)(uintptr_t)base)[2])
+			mp__regions_alloc_slow(p);
+	} else if (mp__regions_brk_moved()) {
+		mp__regions_alloc_slow(p);
+	}
+}
+
+/* What mp__regions_free_after needs to know of p's chunk, read before
+ * the free: its kind, with the mapping's base for an mmapped chunk. */
+static inline uint64_t mp__regions_free_before(const void *p)
+{
+	uint64_t sz = ((const uint64_t *)p)[-1], chunk = (uint64_t)(uintptr_t)p - 16;
+
+	if (sz & MP_CHUNK_IS_MMAPPED)
+		return (chunk - ((const uint64_t *)p)[-2]) | MP_REGION_TAG_MMAP;
+	return sz & MP_CHUNK_NON_MAIN_ARENA ? MP_REGION_TAG_HEAP : MP_REGION_TAG_MAIN;
+}
+
+/* A free can unmap a thread heap entirely: its size is refreshed by the
+ * next allocation in it, not here. */
+static inline void mp__regions_free_after(uint64_t info)
+{
+	if ((info & 0xfff) == MP_REGION_TAG_MMAP || ((info & 0xfff) == MP_REGION_TAG_MAIN && mp__regions_brk_moved()))
+		mp__regions_free_slow(info);
+}
 
 #endif

@@ -35,8 +35,7 @@ _Atomic int mp__bootstrapping;
 
 /* --- bootstrap arena ---------------------------------------------------- */
 
-#define BOOT_BYTES 16384
-static _Alignas(64) unsigned char boot[BOOT_BYTES];
+_Alignas(64) unsigned char mp__boot_arena[MP_BOOT_BYTES];
 static _Atomic size_t boot_used;
 
 /* Each block is preceded by its size (for realloc of a bootstrap block). */
@@ -49,11 +48,11 @@ void *mp__boot_alloc(size_t size, size_t align)
 	old = atomic_load(&boot_used);
 	do {
 		start = (old + 16 + align - 1) & ~(align - 1);
-		if (start > BOOT_BYTES || size > BOOT_BYTES - start)
+		if (start > MP_BOOT_BYTES || size > MP_BOOT_BYTES - start)
 			return NULL;
 	} while (!atomic_compare_exchange_weak(&boot_used, &old, start + size));
-	memcpy(boot + start - sizeof(size_t), &size, sizeof(size));
-	return boot + start; /* static storage: already zeroed, as calloc needs */
+	memcpy(mp__boot_arena + start - sizeof(size_t), &size, sizeof(size));
+	return mp__boot_arena + start; /* static storage: already zeroed, as calloc needs */
 }
 
 size_t mp__boot_size(const void *p)
@@ -64,12 +63,6 @@ size_t mp__boot_size(const void *p)
 	return n;
 }
 
-int mp__boot_owns(const void *p)
-{
-	const unsigned char *c = p;
-
-	return c >= boot && c < boot + BOOT_BYTES;
-}
 
 /* --- resolution --------------------------------------------------------- */
 

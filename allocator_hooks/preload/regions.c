@@ -10,7 +10,7 @@
  * chunks, tcache and fastbin entries, the top chunk, chunk headers, arena
  * metadata. A region that changes size is re-declared (remove, then add
  * with the same base). Changes are rare, so they take a small spinlock;
- * the common path is a header read and one compare.
+ * the common path, inline in preload.h, is a header read and one compare.
  */
 #include "preload.h"
 
@@ -19,21 +19,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#define IS_MMAPPED 0x2u
-#define NON_MAIN_ARENA 0x4u
-#define HEAP_MAX (64u << 20) /* glibc HEAP_MAX_SIZE on 64-bit */
-#define HEAPS 1024           /* thread heaps tracked (open addressing) */
-
-enum { TAG_MMAP = 1, TAG_HEAP = 2, TAG_MAIN = 3 };
 
 static mp_writer_t *W;
 static uint32_t host;
 static uint64_t start_brk;
 static _Atomic uint64_t main_end;
+_Atomic uint64_t mp__regions_brk_seen;
+struct mp_heap_slot mp__regions_heaps[MP_REGION_HEAPS];
 static _Atomic int lock;
-static struct {
-	_Atomic uint64_t base, size;
-} heaps[HEAPS];
 
 static void lock_take(void)
 {
@@ -71,10 +64,6 @@ static uint64_t read_start_brk(void)
 	return field == 47 ? strtoull(p, NULL, 10) : 0;
 }
 
-/* glibc keeps the current break in __curbrk (exported; what sbrk(0)
- * returns once it is set): one load instead of a call per event. */
-extern void *__curbrk;
-
 static inline uint64_t cur_brk(void)
 {
 	void *b = __curbrk;
@@ -84,11 +73,10 @@ static inline uint64_t cur_brk(void)
 
 static void main_check(void)
 {
-	uint64_t end = cur_brk();
+	uint64_t seen, end;
 
-	if (end == atomic_load_explicit(&main_end, memory_order_relaxed))
-		return;
 	lock_take();
+	seen = (uint64_t)(uintptr_t)__curbrk; /* the fast path's key: set last */
 	end = cur_brk();
 	if (end != atomic_load_explicit(&main_end, memory_order_relaxed)) {
 		/* growing: a larger REGION_ADD at the same base (docs/format.md);
@@ -100,36 +88,51 @@ static void main_check(void)
 			mp_writer_region_add(W, host, start_brk, end - start_brk);
 		atomic_store_explicit(&main_end, end, memory_order_relaxed);
 	}
+	atomic_store_explicit(&mp__regions_brk_seen, seen, memory_order_relaxed);
 	lock_give();
 }
 
+/* The slot of heap `base` in the table, or the empty slot it would take;
+ * -1 when the table is full. */
+static int heap_slot(uint64_t base)
+{
+	unsigned i = (unsigned)(base / MP_HEAP_MAX) & (MP_REGION_HEAPS - 1), k;
+
+	for (k = 0; k < MP_REGION_HEAPS; k++, i = (i + 1) & (MP_REGION_HEAPS - 1)) {
+		uint64_t b = atomic_load_explicit(&mp__regions_heaps[i].base, memory_order_acquire);
+		if (b == base || b == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Declare thread heap `base` at its current size if it is not. The table
+ * is probed again under the lock: another heap may have taken the slot. */
 static void heap_check(uint64_t base)
 {
 	uint64_t size = ((const uint64_t *)(uintptr_t)base)[2]; /* heap_info.size */
-	unsigned i = (unsigned)(base / HEAP_MAX) & (HEAPS - 1), k;
+	struct mp_heap_slot *h;
+	int i = heap_slot(base);
 
-	for (k = 0; k < HEAPS; k++, i = (i + 1) & (HEAPS - 1)) {
-		uint64_t b = atomic_load_explicit(&heaps[i].base, memory_order_acquire);
-		if (b == base && atomic_load_explicit(&heaps[i].size, memory_order_relaxed) == size)
-			return;
-		if (b == base || b == 0)
-			break;
-	}
-	if (k == HEAPS)
-		return; /* table full: this heap stays undeclared */
+	if (i < 0 || (atomic_load_explicit(&mp__regions_heaps[i].base, memory_order_relaxed) == base &&
+		      atomic_load_explicit(&mp__regions_heaps[i].size, memory_order_relaxed) == size))
+		return; /* declared (or the table is full: this heap stays undeclared) */
 	lock_take();
 	size = ((const uint64_t *)(uintptr_t)base)[2];
-	if (atomic_load_explicit(&heaps[i].base, memory_order_relaxed) == base) {
-		if (atomic_load_explicit(&heaps[i].size, memory_order_relaxed) != size) {
-			if (size < atomic_load_explicit(&heaps[i].size, memory_order_relaxed))
-				mp_writer_region_remove(W, host, base); /* shrinking (growing: see main_check) */
+	if ((i = heap_slot(base)) >= 0) {
+		h = &mp__regions_heaps[i];
+		if (atomic_load_explicit(&h->base, memory_order_relaxed) == base) {
+			if (atomic_load_explicit(&h->size, memory_order_relaxed) != size) {
+				if (size < atomic_load_explicit(&h->size, memory_order_relaxed))
+					mp_writer_region_remove(W, host, base); /* shrinking (growing: see main_check) */
+				mp_writer_region_add(W, host, base, size);
+				atomic_store_explicit(&h->size, size, memory_order_relaxed);
+			}
+		} else {
 			mp_writer_region_add(W, host, base, size);
-			atomic_store_explicit(&heaps[i].size, size, memory_order_relaxed);
+			atomic_store_explicit(&h->size, size, memory_order_relaxed);
+			atomic_store_explicit(&h->base, base, memory_order_release);
 		}
-	} else if (atomic_load_explicit(&heaps[i].base, memory_order_relaxed) == 0) {
-		mp_writer_region_add(W, host, base, size);
-		atomic_store_explicit(&heaps[i].size, size, memory_order_relaxed);
-		atomic_store_explicit(&heaps[i].base, base, memory_order_release);
 	}
 	lock_give();
 }
@@ -142,9 +145,9 @@ void mp__regions_start(mp_writer_t *w, uint32_t h)
 	host = h;
 	start_brk = read_start_brk();
 	atomic_store(&main_end, 0);
-	for (i = 0; i < HEAPS; i++) {
-		atomic_store(&heaps[i].base, 0);
-		atomic_store(&heaps[i].size, 0);
+	for (i = 0; i < MP_REGION_HEAPS; i++) {
+		atomic_store(&mp__regions_heaps[i].base, 0);
+		atomic_store(&mp__regions_heaps[i].size, 0);
 	}
 	if (!start_brk)
 		return;
@@ -152,50 +155,28 @@ void mp__regions_start(mp_writer_t *w, uint32_t h)
 	mp__regions_on = 1;
 }
 
-static inline uint64_t hdr_size(const void *p)
+/* The slow paths of preload.h's mp__regions_alloc / _free_after. */
+void mp__regions_alloc_slow(const void *p)
 {
-	return ((const uint64_t *)p)[-1];
-}
+	uint64_t sz = ((const uint64_t *)p)[-1], chunk = (uint64_t)(uintptr_t)p - 16;
 
-void mp__regions_alloc(const void *p)
-{
-	uint64_t sz = hdr_size(p), chunk = (uint64_t)(uintptr_t)p - 16;
-
-	if (sz & IS_MMAPPED) {
+	if (sz & MP_CHUNK_IS_MMAPPED) {
 		uint64_t pre = ((const uint64_t *)p)[-2];
 		mp_writer_region_add(W, host, chunk - pre, pre + (sz & ~(uint64_t)7));
-	} else if (sz & NON_MAIN_ARENA) {
-		heap_check(chunk & ~(uint64_t)(HEAP_MAX - 1));
+	} else if (sz & MP_CHUNK_NON_MAIN_ARENA) {
+		heap_check(chunk & ~(uint64_t)(MP_HEAP_MAX - 1));
 	} else {
 		main_check();
 	}
 }
 
-void mp__regions_free_before(const void *p, uint64_t *info)
+void mp__regions_free_slow(uint64_t info)
 {
-	uint64_t sz = hdr_size(p), chunk = (uint64_t)(uintptr_t)p - 16;
-
-	if (sz & IS_MMAPPED)
-		*info = (chunk - ((const uint64_t *)p)[-2]) | TAG_MMAP;
-	else if (sz & NON_MAIN_ARENA)
-		*info = (chunk & ~(uint64_t)(HEAP_MAX - 1)) | TAG_HEAP;
-	else
-		*info = TAG_MAIN;
-}
-
-void mp__regions_free_after(uint64_t info)
-{
-	if (!mp__regions_on)
-		return;
 	switch (info & 0xfff) {
-	case TAG_MMAP:
+	case MP_REGION_TAG_MMAP:
 		mp_writer_region_remove(W, host, info & ~(uint64_t)0xfff);
 		break;
-	case TAG_HEAP:
-		/* Not re-read here: a free can unmap a thread heap entirely. Its
-		 * size is refreshed by the next allocation in it. */
-		break;
-	case TAG_MAIN:
+	case MP_REGION_TAG_MAIN:
 		main_check();
 		break;
 	default:

@@ -199,8 +199,7 @@ void *mp__flusher_main(void *arg);
 void mp__futex_wake(_Atomic uint32_t *word);
 void mp__futex_wait(_Atomic uint32_t *word, uint32_t val, uint32_t timeout_ms);
 
-/* wthread.c */
-mp_wthread_t *mp__wthread_get(mp_writer_t *w);
+/* wthread.c (the event path itself: wthread_path.h) */
 /* pthread key destructor: marks the thread exited so its ring can be reused. */
 void mp__wthread_exit(void *arg);
 

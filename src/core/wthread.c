@@ -8,7 +8,7 @@
 #include "clock.h"
 #include "format.h"
 #include "varint.h"
-#include "writer_internal.h"
+#include "wthread_path.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -17,12 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Which writer the calling thread's ring belongs to. initial-exec TLS: the
- * first access from a dlopen'ed library must not allocate. */
-static __thread struct {
-	uint64_t writer_id;
-	mp_wthread_t *t;
-} tls __attribute__((tls_model("initial-exec")));
+/* Which writer the calling thread's ring belongs to (wthread_path.h). */
+__thread mp_wthread_tls_t mp__wthread_tls __attribute__((tls_model("initial-exec")));
 
 void mp__wthread_exit(void *arg)
 {
@@ -31,9 +27,9 @@ void mp__wthread_exit(void *arg)
 	/* Unbind first: anything this thread records later (another key's
 	 * destructor that frees memory) registers afresh instead of writing into
 	 * a ring that another thread may now reuse. */
-	if (tls.t == t) {
-		tls.t = NULL;
-		tls.writer_id = 0;
+	if (mp__wthread_tls.t == t) {
+		mp__wthread_tls.t = NULL;
+		mp__wthread_tls.writer_id = 0;
 	}
 	atomic_store_explicit(&t->exited, 1, memory_order_release);
 }
@@ -98,21 +94,14 @@ out:
 	return t;
 }
 
-mp_wthread_t *mp__wthread_get(mp_writer_t *w)
+mp_wthread_t *mp__wthread_bind(mp_writer_t *w)
 {
-	if (__builtin_expect(tls.writer_id == w->id && tls.t != NULL, 1))
-		return tls.t;
-	tls.t = wthread_register(w);
-	tls.writer_id = tls.t ? w->id : 0;
-	return tls.t;
+	mp__wthread_tls.t = wthread_register(w);
+	mp__wthread_tls.writer_id = mp__wthread_tls.t ? w->id : 0;
+	return mp__wthread_tls.t;
 }
 
-/* --- the protocol around one record ------------------------------------ */
-
-static inline void seq_bump(mp_wthread_t *t, memory_order mo)
-{
-	atomic_store_explicit(&t->seq, atomic_load_explicit(&t->seq, memory_order_relaxed) + 1, mo);
-}
+/* --- the rare branches of the event path (wthread_path.h) --------------- */
 
 /* Wait until the flusher has made room, or give up. Called with seq even:
  * the caller then restarts its record (and retakes the timestamp). The
@@ -151,52 +140,36 @@ static void count_drop(mp_wthread_t *t, uint32_t memory, uint64_t n)
 	atomic_fetch_add_explicit(&t->dropped[slot], n, memory_order_relaxed);
 }
 
-/* Start a record: seq odd, room for MP_REC_MAX bytes. Returns where to
- * write its words, or NULL (seq even again) when the ring stays full. */
-static inline uint64_t *rec_begin(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t nevents)
+/* The ring looked full on the lagging tail_cache (seq odd): look at the
+ * real tail, and wait for room when it is full indeed. */
+uint64_t *mp__rec_begin_slow(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t nevents)
 {
 	for (;;) {
 		uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
-		seq_bump(t, memory_order_relaxed);
-		if (w->use_membarrier)
-			atomic_signal_fence(memory_order_seq_cst); /* the flusher's membarrier does the rest */
-		else
-			atomic_thread_fence(memory_order_seq_cst);
-		if (__builtin_expect(head - t->tail_cache + MP_REC_MAX <= t->ring_mask + 1, 1)) {
-			__builtin_prefetch(t->ring + ((head + 1024) & t->ring_mask), 1, 3);
-			return (uint64_t *)(void *)(t->ring + (head & t->ring_mask));
-		}
 		t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
 		if (head - t->tail_cache + MP_REC_MAX <= t->ring_mask + 1)
 			return (uint64_t *)(void *)(t->ring + (head & t->ring_mask));
-		seq_bump(t, memory_order_release);
+		mp__seq_bump(t, memory_order_release);
 		if (ring_wait(w, t)) {
 			count_drop(t, memory, nevents);
 			return NULL;
 		}
+		mp__seq_bump(t, memory_order_relaxed); /* the record starts again */
+		if (w->use_membarrier)
+			atomic_signal_fence(memory_order_seq_cst);
+		else
+			atomic_thread_fence(memory_order_seq_cst);
 	}
 }
 
-/* Publish the k words written at the ring's head (ends the record). */
-static inline void rec_commit(mp_writer_t *w, mp_wthread_t *t, unsigned k, uint64_t nevents)
+/* Wake the flusher at half full. tail_cache lags (it is refreshed only when
+ * the ring looks full), so it is refreshed before waking: judged on a stale
+ * tail, every record after the first half-fill would wake the flusher
+ * again, for rounds of a few thousand events, each paying its membarrier,
+ * Huffman tables and block framing. */
+void mp__rec_wake(mp_writer_t *w, mp_wthread_t *t, uint64_t head)
 {
-	uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
-	uint64_t size = t->ring_mask + 1, pos = head & t->ring_mask, n = 8 * (uint64_t)k;
-
-	if (__builtin_expect(pos + n > size, 0))
-		memcpy(t->ring, t->ring + size, pos + n - size); /* the part written into the slack */
-	atomic_store_explicit(&t->events, atomic_load_explicit(&t->events, memory_order_relaxed) + nevents,
-			      memory_order_relaxed);
-	atomic_store_explicit(&t->head, head + n, memory_order_release);
-	seq_bump(t, memory_order_release);
-	/* Wake the flusher at half full. tail_cache lags (it is refreshed only
-	 * when the ring looks full), so it is refreshed before waking: judged
-	 * on a stale tail, every record after the first half-fill would wake
-	 * the flusher again, for rounds of a few thousand events, each paying
-	 * its membarrier, Huffman tables and block framing. */
-	if (__builtin_expect(head + n - t->tail_cache > size / 2, 0) &&
-	    !atomic_load_explicit(&t->wake_sent, memory_order_relaxed) &&
-	    head + n - (t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire)) > size / 2) {
+	if (head - (t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire)) > (t->ring_mask + 1) / 2) {
 		atomic_store_explicit(&t->wake_sent, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
 		mp__futex_wake(&w->wake);
@@ -214,74 +187,32 @@ static inline void rec_commit(mp_writer_t *w, mp_wthread_t *t, unsigned k, uint6
 	if (__builtin_expect(!t, 0))                                                          \
 		return atomic_load_explicit(&(w)->error, memory_order_relaxed) ? atomic_load_explicit(&(w)->error, memory_order_relaxed) : -ENOMEM
 
-/* The first word: kind, memory id, and allocated - requested when it fits
- * (WIDE otherwise: the allocated size gets its own word). */
-static inline uint64_t word0(unsigned kind, uint32_t memory, uint64_t requested, uint64_t allocated, int *wide)
-{
-	int64_t d = (int64_t)(allocated - requested);
-
-	*wide = d != (int64_t)(int32_t)d;
-	return kind | (*wide ? MP_RING_WIDE : 0) | ((uint64_t)memory << 16) | ((uint64_t)(uint32_t)(int32_t)d << 32);
-}
-
-#define MAX_MEMORY 0xffff /* memory ids fit 16 bits of the first word */
-
 int mp_writer_alloc(mp_writer_t *w, uint32_t memory, uint64_t address, uint64_t requested, uint64_t allocated)
 {
-	uint64_t *r;
-	int wide;
 	GET_THREAD(w, t);
 
-	if (memory > MAX_MEMORY)
+	if (memory > MP_RING_MAX_MEMORY)
 		return -EINVAL;
-	if (!(r = rec_begin(w, t, memory, 1)))
-		return -ENOBUFS;
-	r[0] = word0(MP_REC_ALLOC, memory, requested, allocated, &wide);
-	r[1] = mp_capclock_raw(&w->clock);
-	r[2] = address;
-	r[3] = requested;
-	r[4] = allocated;
-	rec_commit(w, t, 4 + (unsigned)wide, 1);
-	return 0;
+	return mp__rec_alloc(w, t, memory, address, requested, allocated);
 }
 
 int mp_writer_realloc(mp_writer_t *w, uint32_t memory, uint64_t old_address, uint64_t new_address,
 		      uint64_t requested, uint64_t allocated)
 {
-	uint64_t *r;
-	int wide;
 	GET_THREAD(w, t);
 
-	if (memory > MAX_MEMORY)
+	if (memory > MP_RING_MAX_MEMORY)
 		return -EINVAL;
-	if (!(r = rec_begin(w, t, memory, 2)))
-		return -ENOBUFS;
-	r[0] = word0(MP_REC_REALLOC, memory, requested, allocated, &wide);
-	r[1] = mp_capclock_raw(&w->clock);
-	r[2] = old_address;
-	r[3] = new_address;
-	r[4] = requested;
-	r[5] = allocated;
-	rec_commit(w, t, 5 + (unsigned)wide, 2);
-	return 0;
+	return mp__rec_realloc(w, t, memory, old_address, new_address, requested, allocated);
 }
 
-/* Records of a time and one or two values. */
 static inline int timed_rec(mp_writer_t *w, unsigned kind, uint32_t memory, uint64_t a, uint64_t b, unsigned k)
 {
-	uint64_t *r;
 	GET_THREAD(w, t);
 
-	if (memory > MAX_MEMORY)
+	if (memory > MP_RING_MAX_MEMORY)
 		return -EINVAL;
-	if (!(r = rec_begin(w, t, memory, 1)))
-		return -ENOBUFS;
-	r[0] = kind | ((uint64_t)memory << 16);
-	r[1] = mp_capclock_raw(&w->clock);
-	r[2] = a;
-	r[3] = b;
-	rec_commit(w, t, k, 1);
-	return 0;
+	return mp__rec_timed(w, t, kind, memory, a, b, k);
 }
 
 int mp_writer_free(mp_writer_t *w, uint32_t memory, uint64_t address)
@@ -324,7 +255,7 @@ void mp_writer_set_context(mp_writer_t *w, uint32_t op, int region, uint32_t dty
 		return;
 	if (t->ctx[0] == op && t->ctx[1] == (uint32_t)region && t->ctx[2] == dtype && t->ctx[3] == shape)
 		return;
-	if (!(r = rec_begin(w, t, 0, 0)))
+	if (!(r = mp__rec_begin(w, t, 0, 0)))
 		return; /* context lost with a full ring in drop mode; later events still count */
 	r[0] = MP_REC_CONTEXT;
 	r[1] = op;
@@ -335,7 +266,7 @@ void mp_writer_set_context(mp_writer_t *w, uint32_t op, int region, uint32_t dty
 	t->ctx[1] = (uint32_t)region;
 	t->ctx[2] = dtype;
 	t->ctx[3] = shape;
-	rec_commit(w, t, 5, 0);
+	mp__rec_commit(w, t, 5, 0);
 }
 
 /* STACK: the stack id of the thread's next ALLOC / REALLOC / ALLOC_FAILED
@@ -347,10 +278,10 @@ int mp_writer_next_stack(mp_writer_t *w, uint32_t id)
 	uint64_t *r;
 	GET_THREAD(w, t);
 
-	if (!(r = rec_begin(w, t, 0, 0)))
+	if (!(r = mp__rec_begin(w, t, 0, 0)))
 		return -ENOBUFS;
 	r[0] = MP_REC_STACK;
 	r[1] = id;
-	rec_commit(w, t, 2, 0);
+	mp__rec_commit(w, t, 2, 0);
 	return 0;
 }
