@@ -133,6 +133,33 @@ static inline __attribute__((always_inline)) void put_x(col_t *c, uint64_t v, co
 	c->t += ent >> 32;
 }
 
+/* The varint of v < 2^28 as one word (its head in the low byte, the tail
+ * bytes above) and how many tail bytes: put_x's short path. */
+static inline __attribute__((always_inline)) uint32_t venc28(uint32_t v, unsigned *tl, const int bmi2)
+{
+	uint64_t ent;
+	uint32_t x;
+
+#ifdef HAVE_BMI2_VARIANT
+	if (bmi2) {
+		unsigned z;
+		__asm__("pdep %2, %1, %0" : "=r"(x) : "r"(v), "r"(0x7f7f7f7fu));
+		__asm__("lzcnt %1, %0" : "=r"(z) : "r"(v));
+		ent = varint_by_clz[z];
+	} else
+#endif
+	{
+		(void)bmi2;
+		x = v;
+		x += x & ~0x7fu;
+		x += x & ~0x7fffu;
+		x += x & ~0x7fffffu;
+		ent = varint_by_clz[__builtin_clz(v | 1)];
+	}
+	*tl = (unsigned)(ent >> 32);
+	return x | (uint32_t)ent;
+}
+
 /* Chunk-local age table, keyed by address: for a block allocated in the
  * chunk its allocation number, for an address freed in the chunk (and not
  * allocated again since) its free number with FREED set. Direct-mapped (a
@@ -264,13 +291,195 @@ static inline uint64_t clock_convert(clock_cache_t *cc, uint64_t raw)
 	return clock_miss(cc, raw);
 }
 
+/* The state the record loops carry: write cursors, delta bases, counters. */
+typedef struct {
+	uint8_t *tag;
+	col_t time, addr, idx, size;
+	uint64_t last_time, last_addr;
+	uint32_t nallocs, nfrees;
+} run_t;
+
+/* Append n varints of values below 2^28 to a column: the second pass of
+ * run_x, a loop with nothing else in it. */
+static inline __attribute__((always_inline)) void put_run(col_t *c, const uint32_t *v, size_t n, const int bmi2)
+{
+	uint8_t *h = c->h, *t = c->t;
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		unsigned tl;
+		uint32_t x = venc28(v[j], &tl, bmi2);
+		h[j] = (uint8_t)x;
+		x >>= 8;
+		memcpy(t, &x, 4);
+		t += tl;
+	}
+	c->h = h + n;
+	c->t = t;
+}
+
+/* Records per batch of run_x: its value arrays stay in L1. */
+#define RUN_BATCH 512
+
+/* run_x's tags: a FREE's by whether aged and ALIGN16; an ALLOC's by
+ * whether REUSED, refreed, ALIGN16, EXACT, USABLE16. */
+static const uint8_t run_free_tag[4] = {MP_REC_FREE, MP_REC_FREE | MP_RECF_ALIGN16, MP_REC_FREE_AGED,
+					MP_REC_FREE_AGED};
+#define TX_TAG(x)                                                                                      \
+	(((x) & 1   ? MP_REC_ALLOC_REUSED                                                                \
+	  : (x) & 2 ? MP_REC_ALLOC_REFREED                                                               \
+		    : MP_REC_ALLOC | ((x) & 4 ? MP_RECF_ALIGN16 : 0)) |                                  \
+	 ((x) & 8 ? MP_RECF_EXACT : (x) & 16 ? MP_RECF_USABLE16 : 0))
+#define TX8(b)                                                                                         \
+	TX_TAG(b), TX_TAG(b + 1), TX_TAG(b + 2), TX_TAG(b + 3), TX_TAG(b + 4), TX_TAG(b + 5), TX_TAG(b + 6), \
+		TX_TAG(b + 7)
+static const uint8_t run_alloc_tag[32] = {TX8(0), TX8(8), TX8(16), TX8(24)};
+#undef TX8
+#undef TX_TAG
+
+/* Nearly every record: an ALLOC (not WIDE) or FREE of the current memory
+ * id (memkey: encode's), with every value below 2^28. Encodes such records
+ * from r on, up to lim (4 words before the end, so that an ALLOC's words
+ * are there); returns at the first other one, for encode's general loop.
+ *
+ * The one branch the data decides is on the kind (ALLOC or FREE): none on
+ * whether the address is in the freed-address cache or the age table, nor
+ * on how the sizes relate (coin flips to a branch predictor, and with the
+ * kind most of encode's time before). In two passes over a batch of
+ * records: the first computes a record's values and appends each to its
+ * column's array, whose length moves by whether the record has the value
+ * (a store always, a branch never); the second writes each array's varints
+ * (put_run). Its own function, with few values carried from record to
+ * record and no write cursors in the first pass, so that the compiler
+ * keeps them in registers. */
+static inline __attribute__((always_inline)) const uint64_t *
+run_x(run_t *st, const uint64_t *r, const uint64_t *lim, uint64_t memkey, age_slot_t *table, uint32_t gen,
+      unsigned ages, uint64_t *reuse, clock_cache_t *cc, const int bmi2)
+{
+	uint32_t tv[RUN_BATCH], av[RUN_BATCH], iv[RUN_BATCH], sv[2 * RUN_BATCH];
+	uint64_t last_time = st->last_time, last_addr = st->last_addr;
+	uint32_t nallocs = st->nallocs, nfrees = st->nfrees;
+	/* the second word of a slot of this chunk, less its index: the
+	 * generation above, FREED below */
+	uint64_t genkey = (uint64_t)gen << 32;
+	uint8_t *tag = st->tag;
+	int more = 1;
+
+	while (more) {
+		size_t i = 0, na = 0, ni = 0, ns = 0;
+		/* at most RUN_BATCH records: each has 3 words or more */
+		const uint64_t *blim = lim - r > 3 * RUN_BATCH ? r + 3 * RUN_BATCH : lim;
+
+		for (;;) {
+			uint64_t w0, a, hh, d, v, dt, now, w1;
+			unsigned kind, rs, hit, al;
+			int64_t dd;
+			uint32_t age;
+			age_slot_t *sl;
+
+			if (r >= blim) {
+				more = r < lim;
+				break;
+			}
+			w0 = r[0];
+			if ((w0 & 0xffff01ffu) - memkey > MP_REC_FREE - MP_REC_ALLOC) {
+				more = 0;
+				break;
+			}
+			a = r[2], hh = addr_hash(a);
+			kind = (unsigned)w0 & 0xff, rs = (unsigned)(hh >> 58);
+			sl = age_slot_h(table, hh);
+			dd = (int64_t)(a - last_addr);
+			memcpy(&w1, &sl->index, 8);
+			now = clock_convert(cc, r[1]);
+			now = now < last_time ? last_time : now; /* per thread, time never goes back */
+			dt = now - last_time;
+			al = (dd & 15) == 0;
+			d = mp_zigzag(dd >> (al << 2)); /* addr_delta */
+			if (kind == MP_REC_FREE) {
+				/* FREE_AGED: a block allocated in the chunk (not FREED) */
+				age = nallocs + 1 - (uint32_t)w1;
+				hit = ages & ((w1 ^ genkey) >> 31 == 0) & (sl->addr == a) & (unsigned)vlen_le(age, d);
+				v = ((age ^ d) & -(uint64_t)hit) ^ d;
+				if (__builtin_expect((dt | v) >> 28, 0)) {
+					more = 0;
+					break;
+				}
+				tag[i] = run_free_tag[hit << 1 | al];
+				av[na] = (uint32_t)v;
+				iv[ni] = (uint32_t)v;
+				na += hit ^ 1;
+				ni += hit;
+				age_put(sl, a, ++nfrees | FREED, gen);
+				reuse[rs] = a;
+			} else {
+				uint64_t req = r[3], zd, ru = reuse[rs];
+				int64_t diff = (int64_t)(int32_t)(w0 >> 32);
+				unsigned reused = (ru == a) & (a != 0), exact = diff == 0, tx;
+				unsigned us16 = req + (uint64_t)diff == mp_usable16(req);
+				/* ALLOC_REFREED: at an address freed in the chunk */
+				age = nfrees + 1 - ((uint32_t)w1 & ~FREED);
+				hit = ages & ((w1 ^ genkey ^ FREED) >> 31 == 0) & (sl->addr == a) &
+				      (unsigned)vlen_le(age, d);
+				v = ((rs ^ age) & -(uint64_t)reused) ^ age;
+				v = ((v ^ d) & -(uint64_t)(hit | reused)) ^ d;
+				zd = mp_zigzag(diff);
+				if (__builtin_expect((dt | v | req | zd) >> 28, 0)) {
+					more = 0;
+					break;
+				}
+				tx = reused | hit << 1 | al << 2 | exact << 3 | us16 << 4;
+				tag[i] = run_alloc_tag[tx];
+				av[na] = (uint32_t)v;
+				iv[ni] = (uint32_t)v;
+				na += (hit | reused) ^ 1;
+				ni += hit | reused;
+				sv[ns] = (uint32_t)req;
+				sv[ns + 1] = (uint32_t)zd;
+				ns += 1 + ((exact | us16) ^ 1);
+				age_put(sl, a, ++nallocs, gen);
+			}
+			tv[i] = (uint32_t)dt;
+			last_addr = a;
+			last_time = now;
+			i++;
+			r += 5 - kind; /* ALLOC 4 words, FREE 3 */
+		}
+		tag += i;
+		put_run(&st->time, tv, i, bmi2);
+		put_run(&st->addr, av, na, bmi2);
+		put_run(&st->idx, iv, ni, bmi2);
+		put_run(&st->size, sv, ns, bmi2);
+	}
+	st->tag = tag;
+	st->last_time = last_time, st->last_addr = last_addr;
+	st->nallocs = nallocs, st->nfrees = nfrees;
+	return r;
+}
+
+static __attribute__((noinline)) const uint64_t *run_plain(run_t *st, const uint64_t *r, const uint64_t *lim,
+							   uint64_t memkey, age_slot_t *table, uint32_t gen,
+							   unsigned ages, uint64_t *reuse, clock_cache_t *cc)
+{
+	return run_x(st, r, lim, memkey, table, gen, ages, reuse, cc, 0);
+}
+
+#ifdef HAVE_BMI2_VARIANT
+__attribute__((target("bmi2,lzcnt"), noinline)) static const uint64_t *
+run_bmi2(run_t *st, const uint64_t *r, const uint64_t *lim, uint64_t memkey, age_slot_t *table, uint32_t gen,
+	 unsigned ages, uint64_t *reuse, clock_cache_t *cc)
+{
+	return run_x(st, r, lim, memkey, table, gen, ages, reuse, cc, 1);
+}
+#endif
+
 /* mp__chunk_encode, in two variants: bmi2 is a constant. */
 #define put(c, v) put_x(c, v, bmi2)
 static inline __attribute__((always_inline)) int encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n,
 							 size_t limit, uint64_t *st, const struct mp_capclock *clock,
 							 uint64_t lens[MP_PARTS], const int bmi2)
 {
-	const uint64_t *r = words, *end = words + n, *stop = words + (limit < n ? limit : n);
+	const uint64_t *r = words, *end = words + n, *stop = words + (limit < n ? limit : n), *lim;
 	uint64_t time = st[MP_ST_TIME], addr = st[MP_ST_ADDR], memory = st[MP_ST_MEMORY];
 	/* events: one per record (counted at the end, from the tags), plus
 	 * this: a realloc is two, CONTEXT and STACK none */
@@ -315,11 +524,28 @@ static inline __attribute__((always_inline)) int encode(mp_chunk_encoder_t *e, c
 	}
 	gen = (uint32_t)e->gen;
 	table = e->table; /* in a local: the byte stores below may alias *e */
+	lim = n >= 4 && end - 3 < stop ? end - 3 : n >= 4 ? stop : words;
 
 	while (r < stop) {
-		uint64_t w0 = r[0], now;
-		unsigned kind = (unsigned)w0 & 0xff, k, mem;
-		unsigned tg = kind; /* the tag, stored once the record is done */
+		uint64_t w0, now;
+		unsigned kind, k, mem, tg;
+
+		if (r < lim) {
+			run_t rs = {ctag, ctime, caddr, cidx, csize, time, addr, nallocs, nfrees};
+#ifdef HAVE_BMI2_VARIANT
+			if (bmi2)
+				r = run_bmi2(&rs, r, lim, memkey, table, gen, (unsigned)ages, reuse, &ccache);
+			else
+#endif
+				r = run_plain(&rs, r, lim, memkey, table, gen, (unsigned)ages, reuse, &ccache);
+			ctag = rs.tag, ctime = rs.time, caddr = rs.addr, cidx = rs.idx, csize = rs.size;
+			time = rs.last_time, addr = rs.last_addr, nallocs = rs.nallocs, nfrees = rs.nfrees;
+			if (r >= stop)
+				break;
+		}
+		w0 = r[0];
+		kind = (unsigned)w0 & 0xff;
+		tg = kind; /* the tag, stored once the record is done */
 
 		/* The time (and memory id) of a record that has them, ALLOC and
 		 * FREE (nearly all records) first, with no further test. */
