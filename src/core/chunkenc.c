@@ -297,6 +297,7 @@ typedef struct {
 	col_t time, addr, idx, size;
 	uint64_t last_time, last_addr;
 	uint32_t nallocs, nfrees;
+	uint64_t reallocs; /* REALLOC records (two events each) */
 } run_t;
 
 /* Append n varints of values below 2^28 to a column: the second pass of
@@ -353,12 +354,13 @@ static const uint8_t run_alloc_tag[32] = {TX8(0), TX8(8), TX8(16), TX8(24)};
  * record and no write cursors in the first pass, so that the compiler
  * keeps them in registers. */
 static inline __attribute__((always_inline)) const uint64_t *
-run_x(run_t *st, const uint64_t *r, const uint64_t *lim, uint64_t memkey, age_slot_t *table, uint32_t gen,
+run_x(run_t *st, const uint64_t *r, const uint64_t *lim, const uint64_t *end, uint64_t memkey, age_slot_t *table, uint32_t gen,
       unsigned ages, uint64_t *reuse, clock_cache_t *cc, const int bmi2)
 {
 	uint32_t tv[RUN_BATCH], av[RUN_BATCH], iv[RUN_BATCH], sv[2 * RUN_BATCH];
 	uint64_t last_time = st->last_time, last_addr = st->last_addr;
 	uint32_t nallocs = st->nallocs, nfrees = st->nfrees;
+	uint64_t reallocs = 0;
 	/* the second word of a slot of this chunk, less its index: the
 	 * generation above, FREED below */
 	uint64_t genkey = (uint64_t)gen << 32;
@@ -382,9 +384,51 @@ run_x(run_t *st, const uint64_t *r, const uint64_t *lim, uint64_t memkey, age_sl
 				break;
 			}
 			w0 = r[0];
-			if ((w0 & 0xffff01ffu) - memkey > MP_REC_FREE - MP_REC_ALLOC) {
-				more = 0;
-				break;
+			if (__builtin_expect((w0 & 0xffff01ffu) - memkey > MP_REC_FREE - MP_REC_ALLOC, 0)) {
+				/* a REALLOC (not WIDE) of the memory id, whole in the
+				 * buffer: as encode does (not so rare that it should
+				 * end the batch) */
+				uint64_t old, req, zd;
+				int64_t d1, d2, diff = (int64_t)(int32_t)(w0 >> 32);
+				unsigned tg;
+
+				if ((w0 & 0xffff01ffu) != memkey - MP_REC_ALLOC + MP_REC_REALLOC || r + 5 > end) {
+					more = 0;
+					break;
+				}
+				old = r[2], a = r[3], req = r[4];
+				now = clock_convert(cc, r[1]);
+				now = now < last_time ? last_time : now;
+				dt = now - last_time;
+				d1 = (int64_t)(old - last_addr), d2 = (int64_t)(a - old);
+				tg = MP_REC_REALLOC;
+				if (((d1 | d2) & 15) == 0) { /* both in one unit */
+					tg |= MP_RECF_ALIGN16;
+					d1 >>= 4, d2 >>= 4;
+				}
+				zd = mp_zigzag(diff);
+				if (diff == 0)
+					tg |= MP_RECF_EXACT;
+				else if (req + (uint64_t)diff == mp_usable16(req))
+					tg |= MP_RECF_USABLE16;
+				if ((dt | mp_zigzag(d1) | mp_zigzag(d2) | req | zd) >> 28) {
+					more = 0;
+					break;
+				}
+				sv[ns] = (uint32_t)req;
+				sv[ns + 1] = (uint32_t)zd;
+				ns += tg & (MP_RECF_EXACT | MP_RECF_USABLE16) ? 1 : 2;
+				tag[i] = (uint8_t)tg;
+				tv[i] = (uint32_t)dt;
+				av[na++] = (uint32_t)mp_zigzag(d1);
+				av[na++] = (uint32_t)mp_zigzag(d2);
+				age_put(age_slot(table, a), a, ++nallocs, gen);
+				last_addr = a;
+				last_time = now;
+				i++;
+				reallocs++;
+				r += 5;
+				continue;
 			}
 			a = r[2], hh = addr_hash(a);
 			kind = (unsigned)w0 & 0xff, rs = (unsigned)(hh >> 58);
@@ -454,22 +498,23 @@ run_x(run_t *st, const uint64_t *r, const uint64_t *lim, uint64_t memkey, age_sl
 	st->tag = tag;
 	st->last_time = last_time, st->last_addr = last_addr;
 	st->nallocs = nallocs, st->nfrees = nfrees;
+	st->reallocs = reallocs;
 	return r;
 }
 
 static __attribute__((noinline)) const uint64_t *run_plain(run_t *st, const uint64_t *r, const uint64_t *lim,
-							   uint64_t memkey, age_slot_t *table, uint32_t gen,
+							   const uint64_t *end, uint64_t memkey, age_slot_t *table, uint32_t gen,
 							   unsigned ages, uint64_t *reuse, clock_cache_t *cc)
 {
-	return run_x(st, r, lim, memkey, table, gen, ages, reuse, cc, 0);
+	return run_x(st, r, lim, end, memkey, table, gen, ages, reuse, cc, 0);
 }
 
 #ifdef HAVE_BMI2_VARIANT
 __attribute__((target("bmi2,lzcnt"), noinline)) static const uint64_t *
-run_bmi2(run_t *st, const uint64_t *r, const uint64_t *lim, uint64_t memkey, age_slot_t *table, uint32_t gen,
+run_bmi2(run_t *st, const uint64_t *r, const uint64_t *lim, const uint64_t *end, uint64_t memkey, age_slot_t *table, uint32_t gen,
 	 unsigned ages, uint64_t *reuse, clock_cache_t *cc)
 {
-	return run_x(st, r, lim, memkey, table, gen, ages, reuse, cc, 1);
+	return run_x(st, r, lim, end, memkey, table, gen, ages, reuse, cc, 1);
 }
 #endif
 
@@ -531,15 +576,16 @@ static inline __attribute__((always_inline)) int encode(mp_chunk_encoder_t *e, c
 		unsigned kind, k, mem, tg;
 
 		if (r < lim) {
-			run_t rs = {ctag, ctime, caddr, cidx, csize, time, addr, nallocs, nfrees};
+			run_t rs = {ctag, ctime, caddr, cidx, csize, time, addr, nallocs, nfrees, 0};
 #ifdef HAVE_BMI2_VARIANT
 			if (bmi2)
-				r = run_bmi2(&rs, r, lim, memkey, table, gen, (unsigned)ages, reuse, &ccache);
+				r = run_bmi2(&rs, r, lim, end, memkey, table, gen, (unsigned)ages, reuse, &ccache);
 			else
 #endif
-				r = run_plain(&rs, r, lim, memkey, table, gen, (unsigned)ages, reuse, &ccache);
+				r = run_plain(&rs, r, lim, end, memkey, table, gen, (unsigned)ages, reuse, &ccache);
 			ctag = rs.tag, ctime = rs.time, caddr = rs.addr, cidx = rs.idx, csize = rs.size;
 			time = rs.last_time, addr = rs.last_addr, nallocs = rs.nallocs, nfrees = rs.nfrees;
+			events += rs.reallocs;
 			if (r >= stop)
 				break;
 		}
