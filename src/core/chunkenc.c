@@ -569,7 +569,8 @@ static inline __attribute__((always_inline)) int encode(mp_chunk_encoder_t *e, c
 	}
 	gen = (uint32_t)e->gen;
 	table = e->table; /* in a local: the byte stores below may alias *e */
-	lim = n >= 4 && end - 3 < stop ? end - 3 : n >= 4 ? stop : words;
+	/* run_x's records: ALLOC and REALLOC words whole in the buffer */
+	lim = n < 4 || e->no_run ? words : end - 3 < stop ? end - 3 : stop;
 
 	while (r < stop) {
 		uint64_t w0, now;
