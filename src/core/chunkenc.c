@@ -95,46 +95,8 @@ static const uint64_t varint_by_clz[33] = {
 #include <stdatomic.h>
 #endif
 
-/* Append varint v split: its first byte to the heads, the rest to the
- * tails (8 bytes of slack past each). Values below 2^28 (nearly all: time
- * deltas, sizes, most address deltas, every index) take the short path:
- * one store each, no branch on the length. */
-static inline __attribute__((always_inline)) void put_x(col_t *c, uint64_t v, const int bmi2)
-{
-	uint64_t ent;
-	uint32_t x;
-
-	if (__builtin_expect(v >> 28, 0)) {
-		c->t += put_long(c->h++, c->t, v);
-		return;
-	}
-#ifdef HAVE_BMI2_VARIANT
-	if (bmi2) {
-		unsigned z;
-		__asm__("pdep %2, %1, %0" : "=r"(x) : "r"((uint32_t)v), "r"(0x7f7f7f7fu));
-		__asm__("lzcnt %1, %0" : "=r"(z) : "r"((uint32_t)v)); /* 32 for 0 */
-		ent = varint_by_clz[z];
-	} else
-#endif
-	{
-		/* the 7-bit groups to bytes: adding x's bits above a group to
-		 * themselves moves them up one */
-		(void)bmi2;
-		x = (uint32_t)v;
-		x += x & ~0x7fu;
-		x += x & ~0x7fffu;
-		x += x & ~0x7fffffu;
-		ent = varint_by_clz[__builtin_clz((uint32_t)v | 1)];
-	}
-	x |= (uint32_t)ent;
-	*c->h++ = (uint8_t)x;
-	x >>= 8;
-	memcpy(c->t, &x, 4);
-	c->t += ent >> 32;
-}
-
 /* The varint of v < 2^28 as one word (its head in the low byte, the tail
- * bytes above) and how many tail bytes: put_x's short path. */
+ * bytes above) and how many tail bytes. */
 static inline __attribute__((always_inline)) uint32_t venc28(uint32_t v, unsigned *tl, const int bmi2)
 {
 	uint64_t ent;
@@ -144,11 +106,13 @@ static inline __attribute__((always_inline)) uint32_t venc28(uint32_t v, unsigne
 	if (bmi2) {
 		unsigned z;
 		__asm__("pdep %2, %1, %0" : "=r"(x) : "r"(v), "r"(0x7f7f7f7fu));
-		__asm__("lzcnt %1, %0" : "=r"(z) : "r"(v));
+		__asm__("lzcnt %1, %0" : "=r"(z) : "r"(v)); /* 32 for 0 */
 		ent = varint_by_clz[z];
 	} else
 #endif
 	{
+		/* the 7-bit groups to bytes: adding x's bits above a group to
+		 * themselves moves them up one */
 		(void)bmi2;
 		x = v;
 		x += x & ~0x7fu;
@@ -158,6 +122,26 @@ static inline __attribute__((always_inline)) uint32_t venc28(uint32_t v, unsigne
 	}
 	*tl = (unsigned)(ent >> 32);
 	return x | (uint32_t)ent;
+}
+
+/* Append varint v split: its first byte to the heads, the rest to the
+ * tails (8 bytes of slack past each). Values below 2^28 (nearly all: time
+ * deltas, sizes, most address deltas, every index) take the short path:
+ * one store each, no branch on the length. */
+static inline __attribute__((always_inline)) void put_x(col_t *c, uint64_t v, const int bmi2)
+{
+	unsigned tl;
+	uint32_t x;
+
+	if (__builtin_expect(v >> 28, 0)) {
+		c->t += put_long(c->h++, c->t, v);
+		return;
+	}
+	x = venc28((uint32_t)v, &tl, bmi2);
+	*c->h++ = (uint8_t)x;
+	x >>= 8;
+	memcpy(c->t, &x, 4);
+	c->t += tl;
 }
 
 /* Chunk-local age table, keyed by address: for a block allocated in the
