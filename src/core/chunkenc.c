@@ -218,15 +218,15 @@ static inline __attribute__((always_inline)) void put_sizes(col_t *c, unsigned *
 
 /* mp__capclock_convert with the line it picks kept between records: a
  * thread's times only grow, so nearly every record falls on the line the
- * one before it did. The cache holds [lo, hi), the TSC readings for which
- * mp__capclock_convert's search ends at that line; outside it (or without
- * the TSC) the search runs, as it would. */
+ * one before it did. The cache holds [lo, lo + span), the TSC readings for
+ * which mp__capclock_convert's search ends at that line; outside it (or
+ * without the TSC) the search runs, as it would. */
 __extension__ typedef unsigned __int128 mp_u128;
 
 typedef struct {
 	const mp_capclock_t *c;
 	const mp_tsc_line_t *line;
-	uint64_t lo, hi;
+	uint64_t lo, span; /* [lo, lo + span), span < 2^63 */
 } clock_cache_t;
 
 static __attribute__((noinline)) uint64_t clock_miss(clock_cache_t *cc, uint64_t raw)
@@ -234,12 +234,12 @@ static __attribute__((noinline)) uint64_t clock_miss(clock_cache_t *cc, uint64_t
 	const mp_capclock_t *c = cc->c;
 	unsigned i = c->newest, k, j, m;
 
-	cc->lo = cc->hi = 0; /* empty: every reading misses */
+	cc->lo = cc->span = 0; /* empty: every reading misses */
 	if (!c->use_tsc) {
 		/* times as they are: through a line of slope 1 (exact below
 		 * 2^62, which times since the origin are) */
 		static const mp_tsc_line_t identity = {0, 0, 1ull << 32};
-		cc->hi = 1ull << 62;
+		cc->span = 1ull << 62;
 		cc->line = &identity;
 		return raw;
 	}
@@ -257,7 +257,7 @@ static __attribute__((noinline)) uint64_t clock_miss(clock_cache_t *cc, uint64_t
 		}
 		if ((int64_t)(hi - lo) > 0) {
 			cc->lo = lo;
-			cc->hi = hi;
+			cc->span = hi - lo;
 			cc->line = &c->line[i];
 		}
 	}
@@ -268,9 +268,10 @@ static inline uint64_t clock_convert(clock_cache_t *cc, uint64_t raw)
 {
 	uint64_t d = raw - cc->lo;
 
-	/* In the range, d = raw - tsc0 >= 0: mp_tsc_convert's product in
+	/* In the range (one unsigned compare: d, negative as int64_t, is
+	 * above any span), d = raw - tsc0 >= 0: mp_tsc_convert's product in
 	 * unsigned arithmetic, the same value */
-	if (__builtin_expect((int64_t)d >= 0 && (int64_t)(raw - cc->hi) < 0, 1))
+	if (__builtin_expect(d < cc->span, 1))
 		return (uint64_t)(cc->line->ns0 + (int64_t)(uint64_t)(((mp_u128)d * cc->line->mult) >> 32));
 	return clock_miss(cc, raw);
 }
