@@ -15,9 +15,10 @@
  * not change the output can be checked with it).
  *
  * -v adds, per part, its raw and coded bytes per event (each part coded
- * alone, outside the timing).
+ * alone, outside the timing); -p times the encoder's portable variant
+ * (the one non-x86 builds run) where the BMI2 one would run (same output).
  *
- * usage: bench_encode [-n max_events] [-r repeats] [-v] FILE.memprof
+ * usage: bench_encode [-n max_events] [-r repeats] [-v] [-p] FILE.memprof
  */
 #include "chunkcodec.h"
 #include "clock.h"
@@ -145,7 +146,7 @@ int main(int argc, char **argv)
 {
 	static thr_t thr[MAX_THREADS];
 	size_t max_events = 10000000, nev = 0, i;
-	int repeats = 3, opt, nthr = 0, rc, verbose = 0;
+	int repeats = 3, opt, nthr = 0, rc, verbose = 0, plain = 0;
 	uint64_t part_raw[MP_PARTS], part_coded[MP_PARTS];
 	mp_source_t *src;
 	mp_diag_t diag = {0};
@@ -155,9 +156,11 @@ int main(int argc, char **argv)
 	uint8_t *raw = NULL, *out = NULL;
 	size_t raw_cap = 0;
 
-	while ((opt = getopt(argc, argv, "n:r:v")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:vp")) != -1) {
 		if (opt == 'v')
 			verbose = 1;
+		else if (opt == 'p')
+			plain = 1;
 		else if (opt == 'n')
 			max_events = strtoull(optarg, NULL, 10);
 		else if (opt == 'r')
@@ -166,7 +169,7 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: bench_encode [-n max_events] [-r repeats] [-v] FILE.memprof\n");
+		fprintf(stderr, "usage: bench_encode [-n max_events] [-r repeats] [-v] [-p] FILE.memprof\n");
 		return 2;
 	}
 	if ((rc = mp_capture_open_source(&src, argv[optind], &diag))) {
@@ -205,6 +208,7 @@ int main(int argc, char **argv)
 		uint64_t events = 0, bytes = 0, crc = crc32(0, NULL, 0);
 
 		memset(&enc, 0, sizeof(enc));
+		enc.plain = plain;
 		memset(part_raw, 0, sizeof(part_raw));
 		memset(part_coded, 0, sizeof(part_coded));
 		for (int ti = 0; ti < nthr; ti++) {

@@ -588,6 +588,106 @@ static void test_encoder_variants(void **state)
 	}
 }
 
+/* The batched loop for ALLOC, FREE and REALLOC records (chunkenc.c,
+ * run_x) writes what the general loop writes for them, record by record:
+ * random records of a small address pool (so that cache hits, aged frees
+ * and refreed allocations happen), sizes exact, glibc-usable and other,
+ * values of 2^28 and more now and then (which the batch leaves to the
+ * general loop), WIDE records, memory ids and contexts that change; in
+ * chunks that end at a limit and carry their state into the next; each
+ * variant, with and without ages. */
+static uint64_t rnd_state = 88172645463325252ull;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+static void test_encoder_run_matches_general(void **state)
+{
+	static uint64_t ring[1 << 16];
+	static const int64_t diffs[4] = {0, 8, -3, 1 << 20};
+	mp_chunk_encoder_t enc[2];
+	mp_capclock_t clock;
+	uint64_t t = 1000, pool[300];
+	size_t nw = 0, i;
+	unsigned mem = 0;
+	int v, ages, c, k;
+
+	(void)state;
+	memset(&clock, 0, sizeof(clock));
+	for (i = 0; i < 300; i++)
+		pool[i] = 0x7f0000100000ull + (rnd() % 4096) * (i % 7 ? 16 : 8);
+	while (nw < sizeof(ring) / 8 - 16) {
+		uint64_t x = rnd(), a = pool[x % 300], req = 16 + (x >> 20) % 5000, w0;
+		unsigned kind;
+		int64_t d = diffs[(x >> 40) & 3];
+
+		if (d == 8) /* glibc's usable size */
+			d = (int64_t)mp_usable16(req) - (int64_t)req;
+		t += (x >> 50) & 0xff;
+		if ((x >> 33) % 97 == 0)
+			t += 1ull << 30; /* a time delta of 2^28 or more */
+		if ((x >> 34) % 89 == 0)
+			a ^= 1ull << 44; /* an address delta of 2^28 or more */
+		if ((x >> 35) % 83 == 0)
+			req += 1ull << 29; /* a size of 2^28 or more */
+		if ((x >> 36) % 251 == 0)
+			mem = (mem + 1) % 3; /* another memory id */
+		if ((x >> 37) % 211 == 0) {
+			ring[nw++] = W0(MP_REC_CONTEXT, 0, 0), ring[nw++] = x & 7, ring[nw++] = 1, ring[nw++] = 0,
+			ring[nw++] = 0;
+			continue;
+		}
+		kind = (x >> 8) % 16 < 7 ? MP_REC_ALLOC : (x >> 8) % 16 < 14 ? MP_REC_FREE : MP_REC_REALLOC;
+		w0 = W0(kind, mem, d);
+		if ((x >> 38) % 101 == 0 && kind != MP_REC_FREE)
+			w0 = W0(kind, mem, 0) | MP_RING_WIDE;
+		ring[nw++] = w0, ring[nw++] = t;
+		if (kind == MP_REC_REALLOC)
+			ring[nw++] = pool[(x >> 24) % 300];
+		ring[nw++] = a;
+		if (kind != MP_REC_FREE) {
+			ring[nw++] = req;
+			if (w0 & MP_RING_WIDE)
+				ring[nw++] = req + 40;
+		}
+	}
+	for (ages = 0; ages < 2; ages++)
+		for (k = 0; k < 2; k++) {
+			uint64_t st[2][MP_ST_COUNT] = {{0}};
+			size_t pos[2] = {0, 0};
+			for (v = 0; v < 2; v++) {
+				memset(&enc[v], 0, sizeof(enc[v]));
+				enc[v].plain = k;
+				enc[v].no_run = v;
+				enc[v].no_ages = !ages;
+			}
+			while (pos[0] < nw) {
+				uint64_t lens[2][MP_PARTS];
+				size_t n = nw - pos[0], limit = n > 3000 ? 2000 + rnd() % 1000 : n;
+				for (v = 0; v < 2; v++)
+					assert_int_equal(
+						mp__chunk_encode(&enc[v], ring + pos[v], n, limit, st[v], &clock, lens[v]),
+						0);
+				assert_int_equal(enc[0].consumed, enc[1].consumed);
+				assert_int_equal(enc[0].events, enc[1].events);
+				for (c = 0; c < MP_PARTS; c++) {
+					assert_int_equal(lens[0][c], lens[1][c]);
+					assert_memory_equal(enc[0].cols[c].data, enc[1].cols[c].data, lens[0][c]);
+				}
+				assert_memory_equal(st[0], st[1], sizeof(st[0]));
+				for (v = 0; v < 2; v++)
+					pos[v] += enc[v].consumed;
+			}
+			for (v = 0; v < 2; v++)
+				mp__chunk_encoder_release(&enc[v]);
+		}
+}
+
 /* The encoder converts TSC readings through the clock's lines, keeping the
  * line it found between records (chunkenc.c, clock_cache_t): readings
  * that move between lines, before the oldest one, back in time (clamped),
@@ -789,6 +889,7 @@ int main(void)
 		cmocka_unit_test(test_check_parts),        cmocka_unit_test(test_encoder_roundtrip),
 		cmocka_unit_test(test_refreed_across_flushes), cmocka_unit_test(test_encoder_clock_lines),
 		cmocka_unit_test(test_encoder_variants),    cmocka_unit_test(test_noise_parts_round_trip),
+		cmocka_unit_test(test_encoder_run_matches_general),
 	};
 	return cmocka_run_group_tests_name("chunk2", tests, NULL, NULL);
 }
