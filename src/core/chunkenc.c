@@ -4,6 +4,7 @@
  * through the batched loop of chunkenc_run.c; this is the general loop
  * (every kind of record) and what both share out of line. */
 #include "chunkenc.h"
+#include "cpufeat.h"
 
 unsigned mp__chunkenc_put_long(uint8_t *h, uint8_t *t, uint64_t v)
 {
@@ -150,22 +151,17 @@ static inline __attribute__((always_inline)) int encode(mp_chunk_encoder_t *e, c
 		memory = mem;                                                         \
 		memkey = (memory << 16) + MP_REC_ALLOC;                               \
 	} while (0)
-		/* Nearly every record: an ALLOC (not WIDE) or FREE of the current
-		 * memory id, whole in the buffer -- one test for all of that */
-		if (__builtin_expect((w0 & 0xffff01ffu) - memkey <= MP_REC_FREE - MP_REC_ALLOC &&
-					     (uintptr_t)r + 4 * sizeof(*r) <= (uintptr_t)end,
-				     1)) {
-			k = 5 - kind; /* ALLOC 4 words, FREE 3 */
-		} else {
-			k = mp_ring_words(w0);
-			mem = (unsigned)(w0 >> 16) & 0xffff;
-			if (!k || r + k > end)
-				return -1;
-			if (kind != MP_REC_ALLOC && kind != MP_REC_FREE)
-				goto other;
-			if (mem != memory)
-				MEMORY();
-		}
+		/* What the batched loop left: an ALLOC or FREE it does not take
+		 * (a value of 2^28 or more, WIDE, another memory id, the end of
+		 * the buffer), or another kind of record */
+		k = mp_ring_words(w0);
+		mem = (unsigned)(w0 >> 16) & 0xffff;
+		if (!k || r + k > end)
+			return -1;
+		if (kind != MP_REC_ALLOC && kind != MP_REC_FREE)
+			goto other;
+		if (mem != memory)
+			MEMORY();
 		{
 			TIMED();
 			if (kind == MP_REC_FREE) {
@@ -326,47 +322,13 @@ __attribute__((target("bmi2,lzcnt"))) static int encode_bmi2(mp_chunk_encoder_t 
 }
 #endif
 
-#ifdef HAVE_BMI2_VARIANT
-/* AMD before Zen 3 (family 19h) has pdep in microcode, some hundred cycles
- * an instruction: far slower there than the portable variant. */
-static int slow_pdep(void)
-{
-	unsigned a, b, c, d, family;
-
-	if (!__get_cpuid(0, &a, &b, &c, &d) || b != 0x68747541u) /* "Auth"enticAMD */
-		return 0;
-	if (!__get_cpuid(1, &a, &b, &c, &d))
-		return 1;
-	family = (a >> 8) & 0xf;
-	if (family == 0xf)
-		family += (a >> 20) & 0xff;
-	return family < 0x19;
-}
-
-/* BMI2 (CPUID 7: EBX bit 8) and LZCNT (0x80000001: ECX bit 5), asked once
- * (compilers' __builtin_cpu_supports do not all know LZCNT), on a CPU where
- * pdep is fast. */
-static int have_bmi2_lzcnt(void)
-{
-	static _Atomic int known; /* 0 not yet, 1 no, 2 yes */
-	int k = atomic_load_explicit(&known, memory_order_relaxed);
-
-	if (!k) {
-		unsigned a, b, c, d;
-		int bmi2 = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 8));
-		int lzcnt = __get_cpuid(0x80000001u, &a, &b, &c, &d) && (c & (1u << 5));
-		k = bmi2 && lzcnt && !slow_pdep() ? 2 : 1;
-		atomic_store_explicit(&known, k, memory_order_relaxed);
-	}
-	return k == 2;
-}
-#endif
-
 int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, size_t limit, uint64_t *st,
 		     const struct mp_capclock *clock, uint64_t lens[MP_PARTS])
 {
 #ifdef HAVE_BMI2_VARIANT
-	if (!e->plain && have_bmi2_lzcnt())
+	const unsigned need = MP_CPU_BMI2 | MP_CPU_LZCNT | MP_CPU_FAST_PDEP;
+
+	if (!e->plain && (mp__cpu_features() & need) == need)
 		return encode_bmi2(e, words, n, limit, st, clock, lens);
 #endif
 	return encode_plain(e, words, n, limit, st, clock, lens);

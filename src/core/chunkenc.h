@@ -79,10 +79,9 @@ static const uint64_t varint_by_clz[33] = {
  * zero case (lzcnt); mp__chunk_encode picks that variant at run time. Both
  * are inline assembly, so that the file compiles without -mbmi2 (only the
  * variant that may run them has the target attribute). */
-#if defined(__x86_64__) && defined(__GNUC__)
+#include "cpufeat.h"
+#ifdef MP_HAVE_X86_VARIANTS
 #define HAVE_BMI2_VARIANT 1
-#include <cpuid.h>
-#include <stdatomic.h>
 #endif
 
 /* The varint of v < 2^28 as one word (its head in the low byte, the tail

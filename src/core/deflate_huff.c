@@ -2,6 +2,8 @@
  * deflate_huff.h for why the writer does not use zlib's deflate. */
 #include "deflate_huff.h"
 
+#include "cpufeat.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -300,10 +302,7 @@ static void code_bytes_plain(mp_dh_writer_t *w, const uint8_t *data, size_t n, c
 /* x86-64 with BMI2: shifts by a variable count as shlx/shrx, one
  * micro-op each where shl/shr by %cl take three on Intel (they keep the
  * flags): the loop above is mostly such shifts. */
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <cpuid.h>
-#include <stdatomic.h>
-
+#ifdef MP_HAVE_X86_VARIANTS
 __attribute__((target("bmi2"))) static void code_bytes_bmi2(mp_dh_writer_t *w, const uint8_t *data, size_t n,
 							     const uint16_t *code, const uint8_t *len,
 							     unsigned maxlen)
@@ -311,23 +310,10 @@ __attribute__((target("bmi2"))) static void code_bytes_bmi2(mp_dh_writer_t *w, c
 	code_bytes_x(w, data, n, code, len, maxlen);
 }
 
-static int have_bmi2(void)
-{
-	static _Atomic int known; /* 0 not yet, 1 no, 2 yes */
-	int k = atomic_load_explicit(&known, memory_order_relaxed);
-
-	if (!k) {
-		unsigned a, b, c, d;
-		k = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 8)) ? 2 : 1;
-		atomic_store_explicit(&known, k, memory_order_relaxed);
-	}
-	return k == 2;
-}
-
 static void code_bytes(mp_dh_writer_t *w, const uint8_t *data, size_t n, const uint16_t *code, const uint8_t *len,
 		       unsigned maxlen)
 {
-	if (have_bmi2())
+	if (mp__cpu_features() & MP_CPU_BMI2)
 		code_bytes_bmi2(w, data, n, code, len, maxlen);
 	else
 		code_bytes_plain(w, data, n, code, len, maxlen);

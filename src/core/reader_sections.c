@@ -27,22 +27,34 @@ static int corrupt(mp_capture_t *cap, mp_diag_t *diag, uint64_t off, const char 
 
 /* --------------------------------------------------------------- tables */
 
+/* arr, with room for element n: doubled (from `first` elements) when n
+ * reaches *cap. Caller owns the result (arr itself when it had room); NULL
+ * when out of memory, arr then still valid. */
+static void *room_for(void *arr, uint32_t n, uint32_t *cap, size_t elem, uint32_t first)
+{
+	uint32_t nc;
+	void *a;
+
+	if (n < *cap)
+		return arr;
+	nc = *cap ? *cap * 2 : first;
+	if (!(a = realloc(arr, nc * elem)))
+		return NULL;
+	*cap = nc;
+	return a;
+}
+
 static int add_string(mp_capture_t *cap, uint64_t id, const uint8_t *s, uint64_t len)
 {
-	char *copy;
+	char *copy, **a;
 
 	if (id <= cap->nstrings)
 		return 0; /* known already (a rewind re-reads definitions) */
 	if (id != (uint64_t)cap->nstrings + 1)
 		return -1;
-	if (cap->nstrings == cap->cap_strings) {
-		uint32_t n = cap->cap_strings ? cap->cap_strings * 2 : 256;
-		char **a = realloc(cap->strings, n * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		cap->strings = a;
-		cap->cap_strings = n;
-	}
+	if (!(a = room_for(cap->strings, cap->nstrings, &cap->cap_strings, sizeof(*a), 256)))
+		return -ENOMEM;
+	cap->strings = a;
 	copy = malloc(len + 1);
 	if (!copy)
 		return -ENOMEM;
@@ -54,14 +66,11 @@ static int add_string(mp_capture_t *cap, uint64_t id, const uint8_t *s, uint64_t
 
 static int push_synth(mp_capture_t *cap, const mp_event_t *ev)
 {
-	if (cap->nsynth == cap->cap_synth) {
-		uint32_t n = cap->cap_synth ? cap->cap_synth * 2 : 16;
-		mp_event_t *a = realloc(cap->synth, n * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		cap->synth = a;
-		cap->cap_synth = n;
-	}
+	mp_event_t *a = room_for(cap->synth, cap->nsynth, &cap->cap_synth, sizeof(*a), 16);
+
+	if (!a)
+		return -ENOMEM;
+	cap->synth = a;
 	cap->synth[cap->nsynth++] = *ev;
 	return 0;
 }
@@ -75,14 +84,10 @@ static int add_memory(mp_capture_t *cap, uint64_t id, uint64_t name, uint64_t ki
 	if (id > cap->nmemories)
 		return -1;
 	if (id == cap->nmemories) {
-		if (cap->nmemories == cap->cap_memories) {
-			uint32_t n = cap->cap_memories ? cap->cap_memories * 2 : 8;
-			mp_memory_info_t *a = realloc(cap->memories, n * sizeof(*a));
-			if (!a)
-				return -ENOMEM;
-			cap->memories = a;
-			cap->cap_memories = n;
-		}
+		mp_memory_info_t *a = room_for(cap->memories, cap->nmemories, &cap->cap_memories, sizeof(*a), 8);
+		if (!a)
+			return -ENOMEM;
+		cap->memories = a;
 		cap->memories[cap->nmemories].name = cap->strings[name - 1];
 		cap->memories[cap->nmemories].kind = (int)kind;
 		cap->memories[cap->nmemories].capacity_bytes = capacity;

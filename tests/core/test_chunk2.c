@@ -404,6 +404,48 @@ static void test_check_parts(void **state)
 
 #define W0(kind, mem, diff) ((uint64_t)(kind) | (uint64_t)(mem) << 16 | (uint64_t)(uint32_t)(int32_t)(diff) << 32)
 
+
+/* A capture of what enc encoded: put_defs' sections, memories 1..extra
+ * (named "host" too), the parts as one CHUNK2 section of thread 0, a
+ * final horizon. Releases enc. */
+static void write_encoded(const char *path, mp_chunk_encoder_t *enc, const uint64_t lens[MP_PARTS], unsigned extra)
+{
+	static buf_t raw;
+	const uint8_t *parts[MP_PARTS];
+	unsigned i;
+	int c;
+
+	for (c = 0; c < MP_PARTS; c++)
+		parts[c] = enc->cols[c].data;
+	raw.n = 0;
+	put_defs(&raw);
+	for (i = 1; i <= extra; i++) {
+		put_byte(&raw, MP_SEC_MEMORY);
+		put_v(&raw, i);
+		put_v(&raw, 1);
+		put_v(&raw, 1);
+		put_v(&raw, 0);
+	}
+	put_chunk(&raw, MP_SEC_CHUNK2, 0, parts, lens, MP_PARTS);
+	put_byte(&raw, MP_SEC_HORIZON);
+	put_v(&raw, UINT64_MAX);
+	write_capture(path, 2, &raw, enc->events);
+	mp__chunk_encoder_release(enc);
+}
+
+/* Two encoders wrote the same bytes: events, every part's length and
+ * contents. */
+static void assert_same_encoding(const mp_chunk_encoder_t enc[2], uint64_t lens[2][MP_PARTS])
+{
+	int c;
+
+	assert_int_equal(enc[0].events, enc[1].events);
+	for (c = 0; c < MP_PARTS; c++) {
+		assert_int_equal(lens[0][c], lens[1][c]);
+		assert_memory_equal(enc[0].cols[c].data, enc[1].cols[c].data, lens[0][c]);
+	}
+}
+
 /* Ring records that exercise every part: 200 blocks allocated and freed
  * (more than the 64-slot cache holds), then allocated again in another
  * order (ALLOC_REUSED for those the cache still holds, ALLOC_REFREED for
@@ -448,7 +490,6 @@ static void test_encoder_roundtrip(void **state)
 	char *path = mp_test_tmpfile("enc.memprof");
 	const uint8_t *parts[MP_PARTS];
 	static mp_event_t ev[1024];
-	static buf_t raw;
 	mp_diag_t diag;
 	size_t nw, n, i, j;
 	int rc, c;
@@ -492,13 +533,7 @@ static void test_encoder_roundtrip(void **state)
 		assert_int_equal(mp__chunk_check(flat, lens, total + 1), -1);
 	}
 
-	raw.n = 0;
-	put_defs(&raw);
-	put_chunk(&raw, MP_SEC_CHUNK2, 0, parts, lens, MP_PARTS);
-	put_byte(&raw, MP_SEC_HORIZON);
-	put_v(&raw, UINT64_MAX);
-	write_capture(path, 2, &raw, enc.events);
-	mp__chunk_encoder_release(&enc);
+	write_encoded(path, &enc, lens, 0);
 	n = read_heap(path, ev, 1024, &rc, &diag);
 	assert_int_equal(rc, 0);
 	assert_int_equal(n, enc.events);
@@ -561,7 +596,7 @@ static void test_encoder_variants(void **state)
 	mp_capclock_t clock;
 	uint64_t t_end, lens[2][MP_PARTS];
 	size_t nw;
-	int v, c, ages;
+	int v, ages;
 
 	(void)state;
 	memset(&clock, 0, sizeof(clock));
@@ -575,11 +610,7 @@ static void test_encoder_variants(void **state)
 			assert_int_equal(mp__chunk_encode(&enc[v], ring, nw, nw, st, &clock, lens[v]), 0);
 			assert_int_equal(enc[v].consumed, nw);
 		}
-		assert_int_equal(enc[0].events, enc[1].events);
-		for (c = 0; c < MP_PARTS; c++) {
-			assert_int_equal(lens[0][c], lens[1][c]);
-			assert_memory_equal(enc[0].cols[c].data, enc[1].cols[c].data, lens[0][c]);
-		}
+		assert_same_encoding(enc, lens);
 		/* the time deltas of 1..10 bytes and sizes of every length are
 		 * there: every length of the put() short path and the long one */
 		assert_true(lens[0][MP_TAIL(MP_COL_TIME)] >= 45 && lens[0][MP_TAIL(MP_COL_SIZE)] >= 45);
@@ -615,7 +646,7 @@ static void test_encoder_run_matches_general(void **state)
 	uint64_t t = 1000, pool[300];
 	size_t nw = 0, i;
 	unsigned mem = 0;
-	int v, ages, c, k;
+	int v, ages, k;
 
 	(void)state;
 	memset(&clock, 0, sizeof(clock));
@@ -674,11 +705,7 @@ static void test_encoder_run_matches_general(void **state)
 						mp__chunk_encode(&enc[v], ring + pos[v], n, limit, st[v], &clock, lens[v]),
 						0);
 				assert_int_equal(enc[0].consumed, enc[1].consumed);
-				assert_int_equal(enc[0].events, enc[1].events);
-				for (c = 0; c < MP_PARTS; c++) {
-					assert_int_equal(lens[0][c], lens[1][c]);
-					assert_memory_equal(enc[0].cols[c].data, enc[1].cols[c].data, lens[0][c]);
-				}
+				assert_same_encoding(enc, lens);
 				assert_memory_equal(st[0], st[1], sizeof(st[0]));
 				for (v = 0; v < 2; v++)
 					pos[v] += enc[v].consumed;
@@ -718,12 +745,10 @@ static void test_encoder_clock_lines(void **state)
 	mp_chunk_encoder_t enc;
 	mp_capclock_t clock;
 	char *path = mp_test_tmpfile("clk.memprof");
-	const uint8_t *parts[MP_PARTS];
 	mp_event_t ev[32];
-	static buf_t raw;
 	mp_diag_t diag;
 	size_t nw = 0, n, i;
-	int rc, c;
+	int rc;
 
 	(void)state;
 	for (i = 0; i < nrec; i++) {
@@ -748,22 +773,7 @@ static void test_encoder_clock_lines(void **state)
 	assert_true(st[MP_ST_TIME] == 5201);
 	assert_int_equal(st[MP_ST_MEMORY], 0);
 
-	for (c = 0; c < MP_PARTS; c++)
-		parts[c] = enc.cols[c].data;
-	raw.n = 0;
-	put_defs(&raw);
-	for (i = 1; i <= 2; i++) { /* memories 1 and 2 */
-		put_byte(&raw, MP_SEC_MEMORY);
-		put_v(&raw, i);
-		put_v(&raw, 1);
-		put_v(&raw, 1);
-		put_v(&raw, 0);
-	}
-	put_chunk(&raw, MP_SEC_CHUNK2, 0, parts, lens, MP_PARTS);
-	put_byte(&raw, MP_SEC_HORIZON);
-	put_v(&raw, UINT64_MAX);
-	write_capture(path, 2, &raw, enc.events);
-	mp__chunk_encoder_release(&enc);
+	write_encoded(path, &enc, lens, 2); /* memories 1 and 2 */
 	n = read_heap(path, ev, 32, &rc, &diag);
 	assert_int_equal(rc, 0);
 	assert_int_equal(n, nrec);
