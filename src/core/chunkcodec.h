@@ -18,7 +18,6 @@
 #ifndef MP_CHUNKCODEC_H
 #define MP_CHUNKCODEC_H
 
-#include "format.h"
 #include "mbuf.h"
 
 #include <stddef.h>
@@ -115,94 +114,19 @@ static inline __attribute__((always_inline)) int mp_varint_get2(const uint8_t **
  * FREE / REGION_REMOVE time, address; ALLOC_FAILED time, requested;
  * REGION_ADD time, base, size; STEP time, zz(step); MARK time, label;
  * REALLOC time, old, new, requested, [allocated]; CONTEXT op, region,
- * dtype, shape; STACK stack id. Times are raw clock readings (clock.h).
- *
- * ALLOC and FREE, nearly every record, also come SHORT, a word shorter
- * (the writer's choice, mp_ring_alloc/mp_ring_free): the first word
- *   bits 0-7 record kind | MP_RING_SHORT, bits 8-15 memory id (below 256),
- *   bits 16-63 the time's low 48 bits,
- * then FREE address; ALLOC address, requested (low half, below 2^32) and
- * allocated - requested (high half, int32). The ring's bytes are most of
- * what the event path costs beyond its instructions, on the recording
- * thread (its stores) and on the flusher (reading them from another
- * core's cache): 20 bytes an event instead of 28 took a sixth off both in
- * alloc_bench (docs/hooks.md). The encoder restores the time's high bits
- * from a reading near it (mp_ring_time): a record is encoded within
- * moments of being written, and 2^47 ticks are hours. */
+ * dtype, shape; STACK stack id. Times are raw clock readings (clock.h). */
 #define MP_RING_WIDE 0x100u
-#define MP_RING_SHORT 0x20u
 
-/* Words of a record by the low 9 bits of its first word (kind and WIDE, or
- * a SHORT kind and its memory id's low bit; 0: not a record). */
+/* Words of a record by the low 9 bits of its first word (kind and WIDE;
+ * 0: not a record). */
 static const uint8_t mp_ring_words_tab[512] = {
 	[1] = 4, [2] = 3, [3] = 3, [4] = 4, [5] = 3, [6] = 3, [7] = 3, [8] = 5, [9] = 5, [11] = 2,
 	[256 + 1] = 5, [256 + 8] = 6,
-	[0x20 + 1] = 3, [256 + 0x20 + 1] = 3, [0x20 + 2] = 2, [256 + 0x20 + 2] = 2, /* SHORT */
 };
 
 static inline unsigned mp_ring_words(uint64_t w0)
 {
 	return mp_ring_words_tab[w0 & 0x1ff];
-}
-
-#define MP_RING_SHORT_MAX_MEMORY 0xff
-
-/* A record's first word (the long form): kind, memory id, and allocated -
- * requested when it fits (WIDE otherwise: the allocated size gets its own
- * word). */
-static inline uint64_t mp_ring_word0(unsigned kind, uint32_t memory, uint64_t requested, uint64_t allocated,
-				     int *wide)
-{
-	int64_t d = (int64_t)(allocated - requested);
-
-	*wide = d != (int64_t)(int32_t)d;
-	return kind | (*wide ? MP_RING_WIDE : 0) | ((uint64_t)memory << 16) | ((uint64_t)(uint32_t)(int32_t)d << 32);
-}
-
-/* An ALLOC record at r (room for 5 words), SHORT when it fits; returns its
- * words. memory <= 0xffff; raw is the clock reading. */
-static inline unsigned mp_ring_alloc(uint64_t *r, uint32_t memory, uint64_t raw, uint64_t address,
-				     uint64_t requested, uint64_t allocated)
-{
-	int64_t d = (int64_t)(allocated - requested);
-	int wide;
-
-	if (__builtin_expect(memory <= MP_RING_SHORT_MAX_MEMORY && requested <= UINT32_MAX &&
-				     d == (int64_t)(int32_t)d,
-			     1)) {
-		r[0] = (MP_REC_ALLOC | MP_RING_SHORT) | (uint64_t)memory << 8 | raw << 16;
-		r[1] = address;
-		r[2] = requested | (uint64_t)(uint32_t)(int32_t)d << 32;
-		return 3;
-	}
-	r[0] = mp_ring_word0(MP_REC_ALLOC, memory, requested, allocated, &wide);
-	r[1] = raw;
-	r[2] = address;
-	r[3] = requested;
-	r[4] = allocated;
-	return 4 + (unsigned)wide;
-}
-
-/* A FREE record at r (room for 3 words), SHORT when it fits; returns its
- * words. */
-static inline unsigned mp_ring_free(uint64_t *r, uint32_t memory, uint64_t raw, uint64_t address)
-{
-	if (__builtin_expect(memory <= MP_RING_SHORT_MAX_MEMORY, 1)) {
-		r[0] = (MP_REC_FREE | MP_RING_SHORT) | (uint64_t)memory << 8 | raw << 16;
-		r[1] = address;
-		return 2;
-	}
-	r[0] = MP_REC_FREE | (uint64_t)memory << 16;
-	r[1] = raw;
-	r[2] = address;
-	return 3;
-}
-
-/* A SHORT record's time: the raw reading nearest ref (within 2^47 ticks)
- * whose low 48 bits are the record's. */
-static inline uint64_t mp_ring_time(uint64_t w0, uint64_t ref)
-{
-	return ref + (uint64_t)((int64_t)(((w0 >> 16) - ref) << 16) >> 16);
 }
 
 struct mp_capclock;
@@ -235,8 +159,6 @@ typedef struct mp_chunk_encoder {
 	int plain;       /* set by tests: the portable variant even where the BMI2 one would run (same output) */
 	int no_run;      /* set by tests: every record through encode's general loop, none through the
 			  * batched ALLOC/FREE/REALLOC one (chunkenc.c, run_x; same output) */
-	uint64_t time_ref; /* set by the caller: a raw clock reading within 2^47 ticks of every SHORT
-			    * record's time (the flusher's, at the round) */
 	/* flush.c's: per thread (index mod MP_HINT_THREADS) and part, 0 to
 	 * Huffman-analyse its next segment, or how many in a row have been
 	 * stored without a look since one looked like noise (MP_DH_NOISE) */

@@ -68,7 +68,7 @@ static inline __attribute__((always_inline)) int encode(mp_chunk_encoder_t *e, c
 	uint64_t time = st[MP_ST_TIME], addr = st[MP_ST_ADDR], memory = st[MP_ST_MEMORY];
 	/* events: one per record (counted at the end, from the tags), plus
 	 * this: a realloc is two, CONTEXT and STACK none */
-	uint64_t *reuse = st + MP_ST_REUSE_AT, events = 0, tref = e->time_ref;
+	uint64_t *reuse = st + MP_ST_REUSE_AT, events = 0;
 	uint32_t nallocs = 0, nfrees = 0, gen;
 	age_slot_t *table;
 	mp_mbuf_t *col = e->cols;
@@ -113,11 +113,11 @@ static inline __attribute__((always_inline)) int encode(mp_chunk_encoder_t *e, c
 	lim = n < 4 || e->no_run ? words : end - 3 < stop ? end - 3 : stop;
 
 	while (r < stop) {
-		uint64_t w0, now, raw, a = 0, req = 0, alloc = 0;
+		uint64_t w0, now;
 		unsigned kind, k, mem, tg;
 
 		if (r < lim) {
-			run_t rs = {ctag, ctime, caddr, cidx, csize, time, addr, nallocs, nfrees, 0, tref};
+			run_t rs = {ctag, ctime, caddr, cidx, csize, time, addr, nallocs, nfrees, 0};
 #ifdef HAVE_BMI2_VARIANT
 			if (bmi2)
 				r = mp__chunkenc_run_bmi2(&rs, r, lim, end, memkey, table, gen, (unsigned)ages, reuse, &ccache);
@@ -138,7 +138,7 @@ static inline __attribute__((always_inline)) int encode(mp_chunk_encoder_t *e, c
 		 * FREE (nearly all records) first, with no further test. */
 #define TIMED()                                                                       \
 	do {                                                                          \
-		now = clock_convert(&ccache, raw);                                    \
+		now = clock_convert(&ccache, r[1]);                                   \
 		if (now < time)                                                       \
 			now = time; /* per thread, time never goes back */            \
 		put(&ctime, now - time);                                              \
@@ -155,32 +155,17 @@ static inline __attribute__((always_inline)) int encode(mp_chunk_encoder_t *e, c
 		 * (a value of 2^28 or more, WIDE, another memory id, the end of
 		 * the buffer), or another kind of record */
 		k = mp_ring_words(w0);
+		mem = (unsigned)(w0 >> 16) & 0xffff;
 		if (!k || r + k > end)
 			return -1;
-		if (kind & MP_RING_SHORT) {
-			/* an ALLOC or FREE a word shorter (chunkcodec.h) */
-			kind &= ~MP_RING_SHORT;
-			tg = kind;
-			mem = (unsigned)(w0 >> 8) & 0xff;
-			raw = mp_ring_time(w0, tref);
-			a = r[1];
-			if (kind == MP_REC_ALLOC)
-				req = (uint32_t)r[2], alloc = req + (uint64_t)(int64_t)(int32_t)(r[2] >> 32);
-		} else {
-			mem = (unsigned)(w0 >> 16) & 0xffff;
-			raw = r[1];
-			if (kind != MP_REC_ALLOC && kind != MP_REC_FREE)
-				goto other;
-			a = r[2];
-			if (kind == MP_REC_ALLOC)
-				req = r[3], alloc = ring_allocated(w0, req, r + 4);
-		}
+		if (kind != MP_REC_ALLOC && kind != MP_REC_FREE)
+			goto other;
 		if (mem != memory)
 			MEMORY();
 		{
 			TIMED();
 			if (kind == MP_REC_FREE) {
-				uint64_t hh = addr_hash(a);
+				uint64_t a = r[2], hh = addr_hash(a);
 				unsigned flags = 0;
 				uint64_t d = addr_delta(&flags, addr, a);
 				int aged = 0;
@@ -203,7 +188,8 @@ static inline __attribute__((always_inline)) int encode(mp_chunk_encoder_t *e, c
 				addr = a;
 				reuse[hh >> 58] = a; /* mp_reuse_slot(a) */
 			} else {
-				uint64_t hh = addr_hash(a);
+				uint64_t a = r[2], req = r[3], hh = addr_hash(a);
+				uint64_t alloc = ring_allocated(w0, req, r + 4);
 				age_slot_t *sl = age_slot_h(table, hh);
 				unsigned rs = (unsigned)(hh >> 58); /* mp_reuse_slot(a) */
 				if (a != 0 && reuse[rs] == a) {
@@ -245,9 +231,8 @@ static inline __attribute__((always_inline)) int encode(mp_chunk_encoder_t *e, c
 #undef MEMORY
 		switch (kind) {
 		case MP_REC_REALLOC: {
-			uint64_t old = r[2];
-			a = r[3], req = r[4];
-			alloc = ring_allocated(w0, req, r + 5);
+			uint64_t old = r[2], a = r[3], req = r[4];
+			uint64_t alloc = ring_allocated(w0, req, r + 5);
 			/* both deltas in one unit: 16 only if both are multiples */
 			if ((((old - addr) | (a - old)) & 15) == 0) {
 				put(&caddr, addr_delta(&tg, addr, old));

@@ -240,7 +240,6 @@ typedef struct {
 	uint64_t last_time, last_addr;
 	uint32_t nallocs, nfrees;
 	uint64_t reallocs; /* REALLOC records (two events each) */
-	uint64_t time_ref; /* SHORT records' time reference (mp_ring_time) */
 } run_t;
 
 /* The batched loop over ALLOC/FREE/REALLOC records of the current memory

@@ -43,10 +43,9 @@ static const uint8_t run_alloc_tag[32] = {TX8(0), TX8(8), TX8(16), TX8(24)};
 #undef TX8
 #undef TX_TAG
 
-/* Nearly every record: a SHORT ALLOC or FREE of the current memory id
- * (memkey: encode's, the first word of a long ALLOC of it), with every
- * value below 2^28. Encodes such records (and long REALLOCs of the id)
- * from r on, up to lim (3 words before the end, so that an ALLOC's words
+/* Nearly every record: an ALLOC (not WIDE) or FREE of the current memory
+ * id (memkey: encode's), with every value below 2^28. Encodes such records
+ * from r on, up to lim (4 words before the end, so that an ALLOC's words
  * are there); returns at the first other one, for encode's general loop.
  *
  * The one branch the data decides is on the kind (ALLOC or FREE): none on
@@ -64,14 +63,10 @@ run_x(run_t *st, const uint64_t *r, const uint64_t *lim, const uint64_t *end, ui
       unsigned ages, uint64_t *reuse, clock_cache_t *cc, const int bmi2)
 {
 	/* per record at most one tag, time and index, two addresses (a
-	 * REALLOC) and two sizes */
+	 * REALLOC: 154 of them in a row overflowed an array of RUN_BATCH)
+	 * and two sizes */
 	uint32_t tv[RUN_BATCH], av[2 * RUN_BATCH], iv[RUN_BATCH], sv[2 * RUN_BATCH];
-	uint64_t last_time = st->last_time, last_addr = st->last_addr, tref = st->time_ref;
-	/* the low 16 bits of a SHORT ALLOC's first word of the memory id (a
-	 * FREE's are one more); none are when the id is not SHORT's */
-	uint64_t skey = (memkey >> 16) <= MP_RING_SHORT_MAX_MEMORY
-				? (memkey >> 16) << 8 | (MP_REC_ALLOC | MP_RING_SHORT)
-				: 0x10000;
+	uint64_t last_time = st->last_time, last_addr = st->last_addr;
 	uint32_t nallocs = st->nallocs, nfrees = st->nfrees;
 	uint64_t reallocs = 0;
 	/* the second word of a slot of this chunk, less its index: the
@@ -82,8 +77,8 @@ run_x(run_t *st, const uint64_t *r, const uint64_t *lim, const uint64_t *end, ui
 
 	while (more) {
 		size_t i = 0, na = 0, ni = 0, ns = 0;
-		/* at most RUN_BATCH records: each has 2 words or more */
-		const uint64_t *blim = lim - r > 2 * RUN_BATCH ? r + 2 * RUN_BATCH : lim;
+		/* at most RUN_BATCH records: each has 3 words or more */
+		const uint64_t *blim = lim - r > 3 * RUN_BATCH ? r + 3 * RUN_BATCH : lim;
 
 		for (;;) {
 			uint64_t w0, a, hh, d, v, dt, now, w1;
@@ -97,7 +92,7 @@ run_x(run_t *st, const uint64_t *r, const uint64_t *lim, const uint64_t *end, ui
 				break;
 			}
 			w0 = r[0];
-			if (__builtin_expect((w0 & 0xffff) - skey > MP_REC_FREE - MP_REC_ALLOC, 0)) {
+			if (__builtin_expect((w0 & 0xffff01ffu) - memkey > MP_REC_FREE - MP_REC_ALLOC, 0)) {
 				/* a REALLOC (not WIDE) of the memory id, whole in the
 				 * buffer: as encode does (not so rare that it should
 				 * end the batch) */
@@ -143,17 +138,17 @@ run_x(run_t *st, const uint64_t *r, const uint64_t *lim, const uint64_t *end, ui
 				r += 5;
 				continue;
 			}
-			a = r[1], hh = addr_hash(a);
+			a = r[2], hh = addr_hash(a);
 			kind = (unsigned)w0 & 0xff, rs = (unsigned)(hh >> 58);
 			sl = age_slot_h(table, hh);
 			dd = (int64_t)(a - last_addr);
 			memcpy(&w1, &sl->index, 8);
-			now = clock_convert(cc, mp_ring_time(w0, tref));
+			now = clock_convert(cc, r[1]);
 			now = now < last_time ? last_time : now; /* per thread, time never goes back */
 			dt = now - last_time;
 			al = (dd & 15) == 0;
 			d = mp_zigzag(dd >> (al << 2)); /* addr_delta */
-			if (kind == (MP_REC_FREE | MP_RING_SHORT)) {
+			if (kind == MP_REC_FREE) {
 				/* FREE_AGED: a block allocated in the chunk (not FREED) */
 				age = nallocs + 1 - (uint32_t)w1;
 				hit = ages & ((w1 ^ genkey) >> 31 == 0) & (sl->addr == a) & (unsigned)vlen_le(age, d);
@@ -170,8 +165,8 @@ run_x(run_t *st, const uint64_t *r, const uint64_t *lim, const uint64_t *end, ui
 				age_put(sl, a, ++nfrees | FREED, gen);
 				reuse[rs] = a;
 			} else {
-				uint64_t req = (uint32_t)r[2], zd, ru = reuse[rs];
-				int64_t diff = (int64_t)(int32_t)(r[2] >> 32);
+				uint64_t req = r[3], zd, ru = reuse[rs];
+				int64_t diff = (int64_t)(int32_t)(w0 >> 32);
 				unsigned reused = (ru == a) & (a != 0), exact = diff == 0, tx;
 				unsigned us16 = req + (uint64_t)diff == mp_usable16(req);
 				/* ALLOC_REFREED: at an address freed in the chunk */
@@ -200,7 +195,7 @@ run_x(run_t *st, const uint64_t *r, const uint64_t *lim, const uint64_t *end, ui
 			last_addr = a;
 			last_time = now;
 			i++;
-			r += 4 - (kind & 3); /* ALLOC 3 words, FREE 2 */
+			r += 5 - kind; /* ALLOC 4 words, FREE 3 */
 		}
 		tag += i;
 		put_run(&st->time, tv, i, bmi2);

@@ -328,9 +328,6 @@ int mp__writer_round(mp_writer_t *w, int final)
 		goto out;
 	}
 	horizon = mp__capclock_round(&w->clock);
-	/* SHORT records carry their time's low 48 bits: every record this
-	 * round encodes was written within moments of now */
-	w->enc.time_ref = mp_capclock_raw(&w->clock);
 	if (w->use_membarrier)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 

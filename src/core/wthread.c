@@ -217,11 +217,7 @@ static inline int timed_rec(mp_writer_t *w, unsigned kind, uint32_t memory, uint
 
 int mp_writer_free(mp_writer_t *w, uint32_t memory, uint64_t address)
 {
-	GET_THREAD(w, t);
-
-	if (memory > MP_RING_MAX_MEMORY)
-		return -EINVAL;
-	return mp__rec_free(w, t, memory, address);
+	return timed_rec(w, MP_REC_FREE, memory, address, 0, 3);
 }
 
 int mp_writer_alloc_failed(mp_writer_t *w, uint32_t memory, uint64_t requested)

@@ -97,6 +97,17 @@ static inline void mp__rec_commit(mp_writer_t *w, mp_wthread_t *t, unsigned k, u
 		mp__rec_wake(w, t, head + n);
 }
 
+/* The first word: kind, memory id, and allocated - requested when it fits
+ * (WIDE otherwise: the allocated size gets its own word). */
+static inline uint64_t mp__rec_word0(unsigned kind, uint32_t memory, uint64_t requested, uint64_t allocated,
+				     int *wide)
+{
+	int64_t d = (int64_t)(allocated - requested);
+
+	*wide = d != (int64_t)(int32_t)d;
+	return kind | (*wide ? MP_RING_WIDE : 0) | ((uint64_t)memory << 16) | ((uint64_t)(uint32_t)(int32_t)d << 32);
+}
+
 /* The records of the malloc family. memory <= MP_RING_MAX_MEMORY (the
  * caller checks); t is the calling thread's ring for w. 0 or -ENOBUFS (a
  * full ring in drop mode: counted as dropped). */
@@ -104,10 +115,16 @@ static inline int mp__rec_alloc(mp_writer_t *w, mp_wthread_t *t, uint32_t memory
 				uint64_t requested, uint64_t allocated)
 {
 	uint64_t *r;
+	int wide;
 
 	if (!(r = mp__rec_begin(w, t, memory, 1)))
 		return -ENOBUFS;
-	mp__rec_commit(w, t, mp_ring_alloc(r, memory, mp_capclock_raw(&w->clock), address, requested, allocated), 1);
+	r[0] = mp__rec_word0(MP_REC_ALLOC, memory, requested, allocated, &wide);
+	r[1] = mp_capclock_raw(&w->clock);
+	r[2] = address;
+	r[3] = requested;
+	r[4] = allocated;
+	mp__rec_commit(w, t, 4 + (unsigned)wide, 1);
 	return 0;
 }
 
@@ -119,7 +136,7 @@ static inline int mp__rec_realloc(mp_writer_t *w, mp_wthread_t *t, uint32_t memo
 
 	if (!(r = mp__rec_begin(w, t, memory, 2)))
 		return -ENOBUFS;
-	r[0] = mp_ring_word0(MP_REC_REALLOC, memory, requested, allocated, &wide);
+	r[0] = mp__rec_word0(MP_REC_REALLOC, memory, requested, allocated, &wide);
 	r[1] = mp_capclock_raw(&w->clock);
 	r[2] = old_address;
 	r[3] = new_address;
@@ -148,12 +165,7 @@ static inline int mp__rec_timed(mp_writer_t *w, mp_wthread_t *t, unsigned kind, 
 
 static inline int mp__rec_free(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t address)
 {
-	uint64_t *r;
-
-	if (!(r = mp__rec_begin(w, t, memory, 1)))
-		return -ENOBUFS;
-	mp__rec_commit(w, t, mp_ring_free(r, memory, mp_capclock_raw(&w->clock), address), 1);
-	return 0;
+	return mp__rec_timed(w, t, MP_REC_FREE, memory, address, 0, 3);
 }
 
 #endif

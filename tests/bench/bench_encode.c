@@ -61,6 +61,15 @@ static void push(thr_t *t, const uint64_t *v, unsigned k)
 	t->n += k;
 }
 
+static uint64_t word0(unsigned kind, uint32_t mem, uint64_t req, uint64_t alloc, unsigned *k)
+{
+	int64_t d = (int64_t)(alloc - req);
+	int wide = d != (int64_t)(int32_t)d;
+
+	*k += (unsigned)wide;
+	return kind | (wide ? MP_RING_WIDE : 0) | ((uint64_t)mem << 16) | ((uint64_t)(uint32_t)(int32_t)d << 32);
+}
+
 static void add_event(thr_t *t, const mp_event_t *ev)
 {
 	uint64_t v[6];
@@ -78,17 +87,15 @@ static void add_event(thr_t *t, const mp_event_t *ev)
 	switch (ev->kind) {
 	case MP_EV_ALLOC:
 		if (t->pending_free) {
-			int wide;
-			v[0] = mp_ring_word0(MP_REC_REALLOC, ev->memory, ev->requested_bytes, ev->allocated_bytes,
-					     &wide);
+			k = 5;
+			v[0] = word0(MP_REC_REALLOC, ev->memory, ev->requested_bytes, ev->allocated_bytes, &k);
 			v[1] = ev->time_ns, v[2] = t->free_addr, v[3] = ev->address, v[4] = ev->requested_bytes;
 			v[5] = ev->allocated_bytes;
-			k = 5 + (unsigned)wide;
 			t->pending_free = 0;
 		} else {
-			/* as the writer does (wthread_path.h): SHORT when it fits */
-			k = mp_ring_alloc(v, ev->memory, ev->time_ns, ev->address, ev->requested_bytes,
-					  ev->allocated_bytes);
+			k = 4;
+			v[0] = word0(MP_REC_ALLOC, ev->memory, ev->requested_bytes, ev->allocated_bytes, &k);
+			v[1] = ev->time_ns, v[2] = ev->address, v[3] = ev->requested_bytes, v[4] = ev->allocated_bytes;
 		}
 		push(t, v, k);
 		break;
@@ -98,7 +105,8 @@ static void add_event(thr_t *t, const mp_event_t *ev)
 			t->free_addr = ev->address;
 			break;
 		}
-		push(t, v, mp_ring_free(v, ev->memory, ev->time_ns, ev->address));
+		v[0] = MP_REC_FREE | (uint64_t)ev->memory << 16, v[1] = ev->time_ns, v[2] = ev->address;
+		push(t, v, 3);
 		break;
 	case MP_EV_ALLOC_FAILED:
 		v[0] = MP_REC_ALLOC_FAILED | (uint64_t)ev->memory << 16, v[1] = ev->time_ns,
@@ -201,8 +209,6 @@ int main(int argc, char **argv)
 
 		memset(&enc, 0, sizeof(enc));
 		enc.plain = plain;
-		/* SHORT records' times: ns since the capture's origin, below 2^47 */
-		enc.time_ref = 0;
 		memset(part_raw, 0, sizeof(part_raw));
 		memset(part_coded, 0, sizeof(part_coded));
 		for (int ti = 0; ti < nthr; ti++) {

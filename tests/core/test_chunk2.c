@@ -457,14 +457,16 @@ static size_t ring_records(uint64_t *r, uint64_t *t_out)
 	uint64_t t = 1;
 	int i;
 
-	/* SHORT records, as the writer makes them (mp_ring_alloc/free) */
-	for (i = 0; i < 200; i++)
-		n += mp_ring_alloc(r + n, 0, t++, 0x100000 + (uint64_t)i * 0x40, 40, 48);
-	for (i = 0; i < 200; i++)
-		n += mp_ring_free(r + n, 0, t++, 0x100000 + (uint64_t)((i * 7) % 200) * 0x40);
-	for (i = 0; i < 200; i++)
-		n += mp_ring_alloc(r + n, 0, t++, 0x100000 + (uint64_t)((i * 13) % 200) * 0x40, 24, 24);
-	/* long ones from here: times past 2^48 */
+	for (i = 0; i < 200; i++) {
+		r[n++] = W0(MP_REC_ALLOC, 0, 8), r[n++] = t++, r[n++] = 0x100000 + (uint64_t)i * 0x40, r[n++] = 40;
+	}
+	for (i = 0; i < 200; i++) {
+		r[n++] = W0(MP_REC_FREE, 0, 0), r[n++] = t++, r[n++] = 0x100000 + (uint64_t)((i * 7) % 200) * 0x40;
+	}
+	for (i = 0; i < 200; i++) {
+		r[n++] = W0(MP_REC_ALLOC, 0, 0), r[n++] = t++, r[n++] = 0x100000 + (uint64_t)((i * 13) % 200) * 0x40;
+		r[n++] = 24;
+	}
 	r[n++] = W0(MP_REC_CONTEXT, 0, 0), r[n++] = 2, r[n++] = 1, r[n++] = 0, r[n++] = 0;
 	for (i = 0; i < 10; i++) { /* varints of 1 .. 10 bytes: dt and requested 2^(7i) */
 		uint64_t v = i == 9 ? UINT64_MAX : 1ull << (7 * i);
@@ -543,25 +545,6 @@ static void test_encoder_roundtrip(void **state)
 		if (kind == MP_REC_CONTEXT) {
 			i += 5;
 			j--;
-			continue;
-		}
-		if (kind & MP_RING_SHORT) {
-			/* the time in the first word's top 48 bits (these times
-			 * are below 2^48), the address next, then requested and
-			 * allocated - requested as halves of one word */
-			uint64_t sz = ring[i + 2];
-			assert_true(ev[j].time_ns == ring[i] >> 16);
-			assert_true(ev[j].address == ring[i + 1]);
-			if (kind == (MP_REC_ALLOC | MP_RING_SHORT)) {
-				assert_int_equal(ev[j].kind, MP_EV_ALLOC);
-				assert_true(ev[j].requested_bytes == (uint32_t)sz);
-				assert_true(ev[j].allocated_bytes == (uint32_t)sz + (uint64_t)(int64_t)(int32_t)(sz >> 32));
-				i += 3;
-			} else {
-				assert_int_equal(kind, MP_REC_FREE | MP_RING_SHORT);
-				assert_int_equal(ev[j].kind, MP_EV_FREE);
-				i += 2;
-			}
 			continue;
 		}
 		assert_true(ev[j].time_ns == ring[i + 1]);
@@ -660,14 +643,13 @@ static void test_encoder_run_matches_general(void **state)
 	static const int64_t diffs[4] = {0, 8, -3, 1 << 20};
 	mp_chunk_encoder_t enc[2];
 	mp_capclock_t clock;
-	/* times that pass 2^48: SHORT records keep the low 48 bits */
-	uint64_t t = (1ull << 48) - 100000, pool[300];
+	uint64_t t = 1000, pool[300];
 	size_t nw = 0, i;
 	unsigned mem = 0;
 	int v, ages, k;
 
 	(void)state;
-	memset(&clock, 0, sizeof(clock)); /* no TSC: times are taken as they are */
+	memset(&clock, 0, sizeof(clock));
 	for (i = 0; i < 300; i++)
 		pool[i] = 0x7f0000100000ull + (rnd() % 4096) * (i % 7 ? 16 : 8);
 	while (nw < sizeof(ring) / 8 - 16 - 5 * 400) {
@@ -684,24 +666,14 @@ static void test_encoder_run_matches_general(void **state)
 			a ^= 1ull << 44; /* an address delta of 2^28 or more */
 		if ((x >> 35) % 83 == 0)
 			req += 1ull << 29; /* a size of 2^28 or more */
-		if ((x >> 36) % 251 == 0) /* another memory id; 300 only fits long records */
-			mem = (x >> 45) % 5 == 0 ? 300 : (mem + 1) % 3;
+		if ((x >> 36) % 251 == 0)
+			mem = (mem + 1) % 3; /* another memory id */
 		if ((x >> 37) % 211 == 0) {
 			ring[nw++] = W0(MP_REC_CONTEXT, 0, 0), ring[nw++] = x & 7, ring[nw++] = 1, ring[nw++] = 0,
 			ring[nw++] = 0;
 			continue;
 		}
 		kind = (x >> 8) % 16 < 7 ? MP_REC_ALLOC : (x >> 8) % 16 < 14 ? MP_REC_FREE : MP_REC_REALLOC;
-		/* ALLOC and FREE as the writer makes them (SHORT when they
-		 * fit), but one in ten long, as other writers may */
-		if (kind == MP_REC_ALLOC && (x >> 39) % 10 && (x >> 38) % 101) {
-			nw += mp_ring_alloc(ring + nw, mem, t, a, req, req + (uint64_t)d);
-			continue;
-		}
-		if (kind == MP_REC_FREE && (x >> 39) % 10) {
-			nw += mp_ring_free(ring + nw, mem, t, a);
-			continue;
-		}
 		w0 = W0(kind, mem, d);
 		if ((x >> 38) % 101 == 0 && kind != MP_REC_FREE)
 			w0 = W0(kind, mem, 0) | MP_RING_WIDE;
@@ -730,7 +702,6 @@ static void test_encoder_run_matches_general(void **state)
 				enc[v].plain = k;
 				enc[v].no_run = v;
 				enc[v].no_ages = !ages;
-				enc[v].time_ref = 1ull << 48;
 			}
 			while (pos[0] < nw) {
 				uint64_t lens[2][MP_PARTS];
@@ -745,8 +716,6 @@ static void test_encoder_run_matches_general(void **state)
 				for (v = 0; v < 2; v++)
 					pos[v] += enc[v].consumed;
 			}
-			/* times only grow here: the last one as written, whole */
-			assert_true(st[0][MP_ST_TIME] == t);
 			for (v = 0; v < 2; v++)
 				mp__chunk_encoder_release(&enc[v]);
 		}
@@ -822,60 +791,6 @@ static void test_encoder_clock_lines(void **state)
 	}
 	unlink(path);
 	free(path);
-}
-
-/* SHORT records keep their time's low 48 bits; the encoder takes the
- * reading nearest its reference with those bits (mp_ring_time): times just
- * below and past 2^48 with the reference on either side, one 2^40 ticks
- * on, through both loops, read back exactly (no TSC: ns as written). */
-static void test_short_record_times(void **state)
-{
-	static const uint64_t B = 1ull << 48;
-	static const struct {
-		uint64_t ref, raw[5];
-	} cases[] = {
-		{B + 1000, {B - 10, B + 5, B + 6, B + (1ull << 40), B + (1ull << 40) + 1}},
-		{B - 1000, {B - 2000, B - 1, B, B + 3, B + 4}},
-		{5, {3, 4, 9, 1ull << 46, (1ull << 46) + 7}},
-	};
-	size_t c, i, n;
-	int v;
-
-	(void)state;
-	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
-		for (v = 0; v < 2; v++) {
-			uint64_t ring[32], st[MP_ST_COUNT] = {0}, lens[MP_PARTS];
-			mp_chunk_encoder_t enc;
-			mp_capclock_t clock;
-			char *path = mp_test_tmpfile("short.memprof");
-			mp_event_t ev[8];
-			mp_diag_t diag;
-			size_t nw = 0;
-			int rc;
-
-			/* ALLOC, FREE, ALLOC, FREE, and a long FREE last */
-			for (i = 0; i < 4; i++)
-				nw += i % 2 ? mp_ring_free(ring + nw, 0, cases[c].raw[i], 0x1000 + 16 * (i - 1))
-					    : mp_ring_alloc(ring + nw, 0, cases[c].raw[i], 0x1000 + 16 * i, 24, 24);
-			ring[nw++] = W0(MP_REC_FREE, 0, 0), ring[nw++] = cases[c].raw[4], ring[nw++] = 0x5000;
-			assert_int_equal(nw, 3 + 2 + 3 + 2 + 3);
-			memset(&clock, 0, sizeof(clock));
-			memset(&enc, 0, sizeof(enc));
-			enc.time_ref = cases[c].ref;
-			enc.no_run = v;
-			assert_int_equal(mp__chunk_encode(&enc, ring, nw, nw, st, &clock, lens), 0);
-			assert_int_equal(enc.consumed, nw);
-			write_encoded(path, &enc, lens, 0);
-			n = read_heap(path, ev, 8, &rc, &diag);
-			assert_int_equal(rc, 0);
-			assert_int_equal(n, 5);
-			for (i = 0; i < 5; i++)
-				assert_true(ev[i].time_ns == cases[c].raw[i]);
-			assert_true(ev[0].address == 0x1000 && ev[1].address == 0x1000 && ev[2].address == 0x1020);
-			assert_true(ev[0].requested_bytes == 24 && ev[0].allocated_bytes == 24);
-			unlink(path);
-			free(path);
-		}
 }
 
 /* Writer to reader through the flusher: frees in one chunk, allocations at
@@ -990,7 +905,7 @@ int main(void)
 		cmocka_unit_test(test_check_parts),        cmocka_unit_test(test_encoder_roundtrip),
 		cmocka_unit_test(test_refreed_across_flushes), cmocka_unit_test(test_encoder_clock_lines),
 		cmocka_unit_test(test_encoder_variants),    cmocka_unit_test(test_noise_parts_round_trip),
-		cmocka_unit_test(test_encoder_run_matches_general), cmocka_unit_test(test_short_record_times),
+		cmocka_unit_test(test_encoder_run_matches_general),
 	};
 	return cmocka_run_group_tests_name("chunk2", tests, NULL, NULL);
 }
