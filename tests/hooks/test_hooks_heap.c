@@ -183,6 +183,25 @@ static void test_hooks_realloc(void **state)
 	assert_true(st.realloc_list[1].old_addr == st.realloc_list[1].new_addr); /* in place */
 }
 
+/* A buffer grown by reallocs alone, 100 times: the capture reads back
+ * whole (victim_realloc.c has the figures). */
+static void test_hooks_realloc_growth(void **state)
+{
+	tmpdir_t *t = *state;
+	static const char *const args[] = {"grow", NULL};
+	hk_stats_t st = {0};
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_realloc", args, NULL), 0);
+	hk_replay_ok(t->cap, &st);
+	assert_int_equal(st.allocs, 100);
+	assert_int_equal(st.reallocs, 99900);
+	assert_int_equal(st.frees, 100);
+	assert_int_equal(st.peak, 16000);
+	assert_int_equal(st.live_blocks, 0);
+	assert_int_equal(st.unknown_frees, 0);
+	assert_int_equal(st.double_allocs, 0);
+}
+
 static void test_hooks_align(void **state)
 {
 	tmpdir_t *t = *state;
@@ -411,6 +430,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_report_agrees, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_window, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_realloc, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_realloc_growth, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_align, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_failed, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_cxx, hk_setup_dir, hk_teardown_dir),
