@@ -50,6 +50,30 @@ static uint64_t fenced_tsc(void)
 #endif
 }
 
+/* A TSC reading and a CLOCK_MONOTONIC reading (ns) taken together: the
+ * clock read between two TSC reads, of a few tries the one whose TSC reads
+ * were closest, and the TSC halfway. Read one after the other, a
+ * preemption between them (a VM's host taking the CPU for a while) would
+ * pair the clock with a TSC value that much earlier, and a slope over the
+ * 50 us of the first calibration would be off by a large factor until
+ * the rounds corrected it. */
+#define PAIR_TICKS 4096 /* a pair this tight (a few us) needs no more tries */
+
+static void paired_reading(uint64_t *tsc, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+	int i;
+
+	for (i = 0; i < 8 && best > PAIR_TICKS; i++) {
+		uint64_t a = fenced_tsc(), n = mp_clock_ns(), b = fenced_tsc();
+		if (b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*ns = n;
+		}
+	}
+}
+
 /* ns per tick as 32.32 fixed point; 0 if out of any sane range (a TSC
  * between 100 MHz and 20 GHz). */
 static uint64_t slope(uint64_t dns, uint64_t dtsc)
@@ -74,12 +98,14 @@ void mp__capclock_init(mp_capclock_t *c, int fences)
 	if (!fences || (env && strcmp(env, "monotonic") == 0) || !kernel_uses_tsc())
 		return; /* clock_gettime on every event */
 #if defined(__x86_64__)
-	tsc = fenced_tsc();
-	c->origin_ns = mp_clock_ns();
-	do {
-		now = mp_clock_ns() - c->origin_ns;
-	} while (now < CALIBRATE_NS);
-	mult = slope(now, fenced_tsc() - tsc);
+	{
+		uint64_t t1, n1;
+		paired_reading(&tsc, &c->origin_ns);
+		do
+			paired_reading(&t1, &n1);
+		while ((now = n1 - c->origin_ns) < CALIBRATE_NS);
+		mult = slope(now, t1 - tsc);
+	}
 #else
 	(void)tsc;
 	(void)now;
@@ -110,8 +136,8 @@ uint64_t mp__capclock_round(mp_capclock_t *c)
 
 	if (!c->use_tsc)
 		return mp_clock_ns() - c->origin_ns;
-	tsc = fenced_tsc();
-	real = mp_clock_ns() - c->origin_ns;
+	paired_reading(&tsc, &real);
+	real -= c->origin_ns;
 	horizon = mp__capclock_convert(c, tsc);
 	if ((int64_t)(tsc - c->line[c->newest].tsc0) <= 0 || !(base = slope(real, tsc - c->cal_tsc)))
 		return horizon;
