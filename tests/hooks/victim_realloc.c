@@ -14,7 +14,7 @@
  * hooks).
  *
  * `victim_realloc grow`: 100 times, a buffer grown by 1000 reallocs of 16
- * bytes more each (16 + 16 k bytes at the k-th), then freed: 100
+ * bytes more each (16 k bytes at the k-th), then freed: 100
  * allocations (the first realloc, from NULL), 99,900 reallocs, 100 frees,
  * peak 16,000 bytes. Long runs of REALLOC records with nothing between
  * them (the writer's encoder once overflowed an array on those).
