@@ -193,6 +193,18 @@ extern struct mp_heap_slot {
 } mp__regions_heaps[MP_REGION_HEAPS];
 extern void *__curbrk; /* glibc's current break (what sbrk(0) returns once set) */
 
+/* The thread heap a chunk of a thread arena lies in (heaps are aligned to
+ * their maximum size), and that heap's own slot in the table. */
+static inline uint64_t mp__regions_heap_of(const void *p)
+{
+	return ((uint64_t)(uintptr_t)p - 16) & ~(uint64_t)(MP_HEAP_MAX - 1);
+}
+
+static inline unsigned mp__regions_heap_home(uint64_t base)
+{
+	return (unsigned)(base / MP_HEAP_MAX) & (MP_REGION_HEAPS - 1);
+}
+
 static inline int mp__regions_brk_moved(void)
 {
 	return (uint64_t)(uintptr_t)__curbrk != atomic_load_explicit(&mp__regions_brk_seen, memory_order_relaxed);
@@ -205,8 +217,8 @@ static inline void mp__regions_alloc(const void *p)
 	if (sz & MP_CHUNK_IS_MMAPPED) {
 		mp__regions_alloc_slow(p);
 	} else if (sz & MP_CHUNK_NON_MAIN_ARENA) {
-		uint64_t base = ((uint64_t)(uintptr_t)p - 16) & ~(uint64_t)(MP_HEAP_MAX - 1);
-		struct mp_heap_slot *h = &mp__regions_heaps[(base / MP_HEAP_MAX) & (MP_REGION_HEAPS - 1)];
+		uint64_t base = mp__regions_heap_of(p);
+		struct mp_heap_slot *h = &mp__regions_heaps[mp__regions_heap_home(base)];
 		/* heap_info.size, the heap's third word: declared at that size? */
 		if (atomic_load_explicit(&h->base, memory_order_acquire) != base ||
 		    atomic_load_explicit(&h->size, memory_order_relaxed) != ((const uint64_t *)(uintptr_t)base)[2])

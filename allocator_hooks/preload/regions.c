@@ -96,7 +96,7 @@ static void main_check(void)
  * -1 when the table is full. */
 static int heap_slot(uint64_t base)
 {
-	unsigned i = (unsigned)(base / MP_HEAP_MAX) & (MP_REGION_HEAPS - 1), k;
+	unsigned i = mp__regions_heap_home(base), k;
 
 	for (k = 0; k < MP_REGION_HEAPS; k++, i = (i + 1) & (MP_REGION_HEAPS - 1)) {
 		uint64_t b = atomic_load_explicit(&mp__regions_heaps[i].base, memory_order_acquire);
@@ -164,7 +164,7 @@ void mp__regions_alloc_slow(const void *p)
 		uint64_t pre = ((const uint64_t *)p)[-2];
 		mp_writer_region_add(W, host, chunk - pre, pre + (sz & ~(uint64_t)7));
 	} else if (sz & MP_CHUNK_NON_MAIN_ARENA) {
-		heap_check(chunk & ~(uint64_t)(MP_HEAP_MAX - 1));
+		heap_check(mp__regions_heap_of(p));
 	} else {
 		main_check();
 	}

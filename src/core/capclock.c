@@ -61,14 +61,16 @@ static uint64_t fenced_tsc(void)
 
 static void paired_reading(uint64_t *tsc, uint64_t *ns)
 {
-	uint64_t best = UINT64_MAX;
+	uint64_t a = fenced_tsc(), n = mp_clock_ns(), b = fenced_tsc(), best = b - a;
 	int i;
 
-	for (i = 0; i < 8 && best > PAIR_TICKS; i++) {
-		uint64_t a = fenced_tsc(), n = mp_clock_ns(), b = fenced_tsc();
+	*tsc = a + best / 2;
+	*ns = n;
+	for (i = 1; i < 8 && best > PAIR_TICKS; i++) {
+		a = fenced_tsc(), n = mp_clock_ns(), b = fenced_tsc();
 		if (b - a < best) {
 			best = b - a;
-			*tsc = a + (b - a) / 2;
+			*tsc = a + best / 2;
 			*ns = n;
 		}
 	}

@@ -156,7 +156,6 @@ typedef struct mp_chunk_encoder {
 	uint64_t events; /* events in the last chunk encoded (a realloc counts 2) */
 	size_t consumed; /* words of it taken */
 	int no_ages;     /* set by the caller: skip the aged frees and refreed allocations (cheaper, larger) */
-	int plain;       /* set by tests: the portable variant even where the BMI2 one would run (same output) */
 	int no_run;      /* set by tests: every record through encode's general loop, none through the
 			  * batched ALLOC/FREE/REALLOC one (chunkenc.c, run_x; same output) */
 	/* flush.c's: per thread (index mod MP_HINT_THREADS) and part, 0 to

@@ -328,7 +328,7 @@ int mp__chunk_encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n, siz
 #ifdef HAVE_BMI2_VARIANT
 	const unsigned need = MP_CPU_BMI2 | MP_CPU_LZCNT | MP_CPU_FAST_PDEP;
 
-	if (!e->plain && (mp__cpu_features() & need) == need)
+	if ((mp__cpu_features() & need) == need)
 		return encode_bmi2(e, words, n, limit, st, clock, lens);
 #endif
 	return encode_plain(e, words, n, limit, st, clock, lens);

@@ -42,6 +42,8 @@ static unsigned probe(void)
 }
 #endif
 
+static _Atomic unsigned limit = ~0u;
+
 unsigned mp__cpu_features(void)
 {
 	static _Atomic unsigned known; /* the bits, with bit 31 set once asked */
@@ -51,5 +53,10 @@ unsigned mp__cpu_features(void)
 		k = probe() | 1u << 31;
 		atomic_store_explicit(&known, k, memory_order_relaxed);
 	}
-	return k & ~(1u << 31);
+	return k & ~(1u << 31) & atomic_load_explicit(&limit, memory_order_relaxed);
+}
+
+void mp__cpu_features_limit(unsigned mask)
+{
+	atomic_store_explicit(&limit, mask, memory_order_relaxed);
 }

@@ -20,4 +20,10 @@ enum {
 /* The MP_CPU_* bits of this CPU; 0 where MP_HAVE_X86_VARIANTS is not set. */
 unsigned mp__cpu_features(void);
 
+/* For tests and benchmarks: from now on, answer as if the CPU had only the
+ * features in mask as well (~0u: all it has; 0: the portable variants
+ * everywhere, which non-x86 builds run). Process-wide: not while a writer
+ * runs in another thread. */
+void mp__cpu_features_limit(unsigned mask);
+
 #endif

@@ -154,11 +154,7 @@ uint64_t *mp__rec_begin_slow(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, u
 			count_drop(t, memory, nevents);
 			return NULL;
 		}
-		mp__seq_bump(t, memory_order_relaxed); /* the record starts again */
-		if (w->use_membarrier)
-			atomic_signal_fence(memory_order_seq_cst);
-		else
-			atomic_thread_fence(memory_order_seq_cst);
+		mp__rec_open(w, t); /* the record starts again */
 	}
 }
 

@@ -60,17 +60,24 @@ static inline void mp__prefetch_for_write(const void *p)
 #endif
 }
 
+/* seq odd: a record is open. Ordered before the clock reading that
+ * follows (the flusher's membarrier does the rest where it has one). */
+static inline void mp__rec_open(mp_writer_t *w, mp_wthread_t *t)
+{
+	mp__seq_bump(t, memory_order_relaxed);
+	if (w->use_membarrier)
+		atomic_signal_fence(memory_order_seq_cst);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
+}
+
 /* Start a record: seq odd, room for MP_REC_MAX bytes. Returns where to
  * write its words, or NULL (seq even again) when the ring stays full. */
 static inline uint64_t *mp__rec_begin(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t nevents)
 {
 	uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
 
-	mp__seq_bump(t, memory_order_relaxed);
-	if (w->use_membarrier)
-		atomic_signal_fence(memory_order_seq_cst); /* the flusher's membarrier does the rest */
-	else
-		atomic_thread_fence(memory_order_seq_cst);
+	mp__rec_open(w, t);
 	if (__builtin_expect(head - t->tail_cache + MP_REC_MAX <= t->ring_mask + 1, 1)) {
 		mp__prefetch_for_write(t->ring + ((head + 1024) & t->ring_mask));
 		return (uint64_t *)(void *)(t->ring + (head & t->ring_mask));
@@ -110,40 +117,42 @@ static inline uint64_t mp__rec_word0(unsigned kind, uint32_t memory, uint64_t re
 
 /* The records of the malloc family. memory <= MP_RING_MAX_MEMORY (the
  * caller checks); t is the calling thread's ring for w. 0 or -ENOBUFS (a
- * full ring in drop mode: counted as dropped). */
+ * full ring in drop mode: counted as dropped).
+ *
+ * ALLOC and REALLOC share a layout: the first word, the time, naddr
+ * addresses (1 or 2: a constant where this is inlined), requested, and
+ * allocated when it does not fit the first word. */
+static inline int mp__rec_sized(mp_writer_t *w, mp_wthread_t *t, unsigned kind, uint32_t memory,
+				const uint64_t *addr, unsigned naddr, uint64_t requested, uint64_t allocated)
+{
+	uint64_t *r;
+	unsigned i;
+	int wide;
+
+	if (!(r = mp__rec_begin(w, t, memory, naddr)))
+		return -ENOBUFS;
+	r[0] = mp__rec_word0(kind, memory, requested, allocated, &wide);
+	r[1] = mp_capclock_raw(&w->clock);
+	for (i = 0; i < naddr; i++)
+		r[2 + i] = addr[i];
+	r[2 + naddr] = requested;
+	r[3 + naddr] = allocated;
+	mp__rec_commit(w, t, 3 + naddr + (unsigned)wide, naddr); /* a realloc is two events */
+	return 0;
+}
+
 static inline int mp__rec_alloc(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t address,
 				uint64_t requested, uint64_t allocated)
 {
-	uint64_t *r;
-	int wide;
-
-	if (!(r = mp__rec_begin(w, t, memory, 1)))
-		return -ENOBUFS;
-	r[0] = mp__rec_word0(MP_REC_ALLOC, memory, requested, allocated, &wide);
-	r[1] = mp_capclock_raw(&w->clock);
-	r[2] = address;
-	r[3] = requested;
-	r[4] = allocated;
-	mp__rec_commit(w, t, 4 + (unsigned)wide, 1);
-	return 0;
+	return mp__rec_sized(w, t, MP_REC_ALLOC, memory, &address, 1, requested, allocated);
 }
 
 static inline int mp__rec_realloc(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t old_address,
 				  uint64_t new_address, uint64_t requested, uint64_t allocated)
 {
-	uint64_t *r;
-	int wide;
+	const uint64_t addr[2] = {old_address, new_address};
 
-	if (!(r = mp__rec_begin(w, t, memory, 2)))
-		return -ENOBUFS;
-	r[0] = mp__rec_word0(MP_REC_REALLOC, memory, requested, allocated, &wide);
-	r[1] = mp_capclock_raw(&w->clock);
-	r[2] = old_address;
-	r[3] = new_address;
-	r[4] = requested;
-	r[5] = allocated;
-	mp__rec_commit(w, t, 5 + (unsigned)wide, 2);
-	return 0;
+	return mp__rec_sized(w, t, MP_REC_REALLOC, memory, addr, 2, requested, allocated);
 }
 
 /* A record of a time and one or two values (k = 3 or 4 words). */

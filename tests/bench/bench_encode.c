@@ -15,12 +15,14 @@
  * not change the output can be checked with it).
  *
  * -v adds, per part, its raw and coded bytes per event (each part coded
- * alone, outside the timing); -p times the encoder's portable variant
- * (the one non-x86 builds run) where the BMI2 one would run (same output).
+ * alone, outside the timing); -p times the encoder's and the Huffman
+ * coder's portable variants (those non-x86 builds run) where the BMI2 ones
+ * would run (same output).
  *
  * usage: bench_encode [-n max_events] [-r repeats] [-v] [-p] FILE.memprof
  */
 #include "chunkcodec.h"
+#include "cpufeat.h"
 #include "clock.h"
 #include "deflate_huff.h"
 #include "format.h"
@@ -146,7 +148,7 @@ int main(int argc, char **argv)
 {
 	static thr_t thr[MAX_THREADS];
 	size_t max_events = 10000000, nev = 0, i;
-	int repeats = 3, opt, nthr = 0, rc, verbose = 0, plain = 0;
+	int repeats = 3, opt, nthr = 0, rc, verbose = 0;
 	uint64_t part_raw[MP_PARTS], part_coded[MP_PARTS];
 	mp_source_t *src;
 	mp_diag_t diag = {0};
@@ -160,7 +162,7 @@ int main(int argc, char **argv)
 		if (opt == 'v')
 			verbose = 1;
 		else if (opt == 'p')
-			plain = 1;
+			mp__cpu_features_limit(0); /* the portable variants */
 		else if (opt == 'n')
 			max_events = strtoull(optarg, NULL, 10);
 		else if (opt == 'r')
@@ -208,7 +210,6 @@ int main(int argc, char **argv)
 		uint64_t events = 0, bytes = 0, crc = crc32(0, NULL, 0);
 
 		memset(&enc, 0, sizeof(enc));
-		enc.plain = plain;
 		memset(part_raw, 0, sizeof(part_raw));
 		memset(part_coded, 0, sizeof(part_coded));
 		for (int ti = 0; ti < nthr; ti++) {

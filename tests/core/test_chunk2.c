@@ -10,6 +10,7 @@
 
 #include "capture_helpers.h"
 #include "chunkcodec.h"
+#include "cpufeat.h"
 #include "clock.h"
 #include "format.h"
 #include "varint.h"
@@ -585,6 +586,15 @@ static void test_encoder_roundtrip(void **state)
 	free(path);
 }
 
+/* Teardown of the tests that limit the CPU features: all of them again,
+ * also after a failed assertion. */
+static int all_features(void **state)
+{
+	(void)state;
+	mp__cpu_features_limit(~0u);
+	return 0;
+}
+
 /* The encoder's two variants (chunkenc.c: BMI2 where the CPU has it, and
  * the portable one) write the same bytes, with and without ages; the
  * portable one's output is what the round trip above checks when the
@@ -605,11 +615,12 @@ static void test_encoder_variants(void **state)
 		for (v = 0; v < 2; v++) {
 			uint64_t st[MP_ST_COUNT] = {0};
 			memset(&enc[v], 0, sizeof(enc[v]));
-			enc[v].plain = v;
 			enc[v].no_ages = !ages;
+			mp__cpu_features_limit(v ? 0 : ~0u); /* v = 1: the portable variant */
 			assert_int_equal(mp__chunk_encode(&enc[v], ring, nw, nw, st, &clock, lens[v]), 0);
 			assert_int_equal(enc[v].consumed, nw);
 		}
+		mp__cpu_features_limit(~0u);
 		assert_same_encoding(enc, lens);
 		/* the time deltas of 1..10 bytes and sizes of every length are
 		 * there: every length of the put() short path and the long one */
@@ -699,10 +710,10 @@ static void test_encoder_run_matches_general(void **state)
 			size_t pos[2] = {0, 0};
 			for (v = 0; v < 2; v++) {
 				memset(&enc[v], 0, sizeof(enc[v]));
-				enc[v].plain = k;
 				enc[v].no_run = v;
 				enc[v].no_ages = !ages;
 			}
+			mp__cpu_features_limit(k ? 0 : ~0u); /* k = 1: the portable variant */
 			while (pos[0] < nw) {
 				uint64_t lens[2][MP_PARTS];
 				size_t n = nw - pos[0], limit = n > 3000 ? 2000 + rnd() % 1000 : n;
@@ -718,6 +729,7 @@ static void test_encoder_run_matches_general(void **state)
 			}
 			for (v = 0; v < 2; v++)
 				mp__chunk_encoder_release(&enc[v]);
+			mp__cpu_features_limit(~0u);
 		}
 }
 
@@ -904,8 +916,8 @@ int main(void)
 		cmocka_unit_test(test_v1_capture_reads),   cmocka_unit_test(test_v2_by_hand),
 		cmocka_unit_test(test_check_parts),        cmocka_unit_test(test_encoder_roundtrip),
 		cmocka_unit_test(test_refreed_across_flushes), cmocka_unit_test(test_encoder_clock_lines),
-		cmocka_unit_test(test_encoder_variants),    cmocka_unit_test(test_noise_parts_round_trip),
-		cmocka_unit_test(test_encoder_run_matches_general),
+		cmocka_unit_test_teardown(test_encoder_variants, all_features),    cmocka_unit_test(test_noise_parts_round_trip),
+		cmocka_unit_test_teardown(test_encoder_run_matches_general, all_features),
 	};
 	return cmocka_run_group_tests_name("chunk2", tests, NULL, NULL);
 }

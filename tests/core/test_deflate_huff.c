@@ -4,6 +4,7 @@
 #include "test_common.h"
 #include "test_rand.h"
 
+#include "cpufeat.h"
 #include "deflate_huff.h"
 
 #include <stdlib.h>
@@ -153,6 +154,47 @@ static void test_many_segments(void **state)
 	free(buf);
 }
 
+/* Teardown of the tests that limit the CPU features: all of them again,
+ * also after a failed assertion. */
+static int all_features(void **state)
+{
+	(void)state;
+	mp__cpu_features_limit(~0u);
+	return 0;
+}
+
+/* The coding loop's two variants (BMI2 where the CPU has it, portable:
+ * deflate_huff.c) each inflate to the input, at the same size: segments of
+ * every alphabet size, coded and stored. Where the CPU lacks BMI2 both
+ * runs take the portable one. */
+static void test_variants_agree(void **state)
+{
+	size_t seg[60], total = 0, i, j, k = 0, size[2];
+	uint8_t *buf;
+	int v;
+	(void)state;
+
+	for (i = 0; i < 60; i++) {
+		seg[i] = 64 + next_rand() % 5000;
+		total += seg[i];
+	}
+	buf = malloc(total);
+	assert_non_null(buf);
+	for (i = 0; i < 60; i++) {
+		unsigned alphabet = 1 + (unsigned)(i * 53 % 256);
+		for (j = 0; j < seg[i]; j++)
+			buf[k++] = (uint8_t)(next_rand() % alphabet);
+	}
+	for (v = 0; v < 2; v++) {
+		mp__cpu_features_limit(v ? 0 : ~0u); /* v = 1: the portable variant */
+		size[v] = roundtrip(buf, seg, 60, 0);
+	}
+	mp__cpu_features_limit(~0u);
+	assert_int_equal(size[0], size[1]);
+	assert_true(size[0] < total); /* some segments were coded */
+	free(buf);
+}
+
 /* Many codes at the 15-bit limit, back to back: 100 symbols seen once
  * under a ladder of 12 symbols of doubling frequency would be 19 bits deep
  * unlimited; limited, they share the longest codes, and coming first and
@@ -263,6 +305,7 @@ int main(void)
 		cmocka_unit_test(test_length_limit),
 		cmocka_unit_test(test_random_is_stored),
 		cmocka_unit_test(test_many_segments),
+		cmocka_unit_test_teardown(test_variants_agree, all_features),
 		cmocka_unit_test(test_long_codes_in_runs),
 		cmocka_unit_test(test_length_limit_runs),
 		cmocka_unit_test(test_segment_verdicts),

@@ -245,6 +245,11 @@ int hk_replay(const char *path, hk_stats_t *st)
 		fprintf(stderr, "hk_replay: %s: %s\n", path, diag.text);
 		goto fail;
 	}
+	if (regions->overflow) {
+		/* outside_regions would have stopped counting: not a silent pass */
+		fprintf(stderr, "hk_replay: %s: more than %d regions at once (raise HK_REGIONS)\n", path, HK_REGIONS);
+		goto fail;
+	}
 	cap = mp_capture_from_source(src);
 	(void)cap;
 	st->abrupt = mp_source_end_status(src) == MP_END_ABRUPT;
