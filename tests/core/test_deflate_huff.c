@@ -133,23 +133,36 @@ static void test_random_is_stored(void **state)
 	free(buf);
 }
 
-/* Many segments of mixed kinds and sizes in one stream, as a block has. */
-static void test_many_segments(void **state)
+/* 200 segments of mixed kinds and sizes (lengths in seg, 200 of them), as
+ * a block has: alphabets of 1 to 256 symbols, every tenth segment up to
+ * 70000 bytes. Caller frees. */
+static uint8_t *mixed_segments(size_t *seg, size_t *total)
 {
-	size_t seg[200], total = 0, i, j, k = 0;
+	size_t i, j, k = 0;
 	uint8_t *buf;
-	(void)state;
 
+	*total = 0;
 	for (i = 0; i < 200; i++) {
 		seg[i] = 1 + next_rand() % (i % 10 == 0 ? 70000 : 3000);
-		total += seg[i];
+		*total += seg[i];
 	}
-	buf = malloc(total);
+	buf = malloc(*total);
+	assert_non_null(buf);
 	for (i = 0; i < 200; i++) {
 		unsigned alphabet = 1 + (unsigned)(i * 37 % 256);
 		for (j = 0; j < seg[i]; j++)
 			buf[k++] = (uint8_t)(next_rand() % alphabet);
 	}
+	return buf;
+}
+
+/* Many segments in one stream. */
+static void test_many_segments(void **state)
+{
+	size_t seg[200], total;
+	uint8_t *buf = mixed_segments(seg, &total);
+
+	(void)state;
 	roundtrip(buf, seg, 200, 0);
 	free(buf);
 }
@@ -164,30 +177,19 @@ static int all_features(void **state)
 }
 
 /* The coding loop's two variants (BMI2 where the CPU has it, portable:
- * deflate_huff.c) each inflate to the input, at the same size: segments of
- * every alphabet size, coded and stored. Where the CPU lacks BMI2 both
+ * deflate_huff.c) each inflate to the input, at the same size: the mixed
+ * segments above, coded and stored. Where the CPU lacks BMI2 both
  * runs take the portable one. */
 static void test_variants_agree(void **state)
 {
-	size_t seg[60], total = 0, i, j, k = 0, size[2];
-	uint8_t *buf;
+	size_t seg[200], total, size[2];
+	uint8_t *buf = mixed_segments(seg, &total);
 	int v;
-	(void)state;
 
-	for (i = 0; i < 60; i++) {
-		seg[i] = 64 + next_rand() % 5000;
-		total += seg[i];
-	}
-	buf = malloc(total);
-	assert_non_null(buf);
-	for (i = 0; i < 60; i++) {
-		unsigned alphabet = 1 + (unsigned)(i * 53 % 256);
-		for (j = 0; j < seg[i]; j++)
-			buf[k++] = (uint8_t)(next_rand() % alphabet);
-	}
+	(void)state;
 	for (v = 0; v < 2; v++) {
 		mp__cpu_features_limit(v ? 0 : ~0u); /* v = 1: the portable variant */
-		size[v] = roundtrip(buf, seg, 60, 0);
+		size[v] = roundtrip(buf, seg, 200, 0);
 	}
 	mp__cpu_features_limit(~0u);
 	assert_int_equal(size[0], size[1]);
