@@ -7,7 +7,8 @@
 #    "stacks": libunwind; "stacks_fp": frame pointers) and under heaptrack
 #    (when installed), interleaved, RUNS times each (default 5); MODES="plain
 #    stacks ..." runs a subset, PEAKS=0 skips part 2. Prints the median of the
-#    benchmark's own wall time (wall_s=), the slowdown against plain, the
+#    benchmark's own wall time (wall_s=), the slowdown against plain (the
+#    ratio of the medians, and the median of each round's ratio), the
 #    capture size in bytes per event, and the CPU seconds (user+sys) of the
 #    traced program and the tool's helpers (heaptrack_interpret and zstd for
 #    heaptrack; the flusher thread, inside the program, for memprof). The
@@ -68,7 +69,7 @@ for r in $(seq "$runs"); do
 		size=0
 		[ -f "$tmp/cap.memprof" ] && size=$(stat -c %s "$tmp/cap.memprof")
 		[ $m = heaptrack ] && size=$(stat -c %s "$tmp"/ht.*)
-		echo "$m $wall $cpu $size $events" >> "$tmp/runs.txt"
+		echo "$m $wall $cpu $size $events $r" >> "$tmp/runs.txt"
 	done
 done
 plain=$(awk '$1=="plain" {print $2}' "$tmp/runs.txt" | median)
@@ -76,14 +77,19 @@ plain_cpu=$(awk '$1=="plain" {print $3}' "$tmp/runs.txt" | median)
 echo "# load after the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 # cpu_x: CPU seconds against plain's -- on a loaded machine the wall-clock
 # ratio favours tools with more helper processes (each gets its own share).
-printf "%-10s %9s %9s %9s %7s %11s\n" mode wall_s slowdown cpu_s cpu_x bytes/event
+# paired: each run against the plain run of its own round (next to it in
+# time), so that the VM's drift from minute to minute, which moves both
+# alike, drops out; its median and its range over the rounds.
+pair() { awk -v m=$1 '$1=="plain" {p[$6]=$2} $1==m {w[$6]=$2} END {for (r in w) print w[r] / p[r]}' "$tmp/runs.txt"; }
+printf "%-10s %9s %9s %9s %7s %11s   %s\n" mode wall_s slowdown cpu_s cpu_x bytes/event "paired slowdown: median (min-max)"
 for m in $modes; do
 	w=$(awk -v m=$m '$1==m {print $2}' "$tmp/runs.txt" | median)
 	c=$(awk -v m=$m '$1==m {print $3}' "$tmp/runs.txt" | median)
 	b=$(awk -v m=$m '$1==m && $5 > 0 {print $4 / $5}' "$tmp/runs.txt" | median)
-	printf "%-10s %9.3f %8.2fx %9.2f %6.2fx %11s\n" $m "$w" "$(echo "$w / $plain" | bc -l)" "$c" \
+	printf "%-10s %9.3f %8.2fx %9.2f %6.2fx %11s   %.2fx (%.2f-%.2f)\n" $m "$w" "$(echo "$w / $plain" | bc -l)" "$c" \
 		"$(echo "$c / $plain_cpu" | bc -l)" \
-		"$([ $m = plain ] && echo - || printf %.2f "$b")"
+		"$([ $m = plain ] && echo - || printf %.2f "$b")" \
+		"$(pair $m | median)" "$(pair $m | sort -g | head -1)" "$(pair $m | sort -g | tail -1)"
 done
 
 # --- 2. peak agreement -----------------------------------------------------------
