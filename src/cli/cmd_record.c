@@ -206,6 +206,38 @@ static void summarize(const char *path)
 	mp_source_close(src);
 }
 
+/* When CMD's own process execs (or an exec fails), it goes on recording
+ * into "<base>.<pid>.memprof", then "<base>.<pid>-<n>.memprof" (the
+ * preload's naming, session.c): the last of those written since `since`
+ * into last (size bytes), and how many there are. A wrapper -- a shell
+ * script, a version manager's shim -- leaves the program the user meant
+ * at the end of that chain. */
+static int exec_chain(const char *path, pid_t pid, time_t since, char *last, size_t size)
+{
+	char base[PATH_MAX], cand[PATH_MAX + 64];
+	struct stat sb;
+	size_t l;
+	int n, count = 0;
+
+	snprintf(base, sizeof(base), "%s", path);
+	l = strlen(base);
+	if (l > 8 && !strcmp(base + l - 8, ".memprof"))
+		base[l - 8] = '\0';
+	for (n = 0; n < 1000; n++) { /* the preload tries as many names */
+		if (n == 0)
+			snprintf(cand, sizeof(cand), "%s.%ld.memprof", base, (long)pid);
+		else
+			snprintf(cand, sizeof(cand), "%s.%ld-%d.memprof", base, (long)pid, n);
+		if (stat(cand, &sb) != 0)
+			break;
+		if (sb.st_mtime >= since) {
+			count++;
+			snprintf(last, size, "%s", cand);
+		}
+	}
+	return count;
+}
+
 /* Count the child captures "<base>.<digits>*.memprof" next to path that
  * were written since `since` (older ones belong to earlier runs). */
 static int count_children(const char *path, time_t since)
@@ -341,9 +373,9 @@ int cmd_record(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	rec_opts_t o = {0};
-	char preload[PATH_MAX], path[PATH_MAX];
+	char preload[PATH_MAX], path[PATH_MAX], last[PATH_MAX + 64];
 	struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
-	int c, status, fds[2];
+	int c, status, fds[2], chain;
 	size_t got = 0;
 	time_t started = time(NULL);
 	ssize_t k;
@@ -453,6 +485,11 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr, " (+ %d child capture%s next to it)", children, children > 1 ? "s" : "");
 		fputc('\n', stderr);
 		summarize(path);
+		if ((chain = exec_chain(path, pid, started, last, sizeof(last)))) {
+			fprintf(stderr, "memprof: after exec, CMD's process wrote %d more capture%s; the last is '%s':\n",
+				chain, chain > 1 ? "s" : "", last);
+			summarize(last);
+		}
 	} else if (!(WIFEXITED(status) && WEXITSTATUS(status) >= 126)) {
 		mp_cli_warning("no capture was written (see the messages above)");
 	}

@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -54,6 +55,12 @@ int hk_teardown_dir(void **state)
 int hk_record(const char *cap, const char *const *opts, const char *victim, const char *const *args,
 	      const char *const *env)
 {
+	return hk_record_logged(cap, NULL, opts, victim, args, env);
+}
+
+int hk_record_logged(const char *cap, const char *log, const char *const *opts, const char *victim,
+		     const char *const *args, const char *const *env)
+{
 	char vpath[512];
 	const char *argv[32];
 	int n = 0, status;
@@ -77,6 +84,9 @@ int hk_record(const char *cap, const char *const *opts, const char *victim, cons
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
+		int fd = log ? open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644) : -1;
+		if (log && (fd < 0 || dup2(fd, 2) < 0))
+			_exit(125);
 		while (env && *env)
 			putenv((char *)(uintptr_t)*env++);
 		setenv("MEMPROF_PRELOAD", HK_PRELOAD, 1);

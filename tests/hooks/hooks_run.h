@@ -20,6 +20,10 @@ int hk_teardown_dir(void **state);
  * status of memprof record (128 + N when it was killed by signal N). */
 int hk_record(const char *cap, const char *const *opts, const char *victim, const char *const *args,
 	      const char *const *env);
+/* The same, with memprof record's standard error (where it reports) in the
+ * file log. */
+int hk_record_logged(const char *cap, const char *log, const char *const *opts, const char *victim,
+		     const char *const *args, const char *const *env);
 
 /* Replay cap into st, failing the test if it cannot be read. */
 void hk_replay_ok(const char *cap, hk_stats_t *st);

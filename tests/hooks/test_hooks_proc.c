@@ -218,6 +218,87 @@ static void test_hooks_exit_status(void **state)
 	assert_int_equal(hk_record(t->cap, NULL, "no_such_victim", NULL, NULL), 127);
 }
 
+/* What memprof record says on standard error when CMD ends: where the
+ * capture went and a summary line, figures of victim_seq's known sequence
+ * (hand-computed in victim_seq.c; 208000 B = 203.125 KiB, printed to two
+ * places as 203.12; 200007 B = 195.319 KiB). */
+#define SEQ_SUMMARY                                                                              \
+	" events; host heap: 6 allocations, 4 frees, 0 failed, peak 208000 B (203.12 KiB) requested;" \
+	" live at the end: 2 blocks, 200007 B (195.32 KiB)\n"
+
+/* The file at path, NUL-terminated (owned by the caller). */
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+	size_t n;
+
+	assert_non_null(f);
+	assert_non_null(buf);
+	n = fread(buf, 1, 65535, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void test_hooks_record_summary(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"exit", NULL};
+	char log[200], want[400], *out;
+
+	snprintf(log, sizeof(log), "%s/record.log", t->dir);
+	assert_int_equal(hk_record_logged(t->cap, log, NULL, "victim_seq", args, NULL), 0);
+	out = read_text(log);
+	snprintf(want, sizeof(want), "memprof: capture written to '%s'\nmemprof: ", t->cap);
+	assert_non_null(strstr(out, want));
+	assert_non_null(strstr(out, SEQ_SUMMARY));
+	assert_null(strstr(out, "after exec"));
+	free(out);
+}
+
+/* CMD a wrapper that execs the program meant (victim_seq exec -> hop ->
+ * last, one process): the summary follows the exec chain to its last
+ * capture, and that capture holds what the summary says. */
+static void test_hooks_record_summary_exec(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"exec", NULL};
+	char log[200], want[400], last[600], hop[600], *out, *first, *chain, *end;
+	hk_stats_t st = {0}, hs = {0};
+
+	snprintf(log, sizeof(log), "%s/record.log", t->dir);
+	assert_int_equal(hk_record_logged(t->cap, log, NULL, "victim_seq", args, NULL), 0);
+	out = read_text(log);
+	snprintf(want, sizeof(want), "memprof: capture written to '%s' (+ 2 child captures next to it)\n", t->cap);
+	assert_non_null(strstr(out, want));
+	assert_non_null(first = strstr(out, SEQ_SUMMARY)); /* the wrapper's own capture */
+	snprintf(want, sizeof(want), "memprof: after exec, CMD's process wrote 2 more captures; the last is '%s/cap.",
+		 t->dir);
+	assert_non_null(chain = strstr(out, want));
+	assert_true(chain > first);
+	chain += strlen("memprof: after exec, CMD's process wrote 2 more captures; the last is '");
+	assert_non_null(end = strstr(chain, "-1.memprof':\nmemprof: "));
+	assert_non_null(strstr(end, " events; host heap: 1 allocations, 0 frees, 0 failed, peak 123 B requested;"
+				    " live at the end: 1 blocks, 123 B\n"));
+	/* <dir>/cap.<pid>-1.memprof, after <dir>/cap.<pid>.memprof (hop's) */
+	assert_true((size_t)(end - chain) + 11 < sizeof(last));
+	snprintf(last, sizeof(last), "%.*s-1.memprof", (int)(end - chain), chain);
+	snprintf(hop, sizeof(hop), "%.*s.memprof", (int)(end - chain), chain);
+	hk_replay_ok(last, &st);
+	assert_int_equal(st.allocs, 1);
+	assert_int_equal(st.frees, 0);
+	assert_int_equal(st.peak, 123);
+	assert_int_equal(st.live_bytes, 123);
+	assert_int_equal(st.abrupt, 0);
+	hk_replay_ok(hop, &hs);
+	assert_int_equal(hs.allocs, 1);
+	assert_int_equal(hs.frees, 1);
+	assert_int_equal(hs.peak, 50);
+	assert_int_equal(hs.abrupt, 0);
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +312,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_setgid_untraced, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_never_overwrites, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_exit_status, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_record_summary, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_record_summary_exec, hk_setup_dir, hk_teardown_dir),
 	};
 	return cmocka_run_group_tests_name("hooks_proc", tests, NULL, NULL);
 }

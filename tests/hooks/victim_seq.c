@@ -1,6 +1,6 @@
 /* victim_seq.c - a known allocation sequence, then a chosen way to end.
  *
- *   victim_seq [exit|_exit|abort|kill|signal]
+ *   victim_seq [exit|_exit|abort|kill|signal|window|exec]
  *
  * Host heap, requested bytes (hand-computed; test_hooks.c asserts them):
  *   a = malloc(1000)          live 1000
@@ -21,6 +21,11 @@
  * "signal" adds 200000 malloc(33)/free pairs while a 1 ms timer's handler
  * does malloc(77)/free: both balanced, none lost. No stdio: its buffers
  * would allocate.
+ * "exec" then execs this program as "hop", which frees malloc(50) and
+ * execs it again as "last", which allocates 123 bytes and exits: three
+ * captures of one process, the last with 1 allocation, 0 frees, peak 123
+ * bytes, 1 block / 123 bytes live (a wrapper that execs the real program,
+ * as shells and version managers' shims do).
  */
 #include <errno.h>
 #include <signal.h>
@@ -55,6 +60,14 @@ int main(int argc, char **argv)
 
 	if (!strcmp(mode, "secure"))
 		return 40 + (int)getauxval(AT_SECURE);
+	if (!strcmp(mode, "hop")) {
+		void *volatile h = malloc(50);
+		free(h);
+		execl("/proc/self/exe", "victim_seq", "last", (char *)NULL);
+		fail("exec failed\n");
+	}
+	if (!strcmp(mode, "last"))
+		return malloc(123) ? 0 : 3;
 	errno = 4242;
 	a = malloc(1000);
 	if (errno != 4242)
@@ -74,6 +87,10 @@ int main(int argc, char **argv)
 		fail("the hooks changed errno\n");
 	memset(e, 1, 200000);
 
+	if (!strcmp(mode, "exec")) {
+		execl("/proc/self/exe", "victim_seq", "hop", (char *)NULL);
+		fail("exec failed\n");
+	}
 	if (!strcmp(mode, "_exit"))
 		_exit(0);
 	if (!strcmp(mode, "abort"))
