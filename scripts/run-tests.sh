@@ -4,6 +4,9 @@
 #   1. strict warnings as errors (-Werror), optimised build;
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer (everything except the
 #      libraries injected into traced programs, which must not carry ASan).
+# and compiles (without running) a Release build with -Werror too: -O3
+# finds warnings -O2 does not (maybe-uninitialized through inlining), and
+# the benchmark scripts build Release.
 # Tests that need ../shared/data skip with a message when it is absent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +17,9 @@ echo "== build (-Werror)"
 scripts/build.sh build-ci -DMEMPROF_WERROR=ON
 echo "== tests (-Werror build)"
 ctest --test-dir build-ci --output-on-failure -j "$jobs"
+
+echo "== build (Release, -Werror; compiled only)"
+scripts/build.sh build-release -DMEMPROF_WERROR=ON -DCMAKE_BUILD_TYPE=Release
 
 echo "== build (ASan + UBSan, -Werror)"
 scripts/build.sh build-asan -DMEMPROF_WERROR=ON -DMEMPROF_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
