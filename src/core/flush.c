@@ -70,33 +70,6 @@ static void set_error(mp_writer_t *w, int err)
 	atomic_compare_exchange_strong(&w->error, &expected, err);
 }
 
-static int write_all(int fd, const struct iovec *iov, int n)
-{
-	struct iovec v[2];
-	int i;
-
-	for (i = 0; i < n; i++)
-		v[i] = iov[i];
-	i = 0;
-	while (i < n) {
-		ssize_t k = writev(fd, v + i, n - i);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		while (i < n && (size_t)k >= v[i].iov_len) {
-			k -= (ssize_t)v[i].iov_len;
-			i++;
-		}
-		if (i < n) {
-			v[i].iov_base = (char *)v[i].iov_base + k;
-			v[i].iov_len -= (size_t)k;
-		}
-	}
-	return 0;
-}
-
 /* Mark where a new column starts in w->raw: each segment gets its own
  * Huffman table (a column's bytes are alike, its neighbours' are not).
  * The high half says which (1 + w->enc.stored_hint's index; 0 none). */
@@ -208,11 +181,10 @@ static int emit_block(mp_writer_t *w)
 	iov[0].iov_len = sizeof(hdr);
 	iov[1].iov_base = w->out.data;
 	iov[1].iov_len = w->out.len;
-	rc = write_all(w->fd, iov, 2);
+	rc = mp__wfile_write(w, iov, 2);
 	if (rc)
 		return rc;
 	w->block_index++;
-	w->file_offset += sizeof(hdr) + w->out.len;
 	w->raw.len = 0;
 	w->segs.len = 0;
 	return 0;

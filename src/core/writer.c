@@ -68,7 +68,8 @@ static int write_header(mp_writer_t *w, const char *cmdline, mp_diag_t *diag)
 	uint8_t buf[MP_FILE_PREFIX_LEN + 8192 + 4], *p, *end = buf + sizeof(buf) - 4;
 	char host[256] = "";
 	uint32_t hlen;
-	ssize_t k;
+	struct iovec iov;
+	int rc;
 
 	gethostname(host, sizeof(host) - 1);
 	memcpy(buf, MP_FILE_MAGIC, MP_FILE_MAGIC_LEN);
@@ -85,10 +86,11 @@ static int write_header(mp_writer_t *w, const char *cmdline, mp_diag_t *diag)
 	mp_put_u32le(buf + 12, hlen);
 	mp_put_u32le(p, (uint32_t)crc32(0, buf, (uInt)(p - buf)));
 	p += 4;
-	k = write(w->fd, buf, (size_t)(p - buf));
-	if (k != p - buf)
-		return mp_diag_set(diag, k < 0 ? -errno : -EIO, 0, -1, "cannot write the capture header");
-	w->file_offset = (uint64_t)(p - buf);
+	iov.iov_base = buf;
+	iov.iov_len = (size_t)(p - buf);
+	w->file_offset = 0;
+	if ((rc = mp__wfile_write(w, &iov, 1)))
+		return mp_diag_set(diag, rc, 0, -1, "cannot write the capture header: %s", strerror(-rc));
 	return 0;
 }
 
@@ -133,12 +135,9 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 	 * so does the TSC clock. The header names the clock's origin. */
 	w->use_membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 	mp__capclock_init(&w->clock, w->use_membarrier);
-	w->fd = open(path, flags, 0644);
-	if (w->fd < 0) {
-		rc = -errno;
-		mp_diag_set(diag, rc, -1, -1, "cannot create the capture: %s", strerror(errno));
+	w->fd = -1;
+	if ((rc = mp__wfile_open(w, path, flags, diag)))
 		goto fail;
-	}
 	if (o.command_line)
 		snprintf(cmdline, sizeof(cmdline), "%s", o.command_line);
 	else
@@ -174,7 +173,7 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 	return 0;
 fail:
 	if (w->fd >= 0) {
-		close(w->fd);
+		mp__wfile_close(w);
 		unlink(path);
 	}
 	if (w->z_ok)
@@ -210,9 +209,10 @@ static int write_trailer(mp_writer_t *w)
 	mp_put_u32le(buf + 8, (uint32_t)crc32(0, buf, 8));
 	mp_put_u32le(p, (uint32_t)crc32(0, buf + 12, (uInt)(p - (buf + 12))));
 	p += 4;
-	if (write(w->fd, buf, (size_t)(p - buf)) != p - buf)
-		return -EIO;
-	return 0;
+	{
+		struct iovec iov = {buf, (size_t)(p - buf)};
+		return mp__wfile_write(w, &iov, 1);
+	}
 }
 
 int mp_writer_close(mp_writer_t *w)
@@ -232,8 +232,11 @@ int mp_writer_close(mp_writer_t *w)
 	rc = atomic_load_explicit(&w->error, memory_order_relaxed);
 	if (!rc)
 		rc = write_trailer(w);
-	if (close(w->fd) && !rc)
-		rc = -errno;
+	{
+		int crc = mp__wfile_close(w);
+		if (crc && !rc)
+			rc = crc;
+	}
 	for (t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next)
 		mp_unmap_pages(t->ring, w->ring_bytes);
 	if (w->key_ok)

@@ -44,9 +44,11 @@
 #include "clock.h"
 #include "mbuf.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/uio.h>
 #include <zlib.h>
 
 #define MP_DROP_SLOTS 64 /* per-thread dropped counters, by memory id (last slot: ids >= 63) */
@@ -126,7 +128,7 @@ typedef struct mp_wmodule {
 
 struct mp_writer {
 	uint64_t id;          /* unique per writer, for the threads' TLS binding */
-	int fd;
+	int fd;               /* the capture; wfile.c keeps it the capture (-1: none) */
 	uint32_t ring_bytes;
 	uint32_t flush_interval_ms;
 	int full_policy;
@@ -168,7 +170,10 @@ struct mp_writer {
 	int behind;                  /* BEHIND_*: what this round sheds to catch up */
 	uint32_t block_index;
 	uint64_t events_flushed;     /* events in the blocks written: the trailer's count */
-	uint64_t file_offset;
+	uint64_t file_offset;        /* bytes written: where the next write goes */
+	uint64_t file_dev, file_ino; /* the capture file, to tell it from what holds its number later */
+	uint32_t fd_reopened;        /* times the program took the descriptor (wfile.c) */
+	char path[PATH_MAX];         /* the capture's absolute path, to reopen it */
 	_Atomic uint64_t last_horizon; /* read by registering threads */
 	mp_capclock_t clock;         /* event times (clock.h) */
 
@@ -192,6 +197,15 @@ int mp__intern_insert_locked(mp_writer_t *w, const char *s, size_t len, uint64_t
 
 /* wmodules.c: whether every frame lies inside a described object (defs_mu held). */
 int mp__modules_cover_locked(const mp_writer_t *w, const uint64_t *pcs, uint32_t n);
+
+/* wfile.c: the capture file, guarded against the traced program's own
+ * descriptor handling. open: create path (open(2) flags) as w->fd, 0 or a
+ * negative error with diag set. write: the iovecs (at most 4) at
+ * w->file_offset, advancing it; 0 or a negative error code. close: close
+ * w->fd if it is still the capture. */
+int mp__wfile_open(mp_writer_t *w, const char *path, int flags, mp_diag_t *diag);
+int mp__wfile_write(mp_writer_t *w, const struct iovec *iov, int n);
+int mp__wfile_close(mp_writer_t *w);
 
 /* flush.c */
 int mp__writer_round(mp_writer_t *w, int final);

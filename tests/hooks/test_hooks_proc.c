@@ -299,6 +299,51 @@ static void test_hooks_record_summary_exec(void **state)
 	free(out);
 }
 
+/* --- the capture's descriptor in the program's hands ---------------------- */
+
+/* victim_fds MODE FILE (hand-computed figures in victim_fds.c): FILE holds
+ * exactly what the program wrote, and the capture every event, though the
+ * program closed or took over the capture's descriptor mid-run. */
+static void check_fds(tmpdir_t *t, const char *mode)
+{
+	char file[200], *text;
+	const char *args[] = {mode, file, NULL};
+	const char *env[] = {"MEMPROF_FLUSH_MS=10", NULL};
+	hk_stats_t st = {0};
+	struct stat sb;
+
+	snprintf(file, sizeof(file), "%s/user.txt", t->dir);
+	assert_int_equal(hk_record(t->cap, NULL, "victim_fds", args, env), 0);
+	assert_int_equal(stat(file, &sb), 0);
+	assert_int_equal(sb.st_size, 9); /* no capture block in it */
+	text = read_text(file);
+	assert_string_equal(text, "USERDATA\n");
+	free(text);
+	hk_replay_ok(t->cap, &st);
+	assert_int_equal(st.allocs, 600);
+	assert_int_equal(st.frees, 600);
+	assert_int_equal(st.peak, 200000);
+	assert_int_equal(st.live_blocks, 0);
+	assert_int_equal(st.live_bytes, 0);
+	assert_int_equal(st.unknown_frees, 0);
+	assert_int_equal(st.double_allocs, 0);
+	assert_int_equal(st.dropped, 0);
+	assert_int_equal(st.abrupt, 0);
+}
+
+/* A daemon closing every descriptor above stderr, then opening a file into
+ * the lowest number. */
+static void test_hooks_fds_closed(void **state)
+{
+	check_fds(*state, "close");
+}
+
+/* A program dup2()ing its file onto the capture's very number. */
+static void test_hooks_fds_taken(void **state)
+{
+	check_fds(*state, "dup");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +359,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_exit_status, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_record_summary, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_record_summary_exec, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_fds_closed, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_fds_taken, hk_setup_dir, hk_teardown_dir),
 	};
 	return cmocka_run_group_tests_name("hooks_proc", tests, NULL, NULL);
 }

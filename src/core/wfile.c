@@ -1,0 +1,164 @@
+/* wfile.c - the capture file's descriptor, kept out of the traced
+ * program's way (internal; writer_internal.h).
+ *
+ * The writer lives inside somebody else's process, and that process owns
+ * its descriptor table: a daemon closes every descriptor above stderr, a
+ * forked child closes them before exec (Python's subprocess does by
+ * default), a shell dup2()s onto numbers it picks. Then the number the
+ * writer holds is either closed or -- worse -- the program's own file,
+ * opened or dup'ed into the freed slot. Writing a block into it would put
+ * capture bytes into the program's data: the hooks must never change what
+ * the program sees.
+ *
+ * So:
+ *  1. the descriptor is moved high at open (F_DUPFD_CLOEXEC to half the
+ *     descriptor limit, at most 4096), out of the low numbers that open()
+ *     hands out and the 10-255 that shells use;
+ *  2. before every write the descriptor is checked to still be the
+ *     capture (fstat: same device and inode as at open). When it is not,
+ *     the number is left alone -- it is the program's now -- and the
+ *     capture is opened again by its absolute path, checked the same way
+ *     (a file replaced under that name is not ours either);
+ *  3. writes go to explicit offsets (pwritev at the end of what was
+ *     written), so a reopened descriptor, or a program that moved the
+ *     shared file offset, changes nothing.
+ * A program that closes the descriptor and opens a file into its number
+ * between the check and the write (a few microseconds, once a flush
+ * round) is not caught; every other case is.
+ */
+#include "writer_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define FD_FLOOR_MAX 4096
+
+/* Move fd to a high number (closing the low one); fd itself when that
+ * fails (a low limit: nothing lost but the distance). */
+static int move_high(int fd)
+{
+	struct rlimit rl;
+	long floor = FD_FLOOR_MAX;
+	int hi;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (long)(rl.rlim_cur / 2) < floor)
+		floor = (long)(rl.rlim_cur / 2);
+	if (floor <= fd)
+		return fd;
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)floor);
+	if (hi < 0)
+		return fd;
+	close(fd);
+	return hi;
+}
+
+static int same_file(int fd, const mp_writer_t *w)
+{
+	struct stat sb;
+
+	return fstat(fd, &sb) == 0 && (uint64_t)sb.st_dev == w->file_dev && (uint64_t)sb.st_ino == w->file_ino;
+}
+
+int mp__wfile_open(mp_writer_t *w, const char *path, int flags, mp_diag_t *diag)
+{
+	struct stat sb;
+	int fd = open(path, flags, 0644), e;
+
+	if (fd < 0) {
+		e = errno;
+		return mp_diag_set(diag, -e, -1, -1, "cannot create the capture: %s", strerror(e));
+	}
+	if (fstat(fd, &sb)) {
+		e = errno;
+		close(fd);
+		unlink(path);
+		return mp_diag_set(diag, -e, -1, -1, "cannot stat the capture: %s", strerror(e));
+	}
+	w->file_dev = (uint64_t)sb.st_dev;
+	w->file_ino = (uint64_t)sb.st_ino;
+	/* Absolute, to reopen it after the program changed directory. */
+	w->path[0] = '\0';
+	if (path[0] != '/' && getcwd(w->path, sizeof(w->path)) && strlen(w->path) + 1 < sizeof(w->path))
+		strcat(w->path, "/");
+	else
+		w->path[0] = '\0';
+	if (strlen(w->path) + strlen(path) < sizeof(w->path))
+		strcat(w->path, path);
+	else
+		w->path[0] = '\0'; /* too long to reopen: a taken descriptor then ends the capture */
+	w->fd = move_high(fd);
+	return 0;
+}
+
+/* The capture's descriptor, reopened when the program took the number.
+ * Returns it, or a negative error code (the file is gone or replaced: the
+ * capture stops rather than write anywhere else). */
+static int capture_fd(mp_writer_t *w)
+{
+	int fd;
+
+	if (w->fd >= 0 && same_file(w->fd, w))
+		return w->fd;
+	w->fd = -1; /* not closed: the number is the program's now */
+	fd = open(w->path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (!same_file(fd, w)) {
+		close(fd);
+		return -ESTALE;
+	}
+	w->fd = move_high(fd);
+	w->fd_reopened++;
+	return w->fd;
+}
+
+int mp__wfile_write(mp_writer_t *w, const struct iovec *iov, int n)
+{
+	struct iovec v[4];
+	int fd = capture_fd(w), i;
+
+	if (fd < 0)
+		return fd;
+	if (n > 4)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		v[i] = iov[i];
+	i = 0;
+	while (i < n) {
+		ssize_t k = pwritev(fd, v + i, n - i, (off_t)w->file_offset);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (k == 0 && v[i].iov_len)
+			return -EIO;
+		w->file_offset += (uint64_t)k;
+		while (i < n && (size_t)k >= v[i].iov_len) {
+			k -= (ssize_t)v[i].iov_len;
+			i++;
+		}
+		if (i < n) {
+			v[i].iov_base = (char *)v[i].iov_base + k;
+			v[i].iov_len -= (size_t)k;
+		}
+	}
+	return 0;
+}
+
+int mp__wfile_close(mp_writer_t *w)
+{
+	int rc = 0;
+
+	if (w->fd >= 0 && same_file(w->fd, w) && close(w->fd))
+		rc = -errno;
+	w->fd = -1;
+	return rc;
+}
