@@ -21,7 +21,8 @@
  *     (a file replaced under that name is not ours either);
  *  3. writes go to explicit offsets (pwritev at the end of what was
  *     written), so a reopened descriptor, or a program that moved the
- *     shared file offset, changes nothing.
+ *     shared file offset, changes nothing (a pipe has no offsets: it is
+ *     written in order).
  * A program that closes the descriptor and opens a file into its number
  * between the check and the write (a few microseconds, once a flush
  * round) is not caught; every other case is.
@@ -132,10 +133,14 @@ int mp__wfile_write(mp_writer_t *w, const struct iovec *iov, int n)
 		v[i] = iov[i];
 	i = 0;
 	while (i < n) {
-		ssize_t k = pwritev(fd, v + i, n - i, (off_t)w->file_offset);
+		ssize_t k = w->file_stream ? writev(fd, v + i, n - i) : pwritev(fd, v + i, n - i, (off_t)w->file_offset);
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == ESPIPE && !w->file_stream) { /* a pipe: in order is all there is */
+				w->file_stream = 1;
+				continue;
+			}
 			return -errno;
 		}
 		if (k == 0 && v[i].iov_len)
