@@ -154,6 +154,77 @@ static void test_roundtrip_zlib_levels(void **state)
 	run_roundtrip(1, 50000, 9);
 }
 
+/* A capture written into a pipe (a FIFO some other process reads): no
+ * offsets there, the blocks go in order (wfile.c). A thread copies the
+ * FIFO into a file, which must read back whole. */
+struct pipe_copy {
+	const char *fifo, *file;
+	int ok;
+};
+
+static void *copy_pipe(void *arg)
+{
+	struct pipe_copy *c = arg;
+	FILE *in = fopen(c->fifo, "rb"), *out = fopen(c->file, "wb");
+	char buf[65536];
+	size_t n;
+
+	if (in && out) {
+		while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+			if (fwrite(buf, 1, n, out) != n)
+				break;
+		c->ok = !ferror(in);
+	}
+	if (in)
+		fclose(in);
+	if (out)
+		fclose(out);
+	return NULL;
+}
+
+static void test_roundtrip_pipe(void **state)
+{
+	char *fifo = mp_test_tmpfile(".fifo"), *file = mp_test_tmpfile(".memprof");
+	struct pipe_copy c = {fifo, file, 0};
+	pthread_t reader;
+	mp_writer_t *w;
+	mp_diag_t diag;
+	mp_event_t *evs;
+	mp_end_status_t end;
+	int rc, mem;
+	size_t i, n;
+
+	(void)state;
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(pthread_create(&reader, NULL, copy_pipe, &c), 0);
+	assert_int_equal(mp_writer_open(&w, fifo, 1, NULL, &diag), 0); /* waits for the reader */
+	assert_true((mem = mp_writer_memory(w, "host", MP_MEMORY_HOST, 0)) >= 0);
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(mp_writer_alloc(w, (uint32_t)mem, ADDR(1, i), 32, 32), 0);
+	assert_int_equal(mp_writer_flush(w), 0); /* a block now, another at close */
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(mp_writer_free(w, (uint32_t)mem, ADDR(1, i)), 0);
+	assert_int_equal(mp_writer_close(w), 0);
+	assert_int_equal(pthread_join(reader, NULL), 0);
+	assert_true(c.ok);
+	n = read_all(file, &evs, &rc, &diag, &end);
+	assert_int_equal(rc, 0);
+	assert_int_equal(end, MP_END_CLEAN);
+	assert_int_equal(n, 2001); /* the memory id's declaration, then ours */
+	assert_int_equal(evs[0].kind, MP_EV_MEMORY);
+	for (i = 0; i < 1000; i++) {
+		assert_int_equal(evs[1 + i].kind, MP_EV_ALLOC);
+		assert_int_equal(evs[1 + i].address, ADDR(1, i));
+		assert_int_equal(evs[1001 + i].kind, MP_EV_FREE);
+		assert_int_equal(evs[1001 + i].address, ADDR(1, i));
+	}
+	free(evs);
+	unlink(fifo);
+	unlink(file);
+	free(fifo);
+	free(file);
+}
+
 static void test_roundtrip_empty(void **state)
 {
 	char *path = mp_test_tmpfile(".memprof");
@@ -375,6 +446,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip_empty),
+		cmocka_unit_test(test_roundtrip_pipe),
 		cmocka_unit_test(test_roundtrip_address_edge_cases),
 		cmocka_unit_test(test_small_ring_wait),
 		cmocka_unit_test(test_small_ring_drop),
