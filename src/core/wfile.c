@@ -108,15 +108,21 @@ static int capture_fd(mp_writer_t *w)
 	if (w->fd >= 0 && same_file(w->fd, w))
 		return w->fd;
 	w->fd = -1; /* not closed: the number is the program's now */
-	fd = open(w->path, O_WRONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a pipe whose reader has gone fails (ENXIO) instead of
+	 * blocking the flusher; it is cleared again for the writes. */
+	fd = open(w->path, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	if (!same_file(fd, w)) {
 		close(fd);
 		return -ESTALE;
 	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
 	w->fd = move_high(fd);
-	w->fd_reopened++;
 	return w->fd;
 }
 

@@ -172,7 +172,6 @@ struct mp_writer {
 	uint64_t events_flushed;     /* events in the blocks written: the trailer's count */
 	uint64_t file_offset;        /* bytes written: where the next write goes */
 	uint64_t file_dev, file_ino; /* the capture file, to tell it from what holds its number later */
-	uint32_t fd_reopened;        /* times the program took the descriptor (wfile.c) */
 	int file_stream;             /* the capture is a pipe: written in order, not at offsets */
 	char path[PATH_MAX];         /* the capture's absolute path, to reopen it */
 	_Atomic uint64_t last_horizon; /* read by registering threads */
