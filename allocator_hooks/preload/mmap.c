@@ -126,6 +126,13 @@ static uint32_t memory(void)
 	return (uint32_t)id;
 }
 
+/* In a forked child: another thread of the parent may have held the lock
+ * at fork, and no thread of the child will ever give it back. */
+void mp__mmap_reset_child(void)
+{
+	atomic_store(&lock, 0);
+}
+
 /* A new capture (fork child, reopened after exec): ids and table restart. */
 void mp__mmap_reset(void)
 {

@@ -149,6 +149,8 @@ void mp__quiesce_reset_child(void);
 extern int mp__mmap_on;   /* MEMPROF_MMAP != 0 */
 /* A new capture was opened: forget the recorded mappings and memory id. */
 void mp__mmap_reset(void);
+/* In a forked child: release the table's lock (see mp__regions_reset_child). */
+void mp__mmap_reset_child(void);
 
 /* ---- call stacks (stacks.c; MEMPROF_STACKS, `memprof record --stacks`) ---- */
 
@@ -175,6 +177,9 @@ void mp__stacks_record(void);
  * size at its own slot; a main-arena chunk when the break moved. */
 extern int mp__regions_on;
 void mp__regions_start(mp_writer_t *w, uint32_t host);
+/* In a forked child: regions off, and the lock that another thread of the
+ * parent may have held at fork released. */
+void mp__regions_reset_child(void);
 void mp__regions_alloc_slow(const void *p);
 void mp__regions_free_slow(uint64_t info);
 

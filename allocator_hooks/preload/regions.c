@@ -137,6 +137,16 @@ static void heap_check(uint64_t base)
 	lock_give();
 }
 
+/* In a forked child: another thread of the parent may have held the lock
+ * at fork (inside a region change), and no thread of the child will ever
+ * give it back; the first allocation of the child's own capture would spin
+ * on it for good. */
+void mp__regions_reset_child(void)
+{
+	mp__regions_on = 0;
+	atomic_store(&lock, 0);
+}
+
 void mp__regions_start(mp_writer_t *w, uint32_t h)
 {
 	int i;

@@ -169,7 +169,10 @@ static void in_child(void)
 	int st = atomic_load(&mp__state);
 
 	mp__writer = NULL;
-	mp__regions_on = 0;
+	/* Only the forking thread lives on: a lock that another thread held
+	 * at fork stays held, so each of the preload's locks is released. */
+	mp__regions_reset_child();
+	mp__mmap_reset_child();
 	mp__quiesce_reset_child();
 	if (st == MP_ST_OFF || st == MP_ST_UNINIT || !S.fork_traced)
 		atomic_store(&mp__state, MP_ST_OFF);

@@ -133,6 +133,30 @@ static void test_hooks_fork_exec(void **state)
 	assert_int_equal(seen, 2u | 4u);
 }
 
+/* Fork while other threads allocate (victim_forkmt.c): every child ends --
+ * none waits on a lock that another thread held at fork -- and has a
+ * capture of its own with its one allocation and free. */
+static void test_hooks_fork_threads(void **state)
+{
+	static char names[101][600];
+	tmpdir_t *t = *state;
+	int n, i;
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_forkmt", NULL, NULL), 0);
+	n = hk_other_captures(t->dir, names, 101);
+	assert_int_equal(n, 100);
+	for (i = 0; i < n; i++) {
+		hk_stats_t st = {0};
+		st.nwatch = 1;
+		st.watch[0].size = 2222;
+		hk_replay_ok(names[i], &st);
+		assert_int_equal(st.watch[0].allocs, 1);
+		assert_int_equal(st.allocs, 1);
+		assert_int_equal(st.frees, 1);
+		assert_int_equal(st.abrupt, 0);
+	}
+}
+
 static void test_hooks_vfork(void **state)
 {
 	tmpdir_t *t = *state;
@@ -351,6 +375,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_exit_with_threads, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_thread_churn, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_fork_exec, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_fork_threads, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_vfork, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_no_children, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_no_fork, hk_setup_dir, hk_teardown_dir),
