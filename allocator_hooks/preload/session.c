@@ -170,7 +170,10 @@ static void in_child(void)
 
 	mp__writer = NULL;
 	/* Only the forking thread lives on: a lock that another thread held
-	 * at fork stays held, so each of the preload's locks is released. */
+	 * at fork stays held, so each of the preload's locks is released. What
+	 * they guard may have been left half changed; it is rebuilt when the
+	 * child opens its own capture (mp__mmap_reset, mp__regions_start) and
+	 * unused if it never does. */
 	mp__regions_reset_child();
 	mp__mmap_reset_child();
 	mp__quiesce_reset_child();

@@ -206,6 +206,18 @@ static void summarize(const char *path)
 	mp_source_close(src);
 }
 
+/* path without its ".memprof": the <base> of the names the preload derives
+ * from it for other processes (session.c). */
+static void capture_base(char *out, size_t size, const char *path)
+{
+	size_t l;
+
+	snprintf(out, size, "%s", path);
+	l = strlen(out);
+	if (l > 8 && !strcmp(out + l - 8, ".memprof"))
+		out[l - 8] = '\0';
+}
+
 /* When CMD's own process execs (or an exec fails), it goes on recording
  * into "<base>.<pid>.memprof", then "<base>.<pid>-<n>.memprof" (the
  * preload's naming, session.c): the last of those written since `since`
@@ -216,13 +228,9 @@ static int exec_chain(const char *path, pid_t pid, time_t since, char *last, siz
 {
 	char base[PATH_MAX], cand[PATH_MAX + 64];
 	struct stat sb;
-	size_t l;
 	int n, count = 0;
 
-	snprintf(base, sizeof(base), "%s", path);
-	l = strlen(base);
-	if (l > 8 && !strcmp(base + l - 8, ".memprof"))
-		base[l - 8] = '\0';
+	capture_base(base, sizeof(base), path);
 	for (n = 0; n < 1000; n++) { /* the preload tries as many names */
 		if (n == 0)
 			snprintf(cand, sizeof(cand), "%s.%ld.memprof", base, (long)pid);
@@ -245,7 +253,7 @@ static int count_children(const char *path, time_t since)
 	char dirbuf[PATH_MAX], basebuf[PATH_MAX], prefix[PATH_MAX];
 	const char *dir, *base;
 	struct dirent *de;
-	size_t n, pl;
+	size_t pl;
 	int count = 0;
 	DIR *d;
 
@@ -253,10 +261,7 @@ static int count_children(const char *path, time_t since)
 	snprintf(basebuf, sizeof(basebuf), "%s", path);
 	dir = dirname(dirbuf);
 	base = basename(basebuf);
-	snprintf(prefix, sizeof(prefix), "%s", base);
-	n = strlen(prefix);
-	if (n > 8 && !strcmp(prefix + n - 8, ".memprof"))
-		prefix[n - 8] = '\0';
+	capture_base(prefix, sizeof(prefix), base);
 	pl = strlen(prefix);
 	if (!(d = opendir(dir)))
 		return 0;

@@ -69,8 +69,9 @@ static int same_file(int fd, const mp_writer_t *w)
 
 int mp__wfile_open(mp_writer_t *w, const char *path, int flags, mp_diag_t *diag)
 {
+	char cwd[PATH_MAX];
 	struct stat sb;
-	int fd = open(path, flags, 0644), e;
+	int fd = open(path, flags, 0644), e, n;
 
 	if (fd < 0) {
 		e = errno;
@@ -84,16 +85,14 @@ int mp__wfile_open(mp_writer_t *w, const char *path, int flags, mp_diag_t *diag)
 	}
 	w->file_dev = (uint64_t)sb.st_dev;
 	w->file_ino = (uint64_t)sb.st_ino;
-	/* Absolute, to reopen it after the program changed directory. */
-	w->path[0] = '\0';
-	if (path[0] != '/' && getcwd(w->path, sizeof(w->path)) && strlen(w->path) + 1 < sizeof(w->path))
-		strcat(w->path, "/");
+	/* Absolute, to reopen it after the program changed directory (too
+	 * long: none, and a taken descriptor then ends the capture). */
+	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		n = snprintf(w->path, sizeof(w->path), "%s", path);
 	else
+		n = snprintf(w->path, sizeof(w->path), "%s/%s", cwd, path);
+	if (n < 0 || (size_t)n >= sizeof(w->path))
 		w->path[0] = '\0';
-	if (strlen(w->path) + strlen(path) < sizeof(w->path))
-		strcat(w->path, path);
-	else
-		w->path[0] = '\0'; /* too long to reopen: a taken descriptor then ends the capture */
 	w->fd = move_high(fd);
 	return 0;
 }
@@ -129,12 +128,12 @@ static int capture_fd(mp_writer_t *w)
 int mp__wfile_write(mp_writer_t *w, const struct iovec *iov, int n)
 {
 	struct iovec v[4];
-	int fd = capture_fd(w), i;
+	int fd, i;
 
-	if (fd < 0)
-		return fd;
 	if (n > 4)
 		return -EINVAL;
+	if ((fd = capture_fd(w)) < 0)
+		return fd;
 	for (i = 0; i < n; i++)
 		v[i] = iov[i];
 	i = 0;

@@ -10,7 +10,7 @@
 
 #include "capture_helpers.h"
 #include "chunkcodec.h"
-#include "cpufeat.h"
+#include "cpufeat_helpers.h"
 #include "clock.h"
 #include "format.h"
 #include "varint.h"
@@ -586,15 +586,6 @@ static void test_encoder_roundtrip(void **state)
 	free(path);
 }
 
-/* Teardown of the tests that limit the CPU features: all of them again,
- * also after a failed assertion. */
-static int all_features(void **state)
-{
-	(void)state;
-	mp__cpu_features_limit(~0u);
-	return 0;
-}
-
 /* The encoder's two variants (chunkenc.c: BMI2 where the CPU has it, and
  * the portable one) write the same bytes, with and without ages; the
  * portable one's output is what the round trip above checks when the
@@ -916,8 +907,8 @@ int main(void)
 		cmocka_unit_test(test_v1_capture_reads),   cmocka_unit_test(test_v2_by_hand),
 		cmocka_unit_test(test_check_parts),        cmocka_unit_test(test_encoder_roundtrip),
 		cmocka_unit_test(test_refreed_across_flushes), cmocka_unit_test(test_encoder_clock_lines),
-		cmocka_unit_test_teardown(test_encoder_variants, all_features),    cmocka_unit_test(test_noise_parts_round_trip),
-		cmocka_unit_test_teardown(test_encoder_run_matches_general, all_features),
+		cmocka_unit_test_teardown(test_encoder_variants, mp_test_all_features),    cmocka_unit_test(test_noise_parts_round_trip),
+		cmocka_unit_test_teardown(test_encoder_run_matches_general, mp_test_all_features),
 	};
 	return cmocka_run_group_tests_name("chunk2", tests, NULL, NULL);
 }

@@ -4,7 +4,7 @@
 #include "test_common.h"
 #include "test_rand.h"
 
-#include "cpufeat.h"
+#include "cpufeat_helpers.h"
 #include "deflate_huff.h"
 
 #include <stdlib.h>
@@ -167,15 +167,6 @@ static void test_many_segments(void **state)
 	free(buf);
 }
 
-/* Teardown of the tests that limit the CPU features: all of them again,
- * also after a failed assertion. */
-static int all_features(void **state)
-{
-	(void)state;
-	mp__cpu_features_limit(~0u);
-	return 0;
-}
-
 /* The coding loop's two variants (BMI2 where the CPU has it, portable:
  * deflate_huff.c) each inflate to the input, at the same size: the mixed
  * segments above, coded and stored. Where the CPU lacks BMI2 both
@@ -307,7 +298,7 @@ int main(void)
 		cmocka_unit_test(test_length_limit),
 		cmocka_unit_test(test_random_is_stored),
 		cmocka_unit_test(test_many_segments),
-		cmocka_unit_test_teardown(test_variants_agree, all_features),
+		cmocka_unit_test_teardown(test_variants_agree, mp_test_all_features),
 		cmocka_unit_test(test_long_codes_in_runs),
 		cmocka_unit_test(test_length_limit_runs),
 		cmocka_unit_test(test_segment_verdicts),
