@@ -38,6 +38,13 @@ int mp_cli_diag(const mp_diag_t *diag);
 /* Exit code for an error code. */
 int mp_cli_exit_code(int err);
 
+/* Why `memprof record` got no capture from CMD (record_why.c): when CMD's
+ * file (found as execvp finds it; a script's by its interpreter) is one the
+ * loader cannot preload into -- statically linked, or setuid/setgid for
+ * this user -- writes a sentence naming it into why and
+ * returns 1; otherwise 0. */
+int mp_cli_untraced_reason(const char *cmd, char *why, size_t n);
+
 /* Format a byte count as "1234567 B (1.18 MiB)" into buf; returns buf. */
 const char *mp_cli_bytes(char *buf, size_t size, uint64_t bytes);
 

@@ -496,7 +496,11 @@ int cmd_record(int argc, char **argv)
 			summarize(last);
 		}
 	} else if (!(WIFEXITED(status) && WEXITSTATUS(status) >= 126)) {
-		mp_cli_warning("no capture was written (see the messages above)");
+		char why[4400];
+		if (mp_cli_untraced_reason(argv[optind], why, sizeof(why)))
+			mp_cli_warning("no capture was written: %s", why);
+		else
+			mp_cli_warning("no capture was written (see the messages above)");
 	}
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);

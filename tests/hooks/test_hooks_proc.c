@@ -195,11 +195,26 @@ static void test_hooks_no_fork(void **state)
 	assert_int_equal(markers(names[0]), 4u);
 }
 
+/* The file at path, NUL-terminated (owned by the caller). */
+static char *read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+	size_t n;
+
+	assert_non_null(f);
+	assert_non_null(buf);
+	n = fread(buf, 1, 65535, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
 static void test_hooks_setgid_untraced(void **state)
 {
 	tmpdir_t *t = *state;
 	const char *args[] = {"secure", NULL};
-	char src[512], dst[256], cmd[2048];
+	char src[512], dst[256], cmd[2048], log[200], want[600], *out;
 	struct stat sb;
 	int rc;
 
@@ -212,9 +227,58 @@ static void test_hooks_setgid_untraced(void **state)
 		fprintf(stderr, "skip: cannot make a setgid program here (status %d)\n", rc);
 		return;
 	}
-	assert_int_equal(hk_record(t->cap, NULL, dst, args, NULL), 41);
+	snprintf(log, sizeof(log), "%s/record.log", t->dir);
+	assert_int_equal(hk_record_logged(t->cap, log, NULL, dst, args, NULL), 41);
 	assert_int_not_equal(stat(t->cap, &sb), 0); /* no capture */
+	/* and the record command says why */
+	out = read_text(log);
+	snprintf(want, sizeof(want),
+		 "memprof: warning: no capture was written: '%s' is setgid: it starts in secure mode, where the "
+		 "loader ignores LD_PRELOAD and memprof never traces\n",
+		 dst);
+	assert_string_equal(out, want);
+	free(out);
 	unlink(dst);
+}
+
+/* A statically linked program has no loader to preload into: it runs
+ * untraced, and `memprof record` names it as the reason, also when CMD is a
+ * script whose interpreter it is. */
+static void test_hooks_static_untraced(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"exit", NULL};
+	char log[200], prog[512], script[200], want[1200], *out;
+	struct stat sb;
+	FILE *f;
+
+	if (!HK_HAVE_STATIC) {
+		fprintf(stderr, "skip: no static libc here to link victim_seq_static\n");
+		return;
+	}
+	snprintf(prog, sizeof(prog), "%s/victim_seq_static", HK_VICTIM_DIR);
+	snprintf(want, sizeof(want),
+		 "memprof: warning: no capture was written: '%s' is statically linked: it has no dynamic loader "
+		 "to load the preload library, so memprof cannot hook its allocations\n",
+		 prog);
+	snprintf(log, sizeof(log), "%s/record.log", t->dir);
+	assert_int_equal(hk_record_logged(t->cap, log, NULL, prog, args, NULL), 0);
+	assert_int_not_equal(stat(t->cap, &sb), 0);
+	out = read_text(log);
+	assert_string_equal(out, want);
+	free(out);
+
+	snprintf(script, sizeof(script), "%s/run.sh", t->dir);
+	assert_non_null(f = fopen(script, "w"));
+	fprintf(f, "#!%s secure\n", prog);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(script, 0755), 0);
+	assert_int_equal(hk_record_logged(t->cap, log, NULL, script, NULL, NULL), 40); /* ran, not secure */
+	assert_int_not_equal(stat(t->cap, &sb), 0);
+	out = read_text(log);
+	assert_string_equal(out, want);
+	free(out);
+	unlink(script);
 }
 
 /* --- the command itself ---------------------------------------------------- */
@@ -249,21 +313,6 @@ static void test_hooks_exit_status(void **state)
 #define SEQ_SUMMARY                                                                              \
 	" events; host heap: 6 allocations, 4 frees, 0 failed, peak 208000 B (203.12 KiB) requested;" \
 	" live at the end: 2 blocks, 200007 B (195.32 KiB)\n"
-
-/* The file at path, NUL-terminated (owned by the caller). */
-static char *read_text(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = calloc(1, 65536);
-	size_t n;
-
-	assert_non_null(f);
-	assert_non_null(buf);
-	n = fread(buf, 1, 65535, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
 
 static void test_hooks_record_summary(void **state)
 {
@@ -380,6 +429,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_no_children, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_no_fork, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_setgid_untraced, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_static_untraced, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_never_overwrites, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_exit_status, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_record_summary, hk_setup_dir, hk_teardown_dir),
