@@ -102,6 +102,16 @@ void mp__session_reopen(void);
 /* --no-children / MEMPROF_CHILDREN=0: whether exec'd programs are traced. */
 int mp__children_traced(void);
 
+/* ---- the library's own threads (threads.c) ---- */
+
+/* The writer's on_orphaned: the main thread left by pthread_exit() and
+ * every other thread of the program has ended, so glibc would now end the
+ * process with exit(0), but the flusher is still alive. Starts a thread,
+ * traced like the program's, that calls exit(0): the program's exit
+ * handlers run and are recorded, and the capture closes as on any exit.
+ * 0 on success. */
+int mp__end_orphaned_process(void *unused);
+
 /* ---- quiescence (quiesce.c) ---- */
 
 /* The calling thread's busy mark, NULL until its first hook. */

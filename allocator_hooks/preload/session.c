@@ -235,6 +235,7 @@ static void session_start(void)
 	S.opts.ring_bytes = (uint32_t)env_u64("MEMPROF_RING_KB", 0) * 1024u;
 	S.opts.full_policy = env_u64("MEMPROF_DROP", 0) ? MP_WRITER_DROP : MP_WRITER_WAIT;
 	S.opts.shed = env_u64("MEMPROF_SHED", 0) != 0;
+	S.opts.on_orphaned = mp__end_orphaned_process;
 	S.duration_ns = env_u64("MEMPROF_DURATION_MS", 0) * 1000000u;
 	delay = env_u64("MEMPROF_DELAY_MS", 0) * 1000000u;
 	derive_base();

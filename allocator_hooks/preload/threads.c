@@ -12,6 +12,7 @@
 #include "preload.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 
 int __real_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 int __wrap_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
@@ -45,4 +46,29 @@ int __wrap_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
 		while (!atomic_load_explicit(&started, memory_order_acquire))
 			sched_yield();
 	return rc;
+}
+
+/* The thread that ends an orphaned process (preload.h). Started with the
+ * real pthread_create, so without the guard: what exit() runs on it -- the
+ * program's atexit handlers, its destructors, our own session_fini last --
+ * is recorded as it would be on the program's last thread. */
+static void *exit_main(void *unused)
+{
+	(void)unused;
+	exit(0);
+}
+
+int mp__end_orphaned_process(void *unused)
+{
+	pthread_attr_t attr;
+	pthread_t th;
+	int rc;
+
+	(void)unused;
+	if (pthread_attr_init(&attr))
+		return -1;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = __real_pthread_create(&th, &attr, exit_main, NULL);
+	pthread_attr_destroy(&attr);
+	return rc ? -1 : 0;
 }

@@ -407,9 +407,12 @@ void *mp__flusher_main(void *arg)
 	 * while it runs (a thread's ring filled up meanwhile) starts the next
 	 * round at once instead of being slept through. */
 	uint32_t seen = atomic_load_explicit(&w->wake, memory_order_acquire);
+	int orphan_seen = 0;
 
+	mp__flusher_enter();
 	while (!atomic_load_explicit(&w->closing, memory_order_acquire)) {
 		uint64_t now = mp_clock_ns();
+		uint32_t woken;
 		if (now < next && atomic_load_explicit(&w->wake, memory_order_acquire) == seen) {
 			uint64_t wait_ms = (next - now + 999999u) / 1000000u;
 			mp__futex_wait(&w->wake, seen, (uint32_t)wait_ms);
@@ -418,10 +421,21 @@ void *mp__flusher_main(void *arg)
 			if (atomic_load_explicit(&w->wake, memory_order_acquire) == seen && mp_clock_ns() < next)
 				continue; /* spurious wake-up */
 		}
-		seen = atomic_load_explicit(&w->wake, memory_order_acquire);
+		woken = atomic_load_explicit(&w->wake, memory_order_acquire);
+		/* A round the interval started, not a full ring: is the process
+		 * waiting on us alone (orphan.c)? */
+		if (woken == seen && !orphan_seen && mp__process_orphaned()) {
+			orphan_seen = 1;
+			if (!w->on_orphaned || w->on_orphaned(w->orphaned_arg) != 0) {
+				mp__writer_round(w, 0);
+				break; /* glibc ends the process as this thread ends */
+			}
+		}
+		seen = woken;
 		now = mp_clock_ns();
 		next = (next + interval > now) ? next + interval : now + interval;
 		mp__writer_round(w, 0);
 	}
+	mp__flusher_leave();
 	return NULL;
 }

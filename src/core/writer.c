@@ -127,6 +127,8 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 	pthread_mutex_init(&w->flush_mu, NULL);
 	w->id = atomic_fetch_add(&next_writer_id, 1);
 	w->flush_interval_ms = o.flush_interval_ms;
+	w->on_orphaned = o.on_orphaned;
+	w->orphaned_arg = o.orphaned_arg;
 	w->ring_bytes = o.ring_bytes;
 	w->full_policy = o.full_policy;
 	w->shed = o.shed;
@@ -226,7 +228,10 @@ int mp_writer_close(mp_writer_t *w)
 	if (w->flusher_started) {
 		atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
 		mp__futex_wake(&w->wake);
-		pthread_join(w->flusher, NULL);
+		/* closed from the flusher's own thread: it ended the process
+		 * (orphan.c), and its loop is over */
+		if (!pthread_equal(w->flusher, pthread_self()))
+			pthread_join(w->flusher, NULL);
 	}
 	mp__writer_round(w, 1);
 	rc = atomic_load_explicit(&w->error, memory_order_relaxed);

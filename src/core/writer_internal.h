@@ -156,6 +156,8 @@ struct mp_writer {
 	/* flusher */
 	pthread_t flusher;
 	int flusher_started;
+	int (*on_orphaned)(void *); /* the options' (orphan.c) */
+	void *orphaned_arg;
 	_Atomic uint32_t wake;       /* futex word: bumped to wake the flusher */
 	_Atomic int closing;
 	_Atomic int error;           /* first error, sticky */
@@ -210,6 +212,12 @@ int mp__wfile_close(mp_writer_t *w);
 /* flush.c */
 int mp__writer_round(mp_writer_t *w, int final);
 void *mp__flusher_main(void *arg);
+
+/* orphan.c: flushers count themselves in and out; 1 when the main thread
+ * has ended (pthread_exit) and only flushers are left alive. */
+void mp__flusher_enter(void);
+void mp__flusher_leave(void);
+int mp__process_orphaned(void);
 void mp__futex_wake(_Atomic uint32_t *word);
 void mp__futex_wait(_Atomic uint32_t *word, uint32_t val, uint32_t timeout_ms);
 

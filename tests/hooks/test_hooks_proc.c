@@ -157,6 +157,30 @@ static void test_hooks_fork_threads(void **state)
 	}
 }
 
+/* The main thread ends with pthread_exit() (victim_orphan.c): the process
+ * ends when its other thread does, as untraced (the flusher, the one thread
+ * left, does not keep it alive), with exit status 0, and what exit() then
+ * runs -- the program's atexit handler -- is recorded. */
+static void test_hooks_main_pthread_exit(void **state)
+{
+	tmpdir_t *t = *state;
+	hk_stats_t st = {0};
+
+	st.nwatch = 3;
+	st.watch[0].size = 1111;
+	st.watch[1].size = 2222;
+	st.watch[2].size = 3333;
+	assert_int_equal(hk_record(t->cap, NULL, "victim_orphan", NULL, NULL), 0); /* -2: it never ended */
+	hk_replay_ok(t->cap, &st);
+	assert_int_equal(st.abrupt, 0);
+	assert_int_equal(st.watch[0].allocs, 1);
+	assert_int_equal(st.watch[0].frees, 1); /* by the worker, after main ended */
+	assert_int_equal(st.watch[1].allocs, 1);
+	assert_int_equal(st.watch[1].frees, 0);
+	assert_int_equal(st.watch[2].allocs, 1); /* the atexit handler */
+	assert_int_equal(st.watch[2].frees, 1);
+}
+
 static void test_hooks_vfork(void **state)
 {
 	tmpdir_t *t = *state;
@@ -425,6 +449,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_thread_churn, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_fork_exec, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_fork_threads, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_main_pthread_exit, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_vfork, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_no_children, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_no_fork, hk_setup_dir, hk_teardown_dir),

@@ -54,6 +54,16 @@ typedef struct mp_writer_options {
 	int compression_level;      /* 0/1 = default: memprof's Huffman coding per column (fast);
 				       2-9: zlib deflate at that level (smaller, far slower) */
 	const char *command_line;   /* NULL = read /proc/self/cmdline */
+	/* Once every other thread of the process has ended -- the main thread
+	 * by pthread_exit(), the rest after it -- the flusher alone would keep
+	 * the process alive (glibc ends it when its last thread ends). The
+	 * flusher then calls on_orphaned(orphaned_arg), once, on its own
+	 * thread: 0 means it is handled (the callback starts the end of the
+	 * process, and the flusher goes on until mp_writer_close()). NULL, or
+	 * a nonzero return: the flusher writes a round and ends its thread, and
+	 * glibc calls exit(0) on it. */
+	int (*on_orphaned)(void *orphaned_arg);
+	void *orphaned_arg;
 } mp_writer_options_t;
 
 /* Create the file at path (it must not exist unless overwrite) and start the
