@@ -107,6 +107,8 @@ static inline __attribute__((always_inline)) void rec_free(void *p)
 
 	if (t)
 		mp__rec_free(w, t, mp__host, (uintptr_t)p);
+	else if (w)
+		mp__wthread_unbound_drop(w, mp__host, 1); /* no ring for this thread */
 }
 
 static inline __attribute__((always_inline)) void rec_alloc(void *p, uint64_t requested)
@@ -119,6 +121,8 @@ static inline __attribute__((always_inline)) void rec_alloc(void *p, uint64_t re
 		rec_stack(); /* right before its allocation: not before a region record */
 		if ((t = ring(&w)))
 			mp__rec_alloc(w, t, mp__host, (uintptr_t)p, requested, usable(p, requested));
+		else if (w)
+			mp__wthread_unbound_drop(w, mp__host, 1);
 	} else {
 		rec_stack();
 		mp_writer_alloc_failed(mp__writer, mp__host, requested);
@@ -247,6 +251,8 @@ MP_EXPORT void *realloc(void *old, size_t n)
 		rec_stack();
 		if ((t = ring(&w)))
 			mp__rec_realloc(w, t, mp__host, (uintptr_t)old, (uintptr_t)p, n, usable(p, n));
+		else if (w)
+			mp__wthread_unbound_drop(w, mp__host, 2);
 	} else if (n == 0) {
 		rec_free(old); /* freed, NULL returned */
 		if (mp__regions_on)

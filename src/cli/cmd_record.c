@@ -152,7 +152,7 @@ static int64_t live_take(live_t *m, uint64_t a)
 
 static void summarize(const char *path)
 {
-	uint64_t events = 0, allocs = 0, frees = 0, failed = 0, cur = 0, peak = 0;
+	uint64_t events = 0, allocs = 0, frees = 0, failed = 0, dropped = 0, cur = 0, peak = 0;
 	live_t live = {NULL, 0, 0};
 	char b1[64], b2[64], stacks[64];
 	mp_source_t *src;
@@ -174,6 +174,8 @@ static void summarize(const char *path)
 		}
 		if ((int)ev.memory != host)
 			continue;
+		if (ev.kind == MP_EV_DROPPED)
+			dropped += ev.requested_bytes; /* its count */
 		if (ev.kind == MP_EV_ALLOC) {
 			allocs += !(ev.flags & MP_EVENT_F_REALLOC);
 			if (live_put(&live, ev.address, ev.requested_bytes) == 0) {
@@ -202,6 +204,10 @@ static void summarize(const char *path)
 		events, allocs, frees, failed, mp_cli_bytes(b1, sizeof(b1), peak), live.n,
 		mp_cli_bytes(b2, sizeof(b2), cur), stacks,
 		mp_source_end_status(src) == MP_END_ABRUPT ? " (the capture ended abruptly)" : "");
+	if (dropped)
+		mp_cli_warning("%" PRIu64 " host heap events were not recorded (dropped), so the figures above "
+			       "are incomplete; docs/hooks.md says when this happens",
+			       dropped);
 	free(live.s);
 	mp_source_close(src);
 }

@@ -122,6 +122,7 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 	if (!w)
 		return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
 	mp_arena_init(&w->arena);
+	w->unbound = mp_arena_alloc(&w->arena, sizeof(*w->unbound)); /* zeroed; NULL: not counted */
 	pthread_mutex_init(&w->reg_mu, NULL);
 	pthread_mutex_init(&w->defs_mu, NULL);
 	pthread_mutex_init(&w->flush_mu, NULL);

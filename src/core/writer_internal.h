@@ -154,6 +154,13 @@ struct mp_writer {
 	uint32_t memory_names[1024]; /* string id of each memory id's name */
 
 	/* flusher */
+	/* Threads that could not get a ring (its mapping failed: address
+	 * space or memory exhausted) count their events here, as dropped: a
+	 * pseudo-thread without a ring (tid 0), in the registry from its first
+	 * use on. */
+	mp_wthread_t *unbound;
+	_Atomic int unbound_listed;
+
 	pthread_t flusher;
 	int flusher_started;
 	int (*on_orphaned)(void *); /* the options' (orphan.c) */

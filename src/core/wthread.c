@@ -94,11 +94,50 @@ out:
 	return t;
 }
 
+static void count_drop(mp_wthread_t *t, uint32_t memory, uint64_t n)
+{
+	uint32_t slot = memory < MP_DROP_SLOTS - 1 ? memory : MP_DROP_SLOTS - 1;
+
+	atomic_fetch_add_explicit(&t->dropped[slot], n, memory_order_relaxed);
+}
+
+/* A thread whose registration failed tries again every this many events:
+ * each try maps a ring (a system call), too dear for every event of a
+ * thread that is likely to fail again. */
+#define BIND_RETRY_EVERY 1024
+
 mp_wthread_t *mp__wthread_bind(mp_writer_t *w)
 {
-	mp__wthread_tls.t = wthread_register(w);
-	mp__wthread_tls.writer_id = mp__wthread_tls.t ? w->id : 0;
-	return mp__wthread_tls.t;
+	mp_wthread_tls_t *tls = &mp__wthread_tls;
+
+	if (tls->writer_id == w->id && !tls->t && tls->retry_in) {
+		tls->retry_in--;
+		return NULL;
+	}
+	tls->t = wthread_register(w);
+	tls->writer_id = w->id;
+	tls->retry_in = tls->t ? 0 : BIND_RETRY_EVERY;
+	return tls->t;
+}
+
+void mp__wthread_unbound_drop(mp_writer_t *w, uint32_t memory, uint64_t n)
+{
+	mp_wthread_t *u = w->unbound;
+
+	if (!u || atomic_load_explicit(&w->error, memory_order_relaxed) ||
+	    atomic_load_explicit(&w->closing, memory_order_relaxed))
+		return;
+	if (!atomic_load_explicit(&w->unbound_listed, memory_order_acquire)) {
+		pthread_mutex_lock(&w->reg_mu);
+		if (!atomic_load_explicit(&w->unbound_listed, memory_order_relaxed)) {
+			u->index = w->thread_count++;
+			u->next = atomic_load_explicit(&w->threads, memory_order_relaxed);
+			atomic_store_explicit(&w->threads, u, memory_order_release);
+			atomic_store_explicit(&w->unbound_listed, 1, memory_order_release);
+		}
+		pthread_mutex_unlock(&w->reg_mu);
+	}
+	count_drop(u, memory, n);
 }
 
 /* --- the rare branches of the event path (wthread_path.h) --------------- */
@@ -131,13 +170,6 @@ static int ring_wait(mp_writer_t *w, mp_wthread_t *t)
 	}
 	atomic_store_explicit(&t->waiting, 0, memory_order_relaxed);
 	return rc;
-}
-
-static void count_drop(mp_wthread_t *t, uint32_t memory, uint64_t n)
-{
-	uint32_t slot = memory < MP_DROP_SLOTS - 1 ? memory : MP_DROP_SLOTS - 1;
-
-	atomic_fetch_add_explicit(&t->dropped[slot], n, memory_order_relaxed);
 }
 
 /* The ring looked full on the lagging tail_cache (seq odd): look at the
@@ -175,17 +207,28 @@ void mp__rec_wake(mp_writer_t *w, mp_wthread_t *t, uint64_t head)
 /* --- records --------------------------------------------------------------
  * Raw values only (chunkcodec.h has the layout): the flusher encodes. */
 
-#define GET_THREAD(w, t)                                                                     \
+/* The calling thread has no ring: its event is dropped (counted, unless
+ * the writer failed or is closing). The writer's error, or -ENOMEM. */
+static int unbound(mp_writer_t *w, uint32_t memory, uint64_t nevents)
+{
+	int rc = atomic_load_explicit(&w->error, memory_order_relaxed);
+
+	if (nevents)
+		mp__wthread_unbound_drop(w, memory, nevents);
+	return rc ? rc : -ENOMEM;
+}
+
+#define GET_THREAD(w, t, memory, nevents)                                                                     \
 	mp_wthread_t *t;                                                                      \
 	if (__builtin_expect(!(w), 0))                                                        \
 		return -EINVAL;                                                               \
 	t = mp__wthread_get(w);                                                               \
 	if (__builtin_expect(!t, 0))                                                          \
-		return atomic_load_explicit(&(w)->error, memory_order_relaxed) ? atomic_load_explicit(&(w)->error, memory_order_relaxed) : -ENOMEM
+		return unbound(w, memory, nevents)
 
 int mp_writer_alloc(mp_writer_t *w, uint32_t memory, uint64_t address, uint64_t requested, uint64_t allocated)
 {
-	GET_THREAD(w, t);
+	GET_THREAD(w, t, memory, 1);
 
 	if (memory > MP_RING_MAX_MEMORY)
 		return -EINVAL;
@@ -195,7 +238,7 @@ int mp_writer_alloc(mp_writer_t *w, uint32_t memory, uint64_t address, uint64_t 
 int mp_writer_realloc(mp_writer_t *w, uint32_t memory, uint64_t old_address, uint64_t new_address,
 		      uint64_t requested, uint64_t allocated)
 {
-	GET_THREAD(w, t);
+	GET_THREAD(w, t, memory, 2);
 
 	if (memory > MP_RING_MAX_MEMORY)
 		return -EINVAL;
@@ -204,7 +247,7 @@ int mp_writer_realloc(mp_writer_t *w, uint32_t memory, uint64_t old_address, uin
 
 static inline int timed_rec(mp_writer_t *w, unsigned kind, uint32_t memory, uint64_t a, uint64_t b, unsigned k)
 {
-	GET_THREAD(w, t);
+	GET_THREAD(w, t, memory, 1);
 
 	if (memory > MP_RING_MAX_MEMORY)
 		return -EINVAL;
@@ -272,7 +315,7 @@ void mp_writer_set_context(mp_writer_t *w, uint32_t op, int region, uint32_t dty
 int mp_writer_next_stack(mp_writer_t *w, uint32_t id)
 {
 	uint64_t *r;
-	GET_THREAD(w, t);
+	GET_THREAD(w, t, 0, 0); /* not an event */
 
 	if (!(r = mp__rec_begin(w, t, 0, 0)))
 		return -ENOBUFS;

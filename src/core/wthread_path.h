@@ -21,7 +21,8 @@
  * first access from a dlopen'ed library must not allocate. */
 typedef struct {
 	uint64_t writer_id;
-	mp_wthread_t *t;
+	mp_wthread_t *t;       /* NULL with writer_id set: registering failed */
+	uint32_t retry_in;     /* ... and is tried again after this many events */
 } mp_wthread_tls_t;
 
 extern __thread mp_wthread_tls_t mp__wthread_tls __attribute__((tls_model("initial-exec")));
@@ -30,6 +31,10 @@ extern __thread mp_wthread_tls_t mp__wthread_tls __attribute__((tls_model("initi
  * (seq odd on entry; NULL, seq even, when the ring stays full); waking the
  * flusher once the ring is half full. */
 mp_wthread_t *mp__wthread_bind(mp_writer_t *w);
+/* n events of memory that the calling thread could not record because it
+ * has no ring (mp__wthread_get returned NULL while w is open and sound):
+ * counted as dropped, so that the capture says they are missing. */
+void mp__wthread_unbound_drop(mp_writer_t *w, uint32_t memory, uint64_t n);
 uint64_t *mp__rec_begin_slow(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t nevents);
 void mp__rec_wake(mp_writer_t *w, mp_wthread_t *t, uint64_t head);
 

@@ -328,6 +328,39 @@ static void test_hooks_annotate_static(void **state)
 	check_annotate(state, "victim_annotate_static");
 }
 
+/* A thread whose ring cannot be mapped (victim_noring.c: the address space
+ * limited below a ring's size) records nothing, and says so: its 2000
+ * events are counted as dropped, in the capture and in what `memprof
+ * record` prints. The program is not disturbed. */
+static void test_hooks_no_ring_counted(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *env[] = {"MEMPROF_REGIONS=0", NULL};
+	char log[200], *out;
+	hk_stats_t st = {0};
+	FILE *f;
+	size_t n;
+
+	st.nwatch = 2;
+	st.watch[0].size = 48;
+	st.watch[1].size = 5555;
+	snprintf(log, sizeof(log), "%s/record.log", t->dir);
+	assert_int_equal(hk_record_logged(t->cap, log, NULL, "victim_noring", NULL, env), 0);
+	hk_replay_ok(t->cap, &st);
+	assert_int_equal(st.abrupt, 0);
+	assert_int_equal(st.dropped, 2000);
+	assert_int_equal(st.watch[0].allocs, 0);
+	assert_int_equal(st.watch[1].allocs, 1);
+	assert_int_equal(st.watch[1].frees, 1);
+	assert_non_null(f = fopen(log, "r"));
+	assert_non_null(out = calloc(1, 8192));
+	n = fread(out, 1, 8191, f);
+	fclose(f);
+	out[n] = '\0';
+	assert_non_null(strstr(out, "memprof: warning: 2000 host heap events were not recorded (dropped)"));
+	free(out);
+}
+
 /* Preloaded on top of another allocator (jemalloc, when installed): the
  * originals come from dlsym(RTLD_NEXT), sizes from jemalloc's usable size,
  * no glibc regions. Runs the victim directly (the driver may carry ASan,
@@ -435,6 +468,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_failed, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_cxx, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_mmap, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_no_ring_counted, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_annotate, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_annotate_static, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_over_jemalloc, hk_setup_dir, hk_teardown_dir),
