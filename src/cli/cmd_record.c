@@ -503,10 +503,15 @@ int cmd_record(int argc, char **argv)
 		}
 	} else if (!(WIFEXITED(status) && WEXITSTATUS(status) >= 126)) {
 		char why[4400];
+		int children = got ? count_children(path, started) : 0;
 		if (mp_cli_untraced_reason(argv[optind], why, sizeof(why)))
-			mp_cli_warning("no capture was written: %s", why);
+			mp_cli_warning("no capture was written%s: %s", children ? " for CMD itself" : "", why);
 		else
-			mp_cli_warning("no capture was written (see the messages above)");
+			mp_cli_warning("no capture was written%s (see the messages above)",
+				       children ? " for CMD itself" : "");
+		if (children)
+			fprintf(stderr, "memprof: the programs it started wrote %d capture%s next to '%s'\n", children,
+				children > 1 ? "s" : "", path);
 	}
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);

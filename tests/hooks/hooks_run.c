@@ -138,8 +138,10 @@ int hk_other_captures(const char *dir, char names[][600], int max)
 
 	assert_non_null(d);
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' || !strcmp(de->d_name, "cap.memprof"))
-			continue;
+		size_t len = strlen(de->d_name);
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, "cap.memprof") || len < 8 ||
+		    strcmp(de->d_name + len - 8, ".memprof") != 0)
+			continue; /* not a capture (a test's log, a victim's own file) */
 		if (n < max)
 			snprintf(names[n], 600, "%s/%s", dir, de->d_name);
 		n++;

@@ -28,8 +28,8 @@ int hk_record_logged(const char *cap, const char *log, const char *const *opts, 
 /* Replay cap into st, failing the test if it cannot be read. */
 void hk_replay_ok(const char *cap, hk_stats_t *st);
 
-/* Paths of the files in dir other than cap.memprof (at most max); returns
- * how many there are. */
+/* Paths of the captures (*.memprof) in dir other than cap.memprof (at most
+ * max); returns how many there are. */
 int hk_other_captures(const char *dir, char names[][600], int max);
 
 #endif

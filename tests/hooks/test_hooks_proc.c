@@ -303,6 +303,27 @@ static void test_hooks_static_untraced(void **state)
 	assert_string_equal(out, want);
 	free(out);
 	unlink(script);
+
+	/* its dynamically linked child is traced, and the warning points there */
+	{
+		const char *spawn[] = {"spawn", HK_VICTIM_DIR "/victim_seq", NULL};
+		char names[4][600];
+		hk_stats_t st = {0};
+		assert_int_equal(hk_record_logged(t->cap, log, NULL, prog, spawn, NULL), 0);
+		assert_int_not_equal(stat(t->cap, &sb), 0);
+		out = read_text(log);
+		snprintf(want, sizeof(want),
+			 "memprof: warning: no capture was written for CMD itself: '%s' is statically linked: it has "
+			 "no dynamic loader to load the preload library, so memprof cannot hook its allocations\n"
+			 "memprof: the programs it started wrote 1 capture next to '%s'\n",
+			 prog, t->cap);
+		assert_string_equal(out, want);
+		free(out);
+		assert_int_equal(hk_other_captures(t->dir, names, 4), 1);
+		hk_replay_ok(names[0], &st);
+		assert_int_equal(st.allocs, 1); /* "last": malloc(123) */
+		assert_int_equal(st.peak, 123);
+	}
 }
 
 /* --- the command itself ---------------------------------------------------- */

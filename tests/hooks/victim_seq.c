@@ -26,6 +26,9 @@
  * captures of one process, the last with 1 allocation, 0 frees, peak 123
  * bytes, 1 block / 123 bytes live (a wrapper that execs the real program,
  * as shells and version managers' shims do).
+ * "spawn PATH" forks a child that execs PATH in mode "last", waits for it
+ * and returns its status (a statically linked parent, untraced, whose
+ * dynamically linked child is traced).
  */
 #include <errno.h>
 #include <signal.h>
@@ -33,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,6 +72,15 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "last"))
 		return malloc(123) ? 0 : 3;
+	if (!strcmp(mode, "spawn") && argc > 2) {
+		int st;
+		pid_t pid = fork();
+		if (pid == 0) {
+			execl(argv[2], "victim_seq", "last", (char *)NULL);
+			_exit(99);
+		}
+		return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : 98;
+	}
 	errno = 4242;
 	a = malloc(1000);
 	if (errno != 4242)
