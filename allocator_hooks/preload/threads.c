@@ -12,6 +12,7 @@
 #include "preload.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 
 int __real_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
@@ -54,7 +55,13 @@ int __wrap_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)
  * is recorded as it would be on the program's last thread. */
 static void *exit_main(void *unused)
 {
+	sigset_t none;
+
 	(void)unused;
+	/* It inherits the flusher's mask, every signal blocked: exit handlers
+	 * run with none blocked, as on a thread of the program's own. */
+	sigemptyset(&none);
+	pthread_sigmask(SIG_SETMASK, &none, NULL);
 	exit(0);
 }
 
