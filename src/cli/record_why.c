@@ -100,10 +100,16 @@ int mp_cli_untraced_reason(const char *cmd, char *why, size_t n)
 	if (resolve(cmd, file, sizeof(file)))
 		return 0;
 	for (depth = 0; depth < 4; depth++) { /* a script's interpreter may be a script (Linux allows 4) */
-		if ((fd = open(file, O_RDONLY | O_CLOEXEC)) < 0)
+		/* O_NONBLOCK: a FIFO named as an interpreter must not hang us
+		 * (only a regular file is judged) */
+		if ((fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
 			return 0;
-		if (fstat(fd, &sb) == 0 && (((sb.st_mode & S_ISUID) && sb.st_uid != geteuid()) ||
-					     ((sb.st_mode & S_ISGID) && sb.st_gid != getegid()))) {
+		if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+			close(fd);
+			return 0;
+		}
+		if (((sb.st_mode & S_ISUID) && sb.st_uid != geteuid()) ||
+		    ((sb.st_mode & S_ISGID) && sb.st_gid != getegid())) {
 			close(fd);
 			snprintf(why, n,
 				 "'%s' is set%cid: it starts in secure mode, where the loader ignores LD_PRELOAD "
