@@ -8,6 +8,7 @@
  * copy of the preload (LD_PRELOAD is inherited) unless --no-children.
  */
 #include "preload.h"
+#include "arena.h" /* mp_map_pages: argument arrays too long for the stack */
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -123,73 +124,97 @@ MP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *co
 	return rc;
 }
 
-/* execl, execlp, execle: collect the variadic arguments into an array. */
-#define MAX_ARGS 4096
+/* execl, execlp, execle: the variadic arguments as an array, as many as
+ * the caller passed (glibc's own have no limit but the kernel's ARG_MAX).
+ * Up to SMALL_ARGS on the stack -- this may run on a thread whose stack is
+ * PTHREAD_STACK_MIN -- and more in a mapping (no malloc inside the hooks). */
+#define SMALL_ARGS 64
 
-static int collect(const char *arg0, va_list ap, char **argv, char ***envp)
+typedef struct {
+	char **argv;
+	size_t mapped; /* bytes, when argv is a mapping */
+	char *small[SMALL_ARGS];
+} args_t;
+
+static int args_take(args_t *a, const char *arg0, va_list ap, char ***envp)
 {
-	int n = 0;
-	const char *a = arg0;
+	size_t n = 0, i;
+	va_list c;
 
-	while (a) {
-		if (n >= MAX_ARGS - 1)
+	va_copy(c, ap);
+	if (arg0)
+		for (n = 1; va_arg(c, const char *); n++)
+			;
+	va_end(c);
+	a->mapped = 0;
+	a->argv = a->small;
+	if (n + 1 > SMALL_ARGS) {
+		a->mapped = (n + 1) * sizeof(char *);
+		if (!(a->argv = mp_map_pages(a->mapped)))
 			return -1;
-		argv[n++] = (char *)(uintptr_t)a;
-		a = va_arg(ap, const char *);
 	}
-	argv[n] = NULL;
+	for (i = 0; i < n; i++)
+		a->argv[i] = (char *)(uintptr_t)(i ? va_arg(ap, const char *) : arg0);
+	if (n)
+		(void)va_arg(ap, const char *); /* the NULL that ends them */
+	a->argv[n] = NULL;
 	if (envp)
 		*envp = va_arg(ap, char **);
 	return 0;
 }
 
+/* After a failed exec: free the mapping, keep exec's errno. */
+static int args_done(args_t *a, int rc)
+{
+	int e = errno;
+
+	if (a->mapped)
+		mp_unmap_pages(a->argv, a->mapped);
+	errno = e;
+	return rc;
+}
+
 MP_EXPORT int execl(const char *path, const char *arg, ...)
 {
-	char *argv[MAX_ARGS];
+	args_t a;
 	va_list ap;
 	int rc;
 
 	va_start(ap, arg);
-	rc = collect(arg, ap, argv, NULL);
+	rc = args_take(&a, arg, ap, NULL);
 	va_end(ap);
-	if (rc) {
-		errno = E2BIG;
-		return -1;
-	}
-	return execve(path, argv, environ);
+	if (rc)
+		return -1; /* ENOMEM, from mmap */
+	return args_done(&a, execve(path, a.argv, environ));
 }
 
 MP_EXPORT int execlp(const char *file, const char *arg, ...)
 {
-	char *argv[MAX_ARGS];
+	args_t a;
 	va_list ap;
 	int rc;
 
 	va_start(ap, arg);
-	rc = collect(arg, ap, argv, NULL);
+	rc = args_take(&a, arg, ap, NULL);
 	va_end(ap);
-	if (rc) {
-		errno = E2BIG;
+	if (rc)
 		return -1;
-	}
-	return execvpe(file, argv, environ);
+	return args_done(&a, execvpe(file, a.argv, environ));
 }
 
 MP_EXPORT int execle(const char *path, const char *arg, ...)
 {
-	char *argv[MAX_ARGS];
 	char **envp = NULL;
+	args_t a;
 	va_list ap;
 	int rc;
 
 	va_start(ap, arg);
-	rc = collect(arg, ap, argv, &envp);
+	rc = args_take(&a, arg, ap, &envp);
 	va_end(ap);
-	if (rc) {
-		errno = E2BIG;
+	if (rc)
 		return -1;
-	}
-	return execve(path, argv, envp);
+	return args_done(&a, execve(path, a.argv, envp));
 }
 
 MP_EXPORT void _exit(int status)

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 _Atomic int mp__state = MP_ST_UNINIT;
@@ -76,12 +77,18 @@ static int env_off(const char *name)
  * buffers inside the hooks). */
 static void warn(const char *what, const char *path, const char *why)
 {
-	char line[8400];
-	int n = snprintf(line, sizeof(line), "memprof: error: %s '%s'%s%s\n", what, path,
-			 why && *why ? ": " : "", why ? why : "");
+	/* pieces, not a formatted line: no buffer on a stack that may be
+	 * PTHREAD_STACK_MIN */
+	struct iovec v[7] = {
+		{(void *)(uintptr_t) "memprof: error: ", 16}, {(void *)(uintptr_t)what, strlen(what)},
+		{(void *)(uintptr_t) " '", 2},               {(void *)(uintptr_t)path, strlen(path)},
+		{(void *)(uintptr_t) "'", 1},                {(void *)(uintptr_t) ": ", why && *why ? 2 : 0},
+		{(void *)(uintptr_t)(why ? why : ""), why ? strlen(why) : 0},
+	};
+	struct iovec nl = {(void *)(uintptr_t) "\n", 1};
 
-	if (n > 0)
-		(void)!write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	(void)!writev(2, v, 7);
+	(void)!writev(2, &nl, 1);
 }
 
 /* Remove our library from LD_PRELOAD so exec'd programs run untraced. */

@@ -395,6 +395,39 @@ out:
 	return rc;
 }
 
+/* Tell the threads waiting in mp_writer_flush that a round covering their
+ * request `asked` (read before it started) is on disk. */
+static void flush_answer(mp_writer_t *w, uint32_t asked)
+{
+	if (atomic_load_explicit(&w->flush_done, memory_order_relaxed) != asked) {
+		atomic_store_explicit(&w->flush_done, asked, memory_order_release);
+		mp__futex_wake(&w->flush_done);
+	}
+}
+
+static int flush_pending(mp_writer_t *w)
+{
+	return atomic_load_explicit(&w->flush_asked, memory_order_acquire) !=
+	       atomic_load_explicit(&w->flush_done, memory_order_relaxed);
+}
+
+int mp__writer_flush_on_flusher(mp_writer_t *w)
+{
+	uint32_t want = atomic_fetch_add_explicit(&w->flush_asked, 1, memory_order_acq_rel) + 1;
+
+	atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
+	mp__futex_wake(&w->wake);
+	for (;;) {
+		uint32_t done = atomic_load_explicit(&w->flush_done, memory_order_acquire);
+		if ((int32_t)(done - want) >= 0)
+			break;
+		if (atomic_load_explicit(&w->flusher_gone, memory_order_acquire))
+			return -EAGAIN; /* it stopped before taking this request */
+		mp__futex_wait(&w->flush_done, done, 10);
+	}
+	return atomic_load_explicit(&w->error, memory_order_relaxed);
+}
+
 /* Rounds start at a fixed rate (every flush interval, start to start), so
  * the time a round takes does not stretch the interval: a block is on disk
  * at least every interval, and a kill loses at most about one interval. */
@@ -407,18 +440,24 @@ void *mp__flusher_main(void *arg)
 	 * while it runs (a thread's ring filled up meanwhile) starts the next
 	 * round at once instead of being slept through. */
 	uint32_t seen = atomic_load_explicit(&w->wake, memory_order_acquire);
-	int orphan_seen = 0;
+	int orphan_seen = 0, orphaned = 0;
 
 	mp__flusher_enter();
 	while (!atomic_load_explicit(&w->closing, memory_order_acquire)) {
+		uint32_t asked;
 		uint64_t now = mp_clock_ns();
 		uint32_t woken;
-		if (now < next && atomic_load_explicit(&w->wake, memory_order_acquire) == seen) {
+		/* A flush asked for is a reason to run at once, whatever the
+		 * wake-ups said: one asked before this thread read `seen` at its
+		 * start would be slept through. (One asked later bumps wake after
+		 * flush_asked, so the futex wait below returns.) */
+		if (now < next && atomic_load_explicit(&w->wake, memory_order_acquire) == seen && !flush_pending(w)) {
 			uint64_t wait_ms = (next - now + 999999u) / 1000000u;
 			mp__futex_wait(&w->wake, seen, (uint32_t)wait_ms);
 			if (atomic_load_explicit(&w->closing, memory_order_acquire))
 				break;
-			if (atomic_load_explicit(&w->wake, memory_order_acquire) == seen && mp_clock_ns() < next)
+			if (atomic_load_explicit(&w->wake, memory_order_acquire) == seen && mp_clock_ns() < next &&
+			    !flush_pending(w))
 				continue; /* spurious wake-up */
 		}
 		woken = atomic_load_explicit(&w->wake, memory_order_acquire);
@@ -427,14 +466,25 @@ void *mp__flusher_main(void *arg)
 		if (woken == seen && !orphan_seen && mp__process_orphaned()) {
 			orphan_seen = 1;
 			if (!w->on_orphaned || w->on_orphaned(w->orphaned_arg) != 0) {
-				mp__writer_round(w, 0);
+				orphaned = 1;
 				break; /* glibc ends the process as this thread ends */
 			}
 		}
 		seen = woken;
 		now = mp_clock_ns();
 		next = (next + interval > now) ? next + interval : now + interval;
+		asked = atomic_load_explicit(&w->flush_asked, memory_order_acquire);
 		mp__writer_round(w, 0);
+		flush_answer(w, asked);
+	}
+	/* Closing: the final round, here (see flush_asked). Orphaned: a round
+	 * as usual; exit() closes the capture on this same thread. */
+	{
+		uint32_t asked = atomic_load_explicit(&w->flush_asked, memory_order_acquire);
+		mp__writer_round(w, !orphaned);
+		w->final_done = !orphaned;
+		atomic_store_explicit(&w->flusher_gone, 1, memory_order_release);
+		flush_answer(w, asked);
 	}
 	mp__flusher_leave();
 	return NULL;

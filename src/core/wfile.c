@@ -69,9 +69,9 @@ static int same_file(int fd, const mp_writer_t *w)
 
 int mp__wfile_open(mp_writer_t *w, const char *path, int flags, mp_diag_t *diag)
 {
-	char cwd[PATH_MAX];
 	struct stat sb;
 	int fd = open(path, flags, 0644), e, n;
+	size_t len;
 
 	if (fd < 0) {
 		e = errno;
@@ -87,10 +87,15 @@ int mp__wfile_open(mp_writer_t *w, const char *path, int flags, mp_diag_t *diag)
 	w->file_ino = (uint64_t)sb.st_ino;
 	/* Absolute, to reopen it after the program changed directory (too
 	 * long: none, and a taken descriptor then ends the capture). */
-	if (path[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+	/* (built in place: a PATH_MAX buffer on the stack is too much for a
+	 * program thread with a small stack, where this may run) */
+	if (path[0] == '/' || !getcwd(w->path, sizeof(w->path))) {
 		n = snprintf(w->path, sizeof(w->path), "%s", path);
-	else
-		n = snprintf(w->path, sizeof(w->path), "%s/%s", cwd, path);
+	} else {
+		len = strlen(w->path);
+		n = snprintf(w->path + len, sizeof(w->path) - len, "/%s", path);
+		n = n < 0 ? n : n + (int)len;
+	}
 	if (n < 0 || (size_t)n >= sizeof(w->path))
 		w->path[0] = '\0';
 	w->fd = move_high(fd);

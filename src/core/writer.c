@@ -63,9 +63,18 @@ static void read_cmdline(char *buf, size_t size)
 	buf[n] = '\0';
 }
 
-static int write_header(mp_writer_t *w, const char *cmdline, mp_diag_t *diag)
+/* What opening needs for a moment: 12 KiB, mapped for it rather than on the
+ * stack of the thread that opens (the preload opens on whichever thread
+ * allocates first, whose stack may be PTHREAD_STACK_MIN, 16 KiB). */
+typedef struct {
+	char cmdline[4096];
+	uint8_t header[MP_FILE_PREFIX_LEN + 8192 + 4];
+} open_scratch_t;
+
+static int write_header(mp_writer_t *w, open_scratch_t *sc, mp_diag_t *diag)
 {
-	uint8_t buf[MP_FILE_PREFIX_LEN + 8192 + 4], *p, *end = buf + sizeof(buf) - 4;
+	uint8_t *buf = sc->header, *p, *end = buf + sizeof(sc->header) - 4;
+	const char *cmdline = sc->cmdline;
 	char host[256] = "";
 	uint32_t hlen;
 	struct iovec iov;
@@ -98,7 +107,7 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 		   const mp_writer_options_t *opts, mp_diag_t *diag)
 {
 	mp_writer_options_t o = {0};
-	char cmdline[4096];
+	open_scratch_t *sc = NULL;
 	sigset_t all, old;
 	mp_writer_t *w;
 	int rc, flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL);
@@ -141,11 +150,17 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 	w->fd = -1;
 	if ((rc = mp__wfile_open(w, path, flags, diag)))
 		goto fail;
+	if (!(sc = mp_map_pages(sizeof(*sc)))) {
+		rc = mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+		goto fail;
+	}
 	if (o.command_line)
-		snprintf(cmdline, sizeof(cmdline), "%s", o.command_line);
+		snprintf(sc->cmdline, sizeof(sc->cmdline), "%s", o.command_line);
 	else
-		read_cmdline(cmdline, sizeof(cmdline));
-	if ((rc = write_header(w, cmdline, diag)))
+		read_cmdline(sc->cmdline, sizeof(sc->cmdline));
+	rc = write_header(w, sc, diag);
+	mp_unmap_pages(sc, sizeof(*sc));
+	if (rc)
 		goto fail;
 
 	if (w->level >= 2) {
@@ -234,7 +249,8 @@ int mp_writer_close(mp_writer_t *w)
 		if (!pthread_equal(w->flusher, pthread_self()))
 			pthread_join(w->flusher, NULL);
 	}
-	mp__writer_round(w, 1);
+	if (!w->final_done) /* no flusher, or it ended orphaned: on this thread */
+		mp__writer_round(w, 1);
 	rc = atomic_load_explicit(&w->error, memory_order_relaxed);
 	if (!rc)
 		rc = write_trailer(w);
@@ -309,6 +325,10 @@ int mp_writer_flush(mp_writer_t *w)
 {
 	if (!w)
 		return -EINVAL;
+	/* On the flusher's stack when it runs (the caller's may be small) */
+	if (w->flusher_started && !pthread_equal(w->flusher, pthread_self()) &&
+	    mp__writer_flush_on_flusher(w) != -EAGAIN)
+		return atomic_load_explicit(&w->error, memory_order_relaxed);
 	return mp__writer_round(w, 0);
 }
 

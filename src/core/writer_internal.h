@@ -167,6 +167,15 @@ struct mp_writer {
 	void *orphaned_arg;
 	_Atomic uint32_t wake;       /* futex word: bumped to wake the flusher */
 	_Atomic int closing;
+	/* Rounds asked of the flusher by other threads (mp_writer_flush, the
+	 * final round of mp_writer_close): a round needs ~13 KiB of stack,
+	 * more than a program's thread may have (PTHREAD_STACK_MIN is 16 KiB),
+	 * so it runs on the flusher's. flush_done (a futex word) is the last
+	 * request a finished round covered. */
+	_Atomic uint32_t flush_asked;
+	_Atomic uint32_t flush_done;
+	_Atomic int flusher_gone;    /* its loop is over: ask nothing more of it */
+	int final_done;              /* the final round ran (on the flusher) */
 	_Atomic int error;           /* first error, sticky */
 	pthread_mutex_t flush_mu;    /* serialises rounds (flusher vs mp_writer_flush) */
 	mp_mbuf_t raw, out;          /* block being built / compressed */
@@ -219,6 +228,9 @@ int mp__wfile_close(mp_writer_t *w);
 /* flush.c */
 int mp__writer_round(mp_writer_t *w, int final);
 void *mp__flusher_main(void *arg);
+/* Have the flusher run a round, and wait for it (see flush_asked): the
+ * writer's error, or -EAGAIN when the flusher has stopped. */
+int mp__writer_flush_on_flusher(mp_writer_t *w);
 
 /* orphan.c: flushers count themselves in and out; 1 when the main thread
  * has ended (pthread_exit) and only flushers are left alive. */

@@ -181,6 +181,50 @@ static void test_hooks_main_pthread_exit(void **state)
 	assert_int_equal(st.watch[2].frees, 1);
 }
 
+/* A thread with the smallest stack (victim_smallstack.c) closes the
+ * capture at exit, opens and closes a fork child's, and execl()s with 72
+ * arguments: each ends as without memprof (these crashed it before: a
+ * flush round needs ~13 KiB of stack, opening ~13 KiB, execl took 32 KiB). */
+static void test_hooks_small_stack(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *exit_args[] = {"exit", NULL}, *fork_args[] = {"fork", NULL}, *exec_args[] = {"execl", NULL};
+	char names[4][600];
+	hk_stats_t st = {0}, ch = {0}, ex = {0};
+
+	st.nwatch = 1;
+	st.watch[0].size = 77;
+	assert_int_equal(hk_record(t->cap, NULL, "victim_smallstack", exit_args, NULL), 0);
+	hk_replay_ok(t->cap, &st);
+	assert_int_equal(st.abrupt, 0);
+	assert_int_equal(st.watch[0].allocs, 1000);
+	assert_int_equal(st.watch[0].frees, 1000);
+	unlink(t->cap);
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_smallstack", fork_args, NULL), 0);
+	assert_int_equal(hk_other_captures(t->dir, names, 4), 1);
+	ch.nwatch = 1;
+	ch.watch[0].size = 2222;
+	hk_replay_ok(names[0], &ch);
+	assert_int_equal(ch.abrupt, 0);
+	assert_int_equal(ch.watch[0].allocs, 1);
+	assert_int_equal(ch.watch[0].frees, 1);
+	unlink(names[0]);
+	unlink(t->cap);
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_smallstack", exec_args, NULL), 0);
+	assert_int_equal(hk_other_captures(t->dir, names, 4), 1);
+	ex.nwatch = 1;
+	ex.watch[0].size = 72; /* malloc(argc): every argument arrived */
+	hk_replay_ok(names[0], &ex);
+	assert_int_equal(ex.abrupt, 0);
+	assert_int_equal(ex.watch[0].allocs, 1);
+	assert_int_equal(ex.watch[0].frees, 1);
+	memset(&st, 0, sizeof(st));
+	hk_replay_ok(t->cap, &st);
+	assert_int_equal(st.abrupt, 0); /* closed before the exec, on the small stack */
+}
+
 static void test_hooks_vfork(void **state)
 {
 	tmpdir_t *t = *state;
@@ -471,6 +515,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_fork_exec, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_fork_threads, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_main_pthread_exit, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_small_stack, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_vfork, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_no_children, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_no_fork, hk_setup_dir, hk_teardown_dir),
