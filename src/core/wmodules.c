@@ -98,7 +98,7 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	refresh_t *r = arg;
 	mp_writer_t *w = r->w;
-	char exe[4096];
+	char *exe = w->modules_exe; /* only the refresh that holds modules_busy is here */
 	const char *path = info->dlpi_name;
 	const uint8_t *bid = NULL;
 	size_t plen, blen, need;
@@ -118,7 +118,7 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
 		}
 		if (!path || !*path) {
 			/* The main program: the loader has no name for it. */
-			ssize_t k = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+			ssize_t k = readlink("/proc/self/exe", exe, sizeof(w->modules_exe) - 1);
 			exe[k > 0 ? k : 0] = '\0';
 			path = exe;
 		}

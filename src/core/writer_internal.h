@@ -203,6 +203,8 @@ struct mp_writer {
 	mp_wmodule_t *modules;       /* MP_WMODULES_MAX entries, from the arena */
 	uint32_t module_count;
 	_Atomic int modules_busy;    /* a refresh is running (others skip theirs) */
+	char modules_exe[4096];      /* the refresh's buffer for the main program's path:
+					not on the stack of the thread that met new code */
 	_Atomic uint64_t modules_adds; /* the loader's load count at the last refresh */
 };
 
