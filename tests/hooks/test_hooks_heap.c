@@ -359,6 +359,19 @@ static void test_hooks_no_ring_counted(void **state)
 	out[n] = '\0';
 	assert_non_null(strstr(out, "memprof: warning: 2000 host heap events were not recorded (dropped)"));
 	free(out);
+
+	/* the same through the annotation API: a pool's events */
+	{
+		const char *args[] = {"api", NULL};
+		hk_stats_t ps = {0};
+		unlink(t->cap);
+		ps.memory = "pool";
+		assert_int_equal(hk_record(t->cap, NULL, "victim_noring", args, env), 0);
+		hk_replay_ok(t->cap, &ps);
+		assert_int_equal(ps.abrupt, 0);
+		assert_int_equal(ps.dropped, 2000);
+		assert_int_equal(ps.allocs, 0);
+	}
 }
 
 /* Preloaded on top of another allocator (jemalloc, when installed): the

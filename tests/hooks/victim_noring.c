@@ -11,16 +11,32 @@
  * dropped, none recorded; the main thread's malloc(5555) and its free
  * recorded. Exit 0; 3 when an allocation failed or the thread could not
  * start (the test then cannot say anything).
+ *
+ * "victim_noring api": the worker reports 1000 sub-allocations of a pool
+ * "pool" through <memprof/annotate.h> instead (memprof_alloc, then
+ * memprof_free, 64 B each): 2000 events of "pool" dropped, none recorded.
  */
+#include <memprof/annotate.h>
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
+
+static int pool = -1; /* api mode: the pool's memory id */
 
 static void *worker(void *arg)
 {
 	int i;
 
+	if (pool >= 0) {
+		for (i = 0; i < 1000; i++) {
+			memprof_alloc(pool, 0x100000 + (uint64_t)i * 64, 64, 64);
+			memprof_free(pool, 0x100000 + (uint64_t)i * 64);
+		}
+		return arg;
+	}
 	for (i = 0; i < 1000; i++) {
 		void *volatile p = malloc(48);
 		if (!p)
@@ -30,7 +46,7 @@ static void *worker(void *arg)
 	return arg;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	void *volatile first = malloc(5555);
 	unsigned long pages = 0;
@@ -40,6 +56,9 @@ int main(void)
 	void *ret = (void *)1;
 	FILE *f;
 
+	if (argc > 1 && !strcmp(argv[1], "api") &&
+	    (pool = memprof_memory_declare("pool", MEMPROF_MEMORY_DEVICE, 1 << 30)) < 0)
+		return 3;
 	if (!first || !(f = fopen("/proc/self/statm", "r")))
 		return 3;
 	if (fscanf(f, "%lu", &pages) != 1)
