@@ -105,13 +105,12 @@ static int insert(uint64_t base, uint64_t len)
 
 static void take(void)
 {
-	while (atomic_exchange_explicit(&lock, 1, memory_order_acquire))
-		;
+	mp__spin_take(&lock);
 }
 
 static void give(void)
 {
-	atomic_store_explicit(&lock, 0, memory_order_release);
+	mp__spin_give(&lock);
 }
 
 static uint32_t memory(void)

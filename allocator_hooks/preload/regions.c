@@ -30,13 +30,12 @@ static _Atomic int lock;
 
 static void lock_take(void)
 {
-	while (atomic_exchange_explicit(&lock, 1, memory_order_acquire))
-		;
+	mp__spin_take(&lock);
 }
 
 static void lock_give(void)
 {
-	atomic_store_explicit(&lock, 0, memory_order_release);
+	mp__spin_give(&lock);
 }
 
 /* start_brk: field 47 of /proc/self/stat (Linux >= 3.3). */
