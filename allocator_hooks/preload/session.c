@@ -210,6 +210,8 @@ static void derive_base(void)
 /* Start the session: from the first hooked call (as heaptrack does, so
  * allocations made by other libraries' constructors are seen too) or from
  * our constructor, whichever comes first. Guard held by the caller. */
+static void session_fini_quick(void);
+
 static void session_start(void)
 {
 	const char *pidv;
@@ -247,6 +249,11 @@ static void session_start(void)
 	delay = env_u64("MEMPROF_DELAY_MS", 0) * 1000000u;
 	derive_base();
 	pthread_atfork(NULL, NULL, in_child);
+	/* quick_exit() runs neither atexit handlers nor destructors, and ends
+	 * in glibc's internal _exit (not our hook): this handler, registered
+	 * before any of the program's, runs after them all and closes the
+	 * capture, as session_fini does for exit(). */
+	at_quick_exit(session_fini_quick);
 	given = !pidv || (pid_t)strtol(pidv, NULL, 10) == getpid();
 	if (delay) {
 		S.start_ns = now_ns() + delay;
@@ -364,6 +371,11 @@ static void __attribute__((destructor)) session_fini(void)
 	if (mp__session_owned() || !mp__writer)
 		mp__session_close(); /* not in a vfork child that called exit() */
 	/* Stay guarded: whatever this thread frees from here on is not ours. */
+}
+
+static void session_fini_quick(void)
+{
+	session_fini();
 }
 
 /* --- the annotation API's backend --------------------------------------- */

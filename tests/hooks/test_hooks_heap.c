@@ -58,6 +58,30 @@ static void test_hooks_sequence__exit(void **state)
 	check_sequence(t->cap, 0); /* closed cleanly by the _exit hook */
 }
 
+/* quick_exit() runs neither atexit handlers nor destructors: the capture
+ * is closed by the preload's at_quick_exit handler, after the program's
+ * own (whose allocation is recorded). Before, it ended abruptly and
+ * empty. */
+static void test_hooks_sequence_quick_exit(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"quick_exit", NULL};
+	hk_stats_t st = {0};
+
+	st.nwatch = 1;
+	st.watch[0].size = 3333;
+	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 0);
+	hk_replay_ok(t->cap, &st);
+	assert_int_equal(st.abrupt, 0);
+	assert_int_equal(st.allocs, 7);
+	assert_int_equal(st.frees, 5);
+	assert_int_equal(st.peak, 208000);
+	assert_int_equal(st.live_blocks, 2);
+	assert_int_equal(st.live_bytes, 200007);
+	assert_int_equal(st.watch[0].allocs, 1);
+	assert_int_equal(st.watch[0].frees, 1);
+}
+
 static void test_hooks_sequence_abort(void **state)
 {
 	tmpdir_t *t = *state;
@@ -470,6 +494,7 @@ int main(void)
 		cmocka_unit_test(test_hooks_exports),
 		cmocka_unit_test_setup_teardown(test_hooks_sequence_exit, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_sequence__exit, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_sequence_quick_exit, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_sequence_abort, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_sequence_sigkill, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_signal_handler, hk_setup_dir, hk_teardown_dir),

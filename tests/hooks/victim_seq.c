@@ -26,6 +26,9 @@
  * captures of one process, the last with 1 allocation, 0 frees, peak 123
  * bytes, 1 block / 123 bytes live (a wrapper that execs the real program,
  * as shells and version managers' shims do).
+ * "quick_exit" ends with quick_exit(0) after registering an at_quick_exit
+ * handler that allocates and frees 3333 bytes (7 allocations, 5 frees,
+ * the rest as above).
  * "spawn PATH" forks a child that execs PATH in mode "last", waits for it
  * and returns its status (a statically linked parent, untraced, whose
  * dynamically linked child is traced).
@@ -55,6 +58,14 @@ static void on_alarm(int sig)
 	(void)sig;
 	free(p);
 	ticks++;
+}
+
+/* quick_exit mode: the program's own handler, which the capture records */
+static void at_quick(void)
+{
+	void *volatile q = malloc(3333);
+
+	free(q);
 }
 
 int main(int argc, char **argv)
@@ -106,6 +117,11 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "_exit"))
 		_exit(0);
+	if (!strcmp(mode, "quick_exit")) {
+		if (at_quick_exit(at_quick))
+			fail("at_quick_exit failed\n");
+		quick_exit(0);
+	}
 	if (!strcmp(mode, "abort"))
 		abort();
 	if (!strcmp(mode, "kill")) {
