@@ -2,7 +2,8 @@
  * forward to a preload library that is already recording this process.
  *
  * Decided once, on the first call (pthread_once): afterwards each call costs
- * one atomic load. At exit the capture is closed cleanly (flush + trailer).
+ * one atomic load. At exit, and at quick_exit, the capture is closed cleanly
+ * (flush + trailer).
  * A forked child stops recording: it must not write into its parent's file
  * (the preload library can give children their own captures instead).
  */
@@ -64,6 +65,10 @@ static void decide(void)
 	}
 	pthread_atfork(NULL, NULL, in_child);
 	atexit(close_at_exit);
+	/* quick_exit() runs no atexit handler: the capture closes there too
+	 * (before the program's own at_quick_exit handlers registered earlier,
+	 * whose annotations are then not recorded, but complete) */
+	at_quick_exit(close_at_exit);
 	atomic_store(&mode, WRITER);
 }
 

@@ -266,6 +266,39 @@ static void test_annotate_main_pthread_exit(void **state)
 	free(path);
 }
 
+/* quick_exit() runs no atexit handler: libmemprof closes the capture from
+ * its at_quick_exit handler. */
+static void quick_child(void)
+{
+	mem = memprof_memory_declare("pool", MEMPROF_MEMORY_DEVICE, 1 << 30);
+	if (!memprof_enabled() || mem != 0)
+		_exit(2);
+	memprof_alloc(mem, 0x1000, 4444, 4444);
+	quick_exit(0);
+}
+
+static void test_annotate_quick_exit(void **state)
+{
+	char *path = mp_test_tmpfile(".memprof");
+	mp_source_t *src;
+	mp_diag_t diag;
+	mp_event_t ev;
+	int rc, n = 0;
+
+	(void)state;
+	assert_int_equal(run_in_child(quick_child, path), 0);
+	assert_int_equal(mp_capture_open_source(&src, path, &diag), 0);
+	while ((rc = mp_source_next(src, &ev, &diag)) == 1)
+		if (ev.kind == MP_EV_ALLOC && ev.requested_bytes == 4444)
+			n++;
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(mp_source_end_status(src), MP_END_CLEAN);
+	mp_source_close(src);
+	unlink(path);
+	free(path);
+}
+
 static void test_annotate_disabled(void **state)
 {
 	(void)state;
@@ -286,6 +319,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_annotate_scopes_across_threads),
 		cmocka_unit_test(test_annotate_main_pthread_exit),
+		cmocka_unit_test(test_annotate_quick_exit),
 		cmocka_unit_test(test_annotate_disabled),
 	};
 	return cmocka_run_group_tests_name("annotate", tests, NULL, NULL);
