@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Path of a file under ../shared/data, or NULL (and a skip message) when the
@@ -48,6 +51,33 @@ static inline char *mp_test_tmpfile(const char *suffix)
 	if (out)
 		snprintf(out, n, "%s%s", tmpl, suffix);
 	return out;
+}
+
+/* Wait for child pid, at most deadline_ms. Past it, SIGKILL `target` (pid,
+ * or -pgid for its whole process group), reap pid and return -2: a child
+ * that never ends fails its test instead of hanging the suite. (A signal
+ * of the child's own, alarm(), cannot do this when the thread left alive
+ * blocks every signal, as a capture's flusher does.) Otherwise the child's
+ * exit status, 128 + N when signal N ended it, or -1 when waitpid fails. */
+static inline int mp_test_wait_deadline(pid_t pid, pid_t target, int deadline_ms)
+{
+	const struct timespec step = {0, 10 * 1000000L};
+	int status, waited_ms;
+
+	for (waited_ms = 0;; waited_ms += 10) {
+		pid_t got = waitpid(pid, &status, WNOHANG);
+		if (got == pid)
+			break;
+		if (got < 0)
+			return -1;
+		if (waited_ms >= deadline_ms) {
+			kill(target, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -2;
+		}
+		nanosleep(&step, NULL);
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 #endif

@@ -13,8 +13,8 @@
  * the common path, inline in preload.h, is a header read and one compare.
  */
 #include "preload.h"
+#include "procfs.h" /* start_brk, from /proc/self/stat */
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,19 +41,11 @@ static void lock_give(void)
 /* start_brk: field 47 of /proc/self/stat (Linux >= 3.3). */
 static uint64_t read_start_brk(void)
 {
-	char buf[2048], *p;
-	ssize_t n;
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), field = 2;
+	char buf[2048];
+	const char *p;
+	int field = 3;
 
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* the command name may contain anything */
-	if (!p)
+	if (mp__read_head("/proc/self/stat", buf, sizeof(buf)) <= 0 || !(p = mp__stat_state(buf)))
 		return 0;
 	while (*p && field < 47) {
 		if (*p == ' ')

@@ -79,16 +79,15 @@ static void warn(const char *what, const char *path, const char *why)
 {
 	/* pieces, not a formatted line: no buffer on a stack that may be
 	 * PTHREAD_STACK_MIN */
-	struct iovec v[7] = {
+	struct iovec v[8] = {
 		{(void *)(uintptr_t) "memprof: error: ", 16}, {(void *)(uintptr_t)what, strlen(what)},
 		{(void *)(uintptr_t) " '", 2},               {(void *)(uintptr_t)path, strlen(path)},
 		{(void *)(uintptr_t) "'", 1},                {(void *)(uintptr_t) ": ", why && *why ? 2 : 0},
 		{(void *)(uintptr_t)(why ? why : ""), why ? strlen(why) : 0},
+		{(void *)(uintptr_t) "\n", 1},
 	};
-	struct iovec nl = {(void *)(uintptr_t) "\n", 1};
 
-	(void)!writev(2, v, 7);
-	(void)!writev(2, &nl, 1);
+	(void)!writev(2, v, 8); /* one write: the line is not split by others' output */
 }
 
 /* Remove our library from LD_PRELOAD so exec'd programs run untraced. */
@@ -210,7 +209,7 @@ static void derive_base(void)
 /* Start the session: from the first hooked call (as heaptrack does, so
  * allocations made by other libraries' constructors are seen too) or from
  * our constructor, whichever comes first. Guard held by the caller. */
-static void session_fini_quick(void);
+static void session_fini(void);
 
 static void session_start(void)
 {
@@ -250,10 +249,10 @@ static void session_start(void)
 	derive_base();
 	pthread_atfork(NULL, NULL, in_child);
 	/* quick_exit() runs neither atexit handlers nor destructors, and ends
-	 * in glibc's internal _exit (not our hook): this handler, registered
-	 * before any of the program's, runs after them all and closes the
-	 * capture, as session_fini does for exit(). */
-	at_quick_exit(session_fini_quick);
+	 * in glibc's internal _exit (not our hook): session_fini, the
+	 * destructor that closes the capture at exit(), is registered for it
+	 * too, before any of the program's handlers, so it runs after them. */
+	at_quick_exit(session_fini);
 	given = !pidv || (pid_t)strtol(pidv, NULL, 10) == getpid();
 	if (delay) {
 		S.start_ns = now_ns() + delay;
@@ -371,11 +370,6 @@ static void __attribute__((destructor)) session_fini(void)
 	if (mp__session_owned() || !mp__writer)
 		mp__session_close(); /* not in a vfork child that called exit() */
 	/* Stay guarded: whatever this thread frees from here on is not ours. */
-}
-
-static void session_fini_quick(void)
-{
-	session_fini();
 }
 
 /* --- the annotation API's backend --------------------------------------- */

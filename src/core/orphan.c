@@ -11,17 +11,15 @@
  * The answer comes from /proc: the thread-group leader (the main thread) is
  * a zombie, and the process's live threads are that zombie plus the
  * flushers. Reading two small files every idle interval costs a few
- * microseconds; the files are read with plain syscalls into the stack (the
- * flusher allocates nothing). Without /proc the answer is "no", and such a
+ * microseconds; the files are read with plain syscalls into the stack
+ * (procfs.h: the flusher allocates nothing). Without /proc the answer is "no", and such a
  * program keeps the old behaviour.
  */
+#include "procfs.h"
 #include "writer_internal.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Flusher threads running now, of all writers in the process. */
 static _Atomic int flushers_live;
@@ -36,36 +34,15 @@ void mp__flusher_leave(void)
 	atomic_fetch_sub_explicit(&flushers_live, 1, memory_order_relaxed);
 }
 
-/* The start of the file at path into buf (NUL-terminated); its length, or
- * -1. */
-static ssize_t read_head(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	do
-		n = read(fd, buf, size - 1);
-	while (n < 0 && errno == EINTR);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
-}
-
 int mp__process_orphaned(void)
 {
-	char buf[4096], *p;
+	char buf[4096];
+	const char *p;
 	long threads;
 
-	/* "PID (COMM) STATE ...": COMM may hold spaces and parentheses, so the
-	 * state follows the last ')'. */
-	if (read_head("/proc/self/stat", buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')) || p[1] != ' ' ||
-	    p[2] != 'Z')
+	if (mp__read_head("/proc/self/stat", buf, sizeof(buf)) < 0 || !(p = mp__stat_state(buf)) || *p != 'Z')
 		return 0;
-	if (read_head("/proc/self/status", buf, sizeof(buf)) < 0 || !(p = strstr(buf, "\nThreads:")))
+	if (mp__read_head("/proc/self/status", buf, sizeof(buf)) < 0 || !(p = strstr(buf, "\nThreads:")))
 		return 0;
 	threads = strtol(p + 9, NULL, 10);
 	return threads > 0 && threads == 1 + atomic_load_explicit(&flushers_live, memory_order_relaxed);

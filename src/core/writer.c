@@ -2,6 +2,7 @@
  * memory ids. The event path is in wthread.c, flush rounds in flush.c. */
 #include "clock.h"
 #include "format.h"
+#include "procfs.h"
 #include "varint.h"
 #include "writer_internal.h"
 
@@ -43,14 +44,8 @@ static uint8_t *put_string(uint8_t *p, const uint8_t *end, const char *s)
 /* The command line from /proc/self/cmdline, arguments joined by spaces. */
 static void read_cmdline(char *buf, size_t size)
 {
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	ssize_t n = 0, i;
+	ssize_t n = mp__read_head("/proc/self/cmdline", buf, size), i;
 
-	buf[0] = '\0';
-	if (fd < 0)
-		return;
-	n = read(fd, buf, size - 1);
-	close(fd);
 	if (n <= 0) {
 		buf[0] = '\0';
 		return;

@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -130,12 +129,9 @@ static void orphan_child(void)
 }
 
 /* Run body in a child process recording to output (NULL: not recording);
- * its exit status, or -2 when it did not end within 30 s (then killed:
- * signals cannot end it when the flusher, which blocks them all, is the
- * last thread). */
+ * its exit status, or -2 when it did not end within 30 s (then killed). */
 static int run_in_child(void (*body)(void), const char *output)
 {
-	int status, waited_ms;
 	pid_t pid = fork();
 
 	if (pid == 0) {
@@ -145,15 +141,7 @@ static int run_in_child(void (*body)(void), const char *output)
 			unsetenv("MEMPROF_OUTPUT");
 		body();
 	}
-	for (waited_ms = 0; waitpid(pid, &status, WNOHANG) == 0; waited_ms += 10) {
-		if (waited_ms >= 30000) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return -2;
-		}
-		nap_ms(10);
-	}
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return pid < 0 ? -1 : mp_test_wait_deadline(pid, pid, 30000);
 }
 
 static int run_child(const char *output)

@@ -66,7 +66,7 @@ int hk_record_logged(const char *cap, const char *log, const char *const *opts, 
 {
 	char vpath[512];
 	const char *argv[32];
-	int n = 0, status, waited_ms;
+	int n = 0, status;
 	pid_t pid;
 
 	if (victim[0] == '/')
@@ -104,24 +104,24 @@ int hk_record_logged(const char *cap, const char *log, const char *const *opts, 
 		return -1;
 	/* A victim that never ends (the bug some tests are about) fails its
 	 * test with a message instead of waiting for ctest's timeout and
-	 * leaving the process behind. Signals cannot be relied on for this:
-	 * when the capture's flusher is the last thread alive, it blocks them
-	 * all. */
-	for (waited_ms = 0;; waited_ms += 20) {
-		pid_t got = waitpid(pid, &status, WNOHANG);
-		if (got == pid)
-			break;
-		if (got < 0)
-			return -1;
-		if (waited_ms >= HK_DEADLINE_MS) {
-			fprintf(stderr, "'%s' did not end in %d s: killed\n", vpath, HK_DEADLINE_MS / 1000);
-			kill(-pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return -2;
-		}
-		usleep(20000);
-	}
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	 * leaving the process group behind. */
+	if ((status = mp_test_wait_deadline(pid, -pid, HK_DEADLINE_MS)) == -2)
+		fprintf(stderr, "'%s' did not end in %d s: killed\n", vpath, HK_DEADLINE_MS / 1000);
+	return status;
+}
+
+char *hk_read_text(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 65536);
+	size_t n;
+
+	assert_non_null(f);
+	assert_non_null(buf);
+	n = fread(buf, 1, 65535, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
 }
 
 void hk_replay_ok(const char *cap, hk_stats_t *st)

@@ -25,6 +25,10 @@ int hk_record(const char *cap, const char *const *opts, const char *victim, cons
 int hk_record_logged(const char *cap, const char *log, const char *const *opts, const char *victim,
 		     const char *const *args, const char *const *env);
 
+/* The text of the file at path (up to 64 KiB), NUL-terminated, failing the
+ * test if it cannot be read. Owned by the caller (free). */
+char *hk_read_text(const char *path);
+
 /* Replay cap into st, failing the test if it cannot be read. */
 void hk_replay_ok(const char *cap, hk_stats_t *st);
 

@@ -362,8 +362,6 @@ static void test_hooks_no_ring_counted(void **state)
 	const char *env[] = {"MEMPROF_REGIONS=0", NULL};
 	char log[200], *out;
 	hk_stats_t st = {0};
-	FILE *f;
-	size_t n;
 
 	st.nwatch = 2;
 	st.watch[0].size = 48;
@@ -376,11 +374,7 @@ static void test_hooks_no_ring_counted(void **state)
 	assert_int_equal(st.watch[0].allocs, 0);
 	assert_int_equal(st.watch[1].allocs, 1);
 	assert_int_equal(st.watch[1].frees, 1);
-	assert_non_null(f = fopen(log, "r"));
-	assert_non_null(out = calloc(1, 8192));
-	n = fread(out, 1, 8191, f);
-	fclose(f);
-	out[n] = '\0';
+	out = hk_read_text(log);
 	assert_non_null(strstr(out, "memprof: warning: 2000 host heap events were not recorded (dropped)"));
 	free(out);
 

@@ -263,21 +263,6 @@ static void test_hooks_no_fork(void **state)
 	assert_int_equal(markers(names[0]), 4u);
 }
 
-/* The file at path, NUL-terminated (owned by the caller). */
-static char *read_text(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = calloc(1, 65536);
-	size_t n;
-
-	assert_non_null(f);
-	assert_non_null(buf);
-	n = fread(buf, 1, 65535, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 static void test_hooks_setgid_untraced(void **state)
 {
 	tmpdir_t *t = *state;
@@ -299,7 +284,7 @@ static void test_hooks_setgid_untraced(void **state)
 	assert_int_equal(hk_record_logged(t->cap, log, NULL, dst, args, NULL), 41);
 	assert_int_not_equal(stat(t->cap, &sb), 0); /* no capture */
 	/* and the record command says why */
-	out = read_text(log);
+	out = hk_read_text(log);
 	snprintf(want, sizeof(want),
 		 "memprof: warning: no capture was written: '%s' is setgid: it starts in secure mode, where the "
 		 "loader ignores LD_PRELOAD and memprof never traces\n",
@@ -332,7 +317,7 @@ static void test_hooks_static_untraced(void **state)
 	snprintf(log, sizeof(log), "%s/record.log", t->dir);
 	assert_int_equal(hk_record_logged(t->cap, log, NULL, prog, args, NULL), 0);
 	assert_int_not_equal(stat(t->cap, &sb), 0);
-	out = read_text(log);
+	out = hk_read_text(log);
 	assert_string_equal(out, want);
 	free(out);
 
@@ -343,7 +328,7 @@ static void test_hooks_static_untraced(void **state)
 	assert_int_equal(chmod(script, 0755), 0);
 	assert_int_equal(hk_record_logged(t->cap, log, NULL, script, NULL, NULL), 40); /* ran, not secure */
 	assert_int_not_equal(stat(t->cap, &sb), 0);
-	out = read_text(log);
+	out = hk_read_text(log);
 	assert_string_equal(out, want);
 	free(out);
 	unlink(script);
@@ -355,7 +340,7 @@ static void test_hooks_static_untraced(void **state)
 		hk_stats_t st = {0};
 		assert_int_equal(hk_record_logged(t->cap, log, NULL, prog, spawn, NULL), 0);
 		assert_int_not_equal(stat(t->cap, &sb), 0);
-		out = read_text(log);
+		out = hk_read_text(log);
 		snprintf(want, sizeof(want),
 			 "memprof: warning: no capture was written for CMD itself: '%s' is statically linked: it has "
 			 "no dynamic loader to load the preload library, so memprof cannot hook its allocations\n"
@@ -411,7 +396,7 @@ static void test_hooks_record_summary(void **state)
 
 	snprintf(log, sizeof(log), "%s/record.log", t->dir);
 	assert_int_equal(hk_record_logged(t->cap, log, NULL, "victim_seq", args, NULL), 0);
-	out = read_text(log);
+	out = hk_read_text(log);
 	snprintf(want, sizeof(want), "memprof: capture written to '%s'\nmemprof: ", t->cap);
 	assert_non_null(strstr(out, want));
 	assert_non_null(strstr(out, SEQ_SUMMARY));
@@ -431,7 +416,7 @@ static void test_hooks_record_summary_exec(void **state)
 
 	snprintf(log, sizeof(log), "%s/record.log", t->dir);
 	assert_int_equal(hk_record_logged(t->cap, log, NULL, "victim_seq", args, NULL), 0);
-	out = read_text(log);
+	out = hk_read_text(log);
 	snprintf(want, sizeof(want), "memprof: capture written to '%s' (+ 2 child captures next to it)\n", t->cap);
 	assert_non_null(strstr(out, want));
 	assert_non_null(first = strstr(out, SEQ_SUMMARY)); /* the wrapper's own capture */
@@ -478,7 +463,7 @@ static void check_fds(tmpdir_t *t, const char *mode)
 	assert_int_equal(hk_record(t->cap, NULL, "victim_fds", args, env), 0);
 	assert_int_equal(stat(file, &sb), 0);
 	assert_int_equal(sb.st_size, 9); /* no capture block in it */
-	text = read_text(file);
+	text = hk_read_text(file);
 	assert_string_equal(text, "USERDATA\n");
 	free(text);
 	hk_replay_ok(t->cap, &st);
