@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(gcc make cmake ninja-build pkg-config zlib1g-dev libcairo2-dev libjansson-dev
           libprotobuf-c-dev protobuf-c-compiler libcmocka-dev
-          g++ libjemalloc2    # the hooks' C++ victim and their preload-over-jemalloc test
+          g++ libjemalloc2 libtcmalloc-minimal4  # the hooks' C++ victim; the preload over jemalloc and tcmalloc
           libunwind-dev libdw-dev)  # record --stacks unwinding, report's symbolization (both optional)
 packages+=("$@")
 

@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <gnu/libc-version.h>
 #include <string.h>
 
 extern void *__libc_malloc(size_t);
@@ -66,6 +67,19 @@ size_t mp__boot_size(const void *p)
 
 /* --- resolution --------------------------------------------------------- */
 
+/* Whether fn is defined in glibc itself (the object that defines
+ * gnu_get_libc_version). Comparing with the __libc_* set is not enough:
+ * tcmalloc exports __libc_malloc and friends too, as aliases of its own
+ * functions, to catch glibc's internal calls, so after it is loaded they
+ * bind to tcmalloc as well. */
+static int in_glibc(void *fn)
+{
+	Dl_info f, g;
+
+	return fn && dladdr(fn, &f) && dladdr((void *)(uintptr_t)gnu_get_libc_version, &g) &&
+	       f.dli_fbase == g.dli_fbase;
+}
+
 int mp__real_resolve(void)
 {
 	mp_real_t next;
@@ -80,7 +94,7 @@ int mp__real_resolve(void)
 	atomic_store(&mp__bootstrapping, 0);
 	errno = saved;
 
-	if (next.malloc == __libc_malloc || !next.malloc) {
+	if (!next.malloc || (in_glibc((void *)(uintptr_t)next.malloc) && in_glibc((void *)(uintptr_t)__libc_malloc))) {
 		/* glibc's own: keep the __libc_* set, add what has no __libc_ name. */
 		mp__real.posix_memalign = next.posix_memalign;
 		mp__real.aligned_alloc = next.aligned_alloc;

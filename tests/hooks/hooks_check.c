@@ -200,6 +200,7 @@ int hk_replay(const char *path, hk_stats_t *st)
 			}
 			if (w) {
 				w->allocs++;
+				w->allocated = ev.allocated_bytes;
 				if (w->align && ev.address % w->align)
 					w->misaligned++;
 				w->op = ev.op;

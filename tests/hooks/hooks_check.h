@@ -12,6 +12,7 @@
 typedef struct {
 	uint64_t size, align; /* set by the test: requested size to watch, alignment to check (0: none) */
 	uint64_t allocs, frees, misaligned;
+	uint64_t allocated;   /* allocated bytes of the last alloc of this size */
 	uint32_t op;          /* string id of the op of the last alloc of this size */
 	char op_name[64];
 } hk_watch_t;

@@ -12,6 +12,7 @@
 #include "hooks_run.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -392,43 +393,61 @@ static void test_hooks_no_ring_counted(void **state)
 	}
 }
 
-/* Preloaded on top of another allocator (jemalloc, when installed): the
- * originals come from dlsym(RTLD_NEXT), sizes from jemalloc's usable size,
- * no glibc regions. Runs the victim directly (the driver may carry ASan,
- * which must stay first in its own LD_PRELOAD). */
-static void test_hooks_over_jemalloc(void **state)
+/* Preloaded on top of another allocator (the first of libs that is
+ * installed): the originals come from dlsym(RTLD_NEXT), allocated sizes
+ * from that allocator's malloc_usable_size, and there are no glibc regions
+ * (reading its blocks as glibc chunks crashed on tcmalloc, which also
+ * exports __libc_malloc). The allocated sizes expected are what the
+ * allocator itself says, run untraced ("usable" mode). Runs the victim
+ * directly (the driver may carry ASan, which must stay first in its own
+ * LD_PRELOAD). */
+static void over_allocator(tmpdir_t *t, const char *name, const char *const *libs)
 {
-	static const char *const jem[] = {"/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
-					  "/usr/lib/libjemalloc.so.2", NULL};
 	static const uint64_t sizes[][3] = {{1000, 2, 2}, {5000, 1, 1}, {3000, 1, 1}, {200000, 1, 0},
 					    {7, 1, 0}};
-	tmpdir_t *t = *state;
 	const char *lib = NULL;
-	char pre[1024], out[256], vpath[512];
+	char pre[1024], out[256], vpath[512], upath[300], *text, *p;
+	uint64_t usable[5];
 	hk_stats_t st = {0};
-	int i, status = 0;
+	int i, status = 0, fd;
 	pid_t pid;
 
-	for (i = 0; jem[i]; i++)
-		if (access(jem[i], R_OK) == 0)
-			lib = jem[i];
+	for (i = 0; libs[i]; i++)
+		if (access(libs[i], R_OK) == 0)
+			lib = libs[i];
 	if (!lib) {
-		fprintf(stderr, "skip: jemalloc is not installed\n");
+		fprintf(stderr, "skip: %s is not installed\n", name);
 		return;
 	}
-	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s:%s", HK_PRELOAD, lib);
-	snprintf(out, sizeof(out), "MEMPROF_OUTPUT=%s", t->cap);
 	snprintf(vpath, sizeof(vpath), "%s/victim_seq", HK_VICTIM_DIR);
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		char *argv[] = {vpath, (char *)(uintptr_t)"exit", NULL};
-		char *envp[] = {pre, out, NULL};
-		execve(vpath, argv, envp);
-		_exit(126);
+	snprintf(upath, sizeof(upath), "%s/usable.txt", t->dir);
+	for (int traced = 0; traced < 2; traced++) {
+		if (traced)
+			snprintf(pre, sizeof(pre), "LD_PRELOAD=%s:%s", HK_PRELOAD, lib);
+		else
+			snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", lib);
+		snprintf(out, sizeof(out), "MEMPROF_OUTPUT=%s", t->cap);
+		fflush(NULL);
+		pid = fork();
+		if (pid == 0) {
+			char *argv[] = {vpath, (char *)(uintptr_t)(traced ? "exit" : "usable"), NULL};
+			char *envp[] = {pre, out, NULL};
+			if (!traced) {
+				if ((fd = open(upath, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0 || dup2(fd, 1) < 0)
+					_exit(125);
+			}
+			execve(vpath, argv, envp);
+			_exit(126);
+		}
+		assert_true(pid > 0 && waitpid(pid, &status, 0) == pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	}
-	assert_true(pid > 0 && waitpid(pid, &status, 0) == pid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	text = hk_read_text(upath);
+	for (i = 0, p = text; i < 5; i++)
+		usable[i] = strtoull(p, &p, 10);
+	free(text);
+	/* the allocator's own size classes, not glibc's (1000 -> 1000 there) */
+	assert_int_equal(usable[0], 1024);
 	st.nwatch = 5;
 	for (i = 0; i < 5; i++)
 		st.watch[i].size = sizes[i][0];
@@ -436,9 +455,26 @@ static void test_hooks_over_jemalloc(void **state)
 	for (i = 0; i < 5; i++) {
 		assert_int_equal(st.watch[i].allocs, sizes[i][1]);
 		assert_int_equal(st.watch[i].frees, sizes[i][2]);
+		assert_int_equal(st.watch[i].allocated, usable[i]);
 	}
 	assert_int_equal(st.unknown_frees, 0);
 	assert_int_equal(st.regions_added, 0);
+}
+
+static void test_hooks_over_jemalloc(void **state)
+{
+	static const char *const libs[] = {"/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", "/usr/lib/libjemalloc.so.2",
+					   NULL};
+
+	over_allocator(*state, "jemalloc", libs);
+}
+
+static void test_hooks_over_tcmalloc(void **state)
+{
+	static const char *const libs[] = {"/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4",
+					   "/usr/lib/libtcmalloc_minimal.so.4", NULL};
+
+	over_allocator(*state, "tcmalloc", libs);
 }
 
 /* A setgid copy of a victim (group nogroup) runs in secure mode: the
@@ -504,6 +540,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_annotate, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_annotate_static, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_over_jemalloc, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_over_tcmalloc, hk_setup_dir, hk_teardown_dir),
 	};
 	return cmocka_run_group_tests_name("hooks_heap", tests, NULL, NULL);
 }

@@ -32,8 +32,13 @@
  * "spawn PATH" forks a child that execs PATH in mode "last", waits for it
  * and returns its status (a statically linked parent, untraced, whose
  * dynamically linked child is traced).
+ * "usable" makes the allocations of the sequence and prints what the
+ * allocator's malloc_usable_size says of b, c, d, e and f, one a line (run
+ * untraced on top of another allocator, for the figures the capture must
+ * hold).
  */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/auxv.h>
 #include <stdlib.h>
@@ -47,6 +52,18 @@ static void fail(const char *what)
 {
 	(void)!write(2, what, strlen(what));
 	_exit(3);
+}
+
+/* n and a newline on standard output, without stdio (which allocates) */
+static void put_line(size_t n)
+{
+	char buf[24], *p = buf + sizeof(buf);
+
+	*--p = '\n';
+	do
+		*--p = (char)('0' + n % 10);
+	while (n /= 10);
+	(void)!write(1, p, (size_t)(buf + sizeof(buf) - p));
 }
 
 static volatile sig_atomic_t ticks;
@@ -72,6 +89,8 @@ int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "exit";
 	void *volatile a, *volatile b, *volatile c, *volatile d, *volatile e, *volatile f;
+	const int usable = !strcmp(mode, "usable");
+	size_t u[5] = {0};
 
 	if (!strcmp(mode, "secure"))
 		return 40 + (int)getauxval(AT_SECURE);
@@ -92,24 +111,39 @@ int main(int argc, char **argv)
 		}
 		return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : 98;
 	}
+	/* usable mode: what the allocator says of each block, while it lives */
+#define USABLE(i, p) (usable ? (void)(u[i] = malloc_usable_size(p)) : (void)0)
 	errno = 4242;
 	a = malloc(1000);
 	if (errno != 4242)
 		fail("malloc changed errno\n");
 	b = calloc(10, 100);
+	USABLE(0, b);
 	c = malloc(5000);
+	USABLE(1, c);
 	free(a);
 	d = malloc(3000);
+	USABLE(2, d);
 	free(b);
 	e = malloc(200000);
+	USABLE(3, e);
 	free(c);
 	free(d);
 	f = malloc(7);
+	USABLE(4, f);
+#undef USABLE
 	if (!a || !b || !c || !d || !e || !f)
 		fail("allocation failed\n");
 	if (errno != 4242)
 		fail("the hooks changed errno\n");
 	memset(e, 1, 200000);
+
+	if (usable) {
+		/* a and b both have 1000 bytes: the capture's watch sees b last */
+		for (int i = 0; i < 5; i++)
+			put_line(u[i]);
+		return 0;
+	}
 
 	if (!strcmp(mode, "exec")) {
 		execl("/proc/self/exe", "victim_seq", "hop", (char *)NULL);
