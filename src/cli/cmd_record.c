@@ -41,7 +41,8 @@ static void usage(FILE *out)
 		"Returns CMD's exit status.\n"
 		"\n"
 		"  -o, --output FILE   capture file (default: memprof.<program>.<pid>.memprof);\n"
-		"                      never overwritten: an existing FILE is an error\n"
+		"                      never overwritten: an existing FILE is an error; a\n"
+		"                      directory gets the default name in it\n"
 		"      --no-children   do not trace programs CMD runs (exec) nor forked children\n"
 		"      --no-fork       do not trace forked children (exec'd programs still are)\n"
 		"      --delay MS      start capturing MS milliseconds after CMD starts\n"
@@ -294,6 +295,7 @@ typedef struct {
 	const char *output;
 	int no_children, no_fork, stacks;
 	const char *delay, *duration, *flush;
+	int output_is_dir; /* -o names a directory: the default name goes in it */
 } rec_opts_t;
 
 /* In the child: pick the capture name (never an existing file), tell the
@@ -305,19 +307,26 @@ static void child(const rec_opts_t *o, const char *preload, char **cmd, int fd)
 	const char *prog = strrchr(cmd[0], '/') ? strrchr(cmd[0], '/') + 1 : cmd[0];
 	int n;
 
-	if (o->output) {
+	if (o->output && !o->output_is_dir) {
 		snprintf(path, sizeof(path), "%s", o->output);
 	} else {
-		snprintf(path, sizeof(path), "memprof.%s.%ld.memprof", prog, (long)getpid());
+		/* DIR/ with its trailing slashes dropped: "DIR/name", "./name" */
+		const char *dir = o->output ? o->output : ".";
+		int dl = (int)strlen(dir);
+		while (dl > 1 && dir[dl - 1] == '/')
+			dl--;
+		snprintf(path, sizeof(path), "%.*s%smemprof.%s.%ld.memprof", dl, dir, dir[dl - 1] == '/' ? "" : "/", prog,
+			 (long)getpid());
 		for (n = 1; access(path, F_OK) == 0 && n < 1000; n++)
-			snprintf(path, sizeof(path), "memprof.%s.%ld-%d.memprof", prog, (long)getpid(), n);
+			snprintf(path, sizeof(path), "%.*s%smemprof.%s.%ld-%d.memprof", dl, dir,
+				 dir[dl - 1] == '/' ? "" : "/", prog, (long)getpid(), n);
 	}
 	/* Absolute, so that children that chdir still name theirs next to it. */
 	if (path[0] != '/') {
 		char cwd[PATH_MAX], abs[PATH_MAX * 2 + 2];
 		size_t len;
 		if (getcwd(cwd, sizeof(cwd))) {
-			snprintf(abs, sizeof(abs), "%s/%s", cwd, path);
+			snprintf(abs, sizeof(abs), "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", path);
 			len = strlen(abs);
 			if (len < sizeof(path))
 				memcpy(path, abs, len + 1);
@@ -434,18 +443,28 @@ int cmd_record(int argc, char **argv)
 		mp_cli_error("no command to record (usage: memprof record [options] -- CMD ARGS...)");
 		return MP_EXIT_USAGE;
 	}
-	if (o.output && access(o.output, F_OK) == 0) {
-		mp_cli_error("'%s' exists; remove it or choose another name with -o", o.output);
-		return MP_EXIT_IO;
+	if (o.output) {
+		struct stat sb;
+		size_t ol = strlen(o.output);
+		if (stat(o.output, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+			o.output_is_dir = 1;
+		} else if (ol && o.output[ol - 1] == '/') {
+			mp_cli_error("'%s' is not a directory", o.output);
+			return MP_EXIT_IO;
+		} else if (access(o.output, F_OK) == 0) {
+			mp_cli_error("'%s' exists; remove it or choose another name with -o", o.output);
+			return MP_EXIT_IO;
+		}
 	}
 	{
-		/* Fail before running CMD when the capture could not be created. */
+		/* Fail before running CMD when the capture could not be created:
+		 * the directory -o names, the one its file is in, or this one. */
 		char dirbuf[PATH_MAX];
+		const char *where;
 		snprintf(dirbuf, sizeof(dirbuf), "%s", o.output ? o.output : "./x");
-		if (access(dirname(dirbuf), W_OK) != 0) {
-			int e = errno;
-			snprintf(dirbuf, sizeof(dirbuf), "%s", o.output ? o.output : "./x");
-			mp_cli_error("cannot write a capture in '%s': %s", dirname(dirbuf), strerror(e));
+		where = o.output_is_dir ? dirbuf : dirname(dirbuf);
+		if (access(where, W_OK) != 0) {
+			mp_cli_error("cannot write a capture in '%s': %s", where, strerror(errno));
 			return MP_EXIT_IO;
 		}
 	}

@@ -32,22 +32,30 @@ int hk_setup_dir(void **state)
 	return 0;
 }
 
-int hk_teardown_dir(void **state)
+/* Remove dir, its files and its subdirectories' (tests make a few). */
+static void remove_tree(const char *dir, int depth)
 {
-	tmpdir_t *t = *state;
 	struct dirent *de;
-	DIR *d = opendir(t->dir);
+	DIR *d = opendir(dir);
 	char p[512];
 
 	while (d && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		snprintf(p, sizeof(p), "%s/%s", t->dir, de->d_name);
-		unlink(p);
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		if (unlink(p) != 0 && depth < 4)
+			remove_tree(p, depth + 1);
 	}
 	if (d)
 		closedir(d);
-	rmdir(t->dir);
+	rmdir(dir);
+}
+
+int hk_teardown_dir(void **state)
+{
+	tmpdir_t *t = *state;
+
+	remove_tree(t->dir, 0);
 	free(t);
 	return 0;
 }

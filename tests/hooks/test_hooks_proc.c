@@ -372,6 +372,45 @@ static void test_hooks_never_overwrites(void **state)
 	assert_int_equal(sb.st_size, 8);
 }
 
+/* -o DIR (with or without its trailing slash): the capture gets the
+ * default name, memprof.victim_seq.<pid>.memprof, in DIR; a name ending
+ * in a slash that is not a directory is an error before CMD runs. */
+static void test_hooks_output_dir(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"exit", NULL};
+	char log[200], dir[200], want[400], path[600], *out, *p, *q;
+	hk_stats_t st = {0};
+	int slash;
+
+	snprintf(log, sizeof(log), "%s/record.log", t->dir);
+	for (slash = 0; slash < 2; slash++) {
+		snprintf(dir, sizeof(dir), "%s/d%d%s", t->dir, slash, slash ? "/" : "");
+		assert_int_equal(mkdir(dir, 0700), 0);
+		assert_int_equal(hk_record_logged(dir, log, NULL, "victim_seq", args, NULL), 0);
+		out = hk_read_text(log);
+		snprintf(want, sizeof(want), "memprof: capture written to '%s/d%d/memprof.victim_seq.", t->dir, slash);
+		assert_non_null(p = strstr(out, want));
+		p += strlen("memprof: capture written to '");
+		assert_non_null(q = strchr(p, '\''));
+		snprintf(path, sizeof(path), "%.*s", (int)(q - p), p);
+		free(out);
+		/* the pid, then the extension */
+		p = path + strlen(want) - strlen("memprof: capture written to '");
+		assert_true(*p >= '1' && *p <= '9');
+		while (*p >= '0' && *p <= '9')
+			p++;
+		assert_string_equal(p, ".memprof");
+		memset(&st, 0, sizeof(st));
+		hk_replay_ok(path, &st);
+		assert_int_equal(st.allocs, 6);
+		assert_int_equal(st.frees, 4);
+		assert_int_equal(st.peak, 208000);
+	}
+	snprintf(dir, sizeof(dir), "%s/none/", t->dir);
+	assert_int_equal(hk_record(dir, NULL, "victim_seq", args, NULL), 3);
+}
+
 static void test_hooks_exit_status(void **state)
 {
 	tmpdir_t *t = *state;
@@ -507,6 +546,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_setgid_untraced, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_static_untraced, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_never_overwrites, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_output_dir, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_exit_status, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_record_summary, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_record_summary_exec, hk_setup_dir, hk_teardown_dir),
