@@ -1,139 +1,17 @@
-/* hooks.c - the interposed malloc family.
- *
- * Every hook has the same shape:
- *   1. a thread already inside a hook (recursion from the writer, dlsym,
- *      glibc, or a signal handler that interrupted a hook) forwards to the
- *      original and records nothing;
- *   2. a free is recorded *before* the real free, so another thread cannot
- *      be handed the same address and record it first; an allocation is
- *      recorded *after* the real call, with the address it got;
- *   3. errno is saved after the real call and restored after recording, so
- *      the program sees exactly what the allocator did.
- * Nothing here allocates or takes a lock: the writer appends to the calling
- * thread's ring.
+/* hooks.c - the interposed malloc family (the shape every hook has is in
+ * hook_path.h).
  */
-#include "preload.h"
-#include "wthread_path.h" /* the event path inline: the core's hottest caller */
+#include "hook_path.h"
 
-#include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
-#include <stdint.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 __thread int mp__guard __attribute__((tls_model("initial-exec")));
-
-/* errno, read and written twice a hook, through a pointer kept per thread:
- * glibc's errno is a call to __errno_location through the PLT. (The
- * address never changes for a thread, also not in a fork child.) */
-static __thread int *errno_at __attribute__((tls_model("initial-exec")));
-
-static inline int *hook_errno(void)
-{
-	int *p = errno_at;
-
-	if (__builtin_expect(!p, 0))
-		p = errno_at = &errno;
-	return p;
-}
-#undef errno
-#define errno (*hook_errno())
-
-/* Enter a hook: 1 = record this call (guard now held), 0 = just forward. */
-static inline int enter(void)
-{
-	if (__builtin_expect(mp__guard, 0))
-		return 0;
-	mp__guard = 1;
-	mp__busy_begin(); /* before the state is read: see quiesce.c */
-	if (__builtin_expect(atomic_load_explicit(&mp__state, memory_order_acquire) == MP_ST_ACTIVE &&
-				     mp__window_end_ns == 0,
-			     1))
-		return 1;
-	if (mp__session_slow())
-		return 1;
-	mp__busy_end();
-	mp__guard = 0;
-	return 0;
-}
-
-static inline void leave(int saved_errno)
-{
-	mp__busy_end();
-	errno = saved_errno;
-	mp__guard = 0;
-}
-
-/* What malloc_usable_size(p) returns, for a block just allocated. On glibc
- * it is read straight from the chunk header (the size field before p: the
- * chunk size in 16-byte steps, bit 1 set for mmapped chunks, whose header
- * takes 16 bytes instead of 8), saving a call and a read of the next chunk;
- * tests/hooks checks the figures against glibc's documented rounding. */
-static inline uint64_t usable(void *p, uint64_t requested)
-{
-	if (mp__real_is_glibc) {
-		uint64_t h = ((const uint64_t *)p)[-1];
-		return (h & ~(uint64_t)7) - ((h & 2) ? 16 : 8);
-	}
-	return mp__real.malloc_usable_size ? mp__real.malloc_usable_size(p) : requested;
-}
-
-/* With --stacks: the STACK record of the allocation about to be recorded. */
-static inline void rec_stack(void)
-{
-	if (__builtin_expect(mp__stacks_on, 0))
-		mp__stacks_record();
-}
-
-/* The records go through the core's event path inline (wthread_path.h).
- * *w is the writer, read once: a capture closing while this thread is
- * inside a hook sets mp__writer to NULL, then waits for the thread to leave
- * (quiesce.c), so the writer read here stays valid until then. The ring is
- * NULL when there is no writer any more, or it failed: nothing is
- * recorded. The host is the writer's first memory id, so it fits a ring
- * record (MP_RING_MAX_MEMORY). */
-static inline mp_wthread_t *ring(mp_writer_t **w)
-{
-	*w = mp__writer;
-	return *w ? mp__wthread_get(*w) : NULL;
-}
-
-static inline __attribute__((always_inline)) void rec_free(void *p)
-{
-	mp_writer_t *w;
-	mp_wthread_t *t = ring(&w);
-
-	if (t)
-		mp__rec_free(w, t, mp__host, (uintptr_t)p);
-	else if (w)
-		mp__wthread_unbound_drop(w, mp__host, 1); /* no ring for this thread */
-}
-
-static inline __attribute__((always_inline)) void rec_alloc(void *p, uint64_t requested)
-{
-	if (p) {
-		mp_writer_t *w;
-		mp_wthread_t *t;
-		if (mp__regions_on)
-			mp__regions_alloc(p);
-		rec_stack(); /* right before its allocation: not before a region record */
-		if ((t = ring(&w)))
-			mp__rec_alloc(w, t, mp__host, (uintptr_t)p, requested, usable(p, requested));
-		else if (w)
-			mp__wthread_unbound_drop(w, mp__host, 1);
-	} else {
-		rec_stack();
-		mp_writer_alloc_failed(mp__writer, mp__host, requested);
-	}
-}
-
-/* While dlsym runs during resolution, allocations come from the static arena. */
-static inline int booting(void)
-{
-	return __builtin_expect(atomic_load_explicit(&mp__bootstrapping, memory_order_relaxed), 0);
-}
+__thread int *mp__errno_at __attribute__((tls_model("initial-exec")));
+__thread mp_cxx_noted_t mp__cxx_noted __attribute__((tls_model("initial-exec")));
 
 MP_EXPORT void *malloc(size_t n)
 {
@@ -143,7 +21,10 @@ MP_EXPORT void *malloc(size_t n)
 	if (!enter()) {
 		if (mp__guard && booting())
 			return mp__boot_alloc(n, 16);
-		return mp__real.malloc(n);
+		p = mp__real.malloc(n);
+		if (__builtin_expect(mp__guard == MP_GUARD_CXX_NEW, 0))
+			mp__cxx_noted = (mp_cxx_noted_t){p, n}; /* maybe a std::bad_alloc (preload.h) */
+		return p;
 	}
 	p = mp__real.malloc(n);
 	e = errno;

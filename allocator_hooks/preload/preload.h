@@ -53,6 +53,10 @@ extern int mp__real_is_glibc;
 /* Resolve the originals (once, from the constructor, guard held). Returns 0
  * or -1 when a required one is missing. */
 int mp__real_resolve(void);
+/* The C++ operator new and delete after ours (cxx.c), and whether each is
+ * the replacing allocator's own (recorded by ours): once, right after
+ * mp__real_resolve. */
+void mp__cxx_resolve(void);
 /* Bootstrap arena: allocations made while dlsym runs inside the resolution
  * are served from a static buffer that free() must ignore. */
 extern _Atomic int mp__bootstrapping;
@@ -84,8 +88,19 @@ extern mp_writer_t *mp__writer;
 extern uint32_t mp__host;            /* the memory id "host" */
 extern uint64_t mp__window_end_ns;   /* 0, or CLOCK_MONOTONIC end of the window */
 
-/* The recursion guard (initial-exec TLS). */
+/* The recursion guard (initial-exec TLS): 0 outside the hooks, 1 inside
+ * one, MP_GUARD_CXX_NEW inside a replacing allocator's throwing operator
+ * new (cxx.c), where malloc notes the block it forwards in mp__cxx_noted:
+ * libstdc++ allocates the std::bad_alloc it throws with malloc, and the
+ * hook records that block as the exception passes, so that its free later
+ * is not of a block the capture never saw. */
 extern __thread int mp__guard __attribute__((tls_model("initial-exec")));
+#define MP_GUARD_CXX_NEW 2
+typedef struct {
+	void *p;
+	size_t n;
+} mp_cxx_noted_t;
+extern __thread mp_cxx_noted_t mp__cxx_noted __attribute__((tls_model("initial-exec")));
 
 /* Called when mp__state is not ACTIVE or the window may have ended: opens
  * the capture if it is time to (window start, forked child). Returns 1 when

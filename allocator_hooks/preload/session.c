@@ -225,6 +225,7 @@ static void session_start(void)
 			atomic_store(&mp__state, MP_ST_OFF);
 			return;
 		}
+		mp__cxx_resolve();
 	}
 	pidv = getenv("MEMPROF_OUTPUT_PID");
 	if (getauxval(AT_SECURE) || env_off("MEMPROF_ENABLE")) {
