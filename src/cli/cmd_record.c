@@ -298,6 +298,24 @@ typedef struct {
 	int output_is_dir; /* -o names a directory: the default name goes in it */
 } rec_opts_t;
 
+/* CMD's pid while it runs, for forward_signal. */
+static volatile sig_atomic_t cmd_pid;
+
+/* SIGTERM and SIGHUP sent to memprof record (kill, a supervisor, a script's
+ * kill $!) are passed on to CMD, as perf record does, and we stay to
+ * report: otherwise CMD would run on, orphaned, while we died without a
+ * word. A hangup from the terminal (si_code SI_KERNEL) reached CMD's
+ * process group, ours, already. */
+static void forward_signal(int sig, siginfo_t *si, void *uc)
+{
+	int e = errno;
+
+	(void)uc;
+	if (cmd_pid > 0 && !(si && si->si_code == SI_KERNEL))
+		kill((pid_t)cmd_pid, sig);
+	errno = e;
+}
+
 /* In the child: pick the capture name (never an existing file), tell the
  * parent through fd, set the environment, exec. */
 static void child(const rec_opts_t *o, const char *preload, char **cmd, int fd)
@@ -394,7 +412,8 @@ int cmd_record(int argc, char **argv)
 	};
 	rec_opts_t o = {0};
 	char preload[PATH_MAX], path[PATH_MAX], last[PATH_MAX + 64];
-	struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
+	struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO};
+	struct sigaction old_int, old_quit, old_term, old_hup;
 	int c, status, fds[2], chain;
 	size_t got = 0;
 	time_t started = time(NULL);
@@ -490,6 +509,10 @@ int cmd_record(int argc, char **argv)
 		close(fds[0]);
 		child(&o, preload, argv + optind, fds[1]);
 	}
+	cmd_pid = pid;
+	sigemptyset(&fwd.sa_mask);
+	sigaction(SIGTERM, &fwd, &old_term);
+	sigaction(SIGHUP, &fwd, &old_hup);
 	close(fds[1]);
 	while (got < sizeof(path) && (k = read(fds[0], path + got, sizeof(path) - got)) != 0) {
 		if (k < 0 && errno == EINTR)
@@ -508,6 +531,9 @@ int cmd_record(int argc, char **argv)
 	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	cmd_pid = 0;
 	if (got && access(path, F_OK) == 0) {
 		int children = count_children(path, started);
 		fprintf(stderr, "memprof: capture written to '%s'", path);

@@ -73,9 +73,17 @@ int hk_record(const char *cap, const char *const *opts, const char *victim, cons
 int hk_record_logged(const char *cap, const char *log, const char *const *opts, const char *victim,
 		     const char *const *args, const char *const *env)
 {
+	pid_t pid = hk_record_start(cap, log, opts, victim, args, env);
+
+	return pid < 0 ? -1 : hk_record_wait(pid, victim);
+}
+
+pid_t hk_record_start(const char *cap, const char *log, const char *const *opts, const char *victim,
+		      const char *const *args, const char *const *env)
+{
 	char vpath[512];
 	const char *argv[32];
-	int n = 0, status;
+	int n = 0;
 	pid_t pid;
 
 	if (victim[0] == '/')
@@ -109,13 +117,20 @@ int hk_record_logged(const char *cap, const char *log, const char *const *opts, 
 		execv(argv[0], (char *const *)(uintptr_t)argv);
 		_exit(126);
 	}
-	if (pid < 0)
-		return -1;
+	if (pid > 0)
+		setpgid(pid, pid); /* also here: the group exists before we may kill it */
+	return pid;
+}
+
+int hk_record_wait(pid_t pid, const char *victim)
+{
+	int status;
+
 	/* A victim that never ends (the bug some tests are about) fails its
 	 * test with a message instead of waiting for ctest's timeout and
 	 * leaving the process group behind. */
 	if ((status = mp_test_wait_deadline(pid, -pid, HK_DEADLINE_MS)) == -2)
-		fprintf(stderr, "'%s' did not end in %d s: killed\n", vpath, HK_DEADLINE_MS / 1000);
+		fprintf(stderr, "'%s' did not end in %d s: killed\n", victim, HK_DEADLINE_MS / 1000);
 	return status;
 }
 

@@ -5,6 +5,8 @@
 
 #include "hooks_check.h"
 
+#include <sys/types.h>
+
 typedef struct {
 	char dir[64];
 	char cap[128];
@@ -24,6 +26,14 @@ int hk_record(const char *cap, const char *const *opts, const char *victim, cons
  * file log. */
 int hk_record_logged(const char *cap, const char *log, const char *const *opts, const char *victim,
 		     const char *const *args, const char *const *env);
+
+/* hk_record_logged in two steps: start memprof record (its own process
+ * group, led by the pid returned; -1 when fork failed), then wait for it
+ * (its exit status as hk_record's; the victim's name for the message when
+ * the deadline kills it). */
+pid_t hk_record_start(const char *cap, const char *log, const char *const *opts, const char *victim,
+		      const char *const *args, const char *const *env);
+int hk_record_wait(pid_t pid, const char *victim);
 
 /* The text of the file at path (up to 64 KiB), NUL-terminated, failing the
  * test if it cannot be read. Owned by the caller (free). */

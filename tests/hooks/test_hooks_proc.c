@@ -411,6 +411,48 @@ static void test_hooks_output_dir(void **state)
 	assert_int_equal(hk_record(dir, NULL, "victim_seq", args, NULL), 3);
 }
 
+/* SIGTERM sent to memprof record alone (kill, a supervisor): passed on to
+ * CMD, and memprof record stays to report. victim_seq "window" runs 1 s in
+ * all: once its capture (flushed every 20 ms, read while it is written)
+ * holds the sequence and the first window block (7 allocations, 4 frees),
+ * memprof record gets SIGTERM. The capture then ends abruptly before the
+ * window's third block, and memprof record says where it went and exits
+ * 143 (128 + SIGTERM, CMD's end). Before, memprof record died at once,
+ * silent, and the victim ran on, to a clean end with 9 allocations. */
+static void test_hooks_sigterm_forwarded(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--flush", "20", NULL};
+	const char *args[] = {"window", NULL};
+	struct timespec ts = {0, 20 * 1000000L};
+	char log[200], want[400], *out;
+	hk_stats_t st = {0};
+	int i;
+	pid_t pid;
+
+	snprintf(log, sizeof(log), "%s/record.log", t->dir);
+	pid = hk_record_start(t->cap, log, opts, "victim_seq", args, NULL);
+	assert_true(pid > 0);
+	for (i = 0; i < 500 && st.allocs < 7; i++) {
+		nanosleep(&ts, NULL);
+		memset(&st, 0, sizeof(st));
+		if (access(t->cap, F_OK) == 0)
+			(void)hk_replay(t->cap, &st);
+	}
+	assert_int_equal(st.allocs, 7);
+	assert_int_equal(kill(pid, SIGTERM), 0);
+	assert_int_equal(hk_record_wait(pid, "victim_seq"), 128 + SIGTERM);
+	out = hk_read_text(log);
+	snprintf(want, sizeof(want), "memprof: capture written to '%s'\n", t->cap);
+	assert_non_null(strstr(out, want));
+	free(out);
+	memset(&st, 0, sizeof(st));
+	hk_replay_ok(t->cap, &st);
+	assert_in_range(st.allocs, 7, 8);
+	assert_int_equal(st.frees, 4);
+	assert_true(st.abrupt);
+}
+
 static void test_hooks_exit_status(void **state)
 {
 	tmpdir_t *t = *state;
@@ -547,6 +589,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_static_untraced, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_never_overwrites, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_output_dir, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_sigterm_forwarded, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_exit_status, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_record_summary, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_record_summary_exec, hk_setup_dir, hk_teardown_dir),
