@@ -534,6 +534,12 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
 	cmd_pid = 0;
+	/* (whether that lost its last events, the summary's "ended abruptly"
+	 * says: abort() closes the capture first, a signal's default action
+	 * does not) */
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "memprof: CMD was killed by signal %d (%s)\n", WTERMSIG(status),
+			strsignal(WTERMSIG(status)));
 	if (got && access(path, F_OK) == 0) {
 		int children = count_children(path, started);
 		fprintf(stderr, "memprof: capture written to '%s'", path);

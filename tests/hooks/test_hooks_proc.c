@@ -416,8 +416,8 @@ static void test_hooks_output_dir(void **state)
  * all: once its capture (flushed every 20 ms, read while it is written)
  * holds the sequence and the first window block (7 allocations, 4 frees),
  * memprof record gets SIGTERM. The capture then ends abruptly before the
- * window's third block, and memprof record says where it went and exits
- * 143 (128 + SIGTERM, CMD's end). Before, memprof record died at once,
+ * window's third block, and memprof record says how CMD ended, where the
+ * capture went, and exits 143 (128 + SIGTERM, CMD's end). Before, memprof record died at once,
  * silent, and the victim ran on, to a clean end with 9 allocations. */
 static void test_hooks_sigterm_forwarded(void **state)
 {
@@ -445,6 +445,8 @@ static void test_hooks_sigterm_forwarded(void **state)
 	out = hk_read_text(log);
 	snprintf(want, sizeof(want), "memprof: capture written to '%s'\n", t->cap);
 	assert_non_null(strstr(out, want));
+	assert_non_null(strstr(out, "memprof: CMD was killed by signal 15 (Terminated)\n"));
+	assert_non_null(strstr(out, "(the capture ended abruptly)\n"));
 	free(out);
 	memset(&st, 0, sizeof(st));
 	hk_replay_ok(t->cap, &st);
