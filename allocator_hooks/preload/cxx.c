@@ -35,12 +35,15 @@
 
 _Static_assert(sizeof(size_t) == sizeof(unsigned long), "the mangled names below spell size_t as m");
 
-/* The personality routine -fexceptions makes our frames name, from
- * libgcc_s: referenced weakly, so that the preload does not load libgcc_s
- * into programs that never throw. An exception can only pass through here
- * from an allocator's operator new, and a program that has one to call
- * has libstdc++, hence libgcc_s, loaded. */
+/* What -fexceptions makes our frames call, from libgcc_s: the personality
+ * routine and, after the cleanup, _Unwind_Resume. Both referenced weakly,
+ * so that the preload neither loads libgcc_s into programs that never
+ * throw nor fails to load where it is absent (LD_BIND_NOW). An exception
+ * can only pass through here from an allocator's operator new, and an
+ * allocator with a throwing operator new brings libstdc++, hence libgcc_s,
+ * with it (jemalloc and tcmalloc do; mimalloc's aborts instead). */
 __asm__(".weak __gcc_personality_v0");
+__asm__(".weak _Unwind_Resume");
 
 enum {
 	NEW, NEW_A, NEW_NT, NEW_A_NT, NEW_AL, NEW_A_AL, NEW_AL_NT, NEW_A_AL_NT,

@@ -266,6 +266,23 @@ static void test_stacks_cxx(void **state)
 	json_decref(root);
 }
 
+/* The preload must not hand a program another C++ unwinder: libunwind
+ * exports the _Unwind_* functions too, and as one of the preload's
+ * libraries it took them over from libgcc_s for C++ code loaded later (a
+ * Python process's extension modules), even without --stacks. Now it is
+ * loaded locally, and only for --stacks. victim_unwinder exits 5 when the
+ * global scope offers _Unwind_RaiseException from anything but libgcc_s. */
+static void test_stacks_unwinder_untouched(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--stacks", NULL};
+	const char *env[] = {"MEMPROF_STACKS=1", NULL};
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_unwinder", NULL, NULL), 0);
+	remove(t->cap);
+	assert_int_equal(hk_record(t->cap, opts, "victim_unwinder", NULL, env), 0);
+}
+
 /* A library loaded by dlopen after the capture started: the module map
  * gains it, and its function is named. */
 static void test_stacks_dlopen(void **state)
@@ -368,6 +385,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stacks_cxx, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_stacks_threads, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_stacks_dlopen, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_stacks_unwinder_untouched, hk_setup_dir, hk_teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
