@@ -38,11 +38,14 @@ int mp_cli_diag(const mp_diag_t *diag);
 /* Exit code for an error code. */
 int mp_cli_exit_code(int err);
 
-/* Why `memprof record` got no capture from CMD (record_why.c): when CMD's
+/* Why `memprof record` gets no capture from CMD (record_why.c): when CMD's
  * file (found as execvp finds it; a script's by its interpreter) is one the
- * loader cannot preload into -- statically linked, or setuid/setgid for
- * this user -- writes a sentence naming it into why and
- * returns 1; otherwise 0. */
+ * loader cannot preload into, writes a sentence naming it into why and
+ * returns MP_UNTRACED_NO_LOADER (statically linked, or setuid/setgid for
+ * this user: the preload is harmless, just unused) or MP_UNTRACED_FOREIGN
+ * (another C library's loader, which fails to start the program when given
+ * the preload: CMD must run without it); otherwise 0. */
+enum { MP_UNTRACED_NO_LOADER = 1, MP_UNTRACED_FOREIGN = 2 };
 int mp_cli_untraced_reason(const char *cmd, char *why, size_t n);
 
 /* Format a byte count as "1234567 B (1.18 MiB)" into buf; returns buf. */

@@ -296,6 +296,7 @@ typedef struct {
 	int no_children, no_fork, stacks;
 	const char *delay, *duration, *flush;
 	int output_is_dir; /* -o names a directory: the default name goes in it */
+	int no_preload;    /* CMD has another C library's loader: not given the preload */
 } rec_opts_t;
 
 /* CMD's pid while it runs, for forward_signal. */
@@ -356,7 +357,8 @@ static void child(const rec_opts_t *o, const char *preload, char **cmd, int fd)
 		snprintf(pre, sizeof(pre), "%s:%s", preload, old);
 	else
 		snprintf(pre, sizeof(pre), "%s", preload);
-	setenv("LD_PRELOAD", pre, 1);
+	if (!o->no_preload) /* else another C library's program: runs untraced (record_why.c) */
+		setenv("LD_PRELOAD", pre, 1);
 	setenv("MEMPROF_OUTPUT", path, 1);
 	setenv("MEMPROF_OUTPUT_PID", pidbuf, 1);
 	unsetenv("MEMPROF_OVERWRITE");
@@ -495,6 +497,10 @@ int cmd_record(int argc, char **argv)
 	if (pipe2(fds, O_CLOEXEC)) {
 		mp_cli_error("cannot create a pipe: %s", strerror(errno));
 		return MP_EXIT_IO;
+	}
+	{
+		char why[4400];
+		o.no_preload = mp_cli_untraced_reason(argv[optind], why, sizeof(why)) == MP_UNTRACED_FOREIGN;
 	}
 	fflush(NULL);
 	/* Like time(1): ^C and ^\ go to the program; we stay to report. */

@@ -12,6 +12,12 @@
  * (A 32-bit program does start the loader, which prints why it skipped the
  * 64-bit library: the generic warning points at that message.) A script is
  * judged by its interpreter (#!), the program that really runs.
+ *
+ * A third kind must not even be given the preload: a program linked against
+ * another C library (musl: Alpine's builds, musl-gcc) has that library's
+ * loader, which fails to start the program at all when a preload library
+ * needs glibc. `memprof record` asks first and runs such a program
+ * untraced.
  */
 #include "cli.h"
 
@@ -46,9 +52,19 @@ static int resolve(const char *cmd, char *out, size_t n)
 }
 
 /* The ELF facts that decide whether the loader can preload into it. */
-enum { ELF_NOT, ELF_DYNAMIC, ELF_STATIC };
+enum { ELF_NOT, ELF_DYNAMIC, ELF_STATIC, ELF_FOREIGN };
 
-static int elf_kind(int fd)
+/* Whether the loader at path is another C library's: musl's
+ * (ld-musl-<arch>.so.1) or Android's (linker, linker64). */
+static int foreign_loader(const char *path)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+
+	return !strncmp(base, "ld-musl-", 8) || !strcmp(base, "linker") || !strcmp(base, "linker64");
+}
+
+/* ELF_* of the file at fd; a dynamic one's loader path into loader. */
+static int elf_kind(int fd, char *loader, size_t n)
 {
 	unsigned char id[EI_NIDENT];
 	Elf64_Ehdr eh;
@@ -64,8 +80,13 @@ static int elf_kind(int fd)
 	for (i = 0; i < eh.e_phnum; i++) {
 		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) != (ssize_t)sizeof(ph))
 			return ELF_NOT;
-		if (ph.p_type == PT_INTERP)
-			return ELF_DYNAMIC;
+		if (ph.p_type == PT_INTERP) {
+			size_t len = ph.p_filesz < n ? (size_t)ph.p_filesz : n - 1;
+			ssize_t got = pread(fd, loader, len, (off_t)ph.p_offset);
+			loader[got > 0 ? (size_t)got : 0] = '\0';
+			loader[strnlen(loader, len)] = '\0';
+			return foreign_loader(loader) ? ELF_FOREIGN : ELF_DYNAMIC;
+		}
 	}
 	return ELF_STATIC;
 }
@@ -93,7 +114,7 @@ static int interpreter(int fd, char *out, size_t n)
 
 int mp_cli_untraced_reason(const char *cmd, char *why, size_t n)
 {
-	char file[4096], interp[256];
+	char file[4096], interp[256], loader[256];
 	int depth, kind, fd;
 	struct stat sb;
 
@@ -115,22 +136,29 @@ int mp_cli_untraced_reason(const char *cmd, char *why, size_t n)
 				 "'%s' is set%cid: it starts in secure mode, where the loader ignores LD_PRELOAD "
 				 "and memprof never traces",
 				 file, (sb.st_mode & S_ISUID) && sb.st_uid != geteuid() ? 'u' : 'g');
-			return 1;
+			return MP_UNTRACED_NO_LOADER;
 		}
-		kind = elf_kind(fd);
+		kind = elf_kind(fd, loader, sizeof(loader));
 		if (kind == ELF_NOT && interpreter(fd, interp, sizeof(interp)) == 0) {
 			close(fd);
 			snprintf(file, sizeof(file), "%s", interp);
 			continue;
 		}
 		close(fd);
+		if (kind == ELF_FOREIGN) {
+			snprintf(why, n,
+				 "'%s' is linked against another C library (its loader is '%s'), which cannot "
+				 "load the preload library (built for glibc): memprof ran it untraced",
+				 file, loader);
+			return MP_UNTRACED_FOREIGN;
+		}
 		if (kind != ELF_STATIC)
 			return 0;
 		snprintf(why, n,
 			 "'%s' is statically linked: it has no dynamic loader to load the preload library, "
 			 "so memprof cannot hook its allocations",
 			 file);
-		return 1;
+		return MP_UNTRACED_NO_LOADER;
 	}
 	return 0;
 }

@@ -355,6 +355,30 @@ static void test_hooks_static_untraced(void **state)
 	}
 }
 
+/* A program of another C library (musl): given the glibc preload, its
+ * loader refused to start it at all (exit 127, a page of relocation
+ * errors). memprof record runs it untraced, returns its status (42), and
+ * says why there is no capture. Skipped without musl-gcc. */
+static void test_hooks_musl_untraced(void **state)
+{
+	tmpdir_t *t = *state;
+	char log[200], *out;
+	struct stat sb;
+
+	if (!HK_HAVE_MUSL) {
+		fprintf(stderr, "skip: musl-gcc is not installed\n");
+		return;
+	}
+	snprintf(log, sizeof(log), "%s/record.log", t->dir);
+	assert_int_equal(hk_record_logged(t->cap, log, NULL, "victim_musl", NULL, NULL), 42);
+	out = hk_read_text(log);
+	assert_non_null(strstr(out, "is linked against another C library (its loader is '"));
+	assert_non_null(strstr(out, "ld-musl-"));
+	assert_null(strstr(out, "Error relocating"));
+	free(out);
+	assert_int_equal(stat(t->cap, &sb), -1);
+}
+
 /* --- the command itself ---------------------------------------------------- */
 
 static void test_hooks_never_overwrites(void **state)
@@ -589,6 +613,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_no_fork, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_setgid_untraced, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_static_untraced, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_musl_untraced, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_never_overwrites, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_output_dir, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_sigterm_forwarded, hk_setup_dir, hk_teardown_dir),
