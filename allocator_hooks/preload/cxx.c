@@ -157,7 +157,7 @@ static void new_unwinding(new_call_t *c)
 #define NEW_NOTHROW(name, i, PARAMS, ARGS, n, FALLBACK)                                   \
 	MP_EXPORT void *name PARAMS                                                       \
 	{                                                                                 \
-		void *(*f) PARAMS = (void *(*) PARAMS)(uintptr_t)next_of(i);                         \
+		void *(*f) PARAMS = (void *(*) PARAMS)(uintptr_t)next_of(i);              \
 		void *p;                                                                  \
 		int e;                                                                    \
 		if (__builtin_expect(!f, 0))                                              \
@@ -174,7 +174,7 @@ static void new_unwinding(new_call_t *c)
 #define DELETE(name, i, PARAMS, ARGS)                                                     \
 	MP_EXPORT void name PARAMS                                                        \
 	{                                                                                 \
-		void (*f) PARAMS = (void (*) PARAMS)(uintptr_t)next_of(i);                           \
+		void (*f) PARAMS = (void (*) PARAMS)(uintptr_t)next_of(i);                \
 		int e;                                                                    \
 		if (__builtin_expect(!f, 0)) {                                            \
 			free(p);                                                          \
