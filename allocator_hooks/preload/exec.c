@@ -5,10 +5,18 @@
  * interval of events unwritten and the capture without its trailer. So the
  * capture is closed first (complete and clean). If exec fails, recording
  * continues into a new capture. The exec'd program is traced by its own
- * copy of the preload (LD_PRELOAD is inherited) unless --no-children.
+ * copy of the preload (LD_PRELOAD is inherited) unless --no-children --
+ * or unless it is a program of another C library (musl), whose loader
+ * would not even start it with our glibc library in LD_PRELOAD: that one
+ * is exec'd with our library taken out of its environment's LD_PRELOAD.
  */
 #include "preload.h"
-#include "arena.h" /* mp_map_pages: argument arrays too long for the stack */
+#include "arena.h"    /* mp_map_pages: argument arrays too long for the stack */
+#include "progfile.h" /* what the program exec'd asks for: its loader */
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -74,12 +82,147 @@ static void after_failed_exec(int was, int e)
 	errno = e;
 }
 
+/* --- programs of another C library ------------------------------------- */
+
+#define PRELOAD_VAR "LD_PRELOAD="
+
+/* envp's LD_PRELOAD entry when it names our library, else NULL. */
+static const char *our_preload(char *const envp[])
+{
+	for (; envp && *envp; envp++)
+		if (!strncmp(*envp, PRELOAD_VAR, sizeof(PRELOAD_VAR) - 1))
+			return strstr(*envp, "libmemprof_preload") ? *envp : NULL;
+	return NULL;
+}
+
+/* Whether the program file open at fd (closed here) has another C
+ * library's loader, following "#!" interpreters as the kernel does. */
+static int fd_foreign(int fd)
+{
+	char next[256];
+	int depth, kind = MP_PROG_OTHER;
+	struct stat sb;
+
+	for (depth = 0; depth < 4 && fd >= 0; depth++) {
+		kind = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? mp__prog_kind(fd, next, sizeof(next))
+								   : MP_PROG_OTHER;
+		close(fd);
+		fd = -1;
+		if (kind == MP_PROG_SCRIPT)
+			fd = open(next, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	}
+	if (fd >= 0)
+		close(fd);
+	return kind == MP_PROG_DYNAMIC && mp__prog_loader_foreign(next);
+}
+
+static int path_foreign(int dirfd, const char *path, int flags)
+{
+	if (!*path && (flags & AT_EMPTY_PATH))
+		return fd_foreign(dup(dirfd));
+	return fd_foreign(openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+						     (flags & AT_SYMLINK_NOFOLLOW ? O_NOFOLLOW : 0)));
+}
+
+/* execvpe's file as it would find it along $PATH (glibc searches the
+ * caller's PATH, not envp's): whether the first executable regular file
+ * of that name is another C library's. */
+static int search_foreign(const char *file)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	char buf[1024]; /* this may run on a thread with a 16 KiB stack */
+	struct stat sb;
+
+	if (strchr(file, '/'))
+		return path_foreign(AT_FDCWD, file, 0);
+	for (p = path ? path : "/bin:/usr/bin"; *p; p = *end ? end + 1 : end) {
+		size_t len, fl = strlen(file);
+		end = strchrnul(p, ':');
+		len = (size_t)(end - p);
+		if (len + fl + 2 > sizeof(buf))
+			continue;
+		memcpy(buf, p, len);
+		buf[len] = '/';
+		memcpy(buf + (len ? len + 1 : 0), file, fl + 1); /* an empty entry: this directory */
+		if (stat(buf, &sb) == 0 && S_ISREG(sb.st_mode) && access(buf, X_OK) == 0)
+			return path_foreign(AT_FDCWD, buf, 0);
+	}
+	return 0;
+}
+
+/* envp with our library taken out of its LD_PRELOAD (the entry dropped
+ * when nothing else is left), built in a mapping of *size bytes (rare:
+ * only for a program of another C library); NULL when none can be made. */
+static char **env_without_us(char *const envp[], const char *entry, size_t *size)
+{
+	size_t n = 0, i, j = 0, o = sizeof(PRELOAD_VAR) - 1;
+	const char *v = entry + o;
+	char **out, *s;
+
+	while (envp[n])
+		n++;
+	*size = (n + 1) * sizeof(char *) + strlen(entry) + 1;
+	if (!(out = mp_map_pages(*size)))
+		return NULL;
+	s = (char *)(out + n + 1);
+	memcpy(s, PRELOAD_VAR, o);
+	while (*v) { /* the items, split on ':' and ' ' as the loader does */
+		size_t k = strcspn(v, ": ");
+		if (k && !(strstr(v, "libmemprof_preload") && strstr(v, "libmemprof_preload") < v + k)) {
+			if (o > sizeof(PRELOAD_VAR) - 1)
+				s[o++] = ':';
+			memcpy(s + o, v, k);
+			o += k;
+		}
+		v += k;
+		v += strspn(v, ": ");
+	}
+	s[o] = '\0';
+	for (i = 0; i < n; i++)
+		if (envp[i] != entry)
+			out[j++] = envp[i];
+		else if (o > sizeof(PRELOAD_VAR) - 1)
+			out[j++] = s;
+	out[j] = NULL;
+	return out;
+}
+
+/* The environment to exec with: envp, or (foreign(...) true) a mapping
+ * made by env_without_us, to unmap if exec returns. */
+typedef struct {
+	char **envp;
+	size_t mapped;
+} exec_env_t;
+
+static void env_for(exec_env_t *x, char *const envp[], int foreign)
+{
+	const char *entry = our_preload(envp);
+	char **out;
+
+	x->envp = (char **)(uintptr_t)envp;
+	x->mapped = 0;
+	if (entry && foreign && (out = env_without_us(envp, entry, &x->mapped)))
+		x->envp = out;
+}
+
+static void env_done(exec_env_t *x)
+{
+	int e = errno;
+
+	if (x->mapped)
+		mp_unmap_pages(x->envp, x->mapped);
+	errno = e;
+}
+
 MP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	execve_fn real = REAL(O_EXECVE, execve_fn);
 	int was = before_exec(), rc;
+	exec_env_t x;
 
-	rc = real(path, argv, envp);
+	env_for(&x, envp, our_preload(envp) && path_foreign(AT_FDCWD, path, 0));
+	rc = real(path, argv, x.envp);
+	env_done(&x);
 	after_failed_exec(was, errno);
 	return rc;
 }
@@ -88,8 +231,11 @@ MP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	execvpe_fn real = REAL(O_EXECVPE, execvpe_fn);
 	int was = before_exec(), rc;
+	exec_env_t x;
 
-	rc = real(file, argv, envp);
+	env_for(&x, envp, our_preload(envp) && search_foreign(file));
+	rc = real(file, argv, x.envp);
+	env_done(&x);
 	after_failed_exec(was, errno);
 	return rc;
 }
@@ -108,8 +254,11 @@ MP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	fexecve_fn real = REAL(O_FEXECVE, fexecve_fn);
 	int was = before_exec(), rc;
+	exec_env_t x;
 
-	rc = real(fd, argv, envp);
+	env_for(&x, envp, our_preload(envp) && path_foreign(fd, "", AT_EMPTY_PATH));
+	rc = real(fd, argv, x.envp);
+	env_done(&x);
 	after_failed_exec(was, errno);
 	return rc;
 }
@@ -118,8 +267,11 @@ MP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *co
 {
 	execveat_fn real = REAL(O_EXECVEAT, execveat_fn);
 	int was = before_exec(), rc;
+	exec_env_t x;
 
-	rc = real(dirfd, path, argv, envp, flags);
+	env_for(&x, envp, our_preload(envp) && path_foreign(dirfd, path, flags));
+	rc = real(dirfd, path, argv, x.envp, flags);
+	env_done(&x);
 	after_failed_exec(was, errno);
 	return rc;
 }

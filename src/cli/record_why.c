@@ -20,8 +20,8 @@
  * untraced.
  */
 #include "cli.h"
+#include "progfile.h" /* src/core: the reader the preload's exec hooks use too */
 
-#include <elf.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,70 +51,9 @@ static int resolve(const char *cmd, char *out, size_t n)
 	return -1;
 }
 
-/* The ELF facts that decide whether the loader can preload into it. */
-enum { ELF_NOT, ELF_DYNAMIC, ELF_STATIC, ELF_FOREIGN };
-
-/* Whether the loader at path is another C library's: musl's
- * (ld-musl-<arch>.so.1) or Android's (linker, linker64). */
-static int foreign_loader(const char *path)
-{
-	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-
-	return !strncmp(base, "ld-musl-", 8) || !strcmp(base, "linker") || !strcmp(base, "linker64");
-}
-
-/* ELF_* of the file at fd; a dynamic one's loader path into loader. */
-static int elf_kind(int fd, char *loader, size_t n)
-{
-	unsigned char id[EI_NIDENT];
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	unsigned i;
-
-	/* only our own class: another one is reported by the loader itself */
-	if (pread(fd, id, sizeof(id), 0) != (ssize_t)sizeof(id) || memcmp(id, ELFMAG, SELFMAG) != 0 ||
-	    id[EI_CLASS] != ELFCLASS64 || sizeof(void *) != 8)
-		return ELF_NOT;
-	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || eh.e_phentsize != sizeof(ph))
-		return ELF_NOT; /* not a file we can judge: say nothing */
-	for (i = 0; i < eh.e_phnum; i++) {
-		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) != (ssize_t)sizeof(ph))
-			return ELF_NOT;
-		if (ph.p_type == PT_INTERP) {
-			size_t len = ph.p_filesz < n ? (size_t)ph.p_filesz : n - 1;
-			ssize_t got = pread(fd, loader, len, (off_t)ph.p_offset);
-			loader[got > 0 ? (size_t)got : 0] = '\0';
-			loader[strnlen(loader, len)] = '\0';
-			return foreign_loader(loader) ? ELF_FOREIGN : ELF_DYNAMIC;
-		}
-	}
-	return ELF_STATIC;
-}
-
-/* A script's interpreter path into out ("#!/bin/sh -e" -> "/bin/sh"); -1
- * when the file does not start with "#!". */
-static int interpreter(int fd, char *out, size_t n)
-{
-	char line[256];
-	ssize_t got = pread(fd, line, sizeof(line) - 1, 0);
-	size_t len;
-	char *p;
-
-	if (got < 3 || line[0] != '#' || line[1] != '!')
-		return -1;
-	line[got] = '\0';
-	p = line + 2 + strspn(line + 2, " \t");
-	len = strcspn(p, " \t\n");
-	if (!len || len >= n)
-		return -1;
-	memcpy(out, p, len);
-	out[len] = '\0';
-	return 0;
-}
-
 int mp_cli_untraced_reason(const char *cmd, char *why, size_t n)
 {
-	char file[4096], interp[256], loader[256];
+	char file[4096], next[256];
 	int depth, kind, fd;
 	struct stat sb;
 
@@ -138,21 +77,20 @@ int mp_cli_untraced_reason(const char *cmd, char *why, size_t n)
 				 file, (sb.st_mode & S_ISUID) && sb.st_uid != geteuid() ? 'u' : 'g');
 			return MP_UNTRACED_NO_LOADER;
 		}
-		kind = elf_kind(fd, loader, sizeof(loader));
-		if (kind == ELF_NOT && interpreter(fd, interp, sizeof(interp)) == 0) {
-			close(fd);
-			snprintf(file, sizeof(file), "%s", interp);
+		kind = mp__prog_kind(fd, next, sizeof(next));
+		close(fd);
+		if (kind == MP_PROG_SCRIPT) {
+			snprintf(file, sizeof(file), "%s", next);
 			continue;
 		}
-		close(fd);
-		if (kind == ELF_FOREIGN) {
+		if (kind == MP_PROG_DYNAMIC && mp__prog_loader_foreign(next)) {
 			snprintf(why, n,
 				 "'%s' is linked against another C library (its loader is '%s'), which cannot "
 				 "load the preload library (built for glibc): memprof ran it untraced",
-				 file, loader);
+				 file, next);
 			return MP_UNTRACED_FOREIGN;
 		}
-		if (kind != ELF_STATIC)
+		if (kind != MP_PROG_STATIC)
 			return 0;
 		snprintf(why, n,
 			 "'%s' is statically linked: it has no dynamic loader to load the preload library, "

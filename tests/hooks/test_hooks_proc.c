@@ -379,6 +379,27 @@ static void test_hooks_musl_untraced(void **state)
 	assert_int_equal(stat(t->cap, &sb), -1);
 }
 
+/* ... and one that a traced program execs (victim_seq spawn: fork, then
+ * execl): the exec hook takes our library out of its LD_PRELOAD, so it
+ * runs (status 42, passed on by victim_seq) instead of dying at its
+ * loader (127); the parent's own capture is whole. */
+static void test_hooks_musl_child(void **state)
+{
+	tmpdir_t *t = *state;
+	char musl[512];
+	const char *args[] = {"spawn", musl, NULL};
+	hk_stats_t st = {0};
+
+	if (!HK_HAVE_MUSL) {
+		fprintf(stderr, "skip: musl-gcc is not installed\n");
+		return;
+	}
+	snprintf(musl, sizeof(musl), "%s/victim_musl", HK_VICTIM_DIR);
+	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 42);
+	hk_replay_ok(t->cap, &st);
+	assert_false(st.abrupt);
+}
+
 /* --- the command itself ---------------------------------------------------- */
 
 static void test_hooks_never_overwrites(void **state)
@@ -614,6 +635,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_setgid_untraced, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_static_untraced, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_musl_untraced, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_musl_child, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_never_overwrites, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_output_dir, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_sigterm_forwarded, hk_setup_dir, hk_teardown_dir),
