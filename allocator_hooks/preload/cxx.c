@@ -127,10 +127,11 @@ static void new_unwinding(new_call_t *c)
 	}
 }
 
-/* The forms, by parameters. FALLBACK: with no definition after ours at all
- * (no libstdc++ loaded, yet someone called operator new: not expected),
- * the malloc family through our own hooks. */
-#define NEW_THROWING(name, i, PARAMS, ARGS, n, FALLBACK)                                  \
+/* The forms, by parameters. THROWS: the form may leave by std::bad_alloc
+ * (a constant: the other branch goes). FALLBACK: with no definition after
+ * ours at all (no libstdc++ loaded, yet someone called operator new: not
+ * expected), the malloc family through our own hooks. */
+#define NEW_FORM(name, i, THROWS, PARAMS, ARGS, n, FALLBACK)                              \
 	MP_EXPORT void *name PARAMS                                                       \
 	{                                                                                 \
 		void *(*f) PARAMS = (void *(*) PARAMS)(uintptr_t)next_of(i);              \
@@ -140,38 +141,26 @@ static void new_unwinding(new_call_t *c)
 			return FALLBACK;                                                  \
 		if (!is_direct(i) || !enter())                                            \
 			return f ARGS;                                                    \
-		mp__cxx_noted.p = NULL;                                                   \
-		mp__guard = MP_GUARD_CXX_NEW;                                             \
-		{                                                                         \
-			new_call_t call __attribute__((cleanup(new_unwinding))) = {n, 1}; \
+		if (THROWS) {                                                             \
+			mp__cxx_noted.p = NULL;                                           \
+			mp__guard = MP_GUARD_CXX_NEW;                                     \
+			{                                                                 \
+				new_call_t call __attribute__((cleanup(new_unwinding))) = \
+					{n, 1};                                           \
+				p = f ARGS;                                               \
+				call.armed = 0;                                           \
+			}                                                                 \
+			mp__guard = 1;                                                    \
+		} else {                                                                  \
 			p = f ARGS;                                                       \
-			call.armed = 0;                                                   \
 		}                                                                         \
-		mp__guard = 1;                                                            \
 		e = errno;                                                                \
 		rec_alloc(p, n);                                                          \
 		leave(e);                                                                 \
 		return p;                                                                 \
 	}
 
-#define NEW_NOTHROW(name, i, PARAMS, ARGS, n, FALLBACK)                                   \
-	MP_EXPORT void *name PARAMS                                                       \
-	{                                                                                 \
-		void *(*f) PARAMS = (void *(*) PARAMS)(uintptr_t)next_of(i);              \
-		void *p;                                                                  \
-		int e;                                                                    \
-		if (__builtin_expect(!f, 0))                                              \
-			return FALLBACK;                                                  \
-		if (!is_direct(i) || !enter())                                            \
-			return f ARGS;                                                    \
-		p = f ARGS;                                                               \
-		e = errno;                                                                \
-		rec_alloc(p, n);                                                          \
-		leave(e);                                                                 \
-		return p;                                                                 \
-	}
-
-#define DELETE(name, i, PARAMS, ARGS)                                                     \
+#define DELETE_FORM(name, i, PARAMS, ARGS)                                                \
 	MP_EXPORT void name PARAMS                                                        \
 	{                                                                                 \
 		void (*f) PARAMS = (void (*) PARAMS)(uintptr_t)next_of(i);                \
@@ -207,25 +196,25 @@ D(_ZdaPvSt11align_val_tRKSt9nothrow_t, (void *, size_t, const void *))
 #undef N
 #undef D
 
-NEW_THROWING(_Znwm, NEW, (size_t n), (n), n, malloc(n))
-NEW_THROWING(_Znam, NEW_A, (size_t n), (n), n, malloc(n))
-NEW_THROWING(_ZnwmSt11align_val_t, NEW_AL, (size_t n, size_t al), (n, al), n, memalign(al, n))
-NEW_THROWING(_ZnamSt11align_val_t, NEW_A_AL, (size_t n, size_t al), (n, al), n, memalign(al, n))
-NEW_NOTHROW(_ZnwmRKSt9nothrow_t, NEW_NT, (size_t n, const void *nt), (n, nt), n, malloc(n))
-NEW_NOTHROW(_ZnamRKSt9nothrow_t, NEW_A_NT, (size_t n, const void *nt), (n, nt), n, malloc(n))
-NEW_NOTHROW(_ZnwmSt11align_val_tRKSt9nothrow_t, NEW_AL_NT, (size_t n, size_t al, const void *nt), (n, al, nt), n,
+NEW_FORM(_Znwm, NEW, 1, (size_t n), (n), n, malloc(n))
+NEW_FORM(_Znam, NEW_A, 1, (size_t n), (n), n, malloc(n))
+NEW_FORM(_ZnwmSt11align_val_t, NEW_AL, 1, (size_t n, size_t al), (n, al), n, memalign(al, n))
+NEW_FORM(_ZnamSt11align_val_t, NEW_A_AL, 1, (size_t n, size_t al), (n, al), n, memalign(al, n))
+NEW_FORM(_ZnwmRKSt9nothrow_t, NEW_NT, 0, (size_t n, const void *nt), (n, nt), n, malloc(n))
+NEW_FORM(_ZnamRKSt9nothrow_t, NEW_A_NT, 0, (size_t n, const void *nt), (n, nt), n, malloc(n))
+NEW_FORM(_ZnwmSt11align_val_tRKSt9nothrow_t, NEW_AL_NT, 0, (size_t n, size_t al, const void *nt), (n, al, nt), n,
 	    memalign(al, n))
-NEW_NOTHROW(_ZnamSt11align_val_tRKSt9nothrow_t, NEW_A_AL_NT, (size_t n, size_t al, const void *nt), (n, al, nt), n,
+NEW_FORM(_ZnamSt11align_val_tRKSt9nothrow_t, NEW_A_AL_NT, 0, (size_t n, size_t al, const void *nt), (n, al, nt), n,
 	    memalign(al, n))
-DELETE(_ZdlPv, DEL, (void *p), (p))
-DELETE(_ZdaPv, DEL_A, (void *p), (p))
-DELETE(_ZdlPvm, DEL_SZ, (void *p, size_t sz), (p, sz))
-DELETE(_ZdaPvm, DEL_A_SZ, (void *p, size_t sz), (p, sz))
-DELETE(_ZdlPvRKSt9nothrow_t, DEL_NT, (void *p, const void *nt), (p, nt))
-DELETE(_ZdaPvRKSt9nothrow_t, DEL_A_NT, (void *p, const void *nt), (p, nt))
-DELETE(_ZdlPvSt11align_val_t, DEL_AL, (void *p, size_t al), (p, al))
-DELETE(_ZdaPvSt11align_val_t, DEL_A_AL, (void *p, size_t al), (p, al))
-DELETE(_ZdlPvmSt11align_val_t, DEL_SZ_AL, (void *p, size_t sz, size_t al), (p, sz, al))
-DELETE(_ZdaPvmSt11align_val_t, DEL_A_SZ_AL, (void *p, size_t sz, size_t al), (p, sz, al))
-DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, DEL_AL_NT, (void *p, size_t al, const void *nt), (p, al, nt))
-DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, DEL_A_AL_NT, (void *p, size_t al, const void *nt), (p, al, nt))
+DELETE_FORM(_ZdlPv, DEL, (void *p), (p))
+DELETE_FORM(_ZdaPv, DEL_A, (void *p), (p))
+DELETE_FORM(_ZdlPvm, DEL_SZ, (void *p, size_t sz), (p, sz))
+DELETE_FORM(_ZdaPvm, DEL_A_SZ, (void *p, size_t sz), (p, sz))
+DELETE_FORM(_ZdlPvRKSt9nothrow_t, DEL_NT, (void *p, const void *nt), (p, nt))
+DELETE_FORM(_ZdaPvRKSt9nothrow_t, DEL_A_NT, (void *p, const void *nt), (p, nt))
+DELETE_FORM(_ZdlPvSt11align_val_t, DEL_AL, (void *p, size_t al), (p, al))
+DELETE_FORM(_ZdaPvSt11align_val_t, DEL_A_AL, (void *p, size_t al), (p, al))
+DELETE_FORM(_ZdlPvmSt11align_val_t, DEL_SZ_AL, (void *p, size_t sz, size_t al), (p, sz, al))
+DELETE_FORM(_ZdaPvmSt11align_val_t, DEL_A_SZ_AL, (void *p, size_t sz, size_t al), (p, sz, al))
+DELETE_FORM(_ZdlPvSt11align_val_tRKSt9nothrow_t, DEL_AL_NT, (void *p, size_t al, const void *nt), (p, al, nt))
+DELETE_FORM(_ZdaPvSt11align_val_tRKSt9nothrow_t, DEL_A_AL_NT, (void *p, size_t al, const void *nt), (p, al, nt))
