@@ -14,15 +14,14 @@
 #include "arena.h"    /* mp_map_pages: argument arrays too long for the stack */
 #include "progfile.h" /* what the program exec'd asks for: its loader */
 
-#include <fcntl.h>
-#include <string.h>
-#include <sys/stat.h>
-
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The originals, looked up once at load time (dlsym later could block on
@@ -151,8 +150,9 @@ static int search_foreign(const char *file)
 }
 
 /* envp with our library taken out of its LD_PRELOAD (the entry dropped
- * when nothing else is left), built in a mapping of *size bytes (rare:
- * only for a program of another C library); NULL when none can be made. */
+ * when nothing else is left), built in a mapping of *size bytes (only for
+ * a program of another C library, which is rare; a vfork child that execs
+ * one leaves that page in its parent); NULL when none can be made. */
 static char **env_without_us(char *const envp[], const char *entry, size_t *size)
 {
 	size_t n = 0, i, j = 0, o = sizeof(PRELOAD_VAR) - 1;
