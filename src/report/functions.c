@@ -10,6 +10,7 @@
 #include <memprof/capture.h>
 #include <memprof/functions.h>
 
+#include "demangle.h"
 #include "symbolize.h"
 
 #include <errno.h>
@@ -259,12 +260,18 @@ static int in_memprof(const char *object)
 	return base && !strncmp(base, "libmemprof_preload", 18);
 }
 
-/* The name a frame is shown under: its symbol, else object+offset, else
- * the address. */
+/* The name a frame is shown under: its symbol (a C++ one demangled, as
+ * far as it fits), else object+offset, else the address. */
 static void frame_name(const mp_symbol_t *s, uint64_t pc, char *buf, size_t size)
 {
 	const char *base = s->object ? strrchr(s->object, '/') : NULL;
+	char mangled[512];
 
+	if (s->function && !strncmp(s->function, "_Z", 2) &&
+	    (size_t)snprintf(mangled, sizeof(mangled), "%.*s", (int)sym_len(s->function), s->function) <
+		    sizeof(mangled) &&
+	    mp_demangle(mangled, buf, size))
+		return;
 	if (s->function)
 		snprintf(buf, size, "%.*s", (int)sym_len(s->function), s->function);
 	else if (s->object)
@@ -278,7 +285,7 @@ static long stack_function(mp_functions_t *f, uint32_t id, const char **object)
 {
 	const uint64_t *pcs;
 	uint32_t n, i, pick = 0;
-	char buf[512];
+	char buf[1024];
 	long nid;
 
 	*object = NULL;

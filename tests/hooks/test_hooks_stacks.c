@@ -239,8 +239,10 @@ static void test_stacks_none(void **state)
  * (1200), new int (4), the over-aligned object (128), the nothrow char[77]
  * and the char[55] after the exception (the failed news are failures, not
  * allocations; the std::bad_alloc's own block is libstdc++'s
- * __cxa_allocate_exception's). libstdc++ has no frame pointers: libunwind
- * only. */
+ * __cxa_allocate_exception's); and the char[321] of
+ * memprof_victim::make_buffer, whose mangled name (_ZN14memprof_victim11
+ * make_bufferEm) the report shows demangled. libstdc++ has no frame
+ * pointers: libunwind only. */
 static void test_stacks_cxx(void **state)
 {
 	tmpdir_t *t = *state;
@@ -262,6 +264,10 @@ static void test_stacks_cxx(void **state)
 		assert_int_equal(FIELD(r, "allocations"), 7);
 		assert_int_equal(FIELD(r, "requested_bytes"), 1234 + 24 + 1200 + 4 + 128 + 77 + 55);
 		assert_int_equal(FIELD(r, "leak_count"), 0);
+		/* a mangled name, shown demangled */
+		r = row_of(rows, "memprof_victim::make_buffer(unsigned long)");
+		assert_int_equal(FIELD(r, "allocations"), 1);
+		assert_int_equal(FIELD(r, "requested_bytes"), 321);
 	}
 	json_decref(root);
 }

@@ -3,7 +3,9 @@
 // int (4 bytes; sized delete), an over-aligned object (128 bytes, aligned
 // new and delete), new (std::nothrow) char[77], and a nothrow new of 2^50
 // bytes that fails (NULL); then a throwing new of 2^50 bytes, whose
-// std::bad_alloc is caught, and new char[55] after it. All deleted. On glibc these reach malloc/free
+// std::bad_alloc is caught, and new char[55] after it; and new char[321]
+// in memprof_victim::make_buffer(unsigned long), a function whose symbol is
+// mangled. All deleted. On glibc these reach malloc/free
 // through libstdc++; over jemalloc or tcmalloc, which replace operator new
 // and delete too, they reach the preload's own operator new and delete.
 #include <cstddef>
@@ -13,6 +15,14 @@
 struct alignas(64) Aligned {
 	char c[100];
 };
+
+namespace memprof_victim
+{
+__attribute__((noinline)) char *make_buffer(std::size_t n)
+{
+	return new char[n];
+}
+} // namespace memprof_victim
 
 int main()
 {
@@ -37,6 +47,9 @@ int main()
 	if (!caught)
 		return 4;
 	delete[] after;
+	char *volatile named = memprof_victim::make_buffer(321);
+	named[0] = 1;
+	delete[] named;
 	p[0] = 1;
 	delete[] p;
 	delete v;
