@@ -32,6 +32,9 @@ static int wanted(const mp_func_row_t *r, int device_set, uint32_t device)
 	return !device_set || r->memory == device;
 }
 
+/* The most characters of a function name the text table shows. */
+#define FN_TEXT_MAX 120
+
 /* One table per memory id: cells formatted first, then widths, then rows. */
 int mp_functions_text(FILE *out, mp_functions_t *f, const mp_source_t *src, uint32_t top, int device_set,
 		      uint32_t device)
@@ -62,7 +65,12 @@ int mp_functions_text(FILE *out, mp_functions_t *f, const mp_source_t *src, uint
 			w[c] = strlen(head[c]);
 		for (r = 0; r < shown; r++) {
 			const mp_func_row_t *row = mp_functions_row(f, i + r);
-			snprintf(cell[r][0], sizeof(cell[r][0]), "%s", row->function);
+			/* a long name (C++ templates, demangled) is cut, and says so:
+			 * JSON and CSV have it whole */
+			if (strlen(row->function) > FN_TEXT_MAX)
+				snprintf(cell[r][0], sizeof(cell[r][0]), "%.*s...", FN_TEXT_MAX - 3, row->function);
+			else
+				snprintf(cell[r][0], sizeof(cell[r][0]), "%s", row->function);
 			mp_report_bytes(cell[r][1], sizeof(cell[r][1]), row->peak_bytes);
 			snprintf(cell[r][2], sizeof(cell[r][2]), "%" PRIu64, row->peak_count);
 			if (row->failed)

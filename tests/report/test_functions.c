@@ -40,6 +40,20 @@ __attribute__((noinline, used)) void load_weights(void)
 	__asm__ volatile("nop; nop; nop; nop; nop; nop; nop; nop" ::: "memory");
 }
 
+/* A name longer than the text table shows (as a demangled C++ template
+ * often is): 124 characters. */
+__attribute__((noinline, used)) void
+make_tensor_with_a_name_far_longer_than_any_column_should_be_in_a_text_table_of_allocating_functions_which_it_cuts_and_marks(
+	void);
+__attribute__((noinline, used)) void
+make_tensor_with_a_name_far_longer_than_any_column_should_be_in_a_text_table_of_allocating_functions_which_it_cuts_and_marks(
+	void)
+{
+	__asm__ volatile("nop; nop; nop; nop; nop; nop; nop; nop" ::: "memory");
+}
+#define LONG_FN \
+	"make_tensor_with_a_name_far_longer_than_any_column_should_be_in_a_text_table_of_allocating_functions_which_it_cuts_and_marks"
+
 #define IN(fn) ((uint64_t)(uintptr_t)(fn) + 4)
 
 static void write_capture(const char *path)
@@ -153,6 +167,61 @@ static void test_functions_by_hand(void **state)
 	free(path);
 }
 
+/* A function name longer than the text table's 120 characters: the text
+ * shows its first 117 and "...", JSON the whole name. */
+static void test_functions_long_name(void **state)
+{
+	char *path = mp_test_tmpfile("longname.memprof"), *text = NULL, want[200];
+	uint64_t st[1] = {
+		IN(make_tensor_with_a_name_far_longer_than_any_column_should_be_in_a_text_table_of_allocating_functions_which_it_cuts_and_marks)};
+	size_t len = 0;
+	mp_functions_t *f = NULL;
+	mp_writer_t *w;
+	mp_solver_t *s;
+	mp_source_t *src;
+	mp_diag_t diag;
+	uint32_t id;
+	FILE *out;
+	json_t *j;
+
+	(void)state;
+	assert_int_equal(strlen(LONG_FN), 124);
+	assert_int_equal(mp_writer_open(&w, path, 1, NULL, &diag), 0);
+	assert_int_equal(mp_writer_memory(w, "host", MP_MEMORY_HOST, 0), 0);
+	assert_true(mp_writer_modules(w) > 0);
+	assert_int_equal(mp_writer_stack(w, st, 1, &id), 0);
+	mp_writer_next_stack(w, id);
+	mp_writer_alloc(w, 0, 0x1000, 64, 64);
+	assert_int_equal(mp_writer_close(w), 0);
+	assert_int_equal(mp_capture_open_source(&src, path, &diag), 0);
+	s = mp_solver_new(NULL);
+	assert_int_equal(mp_solver_run(s, src, &diag), 0);
+	assert_int_equal(mp_functions_compute(&f, src, s, &diag), 0);
+	if (strcmp(mp_functions_symbolizer(f), "libdw")) {
+		print_message("built without libdw: names not checked\n");
+	} else {
+		assert_string_equal(mp_functions_row(f, 0)->function, LONG_FN);
+		out = open_memstream(&text, &len);
+		assert_non_null(out);
+		assert_int_equal(mp_functions_text(out, f, src, 0, 0, 0), 0);
+		fclose(out);
+		snprintf(want, sizeof(want), "  %.117s...  ", LONG_FN);
+		assert_non_null(strstr(text, want));
+		assert_null(strstr(text, LONG_FN));
+		free(text);
+		j = mp_functions_json(f, src, 0, 0, 0);
+		assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "rows"), 0),
+								      "function")),
+				    LONG_FN);
+		json_decref(j);
+	}
+	mp_functions_free(f);
+	mp_solver_free(s);
+	mp_source_close(src);
+	unlink(path);
+	free(path);
+}
+
 /* A capture without stacks: MP_ENODATA, nothing allocated. */
 static void test_functions_none(void **state)
 {
@@ -183,6 +252,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_functions_by_hand),
+		cmocka_unit_test(test_functions_long_name),
 		cmocka_unit_test(test_functions_none),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
