@@ -14,6 +14,7 @@
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -443,6 +444,9 @@ void *mp__flusher_main(void *arg)
 	int orphan_seen = 0, orphaned = 0;
 
 	mp__flusher_enter();
+	/* Named, so that top -H, perf and gdb show whose CPU time it is (else
+	 * it has the program's name) */
+	prctl(PR_SET_NAME, MP_FLUSHER_NAME, 0, 0, 0);
 	while (!atomic_load_explicit(&w->closing, memory_order_acquire)) {
 		uint32_t asked;
 		uint64_t now = mp_clock_ns();

@@ -229,7 +229,9 @@ int mp__wfile_close(mp_writer_t *w);
 
 /* flush.c */
 int mp__writer_round(mp_writer_t *w, int final);
+/* The flusher thread; its name (/proc/PID/task/TID/comm, 15 bytes at most). */
 void *mp__flusher_main(void *arg);
+#define MP_FLUSHER_NAME "memprof-flush"
 /* Have the flusher run a round, and wait for it (see flush_asked): the
  * writer's error, or -EAGAIN when the flusher has stopped. */
 int mp__writer_flush_on_flusher(mp_writer_t *w);

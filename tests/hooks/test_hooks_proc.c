@@ -500,6 +500,18 @@ static void test_hooks_sigterm_forwarded(void **state)
 	assert_true(st.abrupt);
 }
 
+/* The capture's flusher is a thread of the program: it is named
+ * "memprof-flush", so that top -H and perf say whose CPU time it is.
+ * victim_seq "threads" exits 0 when it finds that name among its threads
+ * (6 without: the name was the program's). */
+static void test_hooks_flusher_named(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"threads", NULL};
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 0);
+}
+
 static void test_hooks_exit_status(void **state)
 {
 	tmpdir_t *t = *state;
@@ -639,6 +651,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_never_overwrites, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_output_dir, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_sigterm_forwarded, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_flusher_named, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_exit_status, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_record_summary, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_record_summary_exec, hk_setup_dir, hk_teardown_dir),

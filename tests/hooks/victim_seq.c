@@ -32,14 +32,19 @@
  * "spawn PATH" forks a child that execs PATH in mode "last", waits for it
  * and returns its status (a statically linked parent, untraced, whose
  * dynamically linked child is traced).
+ * "threads" exits 0 when one of its threads is named "memprof-flush" (the
+ * capture's flusher, as top -H shows it), 6 when none is.
  * "usable" makes the allocations of the sequence and prints what the
  * allocator's malloc_usable_size says of b, c, d, e and f, one a line (run
  * untraced on top of another allocator, for the figures the capture must
  * hold).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/auxv.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +69,28 @@ static void put_line(size_t n)
 		*--p = (char)('0' + n % 10);
 	while (n /= 10);
 	(void)!write(1, p, (size_t)(buf + sizeof(buf) - p));
+}
+
+/* Whether a thread of this process is named "memprof-flush". */
+static int flusher_named(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	char path[300], comm[32];
+	int found = 0, fd;
+
+	while (d && !found && (de = readdir(d))) {
+		ssize_t n;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+		if ((fd = open(path, O_RDONLY)) < 0)
+			continue;
+		n = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		found = n > 0 && !strncmp(comm, "memprof-flush\n", 14);
+	}
+	if (d)
+		closedir(d);
+	return found;
 }
 
 static volatile sig_atomic_t ticks;
@@ -102,6 +129,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "last"))
 		return malloc(123) ? 0 : 3;
+	if (!strcmp(mode, "threads"))
+		return flusher_named() ? 0 : 6;
 	if (!strcmp(mode, "spawn") && argc > 2) {
 		int st;
 		pid_t pid = fork();
