@@ -36,12 +36,13 @@
 _Static_assert(sizeof(size_t) == sizeof(unsigned long), "the mangled names below spell size_t as m");
 
 /* What -fexceptions makes our frames call, from libgcc_s: the personality
- * routine and, after the cleanup, _Unwind_Resume. Both referenced weakly,
- * so that the preload neither loads libgcc_s into programs that never
- * throw nor fails to load where it is absent (LD_BIND_NOW). An exception
- * can only pass through here from an allocator's operator new, and an
- * allocator with a throwing operator new brings libstdc++, hence libgcc_s,
- * with it (jemalloc and tcmalloc do; mimalloc's aborts instead). */
+ * routine and, after the cleanup, _Unwind_Resume. Both referenced weakly:
+ * the preload links libgcc_s only when it links libunwind (CMakeLists.txt
+ * says why), and without it must still load where libgcc_s is absent
+ * (LD_BIND_NOW). An exception can only pass through here from an
+ * allocator's operator new, and an allocator with a throwing operator new
+ * brings libstdc++, hence libgcc_s, with it (jemalloc and tcmalloc do;
+ * mimalloc's aborts instead). */
 __asm__(".weak __gcc_personality_v0");
 __asm__(".weak _Unwind_Resume");
 

@@ -18,13 +18,6 @@
  * mutex; see src/core/wstack.c). errno is restored by the hook (leave()),
  * which runs after us. Recursion: we run with the thread's guard held, so
  * whatever libunwind allocates reaches the original allocator unrecorded.
- *
- * libunwind is loaded with dlopen(RTLD_LOCAL), and only for --stacks: it
- * also exports the _Unwind_* functions of C++ exception handling (with
- * libgcc_s's symbol versions), and as a library of ours in the global scope
- * it would take them over from libgcc_s for whatever loads after it -- a
- * Python process's dlopen'ed C++ libraries threw their exceptions through
- * libunwind, even with recording off.
  */
 #include "preload.h"
 
@@ -36,31 +29,7 @@
 
 #ifdef MEMPROF_HAVE_LIBUNWIND
 #define UNW_LOCAL_ONLY
-#include <dlfcn.h>
 #include <libunwind.h>
-
-/* libunwind's functions we call, from its handle (the names are macros of
- * UNW_LOCAL_ONLY: spelled as the header spells them). */
-#define MP__STR(x) #x
-#define MP__NAME(x) MP__STR(x)
-static int (*unw_backtrace_fn)(void **, int);
-
-static int load_libunwind(void)
-{
-	void *h = dlopen(MEMPROF_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
-	int (*set_policy)(unw_addr_space_t, unw_caching_policy_t);
-	unw_addr_space_t *local;
-
-	if (!h)
-		return -1;
-	*(void **)&unw_backtrace_fn = dlsym(h, "unw_backtrace");
-	*(void **)&set_policy = dlsym(h, MP__NAME(unw_set_caching_policy));
-	local = dlsym(h, MP__NAME(unw_local_addr_space));
-	if (!unw_backtrace_fn || !set_policy || !local)
-		return -1;
-	set_policy(*local, UNW_CACHE_PER_THREAD);
-	return 0;
-}
 #endif
 
 int mp__stacks_on;
@@ -116,12 +85,8 @@ void mp__stacks_configure(void)
 	if (!self_hi)
 		dl_iterate_phdr(find_self, (void *)(uintptr_t)&mp__stacks_configure);
 #ifdef MEMPROF_HAVE_LIBUNWIND
-	if (!use_fp && !unw_backtrace_fn && load_libunwind() != 0) {
-		static const char msg[] = "memprof: cannot load " MEMPROF_LIBUNWIND_SONAME
-					  ": --stacks walks frame pointers\n";
-		(void)!write(2, msg, sizeof(msg) - 1);
-		use_fp = 1;
-	}
+	if (!use_fp)
+		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 #endif
 }
 
@@ -185,7 +150,7 @@ void mp__stacks_record(void)
 	if (!use_fp) {
 		void *ips[MP_STACK_DEPTH + 16];
 		int i;
-		n = unw_backtrace_fn(ips, max);
+		n = unw_backtrace(ips, max);
 		for (i = 0; i < n; i++)
 			raw[i] = (uint64_t)(uintptr_t)ips[i];
 	} else

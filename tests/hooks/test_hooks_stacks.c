@@ -275,8 +275,8 @@ static void test_stacks_cxx(void **state)
 /* The preload must not hand a program another C++ unwinder: libunwind
  * exports the _Unwind_* functions too, and as one of the preload's
  * libraries it took them over from libgcc_s for C++ code loaded later (a
- * Python process's extension modules), even without --stacks. Now it is
- * loaded locally, and only for --stacks. victim_unwinder exits 5 when the
+ * Python process's extension modules), even without --stacks. Now the
+ * preload links libgcc_s ahead of it. victim_unwinder exits 5 when the
  * global scope offers _Unwind_RaiseException from anything but libgcc_s. */
 static void test_stacks_unwinder_untouched(void **state)
 {

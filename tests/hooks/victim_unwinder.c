@@ -3,8 +3,8 @@
  * extension modules): the definition of _Unwind_RaiseException that the
  * global scope offers. Exits 0 when there is none (no C++ runtime loaded)
  * or it is libgcc_s's, 5 when another library took it over: the preload's
- * libunwind did while it was one of its libraries (it also exports the
- * _Unwind_* functions), even with recording off.
+ * libunwind did (it also exports the _Unwind_* functions), even with
+ * recording off, until the preload linked libgcc_s ahead of it.
  */
 #include <dlfcn.h>
 #include <stdio.h>
