@@ -113,6 +113,16 @@ static void expect(const mp_func_row_t *r, uint64_t allocs, uint64_t req, uint64
 	assert_int_equal(r->leak_count, lc);
 }
 
+/* What a test made: freed, and its capture file removed. */
+static void release(mp_functions_t *f, mp_solver_t *s, mp_source_t *src, char *path)
+{
+	mp_functions_free(f);
+	mp_solver_free(s);
+	mp_source_close(src);
+	unlink(path);
+	free(path);
+}
+
 static void test_functions_by_hand(void **state)
 {
 	char *path = mp_test_tmpfile("functions.memprof");
@@ -160,11 +170,7 @@ static void test_functions_by_hand(void **state)
 		assert_int_equal(json_array_size(json_object_get(j, "rows")), 1);
 		json_decref(j);
 	}
-	mp_functions_free(f);
-	mp_solver_free(s);
-	mp_source_close(src);
-	unlink(path);
-	free(path);
+	release(f, s, src, path);
 }
 
 /* A function name longer than the text table's 120 characters: the text
@@ -215,11 +221,7 @@ static void test_functions_long_name(void **state)
 				    LONG_FN);
 		json_decref(j);
 	}
-	mp_functions_free(f);
-	mp_solver_free(s);
-	mp_source_close(src);
-	unlink(path);
-	free(path);
+	release(f, s, src, path);
 }
 
 /* A capture without stacks: MP_ENODATA, nothing allocated. */
