@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,10 +28,10 @@
 /* The originals, looked up once at load time (dlsym later could block on
  * the loader's lock in a forked child), or on first use if that failed. */
 typedef void (*any_fn)(void);
-static any_fn orig[8];
-static const char *const orig_names[8] = {"execve", "execvpe", "fexecve", "execveat",
-					   "_exit", "_Exit", "abort", NULL};
-enum { O_EXECVE, O_EXECVPE, O_FEXECVE, O_EXECVEAT, O_EXIT, O_UEXIT, O_ABORT };
+static any_fn orig[10];
+static const char *const orig_names[10] = {"execve", "execvpe", "fexecve",     "execveat",    "_exit",
+					    "_Exit",  "abort",   "posix_spawn", "posix_spawnp", NULL};
+enum { O_EXECVE, O_EXECVPE, O_FEXECVE, O_EXECVEAT, O_EXIT, O_UEXIT, O_ABORT, O_SPAWN, O_SPAWNP };
 
 static any_fn lookup(int i)
 {
@@ -194,7 +195,7 @@ typedef struct {
 	size_t mapped;
 } exec_env_t;
 
-static void env_for(exec_env_t *x, char *const envp[], int foreign)
+static void env_for(exec_env_t *x, char *const envp[], int foreign, int saved_errno)
 {
 	const char *entry = our_preload(envp);
 	char **out;
@@ -203,6 +204,7 @@ static void env_for(exec_env_t *x, char *const envp[], int foreign)
 	x->mapped = 0;
 	if (entry && foreign && (out = env_without_us(envp, entry, &x->mapped)))
 		x->envp = out;
+	errno = saved_errno; /* what looking at the program's file set */
 }
 
 static void env_done(exec_env_t *x)
@@ -220,7 +222,9 @@ MP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	int was = before_exec(), rc;
 	exec_env_t x;
 
-	env_for(&x, envp, our_preload(envp) && path_foreign(AT_FDCWD, path, 0));
+	int e = errno;
+
+	env_for(&x, envp, our_preload(envp) && path_foreign(AT_FDCWD, path, 0), e);
 	rc = real(path, argv, x.envp);
 	env_done(&x);
 	after_failed_exec(was, errno);
@@ -233,7 +237,9 @@ MP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 	int was = before_exec(), rc;
 	exec_env_t x;
 
-	env_for(&x, envp, our_preload(envp) && search_foreign(file));
+	int e = errno;
+
+	env_for(&x, envp, our_preload(envp) && search_foreign(file), e);
 	rc = real(file, argv, x.envp);
 	env_done(&x);
 	after_failed_exec(was, errno);
@@ -256,7 +262,9 @@ MP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	int was = before_exec(), rc;
 	exec_env_t x;
 
-	env_for(&x, envp, our_preload(envp) && path_foreign(fd, "", AT_EMPTY_PATH));
+	int e = errno;
+
+	env_for(&x, envp, our_preload(envp) && path_foreign(fd, "", AT_EMPTY_PATH), e);
 	rc = real(fd, argv, x.envp);
 	env_done(&x);
 	after_failed_exec(was, errno);
@@ -269,11 +277,51 @@ MP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *co
 	int was = before_exec(), rc;
 	exec_env_t x;
 
-	env_for(&x, envp, our_preload(envp) && path_foreign(dirfd, path, flags));
+	int e = errno;
+
+	env_for(&x, envp, our_preload(envp) && path_foreign(dirfd, path, flags), e);
 	rc = real(dirfd, path, argv, x.envp, flags);
 	env_done(&x);
 	after_failed_exec(was, errno);
 	return rc;
+}
+
+/* posix_spawn and posix_spawnp: nothing to close (this process goes on),
+ * but a program of another C library gets an environment without our
+ * library, as with exec. glibc returns once the child has exec'd or failed
+ * (it spawns with CLONE_VFORK), so the changed environment can go at once.
+ * (system and popen spawn inside glibc, out of our reach.) */
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
+			char *const[], char *const[]);
+
+static int spawn(int which, int foreign, pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+		 const posix_spawnattr_t *attr, char *const argv[], char *const envp[], int saved_errno)
+{
+	spawn_fn real = REAL(which, spawn_fn);
+	exec_env_t x;
+	int rc;
+
+	env_for(&x, envp, foreign, saved_errno);
+	rc = real(pid, file, fa, attr, argv, x.envp);
+	env_done(&x);
+	return rc;
+}
+
+MP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	int e = errno;
+
+	return spawn(O_SPAWN, our_preload(envp) && path_foreign(AT_FDCWD, path, 0), pid, path, fa, attr, argv, envp,
+		     e);
+}
+
+MP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	int e = errno;
+
+	return spawn(O_SPAWNP, our_preload(envp) && search_foreign(file), pid, file, fa, attr, argv, envp, e);
 }
 
 /* execl, execlp, execle: the variadic arguments as an array, as many as

@@ -520,7 +520,8 @@ static void test_hooks_exports(void **state)
 	static const char *const allowed[] = {
 		"malloc", "free", "calloc", "realloc", "reallocarray", "memalign", "aligned_alloc",
 		"posix_memalign", "valloc", "pvalloc", "execve", "execv", "execvp", "execvpe", "execl",
-		"execlp", "execle", "fexecve", "execveat", "_exit", "_Exit", "abort", "mmap", "mmap64",
+		"execlp", "execle", "fexecve", "execveat", "posix_spawn", "posix_spawnp", "_exit", "_Exit", "abort",
+		"mmap", "mmap64",
 		"munmap", "mremap", "memprof_api_table_v1",
 		/* C++ operator new and delete (preload/cxx.c) */
 		"_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t",

@@ -380,9 +380,10 @@ static void test_hooks_musl_untraced(void **state)
 }
 
 /* ... and one that a traced program execs (victim_seq spawn: fork, then
- * execl): the exec hook takes our library out of its LD_PRELOAD, so it
- * runs (status 42, passed on by victim_seq) instead of dying at its
- * loader (127); the parent's own capture is whole. */
+ * execl) or starts with posix_spawn (pspawn): the hook takes our library
+ * out of its LD_PRELOAD, so it runs (status 42, passed on by victim_seq)
+ * instead of dying at its loader (127); the parent's own capture is
+ * whole. */
 static void test_hooks_musl_child(void **state)
 {
 	tmpdir_t *t = *state;
@@ -398,6 +399,10 @@ static void test_hooks_musl_child(void **state)
 	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 42);
 	hk_replay_ok(t->cap, &st);
 	assert_false(st.abrupt);
+	/* the same through posix_spawn */
+	args[0] = "pspawn";
+	remove(t->cap);
+	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 42);
 }
 
 /* --- the command itself ---------------------------------------------------- */

@@ -32,6 +32,7 @@
  * "spawn PATH" forks a child that execs PATH in mode "last", waits for it
  * and returns its status (a statically linked parent, untraced, whose
  * dynamically linked child is traced).
+ * "pspawn PATH" does the same with posix_spawn.
  * "threads" exits 0 when one of its threads is named "memprof-flush" (the
  * capture's flusher, as top -H shows it), 6 when none is.
  * "usable" makes the allocations of the sequence and prints what the
@@ -44,6 +45,8 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/auxv.h>
 #include <stdlib.h>
@@ -52,6 +55,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 static void fail(const char *what)
 {
@@ -129,6 +134,14 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "last"))
 		return malloc(123) ? 0 : 3;
+	if (!strcmp(mode, "pspawn") && argc > 2) {
+		char *cargv[] = {(char *)(uintptr_t)"victim_seq", (char *)(uintptr_t)"last", NULL};
+		int st;
+		pid_t pid;
+		if (posix_spawn(&pid, argv[2], NULL, NULL, cargv, environ) != 0)
+			return 97;
+		return waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : 98;
+	}
 	if (!strcmp(mode, "threads"))
 		return flusher_named() ? 0 : 6;
 	if (!strcmp(mode, "spawn") && argc > 2) {
