@@ -91,7 +91,7 @@ static const char *our_preload(char *const envp[])
 {
 	for (; envp && *envp; envp++)
 		if (!strncmp(*envp, PRELOAD_VAR, sizeof(PRELOAD_VAR) - 1))
-			return strstr(*envp, "libmemprof_preload") ? *envp : NULL;
+			return strstr(*envp, PRELOAD_NAME) ? *envp : NULL;
 	return NULL;
 }
 
@@ -99,21 +99,11 @@ static const char *our_preload(char *const envp[])
  * library's loader, following "#!" interpreters as the kernel does. */
 static int fd_foreign(int fd)
 {
-	char next[256];
-	int depth, kind = MP_PROG_OTHER;
+	char loader[256];
 	struct stat sb;
 
-	for (depth = 0; depth < 4 && fd >= 0; depth++) {
-		kind = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? mp__prog_kind(fd, next, sizeof(next))
-								   : MP_PROG_OTHER;
-		close(fd);
-		fd = -1;
-		if (kind == MP_PROG_SCRIPT)
-			fd = open(next, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	}
-	if (fd >= 0)
-		close(fd);
-	return kind == MP_PROG_DYNAMIC && mp__prog_loader_foreign(next);
+	return mp__prog_follow(fd, "", NULL, 0, loader, sizeof(loader), &sb) == MP_PROG_DYNAMIC &&
+	       mp__prog_loader_foreign(loader);
 }
 
 static int path_foreign(int dirfd, const char *path, int flags)
@@ -125,29 +115,12 @@ static int path_foreign(int dirfd, const char *path, int flags)
 }
 
 /* execvpe's file as it would find it along $PATH (glibc searches the
- * caller's PATH, not envp's): whether the first executable regular file
- * of that name is another C library's. */
+ * caller's PATH, not envp's): whether it is another C library's. */
 static int search_foreign(const char *file)
 {
-	const char *path = getenv("PATH"), *p, *end;
-	char buf[1024]; /* this may run on a thread with a 16 KiB stack */
-	struct stat sb;
+	char path[1024]; /* this may run on a thread with a 16 KiB stack */
 
-	if (strchr(file, '/'))
-		return path_foreign(AT_FDCWD, file, 0);
-	for (p = path ? path : "/bin:/usr/bin"; *p; p = *end ? end + 1 : end) {
-		size_t len, fl = strlen(file);
-		end = strchrnul(p, ':');
-		len = (size_t)(end - p);
-		if (len + fl + 2 > sizeof(buf))
-			continue;
-		memcpy(buf, p, len);
-		buf[len] = '/';
-		memcpy(buf + (len ? len + 1 : 0), file, fl + 1); /* an empty entry: this directory */
-		if (stat(buf, &sb) == 0 && S_ISREG(sb.st_mode) && access(buf, X_OK) == 0)
-			return path_foreign(AT_FDCWD, buf, 0);
-	}
-	return 0;
+	return mp__prog_search(file, path, sizeof(path)) == 0 && path_foreign(AT_FDCWD, path, 0);
 }
 
 /* envp with our library taken out of its LD_PRELOAD (the entry dropped
@@ -156,29 +129,17 @@ static int search_foreign(const char *file)
  * one leaves that page in its parent); NULL when none can be made. */
 static char **env_without_us(char *const envp[], const char *entry, size_t *size)
 {
-	size_t n = 0, i, j = 0, o = sizeof(PRELOAD_VAR) - 1;
-	const char *v = entry + o;
+	size_t n = 0, i, j = 0, o = sizeof(PRELOAD_VAR) - 1, len = strlen(entry);
 	char **out, *s;
 
 	while (envp[n])
 		n++;
-	*size = (n + 1) * sizeof(char *) + strlen(entry) + 1;
+	*size = (n + 1) * sizeof(char *) + len + 1;
 	if (!(out = mp_map_pages(*size)))
 		return NULL;
 	s = (char *)(out + n + 1);
 	memcpy(s, PRELOAD_VAR, o);
-	while (*v) { /* the items, split on ':' and ' ' as the loader does */
-		size_t k = strcspn(v, ": ");
-		if (k && !(strstr(v, "libmemprof_preload") && strstr(v, "libmemprof_preload") < v + k)) {
-			if (o > sizeof(PRELOAD_VAR) - 1)
-				s[o++] = ':';
-			memcpy(s + o, v, k);
-			o += k;
-		}
-		v += k;
-		v += strspn(v, ": ");
-	}
-	s[o] = '\0';
+	o += mp__preload_others(entry + o, s + o, len + 1 - o);
 	for (i = 0; i < n; i++)
 		if (envp[i] != entry)
 			out[j++] = envp[i];

@@ -88,6 +88,14 @@ extern mp_writer_t *mp__writer;
 extern uint32_t mp__host;            /* the memory id "host" */
 extern uint64_t mp__window_end_ns;   /* 0, or CLOCK_MONOTONIC end of the window */
 
+/* Our library in LD_PRELOAD: the items of list (an LD_PRELOAD value,
+ * split on ':' and ' ' as the loader does) other than ours, ':'-joined
+ * into out (n bytes, NUL-terminated; an item that does not fit is left
+ * out); returns their length. For --no-children and for programs of
+ * another C library (exec.c). */
+#define PRELOAD_NAME "libmemprof_preload"
+size_t mp__preload_others(const char *list, char *out, size_t n);
+
 /* The recursion guard (initial-exec TLS): 0 outside the hooks, 1 inside
  * one, MP_GUARD_CXX_NEW inside a replacing allocator's throwing operator
  * new (cxx.c), where malloc notes the block it forwards in mp__cxx_noted:

@@ -90,33 +90,35 @@ static void warn(const char *what, const char *path, const char *why)
 	(void)!writev(2, v, 8); /* one write: the line is not split by others' output */
 }
 
+size_t mp__preload_others(const char *list, char *out, size_t n)
+{
+	size_t o = 0;
+
+	while (*list) { /* the items, split on ':' and ' ' as the loader does */
+		size_t k = strcspn(list, ": ");
+		if (k && !memmem(list, k, PRELOAD_NAME, sizeof(PRELOAD_NAME) - 1) && o + k + 2 <= n) {
+			if (o)
+				out[o++] = ':';
+			memcpy(out + o, list, k);
+			o += k;
+		}
+		list += k;
+		list += strspn(list, ": ");
+	}
+	if (n)
+		out[o] = '\0';
+	return o;
+}
+
 /* Remove our library from LD_PRELOAD so exec'd programs run untraced. */
 static void strip_preload(void)
 {
 	const char *v = getenv("LD_PRELOAD");
-	char out[4096], item[4096];
-	size_t o = 0;
+	char out[4096];
 
 	if (!v)
 		return;
-	while (*v) {
-		size_t n = strcspn(v, ": ");
-		if (n && n < sizeof(item)) {
-			memcpy(item, v, n);
-			item[n] = '\0';
-			if (!strstr(item, "libmemprof_preload") && o + n + 2 < sizeof(out)) {
-				if (o)
-					out[o++] = ':';
-				memcpy(out + o, item, n);
-				o += n;
-			}
-		}
-		v += n;
-		while (*v == ':' || *v == ' ')
-			v++;
-	}
-	out[o] = '\0';
-	if (o)
+	if (mp__preload_others(v, out, sizeof(out)))
 		setenv("LD_PRELOAD", out, 1);
 	else
 		unsetenv("LD_PRELOAD");

@@ -330,15 +330,15 @@ static void child(const rec_opts_t *o, const char *preload, char **cmd, int fd)
 		snprintf(path, sizeof(path), "%s", o->output);
 	} else {
 		/* DIR/ with its trailing slashes dropped: "DIR/name", "./name" */
-		const char *dir = o->output ? o->output : ".";
+		const char *dir = o->output ? o->output : ".", *sep;
 		int dl = (int)strlen(dir);
 		while (dl > 1 && dir[dl - 1] == '/')
 			dl--;
-		snprintf(path, sizeof(path), "%.*s%smemprof.%s.%ld.memprof", dl, dir, dir[dl - 1] == '/' ? "" : "/", prog,
-			 (long)getpid());
+		sep = dir[dl - 1] == '/' ? "" : "/"; /* "/" itself */
+		snprintf(path, sizeof(path), "%.*s%smemprof.%s.%ld.memprof", dl, dir, sep, prog, (long)getpid());
 		for (n = 1; access(path, F_OK) == 0 && n < 1000; n++)
-			snprintf(path, sizeof(path), "%.*s%smemprof.%s.%ld-%d.memprof", dl, dir,
-				 dir[dl - 1] == '/' ? "" : "/", prog, (long)getpid(), n);
+			snprintf(path, sizeof(path), "%.*s%smemprof.%s.%ld-%d.memprof", dl, dir, sep, prog, (long)getpid(),
+				 n);
 	}
 	/* Absolute, so that children that chdir still name theirs next to it. */
 	if (path[0] != '/') {
@@ -413,10 +413,10 @@ int cmd_record(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	rec_opts_t o = {0};
-	char preload[PATH_MAX], path[PATH_MAX], last[PATH_MAX + 64];
+	char preload[PATH_MAX], path[PATH_MAX], last[PATH_MAX + 64], why[4400];
 	struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO};
 	struct sigaction old_int, old_quit, old_term, old_hup;
-	int c, status, fds[2], chain;
+	int c, status, fds[2], chain, untraced;
 	size_t got = 0;
 	time_t started = time(NULL);
 	ssize_t k;
@@ -498,10 +498,11 @@ int cmd_record(int argc, char **argv)
 		mp_cli_error("cannot create a pipe: %s", strerror(errno));
 		return MP_EXIT_IO;
 	}
-	{
-		char why[4400];
-		o.no_preload = mp_cli_untraced_reason(argv[optind], why, sizeof(why)) == MP_UNTRACED_FOREIGN;
-	}
+	/* Why CMD would get no capture, if it is a kind we know (said after
+	 * it ran, when there is none): one of another C library is not even
+	 * given the preload. */
+	untraced = mp_cli_untraced_reason(argv[optind], why, sizeof(why));
+	o.no_preload = untraced == MP_UNTRACED_FOREIGN;
 	fflush(NULL);
 	/* Like time(1): ^C and ^\ go to the program; we stay to report. */
 	sigaction(SIGINT, &ign, &old_int);
@@ -559,9 +560,8 @@ int cmd_record(int argc, char **argv)
 			summarize(last);
 		}
 	} else if (!(WIFEXITED(status) && WEXITSTATUS(status) >= 126)) {
-		char why[4400];
 		int children = got ? count_children(path, started) : 0;
-		if (mp_cli_untraced_reason(argv[optind], why, sizeof(why)))
+		if (untraced)
 			mp_cli_warning("no capture was written%s: %s", children ? " for CMD itself" : "", why);
 		else
 			mp_cli_warning("no capture was written%s (see the messages above)",

@@ -29,74 +29,37 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* CMD's file as execvp finds it: as given when it has a slash, else the
- * first executable regular file of that name along $PATH. */
-static int resolve(const char *cmd, char *out, size_t n)
-{
-	const char *path = getenv("PATH"), *p, *end;
-	struct stat sb;
-
-	if (strchr(cmd, '/'))
-		return (size_t)snprintf(out, n, "%s", cmd) < n ? 0 : -1;
-	for (p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p; p = *end ? end + 1 : end) {
-		int len;
-		end = strchrnul(p, ':');
-		len = (int)(end - p);
-		/* an empty PATH entry is the current directory */
-		if ((size_t)snprintf(out, n, "%.*s%s%s", len, p, len ? "/" : "", cmd) >= n)
-			continue;
-		if (stat(out, &sb) == 0 && S_ISREG(sb.st_mode) && access(out, X_OK) == 0)
-			return 0;
-	}
-	return -1;
-}
-
 int mp_cli_untraced_reason(const char *cmd, char *why, size_t n)
 {
-	char file[4096], next[256];
-	int depth, kind, fd;
+	char file[4096], loader[256];
 	struct stat sb;
+	int kind;
 
-	if (resolve(cmd, file, sizeof(file)))
+	if (mp__prog_search(cmd, file, sizeof(file)))
 		return 0;
-	for (depth = 0; depth < 4; depth++) { /* a script's interpreter may be a script (Linux allows 4) */
-		/* O_NONBLOCK: a FIFO named as an interpreter must not hang us
-		 * (only a regular file is judged) */
-		if ((fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
-			return 0;
-		if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-			close(fd);
-			return 0;
-		}
-		if (((sb.st_mode & S_ISUID) && sb.st_uid != geteuid()) ||
-		    ((sb.st_mode & S_ISGID) && sb.st_gid != getegid())) {
-			close(fd);
-			snprintf(why, n,
-				 "'%s' is set%cid: it starts in secure mode, where the loader ignores LD_PRELOAD "
-				 "and memprof never traces",
-				 file, (sb.st_mode & S_ISUID) && sb.st_uid != geteuid() ? 'u' : 'g');
-			return MP_UNTRACED_NO_LOADER;
-		}
-		kind = mp__prog_kind(fd, next, sizeof(next));
-		close(fd);
-		if (kind == MP_PROG_SCRIPT) {
-			snprintf(file, sizeof(file), "%s", next);
-			continue;
-		}
-		if (kind == MP_PROG_DYNAMIC && mp__prog_loader_foreign(next)) {
-			snprintf(why, n,
-				 "'%s' is linked against another C library (its loader is '%s'), which cannot "
-				 "load the preload library (built for glibc): memprof ran it untraced",
-				 file, next);
-			return MP_UNTRACED_FOREIGN;
-		}
-		if (kind != MP_PROG_STATIC)
-			return 0;
+	kind = mp__prog_follow(open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK), file, file, sizeof(file), loader,
+			       sizeof(loader), &sb);
+	if (kind == MP_PROG_OTHER || kind == MP_PROG_SCRIPT)
+		return 0;
+	if (((sb.st_mode & S_ISUID) && sb.st_uid != geteuid()) || ((sb.st_mode & S_ISGID) && sb.st_gid != getegid())) {
 		snprintf(why, n,
-			 "'%s' is statically linked: it has no dynamic loader to load the preload library, "
-			 "so memprof cannot hook its allocations",
-			 file);
+			 "'%s' is set%cid: it starts in secure mode, where the loader ignores LD_PRELOAD "
+			 "and memprof never traces",
+			 file, (sb.st_mode & S_ISUID) && sb.st_uid != geteuid() ? 'u' : 'g');
 		return MP_UNTRACED_NO_LOADER;
 	}
-	return 0;
+	if (kind == MP_PROG_DYNAMIC && mp__prog_loader_foreign(loader)) {
+		snprintf(why, n,
+			 "'%s' is linked against another C library (its loader is '%s'), which cannot "
+			 "load the preload library (built for glibc): memprof ran it untraced",
+			 file, loader);
+		return MP_UNTRACED_FOREIGN;
+	}
+	if (kind != MP_PROG_STATIC)
+		return 0;
+	snprintf(why, n,
+		 "'%s' is statically linked: it has no dynamic loader to load the preload library, "
+		 "so memprof cannot hook its allocations",
+		 file);
+	return MP_UNTRACED_NO_LOADER;
 }

@@ -2,6 +2,8 @@
 #include "progfile.h"
 
 #include <elf.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -61,4 +63,66 @@ int mp__prog_loader_foreign(const char *path)
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 
 	return !strncmp(base, "ld-musl-", 8) || !strcmp(base, "linker") || !strcmp(base, "linker64");
+}
+
+/* src into out (n bytes), or -1 when it does not fit */
+static int copy(char *out, size_t n, const char *src)
+{
+	size_t len = strlen(src);
+
+	if (len >= n)
+		return -1;
+	memcpy(out, src, len + 1);
+	return 0;
+}
+
+int mp__prog_search(const char *file, char *out, size_t n)
+{
+	const char *path = getenv("PATH"), *p, *end;
+	size_t fl = strlen(file);
+	struct stat sb;
+
+	if (strchr(file, '/'))
+		return copy(out, n, file);
+	for (p = path ? path : "/bin:/usr/bin"; *p; p = *end ? end + 1 : end) {
+		size_t len;
+		end = strchrnul(p, ':');
+		len = (size_t)(end - p);
+		if (len + fl + 2 > n)
+			continue;
+		memcpy(out, p, len);
+		out[len] = '/';
+		memcpy(out + (len ? len + 1 : 0), file, fl + 1); /* an empty entry: this directory */
+		if (stat(out, &sb) == 0 && S_ISREG(sb.st_mode) && access(out, X_OK) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+int mp__prog_follow(int fd, const char *name, char *file, size_t fn, char *loader, size_t ln, struct stat *sb)
+{
+	int depth, kind = MP_PROG_OTHER;
+
+	if (file && file != name && copy(file, fn, name))
+		file[0] = '\0', file = NULL;
+	for (depth = 0; depth < 4; depth++) {
+		/* (opened with O_NONBLOCK by whoever opens: a FIFO named as an
+		 * interpreter must not hang; only a regular file is judged) */
+		if (fd < 0)
+			return MP_PROG_OTHER;
+		if (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode)) {
+			close(fd);
+			return MP_PROG_OTHER;
+		}
+		kind = mp__prog_kind(fd, loader, ln);
+		close(fd);
+		if (kind != MP_PROG_SCRIPT)
+			return kind;
+		if (file && copy(file, fn, loader))
+			file[0] = '\0', file = NULL;
+		fd = open(loader, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	}
+	if (fd >= 0)
+		close(fd);
+	return kind;
 }
