@@ -6,7 +6,8 @@
 #    plain, under `memprof record`, under `memprof record --stacks` (mode
 #    "stacks": libunwind; "stacks_fp": frame pointers) and under heaptrack
 #    (when installed), interleaved, RUNS times each (default 5); MODES="plain
-#    stacks ..." runs a subset, PEAKS=0 skips part 2. Prints the median of the
+#    stacks ..." runs a subset (or adds "delayed" and "disabled": loaded but
+#    not recording), PEAKS=0 skips part 2. Prints the median of the
 #    benchmark's own wall time (wall_s=), the slowdown against plain (the
 #    ratio of the medians, and the median of each round's ratio), the
 #    capture size in bytes per event, and the CPU seconds (user+sys) of the
@@ -60,6 +61,11 @@ for r in $(seq "$runs"); do
 		stacks|stacks_fp) out=$( { /usr/bin/time -f "cpu=%U+%S" env LD_PRELOAD="$preload" \
 				MEMPROF_STACKS=$([ $m = stacks ] && echo 1 || echo fp) \
 				MEMPROF_OUTPUT="$tmp/cap.memprof" "$tmp/alloc_bench" -t 2 -n "$ops"; } 2>&1 ) ;;
+		# loaded but not recording: the window not open yet (--delay), or
+		# MEMPROF_ENABLE=0 (not in the default set: MODES="plain delayed")
+		delayed|disabled) out=$( { /usr/bin/time -f "cpu=%U+%S" env LD_PRELOAD="$preload" \
+				$([ $m = delayed ] && echo MEMPROF_DELAY_MS=3600000 || echo MEMPROF_ENABLE=0) \
+				MEMPROF_OUTPUT="$tmp/cap.memprof" "$tmp/alloc_bench" -t 2 -n "$ops"; } 2>&1 ) ;;
 		heaptrack) out=$( { /usr/bin/time -f "cpu=%U+%S" heaptrack -o "$tmp/ht" \
 				"$tmp/alloc_bench" -t 2 -n "$ops"; } 2>&1 ) ;;
 		esac
@@ -88,7 +94,7 @@ for m in $modes; do
 	b=$(awk -v m=$m '$1==m && $5 > 0 {print $4 / $5}' "$tmp/runs.txt" | median)
 	printf "%-10s %9.3f %8.2fx %9.2f %6.2fx %11s   %.2fx (%.2f-%.2f)\n" $m "$w" "$(echo "$w / $plain" | bc -l)" "$c" \
 		"$(echo "$c / $plain_cpu" | bc -l)" \
-		"$([ $m = plain ] && echo - || printf %.2f "$b")" \
+		"$([ $m = plain ] || [ -z "$b" ] && echo - || printf %.2f "$b")" \
 		"$(pair $m | median)" "$(pair $m | sort -g | head -1)" "$(pair $m | sort -g | tail -1)"
 done
 

@@ -40,13 +40,16 @@ static inline int *hook_errno(void)
 /* Enter a hook: 1 = record this call (guard now held), 0 = just forward. */
 static inline int enter(void)
 {
+	int st;
+
 	if (__builtin_expect(mp__guard, 0))
 		return 0;
+	st = atomic_load_explicit(&mp__state, memory_order_relaxed);
+	if (__builtin_expect(st != MP_ST_ACTIVE, 0) && mp__session_idle(st))
+		return 0;
 	mp__guard = 1;
-	mp__busy_begin(); /* before the state is read: see quiesce.c */
-	if (__builtin_expect(atomic_load_explicit(&mp__state, memory_order_acquire) == MP_ST_ACTIVE &&
-				     mp__window_end_ns == 0,
-			     1))
+	mp__busy_begin(); /* before the state is read again: see quiesce.c */
+	if (__builtin_expect(atomic_load_explicit(&mp__state, memory_order_acquire) == MP_ST_ACTIVE, 1))
 		return 1;
 	if (mp__session_slow())
 		return 1;

@@ -145,14 +145,12 @@ void mp__mmap_reset(void)
 /* Enter like hooks.c does; 1 = record. */
 static int enter(void)
 {
-	if (mp__guard)
+	if (mp__guard || mp__session_idle(atomic_load_explicit(&mp__state, memory_order_relaxed)))
 		return 0;
 	mp__guard = 1;
 	mp__busy_begin();
 	if (mp__mmap_on && mp__writer &&
-	    ((atomic_load_explicit(&mp__state, memory_order_acquire) == MP_ST_ACTIVE &&
-	      mp__window_end_ns == 0) ||
-	     mp__session_slow()) &&
+	    (atomic_load_explicit(&mp__state, memory_order_acquire) == MP_ST_ACTIVE || mp__session_slow()) &&
 	    mp__writer) {
 		if (!real_mmap)
 			resolve();

@@ -86,7 +86,21 @@ enum {
 extern _Atomic int mp__state;
 extern mp_writer_t *mp__writer;
 extern uint32_t mp__host;            /* the memory id "host" */
-extern uint64_t mp__window_end_ns;   /* 0, or CLOCK_MONOTONIC end of the window */
+
+/* Whether the capture window has yet to open (MEMPROF_DELAY_MS), by a
+ * clock that costs a few ns (session.c). */
+int mp__session_waiting(void);
+
+/* Whether a hook may forward at once, before it even takes the guard: not
+ * recording, for good (disabled, the window over, closed) or until the
+ * window opens. A state read without the guard is enough: a hook that
+ * misses a switch by a call forwards or records one call it would
+ * not have, as one that started that call a moment earlier would. So a
+ * process that is not recording pays a few instructions a call. */
+static inline int mp__session_idle(int st)
+{
+	return st == MP_ST_OFF || (st == MP_ST_WAIT && mp__session_waiting());
+}
 
 /* Our library in LD_PRELOAD: the items of list (an LD_PRELOAD value,
  * split on ':' and ' ' as the loader does) other than ours, ':'-joined

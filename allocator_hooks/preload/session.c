@@ -27,7 +27,6 @@
 _Atomic int mp__state = MP_ST_UNINIT;
 mp_writer_t *mp__writer;
 uint32_t mp__host;
-uint64_t mp__window_end_ns;
 int mp__regions_on;
 
 static struct {
@@ -36,7 +35,6 @@ static struct {
 	int children_traced; /* MEMPROF_CHILDREN != 0: exec'd programs inherit the preload */
 	int regions;         /* MEMPROF_REGIONS != 0 */
 	uint64_t start_ns;   /* capture window start (MEMPROF_DELAY_MS) */
-	uint64_t duration_ns;
 	mp_writer_options_t opts;
 	pid_t owner;         /* the process that opened mp__writer */
 	char base[4096];     /* name base for derived captures */
@@ -165,8 +163,6 @@ opened:
 	if (S.regions && mp__real_is_glibc)
 		mp__regions_start(mp__writer, mp__host);
 	mp__stacks_start(mp__writer);
-	if (S.duration_ns)
-		mp__window_end_ns = now_ns() + S.duration_ns;
 	return 0;
 }
 
@@ -213,10 +209,22 @@ static void derive_base(void)
  * our constructor, whichever comes first. Guard held by the caller. */
 static void session_fini(void);
 
+/* The capture window's end (MEMPROF_DURATION_MS after the capture opened),
+ * on the writer's flusher: from here on the hooks forward without
+ * recording (the flusher writes what they recorded up to here); the
+ * capture is closed at exit. A timer, so that no hook reads a clock. */
+static void window_over(void *arg)
+{
+	int expect = MP_ST_ACTIVE;
+
+	(void)arg;
+	atomic_compare_exchange_strong(&mp__state, &expect, MP_ST_OFF);
+}
+
 static void session_start(void)
 {
 	const char *pidv;
-	uint64_t delay;
+	uint64_t delay, duration;
 	int given, expect = MP_ST_UNINIT;
 
 	if (!atomic_compare_exchange_strong(&mp__state, &expect, MP_ST_BUSY))
@@ -247,7 +255,10 @@ static void session_start(void)
 	S.opts.full_policy = env_u64("MEMPROF_DROP", 0) ? MP_WRITER_DROP : MP_WRITER_WAIT;
 	S.opts.shed = env_u64("MEMPROF_SHED", 0) != 0;
 	S.opts.on_orphaned = mp__end_orphaned_process;
-	S.duration_ns = env_u64("MEMPROF_DURATION_MS", 0) * 1000000u;
+	/* the window's end: the writer's flusher tells window_over */
+	duration = env_u64("MEMPROF_DURATION_MS", 0);
+	S.opts.stop_after_ms = duration > UINT32_MAX ? UINT32_MAX : (uint32_t)duration;
+	S.opts.on_stop = window_over;
 	delay = env_u64("MEMPROF_DELAY_MS", 0) * 1000000u;
 	derive_base();
 	pthread_atfork(NULL, NULL, in_child);
@@ -293,22 +304,26 @@ static int open_pending(int st)
 	return 0;
 }
 
+/* CLOCK_MONOTONIC_COARSE: a read of the vDSO's page, where the precise
+ * clock costs a TSC read and its scaling; the window opens at most a
+ * clock tick (1 to 4 ms) late. */
+int mp__session_waiting(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec < S.start_ns;
+}
+
 int mp__session_slow(void)
 {
 	int st = atomic_load_explicit(&mp__state, memory_order_acquire);
 
 	switch (st) {
 	case MP_ST_ACTIVE:
-		if (mp__window_end_ns && now_ns() >= mp__window_end_ns) {
-			/* Window over: stop recording; the capture is closed at exit. */
-			int expect = MP_ST_ACTIVE;
-			if (atomic_compare_exchange_strong(&mp__state, &expect, MP_ST_OFF))
-				mp_writer_flush(mp__writer);
-			return 0;
-		}
 		return 1;
 	case MP_ST_WAIT:
-		if (now_ns() < S.start_ns)
+		if (mp__session_waiting())
 			return 0;
 		return open_pending(st);
 	case MP_ST_FORKED:

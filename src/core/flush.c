@@ -451,18 +451,26 @@ void *mp__flusher_main(void *arg)
 		uint32_t asked;
 		uint64_t now = mp_clock_ns();
 		uint32_t woken;
+		/* the next round, or the recording window's end if sooner */
+		uint64_t due = w->stop_at_ns && w->stop_at_ns < next ? w->stop_at_ns : next;
 		/* A flush asked for is a reason to run at once, whatever the
 		 * wake-ups said: one asked before this thread read `seen` at its
 		 * start would be slept through. (One asked later bumps wake after
 		 * flush_asked, so the futex wait below returns.) */
-		if (now < next && atomic_load_explicit(&w->wake, memory_order_acquire) == seen && !flush_pending(w)) {
-			uint64_t wait_ms = (next - now + 999999u) / 1000000u;
+		if (now < due && atomic_load_explicit(&w->wake, memory_order_acquire) == seen && !flush_pending(w)) {
+			uint64_t wait_ms = (due - now + 999999u) / 1000000u;
 			mp__futex_wait(&w->wake, seen, (uint32_t)wait_ms);
 			if (atomic_load_explicit(&w->closing, memory_order_acquire))
 				break;
-			if (atomic_load_explicit(&w->wake, memory_order_acquire) == seen && mp_clock_ns() < next &&
+			if (atomic_load_explicit(&w->wake, memory_order_acquire) == seen && mp_clock_ns() < due &&
 			    !flush_pending(w))
 				continue; /* spurious wake-up */
+		}
+		/* The window's end: the caller stops recording, and the round
+		 * below writes what it recorded up to there. */
+		if (w->stop_at_ns && mp_clock_ns() >= w->stop_at_ns) {
+			w->stop_at_ns = 0;
+			w->on_stop(w->stop_arg);
 		}
 		woken = atomic_load_explicit(&w->wake, memory_order_acquire);
 		/* A round the interval started, not a full ring: is the process
@@ -476,7 +484,11 @@ void *mp__flusher_main(void *arg)
 		}
 		seen = woken;
 		now = mp_clock_ns();
-		next = (next + interval > now) ? next + interval : now + interval;
+		/* A round that came early (a full ring, a flush asked for, the
+		 * window's end) leaves the schedule alone: the next one still
+		 * comes at most an interval after the last one it made. */
+		if (now >= next)
+			next = (next + interval > now) ? next + interval : now + interval;
 		asked = atomic_load_explicit(&w->flush_asked, memory_order_acquire);
 		mp__writer_round(w, 0);
 		flush_answer(w, asked);

@@ -134,6 +134,11 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 	w->flush_interval_ms = o.flush_interval_ms;
 	w->on_orphaned = o.on_orphaned;
 	w->orphaned_arg = o.orphaned_arg;
+	if (o.stop_after_ms && o.on_stop) {
+		w->stop_at_ns = mp_clock_ns() + (uint64_t)o.stop_after_ms * 1000000u;
+		w->on_stop = o.on_stop;
+		w->stop_arg = o.stop_arg;
+	}
 	w->ring_bytes = o.ring_bytes;
 	w->full_policy = o.full_policy;
 	w->shed = o.shed;

@@ -165,6 +165,9 @@ struct mp_writer {
 	int flusher_started;
 	int (*on_orphaned)(void *); /* the options' (orphan.c) */
 	void *orphaned_arg;
+	uint64_t stop_at_ns;        /* mp_clock_ns() of the options' stop_after_ms; 0: none */
+	void (*on_stop)(void *);
+	void *stop_arg;
 	_Atomic uint32_t wake;       /* futex word: bumped to wake the flusher */
 	_Atomic int closing;
 	/* Rounds asked of the flusher by other threads (mp_writer_flush, the

@@ -442,12 +442,81 @@ static void test_roundtrip_address_edge_cases(void **state)
 	free(path);
 }
 
+/* stop_after_ms: the flusher calls on_stop once, on its own thread, about
+ * that long after the open, then writes a round (the only one here: the
+ * interval is an hour), so what was recorded before is in the file while
+ * the writer is still open. */
+static struct {
+	_Atomic int calls;
+	_Atomic uint64_t at_ns;
+	pthread_t thread;
+} stop_seen;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void on_stop(void *arg)
+{
+	assert_ptr_equal(arg, &stop_seen);
+	stop_seen.thread = pthread_self();
+	atomic_store(&stop_seen.at_ns, mono_ns());
+	atomic_fetch_add(&stop_seen.calls, 1);
+}
+
+static void test_writer_stop_after(void **state)
+{
+	char *path = mp_test_tmpfile(".memprof");
+	mp_writer_options_t o = {0};
+	struct timespec ms10 = {0, 10 * 1000000L};
+	mp_writer_t *w;
+	mp_diag_t diag;
+	mp_event_t *evs = NULL;
+	uint64_t t0;
+	size_t n = 0;
+	int i, rc;
+
+	(void)state;
+	o.flush_interval_ms = 3600 * 1000;
+	o.stop_after_ms = 200;
+	o.on_stop = on_stop;
+	o.stop_arg = &stop_seen;
+	t0 = mono_ns();
+	assert_int_equal(mp_writer_open(&w, path, 0, &o, &diag), 0);
+	assert_int_equal(mp_writer_memory(w, "m", MP_MEMORY_OTHER, 0), 0);
+	assert_int_equal(mp_writer_alloc(w, 0, 0x1230, 100, 112), 0);
+	for (i = 0; i < 500 && n < 2; i++) { /* up to 5 s for the round */
+		nanosleep(&ms10, NULL);
+		free(evs);
+		n = read_all(path, &evs, &rc, &diag, NULL);
+	}
+	/* the memory id's declaration, then the allocation */
+	assert_int_equal(n, 2);
+	assert_int_equal(evs[0].kind, MP_EV_MEMORY);
+	assert_int_equal(evs[1].kind, MP_EV_ALLOC);
+	assert_true(evs[1].address == 0x1230 && evs[1].requested_bytes == 100 && evs[1].allocated_bytes == 112);
+	assert_int_equal(atomic_load(&stop_seen.calls), 1);
+	assert_true(atomic_load(&stop_seen.at_ns) - t0 >= 200 * 1000000u);
+	assert_false(pthread_equal(stop_seen.thread, pthread_self()));
+	nanosleep(&ms10, NULL);
+	assert_int_equal(mp_writer_close(w), 0);
+	assert_int_equal(atomic_load(&stop_seen.calls), 1);
+	free(evs);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_roundtrip_empty),
 		cmocka_unit_test(test_roundtrip_pipe),
 		cmocka_unit_test(test_roundtrip_address_edge_cases),
+		cmocka_unit_test(test_writer_stop_after),
 		cmocka_unit_test(test_small_ring_wait),
 		cmocka_unit_test(test_small_ring_drop),
 		cmocka_unit_test(test_reader_memory_bounded),

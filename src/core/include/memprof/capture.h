@@ -64,6 +64,15 @@ typedef struct mp_writer_options {
 	 * glibc calls exit(0) on it. */
 	int (*on_orphaned)(void *orphaned_arg);
 	void *orphaned_arg;
+	/* A recording window's end: stop_after_ms after the open (0 = none),
+	 * the flusher calls on_stop(stop_arg), once, on its own thread, then
+	 * writes a round. The callback is how a caller that decides per event
+	 * whether to record (the preload's hooks) stops, without reading a
+	 * clock on every event; the writer itself goes on taking events until
+	 * it is closed. */
+	uint32_t stop_after_ms;
+	void (*on_stop)(void *stop_arg);
+	void *stop_arg;
 } mp_writer_options_t;
 
 /* Create the file at path (it must not exist unless overwrite) and start the
