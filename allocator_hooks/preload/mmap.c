@@ -1,42 +1,63 @@
 /* mmap.c - anonymous memory a program maps itself (pymalloc's arenas, JIT
- * code heaps, custom pools) as the memory id "host_mmap".
+ * code heaps, custom pools, the address space runtimes reserve) as the
+ * memory id "host_mmap".
  *
  * Only calls through the interposable symbols are seen: glibc's malloc and
  * the dynamic loader map memory with internal calls, so nothing is counted
  * twice with "host". Only MAP_ANONYMOUS mappings are recorded (file
- * mappings are not heap). A mapping is an ALLOC of its length (allocated:
- * rounded up to pages); munmap from a recorded start is a FREE (a shorter
- * length frees the head and re-records the tail); mremap of a recorded
- * mapping is a REALLOC. Unmapping that starts inside a mapping is not
- * tracked (the mapping keeps its recorded size until unmapped from its
- * start). The bases are kept in a fixed table under a spinlock: these
- * calls are system calls, a few hundred ns at least, and rare next to
- * malloc. MEMPROF_MMAP=0 turns this off.
+ * mappings are not heap).
+ *
+ * What counts is memory the program can use, not address space: the JVM
+ * reserves its whole heap (6 GiB here) and V8 its pointer cage with
+ * PROT_NONE mappings and makes pieces usable later with mprotect() or a
+ * MAP_FIXED mapping on top; counting the reservations put a small Java
+ * program at a 7.5 GiB peak. So the anonymous memory is kept as a sorted
+ * set of ranges, each either accessible -- an allocation in the capture --
+ * or a reservation (PROT_NONE), which is not. A mapping, mprotect(),
+ * munmap() and mremap() change any part of it: a range that loses part of
+ * itself is freed, and its remaining head and tail are recorded again as
+ * blocks of their own; a reserved part made accessible is an allocation.
+ * mprotect() of memory that is not in the set (file mappings, stacks,
+ * glibc's heaps) changes nothing. The set is a fixed array under a spinlock
+ * (binary search, then a move of what follows): these calls are system
+ * calls, a few hundred ns at least, and rare next to malloc. A change that
+ * finds the array full records what it can and leaves the rest out (less
+ * is counted, never more). MEMPROF_MMAP=0 turns this off.
  */
 #include "preload.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define MAPS 8192 /* recorded mappings at once; beyond, new ones are not recorded */
+#define MAX_RANGES 16384 /* ranges at once (384 KiB, untouched until used) */
 
 typedef void *(*mmap_fn)(void *, size_t, int, int, int, off_t);
 typedef int (*munmap_fn)(void *, size_t);
 typedef void *(*mremap_fn)(void *, size_t, size_t, int, ...);
+typedef int (*mprotect_fn)(void *, size_t, int);
 
 static mmap_fn real_mmap;
 static munmap_fn real_munmap;
 static mremap_fn real_mremap;
+static mprotect_fn real_mprotect;
 int mp__mmap_on = 1;
 static _Atomic int mem_id = -1;
 static _Atomic int lock;
-static struct {
-	uint64_t base, len; /* base 0: free; UINT64_MAX: deleted */
-} maps[MAPS];
+
+enum { RESERVED = 0, ACCESSIBLE = 1, ANY = 2, GONE = -1 };
+
+typedef struct {
+	uint64_t base, end; /* [base, end), page-aligned */
+	int kind;           /* RESERVED or ACCESSIBLE */
+} range_t;
+
+static range_t ranges[MAX_RANGES]; /* sorted, disjoint */
+static size_t nranges;
 
 static void resolve(void)
 {
@@ -46,6 +67,8 @@ static void resolve(void)
 		*(void **)&real_munmap = dlsym(RTLD_NEXT, "munmap");
 	if (!real_mremap)
 		*(void **)&real_mremap = dlsym(RTLD_NEXT, "mremap");
+	if (!real_mprotect)
+		*(void **)&real_mprotect = dlsym(RTLD_NEXT, "mprotect");
 }
 
 /* Until resolved (dlsym may itself run inside a hook), the system calls. */
@@ -63,44 +86,18 @@ static int do_munmap(void *a, size_t n)
 	return (int)syscall(SYS_munmap, a, n);
 }
 
+static int do_mprotect(void *a, size_t n, int prot)
+{
+	if (real_mprotect)
+		return real_mprotect(a, n, prot);
+	return (int)syscall(SYS_mprotect, a, n, prot);
+}
+
 static uint64_t page_up(uint64_t n)
 {
 	uint64_t ps = (uint64_t)sysconf(_SC_PAGESIZE);
 
 	return (n + ps - 1) & ~(ps - 1);
-}
-
-static unsigned slot_of(uint64_t base)
-{
-	return (unsigned)((base >> 12) * 0x9e3779b97f4a7c15ull >> 40) & (MAPS - 1);
-}
-
-/* Under the lock. Returns the slot of base, or -1. */
-static int find(uint64_t base)
-{
-	unsigned i = slot_of(base), k;
-
-	for (k = 0; k < MAPS; k++, i = (i + 1) & (MAPS - 1)) {
-		if (maps[i].base == base)
-			return (int)i;
-		if (maps[i].base == 0)
-			return -1;
-	}
-	return -1;
-}
-
-static int insert(uint64_t base, uint64_t len)
-{
-	unsigned i = slot_of(base), k;
-
-	for (k = 0; k < MAPS; k++, i = (i + 1) & (MAPS - 1)) {
-		if (maps[i].base == 0 || maps[i].base == UINT64_MAX) {
-			maps[i].base = base;
-			maps[i].len = len;
-			return 0;
-		}
-	}
-	return -1;
 }
 
 static void take(void)
@@ -125,6 +122,76 @@ static uint32_t memory(void)
 	return (uint32_t)id;
 }
 
+/* --- the ranges (under the lock) ---------------------------------------- */
+
+/* The first range that ends after a. */
+static size_t first_after(uint64_t a)
+{
+	size_t lo = 0, hi = nranges;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ranges[mid].end > a)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/* Insert [base, end) of kind at i (the sorted place); an accessible one is
+ * an allocation of requested bytes. 0, or -1 when the array is full (not
+ * recorded). */
+static int put(uint32_t id, size_t i, uint64_t base, uint64_t end, int kind, uint64_t requested)
+{
+	if (nranges == MAX_RANGES)
+		return -1;
+	memmove(&ranges[i + 1], &ranges[i], (nranges - i) * sizeof(ranges[0]));
+	ranges[i] = (range_t){base, end, kind};
+	nranges++;
+	if (kind == ACCESSIBLE)
+		mp_writer_alloc(mp__writer, id, base, requested, end - base);
+	return 0;
+}
+
+/* Each part of [s, e) that lies in a range of kind `which` (or ANY) leaves
+ * its range and becomes kind `to` (GONE: out of the set). A changed
+ * accessible range is freed, and what remains of it on either side is
+ * recorded again. */
+static void change(uint32_t id, uint64_t s, uint64_t e, int which, int to)
+{
+	size_t i = first_after(s);
+
+	while (i < nranges && ranges[i].base < e) {
+		range_t r = ranges[i];
+		uint64_t ps = r.base > s ? r.base : s, pe = r.end < e ? r.end : e;
+
+		if ((which != ANY && r.kind != which) || r.kind == to) {
+			i++;
+			continue;
+		}
+		if (r.kind == ACCESSIBLE)
+			mp_writer_free(mp__writer, id, r.base);
+		memmove(&ranges[i], &ranges[i + 1], (nranges - i - 1) * sizeof(ranges[0]));
+		nranges--;
+		/* what is left, in address order: head, the part, tail */
+		if (r.base < ps && put(id, i, r.base, ps, r.kind, ps - r.base) == 0)
+			i++;
+		if (to != GONE && put(id, i, ps, pe, to, pe - ps) == 0)
+			i++;
+		if (pe < r.end && put(id, i, pe, r.end, r.kind, r.end - pe) == 0)
+			i++;
+	}
+}
+
+/* A new anonymous mapping at [base, base + len) of requested bytes: what
+ * it replaced (MAP_FIXED) is gone first. */
+static void mapped(uint32_t id, uint64_t base, uint64_t len, uint64_t requested, int kind)
+{
+	change(id, base, base + len, ANY, GONE);
+	put(id, first_after(base), base, base + len, kind, requested);
+}
+
 /* In a forked child: another thread of the parent may have held the lock
  * at fork, and no thread of the child will ever give it back. */
 void mp__mmap_reset_child(void)
@@ -132,14 +199,12 @@ void mp__mmap_reset_child(void)
 	atomic_store(&lock, 0);
 }
 
-/* A new capture (fork child, reopened after exec): ids and table restart. */
+/* A new capture (fork child, reopened after exec): ids and ranges restart
+ * (what is mapped already is not in the new capture). */
 void mp__mmap_reset(void)
 {
-	int i;
-
 	atomic_store(&mem_id, -1);
-	for (i = 0; i < MAPS; i++)
-		maps[i].base = maps[i].len = 0;
+	nranges = 0;
 }
 
 /* Enter like hooks.c does; 1 = record. */
@@ -173,16 +238,21 @@ MP_EXPORT void *mmap(void *a, size_t n, int prot, int flags, int fd, off_t off)
 	void *p;
 	int e;
 
-	if (!(flags & MAP_ANONYMOUS) || !enter())
+	/* a file mapping counts only where it replaces anonymous memory */
+	if (!(flags & (MAP_ANONYMOUS | MAP_FIXED)) || !enter())
 		return do_mmap(a, n, prot, flags, fd, off);
 	p = do_mmap(a, n, prot, flags, fd, off);
 	e = errno;
 	if (p != MAP_FAILED) {
-		int id = (int)memory();
-		take();
-		if (id >= 0 && find((uintptr_t)p) < 0 && insert((uintptr_t)p, page_up(n)) == 0)
-			mp_writer_alloc(mp__writer, (uint32_t)id, (uintptr_t)p, n, page_up(n));
-		give();
+		uint32_t id = memory();
+		if ((int)id >= 0) {
+			take();
+			if (flags & MAP_ANONYMOUS)
+				mapped(id, (uintptr_t)p, page_up(n), n, prot == PROT_NONE ? RESERVED : ACCESSIBLE);
+			else
+				change(id, (uintptr_t)p, (uintptr_t)p + page_up(n), ANY, GONE);
+			give();
+		}
 	}
 	leave(e);
 	return p;
@@ -195,33 +265,52 @@ MP_EXPORT void *mmap64(void *a, size_t n, int prot, int flags, int fd, off_t off
 
 MP_EXPORT int munmap(void *a, size_t n)
 {
-	int rc, e, s, id;
+	int rc, e, id;
 
 	if (!enter())
 		return do_munmap(a, n);
 	id = atomic_load_explicit(&mem_id, memory_order_acquire);
-	take();
-	s = id >= 0 ? find((uintptr_t)a) : -1;
-	if (s >= 0) {
+	if (id >= 0) {
 		/* Recorded before the unmap: the range cannot be handed out again
 		 * before its FREE is in the ring. */
-		uint64_t len = maps[s].len, gone = page_up(n);
-		mp_writer_free(mp__writer, (uint32_t)id, (uintptr_t)a);
-		maps[s].base = UINT64_MAX;
-		if (gone < len && insert((uintptr_t)a + gone, len - gone) == 0)
-			mp_writer_alloc(mp__writer, (uint32_t)id, (uintptr_t)a + gone, len - gone, len - gone);
+		take();
+		change((uint32_t)id, (uintptr_t)a, (uintptr_t)a + page_up(n), ANY, GONE);
+		give();
 	}
-	give();
 	rc = do_munmap(a, n);
 	e = errno;
 	leave(e);
 	return rc;
 }
 
+/* Reservations made usable (the JVM's and V8's commit) and usable memory
+ * made a reservation again (their uncommit). */
+MP_EXPORT int mprotect(void *a, size_t n, int prot)
+{
+	int rc, e, id;
+
+	if (!enter())
+		return do_mprotect(a, n, prot);
+	rc = do_mprotect(a, n, prot);
+	e = errno;
+	id = atomic_load_explicit(&mem_id, memory_order_acquire);
+	if (rc == 0 && id >= 0) {
+		take();
+		if (prot == PROT_NONE)
+			change((uint32_t)id, (uintptr_t)a, (uintptr_t)a + page_up(n), ACCESSIBLE, RESERVED);
+		else
+			change((uint32_t)id, (uintptr_t)a, (uintptr_t)a + page_up(n), RESERVED, ACCESSIBLE);
+		give();
+	}
+	leave(e);
+	return rc;
+}
+
 MP_EXPORT void *mremap(void *old, size_t old_n, size_t n, int flags, ...)
 {
+	uint64_t o = (uintptr_t)old, olen = page_up(old_n), len = page_up(n);
 	void *want = NULL, *p;
-	int e, s, id;
+	int e, id;
 	va_list ap;
 
 	if (flags & MREMAP_FIXED) {
@@ -239,15 +328,33 @@ MP_EXPORT void *mremap(void *old, size_t old_n, size_t n, int flags, ...)
 	e = errno;
 	id = atomic_load_explicit(&mem_id, memory_order_acquire);
 	if (p != MAP_FAILED && id >= 0) {
+		uint64_t q = (uintptr_t)p;
+		size_t i;
 		take();
-		s = find((uintptr_t)old);
-		if (s >= 0) {
-			maps[s].base = UINT64_MAX;
-			if (insert((uintptr_t)p, page_up(n)) == 0)
-				mp_writer_realloc(mp__writer, (uint32_t)id, (uintptr_t)old, (uintptr_t)p, n,
-						  page_up(n));
-			else
-				mp_writer_free(mp__writer, (uint32_t)id, (uintptr_t)old);
+		i = first_after(o);
+		if (i < nranges && ranges[i].base == o && ranges[i].end == o + olen && ranges[i].kind == ACCESSIBLE) {
+			/* a whole block, moved or resized: one record */
+			memmove(&ranges[i], &ranges[i + 1], (nranges - i - 1) * sizeof(ranges[0]));
+			nranges--;
+			change((uint32_t)id, q, q + len, ANY, GONE); /* what MREMAP_FIXED replaced */
+			i = first_after(q);
+			if (nranges < MAX_RANGES) {
+				memmove(&ranges[i + 1], &ranges[i], (nranges - i) * sizeof(ranges[0]));
+				ranges[i] = (range_t){q, q + len, ACCESSIBLE};
+				nranges++;
+				mp_writer_realloc(mp__writer, (uint32_t)id, o, q, n, len);
+			} else {
+				mp_writer_free(mp__writer, (uint32_t)id, o);
+			}
+		} else if (i < nranges && ranges[i].base < o + olen) {
+			/* part of a block, or several: what left is freed, and the
+			 * new place is a block of its own if any of it was usable */
+			int usable = 0;
+			size_t k;
+			for (k = i; k < nranges && ranges[k].base < o + olen; k++)
+				usable |= ranges[k].kind == ACCESSIBLE;
+			change((uint32_t)id, o, o + olen, ANY, GONE);
+			mapped((uint32_t)id, q, len, n, usable ? ACCESSIBLE : RESERVED);
 		}
 		give();
 	}

@@ -330,6 +330,27 @@ static void test_hooks_mmap(void **state)
 	assert_int_equal(host.peak < 1048576, 1);
 }
 
+/* Reserved address space (PROT_NONE) is not memory in use; the pieces made
+ * usable are (victim_mmap.c, "reserve", has the sequence). Before, the
+ * 64 MiB reservation itself was the peak and nothing else counted. */
+static void test_hooks_mmap_reserve(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"reserve", NULL};
+	hk_stats_t st = {0};
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_mmap", args, NULL), 0);
+	st.memory = "host_mmap";
+	hk_replay_ok(t->cap, &st);
+	assert_int_equal(st.allocs, 10);
+	assert_int_equal(st.reallocs, 0);
+	assert_int_equal(st.frees, 10);
+	assert_int_equal(st.peak, 67108864);
+	assert_int_equal(st.live_blocks, 0);
+	assert_int_equal(st.live_bytes, 0);
+	assert_int_equal(st.unknown_frees, 0);
+}
+
 /* --- annotations next to the host heap ---------------------------------- */
 
 static void check_annotate(void **state, const char *victim)
@@ -525,7 +546,7 @@ static void test_hooks_exports(void **state)
 		"posix_memalign", "valloc", "pvalloc", "execve", "execv", "execvp", "execvpe", "execl",
 		"execlp", "execle", "fexecve", "execveat", "posix_spawn", "posix_spawnp", "_exit", "_Exit", "abort",
 		"mmap", "mmap64",
-		"munmap", "mremap", "memprof_api_table_v1",
+		"munmap", "mremap", "mprotect", "memprof_api_table_v1",
 		/* C++ operator new and delete (preload/cxx.c) */
 		"_Znwm", "_Znam", "_ZnwmRKSt9nothrow_t", "_ZnamRKSt9nothrow_t", "_ZnwmSt11align_val_t",
 		"_ZnamSt11align_val_t", "_ZnwmSt11align_val_tRKSt9nothrow_t", "_ZnamSt11align_val_tRKSt9nothrow_t",
@@ -579,6 +600,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_failed, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_cxx, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_mmap, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_mmap_reserve, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_no_ring_counted, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_annotate, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_annotate_static, hk_setup_dir, hk_teardown_dir),
