@@ -1,9 +1,14 @@
-/* exec.c - the process-ending calls: exec*, _exit, _Exit, abort.
+/* exec.c - the process-ending calls: exec*, _exit, _Exit, abort, and a
+ * signal a process sends itself that will end it (kill, raise).
  *
  * exec replaces the process image without running exit handlers, and
  * _exit/_Exit/abort end it without them: each would leave the last flush
  * interval of events unwritten and the capture without its trailer. So the
- * capture is closed first (complete and clean). If exec fails, recording
+ * capture is closed first (complete and clean). The same for a fatal
+ * signal sent to itself: CPython, on Ctrl-C, finalizes, restores SIGINT's
+ * default action and kill()s itself with it (so that its parent sees it
+ * die of SIGINT), and every interrupted Python program left a capture that
+ * ended abruptly, its last ~90 ms missing. If exec fails, recording
  * continues into a new capture. The exec'd program is traced by its own
  * copy of the preload (LD_PRELOAD is inherited) unless --no-children --
  * or unless it is a program of another C library (musl), whose loader
@@ -28,10 +33,10 @@
 /* The originals, looked up once at load time (dlsym later could block on
  * the loader's lock in a forked child), or on first use if that failed. */
 typedef void (*any_fn)(void);
-static any_fn orig[10];
-static const char *const orig_names[10] = {"execve", "execvpe", "fexecve",     "execveat",    "_exit",
-					    "_Exit",  "abort",   "posix_spawn", "posix_spawnp", NULL};
-enum { O_EXECVE, O_EXECVPE, O_FEXECVE, O_EXECVEAT, O_EXIT, O_UEXIT, O_ABORT, O_SPAWN, O_SPAWNP };
+static any_fn orig[12];
+static const char *const orig_names[12] = {"execve", "execvpe",     "fexecve",      "execveat", "_exit", "_Exit",
+					    "abort",  "posix_spawn", "posix_spawnp", "kill",     "raise", NULL};
+enum { O_EXECVE, O_EXECVPE, O_FEXECVE, O_EXECVEAT, O_EXIT, O_UEXIT, O_ABORT, O_SPAWN, O_SPAWNP, O_KILL, O_RAISE };
 
 static any_fn lookup(int i)
 {
@@ -56,6 +61,8 @@ typedef int (*fexecve_fn)(int, char *const[], char *const[]);
 typedef int (*execveat_fn)(int, const char *, char *const[], char *const[], int);
 typedef void (*exit_fn)(int);
 typedef void (*abort_fn)(void);
+typedef int (*kill_fn)(pid_t, int);
+typedef int (*raise_fn)(int);
 
 extern char **environ;
 
@@ -403,4 +410,54 @@ MP_EXPORT void abort(void)
 	before_exec();
 	real();
 	__builtin_unreachable();
+}
+
+/* --- a fatal signal sent to oneself ------------------------------------- */
+
+/* Whether sig, sent to this process by this thread now, ends it: its
+ * action is the default one and that is to terminate (with or without a
+ * core), and this thread does not block it (the kernel then hands it to
+ * this thread, on the way back from the call). Anything else -- a handler,
+ * SIG_IGN, a blocked signal, a stop -- lets the process go on recording. */
+static int ends_us(int sig)
+{
+	struct sigaction sa;
+	sigset_t mask;
+
+	switch (sig) {
+	case SIGKILL:
+		return 1;
+	case SIGCHLD: case SIGCONT: case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU: case SIGURG:
+	case SIGWINCH:
+		return 0; /* ignored or stopping by default */
+	default:
+		break;
+	}
+	if (sig <= 0 || sig >= NSIG || sigaction(sig, NULL, &sa) || sa.sa_handler != SIG_DFL)
+		return 0;
+	return pthread_sigmask(SIG_BLOCK, NULL, &mask) == 0 && !sigismember(&mask, sig);
+}
+
+/* kill(getpid(), sig) or kill(0, sig) (the process group: this process
+ * too). Should the process live on after all (another thread changed the
+ * action meanwhile), recording goes on into a new capture, as after a
+ * failed exec. */
+MP_EXPORT int kill(pid_t pid, int sig)
+{
+	kill_fn real = REAL(O_KILL, kill_fn);
+	int was = (pid == 0 || pid == getpid()) && ends_us(sig) ? before_exec() : 0, rc;
+
+	rc = real(pid, sig);
+	after_failed_exec(was, errno);
+	return rc;
+}
+
+MP_EXPORT int raise(int sig)
+{
+	raise_fn real = REAL(O_RAISE, raise_fn);
+	int was = ends_us(sig) ? before_exec() : 0, rc;
+
+	rc = real(sig);
+	after_failed_exec(was, errno);
+	return rc;
 }

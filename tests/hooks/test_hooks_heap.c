@@ -102,6 +102,45 @@ static void test_hooks_sequence_sigkill(void **state)
 	check_sequence(t->cap, 1); /* no trailer, every event flushed before the kill */
 }
 
+/* A fatal signal the program sends itself closes the capture first, as
+ * abort() does: complete and clean. Before, it ended abruptly, without
+ * what the last flush interval held (here: everything). */
+static void test_hooks_sequence_selfkill(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"selfkill", NULL};
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 128 + SIGINT);
+	check_sequence(t->cap, 0);
+}
+
+static void test_hooks_sequence_raise(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"raise", NULL};
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 128 + SIGTERM);
+	check_sequence(t->cap, 0);
+}
+
+/* A blocked one does not end the process: the capture goes on, one file. */
+static void test_hooks_selfkill_blocked(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"selfkill_blocked", NULL};
+	hk_stats_t st = {0};
+	char names[4][600];
+
+	st.nwatch = 1;
+	st.watch[0].size = 1234;
+	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 0);
+	assert_int_equal(hk_other_captures(t->dir, names, 4), 0);
+	hk_replay_ok(t->cap, &st);
+	assert_int_equal(st.abrupt, 0);
+	assert_int_equal(st.allocs, 7);
+	assert_int_equal(st.watch[0].allocs, 1);
+}
+
 static void test_hooks_signal_handler(void **state)
 {
 	tmpdir_t *t = *state;
@@ -545,6 +584,7 @@ static void test_hooks_exports(void **state)
 		"malloc", "free", "calloc", "realloc", "reallocarray", "memalign", "aligned_alloc",
 		"posix_memalign", "valloc", "pvalloc", "execve", "execv", "execvp", "execvpe", "execl",
 		"execlp", "execle", "fexecve", "execveat", "posix_spawn", "posix_spawnp", "_exit", "_Exit", "abort",
+		"kill", "raise",
 		"mmap", "mmap64",
 		"munmap", "mremap", "mprotect", "memprof_api_table_v1",
 		/* C++ operator new and delete (preload/cxx.c) */
@@ -591,6 +631,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_sequence_quick_exit, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_sequence_abort, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_sequence_sigkill, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_sequence_selfkill, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_sequence_raise, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_selfkill_blocked, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_signal_handler, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_report_agrees, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_window, hk_setup_dir, hk_teardown_dir),

@@ -49,6 +49,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -202,10 +203,31 @@ int main(int argc, char **argv)
 		abort();
 	if (!strcmp(mode, "kill")) {
 		/* Wait past a few flush intervals (MEMPROF_FLUSH_MS=20 in the test),
-		 * then die the hard way, as the OOM killer would. */
+		 * then die the hard way, as the OOM killer would: the system call,
+		 * not kill(), which the preload sees (a signal of one's own). */
 		struct timespec ts = {0, 300 * 1000000L};
 		nanosleep(&ts, NULL);
-		kill(getpid(), SIGKILL);
+		syscall(SYS_kill, getpid(), SIGKILL);
+	}
+	/* A signal of one's own whose default action ends the process, as
+	 * CPython's exit on Ctrl-C and crash handlers that re-raise send it. */
+	if (!strcmp(mode, "selfkill"))
+		kill(getpid(), SIGINT);
+	if (!strcmp(mode, "raise")) {
+		signal(SIGTERM, SIG_DFL);
+		raise(SIGTERM);
+	}
+	/* ... and one that does not end it: blocked, it stays pending, and the
+	 * program goes on (allocating 1234 bytes) to exit 0. */
+	if (!strcmp(mode, "selfkill_blocked")) {
+		sigset_t set;
+		void *volatile p;
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		kill(getpid(), SIGUSR1);
+		p = malloc(1234);
+		return p ? 0 : 1;
 	}
 	if (!strcmp(mode, "window")) {
 		struct timespec ts = {0, 500 * 1000000L};
