@@ -344,8 +344,11 @@ static void child(const rec_opts_t *o, const char *preload, char **cmd, int fd)
 	if (path[0] != '/') {
 		char cwd[PATH_MAX], abs[PATH_MAX * 2 + 2];
 		size_t len;
+		const char *rel = path;
+		while (rel[0] == '.' && rel[1] == '/') /* "./name": no "/./" in the name printed */
+			rel += 2;
 		if (getcwd(cwd, sizeof(cwd))) {
-			snprintf(abs, sizeof(abs), "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", path);
+			snprintf(abs, sizeof(abs), "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", rel);
 			len = strlen(abs);
 			if (len < sizeof(path))
 				memcpy(path, abs, len + 1);

@@ -94,8 +94,10 @@ pid_t hk_record_start(const char *cap, const char *log, const char *const *opts,
 	argv[n++] = "record";
 	while (opts && *opts)
 		argv[n++] = *opts++;
-	argv[n++] = "-o";
-	argv[n++] = cap;
+	if (cap) { /* NULL: memprof record's default name, in the current directory */
+		argv[n++] = "-o";
+		argv[n++] = cap;
+	}
 	argv[n++] = "--";
 	argv[n++] = vpath;
 	while (args && *args)

@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -422,9 +423,11 @@ static void test_hooks_never_overwrites(void **state)
 	assert_int_equal(sb.st_size, 8);
 }
 
-/* -o DIR (with or without its trailing slash): the capture gets the
- * default name, memprof.victim_seq.<pid>.memprof, in DIR; a name ending
- * in a slash that is not a directory is an error before CMD runs. */
+/* -o DIR (with or without its trailing slash), or no -o at all (in the
+ * current directory, d2): the capture gets the default name,
+ * memprof.victim_seq.<pid>.memprof, in DIR, and the name printed is the
+ * absolute path (before, without -o it read ".../d2/./memprof..."); a name
+ * ending in a slash that is not a directory is an error before CMD runs. */
 static void test_hooks_output_dir(void **state)
 {
 	tmpdir_t *t = *state;
@@ -434,10 +437,18 @@ static void test_hooks_output_dir(void **state)
 	int slash;
 
 	snprintf(log, sizeof(log), "%s/record.log", t->dir);
-	for (slash = 0; slash < 2; slash++) {
-		snprintf(dir, sizeof(dir), "%s/d%d%s", t->dir, slash, slash ? "/" : "");
+	for (slash = 0; slash < 3; slash++) {
+		char here[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%s/d%d%s", t->dir, slash, slash == 1 ? "/" : "");
 		assert_int_equal(mkdir(dir, 0700), 0);
-		assert_int_equal(hk_record_logged(dir, log, NULL, "victim_seq", args, NULL), 0);
+		if (slash < 2) {
+			assert_int_equal(hk_record_logged(dir, log, NULL, "victim_seq", args, NULL), 0);
+		} else {
+			assert_non_null(getcwd(here, sizeof(here)));
+			assert_int_equal(chdir(dir), 0);
+			assert_int_equal(hk_record_logged(NULL, log, NULL, "victim_seq", args, NULL), 0);
+			assert_int_equal(chdir(here), 0);
+		}
 		out = hk_read_text(log);
 		snprintf(want, sizeof(want), "memprof: capture written to '%s/d%d/memprof.victim_seq.", t->dir, slash);
 		assert_non_null(p = strstr(out, want));
