@@ -98,23 +98,23 @@ void mp__stacks_start(mp_writer_t *w)
 
 static uintptr_t thread_stack_hi(void)
 {
-	pthread_attr_t a;
-	void *addr;
-	size_t size;
-
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0), top = (uintptr_t)__libc_stack_end;
+	uintptr_t self = (uintptr_t)pthread_self();
 
 	/* The initial thread: every frame is below where the process started
-	 * (thread stacks are mappings at least 128 MiB below that). A thread
-	 * that forked from another one keeps its own stack: asked below. */
+	 * (thread stacks are mappings at least 128 MiB below that). */
 	if (here < top && top - here < (64u << 20))
 		return top;
-	if (pthread_getattr_np(pthread_self(), &a))
-		return 1;
-	if (pthread_attr_getstack(&a, &addr, &size))
-		size = 0, addr = NULL;
-	pthread_attr_destroy(&a);
-	return addr ? (uintptr_t)addr + size : 1;
+	/* Any other thread (or a child forked from one): glibc puts the
+	 * thread's descriptor, which the thread pointer names, at the top of
+	 * its stack block -- also of a stack the program gave it -- above its
+	 * static TLS and every frame. Read, not asked: pthread_getattr_np()
+	 * allocates while it holds the thread's lock, and asking it from a
+	 * hook inside it (the JVM's new threads call it first thing) waited
+	 * on that lock for ever. */
+	if (self > here && self - here < (1u << 30))
+		return self;
+	return 1; /* unknown: no frames rather than a guess */
 }
 
 /* Walk the rbp chain: each frame holds the caller's frame pointer and the

@@ -342,8 +342,8 @@ static uint64_t unstacked(const char *path, uint32_t *nstacks)
 }
 
 /* 8 threads x 100000 allocations freed across threads, and 4000
- * short-lived threads (the frame-pointer walk asks each new thread for its
- * stack bounds): the figures of test_hooks_proc, unchanged by --stacks,
+ * short-lived threads (the frame-pointer walk finds each new thread's
+ * stack bound): the figures of test_hooks_proc, unchanged by --stacks,
  * every allocation with a stack, and a handful of distinct stacks. */
 static void test_stacks_threads(void **state)
 {
@@ -382,6 +382,39 @@ static void test_stacks_threads(void **state)
 	}
 }
 
+/* A thread whose first allocation happens inside pthread_getattr_np(),
+ * which holds the thread's lock (victim_stacks "getattr"; the JVM's new
+ * threads do this): the frame-pointer walk found the thread's stack by
+ * asking pthread_getattr_np() itself, and waited on that lock for ever --
+ * `java` hung at start with MEMPROF_STACKS=fp. Now it reads the bound from
+ * the thread's descriptor. Both unwinders: the program ends, and each of
+ * its 8 allocations of 321 bytes has a stack. */
+static void test_stacks_getattr(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--stacks", NULL};
+	const char *args[] = {"getattr", NULL};
+	const char *unwinders[] = {"MEMPROF_STACKS=1", "MEMPROF_STACKS=fp"};
+	uint32_t nstacks;
+	int u;
+
+	for (u = 0; u < 2; u++) {
+		const char *env[] = {unwinders[u], NULL};
+		hk_stats_t st = {0};
+
+		unlink(t->cap);
+		st.nwatch = 1;
+		st.watch[0].size = 321;
+		assert_int_equal(hk_record(t->cap, opts, "victim_stacks", args, env), 0);
+		hk_replay_ok(t->cap, &st);
+		assert_int_equal(st.watch[0].allocs, 8);
+		assert_int_equal(st.watch[0].frees, 8);
+		assert_int_equal(st.unknown_frees, 0);
+		assert_int_equal(unstacked(t->cap, &nstacks), 0);
+		assert_true(nstacks >= 1);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -390,6 +423,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stacks_none, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_stacks_cxx, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_stacks_threads, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_stacks_getattr, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_stacks_dlopen, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_stacks_unwinder_untouched, hk_setup_dir, hk_teardown_dir),
 	};

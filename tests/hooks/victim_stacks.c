@@ -14,10 +14,17 @@
  *
  * "victim_stacks PLUGIN": first dlopen PLUGIN (stacks_plugin.c) and call
  * its plugin_alloc() (2 x 777 bytes) and plugin_free(), then as above.
+ *
+ * "victim_stacks getattr": 8 threads, one after the other, each of which
+ * first asks pthread_getattr_np() for its own attributes -- glibc
+ * allocates in there while it holds the thread's lock, as the JVM's new
+ * threads do -- then allocates and frees 321 bytes; exit 0.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -70,8 +77,30 @@ NOINLINE void free_all(void)
 	free(c);
 }
 
+static void *ask_attr(void *unused)
+{
+	pthread_attr_t at;
+	void *volatile p;
+
+	if (pthread_getattr_np(pthread_self(), &at))
+		return unused;
+	pthread_attr_destroy(&at);
+	p = malloc(321);
+	free(p);
+	return p;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "getattr")) {
+		for (int i = 0; i < 8; i++) {
+			pthread_t t;
+			void *r = NULL;
+			if (pthread_create(&t, NULL, ask_attr, NULL) || pthread_join(t, &r) || !r)
+				return 5;
+		}
+		return 0;
+	}
 	if (argc > 1) {
 		void *h = dlopen(argv[1], RTLD_NOW);
 		void (*pa)(void), (*pf)(void);
