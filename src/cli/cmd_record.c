@@ -151,15 +151,48 @@ static int64_t live_take(live_t *m, uint64_t a)
 	return -1;
 }
 
+/* One memory id's figures, as the summary gives them: counts, and the
+ * peak and end of its requested bytes. */
+typedef struct {
+	int id; /* its index in the capture, -1: absent */
+	uint64_t allocs, frees, failed, dropped, cur, peak;
+	live_t live;
+} tally_t;
+
+static void tally(tally_t *t, const mp_event_t *ev)
+{
+	if (ev->kind == MP_EV_DROPPED)
+		t->dropped += ev->requested_bytes; /* its count */
+	if (ev->kind == MP_EV_ALLOC) {
+		t->allocs += !(ev->flags & MP_EVENT_F_REALLOC);
+		if (live_put(&t->live, ev->address, ev->requested_bytes) == 0) {
+			t->cur += ev->requested_bytes;
+			if (t->cur > t->peak)
+				t->peak = t->cur;
+		}
+	} else if (ev->kind == MP_EV_FREE) {
+		int64_t n = live_take(&t->live, ev->address);
+		t->frees += !(ev->flags & MP_EVENT_F_REALLOC);
+		if (n >= 0)
+			t->cur -= (uint64_t)n;
+	} else if (ev->kind == MP_EV_ALLOC_FAILED) {
+		t->failed++;
+	}
+}
+
+/* The line memprof record ends with: the host heap, then the anonymous
+ * memory the program mapped itself when it did (host_mmap: all there is
+ * to see of a program whose allocator maps its own memory, as rustc's
+ * jemalloc does, and most of a JVM's or of pymalloc's), then stacks. */
 static void summarize(const char *path)
 {
-	uint64_t events = 0, allocs = 0, frees = 0, failed = 0, dropped = 0, cur = 0, peak = 0;
-	live_t live = {NULL, 0, 0};
-	char b1[64], b2[64], stacks[64];
+	tally_t host = {-1, 0, 0, 0, 0, 0, 0, {NULL, 0, 0}}, mapped = host;
+	uint64_t events = 0;
+	char b1[64], b2[64], b3[64], maps[128], stacks[64];
 	mp_source_t *src;
 	mp_event_t ev;
 	mp_diag_t diag;
-	int host = -1, rc;
+	int rc;
 	uint32_t i;
 
 	if (mp_capture_open_source(&src, path, &diag)) {
@@ -168,48 +201,41 @@ static void summarize(const char *path)
 	}
 	while ((rc = mp_source_next(src, &ev, &diag)) == 1) {
 		events++;
-		if (host < 0) {
-			for (i = 0; i < mp_source_memory_count(src); i++)
+		if (ev.kind == MP_EV_MEMORY) { /* ids are declared before they are used */
+			for (i = 0; i < mp_source_memory_count(src); i++) {
 				if (!strcmp(mp_source_memory(src, i)->name, "host"))
-					host = (int)i;
-		}
-		if ((int)ev.memory != host)
-			continue;
-		if (ev.kind == MP_EV_DROPPED)
-			dropped += ev.requested_bytes; /* its count */
-		if (ev.kind == MP_EV_ALLOC) {
-			allocs += !(ev.flags & MP_EVENT_F_REALLOC);
-			if (live_put(&live, ev.address, ev.requested_bytes) == 0) {
-				cur += ev.requested_bytes;
-				if (cur > peak)
-					peak = cur;
+					host.id = (int)i;
+				if (!strcmp(mp_source_memory(src, i)->name, "host_mmap"))
+					mapped.id = (int)i;
 			}
-		} else if (ev.kind == MP_EV_FREE) {
-			int64_t n = live_take(&live, ev.address);
-			frees += !(ev.flags & MP_EVENT_F_REALLOC);
-			if (n >= 0)
-				cur -= (uint64_t)n;
-		} else if (ev.kind == MP_EV_ALLOC_FAILED) {
-			failed++;
+			continue;
 		}
+		if ((int)ev.memory == host.id)
+			tally(&host, &ev);
+		else if ((int)ev.memory == mapped.id)
+			tally(&mapped, &ev);
 	}
 	if (rc < 0)
 		mp_cli_diag(&diag);
-	stacks[0] = '\0';
+	maps[0] = stacks[0] = '\0';
+	if (mapped.allocs)
+		snprintf(maps, sizeof(maps), "; mapped by the program (host_mmap): peak %s",
+			 mp_cli_bytes(b3, sizeof(b3), mapped.peak));
 	if (mp_capture_stack_count(mp_capture_from_source(src)))
 		snprintf(stacks, sizeof(stacks), "; %u distinct call stacks",
 			 mp_capture_stack_count(mp_capture_from_source(src)));
 	fprintf(stderr,
 		"memprof: %" PRIu64 " events; host heap: %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64
-		" failed, peak %s requested; live at the end: %zu blocks, %s%s%s\n",
-		events, allocs, frees, failed, mp_cli_bytes(b1, sizeof(b1), peak), live.n,
-		mp_cli_bytes(b2, sizeof(b2), cur), stacks,
+		" failed, peak %s requested; live at the end: %zu blocks, %s%s%s%s\n",
+		events, host.allocs, host.frees, host.failed, mp_cli_bytes(b1, sizeof(b1), host.peak), host.live.n,
+		mp_cli_bytes(b2, sizeof(b2), host.cur), maps, stacks,
 		mp_source_end_status(src) == MP_END_ABRUPT ? " (the capture ended abruptly)" : "");
-	if (dropped)
+	if (host.dropped)
 		mp_cli_warning("%" PRIu64 " host heap events were not recorded (dropped), so the figures above "
 			       "are incomplete; docs/hooks.md says when this happens",
-			       dropped);
-	free(live.s);
+			       host.dropped);
+	free(host.live.s);
+	free(mapped.live.s);
 	mp_source_close(src);
 }
 

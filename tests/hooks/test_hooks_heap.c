@@ -355,8 +355,15 @@ static void test_hooks_mmap(void **state)
 {
 	tmpdir_t *t = *state;
 	hk_stats_t st = {0}, host = {0};
+	char log[200], *out;
 
-	assert_int_equal(hk_record(t->cap, NULL, "victim_mmap", NULL, NULL), 0);
+	snprintf(log, sizeof(log), "%s/record.log", t->dir);
+	assert_int_equal(hk_record_logged(t->cap, log, NULL, "victim_mmap", NULL, NULL), 0);
+	/* memprof record's summary gives the mappings' peak after the heap's */
+	out = hk_read_text(log);
+	assert_non_null(strstr(out, "live at the end: 0 blocks, 0 B; mapped by the program (host_mmap): peak "
+				    "2097152 B (2.00 MiB)"));
+	free(out);
 	st.memory = "host_mmap";
 	hk_replay_ok(t->cap, &st);
 	assert_int_equal(st.allocs, 2);
