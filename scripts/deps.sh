@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(gcc make cmake ninja-build pkg-config zlib1g-dev libcairo2-dev libjansson-dev
           libprotobuf-c-dev protobuf-c-compiler libcmocka-dev
+          libiberty-dev       # report's demangler: C++ and Rust names
           g++ libjemalloc2 libtcmalloc-minimal4  # the hooks' C++ victim; the preload over jemalloc and tcmalloc
           musl-tools          # a victim of another C library (record runs it untraced)
           libunwind-dev libdw-dev)  # record --stacks unwinding, report's symbolization (both optional)

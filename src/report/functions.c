@@ -260,14 +260,14 @@ static int in_memprof(const char *object)
 	return base && !strncmp(base, "libmemprof_preload", 18);
 }
 
-/* The name a frame is shown under: its symbol (a C++ one demangled, as
- * far as it fits), else object+offset, else the address. */
+/* The name a frame is shown under: its symbol (a C++ or Rust one
+ * demangled, as far as it fits), else object+offset, else the address. */
 static void frame_name(const mp_symbol_t *s, uint64_t pc, char *buf, size_t size)
 {
 	const char *base = s->object ? strrchr(s->object, '/') : NULL;
 	char mangled[512];
 
-	if (s->function && !strncmp(s->function, "_Z", 2) &&
+	if (s->function &&
 	    (size_t)snprintf(mangled, sizeof(mangled), "%.*s", (int)sym_len(s->function), s->function) <
 		    sizeof(mangled) &&
 	    mp_demangle(mangled, buf, size))

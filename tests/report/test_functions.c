@@ -23,6 +23,8 @@
 #include <memprof/functions.h>
 #include <memprof/solver.h>
 
+#include "demangle.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -250,11 +252,53 @@ static void test_functions_none(void **state)
 	free(path);
 }
 
+/* Mangled names and what the report shows for them. The readable forms
+ * are binutils' c++filt's (GNU c++filt 2.40) -- without, for Rust, what it
+ * adds in its verbose mode: legacy names' hash, v0 crate disambiguators.
+ * The Rust names come from a `rustc -O` program's own frames (std 1.9x). */
+static const struct {
+	const char *mangled, *readable; /* NULL: left as it is */
+} demangle_cases[] = {
+	{"_ZN3foo3barEm", "foo::bar(unsigned long)"},
+	{"_ZNSt6vectorIiSaIiEE9push_backERKi", "std::vector<int, std::allocator<int> >::push_back(int const&)"},
+	{"_ZN3std3sys9backtrace28__rust_begin_short_backtrace17h61b9b1fbf7cc30c3E",
+	 "std::sys::backtrace::__rust_begin_short_backtrace"},
+	{"_RNvMs4_NtCslNYArtu3iFV_5alloc7raw_vecNtB5_11RawVecInner11finish_growCsjrHSEGnQ3l9_3std",
+	 "<alloc::raw_vec::RawVecInner>::finish_grow"},
+	{"_RINvNtCs1234_4core3ptr13drop_in_placeNtNtCs5678_5alloc6string6StringEB6_",
+	 "core::ptr::drop_in_place::<alloc::string::String>"},
+	{"main", NULL},
+	{"_Znot_a_name", NULL},
+	{"_Rxyz", NULL},
+	{"", NULL},
+};
+
+static void test_demangle_names(void **state)
+{
+	char buf[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(demangle_cases) / sizeof(demangle_cases[0]); i++) {
+		strcpy(buf, "untouched");
+		if (demangle_cases[i].readable) {
+			assert_int_equal(mp_demangle(demangle_cases[i].mangled, buf, sizeof(buf)), 1);
+			assert_string_equal(buf, demangle_cases[i].readable);
+			/* one byte short of the result and its NUL: not shown cut */
+			assert_int_equal(mp_demangle(demangle_cases[i].mangled, buf, strlen(demangle_cases[i].readable)), 0);
+		} else {
+			assert_int_equal(mp_demangle(demangle_cases[i].mangled, buf, sizeof(buf)), 0);
+			assert_string_equal(buf, "untouched");
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_functions_by_hand),
 		cmocka_unit_test(test_functions_long_name),
+		cmocka_unit_test(test_demangle_names),
 		cmocka_unit_test(test_functions_none),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
