@@ -244,13 +244,14 @@ MP_EXPORT void *mmap(void *a, size_t n, int prot, int flags, int fd, off_t off)
 	p = do_mmap(a, n, prot, flags, fd, off);
 	e = errno;
 	if (p != MAP_FAILED) {
-		uint32_t id = memory();
-		if ((int)id >= 0) {
+		/* the memory id is declared with the first anonymous mapping */
+		int id = flags & MAP_ANONYMOUS ? (int)memory() : atomic_load_explicit(&mem_id, memory_order_acquire);
+		if (id >= 0) {
 			take();
 			if (flags & MAP_ANONYMOUS)
-				mapped(id, (uintptr_t)p, page_up(n), n, prot == PROT_NONE ? RESERVED : ACCESSIBLE);
+				mapped((uint32_t)id, (uintptr_t)p, page_up(n), n, prot == PROT_NONE ? RESERVED : ACCESSIBLE);
 			else
-				change(id, (uintptr_t)p, (uintptr_t)p + page_up(n), ANY, GONE);
+				change((uint32_t)id, (uintptr_t)p, (uintptr_t)p + page_up(n), ANY, GONE);
 			give();
 		}
 	}

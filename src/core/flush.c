@@ -485,8 +485,9 @@ void *mp__flusher_main(void *arg)
 		seen = woken;
 		now = mp_clock_ns();
 		/* A round that came early (a full ring, a flush asked for, the
-		 * window's end) leaves the schedule alone: the next one still
-		 * comes at most an interval after the last one it made. */
+		 * window's end) leaves the schedule alone: the scheduled rounds
+		 * still come once an interval, so a block is on disk at least
+		 * that often however the early ones fall. */
 		if (now >= next)
 			next = (next + interval > now) ? next + interval : now + interval;
 		asked = atomic_load_explicit(&w->flush_asked, memory_order_acquire);
