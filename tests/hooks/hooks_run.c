@@ -86,8 +86,8 @@ pid_t hk_record_start(const char *cap, const char *log, const char *const *opts,
 	int n = 0;
 	pid_t pid;
 
-	if (victim[0] == '/')
-		snprintf(vpath, sizeof(vpath), "%s", victim);
+	if (victim[0] == '/' || victim[0] == '=')
+		snprintf(vpath, sizeof(vpath), "%s", victim + (victim[0] == '='));
 	else
 		snprintf(vpath, sizeof(vpath), "%s/%s", HK_VICTIM_DIR, victim);
 	argv[n++] = HK_MEMPROF;

@@ -17,7 +17,8 @@ int hk_setup_dir(void **state);
 int hk_teardown_dir(void **state);
 
 /* Run `memprof record OPTS -o cap -- VICTIM ARGS` (victim: a name in the
- * victims' build directory, or an absolute path), with extra environment
+ * victims' build directory, an absolute path, or "=CMD" for CMD as given,
+ * looked up in PATH as memprof record does; cap NULL: no -o), with extra environment
  * "K=V" strings (all lists NULL-terminated or NULL). Returns the exit
  * status of memprof record (128 + N when it was killed by signal N). */
 int hk_record(const char *cap, const char *const *opts, const char *victim, const char *const *args,

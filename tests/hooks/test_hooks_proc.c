@@ -531,9 +531,25 @@ static void test_hooks_flusher_named(void **state)
 static void test_hooks_exit_status(void **state)
 {
 	tmpdir_t *t = *state;
+	char log[200], here[PATH_MAX], *out;
 
 	/* victim_fork with a bogus argument still exits 0; use a missing program */
 	assert_int_equal(hk_record(t->cap, NULL, "no_such_victim", NULL, NULL), 127);
+	/* a bare name is looked up in PATH, as a shell does; one that is in
+	 * the current directory instead gets the hint (the likely slip) */
+	snprintf(log, sizeof(log), "%s/record.log", t->dir);
+	assert_non_null(getcwd(here, sizeof(here)));
+	assert_int_equal(chdir(HK_VICTIM_DIR), 0);
+	assert_int_equal(hk_record_logged(t->cap, log, NULL, "=victim_seq", NULL, NULL), 127);
+	assert_int_equal(chdir(here), 0);
+	out = hk_read_text(log);
+	assert_string_equal(out, "memprof: error: cannot run 'victim_seq': command not found in PATH (for the one "
+				 "in this directory: './victim_seq')\n");
+	free(out);
+	assert_int_equal(hk_record_logged(t->cap, log, NULL, "=no_such_victim", NULL, NULL), 127);
+	out = hk_read_text(log);
+	assert_string_equal(out, "memprof: error: cannot run 'no_such_victim': command not found in PATH\n");
+	free(out);
 }
 
 /* What memprof record says on standard error when CMD ends: where the
