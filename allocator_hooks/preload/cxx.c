@@ -85,13 +85,6 @@ static int is_direct(int i)
 	return atomic_load_explicit(&direct[i], memory_order_relaxed);
 }
 
-static int same_object(void *a, void *b)
-{
-	Dl_info x, y;
-
-	return a && b && dladdr(a, &x) && dladdr(b, &y) && x.dli_fbase == y.dli_fbase;
-}
-
 void mp__cxx_resolve(void)
 {
 	int i;
@@ -102,7 +95,7 @@ void mp__cxx_resolve(void)
 		if (f)
 			atomic_store_explicit(&next_op[i], f, memory_order_release);
 		atomic_store_explicit(&direct[i],
-				      !mp__real_is_glibc && same_object(f, (void *)(uintptr_t)mp__real.malloc),
+				      !mp__real_is_glibc && mp__same_object(f, (void *)(uintptr_t)mp__real.malloc),
 				      memory_order_relaxed);
 	}
 	atomic_store(&mp__bootstrapping, 0);

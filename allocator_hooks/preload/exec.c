@@ -156,8 +156,10 @@ static char **env_without_us(char *const envp[], const char *entry, size_t *size
 	return out;
 }
 
-/* The environment to exec with: envp, or (foreign(...) true) a mapping
- * made by env_without_us, to unmap if exec returns. */
+/* The environment to exec with: envp, or (foreign: the callers check
+ * our_preload(envp) first, so that no program file is read when our
+ * library is not being passed on) a mapping made by env_without_us, to
+ * unmap if exec returns. */
 typedef struct {
 	char **envp;
 	size_t mapped;
@@ -165,12 +167,12 @@ typedef struct {
 
 static void env_for(exec_env_t *x, char *const envp[], int foreign, int saved_errno)
 {
-	const char *entry = our_preload(envp);
+	const char *entry;
 	char **out;
 
 	x->envp = (char **)(uintptr_t)envp;
 	x->mapped = 0;
-	if (entry && foreign && (out = env_without_us(envp, entry, &x->mapped)))
+	if (foreign && (entry = our_preload(envp)) && (out = env_without_us(envp, entry, &x->mapped)))
 		x->envp = out;
 	errno = saved_errno; /* what looking at the program's file set */
 }
@@ -187,10 +189,8 @@ static void env_done(exec_env_t *x)
 MP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	execve_fn real = REAL(O_EXECVE, execve_fn);
-	int was = before_exec(), rc;
+	int was = before_exec(), rc, e = errno;
 	exec_env_t x;
-
-	int e = errno;
 
 	env_for(&x, envp, our_preload(envp) && path_foreign(AT_FDCWD, path, 0), e);
 	rc = real(path, argv, x.envp);
@@ -202,10 +202,8 @@ MP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 MP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	execvpe_fn real = REAL(O_EXECVPE, execvpe_fn);
-	int was = before_exec(), rc;
+	int was = before_exec(), rc, e = errno;
 	exec_env_t x;
-
-	int e = errno;
 
 	env_for(&x, envp, our_preload(envp) && search_foreign(file), e);
 	rc = real(file, argv, x.envp);
@@ -227,10 +225,8 @@ MP_EXPORT int execvp(const char *file, char *const argv[])
 MP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	fexecve_fn real = REAL(O_FEXECVE, fexecve_fn);
-	int was = before_exec(), rc;
+	int was = before_exec(), rc, e = errno;
 	exec_env_t x;
-
-	int e = errno;
 
 	env_for(&x, envp, our_preload(envp) && path_foreign(fd, "", AT_EMPTY_PATH), e);
 	rc = real(fd, argv, x.envp);
@@ -242,10 +238,8 @@ MP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 MP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
 	execveat_fn real = REAL(O_EXECVEAT, execveat_fn);
-	int was = before_exec(), rc;
+	int was = before_exec(), rc, e = errno;
 	exec_env_t x;
-
-	int e = errno;
 
 	env_for(&x, envp, our_preload(envp) && path_foreign(dirfd, path, flags), e);
 	rc = real(dirfd, path, argv, x.envp, flags);
@@ -258,7 +252,8 @@ MP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *co
  * but a program of another C library gets an environment without our
  * library, as with exec. glibc returns once the child has exec'd or failed
  * (it spawns with CLONE_VFORK), so the changed environment can go at once.
- * (system and popen spawn inside glibc, out of our reach.) */
+ * (system and popen spawn a shell inside glibc, out of our reach; but the
+ * shell is traced, and its own exec of the program comes here.) */
 typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *, const posix_spawnattr_t *,
 			char *const[], char *const[]);
 

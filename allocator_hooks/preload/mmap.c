@@ -139,16 +139,30 @@ static size_t first_after(uint64_t a)
 	return lo;
 }
 
-/* Insert [base, end) of kind at i (the sorted place); an accessible one is
- * an allocation of requested bytes. 0, or -1 when the array is full (not
- * recorded). */
-static int put(uint32_t id, size_t i, uint64_t base, uint64_t end, int kind, uint64_t requested)
+/* Insert [base, end) of kind at i (the sorted place), or remove range i;
+ * nothing recorded. insert: 0, or -1 when the array is full. */
+static int insert(size_t i, uint64_t base, uint64_t end, int kind)
 {
 	if (nranges == MAX_RANGES)
 		return -1;
 	memmove(&ranges[i + 1], &ranges[i], (nranges - i) * sizeof(ranges[0]));
 	ranges[i] = (range_t){base, end, kind};
 	nranges++;
+	return 0;
+}
+
+static void drop(size_t i)
+{
+	memmove(&ranges[i], &ranges[i + 1], (nranges - i - 1) * sizeof(ranges[0]));
+	nranges--;
+}
+
+/* insert, and an accessible range is an allocation of requested bytes (a
+ * range the array has no room for is not recorded). */
+static int put(uint32_t id, size_t i, uint64_t base, uint64_t end, int kind, uint64_t requested)
+{
+	if (insert(i, base, end, kind))
+		return -1;
 	if (kind == ACCESSIBLE)
 		mp_writer_alloc(mp__writer, id, base, requested, end - base);
 	return 0;
@@ -172,8 +186,7 @@ static void change(uint32_t id, uint64_t s, uint64_t e, int which, int to)
 		}
 		if (r.kind == ACCESSIBLE)
 			mp_writer_free(mp__writer, id, r.base);
-		memmove(&ranges[i], &ranges[i + 1], (nranges - i - 1) * sizeof(ranges[0]));
-		nranges--;
+		drop(i);
 		/* what is left, in address order: head, the part, tail */
 		if (r.base < ps && put(id, i, r.base, ps, r.kind, ps - r.base) == 0)
 			i++;
@@ -335,18 +348,12 @@ MP_EXPORT void *mremap(void *old, size_t old_n, size_t n, int flags, ...)
 		i = first_after(o);
 		if (i < nranges && ranges[i].base == o && ranges[i].end == o + olen && ranges[i].kind == ACCESSIBLE) {
 			/* a whole block, moved or resized: one record */
-			memmove(&ranges[i], &ranges[i + 1], (nranges - i - 1) * sizeof(ranges[0]));
-			nranges--;
+			drop(i);
 			change((uint32_t)id, q, q + len, ANY, GONE); /* what MREMAP_FIXED replaced */
-			i = first_after(q);
-			if (nranges < MAX_RANGES) {
-				memmove(&ranges[i + 1], &ranges[i], (nranges - i) * sizeof(ranges[0]));
-				ranges[i] = (range_t){q, q + len, ACCESSIBLE};
-				nranges++;
+			if (insert(first_after(q), q, q + len, ACCESSIBLE) == 0)
 				mp_writer_realloc(mp__writer, (uint32_t)id, o, q, n, len);
-			} else {
+			else
 				mp_writer_free(mp__writer, (uint32_t)id, o);
-			}
 		} else if (i < nranges && ranges[i].base < o + olen) {
 			/* part of a block, or several: what left is freed, and the
 			 * new place is a block of its own if any of it was usable */

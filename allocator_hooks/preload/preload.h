@@ -53,6 +53,9 @@ extern int mp__real_is_glibc;
 /* Resolve the originals (once, from the constructor, guard held). Returns 0
  * or -1 when a required one is missing. */
 int mp__real_resolve(void);
+/* Whether code addresses a and b lie in the same loaded object (dladdr);
+ * 0 when either is NULL or unknown. */
+int mp__same_object(const void *a, const void *b);
 /* The C++ operator new and delete after ours (cxx.c), and whether each is
  * the replacing allocator's own (recorded by ours): once, right after
  * mp__real_resolve. */

@@ -67,6 +67,13 @@ size_t mp__boot_size(const void *p)
 
 /* --- resolution --------------------------------------------------------- */
 
+int mp__same_object(const void *a, const void *b)
+{
+	Dl_info x, y;
+
+	return a && b && dladdr(a, &x) && dladdr(b, &y) && x.dli_fbase == y.dli_fbase;
+}
+
 /* Whether fn is defined in glibc itself (the object that defines
  * gnu_get_libc_version). Comparing with the __libc_* set is not enough:
  * tcmalloc exports __libc_malloc and friends too, as aliases of its own
@@ -74,10 +81,7 @@ size_t mp__boot_size(const void *p)
  * bind to tcmalloc as well. */
 static int in_glibc(void *fn)
 {
-	Dl_info f, g;
-
-	return fn && dladdr(fn, &f) && dladdr((void *)(uintptr_t)gnu_get_libc_version, &g) &&
-	       f.dli_fbase == g.dli_fbase;
+	return mp__same_object(fn, (void *)(uintptr_t)gnu_get_libc_version);
 }
 
 int mp__real_resolve(void)

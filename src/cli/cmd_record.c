@@ -410,12 +410,13 @@ static void child(const rec_opts_t *o, const char *preload, char **cmd, int fd)
 	signal(SIGQUIT, SIG_DFL);
 	execvp(cmd[0], cmd);
 	n = errno;
-	if (n == ENOENT && !strchr(cmd[0], '/'))
+	if (n == ENOENT && !strchr(cmd[0], '/')) {
 		/* as a shell says it; and the likely slip: the program is right here */
-		fprintf(stderr, "memprof: error: cannot run '%s': command not found in PATH%s%s%s\n", cmd[0],
-			access(cmd[0], F_OK) == 0 ? " (for the one in this directory: './" : "",
-			access(cmd[0], F_OK) == 0 ? cmd[0] : "", access(cmd[0], F_OK) == 0 ? "')" : "");
-	else
+		char hint[PATH_MAX + 64] = "";
+		if (access(cmd[0], F_OK) == 0)
+			snprintf(hint, sizeof(hint), " (for the one in this directory: './%s')", cmd[0]);
+		fprintf(stderr, "memprof: error: cannot run '%s': command not found in PATH%s\n", cmd[0], hint);
+	} else
 		fprintf(stderr, "memprof: error: cannot run '%s': %s\n", cmd[0], strerror(n));
 	_exit(n == ENOENT ? 127 : 126);
 }

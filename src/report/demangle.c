@@ -6,16 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-int mp_demangle(const char *name, char *buf, size_t size)
+int mp_demangle(const char *name, size_t len, char *buf, size_t size)
 {
-	char *out;
-	size_t len;
+	char mangled[512], *out;
 
 	/* _Z: C++ and Rust's legacy scheme (its hash suffix dropped); _R:
 	 * Rust's v0 scheme (crate disambiguators dropped) */
-	if ((strncmp(name, "_Z", 2) != 0 && strncmp(name, "_R", 2) != 0) || !size)
+	if (len < 2 || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R') || len >= sizeof(mangled) || !size)
 		return 0;
-	if (!(out = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO)))
+	memcpy(mangled, name, len);
+	mangled[len] = '\0';
+	if (!(out = cplus_demangle(mangled, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO)))
 		return 0;
 	len = strlen(out);
 	if (len >= size) {

@@ -5,12 +5,15 @@
 
 #include <stddef.h>
 
-/* The readable form of a mangled name into buf (NUL-terminated); 1 then:
+/* The readable form of the mangled name in name[0..len) (not necessarily
+ * NUL-terminated: a symbol table's name without its version) into buf
+ * (NUL-terminated); 1 then:
  * C++, "_ZN3foo3barEm" -> "foo::bar(unsigned long)"; Rust's legacy scheme,
  * "_ZN3std2rt10lang_start17h0123456789abcdefE" -> "std::rt::lang_start";
  * Rust's v0 scheme, "_RNvNtCs1234_3std2rt10lang_start" ->
  * "std::rt::lang_start". 0, buf untouched, when name is not a mangled
- * name, the demangler rejects it, or the result does not fit. */
-int mp_demangle(const char *name, char *buf, size_t size);
+ * name, is 512 bytes or longer, the demangler rejects it, or the result
+ * does not fit. */
+int mp_demangle(const char *name, size_t len, char *buf, size_t size);
 
 #endif

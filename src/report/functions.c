@@ -265,12 +265,8 @@ static int in_memprof(const char *object)
 static void frame_name(const mp_symbol_t *s, uint64_t pc, char *buf, size_t size)
 {
 	const char *base = s->object ? strrchr(s->object, '/') : NULL;
-	char mangled[512];
 
-	if (s->function &&
-	    (size_t)snprintf(mangled, sizeof(mangled), "%.*s", (int)sym_len(s->function), s->function) <
-		    sizeof(mangled) &&
-	    mp_demangle(mangled, buf, size))
+	if (s->function && mp_demangle(s->function, sym_len(s->function), buf, size))
 		return;
 	if (s->function)
 		snprintf(buf, size, "%.*s", (int)sym_len(s->function), s->function);

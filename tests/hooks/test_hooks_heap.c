@@ -345,7 +345,7 @@ static void test_hooks_cxx(void **state)
 
 	if (!HK_HAVE_CXX) {
 		fprintf(stderr, "skip: no C++ compiler, no victim_cxx\n");
-		return;
+		skip();
 	}
 	assert_int_equal(hk_record(t->cap, NULL, "victim_cxx", NULL, NULL), 0);
 	check_cxx(t->cap);
@@ -500,7 +500,7 @@ static void over_allocator(tmpdir_t *t, const char *name, const char *const *lib
 			lib = libs[i];
 	if (!lib) {
 		fprintf(stderr, "skip: %s is not installed\n", name);
-		return;
+		skip();
 	}
 	snprintf(vpath, sizeof(vpath), "%s/victim_seq", HK_VICTIM_DIR);
 	snprintf(upath, sizeof(upath), "%s/usable.txt", t->dir);

@@ -279,7 +279,7 @@ static void test_hooks_setgid_untraced(void **state)
 	rc = system(cmd);
 	if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 41) {
 		fprintf(stderr, "skip: cannot make a setgid program here (status %d)\n", rc);
-		return;
+		skip();
 	}
 	snprintf(log, sizeof(log), "%s/record.log", t->dir);
 	assert_int_equal(hk_record_logged(t->cap, log, NULL, dst, args, NULL), 41);
@@ -308,7 +308,7 @@ static void test_hooks_static_untraced(void **state)
 
 	if (!HK_HAVE_STATIC) {
 		fprintf(stderr, "skip: no static libc here to link victim_seq_static\n");
-		return;
+		skip();
 	}
 	snprintf(prog, sizeof(prog), "%s/victim_seq_static", HK_VICTIM_DIR);
 	snprintf(want, sizeof(want),
@@ -368,7 +368,7 @@ static void test_hooks_musl_untraced(void **state)
 
 	if (!HK_HAVE_MUSL) {
 		fprintf(stderr, "skip: musl-gcc is not installed\n");
-		return;
+		skip();
 	}
 	snprintf(log, sizeof(log), "%s/record.log", t->dir);
 	assert_int_equal(hk_record_logged(t->cap, log, NULL, "victim_musl", NULL, NULL), 42);
@@ -381,10 +381,10 @@ static void test_hooks_musl_untraced(void **state)
 }
 
 /* ... and one that a traced program execs (victim_seq spawn: fork, then
- * execl) or starts with posix_spawn (pspawn): the hook takes our library
- * out of its LD_PRELOAD, so it runs (status 42, passed on by victim_seq)
- * instead of dying at its loader (127); the parent's own capture is
- * whole. */
+ * execl), starts with posix_spawn (pspawn) or with system() (the traced
+ * shell execs it): the hook takes our library out of its LD_PRELOAD, so it
+ * runs (status 42, passed on by victim_seq) instead of dying at its loader
+ * (127); the parent's own capture is whole. */
 static void test_hooks_musl_child(void **state)
 {
 	tmpdir_t *t = *state;
@@ -394,14 +394,17 @@ static void test_hooks_musl_child(void **state)
 
 	if (!HK_HAVE_MUSL) {
 		fprintf(stderr, "skip: musl-gcc is not installed\n");
-		return;
+		skip();
 	}
 	snprintf(musl, sizeof(musl), "%s/victim_musl", HK_VICTIM_DIR);
 	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 42);
 	hk_replay_ok(t->cap, &st);
 	assert_false(st.abrupt);
-	/* the same through posix_spawn */
+	/* the same through posix_spawn, and through system() */
 	args[0] = "pspawn";
+	remove(t->cap);
+	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 42);
+	args[0] = "system";
 	remove(t->cap);
 	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 42);
 }

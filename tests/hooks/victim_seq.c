@@ -32,7 +32,8 @@
  * "spawn PATH" forks a child that execs PATH in mode "last", waits for it
  * and returns its status (a statically linked parent, untraced, whose
  * dynamically linked child is traced).
- * "pspawn PATH" does the same with posix_spawn.
+ * "pspawn PATH" does the same with posix_spawn, "system PATH" with
+ * system() (a shell, which execs PATH).
  * "threads" exits 0 when one of its threads is named "memprof-flush" (the
  * capture's flusher, as top -H shows it), 6 when none is.
  * "usable" makes the allocations of the sequence and prints what the
@@ -142,6 +143,10 @@ int main(int argc, char **argv)
 		if (posix_spawn(&pid, argv[2], NULL, NULL, cargv, environ) != 0)
 			return 97;
 		return waitpid(pid, &st, 0) == pid && WIFEXITED(st) ? WEXITSTATUS(st) : 98;
+	}
+	if (!strcmp(mode, "system") && argc > 2) {
+		int st = system(argv[2]);
+		return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : 98;
 	}
 	if (!strcmp(mode, "threads"))
 		return flusher_named() ? 0 : 6;

@@ -275,19 +275,24 @@ static const struct {
 
 static void test_demangle_names(void **state)
 {
-	char buf[256];
+	char buf[256], versioned[300];
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(demangle_cases) / sizeof(demangle_cases[0]); i++) {
+		const char *m = demangle_cases[i].mangled;
 		strcpy(buf, "untouched");
 		if (demangle_cases[i].readable) {
-			assert_int_equal(mp_demangle(demangle_cases[i].mangled, buf, sizeof(buf)), 1);
+			assert_int_equal(mp_demangle(m, strlen(m), buf, sizeof(buf)), 1);
 			assert_string_equal(buf, demangle_cases[i].readable);
 			/* one byte short of the result and its NUL: not shown cut */
-			assert_int_equal(mp_demangle(demangle_cases[i].mangled, buf, strlen(demangle_cases[i].readable)), 0);
+			assert_int_equal(mp_demangle(m, strlen(m), buf, strlen(demangle_cases[i].readable)), 0);
+			/* a symbol's name ends at its length (a version may follow) */
+			snprintf(versioned, sizeof(versioned), "%s@@V_1", m);
+			assert_int_equal(mp_demangle(versioned, strlen(m), buf, sizeof(buf)), 1);
+			assert_string_equal(buf, demangle_cases[i].readable);
 		} else {
-			assert_int_equal(mp_demangle(demangle_cases[i].mangled, buf, sizeof(buf)), 0);
+			assert_int_equal(mp_demangle(m, strlen(m), buf, sizeof(buf)), 0);
 			assert_string_equal(buf, "untouched");
 		}
 	}
