@@ -4,6 +4,7 @@
 set -euo pipefail
 
 packages=(gcc make cmake ninja-build pkg-config zlib1g-dev libcairo2-dev libjansson-dev
+          fonts-dejavu-core libfontconfig-dev libexpat1-dev  # charts: the font they are drawn with; tests read SVG back
           libprotobuf-c-dev protobuf-c-compiler libcmocka-dev
           libiberty-dev       # report's demangler: C++ and Rust names
           g++ libjemalloc2 libtcmalloc-minimal4  # the hooks' C++ victim; the preload over jemalloc and tcmalloc
