@@ -1,0 +1,2 @@
+/* breakdown.c - (being written) */
+#include <memprof/charts.h>

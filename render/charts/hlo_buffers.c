@@ -1,0 +1,2 @@
+/* hlo_buffers.c - (being written) */
+#include <memprof/charts.h>

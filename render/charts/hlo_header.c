@@ -1,0 +1,2 @@
+/* hlo_header.c - (being written) */
+#include <memprof/charts.h>

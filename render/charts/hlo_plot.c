@@ -1,0 +1,2 @@
+/* hlo_plot.c - (being written) */
+#include <memprof/charts.h>

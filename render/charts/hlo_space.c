@@ -1,0 +1,2 @@
+/* hlo_space.c - (being written) */
+#include <memprof/charts.h>

@@ -1,0 +1,2 @@
+/* hlo_table.c - (being written) */
+#include <memprof/charts.h>

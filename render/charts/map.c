@@ -1,0 +1,2 @@
+/* map.c - (being written) */
+#include <memprof/charts.h>

@@ -1,0 +1,2 @@
+/* plot_capture.c - (being written) */
+#include <memprof/charts.h>

@@ -1,0 +1,2 @@
+/* timeline.c - (being written) */
+#include <memprof/charts.h>

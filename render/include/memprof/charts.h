@@ -1,0 +1,161 @@
+/* memprof/charts.h - the chart builders: solver, snapshot and HLO results
+ * laid out into a scene (memprof/scene.h), ready for the painter. Part of
+ * memprof_layout: no cairo, so what a chart shows is testable as data.
+ *
+ * Each builder draws inside the box of an mp_chart_area_t and nowhere
+ * else; its *_height() says how tall a box it wants for its content (the
+ * plot composers stack panels with it). Text never leaves the box: long
+ * names are shortened with an ellipsis, labels that would collide are
+ * moved or dropped. Items a test may look for are tagged (the tags are
+ * listed with each builder). Colours come from one colour-blind-safe
+ * palette (Okabe and Ito's), dark text on white.
+ */
+#ifndef MEMPROF_CHARTS_H
+#define MEMPROF_CHARTS_H
+
+#include <memprof/hlo.h>
+#include <memprof/layout.h>
+#include <memprof/scene.h>
+#include <memprof/snapshot.h>
+#include <memprof/solver.h>
+#include <memprof/source.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- palette (0xRRGGBB; MP_RGB() makes a scene colour) ----------------- */
+
+#define MP_COLOR_BACKGROUND 0xFFFFFF
+#define MP_COLOR_TEXT 0x222222
+#define MP_COLOR_MUTED 0x5A5A5A
+#define MP_COLOR_GRID 0xE8E8E8
+#define MP_COLOR_AXIS 0x8C8C8C
+#define MP_COLOR_HEAP 0x0072B2        /* blue */
+#define MP_COLOR_STACK 0xE69F00       /* orange */
+#define MP_COLOR_FREE 0xDEDEDE        /* light grey */
+#define MP_COLOR_FRAGMENTATION 0xCC79A7 /* reddish purple */
+#define MP_COLOR_PEAK 0x000000
+#define MP_COLOR_OOM 0xD55E00         /* vermillion */
+#define MP_COLOR_STEP 0xB4B4B4
+
+/* Live blocks and breakdown bars by region type (mp_region_type_t). */
+uint32_t mp_color_region(int region_type);
+/* HLO buffers by allocation type. */
+uint32_t mp_color_hlo(mp_hlo_category_t category);
+
+/* ---- where a chart draws ---------------------------------------------- */
+
+typedef struct mp_chart_area {
+	mp_scene_t *scene;
+	const mp_text_measure_t *measure;
+	mp_box_t box;
+} mp_chart_area_t;
+
+/* ---- capture charts ------------------------------------------------- */
+
+/* One memory id of an analysed capture. */
+typedef struct mp_chart_memory {
+	const char *title;             /* "demo.memprof: GPU_0_bfc (device)"; the chart adds the capacity */
+	const mp_solver_device_t *dev; /* timeline, peak, OOM records */
+	const mp_source_t *source;     /* names of op ids */
+} mp_chart_memory_t;
+
+/* The memory timeline: stack, heap and free (when the capacity is known)
+ * as stacked areas, fragmentation as a line on a right axis (0-100 %), the
+ * peak marked and labelled (bytes, time, step, the top op), failed
+ * allocations marked, step boundaries as light ticks, axes in human units
+ * and a legend. Tags: "peak-line", "peak-label", "oom-mark" (one each),
+ * "area-heap", "area-stack", "area-free", "fragmentation", "step-tick",
+ * "plot" (the plot frame rect). Returns 0, MP_ENODATA (no event of this
+ * memory id in the window) or MP_ENOMEM. */
+int mp_chart_timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem);
+double mp_chart_timeline_height(void);
+#define MP_CHART_TIMELINE_MIN_HEIGHT 240.0
+
+/* A bar of the breakdown. */
+typedef struct mp_chart_bar {
+	const char *label;  /* op or function; "" shows as "(no op)" */
+	const char *detail; /* "dynamic · uint8 [1048576] · 47 × 1.00 MiB"; may be "" */
+	uint64_t bytes;
+	uint32_t color;     /* 0xRRGGBB */
+} mp_chart_bar_t;
+
+typedef struct mp_chart_bars {
+	const char *title;
+	const char *subtitle;
+	const mp_chart_bar_t *bars; /* largest first */
+	size_t n;
+	uint64_t rest_bytes;        /* the rows not drawn, summed in one bar */
+	uint64_t rest_count;
+	const char *rest_what;      /* "groups", "functions" */
+	int legend_regions;         /* 1: a legend of the region-type colours */
+} mp_chart_bars_t;
+
+/* Horizontal bars, largest first, each labelled with its name, detail and
+ * size; the rest summed in a last grey bar. Tags: "bar" (one per bar,
+ * the rest included), "bar-label". Returns 0 or MP_ENOMEM. */
+int mp_chart_breakdown(const mp_chart_area_t *a, const mp_chart_bars_t *bars);
+double mp_chart_breakdown_height(size_t nbars);
+
+/* The bars of a solver's breakdown rows (op, region, dtype, shape, count x
+ * size), at most max of them, the rest summed. Strings are written into
+ * text (room: nrows * 160 bytes), *out_rest_* filled; returns the number
+ * of bars. */
+size_t mp_chart_bars_from_rows(mp_chart_bar_t *out, size_t max, const mp_solver_row_t *rows, size_t nrows,
+			       const mp_source_t *src, char *text, size_t textsz, uint64_t *rest_bytes,
+			       uint64_t *rest_count);
+
+/* The memory map of a memory id at one instant. */
+typedef struct mp_chart_map {
+	const char *title;          /* "GPU_0_bfc at the peak" */
+	const char *subtitle;       /* time, step, figures */
+	const mp_snapshot_t *snap;  /* regions and live blocks */
+	uint64_t requested;         /* the failed request drawn beside the map; 0 at a peak */
+} mp_chart_map_t;
+
+/* Every region as an address strip (rows of pixel columns at one scale,
+ * blocks merged per pixel), live bytes coloured by region type, free bytes
+ * light, the largest free chunk outlined and labelled, and for a failed
+ * allocation the request drawn at the same scale under the map, beside the
+ * largest free chunk and all free bytes. Tags: "map-column" (runs of
+ * columns), "largest-free" (its outline, one per row it spans), "request"
+ * (the request's bar), "largest-free-bar". Returns 0, MP_ENODATA (no
+ * region at that instant), MP_EUSAGE (more regions than pixels) or
+ * MP_ENOMEM. */
+int mp_chart_map(const mp_chart_area_t *a, const mp_chart_map_t *map);
+/* Height for a map of this snapshot at this width. */
+double mp_chart_map_height(const mp_chart_map_t *map, double width);
+
+/* ---- HLO charts -------------------------------------------------------- */
+
+/* The header: module, peak, unpadded peak, padding overhead, total
+ * allocation, fragmentation. */
+int mp_chart_hlo_header(const mp_chart_area_t *a, const mp_hlo_result_t *r);
+double mp_chart_hlo_header_height(void);
+
+/* Heap and unpadded heap per program point, the peak marked with its value
+ * and position, and under it the lifetimes of the `lifetimes` largest
+ * buffers at the peak (from the program point where each is allocated to
+ * where it is freed, as thick as its size allows, in its bar's colour).
+ * Tags: "peak-line", "peak-label", "heap", "unpadded", "lifetime",
+ * "plot". Returns 0, MP_ENODATA (no heap-simulator trace) or MP_ENOMEM. */
+int mp_chart_hlo_working_space(const mp_chart_area_t *a, const mp_hlo_result_t *r, size_t lifetimes);
+double mp_chart_hlo_working_space_height(size_t lifetimes);
+
+/* The buffers live at the peak as one strip of bars proportional to their
+ * size, in program order or by size, coloured by allocation type, the
+ * largest labelled (name, shape, size). Tags: "buffer" (runs of pixel
+ * columns), "buffer-label". */
+int mp_chart_hlo_buffers(const mp_chart_area_t *a, const mp_hlo_result_t *r, int by_size);
+double mp_chart_hlo_buffers_height(void);
+
+/* The details of the `rows` largest buffers: name, size, unpadded size,
+ * shape, op name, source, span. Tag: "table-row". */
+int mp_chart_hlo_table(const mp_chart_area_t *a, const mp_hlo_result_t *r, size_t rows);
+double mp_chart_hlo_table_height(size_t rows);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,98 @@
+/* memprof/plot.h - whole pictures: the chart panels of `memprof plot`,
+ * `memprof report --svg/--png` and `memprof hlo -o` stacked into one scene,
+ * at a width and height given or chosen from what there is to show. */
+#ifndef MEMPROF_PLOT_H
+#define MEMPROF_PLOT_H
+
+#include <memprof/charts.h>
+#include <memprof/error.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MP_PLOT_DEFAULT_WIDTH 1200.0
+#define MP_PLOT_DEFAULT_HEIGHT 700.0 /* one chart alone */
+
+/* ---- captures ---------------------------------------------------------- */
+
+enum {
+	MP_PLOT_TIMELINE = 1u << 0,
+	MP_PLOT_BREAKDOWN = 1u << 1,
+	MP_PLOT_MAP = 1u << 2,
+	MP_PLOT_ALL = 7u,
+};
+
+/* "timeline", "breakdown", "map", "all" -> MP_PLOT_*; 0 when unknown. */
+unsigned mp_plot_chart_parse(const char *name);
+
+/* Bars of a breakdown by allocating function for one memory id (captures
+ * recorded with --stacks), made by the caller from memprof/functions.h. */
+typedef struct mp_plot_function_bars {
+	uint32_t memory;
+	const mp_chart_bar_t *bars;
+	size_t n;
+	uint64_t rest_bytes, rest_count;
+} mp_plot_function_bars_t;
+
+/* One analysed input. */
+typedef struct mp_plot_input {
+	const char *name;          /* shown in titles: the file's name */
+	const mp_solver_t *solver; /* after mp_solver_run() */
+	mp_source_t *source;       /* still open; rewound once more for maps */
+	int device_set;            /* only memory id `device` */
+	uint32_t device;
+	const mp_plot_function_bars_t *functions; /* per memory id, or NULL */
+	size_t nfunctions;
+} mp_plot_input_t;
+
+typedef struct mp_plot_options {
+	unsigned charts;        /* MP_PLOT_*; 0 = timeline */
+	double width, height;   /* 0: chosen (width 1200; height from the panels) */
+	size_t max_oom_maps;    /* maps of failed allocations per memory id; 0 = 4 */
+	size_t top;             /* breakdown bars; 0 = 12 */
+} mp_plot_options_t;
+
+/* Lay out the charts of every memory id with a peak (highest peak first;
+ * per memory id: its timeline, breakdown, then the map at the peak and at
+ * each failed allocation, as charts asks) into *out. A memory id without
+ * regions has no map: a note says so in the picture when other charts are
+ * drawn; when only maps were asked and none can be drawn, MP_ENODATA with
+ * diag saying why. A height given is shared between the panels in
+ * proportion to what each asks; MP_EUSAGE when it is below their minimum
+ * (diag names it). Caller owns *out (mp_scene_free). Returns 0,
+ * MP_ENODATA (no memory event in the inputs), MP_EUSAGE, MP_ENOMEM or the
+ * source's error while reading it again for maps. */
+int mp_plot_capture(mp_scene_t **out, const mp_plot_input_t *in, size_t n, const mp_plot_options_t *opt,
+		    const mp_text_measure_t *m, mp_diag_t *diag);
+
+/* ---- HLO modules --------------------------------------------------- */
+
+enum {
+	MP_PLOT_HLO_WORKING_SPACE = 1u << 0,
+	MP_PLOT_HLO_BY_ORDER = 1u << 1,
+	MP_PLOT_HLO_BY_SIZE = 1u << 2,
+	MP_PLOT_HLO_ALL = 7u,
+};
+
+/* "working-space", "by-order", "by-size", "all" -> MP_PLOT_HLO_*; 0 when unknown. */
+unsigned mp_plot_hlo_chart_parse(const char *name);
+
+typedef struct mp_plot_hlo_options {
+	unsigned charts;       /* MP_PLOT_HLO_*; 0 = all */
+	double width, height;  /* 0: chosen */
+	size_t lifetimes;      /* lifetime lines of the largest buffers; 0 = 8 */
+	size_t table_rows;     /* rows of the details table; 0 = 10 */
+} mp_plot_hlo_options_t;
+
+/* The memory viewer as one picture: the header, the charts asked for, and
+ * the details table of the largest buffers. Caller owns *out. Returns 0,
+ * MP_ENODATA (the working space needs a heap-simulator trace: diag says),
+ * MP_EUSAGE (a height below the minimum) or MP_ENOMEM. */
+int mp_plot_hlo(mp_scene_t **out, const mp_hlo_result_t *r, const mp_plot_hlo_options_t *opt,
+		const mp_text_measure_t *m, mp_diag_t *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
