@@ -9,10 +9,12 @@
 #include <math.h>
 
 /* Type sizes (px): readable at 100 % zoom in a browser and at the size a
- * GitHub issue shows a 1200 px picture. */
+ * GitHub issue shows a 1200 px picture. Few of them: an SVG carries the
+ * outline of every glyph once per size and weight used. */
 #define CX_TITLE 15.0
 #define CX_TEXT 12.5
 #define CX_SMALL 11.5
+#define CX_TINY 10.5    /* step numbers, details under a name */
 #define CX_PAD 14.0     /* inside a panel's edges */
 #define CX_LINE 1.35    /* line height as a multiple of the font size */
 

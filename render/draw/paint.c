@@ -80,6 +80,43 @@ static void paint_text(cairo_t *cr, const mp_scene_t *s, const mp_scene_item_t *
 	cairo_restore(cr);
 }
 
+/* Pixels 0xRRGGBBAA into a cairo image (premultiplied ARGB), painted one
+ * to a px at the item's place; returns the image's status. */
+static cairo_status_t paint_image(cairo_t *cr, const mp_scene_t *s, const mp_scene_item_t *it)
+{
+	int w = (int)it->w, h = (int)it->h;
+	cairo_surface_t *img = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, w, h);
+	const uint32_t *px = mp_scene_pixels(s, it);
+	cairo_status_t st = cairo_surface_status(img);
+	unsigned char *data;
+	int stride;
+
+	if (st != CAIRO_STATUS_SUCCESS) {
+		cairo_surface_destroy(img);
+		return st;
+	}
+	cairo_surface_flush(img);
+	data = cairo_image_surface_get_data(img);
+	stride = cairo_image_surface_get_stride(img);
+	for (int y = 0; y < h; y++) {
+		uint32_t *row = (uint32_t *)(void *)(data + (size_t)y * (size_t)stride);
+		for (int x = 0; x < w; x++) {
+			uint32_t v = px[(size_t)y * (size_t)w + (size_t)x], a = v & 0xFF;
+			uint32_t r = (v >> 24) * a / 255, g = (v >> 16 & 0xFF) * a / 255, b = (v >> 8 & 0xFF) * a / 255;
+			row[x] = a << 24 | r << 16 | g << 8 | b;
+		}
+	}
+	cairo_surface_mark_dirty(img);
+	cairo_save(cr);
+	cairo_set_source_surface(cr, img, it->x, it->y);
+	cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_NEAREST);
+	cairo_rectangle(cr, it->x, it->y, it->w, it->h);
+	cairo_fill(cr);
+	cairo_restore(cr);
+	cairo_surface_destroy(img);
+	return cairo_status(cr);
+}
+
 cairo_status_t dr_paint(cairo_t *cr, const mp_scene_t *s)
 {
 	cairo_status_t st;
@@ -112,6 +149,10 @@ cairo_status_t dr_paint(cairo_t *cr, const mp_scene_t *s)
 		}
 		case MP_SCENE_TEXT:
 			paint_text(cr, s, it);
+			break;
+		case MP_SCENE_IMAGE:
+			if ((st = paint_image(cr, s, it)) != CAIRO_STATUS_SUCCESS)
+				return st;
 			break;
 		default:
 			break;

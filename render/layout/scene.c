@@ -16,6 +16,8 @@ struct mp_scene {
 	size_t npts, ptscap;
 	char *str;
 	size_t nstr, strcap;
+	uint32_t *pix;
+	size_t npix, pixcap;
 };
 
 mp_scene_t *mp_scene_new(double width, double height, uint32_t background)
@@ -37,6 +39,7 @@ void mp_scene_free(mp_scene_t *s)
 	free(s->items);
 	free(s->pts);
 	free(s->str);
+	free(s->pix);
 	free(s);
 }
 
@@ -132,6 +135,34 @@ long mp_scene_text(mp_scene_t *s, double x, double y, const char *utf8, const mp
 	it->text_style = *style;
 	s->nstr += len + 1;
 	return (long)(s->n - 1);
+}
+
+long mp_scene_image(mp_scene_t *s, double x, double y, uint32_t w, uint32_t h, const uint32_t *rgba)
+{
+	size_t n = (size_t)w * h;
+	mp_scene_item_t *it;
+
+	if (!n || s->npix + n > UINT32_MAX) {
+		if (n)
+			s->status = MP_ENOMEM;
+		return n ? -1 : -2;
+	}
+	if (reserve(s, (void **)&s->pix, &s->pixcap, s->npix, n, sizeof(*s->pix)) < 0 || !(it = add(s, MP_SCENE_IMAGE)))
+		return -1;
+	memcpy(s->pix + s->npix, rgba, n * sizeof(*rgba));
+	it->first = (uint32_t)s->npix;
+	it->count = (uint32_t)n;
+	it->x = x;
+	it->y = y;
+	it->w = w;
+	it->h = h;
+	s->npix += n;
+	return (long)(s->n - 1);
+}
+
+const uint32_t *mp_scene_pixels(const mp_scene_t *s, const mp_scene_item_t *it)
+{
+	return it->kind == MP_SCENE_IMAGE ? s->pix + it->first : NULL;
 }
 
 void mp_scene_tag(mp_scene_t *s, long item, const char *tag)

@@ -2,6 +2,8 @@
  * first, min, max, last), which keeps the peak exactly, and stacking. */
 #include <memprof/layout.h>
 
+#include <math.h>
+
 static size_t column_of(double x, double x0, double x1, size_t columns)
 {
 	double f;
@@ -51,6 +53,38 @@ size_t mp_series_m4(const double *x, const double *y, size_t n, double x0, doubl
 			hi = i;
 	}
 	return k;
+}
+
+static void widen(mp_column_range_t *c, double v)
+{
+	if (isnan(v))
+		return;
+	if (!c->has) {
+		c->lo = c->hi = v;
+		c->has = 1;
+		return;
+	}
+	if (v < c->lo)
+		c->lo = v;
+	if (v > c->hi)
+		c->hi = v;
+}
+
+void mp_series_columns(const double *x, const double *y, size_t n, double x0, double x1, size_t columns,
+		       mp_column_range_t *out)
+{
+	double carry = NAN;
+	size_t i = 0;
+
+	for (size_t c = 0; c < columns; c++) {
+		out[c].has = 0;
+		out[c].lo = out[c].hi = 0;
+		widen(&out[c], carry); /* the value held since the column to the left */
+		for (; i < n && column_of(x[i], x0, x1, columns) == c; i++) {
+			widen(&out[c], y[i]);
+			carry = y[i];
+		}
+	}
 }
 
 void mp_series_stack(const double *const *layers, size_t nlayers, size_t n, double *tops)

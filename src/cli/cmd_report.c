@@ -1,9 +1,11 @@
 /* cmd_report.c - `memprof report`: peak, breakdown, timeline, leaks and
  * OOM states of captures, as text, JSON or CSV (docs/report.md). */
 #include "cli.h"
+#include "inputs.h"
+#include "plot_out.h"
 
-#include <memprof/capture.h>
 #include <memprof/functions.h>
+#include <memprof/plot.h>
 #include <memprof/report.h>
 #include <memprof/solver.h>
 #include <memprof/xplane.h>
@@ -20,7 +22,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: memprof report [--peak] [--timeline] [--breakdown] [--leaks] [--oom] [--by-function]\n"
 		"                      [--device ID] [--steps A:B] [--top N] [--points N]\n"
-		"                      [--compat=xprof] [--run NAME] [--json | --csv] FILE...\n"
+		"                      [--compat=xprof] [--run NAME] [--json | --csv]\n"
+		"                      [--svg OUT.svg | --png OUT.png] FILE...\n"
 		"\n"
 		"  --peak        summary and what was live at the peak (the default)\n"
 		"  --timeline    in use over time, down-sampled to --points points (default 1000)\n"
@@ -37,101 +40,15 @@ static void usage(FILE *out)
 		"  --compat=xprof  TensorBoard Memory Profile figures and table, quirks included\n"
 		"                (xplane inputs; --compat=xprof-v1: current xprof's row names)\n"
 		"  --run NAME    the run of a TensorBoard log directory (default: the newest)\n"
+		"  --svg OUT.svg, --png OUT.png\n"
+		"                also draw the timeline and the breakdown at the peak of what the\n"
+		"                report shows into a picture (see 'memprof plot' for more charts)\n"
 		"\n"
 		"FILE: a .memprof capture, *.xplane.pb files (one per host, read together) or\n"
 		"a TensorBoard log directory (plugins/profile/<run>/<host>.xplane.pb)\n"
 		"\n"
 		"exit codes: 0 ok, 1 analysis failed, 2 usage (bad option, range or device),\n"
 		"            3 file not readable, 4 not a capture or corrupted\n");
-}
-
-static int parse_u32(const char *s, uint32_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!*s || *s == '-' || *s == '+')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v > UINT32_MAX)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-static int parse_i64(const char *s, size_t len, int64_t *out)
-{
-	char buf[32], *end;
-	long long v;
-
-	if (len == 0 || len >= sizeof(buf) || s[0] == '-' || s[0] == '+')
-		return -1;
-	memcpy(buf, s, len);
-	buf[len] = '\0';
-	errno = 0;
-	v = strtoll(buf, &end, 10);
-	if (errno || *end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* "A:B", "A:", ":B" or "A", with 0 <= A <= B. */
-static int parse_steps(const char *s, int64_t *first, int64_t *last)
-{
-	const char *colon = strchr(s, ':');
-
-	*first = 0;
-	*last = INT64_MAX;
-	if (!colon) {
-		if (parse_i64(s, strlen(s), first) < 0)
-			return -1;
-		*last = *first;
-		return 0;
-	}
-	if (colon == s && !colon[1])
-		return -1;
-	if (colon > s && parse_i64(s, (size_t)(colon - s), first) < 0)
-		return -1;
-	if (colon[1] && parse_i64(colon + 1, strlen(colon + 1), last) < 0)
-		return -1;
-	return *first <= *last ? 0 : -1;
-}
-
-/* The memory id that --device names in one input: a number, or a name. */
-static int resolve_device(const mp_solver_t *s, const mp_source_t *src, const char *arg, uint32_t *id)
-{
-	uint32_t n;
-
-	if (parse_u32(arg, &n) == 0)
-		return mp_solver_find(s, n) ? (*id = n, 0) : -1;
-	for (size_t i = 0; i < mp_solver_device_count(s); i++) {
-		const mp_solver_device_t *d = mp_solver_device(s, i);
-		const mp_memory_info_t *m = mp_source_memory(src, d->id);
-		if (m && m->name && !strcmp(m->name, arg)) {
-			*id = d->id;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-static void list_devices(const mp_solver_t *s, const mp_source_t *src, char *buf, size_t size)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < mp_solver_device_count(s) && used < size; i++) {
-		const mp_solver_device_t *d = mp_solver_device(s, i);
-		const mp_memory_info_t *m = mp_source_memory(src, d->id);
-		int w = snprintf(buf + used, size - used, "%s%" PRIu32 " '%s'", i ? ", " : "", d->id, m ? m->name : "");
-		if (w < 0)
-			break;
-		used += (size_t)w;
-	}
-	if (!buf[0])
-		snprintf(buf, size, "none");
 }
 
 /* JSON with each input's "functions" object (docs/report.md) next to the
@@ -174,7 +91,8 @@ nomem:
 
 int cmd_report(int argc, char **argv)
 {
-	enum { O_PEAK = 256, O_TIMELINE, O_BREAKDOWN, O_LEAKS, O_OOM, O_DEVICE, O_STEPS, O_TOP, O_POINTS, O_JSON, O_CSV, O_COMPAT, O_RUN, O_FUNCS };
+	enum { O_PEAK = 256, O_TIMELINE, O_BREAKDOWN, O_LEAKS, O_OOM, O_DEVICE, O_STEPS, O_TOP, O_POINTS, O_JSON, O_CSV,
+	       O_COMPAT, O_RUN, O_FUNCS, O_SVG, O_PNG };
 	static const struct option longopts[] = {
 		{"peak", no_argument, NULL, O_PEAK},       {"timeline", no_argument, NULL, O_TIMELINE},
 		{"breakdown", no_argument, NULL, O_BREAKDOWN}, {"leaks", no_argument, NULL, O_LEAKS},
@@ -183,21 +101,19 @@ int cmd_report(int argc, char **argv)
 		{"points", required_argument, NULL, O_POINTS}, {"json", no_argument, NULL, O_JSON},
 		{"csv", no_argument, NULL, O_CSV},         {"help", no_argument, NULL, 'h'},
 		{"compat", required_argument, NULL, O_COMPAT}, {"run", required_argument, NULL, O_RUN},
-		{"by-function", no_argument, NULL, O_FUNCS},
+		{"by-function", no_argument, NULL, O_FUNCS}, {"svg", required_argument, NULL, O_SVG},
+		{"png", required_argument, NULL, O_PNG},
 		{NULL, 0, NULL, 0},
 	};
 	mp_report_options_t ropt = {0};
 	mp_solver_options_t sopt;
-	const char *device = NULL;
+	cli_inputs_options_t io = {NULL, NULL, NULL, 0};
+	cli_inputs_t ci;
+	const char *device = NULL, *picture = NULL, *picture_opt = NULL;
 	int format = 0, c, rc = MP_EXIT_OK, nfiles;
-	mp_report_input_t *in = NULL;
-	mp_solver_t **solvers = NULL;
-	mp_source_t **sources = NULL;
 	mp_xplane_input_options_t xin = {NULL, 0};
 	mp_xprof_options_t xcompat = {1};
-	const char **paths = NULL;
-	int compat = 0, ninputs = 0, by_function = 0;
-	mp_functions_t **funcs = NULL;
+	int compat = 0, by_function = 0;
 
 	mp_solver_options_init(&sopt);
 	optind = 1;
@@ -226,20 +142,20 @@ int cmd_report(int argc, char **argv)
 			device = optarg;
 			break;
 		case O_STEPS:
-			if (parse_steps(optarg, &ropt.step_first, &ropt.step_last) < 0) {
+			if (cli_parse_steps(optarg, &ropt.step_first, &ropt.step_last) < 0) {
 				mp_cli_error("invalid --steps range '%s' (expected A:B with 0 <= A <= B)", optarg);
 				return MP_EXIT_USAGE;
 			}
 			ropt.steps_set = 1;
 			break;
 		case O_TOP:
-			if (parse_u32(optarg, &ropt.top) < 0 || ropt.top == 0) {
+			if (cli_parse_u32(optarg, &ropt.top) < 0 || ropt.top == 0) {
 				mp_cli_error("invalid --top '%s' (expected a positive number)", optarg);
 				return MP_EXIT_USAGE;
 			}
 			break;
 		case O_POINTS:
-			if (parse_u32(optarg, &sopt.timeline_points) < 0 || sopt.timeline_points == 0 ||
+			if (cli_parse_u32(optarg, &sopt.timeline_points) < 0 || sopt.timeline_points == 0 ||
 			    sopt.timeline_points > 10000000) {
 				mp_cli_error("invalid --points '%s' (expected 1 to 10000000)", optarg);
 				return MP_EXIT_USAGE;
@@ -265,6 +181,19 @@ int cmd_report(int argc, char **argv)
 		case O_RUN:
 			xin.run = optarg;
 			break;
+		case O_SVG:
+		case O_PNG:
+			if (picture) {
+				mp_cli_error("one picture at a time: --svg and --png cannot be combined");
+				return MP_EXIT_USAGE;
+			}
+			picture = optarg;
+			picture_opt = c == O_SVG ? "--svg" : "--png";
+			if (mp_render_format_of(picture) != (c == O_SVG ? MP_RENDER_SVG : MP_RENDER_PNG)) {
+				mp_cli_error("%s '%s': the file name must end in %s", picture_opt, picture, c == O_SVG ? ".svg" : ".png");
+				return MP_EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return MP_EXIT_OK;
@@ -282,120 +211,39 @@ int cmd_report(int argc, char **argv)
 		mp_cli_error("--by-function cannot be combined with --compat");
 		return MP_EXIT_USAGE;
 	}
+	if (picture && compat) {
+		mp_cli_error("%s cannot be combined with --compat (the charts show memprof's figures)", picture_opt);
+		return MP_EXIT_USAGE;
+	}
 	/* --by-function alone: only that table in text (JSON keeps the peak) */
 	int functions_only = by_function && !ropt.sections;
 	if (!ropt.sections)
 		ropt.sections = MP_REPORT_PEAK;
 	if (ropt.sections & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN | MP_REPORT_LEAKS))
 		by_function |= 2; /* when the capture has stacks */
-	sopt.breakdown = (ropt.sections & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN)) != 0;
-	sopt.timeline = (ropt.sections & MP_REPORT_TIMELINE) != 0;
+	sopt.breakdown = (ropt.sections & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN)) != 0 || picture;
+	sopt.timeline = (ropt.sections & MP_REPORT_TIMELINE) != 0 || picture;
 	sopt.steps_set = ropt.steps_set;
 	sopt.step_first = ropt.step_first;
 	sopt.step_last = ropt.step_last;
 	if (ropt.top)
 		sopt.top = ropt.top;
+	if (picture && !(ropt.sections & MP_REPORT_TIMELINE))
+		sopt.timeline_points = 2000; /* the chart's resolution; the text shows no timeline */
 
-	in = calloc((size_t)nfiles, sizeof(*in));
-	solvers = calloc((size_t)nfiles, sizeof(*solvers));
-	sources = calloc((size_t)nfiles, sizeof(*sources));
-	paths = calloc((size_t)nfiles, sizeof(*paths));
-	funcs = calloc((size_t)nfiles, sizeof(*funcs));
-	if (!in || !solvers || !sources || !paths || !funcs) {
-		mp_cli_error("out of memory");
-		rc = MP_EXIT_FAILURE;
-		goto out;
-	}
-	for (int f = 0, used = 1; f < nfiles; f += used) {
-		const char *path = argv[optind + f];
-		mp_diag_t diag;
-		char note[512];
-		int err, i = ninputs;
-
-		mp_diag_clear(&diag);
-		/* TF/JAX captures: a log directory, or xplane files read together */
-		err = mp_xplane_open_args(&sources[i], (const char *const *)argv + optind + f, (size_t)(nfiles - f), &xin,
-					  note, sizeof(note), &diag);
-		used = err > 0 ? err : 1;
-		if (note[0])
-			fprintf(stderr, "memprof: %s\n", note);
-		if (err == 0)
-			err = mp_capture_open_source(&sources[i], path, &diag);
-		if (err >= 0 && mp_xplane_is_source(sources[i]) && mp_xplane_memory_event_count(sources[i]) == 0) {
-			fprintf(stderr, "memprof: '%s': no memory events in this capture (TensorFlow records them "
-					"for GPU allocators with host_trace_level >= 2)\n", path);
-			mp_source_close(sources[i]);
-			sources[i] = NULL;
-			continue;
-		}
-		ninputs++;
-		if (err >= 0 && used > 1)
-			path = sources[i]->path; /* "host1.xplane.pb, host2.xplane.pb" */
-		paths[i] = path;
-		if (err < 0) {
-			if (!diag.file[0])
-				mp_diag_set_file(&diag, path);
-			if (!diag.code)
-				diag.code = err;
-			rc = mp_cli_diag(&diag);
-			goto out;
-		}
-		if (compat)
-			continue;
-		solvers[i] = mp_solver_new(&sopt);
-		if (!solvers[i]) {
-			mp_cli_error("out of memory");
-			rc = MP_EXIT_FAILURE;
-			goto out;
-		}
-		err = mp_solver_run(solvers[i], sources[i], &diag);
-		if (err < 0) {
-			if (!diag.file[0])
-				mp_diag_set_file(&diag, path);
-			if (!diag.code)
-				diag.code = err;
-			rc = mp_cli_diag(&diag);
-			if (rc == MP_EXIT_USAGE) /* a solver limit is a property of the input */
-				rc = MP_EXIT_FORMAT;
-			goto out;
-		}
-		in[i].path = path;
-		in[i].solver = solvers[i];
-		in[i].source = sources[i];
-		if (device) {
-			if (resolve_device(solvers[i], sources[i], device, &in[i].device) < 0) {
-				char list[512];
-				list_devices(solvers[i], sources[i], list, sizeof(list));
-				mp_cli_error("'%s': unknown device '%s' (memory ids: %s)", path, device, list);
-				rc = MP_EXIT_USAGE;
-				goto out;
-			}
-			in[i].device_set = 1;
-		}
-		if (by_function) {
-			err = mp_functions_compute(&funcs[i], sources[i], solvers[i], &diag);
-			if (err == MP_ENODATA && (by_function & 1)) {
-				mp_cli_error("'%s': the capture has no call stacks (record it with 'memprof record --stacks')",
-					     path);
-				rc = MP_EXIT_USAGE;
-				goto out;
-			}
-			if (err < 0 && err != MP_ENODATA) {
-				if (!diag.file[0])
-					mp_diag_set_file(&diag, path);
-				rc = mp_cli_diag(&diag);
-				goto out;
-			}
-		}
-	}
-	if (ninputs == 0)
-		goto out; /* only captures without memory events */
+	io.solver = compat ? NULL : &sopt;
+	io.xplane = &xin;
+	io.device = device;
+	io.functions = (by_function & 1) ? 1 : by_function ? 2 : 0;
+	rc = cli_inputs_open(&ci, argv + optind, nfiles, &io);
+	if (rc != MP_EXIT_OK || ci.n == 0)
+		goto out; /* an error, or only captures without memory events */
 	if (compat) {
 		mp_diag_t diag;
 		int err;
 
 		mp_diag_clear(&diag);
-		err = mp_xprof_report(stdout, sources, paths, (size_t)ninputs, &xcompat,
+		err = mp_xprof_report(stdout, ci.sources, ci.paths, (size_t)ci.n, &xcompat,
 				      format == O_JSON ? MP_XPROF_JSON : format == O_CSV ? MP_XPROF_CSV : MP_XPROF_TEXT,
 				      device, ropt.top, &diag);
 		if (err < 0)
@@ -405,47 +253,42 @@ int cmd_report(int argc, char **argv)
 	{
 		int err = 0, any = 0;
 
-		for (int i = 0; i < ninputs; i++)
-			any |= funcs[i] != NULL;
+		for (int i = 0; i < ci.n; i++)
+			any |= ci.functions[i] != NULL;
 		if (format == O_JSON)
-			err = any ? report_json_functions(in, funcs, (size_t)ninputs, &ropt)
-				  : mp_report_json(stdout, in, (size_t)ninputs, &ropt);
+			err = any ? report_json_functions(ci.in, ci.functions, (size_t)ci.n, &ropt)
+				  : mp_report_json(stdout, ci.in, (size_t)ci.n, &ropt);
 		else if (format == O_CSV) {
-			err = mp_report_csv(stdout, in, (size_t)ninputs, &ropt);
+			err = mp_report_csv(stdout, ci.in, (size_t)ci.n, &ropt);
 			if (!err && any)
 				printf("\n%s\n", mp_functions_csv_header);
-			for (int i = 0; !err && i < ninputs; i++)
-				if (funcs[i])
-					err = mp_functions_csv(stdout, funcs[i], in[i].path, ropt.top, in[i].device_set,
-							       in[i].device);
+			for (int i = 0; !err && i < ci.n; i++)
+				if (ci.functions[i])
+					err = mp_functions_csv(stdout, ci.functions[i], ci.in[i].path, ropt.top,
+							       ci.in[i].device_set, ci.in[i].device);
 		}
 		else if (!functions_only)
-			err = mp_report_text(stdout, in, (size_t)ninputs, &ropt);
-		for (int i = 0; format != O_JSON && format != O_CSV && !err && i < ninputs; i++) {
-			if (!funcs[i])
+			err = mp_report_text(stdout, ci.in, (size_t)ci.n, &ropt);
+		for (int i = 0; format != O_JSON && format != O_CSV && !err && i < ci.n; i++) {
+			if (!ci.functions[i])
 				continue;
-			if (ninputs > 1)
-				printf("\n%s\n", in[i].path);
-			err = mp_functions_text(stdout, funcs[i], sources[i], ropt.top, in[i].device_set, in[i].device);
+			if (ci.n > 1)
+				printf("\n%s\n", ci.in[i].path);
+			err = mp_functions_text(stdout, ci.functions[i], ci.sources[i], ropt.top, ci.in[i].device_set,
+						ci.in[i].device);
 		}
 		if (err < 0) {
 			mp_cli_error("writing the report: %s", mp_strerror(err));
 			rc = err == MP_ENOMEM ? MP_EXIT_FAILURE : MP_EXIT_IO;
 		}
 	}
-out:
-	for (int i = 0; i < nfiles; i++) {
-		if (funcs)
-			mp_functions_free(funcs[i]);
-		if (solvers)
-			mp_solver_free(solvers[i]);
-		if (sources)
-			mp_source_close(sources[i]);
+	if (rc == MP_EXIT_OK && picture) {
+		/* the timeline and the breakdown of what the report shows, beside it */
+		mp_plot_options_t po = {MP_PLOT_TIMELINE | MP_PLOT_BREAKDOWN, 0, 0, 0, ropt.top ? ropt.top : 0};
+		fflush(stdout);
+		rc = cli_plot_write(&ci, &po, picture);
 	}
-	free(in);
-	free(solvers);
-	free(sources);
-	free(paths);
-	free(funcs);
+out:
+	cli_inputs_close(&ci);
 	return rc;
 }

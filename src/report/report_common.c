@@ -92,15 +92,3 @@ const char *mp_report_bytes(char *buf, size_t size, uint64_t bytes)
 		snprintf(buf, size, "%" PRIu64 " B (%.2f %s)", bytes, v, units[u]);
 	return buf;
 }
-
-const char *rp_oom_cause(const mp_solver_oom_t *o)
-{
-	if (o->at.has_free && o->requested_bytes > o->at.free_bytes)
-		return "full";
-	if (o->at.has_largest) {
-		if (o->requested_bytes > o->at.region_free_bytes)
-			return "full";
-		return o->requested_bytes > o->at.largest_free_bytes ? "fragmented" : "fits";
-	}
-	return NULL;
-}

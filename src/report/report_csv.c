@@ -138,7 +138,7 @@ static void t_oom(FILE *out, const mp_report_input_t *in, const mp_solver_device
 	(void)top;
 	for (size_t i = 0; i < d->oom_count; i++) {
 		const mp_solver_oom_t *o = &d->oom[i];
-		const char *cause = rp_oom_cause(o);
+		const char *cause = mp_solver_oom_cause(o);
 		lead(out, "oom", in, d->id);
 		fprintf(out, ",%zu,%" PRIu64, i, o->at.time_ns);
 		stepf(out, o->at.step);

@@ -26,12 +26,6 @@ const char *rp_row_op(const mp_report_input_t *in, const mp_solver_row_t *r);
 size_t rp_shown(size_t n, uint32_t top);
 uint64_t rp_rest_bytes(const mp_solver_row_t *rows, size_t n, size_t shown);
 
-/* Why an allocation failed, from the state at that instant: "full" (the
- * request exceeds the free bytes), "fragmented" (enough free bytes, no free
- * chunk large enough), "fits" (a free chunk was large enough: the limit is
- * elsewhere), or NULL when the figures are unknown. */
-const char *rp_oom_cause(const mp_solver_oom_t *o);
-
 /* One CSV field, quoted (RFC 4180) when it holds a comma, a quote or a line
  * break. */
 void rp_csv_field(FILE *out, const char *s);

@@ -181,7 +181,7 @@ static json_t *device_json(const mp_report_input_t *in, const mp_solver_device_t
 			put(x, "largest_free_chunk_bytes", r->at.has_largest ? jint(r->at.largest_free_bytes) : json_null(), bad);
 			put(x, "region_free_bytes", r->at.has_largest ? jint(r->at.region_free_bytes) : json_null(), bad);
 			put(x, "fragmentation", jfrag(r->at.fragmentation), bad);
-			put(x, "cause", rp_oom_cause(r) ? json_string(rp_oom_cause(r)) : json_null(), bad);
+			put(x, "cause", mp_solver_oom_cause(r) ? json_string(mp_solver_oom_cause(r)) : json_null(), bad);
 			for (size_t k = 0; k < r->top_count; k++)
 				if (json_array_append_new(t, row_json(in, &r->top[k], bad)) < 0)
 					*bad = 1;

@@ -235,7 +235,7 @@ static void ooms(FILE *out, const mp_report_input_t *in, const mp_solver_device_
 		d->oom_count < d->oom_total ? " (the first ones are detailed)" : "");
 	for (size_t i = 0; i < d->oom_count; i++) {
 		const mp_solver_oom_t *o = &d->oom[i];
-		const char *cause = rp_oom_cause(o), *op = rp_str(in, o->op);
+		const char *cause = mp_solver_oom_cause(o), *op = rp_str(in, o->op);
 		fprintf(out, "  #%zu at %s, step %s, op %s: asked %s\n", i + 1, ms(t, sizeof(t), o->at.time_ns),
 			step_str(s, sizeof(s), o->at.step), *op ? op : "-", human(h, sizeof(h), o->requested_bytes));
 		fprintf(out, "     heap %s, free %s", human(h, sizeof(h), o->at.heap_bytes),

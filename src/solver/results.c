@@ -185,3 +185,15 @@ mp_end_status_t mp_solver_end_status(const mp_solver_t *s)
 {
 	return s->end_status;
 }
+
+const char *mp_solver_oom_cause(const mp_solver_oom_t *o)
+{
+	if (o->at.has_free && o->requested_bytes > o->at.free_bytes)
+		return "full";
+	if (o->at.has_largest) {
+		if (o->requested_bytes > o->at.region_free_bytes)
+			return "full";
+		return o->requested_bytes > o->at.largest_free_bytes ? "fragmented" : "fits";
+	}
+	return NULL;
+}

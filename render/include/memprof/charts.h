@@ -33,7 +33,7 @@ extern "C" {
 #define MP_COLOR_AXIS 0x8C8C8C
 #define MP_COLOR_HEAP 0x0072B2        /* blue */
 #define MP_COLOR_STACK 0xE69F00       /* orange */
-#define MP_COLOR_FREE 0xDEDEDE        /* light grey */
+#define MP_COLOR_FREE 0xE3E3E3        /* light grey */
 #define MP_COLOR_FRAGMENTATION 0xCC79A7 /* reddish purple */
 #define MP_COLOR_PEAK 0x000000
 #define MP_COLOR_OOM 0xD55E00         /* vermillion */
@@ -106,26 +106,35 @@ size_t mp_chart_bars_from_rows(mp_chart_bar_t *out, size_t max, const mp_solver_
 			       const mp_source_t *src, char *text, size_t textsz, uint64_t *rest_bytes,
 			       uint64_t *rest_count);
 
-/* The memory map of a memory id at one instant. */
+/* The memory map of a memory id at one instant. The map's geometry is
+ * built first, from a snapshot, at the width the chart will have
+ * (mp_chart_map_geometry): a snapshot of millions of blocks need not be
+ * kept to draw it, only its pixel columns. */
 typedef struct mp_chart_map {
-	const char *title;          /* "GPU_0_bfc at the peak" */
-	const char *subtitle;       /* time, step, figures */
-	const mp_snapshot_t *snap;  /* regions and live blocks */
-	uint64_t requested;         /* the failed request drawn beside the map; 0 at a peak */
+	const char *title;         /* "Memory map of GPU_0_bfc at the peak" */
+	const char *subtitle;      /* time, step, cause; may be NULL */
+	const mp_memmap_t *map;    /* from mp_chart_map_geometry */
+	uint64_t requested;        /* the failed request drawn under the map; 0 at a peak */
 } mp_chart_map_t;
+
+/* The pixel columns of snap's regions and blocks for a map chart of this
+ * width. Returns 0, MP_ENODATA (no region at that instant), MP_EUSAGE (more
+ * regions than the map has pixels) or MP_ENOMEM; free with
+ * mp_memmap_free(). */
+int mp_chart_map_geometry(mp_memmap_t *out, const mp_snapshot_t *snap, double width);
 
 /* Every region as an address strip (rows of pixel columns at one scale,
  * blocks merged per pixel), live bytes coloured by region type, free bytes
  * light, the largest free chunk outlined and labelled, and for a failed
  * allocation the request drawn at the same scale under the map, beside the
- * largest free chunk and all free bytes. Tags: "map-column" (runs of
- * columns), "largest-free" (its outline, one per row it spans), "request"
- * (the request's bar), "largest-free-bar". Returns 0, MP_ENODATA (no
- * region at that instant), MP_EUSAGE (more regions than pixels) or
- * MP_ENOMEM. */
+ * largest free chunk and all the free bytes. Rows are images (a pixel per
+ * column), so the picture's size does not follow the block count. Tags:
+ * "map-row" (a row's image), "map-region" (a region's part of a row, while
+ * there are at most 400 regions), "largest-free" (its outline, one per row
+ * it spans), "largest-free-label", "request", "largest-free-bar",
+ * "free-bar" (the comparison bars). Returns 0 or MP_ENOMEM. */
 int mp_chart_map(const mp_chart_area_t *a, const mp_chart_map_t *map);
-/* Height for a map of this snapshot at this width. */
-double mp_chart_map_height(const mp_chart_map_t *map, double width);
+double mp_chart_map_height(const mp_chart_map_t *map);
 
 /* ---- HLO charts -------------------------------------------------------- */
 

@@ -149,6 +149,20 @@ long mp_labels_place(mp_label_t *labels, size_t n, const mp_box_t *bounds, const
 size_t mp_series_m4(const double *x, const double *y, size_t n, double x0, double x1, size_t columns,
 		    size_t *out);
 
+/* What a pixel column of a step series shows (value y[i] held from x[i]
+ * until x[i + 1]): its lowest and highest value, counting the value carried
+ * in from the left; has = 0 where the series has no value yet (or NaN, a
+ * gap). The highest value of the series is the `hi` of its column, exactly:
+ * an area drawn to each column's hi is the series at pixel resolution,
+ * peak included, in as many points as there are columns. */
+typedef struct mp_column_range {
+	double lo, hi;
+	int has;
+} mp_column_range_t;
+
+void mp_series_columns(const double *x, const double *y, size_t n, double x0, double x1, size_t columns,
+		       mp_column_range_t *out);
+
 /* Stack layers: tops[l * n + i] = layers[0][i] + ... + layers[l][i]. */
 void mp_series_stack(const double *const *layers, size_t nlayers, size_t n, double *tops);
 

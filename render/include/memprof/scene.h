@@ -29,6 +29,7 @@ typedef enum {
 	MP_SCENE_RECT = 1, /* x, y, w, h */
 	MP_SCENE_PATH,     /* points[first .. first+count): a polyline, or a polygon when closed */
 	MP_SCENE_TEXT,     /* one line of UTF-8 at (x, y) */
+	MP_SCENE_IMAGE,    /* w x h pixels at (x, y), one to a px: what is made of pixels (the memory map) */
 } mp_scene_kind_t;
 
 typedef enum { MP_DASH_SOLID, MP_DASH_DASHED, MP_DASH_DOTTED } mp_dash_t;
@@ -60,7 +61,7 @@ typedef struct mp_scene_item {
 	mp_style_t style;
 	mp_text_style_t text_style;
 	double x, y, w, h;     /* rect; text: the anchor in x, y */
-	uint32_t first, count; /* path: its points */
+	uint32_t first, count; /* path: its points; image: its pixels */
 	uint32_t text;         /* text: offset of its string in the scene's pool */
 	const char *tag;       /* what the item shows, for tests ("peak-line"); static or NULL */
 } mp_scene_item_t;
@@ -92,6 +93,11 @@ long mp_scene_path(mp_scene_t *scene, const mp_point_t *points, size_t n, int cl
 /* The string is copied; empty strings add nothing and return -2. */
 long mp_scene_text(mp_scene_t *scene, double x, double y, const char *utf8, const mp_text_style_t *style);
 
+/* An image of w x h pixels (0xRRGGBBAA, rows top to bottom; copied) drawn
+ * at (x, y), a pixel to a px. A picture made of pixel columns costs the
+ * same whatever it shows; in an SVG it is one embedded PNG. */
+long mp_scene_image(mp_scene_t *scene, double x, double y, uint32_t w, uint32_t h, const uint32_t *rgba);
+
 /* Name what item i shows (a static string), so tests can find it. */
 void mp_scene_tag(mp_scene_t *scene, long item, const char *tag);
 
@@ -100,6 +106,7 @@ size_t mp_scene_count(const mp_scene_t *scene);
 const mp_scene_item_t *mp_scene_item(const mp_scene_t *scene, size_t i);
 const mp_point_t *mp_scene_points(const mp_scene_t *scene, const mp_scene_item_t *item);
 const char *mp_scene_string(const mp_scene_t *scene, const mp_scene_item_t *item);
+const uint32_t *mp_scene_pixels(const mp_scene_t *scene, const mp_scene_item_t *item);
 /* The first item with this tag at or after index *from (0 to start), or
  * NULL; *from is set past it, to find the next one. */
 const mp_scene_item_t *mp_scene_find(const mp_scene_t *scene, const char *tag, size_t *from);

@@ -189,6 +189,14 @@ const mp_solver_device_t *mp_solver_device(const mp_solver_t *s, size_t i);
 /* The device for a memory id, or NULL. */
 const mp_solver_device_t *mp_solver_find(const mp_solver_t *s, uint32_t id);
 
+/* Why an allocation failed, judged from the state at that instant:
+ * "full" (the request exceeds the free bytes, or all the free bytes inside
+ * the regions), "fragmented" (enough bytes free inside the regions, but no
+ * free chunk that large), "fits" (a free chunk was large enough: a limit
+ * outside the tracked regions), or NULL when there is nothing to compare
+ * with (no capacity and no regions). Static strings. */
+const char *mp_solver_oom_cause(const mp_solver_oom_t *o);
+
 /* How the source ended, as recorded by mp_solver_run(); MP_END_CLEAN when
  * the solver was driven by hand. */
 mp_end_status_t mp_solver_end_status(const mp_solver_t *s);

@@ -1,0 +1,161 @@
+/* cmd_plot.c - `memprof plot FILE... -o OUT.svg|OUT.png`: the charts of
+ * captures as a picture for a bug report (docs/charts.md). */
+#include "cli.h"
+#include "inputs.h"
+#include "plot_out.h"
+
+#include <memprof/plot.h>
+#include <memprof/xplane.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: memprof plot FILE... -o OUT.svg|OUT.png [--chart timeline|breakdown|map|all]\n"
+		"                    [--device ID] [--steps A:B] [--width W] [--height H]\n"
+		"                    [--top N] [--oom-maps N] [--run NAME]\n"
+		"\n"
+		"Draw the charts of captures into one picture (SVG or PNG, from the\n"
+		"extension): per memory id, highest peak first,\n"
+		"  timeline   in use over time (stack, heap, free), fragmentation, the peak,\n"
+		"             failed allocations and step starts (the default)\n"
+		"  breakdown  what was live at the peak, largest groups first\n"
+		"  map        the memory map at the peak and at each failed allocation: every\n"
+		"             region as an address strip, the largest free chunk, the request\n"
+		"  all        all of them, stacked\n"
+		"\n"
+		"  -o, --output OUT  the picture to write (.svg or .png)\n"
+		"  --device ID   only this memory id (a number, or a name such as GPU_0_bfc)\n"
+		"  --steps A:B   only steps A to B (A:, :B and A also accepted)\n"
+		"  --width W     picture width in px (default 1200)\n"
+		"  --height H    picture height in px (default: 700 for one chart, else what\n"
+		"                the charts need)\n"
+		"  --top N       bars of the breakdown (default 12; the rest in one bar)\n"
+		"  --oom-maps N  maps of failed allocations per memory id (default 4)\n"
+		"  --run NAME    the run of a TensorBoard log directory (default: the newest)\n"
+		"\n"
+		"FILE: a .memprof capture, *.xplane.pb files (one per host, read together) or\n"
+		"a TensorBoard log directory\n"
+		"\n"
+		"exit codes: 0 ok, 1 nothing to draw, 2 usage, 3 file not readable or not\n"
+		"            writable, 4 not a capture or corrupted\n");
+}
+
+/* A size in px: 200 to 32768. */
+static int parse_px(const char *s, const char *opt, double *out)
+{
+	uint32_t v;
+
+	if (cli_parse_u32(s, &v) < 0 || v < 200 || v > MP_RENDER_MAX_SIDE) {
+		mp_cli_error("invalid %s '%s' (expected 200 to %d px)", opt, s, MP_RENDER_MAX_SIDE);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int cmd_plot(int argc, char **argv)
+{
+	enum { O_CHART = 256, O_DEVICE, O_STEPS, O_WIDTH, O_HEIGHT, O_TOP, O_OOM_MAPS, O_RUN };
+	static const struct option longopts[] = {
+		{"output", required_argument, NULL, 'o'},  {"chart", required_argument, NULL, O_CHART},
+		{"device", required_argument, NULL, O_DEVICE}, {"steps", required_argument, NULL, O_STEPS},
+		{"width", required_argument, NULL, O_WIDTH}, {"height", required_argument, NULL, O_HEIGHT},
+		{"top", required_argument, NULL, O_TOP},   {"oom-maps", required_argument, NULL, O_OOM_MAPS},
+		{"run", required_argument, NULL, O_RUN},   {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	mp_plot_options_t po = {MP_PLOT_TIMELINE, 0, 0, 0, 0};
+	mp_solver_options_t sopt;
+	mp_xplane_input_options_t xin = {NULL, 0};
+	cli_inputs_options_t io = {NULL, NULL, NULL, 0};
+	cli_inputs_t ci;
+	const char *out = NULL;
+	uint32_t v;
+	int c, rc;
+
+	mp_solver_options_init(&sopt);
+	sopt.timeline_points = 2000; /* about two points a pixel column at the default width */
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			out = optarg;
+			break;
+		case O_CHART:
+			if (!(po.charts = mp_plot_chart_parse(optarg))) {
+				mp_cli_error("unknown --chart '%s' (expected timeline, breakdown, map or all)", optarg);
+				return MP_EXIT_USAGE;
+			}
+			break;
+		case O_DEVICE:
+			io.device = optarg;
+			break;
+		case O_STEPS:
+			if (cli_parse_steps(optarg, &sopt.step_first, &sopt.step_last) < 0) {
+				mp_cli_error("invalid --steps range '%s' (expected A:B with 0 <= A <= B)", optarg);
+				return MP_EXIT_USAGE;
+			}
+			sopt.steps_set = 1;
+			break;
+		case O_WIDTH:
+			if (parse_px(optarg, "--width", &po.width) < 0)
+				return MP_EXIT_USAGE;
+			break;
+		case O_HEIGHT:
+			if (parse_px(optarg, "--height", &po.height) < 0)
+				return MP_EXIT_USAGE;
+			break;
+		case O_TOP:
+		case O_OOM_MAPS:
+			if (cli_parse_u32(optarg, &v) < 0 || v == 0 || v > 1000) {
+				mp_cli_error("invalid %s '%s' (expected 1 to 1000)", c == O_TOP ? "--top" : "--oom-maps", optarg);
+				return MP_EXIT_USAGE;
+			}
+			if (c == O_TOP)
+				po.top = v;
+			else
+				po.max_oom_maps = v;
+			break;
+		case O_RUN:
+			xin.run = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return MP_EXIT_OK;
+		default:
+			mp_cli_error("unknown or incomplete option '%s' (see 'memprof plot --help')", argv[optind - 1]);
+			return MP_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		mp_cli_error("no input file (see 'memprof plot --help')");
+		return MP_EXIT_USAGE;
+	}
+	if (!out) {
+		mp_cli_error("no output picture: give -o OUT.svg or -o OUT.png");
+		return MP_EXIT_USAGE;
+	}
+	if ((rc = cli_plot_check_path(out, "-o")) != MP_EXIT_OK)
+		return rc;
+	if (po.top)
+		sopt.top = (uint32_t)po.top;
+	sopt.max_oom_records = po.max_oom_maps > 16 ? (uint32_t)po.max_oom_maps : 1000;
+	io.solver = &sopt;
+	io.xplane = &xin;
+	io.functions = (po.charts & MP_PLOT_BREAKDOWN) ? 2 : 0;
+	rc = cli_inputs_open(&ci, argv + optind, argc - optind, &io);
+	if (rc == MP_EXIT_OK && ci.n == 0) {
+		mp_cli_error("no memory events to draw: '%s' not written", out);
+		rc = MP_EXIT_FAILURE;
+	} else if (rc == MP_EXIT_OK) {
+		rc = cli_plot_write(&ci, &po, out);
+	}
+	cli_inputs_close(&ci);
+	return rc;
+}

@@ -1,0 +1,205 @@
+/* inputs.c - opening and solving the inputs of `report` and `plot`. */
+#include "inputs.h"
+
+#include "cli.h"
+
+#include <memprof/capture.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_parse_u32(const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > UINT32_MAX)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_i64(const char *s, size_t len, int64_t *out)
+{
+	char buf[32], *end;
+	long long v;
+
+	if (len == 0 || len >= sizeof(buf) || s[0] == '-' || s[0] == '+')
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	errno = 0;
+	v = strtoll(buf, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int cli_parse_steps(const char *s, int64_t *first, int64_t *last)
+{
+	const char *colon = strchr(s, ':');
+
+	*first = 0;
+	*last = INT64_MAX;
+	if (!colon) {
+		if (parse_i64(s, strlen(s), first) < 0)
+			return -1;
+		*last = *first;
+		return 0;
+	}
+	if (colon == s && !colon[1])
+		return -1;
+	if (colon > s && parse_i64(s, (size_t)(colon - s), first) < 0)
+		return -1;
+	if (colon[1] && parse_i64(colon + 1, strlen(colon + 1), last) < 0)
+		return -1;
+	return *first <= *last ? 0 : -1;
+}
+
+/* The memory id that --device names in one input: a number, or a name. */
+static int resolve_device(const mp_solver_t *s, const mp_source_t *src, const char *arg, uint32_t *id)
+{
+	uint32_t n;
+
+	if (cli_parse_u32(arg, &n) == 0)
+		return mp_solver_find(s, n) ? (*id = n, 0) : -1;
+	for (size_t i = 0; i < mp_solver_device_count(s); i++) {
+		const mp_solver_device_t *d = mp_solver_device(s, i);
+		const mp_memory_info_t *m = mp_source_memory(src, d->id);
+		if (m && m->name && !strcmp(m->name, arg)) {
+			*id = d->id;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void list_devices(const mp_solver_t *s, const mp_source_t *src, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < mp_solver_device_count(s) && used < size; i++) {
+		const mp_solver_device_t *d = mp_solver_device(s, i);
+		const mp_memory_info_t *m = mp_source_memory(src, d->id);
+		int w = snprintf(buf + used, size - used, "%s%" PRIu32 " '%s'", i ? ", " : "", d->id, m ? m->name : "");
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+	if (!buf[0])
+		snprintf(buf, size, "none");
+}
+
+/* The failure of one input as an exit code, naming it. */
+static int fail(mp_diag_t *diag, const char *path, int err)
+{
+	if (!diag->file[0])
+		mp_diag_set_file(diag, path);
+	if (!diag->code)
+		diag->code = err;
+	return mp_cli_diag(diag);
+}
+
+int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_inputs_options_t *o)
+{
+	memset(ci, 0, sizeof(*ci));
+	ci->in = calloc((size_t)nfiles, sizeof(*ci->in));
+	ci->solvers = calloc((size_t)nfiles, sizeof(*ci->solvers));
+	ci->sources = calloc((size_t)nfiles, sizeof(*ci->sources));
+	ci->paths = calloc((size_t)nfiles, sizeof(*ci->paths));
+	ci->functions = calloc((size_t)nfiles, sizeof(*ci->functions));
+	if (!ci->in || !ci->solvers || !ci->sources || !ci->paths || !ci->functions) {
+		mp_cli_error("out of memory");
+		return MP_EXIT_FAILURE;
+	}
+	ci->cap = nfiles;
+	for (int f = 0, used = 1; f < nfiles; f += used) {
+		const char *path = files[f];
+		mp_diag_t diag;
+		char note[512];
+		int err, i = ci->n;
+
+		mp_diag_clear(&diag);
+		/* TF/JAX captures: a log directory, or xplane files read together */
+		err = mp_xplane_open_args(&ci->sources[i], (const char *const *)files + f, (size_t)(nfiles - f), o->xplane,
+					  note, sizeof(note), &diag);
+		used = err > 0 ? err : 1;
+		if (note[0])
+			fprintf(stderr, "memprof: %s\n", note);
+		if (err == 0)
+			err = mp_capture_open_source(&ci->sources[i], path, &diag);
+		if (err >= 0 && mp_xplane_is_source(ci->sources[i]) && mp_xplane_memory_event_count(ci->sources[i]) == 0) {
+			fprintf(stderr, "memprof: '%s': no memory events in this capture (TensorFlow records them "
+					"for GPU allocators with host_trace_level >= 2)\n", path);
+			mp_source_close(ci->sources[i]);
+			ci->sources[i] = NULL;
+			continue;
+		}
+		ci->n++;
+		if (err >= 0 && used > 1)
+			path = ci->sources[i]->path; /* "host1.xplane.pb, host2.xplane.pb" */
+		ci->paths[i] = path;
+		if (err < 0)
+			return fail(&diag, path, err);
+		if (!o->solver)
+			continue;
+		if (!(ci->solvers[i] = mp_solver_new(o->solver))) {
+			mp_cli_error("out of memory");
+			return MP_EXIT_FAILURE;
+		}
+		if ((err = mp_solver_run(ci->solvers[i], ci->sources[i], &diag)) < 0) {
+			int rc = fail(&diag, path, err);
+			return rc == MP_EXIT_USAGE ? MP_EXIT_FORMAT : rc; /* a solver limit is a property of the input */
+		}
+		ci->in[i].path = path;
+		ci->in[i].solver = ci->solvers[i];
+		ci->in[i].source = ci->sources[i];
+		if (o->device) {
+			if (resolve_device(ci->solvers[i], ci->sources[i], o->device, &ci->in[i].device) < 0) {
+				char list[512];
+				list_devices(ci->solvers[i], ci->sources[i], list, sizeof(list));
+				mp_cli_error("'%s': unknown device '%s' (memory ids: %s)", path, o->device, list);
+				return MP_EXIT_USAGE;
+			}
+			ci->in[i].device_set = 1;
+		}
+		if (o->functions) {
+			err = mp_functions_compute(&ci->functions[i], ci->sources[i], ci->solvers[i], &diag);
+			if (err == MP_ENODATA && o->functions == 1) {
+				mp_cli_error("'%s': the capture has no call stacks (record it with 'memprof record --stacks')",
+					     path);
+				return MP_EXIT_USAGE;
+			}
+			if (err < 0 && err != MP_ENODATA) {
+				if (!diag.file[0])
+					mp_diag_set_file(&diag, path);
+				return mp_cli_diag(&diag);
+			}
+		}
+	}
+	return MP_EXIT_OK;
+}
+
+void cli_inputs_close(cli_inputs_t *ci)
+{
+	for (int i = 0; i < ci->cap; i++) {
+		mp_functions_free(ci->functions[i]);
+		mp_solver_free(ci->solvers[i]);
+		mp_source_close(ci->sources[i]);
+	}
+	free(ci->in);
+	free(ci->solvers);
+	free(ci->sources);
+	free(ci->paths);
+	free(ci->functions);
+	memset(ci, 0, sizeof(*ci));
+}

@@ -1,0 +1,45 @@
+/* inputs.h - what `report` and `plot` share: their number and range
+ * arguments, and the inputs they analyse (captures, xplane files read
+ * together, TensorBoard log directories), opened and run through the
+ * solver the same way. */
+#ifndef MEMPROF_CLI_INPUTS_H
+#define MEMPROF_CLI_INPUTS_H
+
+#include <memprof/functions.h>
+#include <memprof/report.h>
+#include <memprof/solver.h>
+#include <memprof/xplane.h>
+
+#include <stdint.h>
+
+/* "123" -> 123 (no sign, no junk, fits). Returns 0 or -1. */
+int cli_parse_u32(const char *s, uint32_t *out);
+/* "A:B", "A:", ":B" or "A" with 0 <= A <= B. Returns 0 or -1. */
+int cli_parse_steps(const char *s, int64_t *first, int64_t *last);
+
+typedef struct cli_inputs_options {
+	const mp_solver_options_t *solver; /* NULL: no solver is run (--compat) */
+	const mp_xplane_input_options_t *xplane;
+	const char *device;                /* --device, or NULL */
+	int functions;                     /* 1: required (--by-function), 2: when the capture has stacks, 0: never */
+} cli_inputs_options_t;
+
+typedef struct cli_inputs {
+	int n;                       /* inputs opened (xplane files read together count once) */
+	int cap;                     /* slots in the arrays below */
+	mp_report_input_t *in;       /* path, solver, source, device of each */
+	mp_source_t **sources;       /* owned */
+	mp_solver_t **solvers;       /* owned; NULL without a solver */
+	mp_functions_t **functions;  /* owned; NULL where none */
+	const char **paths;          /* borrowed from argv or the sources */
+} cli_inputs_t;
+
+/* Open files[0..nfiles) as report does: xplane inputs grouped, captures
+ * without memory events skipped with a note on stderr, each run through
+ * the solver, --device resolved. Prints what goes wrong and returns an
+ * exit code (MP_EXIT_OK with ci->n == 0 when every input was skipped).
+ * Free with cli_inputs_close() in every case. */
+int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_inputs_options_t *o);
+void cli_inputs_close(cli_inputs_t *ci);
+
+#endif

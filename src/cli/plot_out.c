@@ -1,0 +1,121 @@
+/* plot_out.c - analysed inputs into a picture file (see plot_out.h). */
+#include "plot_out.h"
+
+#include "cli.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int cli_plot_check_path(const char *path, const char *option)
+{
+	if (mp_render_format_of(path) != MP_RENDER_NONE)
+		return MP_EXIT_OK;
+	mp_cli_error("%s '%s': unknown picture format (the name must end in .svg or .png)", option, path);
+	return MP_EXIT_USAGE;
+}
+
+/* Bars of the breakdown by allocating function, per memory id, from the
+ * rows of one capture recorded with --stacks (rows come by memory id, then
+ * by bytes live at the peak). */
+static int function_bars(mp_functions_t *f, mp_plot_function_bars_t **out, size_t *nout, mp_chart_bar_t **bars,
+			 char **text)
+{
+	size_t n = mp_functions_count(f), nb = 0, ng = 0, used = 0;
+	mp_plot_function_bars_t *g = calloc(n ? n : 1, sizeof(*g));
+	mp_chart_bar_t *b = calloc(n ? n : 1, sizeof(*b));
+	char *t = malloc(n * 64 + 1);
+
+	*out = g;
+	*bars = b;
+	*text = t;
+	*nout = 0;
+	if (!g || !b || !t)
+		return MP_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const mp_func_row_t *r = mp_functions_row(f, i);
+		char hb[32];
+		if (!r->peak_bytes)
+			continue;
+		if (!ng || g[ng - 1].memory != r->memory) {
+			g[ng].memory = r->memory;
+			g[ng].bars = &b[nb];
+			ng++;
+		}
+		b[nb].label = r->function;
+		int w = snprintf(t + used, 64, "%" PRIu64 " live, %s requested in all", r->peak_count,
+				 mp_fmt_bytes(hb, sizeof(hb), r->requested_bytes));
+		b[nb].detail = t + used;
+		used += (w > 0 && w < 64 ? (size_t)w : 63) + 1;
+		b[nb].bytes = r->peak_bytes;
+		b[nb].color = MP_COLOR_HEAP;
+		nb++;
+		g[ng - 1].n++;
+	}
+	*nout = ng;
+	return 0;
+}
+
+int cli_plot_write(const cli_inputs_t *ci, const mp_plot_options_t *o, const char *path)
+{
+	mp_plot_input_t *in = calloc((size_t)(ci->n ? ci->n : 1), sizeof(*in));
+	mp_plot_function_bars_t **fg = calloc((size_t)(ci->n ? ci->n : 1), sizeof(*fg));
+	mp_chart_bar_t **fb = calloc((size_t)(ci->n ? ci->n : 1), sizeof(*fb));
+	char **ft = calloc((size_t)(ci->n ? ci->n : 1), sizeof(*ft));
+	mp_scene_t *scene = NULL;
+	mp_diag_t diag;
+	int rc = MP_EXIT_OK, err;
+	struct stat st;
+
+	mp_diag_clear(&diag);
+	if (!in || !fg || !fb || !ft) {
+		mp_cli_error("out of memory");
+		rc = MP_EXIT_FAILURE;
+		goto out;
+	}
+	for (int i = 0; i < ci->n; i++) {
+		in[i].name = ci->paths[i];
+		in[i].solver = ci->solvers[i];
+		in[i].source = ci->sources[i];
+		in[i].device_set = ci->in[i].device_set;
+		in[i].device = ci->in[i].device;
+		if (ci->functions[i] && function_bars(ci->functions[i], &fg[i], &in[i].nfunctions, &fb[i], &ft[i]) < 0) {
+			mp_cli_error("out of memory");
+			rc = MP_EXIT_FAILURE;
+			goto out;
+		}
+		in[i].functions = fg[i];
+	}
+	if (!mp_render_font_ok())
+		mp_cli_warning("the font DejaVu Sans is not installed (Debian: fonts-dejavu-core): '%s' is drawn with another",
+			       path);
+	err = mp_plot_capture(&scene, in, (size_t)ci->n, o, mp_render_measure(), &diag);
+	if (err == 0)
+		err = mp_render_write(scene, path, mp_render_format_of(path), &diag);
+	if (err < 0) {
+		rc = mp_cli_diag(&diag);
+		if (err == MP_ENODATA)
+			rc = MP_EXIT_FAILURE;
+		goto out;
+	}
+	{
+		char hb[32];
+		fprintf(stderr, "memprof: wrote %s (%.0fx%.0f px, %s)\n", path, mp_scene_width(scene), mp_scene_height(scene),
+			stat(path, &st) == 0 ? mp_fmt_bytes(hb, sizeof(hb), (uint64_t)st.st_size) : "?");
+	}
+out:
+	for (int i = 0; ft && i < ci->n; i++) {
+		free(fg[i]);
+		free(fb[i]);
+		free(ft[i]);
+	}
+	free(in);
+	free(fg);
+	free(fb);
+	free(ft);
+	mp_scene_free(scene);
+	mp_render_shutdown(); /* the font caches: leak checkers see a clean exit */
+	return rc;
+}
