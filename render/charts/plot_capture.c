@@ -291,7 +291,7 @@ static int plan_input(plot_t *pl, const mp_plot_input_t *in, const mp_plot_optio
 			else
 				rc = breakdown_panel(p, o);
 		}
-		for (size_t m = 0; rc == 0 && (o->charts & MP_PLOT_MAP) && m <= d->oom_count && m <= maps; m++) {
+		for (size_t m = o->failures_only; rc == 0 && (o->charts & MP_PLOT_MAP) && m <= d->oom_count && m <= maps; m++) {
 			if (!(p = add(pl, P_MAP, in, d))) {
 				rc = MP_ENOMEM;
 				break;

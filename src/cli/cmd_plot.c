@@ -69,7 +69,7 @@ int cmd_plot(int argc, char **argv)
 		{"run", required_argument, NULL, O_RUN},   {"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	mp_plot_options_t po = {MP_PLOT_TIMELINE, 0, 0, 0, 0};
+	mp_plot_options_t po = {.charts = MP_PLOT_TIMELINE};
 	mp_solver_options_t sopt;
 	mp_xplane_input_options_t xin = {NULL, 0};
 	cli_inputs_options_t io = {NULL, NULL, NULL, 0};

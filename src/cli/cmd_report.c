@@ -284,7 +284,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (rc == MP_EXIT_OK && picture) {
 		/* the timeline and the breakdown of what the report shows, beside it */
-		mp_plot_options_t po = {MP_PLOT_TIMELINE | MP_PLOT_BREAKDOWN, 0, 0, 0, ropt.top ? ropt.top : 0};
+		mp_plot_options_t po = {.charts = MP_PLOT_TIMELINE | MP_PLOT_BREAKDOWN, .top = ropt.top};
 		fflush(stdout);
 		rc = cli_plot_write(&ci, &po, picture);
 	}

@@ -105,25 +105,48 @@ static void test_demo_figures(void **state)
 }
 
 /* The front door: `memprof demo` prints the same story. */
+/* `memprof demo`: the report, then the timeline and the map at the failed
+ * allocation beside the capture, as the README promises. */
 static void test_demo_command(void **state)
 {
-	char cmd[4096], line[1024];
-	int found_peak = 0, found_oom = 0, found_cause = 0;
+	char cmd[4096], line[1024], dir[] = "/tmp/memprof-demo-test-XXXXXX", file[256];
+	int found_peak = 0, found_oom = 0, found_cause = 0, found_charts = 0;
+	static const char *const charts[] = {"demo.timeline.png", "demo.oom-map.png"};
+	struct stat st;
 	FILE *p;
 
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "MEMPROF_DEMO_PROGRAM=%s %s demo 2>&1", MEMPROF_DEMO_VICTIM, MEMPROF_CLI);
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "MEMPROF_DEMO_PROGRAM=%s %s demo -o %s/demo.memprof 2>&1", MEMPROF_DEMO_VICTIM,
+		 MEMPROF_CLI, dir);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	while (fgets(line, sizeof(line), p)) {
 		found_peak |= strstr(line, "peak in use       66060288 B (63.00 MiB)") != NULL && strstr(line, "step 3");
 		found_oom |= strstr(line, "largest free chunk 2097152 B (2.00 MiB), fragmentation 92.00%") != NULL;
 		found_cause |= strstr(line, "cause: fragmentation") != NULL;
+		found_charts |= strstr(line, "charts of the example:") && strstr(line, "demo.timeline.png") &&
+				strstr(line, "demo.oom-map.png");
 	}
 	assert_int_equal(pclose(p), 0);
 	assert_true(found_peak);
 	assert_true(found_oom);
 	assert_true(found_cause);
+	assert_true(found_charts);
+	for (size_t i = 0; i < 2; i++) {
+		unsigned char head[8];
+		FILE *f;
+		snprintf(file, sizeof(file), "%s/%s", dir, charts[i]);
+		assert_non_null(f = fopen(file, "rb"));
+		assert_int_equal(fread(head, 1, 8, f), 8);
+		assert_memory_equal(head, "\x89PNG\r\n\x1a\n", 8);
+		fclose(f);
+		unlink(file);
+	}
+	snprintf(file, sizeof(file), "%s/demo.memprof", dir);
+	assert_int_equal(stat(file, &st), 0);
+	unlink(file);
+	rmdir(dir);
 }
 
 int main(void)

@@ -115,7 +115,7 @@ typedef struct analysed {
 static void analyse(analysed_t *a, const char *path, unsigned charts, double height)
 {
 	mp_solver_options_t so;
-	mp_plot_options_t po = {charts, 0, height, 0, 0};
+	mp_plot_options_t po = {.charts = charts, .height = height};
 	mp_plot_input_t in;
 	const char *args[1] = {path};
 	mp_diag_t d;
@@ -335,7 +335,7 @@ static void test_long_names(void **state)
 	mp_event_t *ev = calloc(N, sizeof(*ev));
 	mp_solver_t *s = mp_solver_new(NULL);
 	mp_plot_input_t in;
-	mp_plot_options_t po = {MP_PLOT_ALL, 900, 0, 8, 20};
+	mp_plot_options_t po = {.charts = MP_PLOT_ALL, .width = 900, .max_oom_maps = 8, .top = 20};
 	mp_scene_t *scene;
 	mp_source_t *src;
 	mp_diag_t d;

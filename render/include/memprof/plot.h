@@ -50,6 +50,7 @@ typedef struct mp_plot_options {
 	unsigned charts;        /* MP_PLOT_*; 0 = timeline */
 	double width, height;   /* 0: chosen (width 1200; height from the panels) */
 	size_t max_oom_maps;    /* maps of failed allocations per memory id; 0 = 4 */
+	int failures_only;      /* maps of the failed allocations, not of the peak */
 	size_t top;             /* breakdown bars; 0 = 12 */
 } mp_plot_options_t;
 
