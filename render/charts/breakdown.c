@@ -30,8 +30,13 @@ size_t mp_chart_bars_from_rows(mp_chart_bar_t *out, size_t max, const mp_solver_
 
 		if (room < 8)
 			return i;
-		w = snprintf(label, room, "%s",
-			     r->unknown_origin ? "(in use before the capture)" : r->op ? mp_source_string(src, r->op) : "");
+		mp_fmt_bytes(each, sizeof(each), r->allocated_bytes);
+		if (r->unknown_origin)
+			w = snprintf(label, room, "(in use before the capture)");
+		else if (r->op)
+			w = snprintf(label, room, "%s", mp_source_string(src, r->op));
+		else /* no op: what tells the groups apart is their size */
+			w = snprintf(label, room, "(no op) · %" PRIu64 " × %s", r->occurrences, each);
 		if (w < 0 || (size_t)w + 1 >= room)
 			return i;
 		detail = label + w + 1;
@@ -39,10 +44,18 @@ size_t mp_chart_bars_from_rows(mp_chart_bar_t *out, size_t max, const mp_solver_
 		if (r->unknown_origin)
 			w = snprintf(detail, room, "reported by the allocator, no tracked block");
 		else
-			w = snprintf(detail, room, "%s%s%s%s%s · %" PRIu64 " × %s", mp_region_type_name(r->region),
+			w = snprintf(detail, room, "%s%s%s%s%s%s%" PRIu64 " × %s", mp_region_type_name(r->region),
 				     r->dtype ? " · " : "", r->dtype ? mp_source_string(src, r->dtype) : "",
-				     r->shape ? " " : "", r->shape ? mp_source_string(src, r->shape) : "", r->occurrences,
-				     mp_fmt_bytes(each, sizeof(each), r->allocated_bytes));
+				     r->shape ? " " : "", r->shape ? mp_source_string(src, r->shape) : "", " · ",
+				     r->occurrences, each);
+		if (!r->op && !r->unknown_origin && w > 0) { /* the count is in the label already */
+			if (r->region == MP_REGION_UNKNOWN && !r->dtype && !r->shape)
+				w = snprintf(detail, room, "%s", ""); /* nothing more is known */
+			else
+				w = snprintf(detail, room, "%s%s%s%s%s", mp_region_type_name(r->region), r->dtype ? " · " : "",
+					     r->dtype ? mp_source_string(src, r->dtype) : "", r->shape ? " " : "",
+					     r->shape ? mp_source_string(src, r->shape) : "");
+		}
 		if (w < 0 || (size_t)w + 1 >= room)
 			return i;
 		used += (size_t)(detail - label) + (size_t)w + 1;
@@ -82,9 +95,10 @@ int mp_chart_breakdown(const mp_chart_area_t *a, const mp_chart_bars_t *b)
 	size_t rows = b->n + (b->rest_count ? 1 : 0);
 	char value[64], rest_label[64];
 
-	if (b->legend_regions)
+	if (b->legend_regions) {
 		region_legend(a, b, x0, y, w);
-	y += CX_SMALL * CX_LINE + 8;
+		y += CX_SMALL * CX_LINE + 8;
+	}
 	value_w = cx_width(a, "999.99 MiB (100.0 %)", CX_SMALL, 0) + 12;
 	bar_w = x0 + w - value_w - bar_x;
 	for (size_t i = 0; i < b->n; i++)

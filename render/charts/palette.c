@@ -16,7 +16,7 @@ uint32_t mp_color_region(int region_type)
 	case MP_REGION_STACK:
 		return 0xCC79A7; /* reddish purple */
 	default:
-		return 0x8C8C8C; /* unknown: grey */
+		return 0x6E6E6E; /* unknown: dark grey, apart from the light grey of free bytes */
 	}
 }
 

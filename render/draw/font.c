@@ -5,6 +5,7 @@
 #include <memprof/render.h>
 
 #include <fontconfig/fontconfig.h>
+#include <stdlib.h>
 #include <string.h>
 
 void dr_font(cairo_t *cr, double size, int bold)
@@ -30,16 +31,28 @@ static cairo_t *measure_cr;
 static double measure_width(void *ctx, const char *utf8, double size, int bold)
 {
 	cairo_text_extents_t te;
+	char *clean = NULL;
 
 	(void)ctx;
+	/* cairo's error on a bad string would stick to this context for good:
+	 * measure the cleaned text, as mp_scene_text will draw it */
+	if (!mp_utf8_valid(utf8)) {
+		if (!(clean = strdup(utf8)))
+			return 0.6 * size * (double)strlen(utf8);
+		mp_utf8_clean(clean);
+		utf8 = clean;
+	}
 	if (!measure_cr) {
 		measure_surface = cairo_image_surface_create(CAIRO_FORMAT_A8, 1, 1);
 		measure_cr = cairo_create(measure_surface);
 	}
-	if (cairo_status(measure_cr) != CAIRO_STATUS_SUCCESS)
+	if (cairo_status(measure_cr) != CAIRO_STATUS_SUCCESS) {
+		free(clean);
 		return 0.6 * size * (double)strlen(utf8); /* out of memory: a fair guess */
+	}
 	dr_font(measure_cr, size, bold);
 	cairo_text_extents(measure_cr, utf8, &te);
+	free(clean);
 	return te.x_advance;
 }
 

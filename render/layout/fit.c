@@ -1,11 +1,77 @@
-/* fit.c - a text shortened with an ellipsis to fit a width, cut between
- * UTF-8 code points; and the fixed-width measure tests use. */
+/* fit.c - text made safe to draw and to fit: invalid UTF-8 cleaned, a text
+ * shortened with an ellipsis to fit a width, cut between code points; and
+ * the fixed-width measure tests use. */
 #include <memprof/layout.h>
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define ELLIPSIS "\xE2\x80\xA6" /* U+2026 */
+
+/* The code point of the valid sequence of n bytes at p, or -1. */
+static long decode(const unsigned char *p, size_t n)
+{
+	static const long least[5] = {0, 0, 0x80, 0x800, 0x10000};
+	long c = n == 2 ? p[0] & 0x1F : n == 3 ? p[0] & 0x0F : p[0] & 0x07;
+
+	for (size_t k = 1; k < n; k++) {
+		if ((p[k] & 0xC0) != 0x80)
+			return -1;
+		c = c << 6 | (p[k] & 0x3F);
+	}
+	if (c < least[n] || c > 0x10FFFF || (c & 0xFFFFF800) == 0xD800 || (c >= 0xFDD0 && c <= 0xFDEF) ||
+	    (c & 0xFFFE) == 0xFFFE)
+		return -1;
+	return c;
+}
+
+/* The length of the valid sequence at p (1 to 4), 0 when p starts none,
+ * or SIZE_MAX when the string ends inside it. */
+static size_t sequence(const unsigned char *p)
+{
+	size_t n = p[0] < 0x80 ? 1 : p[0] >= 0xC2 && p[0] <= 0xDF ? 2 : (p[0] & 0xF0) == 0xE0 ? 3
+		   : p[0] >= 0xF0 && p[0] <= 0xF4 ? 4 : 0, k = 1;
+
+	if (n <= 1)
+		return n;
+	while (k < n && p[k] && (p[k] & 0xC0) == 0x80)
+		k++;
+	if (k < n && !p[k])
+		return SIZE_MAX;
+	return decode(p, n) >= 0 ? n : 0;
+}
+
+void mp_utf8_clean(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+
+	while (*p) {
+		size_t n = sequence(p);
+		if (n == SIZE_MAX) { /* cut off by a truncation: drop it */
+			*p = '\0';
+			return;
+		}
+		if (n) {
+			p += n;
+			continue;
+		}
+		*p++ = '?';
+	}
+}
+
+int mp_utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		size_t n = sequence(p);
+		if (n == 0 || n == SIZE_MAX)
+			return 0;
+		p += n;
+	}
+	return 1;
+}
 
 static size_t code_points(const char *s)
 {

@@ -1,6 +1,7 @@
 /* scene.c - the display list: items, their points and strings in three
  * growing arrays, and a sticky error (memprof/scene.h). */
 #include <memprof/error.h>
+#include <memprof/layout.h>
 #include <memprof/scene.h>
 
 #include <stdlib.h>
@@ -129,6 +130,7 @@ long mp_scene_text(mp_scene_t *s, double x, double y, const char *utf8, const mp
 	if (reserve(s, (void **)&s->str, &s->strcap, s->nstr, len + 1, 1) < 0 || !(it = add(s, MP_SCENE_TEXT)))
 		return -1;
 	memcpy(s->str + s->nstr, utf8, len + 1);
+	mp_utf8_clean(s->str + s->nstr); /* what reaches the painter is UTF-8 */
 	it->text = (uint32_t)s->nstr;
 	it->x = x;
 	it->y = y;

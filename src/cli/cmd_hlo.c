@@ -1,7 +1,10 @@
 /* cmd_hlo.c - `memprof hlo FILE`: the HLO buffer viewer (docs/hlo.md). */
 #include "cli.h"
+#include "plot_out.h"
 
 #include <memprof/hlo.h>
+#include <memprof/plot.h>
+#include <memprof/render.h>
 
 #include <errno.h>
 #include <getopt.h>
@@ -29,7 +32,16 @@ static void usage(FILE *out)
 		"  --json                   JSON document (schema in docs/hlo.md)\n"
 		"  --csv                    CSV of the buffers at the peak (xprof's columns)\n"
 		"  --compat=xprof           reproduce xprof's Memory Viewer exactly\n"
-		"  -h, --help               this help\n");
+		"  -h, --help               this help\n"
+		"\n"
+		"charts (the Memory Viewer as one picture, for a bug report):\n"
+		"  -o, --output OUT.svg|OUT.png  write the charts instead of the text report\n"
+		"                           (with --json or --csv, the document is printed too)\n"
+		"  --chart NAME             working-space, by-order, by-size or all (default);\n"
+		"                           the header and the table of the largest buffers\n"
+		"                           are always drawn\n"
+		"  --width W                picture width in px (1200; at least 480)\n"
+		"  --height H               picture height in px (default: from the content)\n");
 }
 
 static int parse_i64(const char *s, int64_t *out)
@@ -43,6 +55,44 @@ static int parse_i64(const char *s, int64_t *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+static int parse_px(const char *opt, const char *s, double *out)
+{
+	int64_t v;
+
+	if (parse_i64(s, &v) < 0 || v < 1 || v > MP_RENDER_MAX_SIDE) {
+		mp_cli_error("%s expects a size in px from 1 to %d, got '%s'", opt, MP_RENDER_MAX_SIDE, s);
+		return -1;
+	}
+	*out = (double)v;
+	return 0;
+}
+
+/* The charts of r into path. Says "memprof: wrote PATH (...)" on stderr,
+ * as `memprof plot` does, so that stdout stays the document asked for.
+ * Returns an exit code; the message of a failure is printed. */
+static int write_picture(const mp_hlo_result_t *r, const mp_plot_hlo_options_t *po, const char *path,
+			 const char *input)
+{
+	mp_scene_t *scene = NULL;
+	mp_diag_t diag;
+	int rc;
+
+	mp_diag_clear(&diag);
+	cli_picture_font_check(path);
+	rc = mp_plot_hlo(&scene, r, po, mp_render_measure(), &diag);
+	if (rc < 0 && rc != MP_EUSAGE)
+		mp_diag_set_file(&diag, input); /* the module is what lacks something */
+	if (rc == 0)
+		rc = cli_picture_write(scene, path, &diag);
+	mp_scene_free(scene);
+	mp_render_shutdown(); /* the font caches: leak checkers see a clean exit */
+	if (rc < 0) {
+		int code = mp_cli_diag(&diag);
+		return rc == MP_ENODATA ? MP_EXIT_FAILURE : code;
+	}
+	return MP_EXIT_OK;
 }
 
 static void list_modules(const mp_hlo_file_t *f)
@@ -59,7 +109,10 @@ static void list_modules(const mp_hlo_file_t *f)
 
 int cmd_hlo(int argc, char **argv)
 {
-	enum { OPT_MODULE = 256, OPT_LIST, OPT_COLOR, OPT_SMALL, OPT_TOP, OPT_JSON, OPT_CSV, OPT_COMPAT, OPT_ORDER };
+	enum {
+		OPT_MODULE = 256, OPT_LIST, OPT_COLOR, OPT_SMALL, OPT_TOP, OPT_JSON, OPT_CSV, OPT_COMPAT, OPT_ORDER,
+		OPT_CHART, OPT_WIDTH, OPT_HEIGHT
+	};
 	static const struct option opts[] = {
 		{"module", required_argument, NULL, OPT_MODULE},
 		{"list", no_argument, NULL, OPT_LIST},
@@ -70,11 +123,17 @@ int cmd_hlo(int argc, char **argv)
 		{"json", no_argument, NULL, OPT_JSON},
 		{"csv", no_argument, NULL, OPT_CSV},
 		{"compat", required_argument, NULL, OPT_COMPAT},
+		{"output", required_argument, NULL, 'o'},
+		{"chart", required_argument, NULL, OPT_CHART},
+		{"width", required_argument, NULL, OPT_WIDTH},
+		{"height", required_argument, NULL, OPT_HEIGHT},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	mp_hlo_options_t opt;
-	const char *module_sel = NULL, *path;
+	mp_plot_hlo_options_t po;
+	const char *module_sel = NULL, *path, *picture = NULL;
+	int plot_opts = 0;
 	int64_t top = 20;
 	int list = 0, json = 0, csv = 0, program_order = 0, c, rc, exit_code;
 	mp_hlo_file_t *file = NULL;
@@ -86,10 +145,35 @@ int cmd_hlo(int argc, char **argv)
 	int found = 0;
 
 	mp_hlo_options_init(&opt);
+	memset(&po, 0, sizeof(po));
 	mp_diag_clear(&diag);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
 		switch (c) {
+		case 'o':
+			picture = optarg;
+			if (mp_render_format_of(picture) == MP_RENDER_NONE) {
+				mp_cli_error("-o '%s': unknown picture format (the name must end in .svg or .png)", picture);
+				return MP_EXIT_USAGE;
+			}
+			break;
+		case OPT_CHART:
+			if (!(po.charts = mp_plot_hlo_chart_parse(optarg))) {
+				mp_cli_error("--chart accepts working-space, by-order, by-size or all, got '%s'", optarg);
+				return MP_EXIT_USAGE;
+			}
+			plot_opts = 1;
+			break;
+		case OPT_WIDTH:
+			if (parse_px("--width", optarg, &po.width) < 0)
+				return MP_EXIT_USAGE;
+			plot_opts = 1;
+			break;
+		case OPT_HEIGHT:
+			if (parse_px("--height", optarg, &po.height) < 0)
+				return MP_EXIT_USAGE;
+			plot_opts = 1;
+			break;
 		case OPT_MODULE:
 			module_sel = optarg;
 			break;
@@ -152,6 +236,10 @@ int cmd_hlo(int argc, char **argv)
 		mp_cli_error("--json and --csv are exclusive");
 		return MP_EXIT_USAGE;
 	}
+	if (plot_opts && !picture) {
+		mp_cli_error("--chart, --width and --height need -o OUT.svg|OUT.png");
+		return MP_EXIT_USAGE;
+	}
 	path = argv[optind];
 
 	if ((rc = mp_hlo_file_open(path, &file, &diag)) < 0)
@@ -197,17 +285,23 @@ int cmd_hlo(int argc, char **argv)
 	}
 	for (size_t i = 0; i < res->n_warnings; i++)
 		mp_cli_warning("%s", res->warnings[i]);
-	if (json)
-		rc = mp_hlo_write_json(stdout, res);
-	else if (csv)
-		rc = mp_hlo_write_csv(stdout, res);
-	else
-		rc = mp_hlo_write_text(stdout, res, (size_t)top, program_order);
+	/* the picture first: a module it cannot be drawn from fails before
+	 * anything is printed */
+	exit_code = picture ? write_picture(res, &po, picture, path) : MP_EXIT_OK;
+	rc = 0;
+	if (exit_code == MP_EXIT_OK) {
+		if (json)
+			rc = mp_hlo_write_json(stdout, res);
+		else if (csv)
+			rc = mp_hlo_write_csv(stdout, res);
+		else if (!picture)
+			rc = mp_hlo_write_text(stdout, res, (size_t)top, program_order);
+	}
 	mp_hlo_result_free(res);
 	mp_hlo_module_free(mod);
 	if (rc < 0) {
 		mp_cli_error("cannot write the report: %s", mp_strerror(rc));
 		return MP_EXIT_IO;
 	}
-	return MP_EXIT_OK;
+	return exit_code;
 }

@@ -17,6 +17,28 @@ int cli_plot_check_path(const char *path, const char *option)
 	return MP_EXIT_USAGE;
 }
 
+void cli_picture_font_check(const char *path)
+{
+	static int checked;
+
+	if (checked++ || mp_render_font_ok())
+		return;
+	mp_cli_warning("the font DejaVu Sans is not installed (Debian: fonts-dejavu-core): '%s' is drawn with another",
+		       path);
+}
+
+int cli_picture_write(const mp_scene_t *scene, const char *path, mp_diag_t *diag)
+{
+	struct stat st;
+	char hb[32];
+	int rc = mp_render_write(scene, path, mp_render_format_of(path), diag);
+
+	if (rc == 0)
+		fprintf(stderr, "memprof: wrote %s (%.0fx%.0f px, %s)\n", path, mp_scene_width(scene), mp_scene_height(scene),
+			stat(path, &st) == 0 ? mp_fmt_bytes(hb, sizeof(hb), (uint64_t)st.st_size) : "?");
+	return rc;
+}
+
 /* Bars of the breakdown by allocating function, per memory id, from the
  * rows of one capture recorded with --stacks (rows come by memory id, then
  * by bytes live at the peak). */
@@ -67,7 +89,6 @@ int cli_plot_write(const cli_inputs_t *ci, const mp_plot_options_t *o, const cha
 	mp_scene_t *scene = NULL;
 	mp_diag_t diag;
 	int rc = MP_EXIT_OK, err;
-	struct stat st;
 
 	mp_diag_clear(&diag);
 	if (!in || !fg || !fb || !ft) {
@@ -88,22 +109,14 @@ int cli_plot_write(const cli_inputs_t *ci, const mp_plot_options_t *o, const cha
 		}
 		in[i].functions = fg[i];
 	}
-	if (!mp_render_font_ok())
-		mp_cli_warning("the font DejaVu Sans is not installed (Debian: fonts-dejavu-core): '%s' is drawn with another",
-			       path);
+	cli_picture_font_check(path);
 	err = mp_plot_capture(&scene, in, (size_t)ci->n, o, mp_render_measure(), &diag);
 	if (err == 0)
-		err = mp_render_write(scene, path, mp_render_format_of(path), &diag);
+		err = cli_picture_write(scene, path, &diag);
 	if (err < 0) {
 		rc = mp_cli_diag(&diag);
 		if (err == MP_ENODATA)
 			rc = MP_EXIT_FAILURE;
-		goto out;
-	}
-	{
-		char hb[32];
-		fprintf(stderr, "memprof: wrote %s (%.0fx%.0f px, %s)\n", path, mp_scene_width(scene), mp_scene_height(scene),
-			stat(path, &st) == 0 ? mp_fmt_bytes(hb, sizeof(hb), (uint64_t)st.st_size) : "?");
 	}
 out:
 	for (int i = 0; ft && i < ci->n; i++) {

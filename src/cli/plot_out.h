@@ -13,6 +13,15 @@
  * stderr. Returns an exit code; the message of a failure is printed. */
 int cli_plot_write(const cli_inputs_t *ci, const mp_plot_options_t *o, const char *path);
 
+/* Warn (once a run) when the charts' font is not installed: the picture
+ * is drawn with another, and its bytes then depend on the machine. */
+void cli_picture_font_check(const char *path);
+
+/* Paint scene into path (format from its extension) and say so on stderr,
+ * "memprof: wrote PATH (WxH px, SIZE)", so that stdout stays what was
+ * asked for. Returns 0 or the painter's error with diag filled. */
+int cli_picture_write(const mp_scene_t *scene, const char *path, mp_diag_t *diag);
+
 /* A usage error (printed) unless path ends in .svg or .png. */
 int cli_plot_check_path(const char *path, const char *option);
 

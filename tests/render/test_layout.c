@@ -285,6 +285,30 @@ static void test_text_fit(void **state)
 	assert_string_equal(out, "");
 }
 
+/* Names are bytes a program chose; cairo takes UTF-8 only. */
+static void test_utf8_clean(void **state)
+{
+	char a[] = "ok µs ⇥", b[] = "a\xff" "b", c[] = "\xc0\xaf/", d[] = "\xed\xa0\x80x", e[] = "ab\xe2\x82", f[] = "\xef\xbf\xbe!";
+
+	(void)state;
+	assert_true(mp_utf8_valid(a));
+	mp_utf8_clean(a);
+	assert_string_equal(a, "ok µs ⇥");           /* valid: unchanged */
+	assert_false(mp_utf8_valid(b));
+	mp_utf8_clean(b);
+	assert_string_equal(b, "a?b");                /* a stray byte */
+	mp_utf8_clean(c);
+	assert_string_equal(c, "?" "?/");              /* an overlong '/' ("?" "?" keeps trigraphs out) */
+	mp_utf8_clean(d);
+	assert_string_equal(d, "?" "?" "?x");           /* a surrogate */
+	assert_false(mp_utf8_valid(e));
+	mp_utf8_clean(e);
+	assert_string_equal(e, "ab");                 /* cut off by a truncation */
+	mp_utf8_clean(f);
+	assert_string_equal(f, "?" "?" "?!");           /* U+FFFE, a noncharacter */
+	assert_true(mp_utf8_valid(f));
+}
+
 /* ---- memory map ---- */
 
 /* Regions [0, 1200) and [2000, 2600) into 2 rows of 10 columns, no gap.
@@ -468,6 +492,7 @@ int main(void)
 		cmocka_unit_test(test_m4_keeps_peak),
 		cmocka_unit_test(test_stack),
 		cmocka_unit_test(test_text_fit),
+		cmocka_unit_test(test_utf8_clean),
 		cmocka_unit_test(test_memmap_small),
 		cmocka_unit_test(test_memmap_million),
 		cmocka_unit_test(test_memmap_errors),

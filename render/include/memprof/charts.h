@@ -138,29 +138,38 @@ double mp_chart_map_height(const mp_chart_map_t *map);
 
 /* ---- HLO charts -------------------------------------------------------- */
 
+/* The *_height() functions below give heights at the default width (1200
+ * px); mp_plot_hlo lays out at the width it is given. Buffers are named
+ * "#n" by their rank by size, the same in every chart and the table. */
+
 /* The header: module, peak, unpadded peak, padding overhead, total
- * allocation, fragmentation. */
+ * allocation, fragmentation, as cards. Tag: "header-peak". */
 int mp_chart_hlo_header(const mp_chart_area_t *a, const mp_hlo_result_t *r);
 double mp_chart_hlo_header_height(void);
 
-/* Heap and unpadded heap per program point, the peak marked with its value
- * and position, and under it the lifetimes of the `lifetimes` largest
- * buffers at the peak (from the program point where each is allocated to
- * where it is freed, as thick as its size allows, in its bar's colour).
- * Tags: "peak-line", "peak-label", "heap", "unpadded", "lifetime",
- * "plot". Returns 0, MP_ENODATA (no heap-simulator trace) or MP_ENOMEM. */
+/* Heap and unpadded heap per program point (event e drawn over [e, e + 1),
+ * the heap after it), the peak marked with its value and position, and
+ * under it the lifetimes of the `lifetimes` largest buffers at the peak
+ * (from the program point where each is allocated to where it is freed,
+ * as thick as its size allows, in its bar's colour). Tags: "peak-line",
+ * "peak-label", "heap", "heap-area", "unpadded" (left out when it is the
+ * same curve as the heap: the legend says so), "indefinite", "lifetime",
+ * "lifetime-label", "lifetime-caption", "plot". Returns 0, MP_ENODATA (no
+ * heap-simulator trace) or MP_ENOMEM. */
 int mp_chart_hlo_working_space(const mp_chart_area_t *a, const mp_hlo_result_t *r, size_t lifetimes);
 double mp_chart_hlo_working_space_height(size_t lifetimes);
 
 /* The buffers live at the peak as one strip of bars proportional to their
  * size, in program order or by size, coloured by allocation type, the
- * largest labelled (name, shape, size). Tags: "buffer" (runs of pixel
- * columns), "buffer-label". */
+ * largest labelled (name, shape, size; shorter where room is short). Tags:
+ * "buffer" (runs of pixel columns), "buffer-label", "buffer-leader". */
 int mp_chart_hlo_buffers(const mp_chart_area_t *a, const mp_hlo_result_t *r, int by_size);
 double mp_chart_hlo_buffers_height(void);
 
-/* The details of the `rows` largest buffers: name, size, unpadded size,
- * shape, op name, source, span. Tag: "table-row". */
+/* The details of the `rows` largest buffers (the small-buffer aggregate,
+ * which has none, left out): name, size, unpadded size, shape, op name,
+ * source, span; columns are dropped, least telling first, when the width
+ * is short. Tag: "table-row". */
 int mp_chart_hlo_table(const mp_chart_area_t *a, const mp_hlo_result_t *r, size_t rows);
 double mp_chart_hlo_table_height(size_t rows);
 

@@ -34,6 +34,16 @@ static inline double mp_text_width(const mp_text_measure_t *m, const char *s, do
 	return m->width(m->ctx, s, size, bold);
 }
 
+/* Names come from captures and modules, bytes a program or a hostile file
+ * chose, and cairo refuses a whole picture for one string that is not
+ * UTF-8. In place: each byte that does not start a valid sequence (overlong
+ * forms, surrogates and the noncharacters cairo rejects included) becomes
+ * '?'; a sequence cut off at the end (a truncating snprintf) is dropped.
+ * mp_scene_text() and the painter's measure clean what they are given. */
+void mp_utf8_clean(char *s);
+/* 1 when s is valid UTF-8 as mp_utf8_clean() judges it. */
+int mp_utf8_valid(const char *s);
+
 /* Where the ellipsis goes when a text is too long. */
 typedef enum { MP_ELLIPSIS_END, MP_ELLIPSIS_MIDDLE, MP_ELLIPSIS_START } mp_ellipsis_t;
 

@@ -87,9 +87,12 @@ typedef struct mp_plot_hlo_options {
 } mp_plot_hlo_options_t;
 
 /* The memory viewer as one picture: the header, the charts asked for, and
- * the details table of the largest buffers. Caller owns *out. Returns 0,
- * MP_ENODATA (the working space needs a heap-simulator trace: diag says),
- * MP_EUSAGE (a height below the minimum) or MP_ENOMEM. */
+ * the details table of the buffers whose lifetimes are drawn and the
+ * largest others (table_rows in all). A height given goes to, or is taken
+ * from, the working space's plot. Caller owns *out. Returns 0, MP_ENODATA
+ * (the working space needs a heap-simulator trace, or there is no buffer
+ * for the buffer charts: diag says), MP_EUSAGE (a width under 480 px, a
+ * height below the minimum) or MP_ENOMEM. */
 int mp_plot_hlo(mp_scene_t **out, const mp_hlo_result_t *r, const mp_plot_hlo_options_t *opt,
 		const mp_text_measure_t *m, mp_diag_t *diag);
 

@@ -1,0 +1,67 @@
+/* hlo_charts_impl.h - what the HLO charts share: which buffers get a
+ * lifetime line and a table row, their rank by size (the "#n" that links
+ * the strips, the lifetimes and the table), the x of a program point, the
+ * legend of allocation types. Internal to memprof_layout. */
+#ifndef MEMPROF_HLO_CHARTS_IMPL_H
+#define MEMPROF_HLO_CHARTS_IMPL_H
+
+#include "charts_impl.h"
+
+/* Lifetime lanes and table rows beyond these would not be read. */
+#define HX_MAX_LIFETIMES 32
+#define HX_MAX_TABLE_ROWS 64
+
+/* The working space's plot: its height by default, and the least it is
+ * given when a picture's height is imposed. */
+#define HX_SPACE_PLOT_H 280.0
+#define HX_SPACE_PLOT_MIN 120.0
+
+/* Heights of the panels at a width, as the picture's composer needs them:
+ * the header's cards wrap to more rows, legends to more lines, in narrow
+ * pictures. The public *_height() functions give them at the default
+ * width (MP_PLOT_DEFAULT_WIDTH). */
+double hx_header_height(double width);
+double hx_space_height(const mp_hlo_result_t *r, size_t lifetimes, double width, const mp_text_measure_t *m);
+double hx_buffers_height(const mp_hlo_result_t *r, double width, const mp_text_measure_t *m);
+
+/* rank[i] = position of buffers[i] in by_size (0 = largest). Caller frees;
+ * NULL when out of memory or there is no buffer. */
+size_t *hx_ranks(const mp_hlo_result_t *r);
+
+/* The buffers whose lifetimes are drawn: the k largest (by_size order)
+ * that have a span, at most HX_MAX_LIFETIMES. Writes indices into
+ * r->buffers, largest first, into out (room for HX_MAX_LIFETIMES) and
+ * returns their count. */
+size_t hx_pick_lifetimes(const mp_hlo_result_t *r, size_t k, size_t *out);
+
+/* The rows of the details table: the buffers of hx_pick_lifetimes(r,
+ * lifetimes) and the largest others, `rows` in all (or as many as there are
+ * lifetimes, if more; at most HX_MAX_TABLE_ROWS), in by_size order, the
+ * small aggregate left out (it has no details). Writes indices into
+ * r->buffers into out (room for HX_MAX_TABLE_ROWS); returns the count. */
+size_t hx_pick_table(const mp_hlo_result_t *r, size_t rows, size_t lifetimes, size_t *out);
+
+/* The table of hx_pick_table(r, rows, lifetimes): mp_chart_hlo_table()
+ * with the rows of the lifetimes drawn above it (the plot's table). */
+int hx_table(const mp_chart_area_t *a, const mp_hlo_result_t *r, size_t rows, size_t lifetimes);
+
+/* Points on the working space's x axis: event e of the trace is drawn
+ * over [e, e + 1), showing the heap after it (heap_sizes[e + 1]). */
+size_t hx_point_count(const mp_hlo_result_t *r);
+
+/* The legend of the allocation types present among the buffers, each
+ * with its bytes ("Temporary 3.55 GiB"); returns the height taken (with
+ * draw 0, only measures). */
+double hx_type_legend(const mp_chart_area_t *a, double x, double y, double max_w, const mp_hlo_result_t *r,
+		      int draw);
+
+/* Text from a module is bytes a hostile file chose: strings are cleaned
+ * (mp_utf8_clean) before they are measured or shortened. */
+/* A cleaned copy of s ("" for NULL); caller frees. NULL when out of memory. */
+char *hx_clean_dup(const char *s);
+
+/* "#3 name" with a shape and a size as a label says it, into buf
+ * (cleaned). */
+const char *hx_buffer_text(char *buf, size_t size, size_t rank, const mp_hlo_buffer_t *b, int with_shape);
+
+#endif
