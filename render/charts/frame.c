@@ -60,7 +60,7 @@ double cx_ticks_width(const mp_chart_area_t *a, const mp_ticks_t *t)
 void cx_axis_bottom(const mp_chart_area_t *a, const mp_box_t *plot, const mp_ticks_t *t, const mp_scale_t *sc, int grid)
 {
 	mp_style_t gs = cx_stroke(MP_COLOR_GRID, 1, MP_DASH_SOLID), ts = cx_stroke(MP_COLOR_AXIS, 1, MP_DASH_SOLID);
-	double lo = a->box.x + 2, hi = a->box.x + a->box.w - 2;
+	double lo = a->box.x + 2, hi = a->box.x + a->box.w - 2, prev_right = -1e300;
 
 	for (size_t i = 0; i < t->count; i++) {
 		double x = cx_crisp(mp_scale_map(sc, t->value[i])), w = cx_width(a, t->label[i], CX_SMALL, 0), cx = x;
@@ -71,8 +71,13 @@ void cx_axis_bottom(const mp_chart_area_t *a, const mp_box_t *plot, const mp_tic
 			cx = lo + w / 2;
 		if (cx + w / 2 > hi)
 			cx = hi - w / 2;
+		/* moved in from the panel's edge, a label may meet its neighbour:
+		 * the tick stays, its label goes */
+		if (cx - w / 2 < prev_right + 4)
+			continue;
 		cx_text(a, cx, plot->y + plot->h + 6, t->label[i], CX_SMALL, 0, MP_COLOR_MUTED, MP_ALIGN_CENTER,
 			MP_VALIGN_TOP);
+		prev_right = cx + w / 2;
 	}
 }
 

@@ -9,7 +9,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-#define MIN_WIDTH 480.0 /* the header's cards and the table's columns need it */
 
 unsigned mp_plot_hlo_chart_parse(const char *name)
 {
@@ -40,9 +39,9 @@ int mp_plot_hlo(mp_scene_t **out, const mp_hlo_result_t *r, const mp_plot_hlo_op
 	*out = NULL;
 	if (!charts)
 		charts = MP_PLOT_HLO_ALL;
-	if (width < MIN_WIDTH)
+	if (width < MP_PLOT_MIN_WIDTH)
 		return mp_diag_set(diag, MP_EUSAGE, -1, -1, "a width of %.0f px is too narrow for the HLO charts (%.0f px "
-				   "at least)", width, MIN_WIDTH);
+				   "at least)", width, MP_PLOT_MIN_WIDTH);
 	if ((charts & MP_PLOT_HLO_WORKING_SPACE) && !r->n_points)
 		return mp_diag_set(diag, MP_ENODATA, -1, -1, "module '%s' has no heap-simulator trace for memory colour %"
 				   PRId64 ": there is no working space to draw (--chart by-order or by-size draws the "

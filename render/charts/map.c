@@ -53,13 +53,18 @@ int mp_chart_map_geometry(mp_memmap_t *out, const mp_snapshot_t *snap, double wi
 	return rc;
 }
 
-/* Rows a bar of `bytes` takes when it wraps like the map. */
-static size_t bar_rows(const mp_memmap_t *m, uint64_t bytes)
+/* Rows a bar of `bytes` takes when it wraps like the map, up to one more
+ * than the map has: a request larger than the whole pool is drawn cut
+ * (it is longer than the map either way). */
+static size_t bar_rows(const mp_memmap_t *m, uint64_t bytes, int *cut)
 {
 	double px = (double)bytes / m->bytes_per_column;
-	size_t rows = (size_t)(px / (double)m->row_width);
+	double rows = ceil(px / (double)m->row_width);
 
-	return rows + ((double)rows * (double)m->row_width < px ? 1 : 0) + (bytes == 0);
+	*cut = rows > (double)m->rows + 1;
+	if (*cut)
+		return m->rows + 1;
+	return rows < 1 ? 1 : (size_t)rows;
 }
 
 static double bars_height(const mp_chart_map_t *c)
@@ -70,14 +75,41 @@ static double bars_height(const mp_chart_map_t *c)
 
 	if (!c->requested)
 		return 0;
-	for (int i = 0; i < 3; i++)
-		h += CX_SMALL * CX_LINE + 2 + (double)bar_rows(m, b[i]) * (BAR_H + 3) + 4;
+	for (int i = 0; i < 3; i++) {
+		int cut;
+		h += CX_SMALL * CX_LINE + 2 + (double)bar_rows(m, b[i], &cut) * (BAR_H + 3) + 4;
+	}
 	return h;
 }
 
-double mp_chart_map_height(const mp_chart_map_t *c)
+/* The legend: the types present, free, the largest free chunk, the
+ * request; returns its height (with draw 0, only measures). */
+static double legend(const mp_chart_area_t *a, const mp_memmap_t *m, double x, double y, int requested, int draw)
 {
-	return cx_header_height(c->subtitle != NULL) + CX_SMALL * CX_LINE + 6 + CX_SMALL * CX_LINE + 8 +
+	cx_legend_entry_t e[MP_REGION_TYPE_MAX + 5];
+	size_t n = 0;
+
+	for (int t = 0; t <= MP_REGION_TYPE_MAX && t < MP_MEMMAP_TYPES; t++) {
+		uint64_t b = 0;
+		for (size_t i = 0; i < m->ncol; i++)
+			b += m->col[i].used[t];
+		if (b)
+			e[n++] = (cx_legend_entry_t){mp_region_type_name(t), mp_color_region(t), CX_KEY_BOX};
+	}
+	e[n++] = (cx_legend_entry_t){"free", MAP_FREE, CX_KEY_BOX};
+	if (m->largest_free)
+		e[n++] = (cx_legend_entry_t){"largest free chunk", MP_COLOR_OOM, CX_KEY_OUTLINE};
+	if (requested)
+		e[n++] = (cx_legend_entry_t){"failed request (same scale)", MP_COLOR_OOM, CX_KEY_BOX};
+	return cx_legend(a, x, y, (double)m->row_width, e, n, draw);
+}
+
+double mp_chart_map_height(const mp_chart_map_t *c, const mp_text_measure_t *m)
+{
+	mp_chart_area_t measure_only = {NULL, m, {0, 0, 0, 0}};
+
+	return cx_header_height(c->subtitle != NULL) + CX_SMALL * CX_LINE + 6 +
+	       legend(&measure_only, c->map, 0, 0, c->requested != 0, 0) + 8 +
 	       (double)c->map->rows * (ROW_H + ROW_GAP) + bars_height(c) + CX_PAD;
 }
 
@@ -118,7 +150,8 @@ static int strip_images(const mapdraw_t *d)
 		memset(px, 0, (size_t)w * h * sizeof(*px));
 		for (; i < m->ncol && m->col[i].row == row; i++) {
 			const mp_memmap_column_t *c = &m->col[i], *p = i ? &m->col[i - 1] : NULL;
-			uint32_t used = (uint32_t)floor((double)h * (double)col_used(c) / (double)(c->hi - c->lo) + 0.5);
+			uint64_t span = c->hi - c->lo; /* 0 where a region has fewer bytes than columns */
+			uint32_t used = span ? (uint32_t)floor((double)h * (double)col_used(c) / (double)span + 0.5) : 0;
 			uint32_t color = rgba(mp_color_region(c->dominant));
 			int seam = c->block_start && p && p->region == c->region && p->row == c->row &&
 				   2 * col_used(p) >= p->hi - p->lo;
@@ -178,41 +211,23 @@ static void largest_outline(const mapdraw_t *d, mp_box_t *first_box)
 	}
 }
 
-/* A bar of `bytes` at the map's scale from (x0, y), wrapping like the map;
- * returns the y under it. */
+/* A bar of `bytes` at the map's scale from (x0, y), wrapping like the map
+ * (cut as bar_rows says); returns the y under it. */
 static double scale_bar(const mapdraw_t *d, double y, uint64_t bytes, const mp_style_t *st, const char *tag)
 {
 	double px = (double)bytes / d->m->bytes_per_column, w = (double)d->m->row_width;
+	int cut;
+	size_t rows = bar_rows(d->m, bytes, &cut);
 
 	if (px < 1 && bytes)
 		px = 1;
-	do {
+	for (size_t r = 0; r < rows; r++) {
 		double seg = px > w ? w : px;
 		mp_scene_tag(d->a->scene, mp_scene_rect(d->a->scene, d->x0 + 0.5, y + 0.5, seg > 1 ? seg - 1 : seg, BAR_H - 1, st), tag);
 		px -= seg;
 		y += BAR_H + 3;
-	} while (px > 0.5);
-	return y;
-}
-
-static void legend(const mapdraw_t *d, double y, int requested)
-{
-	cx_legend_entry_t e[MP_REGION_TYPE_MAX + 5];
-	size_t n = 0;
-
-	for (int t = 0; t <= MP_REGION_TYPE_MAX && t < MP_MEMMAP_TYPES; t++) {
-		uint64_t b = 0;
-		for (size_t i = 0; i < d->m->ncol; i++)
-			b += d->m->col[i].used[t];
-		if (b)
-			e[n++] = (cx_legend_entry_t){mp_region_type_name(t), mp_color_region(t), CX_KEY_BOX};
 	}
-	e[n++] = (cx_legend_entry_t){"free", MAP_FREE, CX_KEY_BOX};
-	if (d->m->largest_free)
-		e[n++] = (cx_legend_entry_t){"largest free chunk", MP_COLOR_OOM, CX_KEY_OUTLINE};
-	if (requested)
-		e[n++] = (cx_legend_entry_t){"failed request (same scale)", MP_COLOR_OOM, CX_KEY_BOX};
-	cx_legend(d->a, d->x0, y, (double)d->m->row_width, e, n, 1);
+	return y;
 }
 
 /* Region labels (base and size) over their first column, the largest
@@ -293,8 +308,7 @@ int mp_chart_map(const mp_chart_area_t *a, const mp_chart_map_t *c)
 	cx_text_fit(a, d.x0, y, scale, (double)m->row_width, CX_SMALL, 0, MP_COLOR_TEXT, MP_ALIGN_LEFT, MP_VALIGN_TOP,
 		    MP_ELLIPSIS_END);
 	y += CX_SMALL * CX_LINE + 6;
-	legend(&d, y, c->requested != 0);
-	y += CX_SMALL * CX_LINE + 8;
+	y += legend(a, m, d.x0, y, c->requested != 0, 1) + 8;
 	d.y0 = y + ROW_GAP;
 	if ((rc = strip_images(&d)) < 0)
 		return rc;
@@ -316,7 +330,10 @@ int mp_chart_map(const mp_chart_area_t *a, const mp_chart_map_t *c)
 		};
 		for (int i = 0; i < 3; i++) {
 			char cap[160], hb[48];
-			snprintf(cap, sizeof(cap), "%s: %s", bars[i].what, mp_fmt_bytes_exact(hb, sizeof(hb), bars[i].bytes));
+			int cut;
+			bar_rows(m, bars[i].bytes, &cut);
+			snprintf(cap, sizeof(cap), "%s: %s%s", bars[i].what, mp_fmt_bytes_exact(hb, sizeof(hb), bars[i].bytes),
+				 cut ? " (more than all the regions: drawn cut)" : "");
 			cx_text_fit(a, d.x0, y, cap, (double)m->row_width, CX_SMALL, i == 0, i == 0 ? MP_COLOR_OOM : MP_COLOR_TEXT,
 				    MP_ALIGN_LEFT, MP_VALIGN_TOP, MP_ELLIPSIS_END);
 			y += CX_SMALL * CX_LINE + 2;

@@ -202,7 +202,7 @@ static int on_snapshot(void *ctx, size_t target, const mp_snapshot_t *snap)
 }
 
 /* One pass over each input's source for all of its maps. */
-static int build_maps(plot_t *pl, const mp_plot_input_t *in, size_t nin, mp_diag_t *diag)
+static int build_maps(plot_t *pl, const mp_plot_input_t *in, size_t nin, const mp_text_measure_t *m, mp_diag_t *diag)
 {
 	for (size_t i = 0; i < nin; i++) {
 		mp_snapshot_target_t *t = calloc(pl->n ? pl->n : 1, sizeof(*t));
@@ -239,7 +239,7 @@ static int build_maps(plot_t *pl, const mp_plot_input_t *in, size_t nin, mp_diag
 			continue;
 		if (p->have_map) {
 			mp_chart_map_t c = {p->title, p->subtitle, &p->map, p->requested};
-			p->height = mp_chart_map_height(&c);
+			p->height = mp_chart_map_height(&c, m);
 			continue;
 		}
 		p->kind = P_NOTE;
@@ -392,6 +392,9 @@ int mp_plot_capture(mp_scene_t **out, const mp_plot_input_t *in, size_t n, const
 	int rc = 0, any_map = 0;
 
 	*out = NULL;
+	if (pl.width < MP_PLOT_MIN_WIDTH)
+		return mp_diag_set(diag, MP_EUSAGE, -1, -1, "a width of %.0f px is too narrow for the charts (at least %.0f)",
+				   pl.width, MP_PLOT_MIN_WIDTH);
 	if (!o.charts)
 		o.charts = MP_PLOT_TIMELINE;
 	for (size_t i = 0; i < n && rc == 0; i++)
@@ -399,7 +402,7 @@ int mp_plot_capture(mp_scene_t **out, const mp_plot_input_t *in, size_t n, const
 	if (rc == 0 && !pl.n)
 		rc = mp_diag_set(diag, MP_ENODATA, -1, -1, "no memory events to draw");
 	if (rc == 0 && (o.charts & MP_PLOT_MAP))
-		rc = build_maps(&pl, in, n, diag);
+		rc = build_maps(&pl, in, n, m, diag);
 	for (size_t i = 0; i < pl.n; i++)
 		any_map |= pl.p[i].kind != P_NOTE;
 	if (rc == 0 && !any_map)

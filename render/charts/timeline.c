@@ -334,11 +334,11 @@ int mp_chart_timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem)
 	}
 	t.plot.x = a->box.x + CX_PAD + left_w;
 	t.plot.w = a->box.w - 2 * CX_PAD - left_w - right_w;
+	t.show_steps = t.nsteps > 0 && (double)t.nsteps <= t.plot.w / 4; /* before the legend: it has an entry */
 	t.plot.y = top + legend(&t, a->box.x + CX_PAD, top, a->box.w - 2 * CX_PAD, 0) + 8;
 	t.plot.h = a->box.y + a->box.h - CX_PAD - CX_SMALL * CX_LINE - 8 - t.plot.y;
 	if (t.plot.w < 50 || t.plot.h < 40)
 		return MP_EUSAGE;
-	t.show_steps = t.nsteps > 0 && (double)t.nsteps <= t.plot.w / 4;
 	legend(&t, a->box.x + CX_PAD, top, a->box.w - 2 * CX_PAD, 1);
 	if (t.show_steps) { /* room for the lane of steps over the plot */
 		t.plot.y += LANE_H + 4;

@@ -63,15 +63,22 @@ static unit_t pick_unit(mp_axis_kind_t kind, double hi, double step)
 	unit_t none = {1, ""}, pct = {1, "%"};
 	size_t u = 0;
 
+	/* A step far below the axis' end (a microsecond at 2 s) would need more
+	 * decimals than a label should carry: a smaller unit then, whose
+	 * labels mp_ticks_fit thins out if they grow too wide. */
 	switch (kind) {
 	case MP_AXIS_BYTES:
 		while (u + 1 < sizeof(bytes) / sizeof(bytes[0]) && hi >= bytes[u + 1].scale)
 			u++;
+		while (u > 0 && step > 0 && decimals_for(step / bytes[u].scale) > 2)
+			u--;
 		return bytes[u];
 	case MP_AXIS_TIME_NS:
 		while (u + 1 < sizeof(times) / sizeof(times[0]) && hi >= time_reach[u + 1])
 			u++;
 		while (u >= 4 && decimals_for(step / times[u].scale) > 1)
+			u--;
+		while (u > 0 && step > 0 && decimals_for(step / times[u].scale) > 2)
 			u--;
 		return times[u];
 	case MP_AXIS_PERCENT:
@@ -130,7 +137,11 @@ int mp_ticks_nice(mp_ticks_t *t, mp_axis_kind_t kind, double lo, double hi, size
 		step = time_step(raw);
 		break;
 	case MP_AXIS_BYTES: {
+		/* steps nice in the unit of the axis' end (0.5 KiB, not 500 B),
+		 * unless that end is far away: a 100 B range at 2 GiB */
 		double s = pick_unit(kind, fabs(hi) > fabs(lo) ? fabs(hi) : fabs(lo), 0).scale;
+		if (raw / s < 0.001)
+			s = pick_unit(kind, raw, 0).scale;
 		step = nice_125(raw / s) * s;
 		if (step < 1)
 			step = 1;

@@ -31,7 +31,7 @@ static void usage(FILE *out)
 		"  -o, --output OUT  the picture to write (.svg or .png)\n"
 		"  --device ID   only this memory id (a number, or a name such as GPU_0_bfc)\n"
 		"  --steps A:B   only steps A to B (A:, :B and A also accepted)\n"
-		"  --width W     picture width in px (default 1200)\n"
+		"  --width W     picture width in px (default 1200, at least 480)\n"
 		"  --height H    picture height in px (default: 700 for one chart, else what\n"
 		"                the charts need)\n"
 		"  --top N       bars of the breakdown (default 12; the rest in one bar)\n"
@@ -45,13 +45,13 @@ static void usage(FILE *out)
 		"            writable, 4 not a capture or corrupted\n");
 }
 
-/* A size in px: 200 to 32768. */
-static int parse_px(const char *s, const char *opt, double *out)
+/* A size in px: least to 32768. */
+static int parse_px(const char *s, const char *opt, uint32_t least, double *out)
 {
 	uint32_t v;
 
-	if (cli_parse_u32(s, &v) < 0 || v < 200 || v > MP_RENDER_MAX_SIDE) {
-		mp_cli_error("invalid %s '%s' (expected 200 to %d px)", opt, s, MP_RENDER_MAX_SIDE);
+	if (cli_parse_u32(s, &v) < 0 || v < least || v > MP_RENDER_MAX_SIDE) {
+		mp_cli_error("invalid %s '%s' (expected %u to %d px)", opt, s, least, MP_RENDER_MAX_SIDE);
 		return -1;
 	}
 	*out = v;
@@ -104,11 +104,11 @@ int cmd_plot(int argc, char **argv)
 			sopt.steps_set = 1;
 			break;
 		case O_WIDTH:
-			if (parse_px(optarg, "--width", &po.width) < 0)
+			if (parse_px(optarg, "--width", (uint32_t)MP_PLOT_MIN_WIDTH, &po.width) < 0)
 				return MP_EXIT_USAGE;
 			break;
 		case O_HEIGHT:
-			if (parse_px(optarg, "--height", &po.height) < 0)
+			if (parse_px(optarg, "--height", 200, &po.height) < 0)
 				return MP_EXIT_USAGE;
 			break;
 		case O_TOP:

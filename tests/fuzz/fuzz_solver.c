@@ -1,12 +1,12 @@
 /* fuzz_solver.c - arbitrary event streams through the solver (both passes)
  * and the three report writers. Events come from the input 12 bytes at a
- * time: kind, memory id (0-2), flags, region, address slot (addresses are
- * drawn from a small set so frees, duplicates and overlaps are common),
- * size class, step delta. Checks beyond "no crash": the breakdown sums to
+ * time (fuzz_events.h). Checks beyond "no crash": the breakdown sums to
  * the heap at the peak (address model) and fragmentation stays in [0,1]. */
 #include <memprof/array_source.h>
 #include <memprof/report.h>
 #include <memprof/solver.h>
+
+#include "fuzz_events.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -25,43 +25,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const strings[] = {"", "op,a", "float", "[1,2]"};
 	mp_memory_info_t mem[2] = {{"pool", 0, MP_MEMORY_DEVICE}, {"host", 4096, MP_MEMORY_HOST}};
-	size_t n = size / 12;
-	mp_event_t *ev = calloc(n ? n : 1, sizeof(*ev));
+	size_t n;
+	mp_event_t *ev = fuzz_events(data, size, 1, &n);
 	mp_solver_options_t o;
 	mp_source_t *src = NULL;
 	mp_solver_t *s;
 	mp_diag_t d;
-	int64_t step = 0;
 
 	if (!ev)
 		return 0;
-	for (size_t i = 0; i < n; i++) {
-		const uint8_t *b = data + 12 * i;
-		mp_event_t *e = &ev[i];
-		uint64_t size_class = (uint64_t)b[5] | (uint64_t)b[6] << 8;
-		e->kind = (uint8_t)(1 + b[0] % 9);
-		e->memory = b[1] % 3;
-		e->flags = b[2] & 3;
-		e->region = b[3] % 7;
-		e->address = 0x10000 + 256ull * (b[4] % 64);
-		if (b[7] == 0xff)
-			e->address = UINT64_MAX - b[4]; /* near the top: overflow checks */
-		e->requested_bytes = size_class * (b[8] & 0x10 ? 4096 : 16);
-		e->allocated_bytes = b[8] & 1 ? 0 : e->requested_bytes + (b[8] >> 5);
-		step += b[9] % 3 == 0;
-		e->step = b[9] == 0x7f ? -1 : step;
-		e->time_ns = i;
-		e->op = b[10] % 5;
-		e->dtype = b[11] % 4;
-		e->shape = (b[11] >> 2) % 4;
-		if (e->flags & MP_EVENT_F_STATS) {
-			e->stats.stack_bytes = b[10];
-			e->stats.heap_bytes = size_class * 8;
-			e->stats.free_bytes = b[11] * 100u;
-			e->stats.peak_bytes = size_class * 9;
-			e->stats.fragmentation = b[8] == 0x42 ? NAN : b[8] / 200.0;
-		}
-	}
 	mp_solver_options_init(&o);
 	o.timeline_points = 1 + (size ? data[0] % 9 : 0);
 	o.top = 3;

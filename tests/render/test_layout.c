@@ -76,6 +76,13 @@ static void test_ticks_bytes(void **state)
 	/* [0, 3 TiB], at most 7: raw 0.5 TiB */
 	expect_ticks(MP_AXIS_BYTES, 0, 3.0 * 1099511627776.0, 7,
 		     (const char *const[]){"0 TiB", "0.5 TiB", "1.0 TiB", "1.5 TiB", "2.0 TiB", "2.5 TiB", "3.0 TiB"}, 7);
+	/* [2 GiB, 2 GiB + 100 B]: a step of 20 B, in bytes, not 0.0000000186 GiB */
+	{
+		mp_ticks_t t;
+		assert_int_equal(mp_ticks_nice(&t, MP_AXIS_BYTES, 2147483648.0, 2147483748.0, 6), 0);
+		assert_true(t.step == 20);
+		assert_string_equal(t.label[0], "2147483660 B");
+	}
 	/* [0, 10 B], at most 40: never a step under one byte */
 	{
 		mp_ticks_t t;
@@ -99,6 +106,9 @@ static void test_ticks_time(void **state)
 	expect_ticks(MP_AXIS_TIME_NS, 0, 2400e9, 5, (const char *const[]){"0 min", "10 min", "20 min", "30 min", "40 min"}, 5);
 	/* [0, 3 h], at most 7: raw 30 min, labelled in hours */
 	expect_ticks(MP_AXIS_TIME_NS, 0, 10800e9, 7, (const char *const[]){"0 h", "0.5 h", "1.0 h", "1.5 h", "2.0 h", "2.5 h", "3.0 h"}, 7);
+	/* [2 s, 2 s + 1 µs]: 200 ns steps in µs, not "2.000000 s" twice */
+	expect_ticks(MP_AXIS_TIME_NS, 2e9, 2e9 + 1000, 6,
+		     (const char *const[]){"2000000.0 µs", "2000000.2 µs", "2000000.4 µs", "2000000.6 µs", "2000000.8 µs", "2000001.0 µs"}, 6);
 	/* [1.2 ms, 1.7 ms]: the first tick is the first multiple inside */
 	expect_ticks(MP_AXIS_TIME_NS, 1.2e6, 1.7e6, 6, (const char *const[]){"1.2 ms", "1.3 ms", "1.4 ms", "1.5 ms", "1.6 ms", "1.7 ms"}, 6);
 }

@@ -134,7 +134,8 @@ int mp_chart_map_geometry(mp_memmap_t *out, const mp_snapshot_t *snap, double wi
  * it spans), "largest-free-label", "request", "largest-free-bar",
  * "free-bar" (the comparison bars). Returns 0 or MP_ENOMEM. */
 int mp_chart_map(const mp_chart_area_t *a, const mp_chart_map_t *map);
-double mp_chart_map_height(const mp_chart_map_t *map);
+/* Its height, with text measured as m does (the legend may wrap). */
+double mp_chart_map_height(const mp_chart_map_t *map, const mp_text_measure_t *m);
 
 /* ---- HLO charts -------------------------------------------------------- */
 

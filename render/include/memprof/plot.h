@@ -13,6 +13,7 @@ extern "C" {
 
 #define MP_PLOT_DEFAULT_WIDTH 1200.0
 #define MP_PLOT_DEFAULT_HEIGHT 700.0 /* one chart alone */
+#define MP_PLOT_MIN_WIDTH 480.0      /* labels, cards and columns need it */
 
 /* ---- captures ---------------------------------------------------------- */
 
@@ -61,7 +62,7 @@ typedef struct mp_plot_options {
  * drawn; when only maps were asked and none can be drawn, MP_ENODATA with
  * diag saying why. A height given is shared between the panels in
  * proportion to what each asks; MP_EUSAGE when it is below their minimum
- * (diag names it). Caller owns *out (mp_scene_free). Returns 0,
+ * (diag names it), or when the width is under MP_PLOT_MIN_WIDTH. Caller owns *out (mp_scene_free). Returns 0,
  * MP_ENODATA (no memory event in the inputs), MP_EUSAGE, MP_ENOMEM or the
  * source's error while reading it again for maps. */
 int mp_plot_capture(mp_scene_t **out, const mp_plot_input_t *in, size_t n, const mp_plot_options_t *opt,
