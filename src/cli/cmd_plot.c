@@ -145,6 +145,10 @@ int cmd_plot(int argc, char **argv)
 		return rc;
 	if (po.top)
 		sopt.top = (uint32_t)po.top;
+	/* the timeline's exact fragmentation at every point is most of the
+	 * analysis' cost (as for report --timeline): only when it is drawn */
+	sopt.timeline = (po.charts & MP_PLOT_TIMELINE) != 0;
+	sopt.breakdown = (po.charts & (MP_PLOT_BREAKDOWN | MP_PLOT_TIMELINE)) != 0; /* the peak label names its top op */
 	sopt.max_oom_records = po.max_oom_maps > 16 ? (uint32_t)po.max_oom_maps : 1000;
 	io.solver = &sopt;
 	io.xplane = &xin;

@@ -257,6 +257,59 @@ static void test_m4_keeps_peak(void **state)
 	free(out);
 }
 
+/* Per pixel column of a step series: x 0, 15, 25, 35 with y 5, 1, 7, 2 on
+ * [0, 40] in 4 columns of 10. Column 0 holds 5; column 1 starts at 5
+ * (held since 0) and drops to 1 at 15; column 2 starts at 1, rises to 7
+ * at 25; column 3 starts at 7, drops to 2 at 35. A NaN is a gap: the
+ * column after it has no value until the next point. */
+static void test_columns(void **state)
+{
+	const double x[] = {0, 15, 25, 35}, y[] = {5, 1, 7, 2}, yg[] = {5, NAN, 7, 2};
+	mp_column_range_t c[4];
+	const double lo[] = {5, 1, 1, 2}, hi[] = {5, 5, 7, 7};
+
+	(void)state;
+	mp_series_columns(x, y, 4, 0, 40, 4, c);
+	for (int i = 0; i < 4; i++) {
+		assert_true(c[i].has);
+		assert_true(c[i].lo == lo[i] && c[i].hi == hi[i]);
+	}
+	mp_series_columns(x, yg, 4, 0, 40, 4, c);
+	assert_true(c[1].has && c[1].lo == 5 && c[1].hi == 5); /* 5 until the gap at 15 */
+	assert_true(c[2].has && c[2].lo == 7 && c[2].hi == 7); /* nothing carried across the gap */
+	/* before the first point: no value */
+	mp_series_columns(x + 1, y + 1, 3, 0, 40, 4, c);
+	assert_false(c[0].has);
+}
+
+/* A million points into 300 columns: the highest column's hi is the
+ * series' maximum, exactly, and every column's range is within the series'. */
+static void test_columns_keep_peak(void **state)
+{
+	enum { N = 1000000, COLS = 300 };
+	double *x = malloc(N * sizeof(*x)), *y = malloc(N * sizeof(*y)), best = 0;
+	mp_column_range_t *c = malloc(COLS * sizeof(*c));
+	uint64_t rng = 99;
+
+	(void)state;
+	assert_true(x && y && c);
+	for (size_t i = 0; i < N; i++) {
+		x[i] = (double)i;
+		y[i] = (double)(mp_test_xorshift(&rng) % 1000000007);
+	}
+	y[765432] = 5e12 + 3;
+	mp_series_columns(x, y, N, 0, N - 1, COLS, c);
+	for (size_t i = 0; i < COLS; i++) {
+		assert_true(c[i].has && c[i].lo <= c[i].hi);
+		if (c[i].hi > best)
+			best = c[i].hi;
+	}
+	assert_true(best == 5e12 + 3);
+	free(x);
+	free(y);
+	free(c);
+}
+
 static void test_stack(void **state)
 {
 	const double a[] = {1, 2, 3}, b[] = {10, 0, 5}, c[] = {100, 100, 0};
@@ -500,6 +553,8 @@ int main(void)
 		cmocka_unit_test(test_labels_bounds_and_obstacles),
 		cmocka_unit_test(test_m4_small),
 		cmocka_unit_test(test_m4_keeps_peak),
+		cmocka_unit_test(test_columns),
+		cmocka_unit_test(test_columns_keep_peak),
 		cmocka_unit_test(test_stack),
 		cmocka_unit_test(test_text_fit),
 		cmocka_unit_test(test_utf8_clean),
