@@ -405,8 +405,15 @@ int mp_plot_capture(mp_scene_t **out, const mp_plot_input_t *in, size_t n, const
 		rc = build_maps(&pl, in, n, m, diag);
 	for (size_t i = 0; i < pl.n; i++)
 		any_map |= pl.p[i].kind != P_NOTE;
-	if (rc == 0 && !any_map)
-		rc = mp_diag_set(diag, MP_ENODATA, -1, -1, "%s", pl.p[0].subtitle);
+	if (rc == 0 && !any_map) { /* only maps asked, and none can be drawn: say which memory and why */
+		char name[160];
+		rc = mp_diag_set(diag, MP_ENODATA, -1, -1, "no memory map to draw: %s %s",
+				 memory_name(pl.p[0].in, pl.p[0].dev->id, name, sizeof(name)),
+				 pl.p[0].map_rc == MP_EUSAGE ? "has more regions than the map has pixels"
+							     : "has no regions (pools, segments, arenas) at the peak or at a failed allocation");
+		if (diag && n == 1)
+			mp_diag_set_file(diag, in[0].name);
+	}
 	if (rc == 0)
 		rc = share_height(&pl, o.height, &total, diag);
 	if (rc == 0 && !(*out = mp_scene_new(pl.width, total, MP_RGB(MP_COLOR_BACKGROUND))))

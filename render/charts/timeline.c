@@ -206,7 +206,7 @@ static const char *top_op(const mp_chart_memory_t *mem)
 	if (!d->has_breakdown || !d->breakdown_count)
 		return "";
 	if (d->breakdown[0].unknown_origin)
-		return "(allocated before the capture)";
+		return "(in use before the capture)";
 	return d->breakdown[0].op ? mp_source_string(mem->source, d->breakdown[0].op) : "";
 }
 
@@ -257,7 +257,8 @@ static void draw_label(const mp_chart_area_t *a, const mp_box_t *b, const char *
 			    MP_ALIGN_LEFT, MP_VALIGN_TOP, MP_ELLIPSIS_END);
 }
 
-/* Where a label at anchor x may go: beside the line, at the top first. */
+/* Where a label at anchor x may go: beside the line, at the top first,
+ * never over the line while a place beside it is free. */
 static void candidates(mp_label_t *l, double x, const mp_box_t *plot, double y_hint)
 {
 	double top = plot->y + 4, mid = y_hint - l->h / 2;
@@ -268,14 +269,16 @@ static void candidates(mp_label_t *l, double x, const mp_box_t *plot, double y_h
 	l->cand[3] = (mp_box_t){x - 6 - l->w, top + l->h + 4, 0, 0};
 	l->cand[4] = (mp_box_t){x + 6, mid, 0, 0};
 	l->cand[5] = (mp_box_t){x - 6 - l->w, mid, 0, 0};
-	l->ncand = 6;
-	l->slide = 1;
+	/* last, a line too near an edge for either side: against the edge */
+	l->cand[6] = (mp_box_t){plot->x + plot->w - l->w, top, 0, 0};
+	l->cand[7] = (mp_box_t){plot->x, top, 0, 0};
+	l->ncand = 8;
 }
 
 int mp_chart_timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem)
 {
 	const mp_solver_device_t *d = mem->dev;
-	char title[512], sub[512], b1[64], b2[64], b3[64], steps[32];
+	char title[512], sub[512], b1[64], b2[64], b3[64], b4[64], steps[32];
 	char l1[160], l2[512], o1[160], o2[160];
 	mp_label_t labels[2];
 	size_t nlabels = 0;
@@ -319,7 +322,7 @@ int mp_chart_timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem)
 		snprintf(steps, sizeof(steps), ", step %" PRId64, d->peak.step);
 	snprintf(sub, sizeof(sub), "peak %s at %s%s · %s allocations, %s failed%s", mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes),
 		 mp_fmt_time(b2, sizeof(b2), d->peak.time_ns), steps, mp_fmt_count(b3, sizeof(b3), d->allocations),
-		 mp_fmt_count(l1, sizeof(l1), d->failed_allocations),
+		 mp_fmt_count(b4, sizeof(b4), d->failed_allocations),
 		 d->oom_total > d->oom_count ? " (the first 1000 marked)" : "");
 	top = cx_header(a, title, sub);
 

@@ -366,8 +366,7 @@ static void check_module(const char *rel, int color)
 {
 	const char *shared = mp_test_shared(rel);
 	char path[4096], args[8192], root[16], w[32], h[32], err[256], want[32];
-	char *png = mp_test_tmpfile(".png"), *png2 = mp_test_tmpfile(".png"), *lib = mp_test_tmpfile(".png");
-	char *svg = mp_test_tmpfile(".svg"), *svg2 = mp_test_tmpfile(".svg");
+	char *png, *png2, *lib, *svg, *svg2;
 	const mp_scene_item_t *line, *bar;
 	mp_hlo_result_t *r;
 	mp_scene_t *s;
@@ -379,6 +378,11 @@ static void check_module(const char *rel, int color)
 
 	if (!shared)
 		skip();
+	png = mp_test_tmpfile(".png"); /* after the skip: a skipped test leaks nothing */
+	png2 = mp_test_tmpfile(".png");
+	lib = mp_test_tmpfile(".png");
+	svg = mp_test_tmpfile(".svg");
+	svg2 = mp_test_tmpfile(".svg");
 	snprintf(path, sizeof(path), "%s", shared);
 	doc = json_of(path, color);
 	r = analyze(path, color);
@@ -454,7 +458,7 @@ static void test_unit_vector_color1(void **state)
 static void test_cli_options(void **state)
 {
 	const char *shared = mp_test_shared(MAXTEXT);
-	char path[4096], args[8192], *png = mp_test_tmpfile(".png"), *out;
+	char path[4096], args[8192], *png, *out;
 	mp_hlo_result_t *r;
 	mp_scene_t *s;
 	size_t from = 0;
@@ -463,6 +467,7 @@ static void test_cli_options(void **state)
 	(void)state;
 	if (!shared)
 		skip();
+	png = mp_test_tmpfile(".png");
 	snprintf(path, sizeof(path), "%s", shared);
 	r = analyze(path, 0);
 	snprintf(args, sizeof(args), "--chart by-size -o '%s' '%s'", png, path);
@@ -538,14 +543,19 @@ static int exists(const char *p)
 
 static void test_cli_errors(void **state)
 {
-	const char *shared = mp_test_shared(MAXTEXT), *f = mp_test_shared(JIT_F);
-	char path[4096], fpath[4096], args[8192], *png = mp_test_tmpfile(".png"), *jpg = mp_test_tmpfile(".jpg");
+	char path[4096], fpath[4096], args[8192], *png, *jpg;
+	const char *shared;
 
 	(void)state;
-	if (!shared || !f)
+	/* mp_test_shared returns one static buffer: copy each path out */
+	if (!(shared = mp_test_shared(MAXTEXT)))
 		skip();
 	snprintf(path, sizeof(path), "%s", shared);
-	snprintf(fpath, sizeof(fpath), "%s", f);
+	if (!(shared = mp_test_shared(JIT_F)))
+		skip();
+	snprintf(fpath, sizeof(fpath), "%s", shared);
+	png = mp_test_tmpfile(".png");
+	jpg = mp_test_tmpfile(".jpg");
 	snprintf(args, sizeof(args), "-o '%s' '%s'", jpg, path);
 	assert_int_equal(run(args, NULL), 2); /* unknown extension */
 	assert_false(exists(jpg));
