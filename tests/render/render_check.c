@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 typedef struct root_info {
 	int seen;
@@ -103,6 +104,38 @@ long rc_png_pixel(const char *path, int x, int y)
 	}
 	cairo_surface_destroy(s);
 	return px;
+}
+
+int rc_run(const char *cmd, char **out)
+{
+	FILE *p = popen(cmd, "r");
+	size_t cap = 1 << 16, len = 0, n;
+	char *buf = malloc(cap), *grown;
+	int st;
+
+	if (out)
+		*out = NULL;
+	if (!p || !buf) {
+		if (p)
+			pclose(p);
+		free(buf);
+		return -1;
+	}
+	while ((n = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+		len += n;
+		if (cap - len < 2) {
+			if (!(grown = realloc(buf, cap *= 2)))
+				break;
+			buf = grown;
+		}
+	}
+	buf[len] = '\0';
+	st = pclose(p);
+	if (out)
+		*out = buf;
+	else
+		free(buf);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 int rc_same_bytes(const char *a, const char *b)

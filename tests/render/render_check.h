@@ -23,6 +23,10 @@ long rc_png_pixel(const char *path, int x, int y);
 /* Whole file into a malloc'd buffer (caller frees); NULL if unreadable. */
 unsigned char *rc_slurp(const char *path, size_t *len);
 
+/* Run a shell command; its exit code (-1 if it did not exit), its stdout
+ * in *out when out is not NULL (caller frees; NULL if it could not run). */
+int rc_run(const char *cmd, char **out);
+
 /* 1 when the two files have the same bytes. */
 int rc_same_bytes(const char *a, const char *b);
 

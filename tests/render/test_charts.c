@@ -57,29 +57,6 @@ static int remove_demo(void **state)
 	return 0;
 }
 
-/* Run a shell command; its exit code, stdout in *out (caller frees, may be NULL). */
-static int sh(const char *cmd, char **out)
-{
-	FILE *p = popen(cmd, "r");
-	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap);
-	int c, st;
-
-	assert_non_null(p);
-	while ((c = fgetc(p)) != EOF) {
-		if (n + 1 >= cap)
-			buf = realloc(buf, cap *= 2);
-		buf[n++] = (char)c;
-	}
-	buf[n] = '\0';
-	st = pclose(p);
-	if (out)
-		*out = buf;
-	else
-		free(buf);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* `memprof report --peak --oom --json FILE`, parsed. */
 static json_t *report_json(const char *file)
 {
@@ -88,7 +65,7 @@ static json_t *report_json(const char *file)
 	json_t *doc;
 
 	snprintf(cmd, sizeof(cmd), "%s report --peak --oom --json '%s' 2>/dev/null", MEMPROF, file);
-	assert_int_equal(sh(cmd, &out), 0);
+	assert_int_equal(rc_run(cmd, &out), 0);
 	doc = json_loads(out, 0, &err);
 	if (!doc)
 		fail_msg("report --json: %s", err.text);
@@ -470,25 +447,25 @@ static void test_cli_plot_files(void **state)
 
 	(void)state;
 	snprintf(cmd, sizeof(cmd), "%s plot '%s' --chart all --width 1000 -o %s 2>/dev/null", MEMPROF, demo, svg);
-	assert_int_equal(sh(cmd, NULL), 0);
+	assert_int_equal(rc_run(cmd, NULL), 0);
 	if (rc_svg_parse(svg, root, sizeof(root), w, h, sizeof(w), err, sizeof(err)) < 0)
 		fail_msg("%s: %s", svg, err);
 	assert_string_equal(root, "svg");
 	assert_string_equal(w, "1000px");
 	snprintf(cmd, sizeof(cmd), "%s plot '%s' --chart all --width 1000 -o %s 2>/dev/null", MEMPROF, demo, svg2);
-	assert_int_equal(sh(cmd, NULL), 0);
+	assert_int_equal(rc_run(cmd, NULL), 0);
 	assert_true(rc_same_bytes(svg, svg2));
 	snprintf(cmd, sizeof(cmd), "%s plot '%s' --chart all --width 1000 -o %s 2>/dev/null", MEMPROF, demo, png);
-	assert_int_equal(sh(cmd, NULL), 0);
+	assert_int_equal(rc_run(cmd, NULL), 0);
 	snprintf(cmd, sizeof(cmd), "%s plot '%s' --chart all --width 1000 -o %s 2>/dev/null", MEMPROF, demo, png2);
-	assert_int_equal(sh(cmd, NULL), 0);
+	assert_int_equal(rc_run(cmd, NULL), 0);
 	assert_true(rc_same_bytes(png, png2));
 	assert_int_equal(rc_png_size(png, &pw, &ph), 0);
 	assert_int_equal(pw, 1000);
 	assert_int_equal(ph, atoi(h)); /* the SVG and the PNG of one picture */
 	/* a height asked for is the height drawn */
 	snprintf(cmd, sizeof(cmd), "%s plot '%s' --width 800 --height 500 -o %s 2>/dev/null", MEMPROF, demo, svg);
-	assert_int_equal(sh(cmd, NULL), 0);
+	assert_int_equal(rc_run(cmd, NULL), 0);
 	assert_int_equal(rc_svg_parse(svg, root, sizeof(root), w, h, sizeof(w), err, sizeof(err)), 0);
 	assert_string_equal(w, "800px");
 	assert_string_equal(h, "500px");
@@ -510,7 +487,7 @@ static void expect_failure(const char *args, const char *out, int code, const ch
 	struct stat st;
 
 	snprintf(cmd, sizeof(cmd), "%s %s 2>&1 >/dev/null", MEMPROF, args);
-	assert_int_equal(sh(cmd, &err), code);
+	assert_int_equal(rc_run(cmd, &err), code);
 	if (!strstr(err, what))
 		fail_msg("'%s' says '%s', expected it to name '%s'", args, err, what);
 	assert_true(stat(out, &st) != 0);
@@ -555,14 +532,14 @@ static void test_cli_report_picture(void **state)
 	(void)state;
 	/* the text report as always, and the picture beside it */
 	snprintf(cmd, sizeof(cmd), "%s report '%s' --png %s 2>/dev/null", MEMPROF, demo, png);
-	assert_int_equal(sh(cmd, &out), 0);
+	assert_int_equal(rc_run(cmd, &out), 0);
 	assert_non_null(strstr(out, "peak in use       66060288 B (63.00 MiB)"));
 	free(out);
 	assert_int_equal(rc_png_size(png, &w, &h), 0);
 	assert_int_equal(w, 1200);
 	/* JSON on stdout stays JSON */
 	snprintf(cmd, sizeof(cmd), "%s report --json '%s' --png %s 2>/dev/null", MEMPROF, demo, png);
-	assert_int_equal(sh(cmd, &out), 0);
+	assert_int_equal(rc_run(cmd, &out), 0);
 	assert_non_null(doc = json_loads(out, 0, &err));
 	json_decref(doc);
 	free(out);
@@ -586,10 +563,10 @@ static void test_cli_big_capture(void **state)
 	(void)state;
 	snprintf(cmd, sizeof(cmd), "%s/tests/report/memprof_gen_capture %s --events 2000000 --live 20000 --oom 3 >/dev/null",
 		 MEMPROF_BINARY_DIR, cap);
-	assert_int_equal(sh(cmd, NULL), 0);
+	assert_int_equal(rc_run(cmd, NULL), 0);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		snprintf(cmd, sizeof(cmd), "%s plot '%s' --chart %s -o %s 2>/dev/null", MEMPROF, cap, want[i].chart, svg);
-		assert_int_equal(sh(cmd, NULL), 0);
+		assert_int_equal(rc_run(cmd, NULL), 0);
 		assert_int_equal(stat(svg, &st), 0);
 		if (st.st_size > want[i].max)
 			fail_msg("%s chart: %lld bytes, more than %lld", want[i].chart, (long long)st.st_size, want[i].max);

@@ -27,27 +27,10 @@
 /* `memprof hlo ARGS`, stdout into *out (may be NULL); the exit code. */
 static int run(const char *args, char **out)
 {
-	char cmd[8192];
-	size_t len = 0, cap = 1 << 16;
-	char *buf = malloc(cap);
-	FILE *p;
-	int st;
+	char cmd[8192 + 256];
 
 	snprintf(cmd, sizeof(cmd), "%s hlo %s 2>/dev/null", MEMPROF, args);
-	assert_non_null(buf);
-	assert_non_null(p = popen(cmd, "r"));
-	for (size_t n; (n = fread(buf + len, 1, cap - len - 1, p)) > 0;) {
-		len += n;
-		if (cap - len < 2)
-			assert_non_null(buf = realloc(buf, cap *= 2));
-	}
-	buf[len] = '\0';
-	st = pclose(p);
-	if (out)
-		*out = buf;
-	else
-		free(buf);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return rc_run(cmd, out);
 }
 
 static json_t *json_of(const char *path, int color)
