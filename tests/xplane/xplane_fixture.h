@@ -78,4 +78,61 @@ static inline void fx_write(const char *path, const fx_mem_t *ev, size_t n, cons
 	mp_xsb_free(b);
 }
 
+/* Event kinds by the names xprof matches. */
+#define FX_A "MemoryAllocation"
+#define FX_D "MemoryDeallocation"
+
+/* xprof's unit test case (xplane_to_memory_profile_test.cc), hand-checked:
+ * heap 5000 at the peak, minus the 300 B allocation of the peak step that
+ * is live -> 4700 B "unused preallocated", plus 2000 B of stack. */
+static const fx_mem_t xprof_case[] = {
+	{FX_A, 40000, "GPU_0_bfc", 2000, 3000, 5000, 8500, 200, 256, 0x1000, 0, "foo/bar", "output", "[4]", 1, -1},
+	{FX_D, 50000, "GPU_0_bfc", 2000, 2744, 5256, 8500, 200, 256, 0x1000, 0, NULL, NULL, NULL, -1, -1},
+	{FX_A, 70000, "GPU_0_bfc", 2000, 5000, 3000, 9500, 250, 300, 0x2000, 0.25, "mul_grad/Sum", "temp", "[]", 1, -1},
+};
+
+/* The events of a source but its memory descriptions, with their strings
+ * copied out (at most 64). */
+typedef struct fx_collected {
+	mp_event_t ev[64];
+	char op[64][64], dtype[64][32], shape[64][32];
+	size_t n;
+} fx_collected_t;
+
+/* One file as a source (xprof_clock: xprof's times, offset_ps alone),
+ * failing the test when it cannot be opened. Owned by the caller
+ * (mp_source_close). */
+static inline mp_source_t *fx_open1(const char *path, int xprof_clock)
+{
+	mp_xplane_options_t o = {-1, NULL, xprof_clock};
+	mp_source_t *src = NULL;
+	mp_diag_t diag;
+	int rc = mp_xplane_open_source(&src, &path, 1, &o, &diag);
+
+	if (rc)
+		fail_msg("open %s: %s", path, diag.text);
+	return src;
+}
+
+/* Read src to its end into c, failing the test on an error. */
+static inline void fx_collect(mp_source_t *src, fx_collected_t *c)
+{
+	mp_event_t ev;
+	mp_diag_t diag;
+	int rc;
+
+	c->n = 0;
+	while ((rc = mp_source_next(src, &ev, &diag)) > 0) {
+		if (ev.kind == MP_EV_MEMORY)
+			continue;
+		assert_true(c->n < 64);
+		c->ev[c->n] = ev;
+		snprintf(c->op[c->n], 64, "%s", mp_source_string(src, ev.op));
+		snprintf(c->dtype[c->n], 32, "%s", mp_source_string(src, ev.dtype));
+		snprintf(c->shape[c->n], 32, "%s", mp_source_string(src, ev.shape));
+		c->n++;
+	}
+	assert_int_equal(rc, 0);
+}
+
 #endif
