@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One JSON contract for both reports (docs/report.md): one version. */
+_Static_assert(MP_REPORT_JSON_VERSION == MP_XPROF_JSON_VERSION, "the default and --compat=xprof JSON differ in version");
+
 static void usage(FILE *out)
 {
 	fprintf(out,

@@ -159,7 +159,7 @@ static int row_cmp(const void *a, const void *b)
 }
 
 static int add_row(mp_xprof_memory_t *m, size_t *cap, uint64_t alloc, uint64_t req, const char *op,
-		   const char *region, const char *dtype, const char *shape, int special)
+		   const char *region, const char *dtype, const char *shape, int special, int unknown)
 {
 	mp_xprof_row_t *r;
 
@@ -177,6 +177,7 @@ static int add_row(mp_xprof_memory_t *m, size_t *cap, uint64_t alloc, uint64_t r
 	r->requested_bytes = req;
 	r->occurrences = 1;
 	r->special = special;
+	r->unknown_origin = unknown;
 	r->op = dup_str(op);
 	r->region = dup_str(region);
 	r->dtype = dup_str(dtype);
@@ -200,16 +201,16 @@ static int build_table(mp_source_t *src, cm_state *st, const cm_pending *pend, s
 		if (!p->alive || p->mem != m->id)
 			continue;
 		rc = add_row(m, &cap, p->alloc, p->req, mp_source_string(src, p->op), region,
-			     mp_source_string(src, p->dtype), mp_source_string(src, p->shape), 0);
+			     mp_source_string(src, p->dtype), mp_source_string(src, p->shape), 0, 0);
 	}
 	if (rc == 0 && st->unmapped - st->unmapped_dealloc > 0) {
 		uint64_t u = (uint64_t)(st->unmapped - st->unmapped_dealloc);
 
 		rc = add_row(m, &cap, u, u, legacy ? "preallocated/unknown" : "unused preallocated device memory",
-			     "persist/dynamic", "INVALID", "unknown", 1);
+			     "persist/dynamic", "INVALID", "unknown", 1, 1);
 	}
 	if (rc == 0 && m->stack_bytes > 0)
-		rc = add_row(m, &cap, m->stack_bytes, m->stack_bytes, "stack", "stack", "INVALID", "unknown", 1);
+		rc = add_row(m, &cap, m->stack_bytes, m->stack_bytes, "stack", "stack", "INVALID", "unknown", 1, 0);
 	if (rc < 0)
 		return rc;
 	if (m->nrows > 1)
@@ -252,13 +253,20 @@ int mp_xprof_compute(mp_source_t *src, const mp_xprof_options_t *opts, mp_xprof_
 	rc = mp_source_rewind(src, diag);
 	if (rc < 0)
 		return rc;
+	/* before the first event: memory descriptions count as events too */
+	if (nst && !(st = calloc(nst, sizeof(*st))))
+		return MP_ENOMEM;
 	/* pass 1: peaks, steps, lifetime figures */
 	while ((rc = mp_source_next(src, &ev, diag)) > 0) {
 		cm_state *s;
 		uint64_t used, key;
 
-		if (!is_mem_event(&ev))
+		if (!is_mem_event(&ev)) {
+			/* as the solver counts a memory's events (docs/report.md) */
+			if (ev.kind != MP_EV_STEP && ev.kind != MP_EV_MARK && ev.memory < nst)
+				st[ev.memory].m.stream_events++;
 			continue;
+		}
 		if (ev.memory >= nst) {
 			cm_state *ns;
 
@@ -286,6 +294,7 @@ int mp_xprof_compute(mp_source_t *src, const mp_xprof_options_t *opts, mp_xprof_
 		s->seen = 1;
 		s->m.id = ev.memory;
 		s->m.events++;
+		s->m.stream_events++;
 		if (ev.kind == MP_EV_ALLOC)
 			s->m.allocations++;
 		else
@@ -377,6 +386,7 @@ int mp_xprof_compute(mp_source_t *src, const mp_xprof_options_t *opts, mp_xprof_
 		rc = MP_ENOMEM;
 		goto out;
 	}
+	p->legacy_names = legacy;
 	for (i = 0; i < nst && st; i++)
 		n += st[i].seen;
 	p->mems = calloc(n ? n : 1, sizeof(*p->mems));
@@ -391,6 +401,7 @@ int mp_xprof_compute(mp_source_t *src, const mp_xprof_options_t *opts, mp_xprof_
 			continue;
 		info = mp_source_memory(src, i);
 		st[i].m.name = dup_str(info ? info->name : "");
+		st[i].m.kind = mp_memory_kind_name(info ? info->kind : MP_MEMORY_OTHER);
 		rc = build_table(src, &st[i], pend, npend, legacy);
 		p->mems[p->n++] = st[i].m;
 	}

@@ -20,75 +20,132 @@ static int matches(const mp_xprof_memory_t *m, const char *device)
 	return !strcmp(device, m->name) || !strcmp(device, num);
 }
 
-static json_t *row_json(const mp_xprof_row_t *r)
+/* The JSON follows the report's contract (docs/report.md, version 2; the
+ * schema is docs/schema/report.schema.json): a quantity both reports have
+ * carries the default report's name (peak.bytes, allocated_bytes, ...),
+ * and what only xprof defines is added beside it (peak.time_ps, the
+ * "xprof" objects, a row's "special"). */
+
+/* json_object_set_new that remembers a failure instead of checking each. */
+static void put(json_t *o, const char *k, json_t *v, int *bad)
+{
+	if (!v || json_object_set_new(o, k, v) < 0)
+		*bad = 1;
+}
+
+static json_t *jint(uint64_t v)
+{
+	return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+static json_t *row_json(const mp_xprof_row_t *r, int *bad)
 {
 	json_t *o = json_object();
+	uint64_t total;
 
-	if (!o)
+	if (!o) {
+		*bad = 1;
 		return NULL;
-	json_object_set_new(o, "op", json_string(r->op));
-	json_object_set_new(o, "allocation_bytes", json_integer((json_int_t)r->allocation_bytes));
-	json_object_set_new(o, "requested_bytes", json_integer((json_int_t)r->requested_bytes));
-	json_object_set_new(o, "occurrences", json_integer((json_int_t)r->occurrences));
-	json_object_set_new(o, "region", json_string(r->region));
-	json_object_set_new(o, "dtype", json_string(r->dtype));
-	json_object_set_new(o, "shape", json_string(r->shape));
-	json_object_set_new(o, "special", json_boolean(r->special));
+	}
+	if (__builtin_mul_overflow(r->allocation_bytes, r->occurrences, &total))
+		total = UINT64_MAX;
+	put(o, "op", json_string(r->op), bad);
+	put(o, "region", json_string(r->region), bad);
+	put(o, "dtype", json_string(r->dtype), bad);
+	put(o, "shape", json_string(r->shape), bad);
+	put(o, "requested_bytes", jint(r->requested_bytes), bad);
+	put(o, "allocated_bytes", jint(r->allocation_bytes), bad);
+	put(o, "occurrences", jint(r->occurrences), bad);
+	put(o, "total_bytes", jint(total), bad);
+	put(o, "unknown_origin", json_boolean(r->unknown_origin), bad);
+	put(o, "special", json_boolean(r->special), bad);
 	return o;
 }
 
-static json_t *mem_json(const mp_xprof_memory_t *m)
+static json_t *peak_json(const mp_xprof_memory_t *m, int *bad)
 {
-	json_t *o = json_object(), *rows = json_array();
-	size_t i;
+	json_t *o = json_object();
 
-	if (!o || !rows) {
-		json_decref(o);
-		json_decref(rows);
+	if (!o) {
+		*bad = 1;
 		return NULL;
 	}
-	json_object_set_new(o, "id", json_integer(m->id));
-	json_object_set_new(o, "name", json_string(m->name));
-	json_object_set_new(o, "events", json_integer((json_int_t)m->events));
-	json_object_set_new(o, "allocations", json_integer((json_int_t)m->allocations));
-	json_object_set_new(o, "deallocations", json_integer((json_int_t)m->deallocations));
-	json_object_set_new(o, "peak_bytes", json_integer((json_int_t)m->peak_bytes));
-	json_object_set_new(o, "peak_time_ps", json_integer((json_int_t)(m->peak_time_ns * 1000)));
-	json_object_set_new(o, "stack_bytes", json_integer((json_int_t)m->stack_bytes));
-	json_object_set_new(o, "heap_bytes", json_integer((json_int_t)m->heap_bytes));
-	json_object_set_new(o, "free_bytes", json_integer((json_int_t)m->free_bytes));
-	json_object_set_new(o, "capacity_bytes", json_integer((json_int_t)m->capacity_bytes));
-	json_object_set_new(o, "fragmentation", isfinite(m->fragmentation) ? json_real(m->fragmentation) : json_null());
-	json_object_set_new(o, "peak_step", json_integer(m->peak_step));
-	json_object_set_new(o, "lifetime_peak_bytes_xprof", json_integer((json_int_t)m->lifetime_peak_xprof));
-	json_object_set_new(o, "lifetime_peak_bytes", json_integer((json_int_t)m->lifetime_peak_max));
+	put(o, "bytes", jint(m->peak_bytes), bad);
+	put(o, "time_ns", jint(m->peak_time_ns), bad);
+	/* what TensorBoard shows (peakStatsTimePs); xprof's clock has ns steps */
+	put(o, "time_ps", jint(m->peak_time_ns > UINT64_MAX / 1000 ? UINT64_MAX : m->peak_time_ns * 1000), bad);
+	put(o, "step", m->peak_step < 0 ? json_null() : json_integer(m->peak_step), bad);
+	put(o, "stack_bytes", jint(m->stack_bytes), bad);
+	put(o, "heap_bytes", jint(m->heap_bytes), bad);
+	put(o, "free_bytes", jint(m->free_bytes), bad);
+	put(o, "fragmentation", isfinite(m->fragmentation) ? json_real(m->fragmentation) : json_null(), bad);
+	return o;
+}
+
+static json_t *mem_json(const mp_xprof_memory_t *m, int *bad)
+{
+	json_t *o = json_object(), *rows = json_array(), *x = json_object();
+	size_t i;
+
+	if (!o || !rows || !x) {
+		json_decref(o);
+		json_decref(rows);
+		json_decref(x);
+		*bad = 1;
+		return NULL;
+	}
+	put(o, "id", json_integer(m->id), bad);
+	put(o, "name", json_string(m->name), bad);
+	put(o, "kind", json_string(m->kind ? m->kind : "other"), bad);
+	put(o, "model", json_string("allocator_stats"), bad); /* xprof's figures are the allocator's */
+	put(o, "capacity_bytes", jint(m->capacity_bytes), bad);
+	put(o, "events", jint(m->stream_events), bad);
+	put(o, "allocations", jint(m->allocations), bad);
+	put(o, "deallocations", jint(m->deallocations), bad);
+	put(o, "lifetime_peak_bytes", jint(m->lifetime_peak_max), bad);
+	put(o, "peak", peak_json(m, bad), bad);
 	for (i = 0; i < m->nrows; i++)
-		json_array_append_new(rows, row_json(&m->rows[i]));
-	json_object_set_new(o, "breakdown", rows);
+		if (json_array_append_new(rows, row_json(&m->rows[i], bad)) < 0)
+			*bad = 1;
+	put(o, "breakdown", rows, bad);
+	/* xprof's "lifetime peak" is the last event's peak_bytes_in_use */
+	put(x, "peak_bytes_usage_lifetime", jint(m->lifetime_peak_xprof), bad);
+	put(o, "xprof", x, bad);
 	return o;
 }
 
 struct json_t *mp_xprof_json(const mp_xprof_profile_t *p, const char *path, const char *device)
 {
-	json_t *o = json_object(), *ids = json_array(), *mems = json_array();
+	json_t *o = json_object(), *ids = json_array(), *mems = json_array(), *x = json_object();
+	int bad = 0;
 	size_t i;
 
-	if (!o || !ids || !mems) {
+	if (!o || !ids || !mems || !x) {
 		json_decref(o);
 		json_decref(ids);
 		json_decref(mems);
+		json_decref(x);
 		return NULL;
 	}
-	json_object_set_new(o, "file", json_string(path ? path : ""));
-	json_object_set_new(o, "compat", json_string("xprof"));
+	put(o, "format", json_string("memprof-report"), &bad);
+	put(o, "version", json_integer(MP_XPROF_JSON_VERSION), &bad);
+	put(o, "compat", json_string(p->legacy_names ? "xprof" : "xprof-v1"), &bad);
+	put(o, "file", json_string(path ? path : ""), &bad);
 	for (i = 0; i < p->n; i++) {
 		if (!matches(&p->mems[i], device))
 			continue;
-		json_array_append_new(ids, json_string(p->mems[i].name));
-		json_array_append_new(mems, mem_json(&p->mems[i]));
+		if (json_array_append_new(ids, json_string(p->mems[i].name)) < 0 ||
+		    json_array_append_new(mems, mem_json(&p->mems[i], &bad)) < 0)
+			bad = 1;
 	}
-	json_object_set_new(o, "memory_ids", ids);
-	json_object_set_new(o, "memories", mems);
+	/* xprof's memoryIds: the memories in the order TensorBoard lists them */
+	put(x, "memory_ids", ids, &bad);
+	put(o, "xprof", x, &bad);
+	put(o, "devices", mems, &bad);
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -180,9 +237,17 @@ int mp_xprof_print(FILE *out, const mp_xprof_profile_t *const *p, const char *co
 			json_t *files = json_array();
 
 			doc = json_object();
-			for (f = 0; f < n && files; f++)
-				json_array_append_new(files, mp_xprof_json(p[f], paths[f], device));
-			json_object_set_new(doc, "files", files);
+			if (!doc || !files || json_object_set_new(doc, "files", files) < 0) {
+				json_decref(doc);
+				return MP_ENOMEM;
+			}
+			for (f = 0; f < n; f++) {
+				json_t *one = mp_xprof_json(p[f], paths[f], device);
+				if (!one || json_array_append_new(files, one) < 0) {
+					json_decref(doc);
+					return MP_ENOMEM;
+				}
+			}
 		}
 		if (!doc)
 			return MP_ENOMEM;

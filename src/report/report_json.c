@@ -209,7 +209,8 @@ json_t *mp_report_json_input(const mp_report_input_t *in, const mp_report_option
 		return NULL;
 	}
 	put(root, "format", json_string("memprof-report"), &bad);
-	put(root, "version", json_integer(1), &bad);
+	put(root, "version", json_integer(MP_REPORT_JSON_VERSION), &bad);
+	put(root, "compat", json_null(), &bad); /* "xprof" with --compat=xprof: xprof_print.c */
 	put(root, "file", json_string(in->path ? in->path : ""), &bad);
 	put(root, "end", json_string(mp_solver_end_status(in->solver) == MP_END_CLEAN ? "clean" : "abrupt"), &bad);
 	put(root, "events", jint(mp_solver_event_count(in->solver)), &bad);

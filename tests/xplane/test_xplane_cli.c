@@ -4,6 +4,8 @@
  * memory events, damaged files, and the export round trip. */
 #include "test_common.h"
 
+#include "json_check.h"
+
 #include <jansson.h>
 #include <sys/wait.h>
 #include <zlib.h>
@@ -79,13 +81,13 @@ static const char *str(json_t *o, const char *k)
 	return v && json_is_string(v) ? json_string_value(v) : "";
 }
 
-/* --compat=xprof --json: every figure and row of the reference's JSON. */
+/* --compat=xprof --json: every figure and row of the reference's JSON,
+ * under the report's names (version 2: docs/xplane.md maps them). */
 static void compat_json_matches_reference(void **state)
 {
 	const char *p = mp_test_shared(RUN1 ".xplane.pb");
 	char cmd[4200], err[4096], gz[4200], *out;
 	json_t *mine, *ref, *per, *mems;
-	json_error_t jerr;
 	size_t i, r;
 
 	(void)state;
@@ -94,29 +96,32 @@ static void compat_json_matches_reference(void **state)
 	snprintf(cmd, sizeof(cmd), MEMPROF " report --compat=xprof --json '%s'", p);
 	snprintf(gz, sizeof(gz), "%s", mp_test_shared(RUN1 ".memory_profile.json.gz"));
 	assert_int_equal(run(cmd, &out, err, sizeof(err)), 0);
-	mine = json_loads(out, 0, &jerr);
-	assert_non_null(mine);
+	mine = mp_test_json_loads(out, "report");
 	ref = load_gz(gz);
 	assert_non_null(ref);
 	per = json_object_get(ref, "memoryProfilePerAllocator");
-	mems = json_object_get(mine, "memories");
+	mems = json_object_get(mine, "devices");
 	assert_int_equal(json_array_size(mems), 2);
+	assert_true(json_equal(json_object_get(json_object_get(mine, "xprof"), "memory_ids"),
+			       json_object_get(ref, "memoryIds")));
 	for (i = 0; i < 2; i++) {
 		json_t *m = json_array_get(mems, i), *a = json_object_get(per, str(m, "name"));
+		json_t *pk = json_object_get(m, "peak");
 		json_t *sum = json_object_get(a, "profileSummary"), *ps = json_object_get(sum, "peakStats");
 		json_t *snaps = json_object_get(a, "memoryProfileSnapshots"), *act = json_object_get(a, "activeAllocations");
 		json_t *rows = json_object_get(m, "breakdown");
 
 		assert_non_null(a);
 		assert_string_equal(str(m, "name"), json_string_value(json_array_get(json_object_get(ref, "memoryIds"), i)));
-		assert_int_equal(num(m, "peak_bytes"), num(ps, "peakBytesInUse"));
-		assert_int_equal(num(m, "peak_time_ps"), num(sum, "peakStatsTimePs"));
+		assert_int_equal(num(pk, "bytes"), num(ps, "peakBytesInUse"));
+		assert_int_equal(num(pk, "time_ps"), num(sum, "peakStatsTimePs"));
 		assert_int_equal(num(m, "capacity_bytes"), num(sum, "memoryCapacity"));
-		assert_int_equal(num(m, "free_bytes"), num(ps, "freeMemoryBytes"));
-		assert_int_equal(num(m, "heap_bytes"), num(ps, "heapAllocatedBytes"));
-		assert_int_equal(num(m, "stack_bytes"), num(ps, "stackReservedBytes"));
-		assert_int_equal(num(m, "lifetime_peak_bytes_xprof"), num(sum, "peakBytesUsageLifetime"));
-		assert_true(json_real_value(json_object_get(m, "fragmentation")) ==
+		assert_int_equal(num(pk, "free_bytes"), num(ps, "freeMemoryBytes"));
+		assert_int_equal(num(pk, "heap_bytes"), num(ps, "heapAllocatedBytes"));
+		assert_int_equal(num(pk, "stack_bytes"), num(ps, "stackReservedBytes"));
+		assert_int_equal(num(json_object_get(m, "xprof"), "peak_bytes_usage_lifetime"),
+				 num(sum, "peakBytesUsageLifetime"));
+		assert_true(json_real_value(json_object_get(pk, "fragmentation")) ==
 			    json_number_value(json_object_get(ps, "fragmentation")));
 		assert_int_equal(json_array_size(rows), json_array_size(act));
 		for (r = 0; r < json_array_size(rows); r++) {
@@ -126,7 +131,7 @@ static void compat_json_matches_reference(void **state)
 			md = si >= 0 ? json_object_get(json_array_get(snaps, (size_t)si), "activityMetadata")
 				     : json_array_get(json_object_get(a, "specialAllocations"), (size_t)(-si - 1));
 			assert_string_equal(str(row, "op"), str(md, "tfOpName"));
-			assert_int_equal(num(row, "allocation_bytes"), num(md, "allocationBytes"));
+			assert_int_equal(num(row, "allocated_bytes"), num(md, "allocationBytes"));
 			assert_int_equal(num(row, "requested_bytes"), num(md, "requestedBytes"));
 			assert_string_equal(str(row, "region"), str(md, "regionType"));
 			assert_string_equal(str(row, "dtype"), str(md, "dataType"));
@@ -141,14 +146,12 @@ static void compat_json_matches_reference(void **state)
 
 static uint64_t gpu0_peak(const char *json_text)
 {
-	json_error_t jerr;
-	json_t *doc = json_loads(json_text, 0, &jerr), *mems;
+	json_t *doc = mp_test_json_loads(json_text, "report"), *mems;
 	uint64_t v;
 
-	assert_non_null(doc);
-	mems = json_object_get(doc, "memories");
+	mems = json_object_get(doc, "devices");
 	assert_string_equal(str(json_array_get(mems, 0), "name"), "GPU_0_bfc");
-	v = num(json_array_get(mems, 0), "peak_bytes");
+	v = num(json_object_get(json_array_get(mems, 0), "peak"), "bytes");
 	json_decref(doc);
 	return v;
 }
@@ -227,7 +230,6 @@ static void convert_round_trip(void **state)
 {
 	const char *p = mp_test_shared(RUN1 ".xplane.pb");
 	char *x, cmd[4200], err[4096], *a, *b;
-	json_error_t jerr;
 	json_t *ja, *jb;
 
 	(void)state;
@@ -241,10 +243,8 @@ static void convert_round_trip(void **state)
 	assert_int_equal(run(cmd, &a, err, sizeof(err)), 0);
 	snprintf(cmd, sizeof(cmd), MEMPROF " report --json '%s'", x);
 	assert_int_equal(run(cmd, &b, err, sizeof(err)), 0);
-	ja = json_loads(a, 0, &jerr);
-	jb = json_loads(b, 0, &jerr);
-	assert_non_null(ja);
-	assert_non_null(jb);
+	ja = mp_test_json_loads(a, "report");
+	jb = mp_test_json_loads(b, "report");
 	json_object_del(ja, "file");
 	json_object_del(jb, "file");
 	assert_true(json_equal(ja, jb));
@@ -262,8 +262,7 @@ static void convert_round_trip(void **state)
 		assert_non_null(strstr(err, "/h1.xplane.pb"));
 		snprintf(cmd, sizeof(cmd), MEMPROF " report --json '%s'", dir);
 		assert_int_equal(run(cmd, &b, err, sizeof(err)), 0);
-		jb = json_loads(b, 0, &jerr);
-		assert_non_null(jb);
+		jb = mp_test_json_loads(b, "report");
 		json_object_del(jb, "file");
 		assert_true(json_equal(ja, jb));
 		json_decref(jb);
@@ -299,7 +298,6 @@ static void several_hosts(void **state)
 	char dir[] = "/tmp/memprof-test-runXXXXXX", sub[256], a[300], b[300], cmd[1200], err[4096], *out;
 	static const char *const want[] = {"hostA/GPU_0_bfc", "hostA/gpu_host_bfc", "hostB/GPU_0_bfc",
 					   "hostB/gpu_host_bfc"};
-	json_error_t jerr;
 	json_t *doc, *ids;
 	int round;
 	size_t i;
@@ -324,16 +322,16 @@ static void several_hosts(void **state)
 		else
 			snprintf(cmd, sizeof(cmd), MEMPROF " report --compat=xprof --json '%s' '%s'", a, b);
 		assert_int_equal(run(cmd, &out, err, sizeof(err)), 0);
-		doc = json_loads(out, 0, &jerr);
-		assert_non_null(doc);
-		ids = json_object_get(doc, "memory_ids");
+		doc = mp_test_json_loads(out, "report");
+		ids = json_object_get(json_object_get(doc, "xprof"), "memory_ids");
 		assert_int_equal(json_array_size(ids), 4);
 		for (i = 0; i < 4; i++) {
-			json_t *m = json_array_get(json_object_get(doc, "memories"), i);
+			json_t *m = json_array_get(json_object_get(doc, "devices"), i), *pk = json_object_get(m, "peak");
 
 			assert_string_equal(json_string_value(json_array_get(ids, i)), want[i]);
-			assert_int_equal(num(m, "peak_bytes"), i % 2 == 0 ? 53543168 : 3072);
-			assert_int_equal(num(m, "peak_time_ps"), i % 2 == 0 ? 303747097000ULL : 302109894000ULL);
+			assert_string_equal(str(m, "name"), want[i]);
+			assert_int_equal(num(pk, "bytes"), i % 2 == 0 ? 53543168 : 3072);
+			assert_int_equal(num(pk, "time_ps"), i % 2 == 0 ? 303747097000ULL : 302109894000ULL);
 		}
 		json_decref(doc);
 		free(out);
@@ -381,7 +379,6 @@ static void record_round_trip(void **state)
 {
 	char *cap = mp_test_tmpfile(".memprof"), *x = mp_test_tmpfile(".xplane.pb");
 	char cmd[4200], err[4096], *a, *b;
-	json_error_t jerr;
 	json_t *ja, *jb;
 
 	(void)state;
@@ -403,10 +400,8 @@ static void record_round_trip(void **state)
 	assert_int_equal(run(cmd, &a, err, sizeof(err)), 0);
 	snprintf(cmd, sizeof(cmd), MEMPROF " report --json '%s'", x);
 	assert_int_equal(run(cmd, &b, err, sizeof(err)), 0);
-	ja = json_loads(a, 0, &jerr);
-	jb = json_loads(b, 0, &jerr);
-	assert_non_null(ja);
-	assert_non_null(jb);
+	ja = mp_test_json_loads(a, "report");
+	jb = mp_test_json_loads(b, "report");
 	{
 		json_t *da = json_object_get(ja, "devices"), *db = json_object_get(jb, "devices");
 		size_t i, j;

@@ -42,12 +42,18 @@ typedef struct mp_xprof_row {
 	const char *dtype;
 	const char *shape;
 	int special;        /* 1 for the two rows xprof synthesizes */
+	int unknown_origin; /* 1 for the heap not explained by the peak step's
+			     * allocations (xprof's "preallocated/unknown") */
 } mp_xprof_row_t;
 
 typedef struct mp_xprof_memory {
 	uint32_t id;                  /* the source's memory id */
 	const char *name;             /* owned by the profile */
-	uint64_t events, allocations, deallocations;
+	const char *kind;             /* mp_memory_kind_name(): static */
+	uint64_t events, allocations, deallocations; /* events: ALLOC and FREE */
+	uint64_t stream_events;       /* every event of the memory id but steps and
+				       * marks (its description too): the default
+				       * report's "events" */
 	int has_peak;                 /* 0 when the memory had no ALLOC/FREE event */
 	uint64_t peak_bytes;          /* stack + heap at xprof's peak */
 	uint64_t peak_time_ns;        /* the source's time of that event (xprof shows ps) */
@@ -64,6 +70,7 @@ typedef struct mp_xprof_memory {
 typedef struct mp_xprof_profile {
 	mp_xprof_memory_t *mems;      /* in memory id order; only ids with events */
 	size_t n;
+	int legacy_names;             /* the option it was computed with */
 } mp_xprof_profile_t;
 
 /* Compute the profile: two passes over src (it is rewound first and
@@ -76,12 +83,19 @@ int mp_xprof_compute(mp_source_t *src, const mp_xprof_options_t *opts, mp_xprof_
 void mp_xprof_free(mp_xprof_profile_t *p);
 
 /* Output of `memprof report --compat=xprof` (docs/xplane.md has the JSON
- * schema and the CSV columns). */
+ * fields and the CSV columns; docs/schema/report.schema.json the schema
+ * the JSON follows, the same contract as the default report's). */
 enum { MP_XPROF_TEXT = 0, MP_XPROF_JSON = 1, MP_XPROF_CSV = 2 };
 
-/* The JSON object of one input. Caller owns; free with json_decref(). NULL
- * when out of memory. device: NULL = all memories, else a memory name or
- * a memory id number (memories that do not match are left out). */
+/* The report's JSON version (MP_REPORT_JSON_VERSION of memprof/report.h,
+ * which this library does not link; cmd_report.c asserts they agree). */
+#define MP_XPROF_JSON_VERSION 2
+
+/* The JSON object of one input: the report's contract (format
+ * "memprof-report", version, devices[]) with xprof's figures, and the
+ * compat-only ones as added fields. Caller owns; free with json_decref().
+ * NULL when out of memory. device: NULL = all memories, else a memory name
+ * or a memory id number (memories that do not match are left out). */
 struct json_t;
 struct json_t *mp_xprof_json(const mp_xprof_profile_t *p, const char *path, const char *device);
 

@@ -19,6 +19,10 @@
 extern "C" {
 #endif
 
+/* The version of the JSON contract (docs/report.md, docs/schema/
+ * report.schema.json): 2 since --compat=xprof follows it too. */
+#define MP_REPORT_JSON_VERSION 2
+
 /* Sections; they combine. */
 enum {
 	MP_REPORT_PEAK = 1u << 0,      /* summary + breakdown at the peak */
