@@ -2,6 +2,7 @@
  * module, module selection in an xplane.pb. */
 #include "test_common.h"
 
+#include "json_check.h"
 #include <jansson.h>
 #include <sys/wait.h>
 
@@ -43,16 +44,13 @@ static void test_json_real_module(void **state)
 					  "sm_9.0_gpu_after_optimizations.hlo.pb");
 	char args[8192], *out;
 	json_t *doc;
-	json_error_t err;
 
 	(void)state;
 	if (!path)
 		skip();
 	snprintf(args, sizeof(args), "--json --compat=xprof '%s'", path);
 	assert_int_equal(run(args, &out), 0);
-	doc = json_loads(out, 0, &err);
-	if (!doc)
-		fail_msg("json: %s", err.text);
+	doc = mp_test_json_loads(out, "hlo");
 	/* golden: peak 1914.6391792297363 MiB at position 34, 100 events, 28 heap objects */
 	assert_int_equal(json_integer_value(json_object_get(doc, "peak_heap_bytes")), 2007644692);
 	assert_int_equal(json_integer_value(json_object_get(doc, "peak_position")), 34);

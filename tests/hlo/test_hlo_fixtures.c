@@ -6,6 +6,7 @@
  * test_hlo_inputs.c. */
 #include "test_common.h"
 
+#include "json_check.h"
 #include "hlo_load.h"
 
 #include <jansson.h>
@@ -143,6 +144,7 @@ static void test_outputs(void **state)
 	doc = json_loadf(fp, 0, &err);
 	if (!doc)
 		fail_msg("json: %s", err.text);
+	mp_test_json_valid(doc, "hlo", NULL);
 	assert_string_equal(json_string_value(json_object_get(doc, "schema")), "memprof.hlo/1");
 	assert_int_equal(json_integer_value(json_object_get(doc, "peak_heap_bytes")), 262208);
 	assert_int_equal(json_integer_value(json_object_get(doc, "peak_position")), 4);
@@ -209,6 +211,7 @@ static void test_json_non_utf8(void **state)
 	doc = json_loadf(fp, 0, &err);
 	if (!doc)
 		fail_msg("json: %s", err.text);
+	mp_test_json_valid(doc, "hlo", NULL);
 	assert_string_equal(json_string_value(json_object_get(doc, "module_name")), "m?");
 	assert_string_equal(json_string_value(json_object_get(
 				    json_array_get(json_object_get(doc, "buffers_by_order"), 0), "name")),

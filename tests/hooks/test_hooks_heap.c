@@ -11,6 +11,7 @@
  */
 #include "test_common.h"
 
+#include "json_check.h"
 #include "hooks_run.h"
 
 #include <errno.h>
@@ -185,7 +186,7 @@ static void test_hooks_report_agrees(void **state)
 	snprintf(cmd, sizeof(cmd), "'%s' report --json '%s' 2>/dev/null", HK_MEMPROF, t->cap);
 	p = popen(cmd, "r");
 	assert_non_null(p);
-	root = json_loadf(p, 0, &err);
+	root = mp_test_json_loadf(p, 0, "report", &err);
 	pclose(p);
 	if (!root)
 		fail_msg("`memprof report --json` gave no JSON: %s", err.text);

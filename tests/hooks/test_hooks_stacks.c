@@ -11,6 +11,7 @@
  */
 #include "test_common.h"
 
+#include "json_check.h"
 #include "hooks_run.h"
 
 #include <memprof/capture.h>
@@ -90,7 +91,7 @@ static json_t *report_json(const char *args, const char *path, int *status)
 	snprintf(cmd, sizeof(cmd), "'%s' report %s --json '%s' 2>/dev/null", HK_MEMPROF, args, path);
 	p = popen(cmd, "r");
 	assert_non_null(p);
-	root = json_loadf(p, JSON_DISABLE_EOF_CHECK, &err);
+	root = mp_test_json_loadf(p, JSON_DISABLE_EOF_CHECK, "report", &err);
 	*status = pclose(p);
 	return root;
 }

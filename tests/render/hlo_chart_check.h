@@ -13,6 +13,7 @@
 
 #include "render_check.h"
 
+#include "json_check.h"
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -31,19 +32,17 @@ static inline int run(const char *args, char **out)
 	return rc_run(cmd, out);
 }
 
-/* `memprof hlo --json --color COLOR PATH`, parsed. Owned by the caller
+/* `memprof hlo --json --color COLOR PATH`, parsed and validated against
+ * docs/schema/hlo.schema.json. Owned by the caller
  * (json_decref). */
 static inline json_t *json_of(const char *path, int color)
 {
 	char args[4352], *out;
-	json_error_t err;
 	json_t *doc;
 
 	snprintf(args, sizeof(args), "--json --color %d '%s'", color, path);
 	assert_int_equal(run(args, &out), 0);
-	doc = json_loads(out, 0, &err);
-	if (!doc)
-		fail_msg("json: %s", err.text);
+	doc = mp_test_json_loads(out, "hlo");
 	free(out);
 	return doc;
 }

@@ -9,6 +9,7 @@
  * bytes twice, and the documented errors leave no file. */
 #include "test_common.h"
 
+#include "json_check.h"
 #include <memprof/array_source.h>
 #include <memprof/capture.h>
 #include <memprof/plot.h>
@@ -61,14 +62,11 @@ static int remove_demo(void **state)
 static json_t *report_json(const char *file)
 {
 	char cmd[4096], *out;
-	json_error_t err;
 	json_t *doc;
 
 	snprintf(cmd, sizeof(cmd), "%s report --peak --oom --json '%s' 2>/dev/null", MEMPROF, file);
 	assert_int_equal(rc_run(cmd, &out), 0);
-	doc = json_loads(out, 0, &err);
-	if (!doc)
-		fail_msg("report --json: %s", err.text);
+	doc = mp_test_json_loads(out, "report");
 	free(out);
 	return doc;
 }
@@ -525,7 +523,6 @@ static void test_cli_plot_errors(void **state)
 static void test_cli_report_picture(void **state)
 {
 	char cmd[4096], *out, *png = mp_test_tmpfile(".png");
-	json_error_t err;
 	json_t *doc;
 	int w, h;
 
@@ -537,10 +534,10 @@ static void test_cli_report_picture(void **state)
 	free(out);
 	assert_int_equal(rc_png_size(png, &w, &h), 0);
 	assert_int_equal(w, 1200);
-	/* JSON on stdout stays JSON */
+	/* JSON on stdout stays JSON, the report's */
 	snprintf(cmd, sizeof(cmd), "%s report --json '%s' --png %s 2>/dev/null", MEMPROF, demo, png);
 	assert_int_equal(rc_run(cmd, &out), 0);
-	assert_non_null(doc = json_loads(out, 0, &err));
+	doc = mp_test_json_loads(out, "report");
 	json_decref(doc);
 	free(out);
 	unlink(png);

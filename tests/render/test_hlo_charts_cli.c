@@ -48,6 +48,7 @@ static void test_cli_options(void **state)
 	snprintf(args, sizeof(args), "--json -o '%s' '%s'", png, path);
 	assert_int_equal(run(args, &out), 0);
 	assert_memory_equal(out, "{", 1);
+	json_decref(mp_test_json_loads(out, "hlo"));
 	free(out);
 	assert_int_equal(rc_png_size(png, &w, &h), 0);
 	unlink(png);

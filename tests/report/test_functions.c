@@ -19,6 +19,7 @@
  */
 #include "test_common.h"
 
+#include "json_check.h"
 #include <memprof/capture.h>
 #include <memprof/functions.h>
 #include <memprof/solver.h>
@@ -166,9 +167,11 @@ static void test_functions_by_hand(void **state)
 		assert_non_null(strstr(fr[1].object, "test_report_functions"));
 		j = mp_functions_json(f, src, 0, 0, 0);
 		assert_non_null(j);
+		mp_test_json_valid(j, "report", "functions");
 		assert_int_equal(json_array_size(json_object_get(j, "rows")), 4);
 		json_decref(j);
 		j = mp_functions_json(f, src, 1, 0, 0); /* --top 1 */
+		mp_test_json_valid(j, "report", "functions");
 		assert_int_equal(json_array_size(json_object_get(j, "rows")), 1);
 		json_decref(j);
 	}
@@ -218,6 +221,7 @@ static void test_functions_long_name(void **state)
 		assert_null(strstr(text, LONG_FN));
 		free(text);
 		j = mp_functions_json(f, src, 0, 0, 0);
+		mp_test_json_valid(j, "report", "functions");
 		assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "rows"), 0),
 								      "function")),
 				    LONG_FN);

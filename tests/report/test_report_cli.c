@@ -3,6 +3,7 @@
  * the documented exit codes with one-line errors. */
 #include "test_common.h"
 
+#include "json_check.h"
 #include <memprof/capture.h>
 
 #include <jansson.h>
@@ -105,15 +106,13 @@ static void test_json_figures(void **state)
 {
 	char args[1024], *out;
 	int errl;
-	json_error_t err;
 	json_t *doc, *devs, *pool, *host, *peak, *bd, *oom, *o;
 	json_int_t sum = 0;
 
 	(void)state;
 	snprintf(args, sizeof(args), "--peak --leaks --oom --timeline --json '%s'", capture);
 	assert_int_equal(run(args, &out, &errl), 0);
-	doc = json_loads(out, 0, &err);
-	assert_non_null(doc);
+	doc = mp_test_json_loads(out, "report");
 	/* pass 2 stops at the peak; the end status is still that of pass 1 */
 	assert_string_equal(json_string_value(json_object_get(doc, "end")), "clean");
 	devs = json_object_get(doc, "devices");
@@ -183,8 +182,7 @@ static void test_device_steps_top(void **state)
 	/* --device by name, --steps 0:0 (before C), --top 1 */
 	snprintf(args, sizeof(args), "--breakdown --device pool --steps 0:0 --top 1 --json '%s'", capture);
 	assert_int_equal(run(args, &out, &errl), 0);
-	doc = json_loads(out, 0, NULL);
-	assert_non_null(doc);
+	doc = mp_test_json_loads(out, "report");
 	devs = json_object_get(doc, "devices");
 	assert_int_equal(json_array_size(devs), 1);
 	assert_int_equal(jint(json_object_get(json_array_get(devs, 0), "peak"), "bytes"), 8192);

@@ -4,6 +4,7 @@
  * when the shared data is absent. */
 #include "test_common.h"
 
+#include "json_check.h"
 #include <jansson.h>
 #include <math.h>
 #include <sys/wait.h>
@@ -35,7 +36,7 @@ static json_t *report(const char *rel)
 	snprintf(cmd, sizeof(cmd), "%s report --json '%s' 2>/dev/null", MEMPROF, path);
 	p = popen(cmd, "r");
 	assert_non_null(p);
-	doc = json_loadf(p, 0, NULL);
+	doc = mp_test_json_loadf(p, 0, "report", NULL);
 	if (pclose(p) != 0 || !doc) {
 		json_decref(doc);
 		fprintf(stderr, "skip: this memprof cannot read xplane captures\n");

@@ -3,6 +3,7 @@
  * are null, several inputs nest under "files", CSV quoting, text tables. */
 #include "test_common.h"
 
+#include "json_check.h"
 #include "ev.h"
 
 #include <memprof/array_source.h>
@@ -80,7 +81,7 @@ static void test_json_contract(void **state)
 	load(&f, ev, n, "a.memprof");
 	o.sections = MP_REPORT_PEAK | MP_REPORT_TIMELINE | MP_REPORT_LEAKS | MP_REPORT_OOM;
 	doc = mp_report_json_input(&f.in, &o);
-	assert_non_null(doc);
+	mp_test_json_valid(doc, "report", NULL);
 	assert_string_equal(json_string_value(json_object_get(doc, "file")), "a.memprof");
 	assert_int_equal(json_array_size(json_object_get(doc, "devices")), 2);
 	dev = json_array_get(json_object_get(doc, "devices"), 0);
@@ -129,6 +130,7 @@ static void test_json_contract(void **state)
 	/* --breakdown alone: no timeline / leaks / oom keys */
 	o.sections = MP_REPORT_BREAKDOWN;
 	doc = mp_report_json_input(&f.in, &o);
+	mp_test_json_valid(doc, "report", NULL);
 	dev = json_array_get(json_object_get(doc, "devices"), 0);
 	assert_non_null(json_object_get(dev, "breakdown"));
 	assert_null(json_object_get(dev, "timeline"));
@@ -166,8 +168,7 @@ static void test_several_files_and_csv(void **state)
 	in[0] = f[0].in;
 	in[1] = f[1].in;
 	out = capture_output(mp_report_json, in, 2, &o);
-	doc = json_loads(out, 0, NULL);
-	assert_non_null(doc);
+	doc = mp_test_json_loads(out, "report");
 	assert_int_equal(json_array_size(json_object_get(doc, "files")), 2);
 	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(doc, "files"), 1), "file")),
 			    "b,c.memprof");
