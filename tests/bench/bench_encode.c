@@ -24,12 +24,12 @@
  *
  * usage: bench_encode [-n max_events] [-r repeats] [-v] [-p] [-l LEVEL] FILE.memprof
  */
-#include "chunkcodec.h"
-#include "cpufeat.h"
+#include "encoder.h"
+#include <memprof/format/cpufeat.h>
 #include "clock.h"
-#include "deflate_huff.h"
-#include "format.h"
-#include "varint.h"
+#include <memprof/format/deflate_huff.h>
+#include <memprof/format.h>
+#include <memprof/format/varint.h>
 
 #include <memprof/capture.h>
 

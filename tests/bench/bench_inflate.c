@@ -7,8 +7,8 @@
  *
  * usage: bench_inflate FILE.memprof [SECONDS per figure, default 1]
  *                      [BLOCKS: the first ones only, default 64; 0: all] */
-#include "format.h"
-#include "inflate.h"
+#include <memprof/format.h>
+#include <memprof/format/inflate.h>
 
 #include <stdio.h>
 #include <stdlib.h>

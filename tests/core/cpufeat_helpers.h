@@ -4,7 +4,7 @@
 #ifndef MP_TEST_CPUFEAT_HELPERS_H
 #define MP_TEST_CPUFEAT_HELPERS_H
 
-#include "cpufeat.h"
+#include <memprof/format/cpufeat.h>
 
 /* cmocka teardown of the tests that limit the CPU features: all of them
  * again, also after a failed assertion. */

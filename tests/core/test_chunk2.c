@@ -9,11 +9,11 @@
 #include "test_common.h"
 
 #include "capture_helpers.h"
-#include "chunkcodec.h"
+#include "encoder.h"
 #include "cpufeat_helpers.h"
 #include "clock.h"
-#include "format.h"
-#include "varint.h"
+#include <memprof/format.h>
+#include <memprof/format/varint.h>
 
 #include <memprof/capture.h>
 

@@ -5,7 +5,7 @@
 #include "test_common.h"
 #include "test_rand.h"
 
-#include "crc32.h"
+#include <memprof/format/crc32.h>
 
 #include <zlib.h>
 

@@ -5,7 +5,7 @@
 #include "test_rand.h"
 
 #include "cpufeat_helpers.h"
-#include "deflate_huff.h"
+#include <memprof/format/deflate_huff.h>
 
 #include <stdlib.h>
 #include <string.h>

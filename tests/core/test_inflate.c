@@ -4,8 +4,8 @@
 #include "test_common.h"
 #include "test_rand.h"
 
-#include "deflate_huff.h"
-#include "inflate.h"
+#include <memprof/format/deflate_huff.h>
+#include <memprof/format/inflate.h>
 
 #include <memprof/error.h>
 

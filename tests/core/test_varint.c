@@ -2,7 +2,7 @@
  * framing helpers (src/core/varint.h). */
 #include "test_common.h"
 
-#include "varint.h"
+#include <memprof/format/varint.h>
 
 static void roundtrip(uint64_t v, size_t want_len)
 {
