@@ -3,7 +3,7 @@
  *
  * Reading a capture checks every payload's CRC; zlib's table-driven crc32
  * costs about a tenth of the reader's time, the folded one a few percent.
- * Same result as zlib's crc32() for any input (tests/core/test_crc32.c
+ * Same result as zlib's crc32() for any input (tests/format/test_crc32.c
  * compares them). The method: the reflected CRC-32 polynomial's remainder
  * is carried through 64-byte (then 16-byte) blocks by multiplying by x^k mod
  * P constants, then reduced to 32 bits with a Barrett step (Gopal et al.,

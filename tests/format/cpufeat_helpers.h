@@ -1,6 +1,6 @@
-/* cpufeat_helpers.h - for the core tests that run the portable variants
- * of the encoder and the Huffman coder on any CPU (mp__cpu_features_limit,
- * cpufeat.h). */
+/* cpufeat_helpers.h - for the format and write tests that run the portable
+ * variants of the encoder and the Huffman coder on any CPU
+ * (mp__cpu_features_limit, memprof/format/cpufeat.h). */
 #ifndef MP_TEST_CPUFEAT_HELPERS_H
 #define MP_TEST_CPUFEAT_HELPERS_H
 

@@ -1,4 +1,4 @@
-/* capture_helpers.h - small helpers shared by the core tests. */
+/* capture_helpers.h - reading a capture back whole, for the read and write tests. */
 #ifndef MP_TEST_CAPTURE_HELPERS_H
 #define MP_TEST_CAPTURE_HELPERS_H
 

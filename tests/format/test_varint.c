@@ -1,5 +1,5 @@
 /* test_varint.c - LEB128 varints, zigzag deltas and the little-endian
- * framing helpers (src/core/varint.h). */
+ * framing helpers (memprof/format/varint.h). */
 #include "test_common.h"
 
 #include <memprof/format/varint.h>

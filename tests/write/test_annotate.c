@@ -79,7 +79,7 @@ static void child(void)
 
 /* The main thread ends with pthread_exit() while a worker records on: the
  * process must end when the worker does, as it would without libmemprof,
- * although the writer's flusher is still running (src/core/orphan.c). glibc
+ * although the writer's flusher is still running (src/core/write/orphan.c). glibc
  * then calls exit(0) on the flusher's thread, whose exit handlers --
  * the program's and libmemprof's -- still record and close the capture. */
 static void nap_ms(long ms)

@@ -1,7 +1,7 @@
 /* test_old_captures.c - captures written by an earlier memprof still read
  * back identical.
  *
- * tests/core/fixtures/ holds format 2.0 captures written by the code of
+ * tests/read/fixtures/ holds format 2.0 captures written by the code of
  * commit 8b01f86 (before the reader's and the writer's deflate coders were
  * replaced or moved), each next to what `memprof dump --stacks` printed for
  * it then (gzip'd, without the first line, which names the file): the
@@ -16,7 +16,7 @@
 
 #include <zlib.h>
 
-#define FIXTURES MEMPROF_SOURCE_DIR "/tests/core/fixtures"
+#define FIXTURES MEMPROF_SOURCE_DIR "/tests/read/fixtures"
 
 /* The next line of a gzip'd file or of a pipe, without its newline; NULL at
  * the end. buf holds it. */
