@@ -7,8 +7,8 @@
  * is full the writer waits for the flusher (MP_WRITER_WAIT) or drops the
  * event and counts it (MP_WRITER_DROP); dropped counts are written to the
  * file. The writer runs inside traced programs: it links only libc,
- * pthreads and zlib, and does not call malloc once open (its memory comes
- * from mmap).
+ * pthreads and zlib, and takes its memory from mmap, never from malloc (it
+ * may be called from inside the allocator hooks).
  */
 #ifndef MEMPROF_WRITER_H
 #define MEMPROF_WRITER_H
