@@ -2,9 +2,10 @@
  * back identical.
  *
  * tests/read/fixtures/ holds format 2.0 captures written by the code of
- * commit 8b01f86 (before the reader's and the writer's deflate coders were
- * replaced or moved), each next to what `memprof dump --stacks` printed for
- * it then (gzip'd, without the first line, which names the file): the
+ * commit 8b01f86 (before issue 19 weighed replacing the deflate coders
+ * with libdeflate and split src/core by stage), each next to what
+ * `memprof dump --stacks` printed for it then (gzip'd, without the first
+ * line, which names the file): the
  * bundled demo, a gen_capture capture (regions, ops, steps, failed
  * allocations), `record --stacks` of victim_stacks and of find(1) (ten
  * blocks, stored and Huffman-coded ones), and bench_writer's alloc_bench
