@@ -10,9 +10,9 @@
 # declared regions) it writes a capture of EVENTS events (default 100
 # million) with memprof_gen_capture, then prints for `memprof report --peak`
 # the wall time, events/s and peak RSS, the capture reader alone
-# (bench_reader), its inflate against zlib's (bench_inflate, MB/s), and the
-# solver alone fed in-process (memprof_bench_solver),
-# which excludes reading the file. On 2 cores, neighbours' load shows in the
+# (bench_reader), its inflate against zlib's and libdeflate's
+# (bench_inflate, MB/s), and the solver alone fed in-process
+# (memprof_bench_solver), which excludes reading the file. On 2 cores, neighbours' load shows in the
 # wall time (report --peak uses both cores): the load is printed first.
 # Targets: >= 20 M events/s with ~10 k live blocks; peak RSS <= 200 MB with
 # ~1 M live blocks.
@@ -60,8 +60,9 @@ for live in 10000 1000000; do
 	# thread of its own:
 	echo "  reader alone, 1 thread:  $(MEMPROF_READAHEAD=0 "$READER" "$cap")"
 	echo "  reader alone, 2 threads: $(MEMPROF_READAHEAD=thread "$READER" "$cap")"
-	# The reader's own inflate against zlib's on the first 64 blocks, as
-	# written and recompressed at zlib level 6 (MB/s of output per CPU s).
+	# The reader's own inflate against zlib's and libdeflate's on the first
+	# 64 blocks, as written and recompressed at zlib level 6 and libdeflate
+	# levels 1 and 6 (MB/s of output per CPU s).
 	"$INFLATE" "$cap" 1 64 | sed 's/^/  inflate, /'
 	"$BENCH" --events "$EVENTS" --live "$live" --regions 4 | sed 's/^/  /'
 	[ "${KEEP:-0}" = 1 ] || rm -f "$cap"

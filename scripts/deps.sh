@@ -3,7 +3,7 @@
 # with, if missing. Used by the README's commands and by CI; safe to rerun.
 set -euo pipefail
 
-packages=(gcc make cmake ninja-build pkg-config zlib1g-dev libcairo2-dev libjansson-dev
+packages=(gcc make cmake ninja-build pkg-config zlib1g-dev libdeflate-dev libcairo2-dev libjansson-dev
           fonts-dejavu-core libfontconfig-dev libexpat1-dev  # charts: the font they are drawn with; tests read SVG back
           libprotobuf-c-dev protobuf-c-compiler libcmocka-dev
           libiberty-dev       # report's demangler: C++ and Rust names

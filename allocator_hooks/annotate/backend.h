@@ -10,7 +10,7 @@
 #define MP_ANNOTATE_BACKEND_H
 
 #include <memprof/annotate.h>
-#include <memprof/capture.h>
+#include <memprof/writer.h>
 
 /* The table a preload library exports (symbol MEMPROF_API_TABLE_SYMBOL) so
  * that a statically linked libmemprof can forward to it. Append only. */

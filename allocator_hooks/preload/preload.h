@@ -11,7 +11,7 @@
 #ifndef MP_PRELOAD_H
 #define MP_PRELOAD_H
 
-#include <memprof/capture.h>
+#include <memprof/writer.h>
 
 #include <sched.h>
 #include <stdatomic.h>

@@ -15,7 +15,7 @@
  * On the event path nothing here allocates or locks: unwinding reads the
  * stack and libunwind's caches, and mp_writer_stack is a lock-free lookup
  * once a stack has been seen (the first sight takes the writer's defs
- * mutex; see src/core/wstack.c). errno is restored by the hook (leave()),
+ * mutex; see src/core/write/wstack.c). errno is restored by the hook (leave()),
  * which runs after us. Recursion: we run with the thread's guard held, so
  * whatever libunwind allocates reaches the original allocator unrecorded.
  */

@@ -20,7 +20,7 @@
  * untraced.
  */
 #include "cli.h"
-#include "progfile.h" /* src/core: the reader the preload's exec hooks use too */
+#include "progfile.h" /* allocator_hooks/preload: the reader the exec hooks use too */
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -17,22 +17,26 @@
  * -v adds, per part, its raw and coded bytes per event (each part coded
  * alone, outside the timing); -p times the encoder's and the Huffman
  * coder's portable variants (those non-x86 builds run) where the BMI2 ones
- * would run (same output).
+ * would run (same output). -l LEVEL also codes every piece's parts, back to
+ * back as the flusher puts them in a block, with libdeflate's compressor at
+ * LEVEL (one compressor made before timing, as a flusher would keep one) and
+ * prints its ns/event and bytes/event beside the Huffman coder's.
  *
- * usage: bench_encode [-n max_events] [-r repeats] [-v] [-p] FILE.memprof
+ * usage: bench_encode [-n max_events] [-r repeats] [-v] [-p] [-l LEVEL] FILE.memprof
  */
-#include "chunkcodec.h"
-#include "cpufeat.h"
+#include "encoder.h"
+#include <memprof/format/cpufeat.h>
 #include "clock.h"
-#include "deflate_huff.h"
-#include "format.h"
-#include "varint.h"
+#include <memprof/format/deflate_huff.h>
+#include <memprof/format.h>
+#include <memprof/format/varint.h>
 
 #include <memprof/capture.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libdeflate.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -148,7 +152,9 @@ int main(int argc, char **argv)
 {
 	static thr_t thr[MAX_THREADS];
 	size_t max_events = 10000000, nev = 0, i;
-	int repeats = 3, opt, nthr = 0, rc, verbose = 0;
+	int repeats = 3, opt, nthr = 0, rc, verbose = 0, ld_level = 0;
+	struct libdeflate_compressor *ldc = NULL;
+	uint8_t *ld_out = NULL;
 	uint64_t part_raw[MP_PARTS], part_coded[MP_PARTS];
 	mp_source_t *src;
 	mp_diag_t diag = {0};
@@ -158,8 +164,10 @@ int main(int argc, char **argv)
 	uint8_t *raw = NULL, *out = NULL;
 	size_t raw_cap = 0;
 
-	while ((opt = getopt(argc, argv, "n:r:vp")) != -1) {
-		if (opt == 'v')
+	while ((opt = getopt(argc, argv, "n:r:vpl:")) != -1) {
+		if (opt == 'l')
+			ld_level = atoi(optarg);
+		else if (opt == 'v')
 			verbose = 1;
 		else if (opt == 'p')
 			mp__cpu_features_limit(0); /* the portable variants */
@@ -171,7 +179,7 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: bench_encode [-n max_events] [-r repeats] [-v] [-p] FILE.memprof\n");
+		fprintf(stderr, "usage: bench_encode [-n max_events] [-r repeats] [-v] [-p] [-l LEVEL] FILE.memprof\n");
 		return 2;
 	}
 	if ((rc = mp_capture_open_source(&src, argv[optind], &diag))) {
@@ -204,10 +212,14 @@ int main(int argc, char **argv)
 	clock.use_tsc = 1;
 	clock.count = 1;
 	clock.line[0].mult = 1ull << 32; /* one tick per ns */
+	if (ld_level && !(ldc = libdeflate_alloc_compressor(ld_level))) {
+		fprintf(stderr, "bench_encode: no libdeflate compressor at level %d\n", ld_level);
+		return 2;
+	}
 
 	for (int rep = 0; rep < repeats; rep++) {
-		double t_enc = 0, t_huff = 0, t0;
-		uint64_t events = 0, bytes = 0, crc = crc32(0, NULL, 0);
+		double t_enc = 0, t_huff = 0, t_ld = 0, t0;
+		uint64_t events = 0, bytes = 0, ld_bytes = 0, crc = crc32(0, NULL, 0);
 
 		memset(&enc, 0, sizeof(enc));
 		memset(part_raw, 0, sizeof(part_raw));
@@ -238,6 +250,8 @@ int main(int argc, char **argv)
 					raw_cap = 2 * (total + 64);
 					raw = realloc(raw, raw_cap);
 					out = realloc(out, mp_dh_bound(raw_cap) + 21 * (MP_PARTS + 1));
+					if (ldc)
+						ld_out = realloc(ld_out, libdeflate_deflate_compress_bound(ldc, raw_cap));
 				}
 				t0 = now_s(CLOCK_THREAD_CPUTIME_ID);
 				/* as flush.c: the parts copied into the block, then coded */
@@ -261,6 +275,18 @@ int main(int argc, char **argv)
 					bytes += (size_t)(e - out);
 					crc = crc32(crc, out, (uInt)(e - out));
 				}
+				if (ldc) {
+					size_t n_ld;
+					t0 = now_s(CLOCK_THREAD_CPUTIME_ID);
+					n_ld = libdeflate_deflate_compress(ldc, raw, total, ld_out,
+									   libdeflate_deflate_compress_bound(ldc, raw_cap));
+					t_ld += now_s(CLOCK_THREAD_CPUTIME_ID) - t0;
+					if (!n_ld) {
+						fprintf(stderr, "bench_encode: libdeflate failed\n");
+						return 1;
+					}
+					ld_bytes += n_ld;
+				}
 				if (verbose)
 					for (i = 0; i < MP_PARTS; i++) {
 						if (!lens[i])
@@ -282,14 +308,20 @@ int main(int argc, char **argv)
 				       (double)part_raw[i] / (double)events, (double)part_coded[i] / (double)events);
 		}
 		printf("threads=%d events=%llu encode_ns_per_event=%.2f huff_ns_per_event=%.2f total_ns_per_event=%.2f "
-		       "bytes_per_event=%.4f crc=%08llx\n",
+		       "bytes_per_event=%.4f crc=%08llx",
 		       nthr, (unsigned long long)events, 1e9 * t_enc / (double)events, 1e9 * t_huff / (double)events,
 		       1e9 * (t_enc + t_huff) / (double)events, (double)bytes / (double)events,
 		       (unsigned long long)crc);
+		if (ldc)
+			printf(" libdeflate%d_ns_per_event=%.2f libdeflate%d_bytes_per_event=%.4f", ld_level,
+			       1e9 * t_ld / (double)events, ld_level, (double)ld_bytes / (double)events);
+		putchar('\n');
 	}
 	for (int ti = 0; ti < nthr; ti++)
 		free(thr[ti].w);
 	free(raw);
 	free(out);
+	free(ld_out);
+	libdeflate_free_compressor(ldc);
 	return 0;
 }

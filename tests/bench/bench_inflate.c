@@ -1,19 +1,25 @@
 /* bench_inflate.c - the reader's deflate decoder (inflate.c) against zlib's
- * inflate on the block payloads of a capture, as written (Huffman-only
- * column blocks), and on the same raw bytes recompressed by zlib at level 6
- * (matches). Prints decompressed MB/s per CPU second (the machine is shared:
- * CPU time is the fairer clock) and checks that both give the same bytes.
+ * inflate and libdeflate's on the block payloads of a capture, as written
+ * (Huffman-only column blocks), and on the same raw bytes recompressed by
+ * zlib at level 6 and by libdeflate at levels 1 and 6 (matches). Prints
+ * decompressed MB/s per CPU second (the machine is shared: CPU time is the
+ * fairer clock) and checks that all give the same bytes.
  *
  * usage: bench_inflate FILE.memprof [SECONDS per figure, default 1]
  *                      [BLOCKS: the first ones only, default 64; 0: all] */
-#include "format.h"
-#include "inflate.h"
+#include <memprof/format.h>
+#include <memprof/format/inflate.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libdeflate.h>
 #include <time.h>
 #include <zlib.h>
+
+enum { DEC_ZLIB, DEC_MP, DEC_LIBDEFLATE, NDEC };
+static const char *const dec_name[NDEC] = {"zlib", "mp__inflate", "libdeflate"};
+static struct libdeflate_decompressor *ld;
 
 typedef struct {
 	uint8_t *c; /* compressed payload */
@@ -50,15 +56,36 @@ static int zlib_inflate(const blk_t *b, uint8_t *out)
 	return rc == Z_STREAM_END && z.avail_out == 0 ? 0 : -1;
 }
 
+/* libdeflate with the exact output size, and (as the reader needs) the
+ * whole input consumed. */
+static int ld_inflate(const blk_t *b, uint8_t *out)
+{
+	size_t in_used;
+
+	return libdeflate_deflate_decompress_ex(ld, b->c, b->clen, out, b->rlen, &in_used, NULL) ==
+			       LIBDEFLATE_SUCCESS && in_used == b->clen
+		       ? 0
+		       : -1;
+}
+
+static int decode(int dec, const blk_t *b, uint8_t *out)
+{
+	if (dec == DEC_ZLIB)
+		return zlib_inflate(b, out);
+	if (dec == DEC_MP)
+		return mp__inflate(b->c, b->clen, out, b->rlen, NULL);
+	return ld_inflate(b, out);
+}
+
 /* Decode every block again and again for about secs CPU seconds; MB/s. */
-static double run(const blk_t *b, size_t nb, uint8_t *out, int use_zlib, double secs)
+static double run(const blk_t *b, size_t nb, uint8_t *out, int dec, double secs)
 {
 	double t0 = cpu_now(), t;
 	size_t bytes = 0, i;
 
 	do {
 		for (i = 0; i < nb; i++) {
-			int rc = use_zlib ? zlib_inflate(&b[i], out) : mp__inflate(b[i].c, b[i].clen, out, b[i].rlen, NULL);
+			int rc = decode(dec, &b[i], out);
 			if (rc) {
 				fprintf(stderr, "bench_inflate: block %zu does not decode\n", i);
 				exit(1);
@@ -73,28 +100,57 @@ static double run(const blk_t *b, size_t nb, uint8_t *out, int use_zlib, double 
 static void compare(const char *what, const blk_t *b, size_t nb, uint8_t *o1, uint8_t *o2, double secs)
 {
 	size_t i, c = 0, r = 0;
-	double z, m;
+	double mbs[NDEC];
+	int d;
 
 	for (i = 0; i < nb; i++) {
-		if (zlib_inflate(&b[i], o1) || mp__inflate(b[i].c, b[i].clen, o2, b[i].rlen, NULL) ||
-		    memcmp(o1, o2, b[i].rlen)) {
-			fprintf(stderr, "bench_inflate: block %zu: the decoders disagree\n", i);
-			exit(1);
-		}
+		if (zlib_inflate(&b[i], o1))
+			goto disagree;
+		for (d = DEC_MP; d < NDEC; d++)
+			if (decode(d, &b[i], o2) || memcmp(o1, o2, b[i].rlen))
+				goto disagree;
 		c += b[i].clen;
 		r += b[i].rlen;
 	}
-	z = run(b, nb, o1, 1, secs);
-	m = run(b, nb, o2, 0, secs);
-	printf("%s: %zu blocks, %.1f MB -> %.1f MB; zlib %.0f MB/s, mp__inflate %.0f MB/s (x%.2f)\n", what, nb,
-	       (double)c / 1e6, (double)r / 1e6, z, m, m / z);
+	for (d = 0; d < NDEC; d++)
+		mbs[d] = run(b, nb, d == DEC_ZLIB ? o1 : o2, d, secs);
+	printf("%s: %zu blocks, %.1f MB -> %.1f MB;", what, nb, (double)c / 1e6, (double)r / 1e6);
+	for (d = 0; d < NDEC; d++)
+		printf(" %s %.0f MB/s%s", dec_name[d], mbs[d], d + 1 < NDEC ? "," : "");
+	printf(" (libdeflate/mp__inflate x%.2f)\n", mbs[DEC_LIBDEFLATE] / mbs[DEC_MP]);
+	return;
+disagree:
+	fprintf(stderr, "bench_inflate: block %zu: the decoders disagree\n", i);
+	exit(1);
+}
+
+/* The raw bytes of blocks b[0..nb), recompressed by libdeflate at level. */
+static blk_t *libdeflate_blocks(const blk_t *b, size_t nb, uint8_t *tmp, int level)
+{
+	struct libdeflate_compressor *c = libdeflate_alloc_compressor(level);
+	blk_t *out = calloc(nb ? nb : 1, sizeof(*out));
+	size_t i;
+
+	if (!c || !out)
+		exit(1);
+	for (i = 0; i < nb; i++) {
+		size_t n = libdeflate_deflate_compress_bound(c, b[i].rlen);
+		if (zlib_inflate(&b[i], tmp) || !(out[i].c = malloc(n)))
+			exit(1);
+		out[i].clen = libdeflate_deflate_compress(c, tmp, b[i].rlen, out[i].c, n);
+		out[i].rlen = b[i].rlen;
+		if (!out[i].clen)
+			exit(1);
+	}
+	libdeflate_free_compressor(c);
+	return out;
 }
 
 int main(int argc, char **argv)
 {
 	FILE *f;
 	uint8_t pre[MP_FILE_PREFIX_LEN], hdr[MP_BLOCK_HEADER_LEN], *o1, *o2;
-	blk_t *b = NULL, *z6;
+	blk_t *b = NULL, *z6, *l1, *l6;
 	size_t nb = 0, cap = 0, maxr = 1, i;
 	double secs = argc > 2 ? atof(argv[2]) : 1.0;
 	size_t maxb = argc > 3 ? (size_t)atol(argv[3]) : 64;
@@ -118,6 +174,8 @@ int main(int argc, char **argv)
 		nb++;
 	}
 	fclose(f);
+	if (!(ld = libdeflate_alloc_decompressor()))
+		return 1;
 	o1 = malloc(maxr);
 	o2 = malloc(maxr);
 	z6 = calloc(nb ? nb : 1, sizeof(*z6));
@@ -148,12 +206,21 @@ int main(int argc, char **argv)
 		deflateEnd(&z);
 	}
 	compare("same bytes, zlib level 6", z6, nb, o1, o2, secs);
+	l1 = libdeflate_blocks(b, nb, o1, 1);
+	compare("same bytes, libdeflate level 1", l1, nb, o1, o2, secs);
+	l6 = libdeflate_blocks(b, nb, o1, 6);
+	compare("same bytes, libdeflate level 6", l6, nb, o1, o2, secs);
 	for (i = 0; i < nb; i++) {
 		free(b[i].c);
 		free(z6[i].c);
+		free(l1[i].c);
+		free(l6[i].c);
 	}
 	free(b);
 	free(z6);
+	free(l1);
+	free(l6);
+	libdeflate_free_decompressor(ld);
 	free(o1);
 	free(o2);
 	return 0;

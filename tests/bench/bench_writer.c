@@ -10,6 +10,9 @@
  * closing (so the time includes compressing and writing everything).
  *
  * usage: bench_writer [-t threads] [-n events_per_thread] [-o file]
+ * Environment: RING_MB, FLUSH_MS, SHED=1 and LEVEL (the writer's
+ * compression_level: 0/1 its own Huffman coding, 2-9 zlib) set the
+ * writer's options of those names.
  */
 #include <memprof/capture.h>
 
@@ -180,6 +183,7 @@ int main(int argc, char **argv)
 	o.ring_bytes = getenv("RING_MB") ? (uint32_t)atoi(getenv("RING_MB")) << 20 : 0;
 	o.flush_interval_ms = getenv("FLUSH_MS") ? (uint32_t)atoi(getenv("FLUSH_MS")) : 0;
 	o.shed = getenv("SHED") && atoi(getenv("SHED"));
+	o.compression_level = getenv("LEVEL") ? atoi(getenv("LEVEL")) : 0;
 	if (mp_writer_open(&w, out, 1, &o, &diag)) {
 		fprintf(stderr, "bench_writer: %s\n", diag.text);
 		return 1;

@@ -1,5 +1,5 @@
 /* fuzz_inflate.c - libFuzzer targets for the reader's deflate decoder
- * (src/core/inflate.c). Built twice:
+ * (src/core/format/inflate.c). Built twice:
  *
  * fuzz_inflate (differential): the input is a selector byte and a raw
  * deflate stream. mp__inflate must succeed exactly when zlib's inflate
@@ -17,8 +17,8 @@
  * the selectors) or by deflate_huff.c (the capture writer's encoder, cut
  * into segments), and mp__inflate must give it back exactly.
  */
-#include "deflate_huff.h"
-#include "inflate.h"
+#include <memprof/format/deflate_huff.h>
+#include <memprof/format/inflate.h>
 
 #include <stdint.h>
 #include <stdlib.h>

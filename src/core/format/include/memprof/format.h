@@ -1,0 +1,102 @@
+/* memprof/format.h - on-disk constants of the .memprof capture.
+ * docs/format.md is the full specification; this file is its code twin,
+ * shared by the writer (memprof_write) and the reader (memprof_read).
+ *
+ * File:
+ *   +----------------+------------+------------+------------+=============+-----------+
+ *   | "MEMPROF\0" 8B | major u16  | minor u16  | hlen u32   | header body | crc32 u32 |
+ *   +----------------+------------+------------+------------+=============+-----------+
+ *   then blocks, then (on a clean close) the trailer.
+ *
+ * Block (24-byte frame header, then the raw-deflate payload):
+ *   +--------+---------+-------------+---------+-------------+------------+=========+
+ *   | "MPBK" | index   | payload_len | raw_len | payload_crc | header_crc | payload |
+ *   +--------+---------+-------------+---------+-------------+------------+=========+
+ *   all u32 little-endian; header_crc covers the 20 bytes before it.
+ *
+ * Trailer:
+ *   +--------+----------+--------------+======+---------------+
+ *   | "MPTR" | blen u32 | hcrc u32     | body | body crc32 u32|   hcrc covers the 8 bytes before it
+ *   +--------+----------+--------------+======+---------------+
+ *
+ * A decompressed block payload is a sequence of sections, each a tag byte
+ * followed by varints (see MP_SEC_*). Chunk sections hold one thread's event
+ * records (MP_REC_*), delta-encoded against the state that the chunk header
+ * gives, so each block decodes on its own.
+ */
+#ifndef MEMPROF_FORMAT_H
+#define MEMPROF_FORMAT_H
+
+#include <stdint.h>
+
+#define MP_FORMAT_VERSION_MAJOR 2 /* written; readers also read 1.x */
+#define MP_FORMAT_VERSION_MINOR 0
+
+#define MP_FILE_MAGIC "MEMPROF"      /* 8 bytes with the NUL */
+#define MP_FILE_MAGIC_LEN 8
+#define MP_FILE_PREFIX_LEN 16        /* magic + major + minor + hlen */
+#define MP_BLOCK_MAGIC 0x4b42504du   /* "MPBK" little-endian */
+#define MP_TRAILER_MAGIC 0x5254504du /* "MPTR" little-endian */
+#define MP_BLOCK_HEADER_LEN 24
+#define MP_HEADER_MAX 65536          /* largest header body a reader accepts */
+#define MP_BLOCK_RAW_MAX (64u << 20) /* largest decompressed block */
+#define MP_BLOCK_PAYLOAD_MAX (64u << 20)
+#define MP_TRAILER_MAX 4096
+
+/* Sections of a block payload. */
+enum {
+	MP_SEC_STRING = 1,  /* id, len, bytes */
+	MP_SEC_MEMORY = 2,  /* memory id, name string id, kind, capacity */
+	MP_SEC_THREAD = 3,  /* thread index, OS thread id */
+	MP_SEC_CHUNK = 4,   /* (1.x only) thread, start state, byte length, 5 column lengths, columns */
+	MP_SEC_DROPPED = 5, /* thread, memory id, count */
+	MP_SEC_HORIZON = 6, /* time: every event earlier than it is in this block or before */
+	MP_SEC_STACK = 7,   /* (1.1) stack id, frame count n, n return addresses */
+	MP_SEC_MODULE = 8,  /* (1.1) a loaded object: path, load bias, build id, segments */
+	MP_SEC_CHUNK2 = 9,  /* (2.0) thread, start state, byte length, 11 part lengths, parts */
+};
+
+/* Limits a reader enforces on the 1.1 sections (a writer stays below). */
+#define MP_STACK_MAX_FRAMES 256  /* frames per stack (the hooks keep 64) */
+#define MP_MODULE_MAX_SEGMENTS 64
+#define MP_MODULE_MAX_BUILD_ID 64
+
+/* Records inside a chunk: low 4 bits kind, high bits flags. */
+enum {
+	MP_REC_ALLOC = 1,        /* dt, zz(addr delta), requested, [zz(allocated-requested)] */
+	MP_REC_FREE = 2,         /* dt, zz(addr delta) */
+	MP_REC_ALLOC_FAILED = 3, /* dt, requested */
+	MP_REC_REGION_ADD = 4,   /* dt, zz(addr delta), size */
+	MP_REC_REGION_REMOVE = 5,/* dt, zz(addr delta) */
+	MP_REC_STEP = 6,         /* dt, zz(step) */
+	MP_REC_MARK = 7,         /* dt, label string id */
+	MP_REC_REALLOC = 8,      /* dt, zz(old delta), zz(new - old), requested, [zz(allocated-requested)] */
+	MP_REC_CONTEXT = 9,      /* op, region, dtype, shape (no time) */
+	MP_REC_ALLOC_REUSED = 10,/* dt, slot of the freed-address cache holding the address, requested, [allocated] */
+	MP_REC_STACK = 11,       /* stack id of the next ALLOC/REALLOC/ALLOC_FAILED of the thread (no time) */
+	MP_REC_FREE_AGED = 12,   /* dt, age: the block allocated `age` allocations ago in this chunk */
+	MP_REC_ALLOC_REFREED = 13,/* (2.0) dt, age: at the address of the `age`-th latest free of this chunk, requested, [allocated] */
+	MP_REC_KIND_MASK = 0x0f,
+	MP_RECF_MEMORY = 0x10,   /* a memory id varint follows the tag */
+	MP_RECF_USABLE16 = 0x20, /* allocated = max(32, (requested + 23) & ~15) - 8 (glibc's usable size) */
+	MP_RECF_ALIGN16 = 0x40,  /* address deltas are in units of 16 bytes */
+	MP_RECF_EXACT = 0x80,    /* allocated == requested */
+};
+
+/* The freed-address cache: 64 slots, direct-mapped by address. */
+#define MP_REUSE_SLOTS 64
+
+static inline unsigned mp_reuse_slot(uint64_t addr)
+{
+	return (unsigned)(((addr >> 4) * 0x9E3779B97F4A7C15ull) >> 58);
+}
+
+/* glibc malloc's usable size for a request (non-mmapped chunks). */
+static inline uint64_t mp_usable16(uint64_t requested)
+{
+	uint64_t chunk = (requested + 8 + 15) & ~(uint64_t)15;
+
+	return (chunk < 32 ? 32 : chunk) - 8;
+}
+
+#endif

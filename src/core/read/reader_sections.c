@@ -1,0 +1,258 @@
+/* reader_sections.c - a block's sections, checked then applied: strings,
+ * memory ids, thread chunks (queued for merge.c), stacks and modules
+ * (reader_stacks.c), horizons. A section that does not parse is corruption
+ * of its block (see reader.c for the failure policy).
+ */
+#include <memprof/format.h>
+#include <memprof/format/columns.h>
+#include <memprof/format/varint.h>
+
+#include "reader_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(((mp_chunk_t *)0)->col) == MP_PARTS * sizeof(const uint8_t *), "a cursor per chunk part");
+
+/* "block N at offset X: what" -- the error every corrupted block gets. */
+static int block_error(mp_capture_t *cap, mp_diag_t *diag, int code, uint64_t off, const char *what)
+{
+	return mp__block_diag(diag, code, cap->block_index, off, what);
+}
+
+static int corrupt(mp_capture_t *cap, mp_diag_t *diag, uint64_t off, const char *what)
+{
+	return block_error(cap, diag, MP_ECORRUPT, off, what);
+}
+
+/* --------------------------------------------------------------- tables */
+
+/* arr, with room for element n: doubled (from `first` elements) when n
+ * reaches *cap. Caller owns the result (arr itself when it had room); NULL
+ * when out of memory, arr then still valid. */
+static void *room_for(void *arr, uint32_t n, uint32_t *cap, size_t elem, uint32_t first)
+{
+	uint32_t nc;
+	void *a;
+
+	if (n < *cap)
+		return arr;
+	nc = *cap ? *cap * 2 : first;
+	if (!(a = realloc(arr, nc * elem)))
+		return NULL;
+	*cap = nc;
+	return a;
+}
+
+static int add_string(mp_capture_t *cap, uint64_t id, const uint8_t *s, uint64_t len)
+{
+	char *copy, **a;
+
+	if (id <= cap->nstrings)
+		return 0; /* known already (a rewind re-reads definitions) */
+	if (id != (uint64_t)cap->nstrings + 1)
+		return -1;
+	if (!(a = room_for(cap->strings, cap->nstrings, &cap->cap_strings, sizeof(*a), 256)))
+		return -ENOMEM;
+	cap->strings = a;
+	copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	cap->strings[cap->nstrings++] = copy;
+	return 0;
+}
+
+static int push_synth(mp_capture_t *cap, const mp_event_t *ev)
+{
+	mp_event_t *a = room_for(cap->synth, cap->nsynth, &cap->cap_synth, sizeof(*a), 16);
+
+	if (!a)
+		return -ENOMEM;
+	cap->synth = a;
+	cap->synth[cap->nsynth++] = *ev;
+	return 0;
+}
+
+static int add_memory(mp_capture_t *cap, uint64_t id, uint64_t name, uint64_t kind, uint64_t capacity)
+{
+	mp_event_t ev;
+
+	if (name == 0 || name > cap->nstrings || kind > MP_MEMORY_KIND_MAX)
+		return -1;
+	if (id > cap->nmemories)
+		return -1;
+	if (id == cap->nmemories) {
+		mp_memory_info_t *a = room_for(cap->memories, cap->nmemories, &cap->cap_memories, sizeof(*a), 8);
+		if (!a)
+			return -ENOMEM;
+		cap->memories = a;
+		cap->memories[cap->nmemories].name = cap->strings[name - 1];
+		cap->memories[cap->nmemories].kind = (int)kind;
+		cap->memories[cap->nmemories].capacity_bytes = capacity;
+		cap->nmemories++;
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = MP_EV_MEMORY;
+	ev.memory = (uint32_t)id;
+	ev.requested_bytes = capacity;
+	return push_synth(cap, &ev);
+}
+
+/* ------------------------------------------------------------- sections */
+
+/* Two passes over a block's sections: the first only checks that they
+ * parse, so that a corrupted block contributes nothing; the second applies
+ * them. */
+int mp__capture_sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t boff, int apply,
+			  mp_diag_t *diag)
+{
+	const uint8_t *p = raw, *end = raw + len;
+
+	while (p < end) {
+		uint8_t tag = *p++;
+		uint64_t v[9];
+		int i, rc = 0;
+
+		switch (tag) {
+		case MP_SEC_STRING:
+			if (mp_varint_get(&p, end, &v[0]) || mp_varint_get(&p, end, &v[1]) ||
+			    v[1] > (uint64_t)(end - p) || v[0] == 0 || v[0] > UINT32_MAX)
+				return corrupt(cap, diag, boff, "bad string definition");
+			if (apply && (rc = add_string(cap, v[0], p, v[1])))
+				return rc == -1 ? corrupt(cap, diag, boff, "string id out of sequence")
+						: mp_diag_set(diag, rc, -1, -1, "out of memory");
+			p += v[1];
+			break;
+		case MP_SEC_MEMORY:
+			for (i = 0; i < 4; i++)
+				if (mp_varint_get(&p, end, &v[i]))
+					return corrupt(cap, diag, boff, "bad memory definition");
+			if (apply && (rc = add_memory(cap, v[0], v[1], v[2], v[3])))
+				return rc == -1 ? corrupt(cap, diag, boff, "memory id out of sequence or unnamed")
+						: mp_diag_set(diag, rc, -1, -1, "out of memory");
+			break;
+		case MP_SEC_THREAD:
+			if (mp_varint_get(&p, end, &v[0]) || mp_varint_get(&p, end, &v[1]) || v[0] >= (1u << 24))
+				return corrupt(cap, diag, boff, "bad thread definition");
+			if (apply) {
+				if ((rc = mp__merge_ensure_thread(&cap->merge, (uint32_t)v[0])))
+					return rc == MP_ELIMIT ? corrupt(cap, diag, boff, "thread index out of sequence")
+							       : mp_diag_set(diag, rc, -1, -1, "out of memory");
+				cap->merge.threads[v[0]].tid = v[1];
+				cap->merge.announced++;
+			}
+			break;
+		case MP_SEC_DROPPED:
+			for (i = 0; i < 3; i++)
+				if (mp_varint_get(&p, end, &v[i]))
+					return corrupt(cap, diag, boff, "bad dropped-events count");
+			if (apply) {
+				mp_event_t ev;
+				memset(&ev, 0, sizeof(ev));
+				ev.kind = MP_EV_DROPPED;
+				ev.thread = (uint32_t)v[0];
+				ev.memory = v[1] < cap->nmemories ? (uint32_t)v[1] : 0;
+				ev.requested_bytes = v[2];
+				if (push_synth(cap, &ev))
+					return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+			}
+			break;
+		case MP_SEC_STACK:
+			if ((rc = mp__read_stack_section(cap, &p, end, apply)))
+				return rc == -1 ? corrupt(cap, diag, boff, "bad call-stack definition")
+						: mp_diag_set(diag, rc, -1, -1, "out of memory");
+			break;
+		case MP_SEC_MODULE:
+			if ((rc = mp__read_module_section(cap, &p, end, apply)))
+				return rc == -1 ? corrupt(cap, diag, boff, "bad loaded-object (module) definition")
+						: mp_diag_set(diag, rc, -1, -1, "out of memory");
+			break;
+		case MP_SEC_HORIZON:
+			if (mp_varint_get(&p, end, &v[0]))
+				return corrupt(cap, diag, boff, "bad horizon");
+			if (apply && v[0] > cap->horizon)
+				cap->horizon = v[0];
+			break;
+		case MP_SEC_CHUNK:
+		case MP_SEC_CHUNK2: {
+			/* thread, the delta state (71 varints, MP_ST_* order), length,
+			 * the column (1.x: 5) or part (2.0: 11) lengths, then those */
+			enum { NST = 7 + MP_REUSE_SLOTS, LEN = 1 + NST, COLS = LEN + 1, NV = COLS + MP_PARTS };
+			int v1 = tag == MP_SEC_CHUNK, nv = v1 ? COLS + MP_COLS1 : NV;
+			uint64_t st[NV];
+			mp_chunk_t *c;
+			if (v1 != (cap->hdr.version_major == 1))
+				return corrupt(cap, diag, boff,
+					       v1 ? "a 1.x chunk section in a 2.x capture" : "a 2.x chunk section in a 1.x capture");
+			for (i = 0; i < nv; i++)
+				if (mp_varint_get(&p, end, &st[i]))
+					return corrupt(cap, diag, boff, "bad chunk header");
+			if (st[LEN] > (uint64_t)(end - p) || st[0] >= (1u << 24) || st[5] > MP_REGION_TYPE_MAX ||
+			    st[3] > UINT32_MAX || st[4] > UINT32_MAX || st[6] > UINT32_MAX || st[7] > UINT32_MAX)
+				return corrupt(cap, diag, boff, "chunk header out of range");
+			if (!apply) {
+				/* Checking the block: check the parts now and keep a
+				 * copy for the apply pass (records are decoded from
+				 * the parts in place; 1.x columns are rewritten as
+				 * 2.0 parts here). */
+				uint64_t off = 0, lens[MP_PARTS];
+				c = mp__chunk_new(&cap->merge, st[LEN]);
+				if (!c)
+					return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+				rc = v1 ? mp__chunk_upgrade(p, st + COLS, st[LEN], c->data, lens)
+					: mp__chunk_check(p, st + COLS, st[LEN]);
+				if (rc) {
+					mp__chunk_release(&cap->merge, c);
+					return rc == -2 ? mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory")
+							: corrupt(cap, diag, boff, "chunk columns are inconsistent");
+				}
+				if (!v1) {
+					memcpy(c->data, p, st[LEN]);
+					memcpy(lens, st + COLS, sizeof(lens));
+				}
+				for (i = 0; i < MP_PARTS; i++) {
+					c->col[i] = c->data + off;
+					off += lens[i];
+					c->cend[i] = c->data + off;
+				}
+				if (cap->npend == cap->cap_pend) {
+					size_t nc = cap->cap_pend ? cap->cap_pend * 2 : 16;
+					mp_chunk_t **a = realloc(cap->pend, nc * sizeof(*a));
+					if (!a) {
+						mp__chunk_release(&cap->merge, c);
+						return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+					}
+					cap->pend = a;
+					cap->cap_pend = nc;
+				}
+				cap->pend[cap->npend++] = c;
+			} else {
+				c = cap->pend[cap->pend_pos];
+				cap->pend[cap->pend_pos++] = NULL;
+				c->block_index = cap->block_index;
+				c->block_offset = boff;
+				c->len = st[LEN];
+				c->time = st[1];
+				c->addr = st[2];
+				c->memory = (uint32_t)st[3];
+				c->op = (uint32_t)st[4];
+				c->region = (uint32_t)st[5];
+				c->dtype = (uint32_t)st[6];
+				c->shape = (uint32_t)st[7];
+				c->stack = 0;
+				memcpy(c->reuse, st + 8, sizeof(c->reuse));
+				if ((rc = mp__merge_add_chunk(cap, (uint32_t)st[0], c, diag)))
+					return rc;
+			}
+			p += st[LEN];
+			break;
+		}
+		default:
+			return corrupt(cap, diag, boff, "unknown section");
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,196 @@
+/* reader_stacks.c - the STACK and MODULE sections of a capture (format
+ * 1.1): call stacks by id, and the objects loaded in the traced process,
+ * kept for the reader's lifetime (they survive a rewind, like strings).
+ * Input is hostile: every count and length is checked against the section
+ * and the limits in memprof/format.h before anything is allocated.
+ */
+#include <memprof/format.h>
+#include <memprof/format/varint.h>
+
+#include "reader_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MP_MODULE_MAX_PATH 4096
+
+static int grow(void **buf, size_t *cap, size_t need, size_t elem)
+{
+	size_t n;
+	void *b;
+
+	if (need <= *cap)
+		return 0;
+	n = *cap ? *cap : 16;
+	while (n < need)
+		n *= 2;
+	b = realloc(*buf, n * elem);
+	if (!b)
+		return -ENOMEM;
+	*buf = b;
+	*cap = n;
+	return 0;
+}
+
+int mp__read_stack_section(mp_capture_t *cap, const uint8_t **p, const uint8_t *end, int apply)
+{
+	uint64_t id, n, pc;
+	size_t cap_st = cap->cap_stacks;
+	uint32_t i;
+
+	if (mp_varint_get(p, end, &id) || mp_varint_get(p, end, &n) || id == 0 || id > UINT32_MAX - 1 || n == 0 ||
+	    n > MP_STACK_MAX_FRAMES)
+		return -1;
+	if (!apply || id <= cap->nstacks) {
+		/* checking, or known already (a rewind re-reads definitions) */
+		for (i = 0; i < n; i++)
+			if (mp_varint_get(p, end, &pc))
+				return -1;
+		return 0;
+	}
+	if (id != (uint64_t)cap->nstacks + 1)
+		return -1;
+	if (grow((void **)&cap->stack_at, &cap_st, (size_t)cap->nstacks + 2, sizeof(uint64_t)) ||
+	    grow((void **)&cap->frames, &cap->cap_frames, cap->nframes + n, sizeof(uint64_t)))
+		return -ENOMEM;
+	cap->cap_stacks = (uint32_t)cap_st;
+	for (i = 0; i < n; i++) {
+		if (mp_varint_get(p, end, &pc))
+			return -1;
+		cap->frames[cap->nframes + i] = pc;
+	}
+	/* stack_at holds nstacks + 1 offsets: the last is where the next begins */
+	if (cap->nstacks == 0)
+		cap->stack_at[0] = 0;
+	cap->nframes += n;
+	cap->stack_at[++cap->nstacks] = cap->nframes;
+	return 0;
+}
+
+int mp__read_module_section(mp_capture_t *cap, const uint8_t **p, const uint8_t *end, int apply)
+{
+	uint64_t plen, bias, blen, nseg, v[3];
+	const uint8_t *path, *bid;
+	mp_capture_segment_t *segs = NULL;
+	mp_capture_module_t *m;
+	size_t cap_mod = cap->cap_modules;
+	char *copy = NULL;
+	uint8_t *bcopy = NULL;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	uint32_t i;
+
+	if (mp_varint_get(p, end, &plen) || plen > MP_MODULE_MAX_PATH || plen > (uint64_t)(end - *p))
+		return -1;
+	path = *p;
+	*p += plen;
+	if (mp_varint_get(p, end, &bias) || mp_varint_get(p, end, &blen) || blen > MP_MODULE_MAX_BUILD_ID ||
+	    blen > (uint64_t)(end - *p))
+		return -1;
+	bid = *p;
+	*p += blen;
+	if (mp_varint_get(p, end, &nseg) || nseg == 0 || nseg > MP_MODULE_MAX_SEGMENTS)
+		return -1;
+	apply = apply && cap->module_defs++ >= cap->nmodules; /* else known already (rewind) */
+	if (apply && !(segs = calloc(nseg, sizeof(*segs))))
+		return -ENOMEM;
+	for (i = 0; i < nseg; i++) {
+		if (mp_varint_get(p, end, &v[0]) || mp_varint_get(p, end, &v[1]) || mp_varint_get(p, end, &v[2]) ||
+		    v[2] > UINT32_MAX || v[1] > UINT64_MAX - v[0] || v[0] + v[1] > UINT64_MAX - bias) {
+			free(segs);
+			return -1;
+		}
+		if (bias + v[0] < lo)
+			lo = bias + v[0];
+		if (bias + v[0] + v[1] > hi)
+			hi = bias + v[0] + v[1];
+		if (segs) {
+			segs[i].vaddr = v[0];
+			segs[i].size = v[1];
+			segs[i].flags = (uint32_t)v[2];
+		}
+	}
+	if (!apply)
+		return 0;
+	copy = malloc(plen + 1);
+	bcopy = blen ? malloc(blen) : NULL;
+	if (!copy || (blen && !bcopy) ||
+	    grow((void **)&cap->modules, &cap_mod, (size_t)cap->nmodules + 1, sizeof(*cap->modules))) {
+		free(segs);
+		free(copy);
+		free(bcopy);
+		return -ENOMEM;
+	}
+	cap->cap_modules = (uint32_t)cap_mod;
+	memcpy(copy, path, plen);
+	copy[plen] = '\0';
+	if (blen)
+		memcpy(bcopy, bid, blen);
+	m = &cap->modules[cap->nmodules++];
+	m->path = copy;
+	m->bias = bias;
+	m->start = lo;
+	m->end = hi;
+	m->build_id = bcopy;
+	m->build_id_len = (uint32_t)blen;
+	m->segment_count = (uint32_t)nseg;
+	m->segments = segs;
+	return 0;
+}
+
+void mp__stacks_release(mp_capture_t *cap)
+{
+	uint32_t i;
+
+	for (i = 0; i < cap->nmodules; i++) {
+		free((char *)(uintptr_t)cap->modules[i].path);
+		free((uint8_t *)(uintptr_t)cap->modules[i].build_id);
+		free((mp_capture_segment_t *)(uintptr_t)cap->modules[i].segments);
+	}
+	free(cap->modules);
+	free(cap->frames);
+	free(cap->stack_at);
+}
+
+uint32_t mp_capture_stack_count(const mp_capture_t *cap)
+{
+	return cap->nstacks;
+}
+
+int mp_capture_stack(const mp_capture_t *cap, uint32_t id, const uint64_t **pcs, uint32_t *n)
+{
+	if (id == 0 || id > cap->nstacks) {
+		*pcs = NULL;
+		*n = 0;
+		return MP_ENOTFOUND;
+	}
+	*pcs = cap->frames + cap->stack_at[id - 1];
+	*n = (uint32_t)(cap->stack_at[id] - cap->stack_at[id - 1]);
+	return 0;
+}
+
+size_t mp_capture_module_count(const mp_capture_t *cap)
+{
+	return cap->nmodules;
+}
+
+const mp_capture_module_t *mp_capture_module(const mp_capture_t *cap, size_t i)
+{
+	return i < cap->nmodules ? &cap->modules[i] : NULL;
+}
+
+const mp_capture_module_t *mp_capture_module_at(const mp_capture_t *cap, uint64_t pc)
+{
+	uint32_t i, s;
+
+	for (i = cap->nmodules; i-- > 0;) {
+		const mp_capture_module_t *m = &cap->modules[i];
+		if (pc < m->start || pc >= m->end)
+			continue;
+		for (s = 0; s < m->segment_count; s++)
+			if (pc - m->bias >= m->segments[s].vaddr &&
+			    pc - m->bias - m->segments[s].vaddr < m->segments[s].size)
+				return m;
+	}
+	return NULL;
+}

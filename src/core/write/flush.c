@@ -1,0 +1,507 @@
+/* flush.c - flush rounds: snapshot every thread's ring, compress, write.
+ * The ordering protocol is described in writer_internal.h. */
+#include <memprof/format.h>
+#include <memprof/format/crc32.h>
+#include <memprof/format/deflate_huff.h>
+#include <memprof/format/varint.h>
+
+#include "clock.h"
+#include "encoder.h"
+#include "writer_internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define BLOCK_SPLIT (8u << 20) /* start a new block past this much raw data */
+#define STUCK_SPINS 200000     /* how long to wait for a thread inside a record */
+
+void mp__futex_wake(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, (void *)(uintptr_t)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+void mp__futex_wait(_Atomic uint32_t *word, uint32_t val, uint32_t timeout_ms)
+{
+	struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
+
+	syscall(SYS_futex, (void *)(uintptr_t)word, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
+}
+
+typedef struct snap {
+	mp_wthread_t *t;
+	uint64_t head;
+} snap_t;
+
+/* Read thread t's head at a record boundary. Returns 0, or -EBUSY when the
+ * thread stayed inside a record too long (preempted or stopped in a signal
+ * handler): then its data waits for the next round. */
+static int snapshot(mp_wthread_t *t, snap_t *s)
+{
+	unsigned spins = 0;
+
+	for (;;) {
+		uint64_t s1 = atomic_load_explicit(&t->seq, memory_order_acquire), s2;
+		if (s1 & 1) {
+			if (++spins > STUCK_SPINS)
+				return -EBUSY;
+			if ((spins & 1023) == 0)
+				sched_yield();
+			continue;
+		}
+		s->t = t;
+		s->head = atomic_load_explicit(&t->head, memory_order_acquire);
+		atomic_thread_fence(memory_order_acquire);
+		s2 = atomic_load_explicit(&t->seq, memory_order_relaxed);
+		if (s1 == s2)
+			return 0;
+	}
+}
+
+static void set_error(mp_writer_t *w, int err)
+{
+	int expected = 0;
+
+	atomic_compare_exchange_strong(&w->error, &expected, err);
+}
+
+/* Mark where a new column starts in w->raw: each segment gets its own
+ * Huffman table (a column's bytes are alike, its neighbours' are not).
+ * The high half says which (1 + w->enc.stored_hint's index; 0 none). */
+static int mark_segment(mp_writer_t *w, unsigned hint)
+{
+	uint64_t at = w->raw.len | (uint64_t)hint << 32;
+
+	return mp_mbuf_append(&w->segs, &at, sizeof(at));
+}
+
+/* A part that looked like noise (coding would save under 3%: in
+ * alloc_bench the address deltas' tails and the first bytes of sizes and
+ * of IDX) is stored without a look this many times in a row, then
+ * analysed again: its histogram and code table cost about a sixth of the
+ * Huffman stage, for nothing. A part that stops being noise meanwhile is
+ * stored for up to that many segments (it was within 3% of stored). */
+#define HINT_RECHECK 16
+
+/* Below this a segment's table would cost more than it saves: it joins
+ * the next one. */
+#define MIN_SEGMENT 2048
+
+/* w->raw as one raw deflate stream in w->out: a Huffman-only block per
+ * segment (deflate_huff.h). When the producers outrun the flusher the
+ * blocks are stored instead, so the rings drain and nobody waits: the file
+ * grows by the raw encoding's size for that while. */
+static int compress_segments(mp_writer_t *w)
+{
+	const uint64_t *seg = (const uint64_t *)w->segs.data;
+	size_t nseg = w->segs.len / sizeof(uint64_t), i;
+	uint64_t start = 0;
+	unsigned hint_id = 0; /* the part the segment from start is (of) */
+	mp_dh_writer_t dh;
+
+	w->out.len = 0;
+	if (mp_mbuf_reserve(&w->out, mp_dh_bound(w->raw.len) + 21 * (nseg + 1)))
+		return -ENOMEM;
+	mp__dh_begin(&dh, w->out.data);
+	for (i = 0; i <= nseg; i++) {
+		uint64_t end = i < nseg ? (uint32_t)seg[i] : w->raw.len;
+		if (end > w->raw.len || end < start)
+			return MP_ECOMPRESS; /* a flusher bug */
+		if (i < nseg && end - start < MIN_SEGMENT) {
+			/* joins the next part: the segment is mostly that one */
+			hint_id = (unsigned)(seg[i] >> 32);
+			continue;
+		}
+		if (end > start) {
+			uint8_t *hint = hint_id ? &w->enc.stored_hint[0][0] + hint_id - 1 : NULL;
+			int store = w->behind == BEHIND_FAR, rc;
+			if (!store && hint && *hint) {
+				*hint = *hint + 1 < HINT_RECHECK ? (uint8_t)(*hint + 1) : 0;
+				store = 1;
+				hint = NULL;
+			}
+			rc = mp__dh_segment(&dh, w->raw.data + start, end - start, end == w->raw.len, store);
+			if (hint && !store)
+				*hint = rc == MP_DH_NOISE;
+		}
+		start = end;
+		hint_id = i < nseg ? (unsigned)(seg[i] >> 32) : 0;
+	}
+	w->out.len = (size_t)(mp__dh_end(&dh) - w->out.data);
+	return 0;
+}
+
+/* Levels 2-9: zlib with LZ77 matching, for files that must be small more
+ * than the capture must be cheap. */
+static int compress_zlib(mp_writer_t *w)
+{
+	uLong bound = deflateBound(&w->z, (uLong)w->raw.len);
+
+	w->out.len = 0;
+	if (mp_mbuf_reserve(&w->out, bound))
+		return -ENOMEM;
+	if (deflateReset(&w->z) != Z_OK)
+		return MP_ECOMPRESS;
+	w->z.next_in = w->raw.data;
+	w->z.avail_in = (uInt)w->raw.len;
+	w->z.next_out = w->out.data;
+	w->z.avail_out = (uInt)w->out.cap;
+	if (deflate(&w->z, Z_FINISH) != Z_STREAM_END)
+		return MP_ECOMPRESS;
+	w->out.len = w->out.cap - w->z.avail_out;
+	return 0;
+}
+
+/* Compress w->raw into one block and append it to the file. */
+static int emit_block(mp_writer_t *w)
+{
+	uint8_t hdr[MP_BLOCK_HEADER_LEN];
+	struct iovec iov[2];
+	int rc;
+
+	if (w->raw.len == 0)
+		return 0;
+	rc = w->z_ok && w->behind != BEHIND_FAR ? compress_zlib(w) : compress_segments(w);
+	w->segs.len = 0;
+	if (rc)
+		return rc;
+
+	mp_put_u32le(hdr, MP_BLOCK_MAGIC);
+	mp_put_u32le(hdr + 4, w->block_index);
+	mp_put_u32le(hdr + 8, (uint32_t)w->out.len);
+	mp_put_u32le(hdr + 12, (uint32_t)w->raw.len);
+	mp_put_u32le(hdr + 16, mp__crc32(0, w->out.data, w->out.len));
+	mp_put_u32le(hdr + 20, (uint32_t)crc32(0, hdr, 20));
+	iov[0].iov_base = hdr;
+	iov[0].iov_len = sizeof(hdr);
+	iov[1].iov_base = w->out.data;
+	iov[1].iov_len = w->out.len;
+	rc = mp__wfile_write(w, iov, 2);
+	if (rc)
+		return rc;
+	w->block_index++;
+	w->raw.len = 0;
+	w->segs.len = 0;
+	return 0;
+}
+
+static int put_section(mp_mbuf_t *b, const uint64_t *v, int n, uint8_t tag)
+{
+	uint8_t tmp[1 + 32 * MP_VARINT_MAX], *p = tmp;
+	int i;
+
+	*p++ = tag;
+	for (i = 0; i < n; i++)
+		p = mp_varint_put(p, v[i]);
+	return mp_mbuf_append(b, tmp, (size_t)(p - tmp));
+}
+
+/* A thread's records are encoded and their ring space given back this much
+ * at a time, so that the thread can go on recording while the flusher works
+ * through the rest of its ring. */
+#define PIECE_BYTES (512u << 10)
+
+/* Thread s->t's new records as CHUNK2 sections, a piece at a time: its
+ * delta state at the piece's start, then the records as parts of columns
+ * (memprof/format/columns.h). */
+static int append_chunk(mp_writer_t *w, const snap_t *s)
+{
+	mp_wthread_t *t = s->t;
+	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed), size = t->ring_mask + 1;
+	int i, rc;
+
+	while (tail < s->head) {
+		uint64_t n = s->head - tail, pos = tail & t->ring_mask, lens[MP_PARTS], total = 0, limit = n;
+		uint8_t tmp[1 + (2 + MP_ST_COUNT + MP_PARTS) * MP_VARINT_MAX], *p = tmp;
+		mp_chunk_state_t start = t->flushed;
+		const uint8_t *rows;
+
+		/* a piece ends at the first record boundary past PIECE_BYTES,
+		 * at most one record (MP_REC_MAX) further */
+		if (n > PIECE_BYTES + MP_REC_MAX) {
+			n = PIECE_BYTES + MP_REC_MAX;
+			limit = PIECE_BYTES;
+		}
+		if (w->raw.len && w->raw.len + n > BLOCK_SPLIT && (rc = emit_block(w)))
+			return rc;
+		/* Records that wrap around the ring's end are made contiguous first. */
+		if (pos + n <= size) {
+			rows = t->ring + pos;
+		} else {
+			w->rows.len = 0;
+			if ((rc = mp_mbuf_reserve(&w->rows, n)))
+				return rc;
+			memcpy(w->rows.data, t->ring + pos, size - pos);
+			memcpy(w->rows.data + (size - pos), t->ring, n - (size - pos));
+			rows = w->rows.data;
+		}
+		/* Behind: skip the age table until it catches up. */
+		w->enc.no_ages = w->behind != BEHIND_NOT;
+		if (mp__chunk_encode(&w->enc, (const uint64_t *)(const void *)rows, n / 8, limit / 8, t->flushed.v,
+				     &w->clock, lens) ||
+		    w->enc.consumed == 0)
+			return -ENOMEM; /* (or records that do not parse: a writer bug) */
+		w->events_flushed += w->enc.events;
+		for (i = 0; i < MP_PARTS; i++)
+			total += lens[i];
+		*p++ = MP_SEC_CHUNK2;
+		p = mp_varint_put(p, t->index);
+		for (i = 0; i < MP_ST_COUNT; i++)
+			p = mp_varint_put(p, start.v[i]);
+		p = mp_varint_put(p, total);
+		for (i = 0; i < MP_PARTS; i++)
+			p = mp_varint_put(p, lens[i]);
+		if ((rc = mp_mbuf_append(&w->raw, tmp, (size_t)(p - tmp))))
+			return rc;
+		/* each part its own segment: heads and tails of one column differ */
+		for (i = 0; i < MP_PARTS; i++)
+			if ((rc = mark_segment(w, 1 + (unsigned)(t->index % MP_HINT_THREADS) * MP_PARTS + (unsigned)i)) ||
+			    (rc = mp_mbuf_append(&w->raw, w->enc.cols[i].data, lens[i])))
+				return rc;
+
+		/* The piece is encoded: give its ring space back now, not after
+		 * compressing and writing, so that the thread can go on
+		 * recording (the data is no safer in the ring than in the
+		 * flusher's buffers: a kill loses both). */
+		tail += 8 * (uint64_t)w->enc.consumed;
+		atomic_store_explicit(&t->tail, tail, memory_order_release);
+		/* store tail, then read waiting; the thread stores waiting, then
+		 * reads tail: a full fence on both sides, so one of us sees the
+		 * other */
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(&t->waiting, memory_order_relaxed)) {
+			atomic_fetch_add_explicit(&t->space, 1, memory_order_release);
+			mp__futex_wake(&t->space);
+		}
+	}
+	atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
+	return 0;
+}
+
+int mp__writer_round(mp_writer_t *w, int final)
+{
+	mp_mbuf_t *snapbuf = &w->snaps, *secbuf = &w->sections;
+	uint64_t horizon;
+	mp_wthread_t *t;
+	size_t i, nsnap;
+	uint64_t pending = 0;
+	int rc = 0;
+
+	pthread_mutex_lock(&w->flush_mu);
+	if (atomic_load_explicit(&w->error, memory_order_relaxed)) {
+		rc = atomic_load_explicit(&w->error, memory_order_relaxed);
+		goto out;
+	}
+	horizon = mp__capclock_round(&w->clock);
+	if (w->use_membarrier)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+
+	/* 1. Snapshot every ring (and the small per-thread sections). */
+	snapbuf->len = 0;
+	secbuf->len = 0;
+	pthread_mutex_lock(&w->reg_mu);
+	for (t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next) {
+		snap_t s;
+		int slot;
+
+		if (atomic_load_explicit(&t->exited, memory_order_acquire) == 2)
+			continue;
+		if (!t->announced) {
+			uint64_t v[2] = {t->index, t->tid};
+			if ((rc = put_section(secbuf, v, 2, MP_SEC_THREAD)))
+				break;
+			t->announced = 1;
+		}
+		for (slot = 0; slot < MP_DROP_SLOTS; slot++) {
+			uint64_t cur = atomic_load_explicit(&t->dropped[slot], memory_order_relaxed);
+			if (cur != t->dropped_reported[slot]) {
+				uint64_t v[3] = {t->index, (uint64_t)slot, cur - t->dropped_reported[slot]};
+				if ((rc = put_section(secbuf, v, 3, MP_SEC_DROPPED)))
+					break;
+				t->dropped_reported[slot] = cur;
+			}
+		}
+		if (rc)
+			break;
+		if (snapshot(t, &s) != 0) {
+			if (t->flushed.v[MP_ST_TIME] < horizon)
+				horizon = t->flushed.v[MP_ST_TIME];
+			continue;
+		}
+		if (s.head == atomic_load_explicit(&t->tail, memory_order_relaxed))
+			continue;
+		pending += s.head - atomic_load_explicit(&t->tail, memory_order_relaxed);
+		if ((rc = mp_mbuf_append(snapbuf, &s, sizeof(s))))
+			break;
+	}
+	pthread_mutex_unlock(&w->reg_mu);
+	if (rc)
+		goto fail;
+	nsnap = snapbuf->len / sizeof(snap_t);
+	/* Behind, by how much: a thread wakes the flusher at half full, so a
+	 * flusher that keeps up finds the rings at about half. Past 5/8 on
+	 * average it sheds the age table (a few ns an event, a few tenths of a
+	 * byte); past 7/8, threads are about to wait: it stores blocks
+	 * uncompressed too, so that they do not. */
+	if (!nsnap || !w->shed)
+		w->behind = BEHIND_NOT;
+	else if (pending > (uint64_t)nsnap * (w->ring_bytes / 8 * 7))
+		w->behind = BEHIND_FAR;
+	else if (pending > (uint64_t)nsnap * (w->ring_bytes / 8 * 5))
+		w->behind = BEHIND_SOME;
+	else
+		w->behind = BEHIND_NOT;
+
+	/* 2. Definitions, taken after the rings: they cover every id in them. */
+	pthread_mutex_lock(&w->defs_mu);
+	rc = mp_mbuf_append(&w->raw, w->defs.data, w->defs.len);
+	w->defs.len = 0;
+	pthread_mutex_unlock(&w->defs_mu);
+	if (rc || (rc = mp_mbuf_append(&w->raw, secbuf->data, secbuf->len)))
+		goto fail;
+
+	/* 3. Chunks, then the horizon that ends the round. */
+	for (i = 0; i < nsnap; i++) {
+		snap_t *s = (snap_t *)snapbuf->data + i;
+		if ((rc = append_chunk(w, s)))
+			goto fail;
+	}
+	if (final)
+		horizon = UINT64_MAX;
+	if (horizon < atomic_load_explicit(&w->last_horizon, memory_order_relaxed))
+		horizon = atomic_load_explicit(&w->last_horizon, memory_order_relaxed);
+	atomic_store_explicit(&w->last_horizon, horizon, memory_order_relaxed);
+	{
+		uint64_t v[1] = {horizon};
+		if ((rc = put_section(&w->raw, v, 1, MP_SEC_HORIZON)))
+			goto fail;
+	}
+	if ((rc = emit_block(w)))
+		goto fail;
+
+	goto out;
+fail:
+	set_error(w, rc);
+	w->raw.len = 0;
+out:
+	pthread_mutex_unlock(&w->flush_mu);
+	return rc;
+}
+
+/* Tell the threads waiting in mp_writer_flush that a round covering their
+ * request `asked` (read before it started) is on disk. */
+static void flush_answer(mp_writer_t *w, uint32_t asked)
+{
+	if (atomic_load_explicit(&w->flush_done, memory_order_relaxed) != asked) {
+		atomic_store_explicit(&w->flush_done, asked, memory_order_release);
+		mp__futex_wake(&w->flush_done);
+	}
+}
+
+static int flush_pending(mp_writer_t *w)
+{
+	return atomic_load_explicit(&w->flush_asked, memory_order_acquire) !=
+	       atomic_load_explicit(&w->flush_done, memory_order_relaxed);
+}
+
+int mp__writer_flush_on_flusher(mp_writer_t *w)
+{
+	uint32_t want = atomic_fetch_add_explicit(&w->flush_asked, 1, memory_order_acq_rel) + 1;
+
+	atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
+	mp__futex_wake(&w->wake);
+	for (;;) {
+		uint32_t done = atomic_load_explicit(&w->flush_done, memory_order_acquire);
+		if ((int32_t)(done - want) >= 0)
+			break;
+		if (atomic_load_explicit(&w->flusher_gone, memory_order_acquire))
+			return -EAGAIN; /* it stopped before taking this request */
+		mp__futex_wait(&w->flush_done, done, 10);
+	}
+	return atomic_load_explicit(&w->error, memory_order_relaxed);
+}
+
+/* Rounds start at a fixed rate (every flush interval, start to start), so
+ * the time a round takes does not stretch the interval: a block is on disk
+ * at least every interval, and a kill loses at most about one interval. */
+void *mp__flusher_main(void *arg)
+{
+	mp_writer_t *w = arg;
+	uint64_t interval = (uint64_t)w->flush_interval_ms * 1000000u;
+	uint64_t next = mp_clock_ns() + interval;
+	/* Wake-ups this round answers: those before it started. One that comes
+	 * while it runs (a thread's ring filled up meanwhile) starts the next
+	 * round at once instead of being slept through. */
+	uint32_t seen = atomic_load_explicit(&w->wake, memory_order_acquire);
+	int orphan_seen = 0, orphaned = 0;
+
+	mp__flusher_enter();
+	/* Named, so that top -H, perf and gdb show whose CPU time it is (else
+	 * it has the program's name) */
+	prctl(PR_SET_NAME, MP_FLUSHER_NAME, 0, 0, 0);
+	while (!atomic_load_explicit(&w->closing, memory_order_acquire)) {
+		uint32_t asked;
+		uint64_t now = mp_clock_ns();
+		uint32_t woken;
+		/* the next round, or the recording window's end if sooner */
+		uint64_t due = w->stop_at_ns && w->stop_at_ns < next ? w->stop_at_ns : next;
+		/* A flush asked for is a reason to run at once, whatever the
+		 * wake-ups said: one asked before this thread read `seen` at its
+		 * start would be slept through. (One asked later bumps wake after
+		 * flush_asked, so the futex wait below returns.) */
+		if (now < due && atomic_load_explicit(&w->wake, memory_order_acquire) == seen && !flush_pending(w)) {
+			uint64_t wait_ms = (due - now + 999999u) / 1000000u;
+			mp__futex_wait(&w->wake, seen, (uint32_t)wait_ms);
+			if (atomic_load_explicit(&w->closing, memory_order_acquire))
+				break;
+			if (atomic_load_explicit(&w->wake, memory_order_acquire) == seen && mp_clock_ns() < due &&
+			    !flush_pending(w))
+				continue; /* spurious wake-up */
+		}
+		/* The window's end: the caller stops recording, and the round
+		 * below writes what it recorded up to there. */
+		if (w->stop_at_ns && mp_clock_ns() >= w->stop_at_ns) {
+			w->stop_at_ns = 0;
+			w->on_stop(w->stop_arg);
+		}
+		woken = atomic_load_explicit(&w->wake, memory_order_acquire);
+		/* A round the interval started, not a full ring: is the process
+		 * waiting on us alone (orphan.c)? */
+		if (woken == seen && !orphan_seen && mp__process_orphaned()) {
+			orphan_seen = 1;
+			if (!w->on_orphaned || w->on_orphaned(w->orphaned_arg) != 0) {
+				orphaned = 1;
+				break; /* glibc ends the process as this thread ends */
+			}
+		}
+		seen = woken;
+		now = mp_clock_ns();
+		/* A round that came early (a full ring, a flush asked for, the
+		 * window's end) leaves the schedule alone: the scheduled rounds
+		 * still come once an interval, so a block is on disk at least
+		 * that often however the early ones fall. */
+		if (now >= next)
+			next = (next + interval > now) ? next + interval : now + interval;
+		asked = atomic_load_explicit(&w->flush_asked, memory_order_acquire);
+		mp__writer_round(w, 0);
+		flush_answer(w, asked);
+	}
+	/* Closing: the final round, here (see flush_asked). Orphaned: a round
+	 * as usual; exit() closes the capture on this same thread. */
+	{
+		uint32_t asked = atomic_load_explicit(&w->flush_asked, memory_order_acquire);
+		mp__writer_round(w, !orphaned);
+		w->final_done = !orphaned;
+		atomic_store_explicit(&w->flusher_gone, 1, memory_order_release);
+		flush_answer(w, asked);
+	}
+	mp__flusher_leave();
+	return NULL;
+}

@@ -1,0 +1,254 @@
+/* writer_internal.h - the writer's shared structures (internal).
+ *
+ * How events travel (redis-style narrative, because the ordering argument
+ * is the whole point of this file):
+ *
+ * 1. Each thread that records an event owns an mp_wthread: a power-of-two
+ *    ring it appends fixed-width records to (encoder.h), with no lock.
+ *    Only the owning thread writes `head`; only the flusher writes `tail`. The ring
+ *    holds raw values (a raw clock reading, whole addresses and sizes):
+ *    storing them is the cheapest thing the event path can do, and all the
+ *    encoding (time conversion, deltas, the freed-address cache, varints,
+ *    columns) happens on the flusher's side (encoder.h).
+ *
+ * 2. Around each event the thread bumps `seq` to odd, reads the clock,
+ *    writes the record into the ring, publishes `head`, and bumps `seq` to
+ *    even.
+ *
+ * 3. A flush round reads the clock (F), runs an asymmetric memory barrier
+ *    over all threads of the process (membarrier), then visits every
+ *    thread. A thread whose seq is even has committed every event it
+ *    timestamped before F; one whose seq is odd is waited for briefly. So
+ *    when the round has copied every ring up to its head, every event
+ *    earlier than F is in the file, and the round ends its last block with
+ *    a HORIZON section carrying F. The reader merges per-thread chunks and
+ *    may emit every event earlier than the last horizon it has read: global
+ *    timestamp order with memory bounded by one round of data. The round
+ *    encodes each ring a piece at a time and hands each piece's space back
+ *    as soon as it is encoded, before the block is compressed and written
+ *    (a kill loses what sits in the ring and in the flusher's buffers
+ *    alike), waking its thread if it waits for room.
+ *
+ * 4. Strings and memory ids are defined through a small "defs" buffer under
+ *    a mutex (only the first time a string is seen). The flusher takes the
+ *    defs after snapshotting the rings, so any id an event refers to has its
+ *    definition written in the same block or an earlier one.
+ */
+#ifndef MP_WRITER_INTERNAL_H
+#define MP_WRITER_INTERNAL_H
+
+#include <memprof/writer.h>
+#include <memprof/format/mbuf.h>
+
+#include "arena.h"
+#include "clock.h"
+#include "encoder.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include <zlib.h>
+
+#define MP_DROP_SLOTS 64 /* per-thread dropped counters, by memory id (last slot: ids >= 63) */
+
+/* A thread's delta-encoding state (MP_ST_*, memprof/format/columns.h). A chunk header
+ * carries it, so every block decodes on its own; the flusher keeps each
+ * thread's copy as it encodes. */
+typedef struct mp_chunk_state {
+	uint64_t v[MP_ST_COUNT];
+} mp_chunk_state_t;
+
+typedef struct mp_wthread mp_wthread_t;
+
+struct mp_wthread {
+	/* --- written by the owning thread --- */
+	_Atomic uint64_t seq;  /* odd while an event is being recorded */
+	_Atomic uint64_t head; /* bytes ever written to the ring */
+	uint8_t *ring;         /* ring_mask + 1 bytes, plus MP_RING_SLACK */
+	uint64_t ring_mask;
+	uint64_t tail_cache;   /* last tail seen, to avoid touching the flusher's line */
+	uint32_t ctx[4];       /* the context last recorded (op, region, dtype, shape) */
+	_Atomic uint64_t events;                  /* records committed (realloc = 2) */
+	_Atomic uint64_t dropped[MP_DROP_SLOTS];  /* events not recorded, by memory id */
+	_Atomic int wake_sent;
+	_Atomic int waiting;                      /* in ring_wait: wake `space` when room is made */
+	_Atomic uint32_t space;                   /* futex word: bumped when the flusher frees room */
+	/* --- written by the flusher --- */
+	_Alignas(64) _Atomic uint64_t tail;
+	mp_chunk_state_t flushed;                 /* encoding state at tail */
+	uint64_t dropped_reported[MP_DROP_SLOTS];
+	int announced;                            /* THREAD section written */
+	/* --- registry --- */
+	uint32_t index;       /* thread index in the capture */
+	uint64_t tid;         /* OS thread id */
+	_Atomic int exited;   /* set by the pthread key destructor */
+	mp_wthread_t *next;   /* registry list, newest first */
+};
+
+/* Records are written straight into the ring; this much room past its end
+ * lets a record that wraps be written contiguously, then moved (and lets
+ * the encoder read whole words past a chunk's end). */
+#define MP_RING_SLACK 128
+#define MP_REC_MAX 64 /* no record is longer */
+
+typedef struct mp_intern_slot {
+	_Atomic(const char *) str; /* published last, with release */
+	uint64_t hash;
+	uint32_t id;
+	uint32_t len;
+} mp_intern_slot_t;
+
+typedef struct mp_intern_table {
+	uint32_t mask;
+	mp_intern_slot_t slots[];
+} mp_intern_table_t;
+
+/* Call stacks, interned like strings (wstack.c): frames published last. */
+typedef struct mp_stack_slot {
+	_Atomic(const uint64_t *) frames;
+	uint64_t hash;
+	uint32_t id;
+	uint32_t n;
+} mp_stack_slot_t;
+
+typedef struct mp_stack_table {
+	uint32_t mask;
+	mp_stack_slot_t slots[];
+} mp_stack_table_t;
+
+/* A loaded object the capture describes (wmodules.c): the address range
+ * of its PT_LOAD segments, to tell whether a stack frame is covered. */
+typedef struct mp_wmodule {
+	uint64_t lo, hi, bias, name_hash;
+} mp_wmodule_t;
+
+#define MP_WMODULES_MAX 8192
+
+struct mp_writer {
+	uint64_t id;          /* unique per writer, for the threads' TLS binding */
+	int fd;               /* the capture; wfile.c keeps it the capture (-1: none) */
+	uint32_t ring_bytes;
+	uint32_t flush_interval_ms;
+	int full_policy;
+	int shed;
+	int level;
+	int use_membarrier;
+
+	mp_arena_t arena;
+
+	/* registry of threads */
+	pthread_mutex_t reg_mu;
+	_Atomic(mp_wthread_t *) threads;
+	uint32_t thread_count;
+	pthread_key_t key;
+	int key_ok;
+
+	/* interning and memory ids: mutex only on first sight */
+	pthread_mutex_t defs_mu;
+	_Atomic(mp_intern_table_t *) strings;
+	uint32_t string_count;
+	mp_mbuf_t defs;        /* pending STRING / MEMORY / THREAD sections */
+	uint32_t memory_count;
+	uint32_t memory_names[1024]; /* string id of each memory id's name */
+
+	/* flusher */
+	/* Threads that could not get a ring (its mapping failed: address
+	 * space or memory exhausted) count their events here, as dropped: a
+	 * pseudo-thread without a ring (tid 0), in the registry from its first
+	 * use on. */
+	mp_wthread_t *unbound;
+	_Atomic int unbound_listed;
+
+	pthread_t flusher;
+	int flusher_started;
+	int (*on_orphaned)(void *); /* the options' (orphan.c) */
+	void *orphaned_arg;
+	uint64_t stop_at_ns;        /* mp_clock_ns() of the options' stop_after_ms; 0: none */
+	void (*on_stop)(void *);
+	void *stop_arg;
+	_Atomic uint32_t wake;       /* futex word: bumped to wake the flusher */
+	_Atomic int closing;
+	/* Rounds asked of the flusher by other threads (mp_writer_flush, the
+	 * final round of mp_writer_close): a round needs ~13 KiB of stack,
+	 * more than a program's thread may have (PTHREAD_STACK_MIN is 16 KiB),
+	 * so it runs on the flusher's. flush_done (a futex word) is the last
+	 * request a finished round covered. */
+	_Atomic uint32_t flush_asked;
+	_Atomic uint32_t flush_done;
+	_Atomic int flusher_gone;    /* its loop is over: ask nothing more of it */
+	int final_done;              /* the final round ran (on the flusher) */
+	_Atomic int error;           /* first error, sticky */
+	pthread_mutex_t flush_mu;    /* serialises rounds (flusher vs mp_writer_flush) */
+	mp_mbuf_t raw, out;          /* block being built / compressed */
+	mp_mbuf_t segs;              /* uint64_t offsets in raw where columns start */
+	mp_mbuf_t snaps, sections;   /* per-round scratch */
+	mp_mbuf_t rows;              /* a chunk's records made contiguous */
+	mp_chunk_encoder_t enc;      /* aged frees + columns (encoder.h) */
+	z_stream z;                  /* compression levels 2-9 only */
+	int z_ok;
+	int behind;                  /* BEHIND_*: what this round sheds to catch up */
+	uint32_t block_index;
+	uint64_t events_flushed;     /* events in the blocks written: the trailer's count */
+	uint64_t file_offset;        /* bytes written: where the next write goes */
+	uint64_t file_dev, file_ino; /* the capture file, to tell it from what holds its number later */
+	int file_stream;             /* the capture is a pipe: written in order, not at offsets */
+	char path[PATH_MAX];         /* the capture's absolute path, to reopen it */
+	_Atomic uint64_t last_horizon; /* read by registering threads */
+	mp_capclock_t clock;         /* event times (clock.h) */
+
+	/* call stacks and loaded objects (format 1.1; wstack.c, wmodules.c).
+	 * Inserts and the module table are guarded by defs_mu; the struct is
+	 * zeroed at open, which is their initial state. */
+	_Atomic(mp_stack_table_t *) stacks;
+	uint32_t stack_count;
+	mp_wmodule_t *modules;       /* MP_WMODULES_MAX entries, from the arena */
+	uint32_t module_count;
+	_Atomic int modules_busy;    /* a refresh is running (others skip theirs) */
+	char modules_exe[4096];      /* the refresh's buffer for the main program's path:
+					not on the stack of the thread that met new code */
+	_Atomic uint64_t modules_adds; /* the loader's load count at the last refresh */
+};
+
+enum { BEHIND_NOT, BEHIND_SOME /* no aged frees */, BEHIND_FAR /* and stored blocks */ };
+
+/* intern.c */
+uint32_t mp__intern_lookup(mp_writer_t *w, const char *s, size_t len, uint64_t hash);
+uint64_t mp__hash(const char *s, size_t len);
+int mp__intern_insert_locked(mp_writer_t *w, const char *s, size_t len, uint64_t hash, uint32_t *id);
+
+/* wmodules.c: whether every frame lies inside a described object (defs_mu held). */
+int mp__modules_cover_locked(const mp_writer_t *w, const uint64_t *pcs, uint32_t n);
+
+/* wfile.c: the capture file, guarded against the traced program's own
+ * descriptor handling. open: create path (open(2) flags) as w->fd, 0 or a
+ * negative error with diag set. write: the iovecs (at most 4) at
+ * w->file_offset, advancing it; 0 or a negative error code. close: close
+ * w->fd if it is still the capture. */
+int mp__wfile_open(mp_writer_t *w, const char *path, int flags, mp_diag_t *diag);
+int mp__wfile_write(mp_writer_t *w, const struct iovec *iov, int n);
+int mp__wfile_close(mp_writer_t *w);
+
+/* flush.c */
+int mp__writer_round(mp_writer_t *w, int final);
+/* The flusher thread; its name (/proc/PID/task/TID/comm, 15 bytes at most). */
+void *mp__flusher_main(void *arg);
+#define MP_FLUSHER_NAME "memprof-flush"
+/* Have the flusher run a round, and wait for it (see flush_asked): the
+ * writer's error, or -EAGAIN when the flusher has stopped. */
+int mp__writer_flush_on_flusher(mp_writer_t *w);
+
+/* orphan.c: flushers count themselves in and out; 1 when the main thread
+ * has ended (pthread_exit) and only flushers are left alive. */
+void mp__flusher_enter(void);
+void mp__flusher_leave(void);
+int mp__process_orphaned(void);
+void mp__futex_wake(_Atomic uint32_t *word);
+void mp__futex_wait(_Atomic uint32_t *word, uint32_t val, uint32_t timeout_ms);
+
+/* wthread.c (the event path itself: wthread_path.h) */
+/* pthread key destructor: marks the thread exited so its ring can be reused. */
+void mp__wthread_exit(void *arg);
+
+#endif
