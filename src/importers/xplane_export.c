@@ -16,7 +16,7 @@
 #include <memprof/solver.h>
 #include <memprof/xplane.h>
 
-#include "strtab.h"
+#include "xplane_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -376,21 +376,6 @@ static int run_pass(mp_source_t *src, mp_strtab_t *names, ex_points *pts, uint32
 	return rc < 0 ? rc : 0;
 }
 
-static void put_meta(mp_pw_buf_t *b, uint32_t field, uint32_t id, const char *name)
-{
-	mp_pw_buf_t e = {0}, v = {0};
-
-	mp_pw_put_uint(&v, 1, id);
-	mp_pw_put_str(&v, 2, name);
-	mp_pw_put_uint(&e, 1, id);
-	mp_pw_put_msg(&e, 2, &v);
-	mp_pw_put_msg(b, field, &e);
-	if (e.oom || v.oom)
-		b->oom = 1;
-	mp_pw_buf_free(&e);
-	mp_pw_buf_free(&v);
-}
-
 int mp_xplane_export(mp_source_t *src, const char *path, const mp_xplane_export_options_t *opts,
 		     mp_xplane_export_stats_t *stats, mp_diag_t *diag)
 {
@@ -428,10 +413,10 @@ int mp_xplane_export(mp_source_t *src, const char *path, const mp_xplane_export_
 	line_len = line_head.len + events_bytes;
 	mp_pw_put_uint(&plane_head, 1, 0);
 	mp_pw_put_str(&plane_head, 2, "/host:CPU");
-	put_meta(&meta, 4, 1, "MemoryAllocation");
-	put_meta(&meta, 4, 2, "MemoryDeallocation");
+	xp_put_meta(&meta, 4, 1, "MemoryAllocation");
+	xp_put_meta(&meta, 4, 2, "MemoryDeallocation");
 	for (i = 1; i < names.count; i++)
-		put_meta(&meta, 5, i, mp_strtab_get(&names, i));
+		xp_put_meta(&meta, 5, i, mp_strtab_get(&names, i));
 	plane_len = plane_head.len + 1 + mp_pw_varint_size(line_len) + line_len + meta.len;
 	mp_pw_put_str(&tail, 4, opts && opts->hostname ? opts->hostname : "memprof");
 	if (line_head.oom || plane_head.oom || meta.oom || tail.oom) {

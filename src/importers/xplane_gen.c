@@ -13,6 +13,8 @@
  */
 #include <memprof/protowire.h>
 
+#include "xplane_internal.h"
+
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -216,19 +218,6 @@ static uint64_t do_line(const gen_t *g, line_state_t *ls, uint32_t k, FILE *out)
 	return total;
 }
 
-static void put_meta(mp_pw_buf_t *b, uint32_t field, uint32_t id, const char *name)
-{
-	mp_pw_buf_t e = {0}, v = {0};
-
-	mp_pw_put_uint(&v, 1, id);
-	mp_pw_put_str(&v, 2, name);
-	mp_pw_put_uint(&e, 1, id);
-	mp_pw_put_msg(&e, 2, &v);
-	mp_pw_put_msg(b, field, &e);
-	mp_pw_buf_free(&e);
-	mp_pw_buf_free(&v);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -298,20 +287,20 @@ int main(int argc, char **argv)
 	id += 4;
 	g.alloc_ref = id;
 	id += g.allocators;
-	put_meta(&meta, 4, 1, "MemoryAllocation");
-	put_meta(&meta, 4, 2, "MemoryDeallocation");
-	put_meta(&meta, 4, 3, "ExecutorState::Process");
+	xp_put_meta(&meta, 4, 1, "MemoryAllocation");
+	xp_put_meta(&meta, 4, 2, "MemoryDeallocation");
+	xp_put_meta(&meta, 4, 3, "ExecutorState::Process");
 	for (i = 1; i < ST_COUNT; i++)
-		put_meta(&meta, 5, i, stat_names[i]);
+		xp_put_meta(&meta, 5, i, stat_names[i]);
 	if (!g.str) {
 		for (i = 0; i < g.nops; i++)
-			put_meta(&meta, 5, g.op_ref + i, g.ops[i]);
+			xp_put_meta(&meta, 5, g.op_ref + i, g.ops[i]);
 		for (i = 0; i < NSHAPES; i++)
-			put_meta(&meta, 5, g.shape_ref + i, g.shapes[i]);
+			xp_put_meta(&meta, 5, g.shape_ref + i, g.shapes[i]);
 		for (i = 0; i < 4; i++)
-			put_meta(&meta, 5, g.region_ref + i, regions[i]);
+			xp_put_meta(&meta, 5, g.region_ref + i, regions[i]);
 		for (k = 0; k < g.allocators; k++)
-			put_meta(&meta, 5, g.alloc_ref + k, g.alloc_names[k]);
+			xp_put_meta(&meta, 5, g.alloc_ref + k, g.alloc_names[k]);
 	}
 	/* pass 1: sizes */
 	sizes = calloc(g.allocators, sizeof(*sizes));

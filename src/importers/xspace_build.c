@@ -5,7 +5,7 @@
 
 #include <memprof/protowire.h>
 
-#include "strtab.h"
+#include "xplane_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -67,23 +67,23 @@ static void close_line(mp_xsb_t *b)
 	b->in_line = 0;
 }
 
+void xp_put_meta(mp_pw_buf_t *plane, uint32_t field, uint64_t id, const char *name)
+{
+	mp_pw_buf_t e = {0}, v = {0};
+
+	mp_pw_put_uint(&v, 1, id);
+	mp_pw_put_str(&v, 2, name);
+	mp_pw_put_uint(&e, 1, id);
+	mp_pw_put_msg(&e, 2, &v);
+	mp_pw_put_msg(plane, field, &e);
+	mp_pw_buf_free(&e);
+	mp_pw_buf_free(&v);
+}
+
 static void put_metadata(mp_pw_buf_t *plane, uint32_t field, const mp_strtab_t *names)
 {
-	mp_pw_buf_t entry = {0}, val = {0};
-	uint32_t id;
-
-	for (id = 1; id < names->count; id++) {
-		entry.len = val.len = 0;
-		mp_pw_put_uint(&val, 1, id);
-		mp_pw_put_str(&val, 2, mp_strtab_get(names, id));
-		mp_pw_put_uint(&entry, 1, id);
-		mp_pw_put_msg(&entry, 2, &val);
-		mp_pw_put_msg(plane, field, &entry);
-	}
-	if (entry.oom || val.oom)
-		plane->oom = 1;
-	mp_pw_buf_free(&entry);
-	mp_pw_buf_free(&val);
+	for (uint32_t id = 1; id < names->count; id++)
+		xp_put_meta(plane, field, id, mp_strtab_get(names, id));
 }
 
 static void close_plane(mp_xsb_t *b)
