@@ -276,7 +276,8 @@ static int64_t mem_index(xp_source *s, uint32_t fi, uint32_t key)
 	return s->nmems++;
 }
 
-static int index_event(xp_source *s, uint32_t fi, mp_pw_window_t *rd, const mp_pw_field_t *ef, uint32_t line, int64_t ts)
+static int index_event(xp_source *s, uint32_t fi, mp_pw_window_t *rd, const mp_pw_field_t *ef, uint32_t line,
+		       int64_t ts)
 {
 	xp_file *f = &s->files[fi];
 	xp_mev ev;
