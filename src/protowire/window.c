@@ -100,27 +100,35 @@ int mp_pw_window_get(mp_pw_window_t *w, uint64_t off, size_t n, const uint8_t **
 
 int mp_pw_fnext(mp_pw_fcursor_t *c, mp_pw_field_t *f)
 {
+	static const mp_pw_field_t none;
 	mp_pw_window_t *w = c->w;
 	uint64_t room, rel;
 	size_t avail;
 	const uint8_t *p;
 	int n;
 
-	if (c->pos >= c->end)
+	if (c->pos >= c->end) {
+		*f = none;
 		return 0;
+	}
 	room = c->end - c->pos;
 	/* The head's bytes, or the message's last ones: the outcome is the
 	 * memory face's on the whole message (see mp_pw_head). */
 	avail = room < MP_PW_HEAD_MAX ? (size_t)room : MP_PW_HEAD_MAX;
 	rel = c->pos - w->boff;
-	if (c->pos >= w->boff && rel <= w->blen && avail <= w->blen - rel)
+	if (c->pos >= w->boff && rel <= w->blen && avail <= w->blen - rel) {
 		p = w->buf + rel;
-	else if ((n = mp_pw_window_get(w, c->pos, avail, &p)) < 0)
+	} else if ((n = mp_pw_window_get(w, c->pos, avail, &p)) < 0) {
+		*f = none;
 		return n;
+	}
 	n = mp_pw_head(p, avail, room, f);
+	if (n < 0) {
+		mp_pw_fail(w->diag, c->what, p, avail, room, c->pos);
+		*f = none;
+		return mp_pw_bad_code(n);
+	}
 	f->off = c->pos;
-	if (n < 0)
-		return mp_pw_fail(w->diag, n, c->what, f);
 	c->pos += (uint64_t)n;
 	f->data = NULL;
 	f->start = 0;

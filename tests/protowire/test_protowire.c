@@ -62,7 +62,7 @@ static void check_msg_fields(const mp_pw_field_t *f, uint64_t base)
 
 static void test_fields(void **state)
 {
-	mp_pw_field_t f[5];
+	mp_pw_field_t f[5], end;
 	mp_pw_cursor_t c;
 	mp_pw_fcursor_t fc;
 	mp_pw_window_t w;
@@ -73,7 +73,10 @@ static void test_fields(void **state)
 	mp_pw_cursor_init(&c, msg, sizeof(msg), 100, "msg", NULL);
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(mp_pw_next(&c, &f[i]), 1);
-	assert_int_equal(mp_pw_next(&c, &f[0]), 0);
+	end = f[1];
+	assert_int_equal(mp_pw_next(&c, &end), 0);
+	assert_null(end.data); /* nothing left over from a field */
+	assert_int_equal(end.num + end.len + end.off, 0);
 	check_msg_fields(f, 100);
 	assert_memory_equal(f[1].data, "hi", 2);
 	assert_null(f[0].data);
@@ -83,7 +86,9 @@ static void test_fields(void **state)
 	mp_pw_fcursor_init(&fc, &w, 0, sizeof(msg), "msg");
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(mp_pw_fnext(&fc, &f[i]), 1);
-	assert_int_equal(mp_pw_fnext(&fc, &f[0]), 0);
+	end = f[1];
+	assert_int_equal(mp_pw_fnext(&fc, &end), 0);
+	assert_int_equal(end.num + end.len + end.off + end.start, 0);
 	check_msg_fields(f, 0);
 	assert_null(f[1].data);
 	mp_pw_window_free(&w);

@@ -61,7 +61,7 @@ typedef struct mp_pw_field {
 
 /* ---- the decoder ---------------------------------------------------------- */
 
-/* Why mp_pw_head failed (what mp_pw_fail turns into a code and a sentence). */
+/* Why mp_pw_head failed (mp_pw_fail says it in a sentence). */
 enum {
 	MP_PW_BAD_CUT = -1,    /* a varint runs past the end of the message */
 	MP_PW_BAD_LONG = -2,   /* a varint of more than 10 bytes, or above 2^64 - 1 */
@@ -71,7 +71,7 @@ enum {
 	MP_PW_BAD_LEN = -6,    /* a length runs past the end */
 };
 
-/* Varints of two bytes or more; see mp_pw_varint. */
+/* Varints of two bytes or more; see mp_pw_varint (*v is 0 on failure). */
 int mp_pw_varint_long(const uint8_t *p, size_t avail, uint64_t *v);
 
 /* Decode the varint at p, of which avail bytes may be read: the number of
@@ -80,11 +80,19 @@ int mp_pw_varint_long(const uint8_t *p, size_t avail, uint64_t *v);
  * which most tags and small values take. */
 static inline int mp_pw_varint(const uint8_t *p, size_t avail, uint64_t *v)
 {
+	uint64_t x;
+	int n;
+
 	if (avail && p[0] < 0x80) {
 		*v = p[0];
 		return 1;
 	}
-	return mp_pw_varint_long(p, avail, v);
+	/* Through a local: were v's address given to the out-of-line call,
+	 * the caller's whole field (v is one of its members) would have to
+	 * live in memory instead of registers. */
+	n = mp_pw_varint_long(p, avail, &x);
+	*v = x;
+	return n;
 }
 
 static inline uint64_t mp_pw_le(const uint8_t *p, int n)
@@ -153,20 +161,29 @@ static inline int mp_pw_head(const uint8_t *p, size_t avail, uint64_t room, mp_p
 	}
 }
 
-/* The error for a failed head (f as mp_pw_head left it, f->off set): fills
- * diag (may be NULL) with f->off and a sentence that starts with what, and
- * returns MP_ETRUNCATED or MP_ECORRUPT. */
-int mp_pw_fail(mp_diag_t *diag, int bad, const char *what, const mp_pw_field_t *f);
+/* The code of an MP_PW_BAD_* reason: MP_ETRUNCATED when the message ends
+ * too soon, MP_ECORRUPT when its bytes cannot be protobuf. */
+static inline int mp_pw_bad_code(int bad)
+{
+	return bad == MP_PW_BAD_CUT || bad == MP_PW_BAD_FIXED || bad == MP_PW_BAD_LEN ? MP_ETRUNCATED : MP_ECORRUPT;
+}
+
+/* Say why mp_pw_head(p, avail, room) failed on the field whose tag is at
+ * offset off: fills diag (may be NULL) with mp_pw_bad_code's code, off and
+ * a sentence that starts with what. It decodes the head again to say what
+ * is wrong, so that a cursor's field never has its address taken and its
+ * caller can keep it in registers. */
+void mp_pw_fail(mp_diag_t *diag, const char *what, const uint8_t *p, size_t avail, uint64_t room, uint64_t off);
 
 /* ---- face 1: a span of memory --------------------------------------------- */
 
 /* The fields of one message in [p, end). */
 typedef struct mp_pw_cursor {
 	const uint8_t *p, *end;
-	const uint8_t *base; /* a byte of the input, ... */
-	uint64_t base_off;   /* ... and its offset: offsets are base_off + (q - base) */
-	const char *what;    /* the message's name, for errors (borrowed) */
-	mp_diag_t *diag;     /* where errors go (borrowed, may be NULL) */
+	uint64_t bias;    /* the offset of byte q is (uintptr_t)q + bias (modulo
+			     2^64): one addition per field */
+	const char *what; /* the message's name, for errors (borrowed) */
+	mp_diag_t *diag;  /* where errors go (borrowed, may be NULL) */
 } mp_pw_cursor_t;
 
 /* Walk the message in data[0, len), whose first byte is at offset off.
@@ -177,9 +194,9 @@ static inline void mp_pw_cursor_init(mp_pw_cursor_t *c, const uint8_t *data, siz
 {
 	if (!data)
 		data = (const uint8_t *)""; /* no arithmetic on a null pointer */
-	c->p = c->base = data;
+	c->p = data;
 	c->end = data + len;
-	c->base_off = off;
+	c->bias = off - (uint64_t)(uintptr_t)data;
 	c->what = what;
 	c->diag = diag;
 }
@@ -190,27 +207,32 @@ static inline void mp_pw_cursor_sub(mp_pw_cursor_t *sub, const mp_pw_cursor_t *c
 {
 	sub->p = f->data;
 	sub->end = f->data + f->len;
-	sub->base = c->base;
-	sub->base_off = c->base_off;
+	sub->bias = c->bias;
 	sub->what = what;
 	sub->diag = c->diag;
 }
 
 /* Next field: 1 and *f, 0 at the end of the message, or MP_ETRUNCATED /
  * MP_ECORRUPT with the diag filled (the cursor then stays on the bad
- * field). A LEN field's payload is skipped; walk it with mp_pw_cursor_sub. */
+ * field); *f is all zero unless 1 is returned. A LEN field's payload is
+ * skipped; walk it with mp_pw_cursor_sub. */
 static inline int mp_pw_next(mp_pw_cursor_t *c, mp_pw_field_t *f)
 {
 	const uint8_t *p = c->p;
 	size_t room = (size_t)(c->end - p);
 	int n;
 
-	if (!room)
+	if (!room) {
+		*f = (mp_pw_field_t){0};
 		return 0;
+	}
 	n = mp_pw_head(p, room, room, f);
-	f->off = c->base_off + (uint64_t)(p - c->base);
-	if (n < 0)
-		return mp_pw_fail(c->diag, n, c->what, f);
+	f->off = (uint64_t)(uintptr_t)p + c->bias;
+	if (n < 0) {
+		mp_pw_fail(c->diag, c->what, p, room, room, f->off);
+		*f = (mp_pw_field_t){0};
+		return mp_pw_bad_code(n);
+	}
 	p += n;
 	f->data = NULL;
 	f->start = 0;
@@ -276,7 +298,7 @@ static inline void mp_pw_fcursor_sub(mp_pw_fcursor_t *sub, const mp_pw_fcursor_t
 
 /* Next field, as mp_pw_next (f->data is NULL: read a payload with
  * mp_pw_window_get(c->w, f->start, f->len, ...)); also the window's
- * errors. Reads at most MP_PW_HEAD_MAX bytes. */
+ * errors. Reads at most MP_PW_HEAD_MAX bytes of the file. */
 int mp_pw_fnext(mp_pw_fcursor_t *c, mp_pw_field_t *f);
 
 /* ---- the encoder ---------------------------------------------------------- */
