@@ -1,31 +1,15 @@
-/* internal.h - what the files of memprof_hlo share: a tiny protobuf wire
- * reader, an int64 -> index hash map, the loaded module and its indexes. */
+/* internal.h - what the files of memprof_hlo share: an int64 -> index hash
+ * map, the loaded module and its indexes. Protobuf fields outside the
+ * generated decoder are walked with memprof/protowire.h. */
 #ifndef MEMPROF_HLO_INTERNAL_H
 #define MEMPROF_HLO_INTERNAL_H
 
 #include <memprof/hlo.h>
+#include <memprof/protowire.h>
 
 #include "hlo_min.pb-c.h"
 
 #include <stdbool.h>
-
-/* ---- wire.c: bounds-checked protobuf wire walking ------------------------- */
-
-typedef struct mp_wire {
-	const uint8_t *p, *end, *base; /* base: start of the whole input, for offsets */
-} mp_wire_t;
-
-typedef struct mp_wire_field {
-	uint32_t number;
-	uint32_t type;      /* 0 varint, 1 fixed64, 2 length-delimited, 5 fixed32 */
-	uint64_t varint;    /* value for types 0, 1, 5 */
-	const uint8_t *data; /* payload for type 2 */
-	size_t len;
-} mp_wire_field_t;
-
-/* Next field: 1 and *f filled, 0 at the end, MP_ETRUNCATED / MP_EFORMAT on bad bytes. */
-int mp_wire_next(mp_wire_t *w, mp_wire_field_t *f);
-void mp_wire_init(mp_wire_t *w, const uint8_t *data, size_t len, const uint8_t *base);
 
 /* ---- idmap.c: open-addressing map int64 key -> int32 value ------------------ */
 
@@ -66,8 +50,6 @@ struct mp_hlo_file {
 /* Append a module (name/display copied; bytes borrowed from f->data). */
 int mp_hlo_file_add_module(mp_hlo_file_t *f, const char *name, size_t name_len, const char *display,
 			   size_t display_len, uint64_t id, const uint8_t *bytes, size_t len);
-/* Fill diag for a wire-reader error at w's position; returns rc. */
-int mp_hlo_wire_error(mp_diag_t *diag, int rc, const mp_wire_t *w, const char *what);
 /* 1 if f holds an XSpace (modules added), 0 if not one, <0 on error. With
  * must set, malformed bytes are an error instead of "not an XSpace". */
 int mp_hlo_scan_xspace(mp_hlo_file_t *f, int must, mp_diag_t *diag);

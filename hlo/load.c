@@ -138,42 +138,36 @@ int mp_hlo_file_add_module(mp_hlo_file_t *f, const char *name, size_t name_len, 
 	return 0;
 }
 
-int mp_hlo_wire_error(mp_diag_t *diag, int rc, const mp_wire_t *w, const char *what)
-{
-	return mp_diag_set(diag, rc, (int64_t)(w->p - w->base), -1, "%s: %s", what,
-			   rc == MP_ETRUNCATED ? "truncated protobuf data" : "malformed protobuf data");
-}
-
 /* ---- plain HloProto ---------------------------------------------------------- */
 
 static int scan_hloproto(mp_hlo_file_t *f, mp_diag_t *diag)
 {
-	mp_wire_t w, mw;
-	mp_wire_field_t fl, mf;
+	mp_pw_cursor_t w, mw;
+	mp_pw_field_t fl, mf;
 	const uint8_t *name = NULL;
 	size_t name_len = 0;
 	uint64_t id = 0;
 	int rc, have_module = 0;
 
-	mp_wire_init(&w, f->data, f->len, f->data);
-	while ((rc = mp_wire_next(&w, &fl)) > 0) {
-		if (fl.number != 1 || fl.type != 2)
+	mp_pw_cursor_init(&w, f->data, f->len, 0, "not an HloProto", diag);
+	while ((rc = mp_pw_next(&w, &fl)) > 0) {
+		if (fl.num != 1 || fl.wt != MP_PW_LEN)
 			continue;
 		have_module = 1;
-		mp_wire_init(&mw, fl.data, fl.len, f->data);
-		while ((rc = mp_wire_next(&mw, &mf)) > 0) {
-			if (mf.number == 1 && mf.type == 2) {
+		mp_pw_cursor_sub(&mw, &w, &fl, "HloModuleProto");
+		while ((rc = mp_pw_next(&mw, &mf)) > 0) {
+			if (mf.num == 1 && mf.wt == MP_PW_LEN) {
 				name = mf.data;
-				name_len = mf.len;
-			} else if (mf.number == 5 && mf.type == 0) {
-				id = mf.varint;
+				name_len = (size_t)mf.len;
+			} else if (mf.num == 5 && mf.wt == MP_PW_VARINT) {
+				id = mf.val;
 			}
 		}
 		if (rc < 0)
-			return mp_hlo_wire_error(diag, rc, &mw, "HloModuleProto");
+			return rc;
 	}
 	if (rc < 0)
-		return mp_hlo_wire_error(diag, rc, &w, "not an HloProto");
+		return rc;
 	if (!have_module)
 		return mp_diag_set(diag, MP_EFORMAT, 0, -1,
 				   "not an HloProto (no hlo_module field) nor an xplane.pb with HloProtos");
@@ -358,32 +352,32 @@ int mp_hlo_file_find(const mp_hlo_file_t *f, const char *sel, size_t *index, mp_
  * decoding. Walks HloProto.hlo_module.computations.instructions.shape. */
 #define MAX_TUPLE_DEPTH 64
 
-static int shape_depth_ok(const uint8_t *p, size_t n, const uint8_t *base, int depth)
+static int shape_depth_ok(const uint8_t *p, size_t n, int depth)
 {
-	mp_wire_t w;
-	mp_wire_field_t fl;
-	int rc;
+	mp_pw_cursor_t w;
+	mp_pw_field_t fl;
 
 	if (depth > MAX_TUPLE_DEPTH)
 		return 0;
-	mp_wire_init(&w, p, n, base);
-	while ((rc = mp_wire_next(&w, &fl)) > 0)
-		if (fl.number == 4 && fl.type == 2 && !shape_depth_ok(fl.data, fl.len, base, depth + 1))
+	/* malformed bytes are protobuf-c's to report: no diag */
+	mp_pw_cursor_init(&w, p, n, 0, "ShapeProto", NULL);
+	while (mp_pw_next(&w, &fl) > 0)
+		if (fl.num == 4 && fl.wt == MP_PW_LEN && !shape_depth_ok(fl.data, (size_t)fl.len, depth + 1))
 			return 0;
-	return 1; /* malformed bytes are protobuf-c's to report */
+	return 1;
 }
 
 /* Walk nested messages along path[] (field numbers); call shape_depth_ok on the leaves. */
-static int path_ok(const uint8_t *p, size_t n, const uint8_t *base, const uint32_t *path, size_t k)
+static int path_ok(const uint8_t *p, size_t n, const uint32_t *path, size_t k)
 {
-	mp_wire_t w;
-	mp_wire_field_t fl;
+	mp_pw_cursor_t w;
+	mp_pw_field_t fl;
 
 	if (k == 0)
-		return shape_depth_ok(p, n, base, 0);
-	mp_wire_init(&w, p, n, base);
-	while (mp_wire_next(&w, &fl) > 0)
-		if (fl.number == path[0] && fl.type == 2 && !path_ok(fl.data, fl.len, base, path + 1, k - 1))
+		return shape_depth_ok(p, n, 0);
+	mp_pw_cursor_init(&w, p, n, 0, "HloProto", NULL);
+	while (mp_pw_next(&w, &fl) > 0)
+		if (fl.num == path[0] && fl.wt == MP_PW_LEN && !path_ok(fl.data, (size_t)fl.len, path + 1, k - 1))
 			return 0;
 	return 1;
 }
@@ -400,7 +394,7 @@ int mp_hlo_module_load(const mp_hlo_file_t *f, size_t i, mp_hlo_module_t **out, 
 	if (!f || i >= f->n_mods)
 		return mp_diag_set(diag, MP_EUSAGE, -1, -1, "module index out of range");
 	m = &f->mods[i];
-	if (!path_ok(m->bytes, m->len, m->bytes, shape_path, 4))
+	if (!path_ok(m->bytes, m->len, shape_path, 4))
 		return mp_diag_set(diag, MP_ELIMIT, -1, -1,
 				   "module '%s': a shape nests tuples more than %d levels deep", m->info.display,
 				   MAX_TUPLE_DEPTH);

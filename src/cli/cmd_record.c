@@ -8,14 +8,11 @@
  * The environment knobs the preload reads are documented in docs/hooks.md.
  */
 #include "cli.h"
+#include "record.h"
 
-#include <memprof/capture.h>
-
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -83,236 +80,6 @@ static int find_preload(char *out, size_t size)
 			return 0;
 	}
 	return -1;
-}
-
-/* --- the summary: a replay of the host heap ----------------------------- */
-
-typedef struct {
-	uint64_t addr, size; /* size + 1; 0 = empty slot */
-} slot_t;
-
-typedef struct {
-	slot_t *s;
-	size_t cap, n;
-} live_t;
-
-static size_t live_hash(uint64_t a, size_t cap)
-{
-	return (size_t)((a >> 4) * 0x9e3779b97f4a7c15ull) & (cap - 1);
-}
-
-static int live_put(live_t *m, uint64_t a, uint64_t size)
-{
-	size_t i;
-
-	if ((m->n + 1) * 2 > m->cap) {
-		live_t g = {calloc(m->cap ? m->cap * 2 : 1024, sizeof(slot_t)), m->cap ? m->cap * 2 : 1024, 0};
-		if (!g.s)
-			return -1;
-		for (i = 0; i < m->cap; i++)
-			if (m->s[i].size)
-				live_put(&g, m->s[i].addr, m->s[i].size - 1);
-		free(m->s);
-		*m = g;
-	}
-	for (i = live_hash(a, m->cap); m->s[i].size && m->s[i].addr != a; i = (i + 1) & (m->cap - 1))
-		;
-	if (!m->s[i].size)
-		m->n++;
-	m->s[i].addr = a;
-	m->s[i].size = size + 1;
-	return 0;
-}
-
-/* Remove a; returns its size, or -1 when it was not live. */
-static int64_t live_take(live_t *m, uint64_t a)
-{
-	size_t i, j, k;
-	int64_t size;
-
-	if (!m->cap)
-		return -1;
-	for (i = live_hash(a, m->cap); m->s[i].size; i = (i + 1) & (m->cap - 1)) {
-		if (m->s[i].addr != a)
-			continue;
-		size = (int64_t)(m->s[i].size - 1);
-		/* backward-shift deletion keeps probe chains intact */
-		for (j = i, k = (i + 1) & (m->cap - 1); m->s[k].size; k = (k + 1) & (m->cap - 1)) {
-			size_t h = live_hash(m->s[k].addr, m->cap);
-			if ((j <= k) ? (h <= j || h > k) : (h <= j && h > k)) {
-				m->s[j] = m->s[k];
-				j = k;
-			}
-		}
-		m->s[j].size = 0;
-		m->n--;
-		return size;
-	}
-	return -1;
-}
-
-/* One memory id's figures, as the summary gives them: counts, and the
- * peak and end of its requested bytes. */
-typedef struct {
-	int id; /* its index in the capture, -1: absent */
-	uint64_t allocs, frees, failed, dropped, cur, peak;
-	live_t live;
-} tally_t;
-
-static void tally(tally_t *t, const mp_event_t *ev)
-{
-	if (ev->kind == MP_EV_DROPPED)
-		t->dropped += ev->requested_bytes; /* its count */
-	if (ev->kind == MP_EV_ALLOC) {
-		t->allocs += !(ev->flags & MP_EVENT_F_REALLOC);
-		if (live_put(&t->live, ev->address, ev->requested_bytes) == 0) {
-			t->cur += ev->requested_bytes;
-			if (t->cur > t->peak)
-				t->peak = t->cur;
-		}
-	} else if (ev->kind == MP_EV_FREE) {
-		int64_t n = live_take(&t->live, ev->address);
-		t->frees += !(ev->flags & MP_EVENT_F_REALLOC);
-		if (n >= 0)
-			t->cur -= (uint64_t)n;
-	} else if (ev->kind == MP_EV_ALLOC_FAILED) {
-		t->failed++;
-	}
-}
-
-/* The line memprof record ends with: the host heap, then the anonymous
- * memory the program mapped itself when it did (host_mmap: all there is
- * to see of a program whose allocator maps its own memory, as rustc's
- * jemalloc does, and most of a JVM's or of pymalloc's), then stacks. */
-static void summarize(const char *path)
-{
-	tally_t host = {-1, 0, 0, 0, 0, 0, 0, {NULL, 0, 0}}, mapped = host;
-	uint64_t events = 0;
-	char b1[64], b2[64], b3[64], maps[128], stacks[64];
-	mp_source_t *src;
-	mp_event_t ev;
-	mp_diag_t diag;
-	int rc;
-	uint32_t i;
-
-	if (mp_capture_open_source(&src, path, &diag)) {
-		mp_cli_diag(&diag);
-		return;
-	}
-	while ((rc = mp_source_next(src, &ev, &diag)) == 1) {
-		events++;
-		if (ev.kind == MP_EV_MEMORY) { /* ids are declared before they are used */
-			for (i = 0; i < mp_source_memory_count(src); i++) {
-				if (!strcmp(mp_source_memory(src, i)->name, "host"))
-					host.id = (int)i;
-				if (!strcmp(mp_source_memory(src, i)->name, "host_mmap"))
-					mapped.id = (int)i;
-			}
-			continue;
-		}
-		if ((int)ev.memory == host.id)
-			tally(&host, &ev);
-		else if ((int)ev.memory == mapped.id)
-			tally(&mapped, &ev);
-	}
-	if (rc < 0)
-		mp_cli_diag(&diag);
-	maps[0] = stacks[0] = '\0';
-	if (mapped.allocs)
-		snprintf(maps, sizeof(maps), "; mapped by the program (host_mmap): peak %s",
-			 mp_cli_bytes(b3, sizeof(b3), mapped.peak));
-	if (mp_capture_stack_count(mp_capture_from_source(src)))
-		snprintf(stacks, sizeof(stacks), "; %u distinct call stacks",
-			 mp_capture_stack_count(mp_capture_from_source(src)));
-	fprintf(stderr,
-		"memprof: %" PRIu64 " events; host heap: %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64
-		" failed, peak %s requested; live at the end: %zu blocks, %s%s%s%s\n",
-		events, host.allocs, host.frees, host.failed, mp_cli_bytes(b1, sizeof(b1), host.peak), host.live.n,
-		mp_cli_bytes(b2, sizeof(b2), host.cur), maps, stacks,
-		mp_source_end_status(src) == MP_END_ABRUPT ? " (the capture ended abruptly)" : "");
-	if (host.dropped)
-		mp_cli_warning("%" PRIu64 " host heap events were not recorded (dropped), so the figures above "
-			       "are incomplete; docs/hooks.md says when this happens",
-			       host.dropped);
-	free(host.live.s);
-	free(mapped.live.s);
-	mp_source_close(src);
-}
-
-/* path without its ".memprof": the <base> of the names the preload derives
- * from it for other processes (session.c). */
-static void capture_base(char *out, size_t size, const char *path)
-{
-	size_t l;
-
-	snprintf(out, size, "%s", path);
-	l = strlen(out);
-	if (l > 8 && !strcmp(out + l - 8, ".memprof"))
-		out[l - 8] = '\0';
-}
-
-/* When CMD's own process execs (or an exec fails), it goes on recording
- * into "<base>.<pid>.memprof", then "<base>.<pid>-<n>.memprof" (the
- * preload's naming, session.c): the last of those written since `since`
- * into last (size bytes), and how many there are. A wrapper -- a shell
- * script, a version manager's shim -- leaves the program the user meant
- * at the end of that chain. */
-static int exec_chain(const char *path, pid_t pid, time_t since, char *last, size_t size)
-{
-	char base[PATH_MAX], cand[PATH_MAX + 64];
-	struct stat sb;
-	int n, count = 0;
-
-	capture_base(base, sizeof(base), path);
-	for (n = 0; n < 1000; n++) { /* the preload tries as many names */
-		if (n == 0)
-			snprintf(cand, sizeof(cand), "%s.%ld.memprof", base, (long)pid);
-		else
-			snprintf(cand, sizeof(cand), "%s.%ld-%d.memprof", base, (long)pid, n);
-		if (stat(cand, &sb) != 0)
-			break;
-		if (sb.st_mtime >= since) {
-			count++;
-			snprintf(last, size, "%s", cand);
-		}
-	}
-	return count;
-}
-
-/* Count the child captures "<base>.<digits>*.memprof" next to path that
- * were written since `since` (older ones belong to earlier runs). */
-static int count_children(const char *path, time_t since)
-{
-	char dirbuf[PATH_MAX], basebuf[PATH_MAX], prefix[PATH_MAX];
-	const char *dir, *base;
-	struct dirent *de;
-	size_t pl;
-	int count = 0;
-	DIR *d;
-
-	snprintf(dirbuf, sizeof(dirbuf), "%s", path);
-	snprintf(basebuf, sizeof(basebuf), "%s", path);
-	dir = dirname(dirbuf);
-	base = basename(basebuf);
-	capture_base(prefix, sizeof(prefix), base);
-	pl = strlen(prefix);
-	if (!(d = opendir(dir)))
-		return 0;
-	while ((de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-		char full[PATH_MAX * 2];
-		struct stat sb;
-
-		if (l > pl + 9 && !strncmp(de->d_name, prefix, pl) && de->d_name[pl] == '.' &&
-		    de->d_name[pl + 1] >= '0' && de->d_name[pl + 1] <= '9' &&
-		    !strcmp(de->d_name + l - 8, ".memprof")) {
-			snprintf(full, sizeof(full), "%s/%s", dir, de->d_name);
-			if (stat(full, &sb) == 0 && sb.st_mtime >= since)
-				count++;
-		}
-	}
-	closedir(d);
-	return count;
 }
 
 /* --- running the program ------------------------------------------------ */
@@ -584,19 +351,19 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "memprof: CMD was killed by signal %d (%s)\n", WTERMSIG(status),
 			strsignal(WTERMSIG(status)));
 	if (got && access(path, F_OK) == 0) {
-		int children = count_children(path, started);
+		int children = mp_cli_record_children(path, started);
 		fprintf(stderr, "memprof: capture written to '%s'", path);
 		if (children)
 			fprintf(stderr, " (+ %d child capture%s next to it)", children, children > 1 ? "s" : "");
 		fputc('\n', stderr);
-		summarize(path);
-		if ((chain = exec_chain(path, pid, started, last, sizeof(last)))) {
+		mp_cli_record_summary(path);
+		if ((chain = mp_cli_record_exec_chain(path, pid, started, last, sizeof(last)))) {
 			fprintf(stderr, "memprof: after exec, CMD's process wrote %d more capture%s; the last is '%s':\n",
 				chain, chain > 1 ? "s" : "", last);
-			summarize(last);
+			mp_cli_record_summary(last);
 		}
 	} else if (!(WIFEXITED(status) && WEXITSTATUS(status) >= 126)) {
-		int children = got ? count_children(path, started) : 0;
+		int children = got ? mp_cli_record_children(path, started) : 0;
 		if (untraced)
 			mp_cli_warning("no capture was written%s: %s", children ? " for CMD itself" : "", why);
 		else

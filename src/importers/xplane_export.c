@@ -12,11 +12,11 @@
  * regions, exact fragmentation from addresses): a pre-pass runs the solver
  * with one timeline point per event (up to a budget), so that a report of
  * the exported file shows the same figures as a report of the original. */
+#include <memprof/protowire.h>
 #include <memprof/solver.h>
 #include <memprof/xplane.h>
 
-#include "pbwire.h"
-#include "strtab.h"
+#include "xplane_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -169,32 +169,32 @@ static int64_t dtype_enum(const char *name)
 	return -1;
 }
 
-static void stat_int(pb_buf *ev, pb_buf *tmp, uint32_t id, int64_t v)
+static void stat_int(mp_pw_buf_t *ev, mp_pw_buf_t *tmp, uint32_t id, int64_t v)
 {
 	tmp->len = 0;
-	pb_put_uint(tmp, 1, id);
-	pb_put_uint(tmp, 4, (uint64_t)v);
-	pb_put_msg(ev, 4, tmp);
+	mp_pw_put_uint(tmp, 1, id);
+	mp_pw_put_uint(tmp, 4, (uint64_t)v);
+	mp_pw_put_msg(ev, 4, tmp);
 }
 
 /* ref_value: the string is an XStatMetadata name; ids are stable across
  * the two passes because interning is deterministic. */
-static int stat_ref(pb_buf *ev, pb_buf *tmp, mp_strtab_t *names, uint32_t id, const char *s)
+static int stat_ref(mp_pw_buf_t *ev, mp_pw_buf_t *tmp, mp_strtab_t *names, uint32_t id, const char *s)
 {
 	uint32_t ref = mp_strtab_intern(names, s, strlen(s));
 
 	if (ref == UINT32_MAX)
 		return MP_ENOMEM;
 	tmp->len = 0;
-	pb_put_uint(tmp, 1, id);
-	pb_put_uint(tmp, 7, ref);
-	pb_put_msg(ev, 4, tmp);
+	mp_pw_put_uint(tmp, 1, id);
+	mp_pw_put_uint(tmp, 7, ref);
+	mp_pw_put_msg(ev, 4, tmp);
 	return 0;
 }
 
 /* One XLine.events field (tag included) for ev, in the stat order of
  * BFCAllocator::AddTraceMe. */
-static int encode_event(pb_buf *out, pb_buf *ev, pb_buf *tmp, mp_strtab_t *names, const mp_source_t *src,
+static int encode_event(mp_pw_buf_t *out, mp_pw_buf_t *ev, mp_pw_buf_t *tmp, mp_strtab_t *names, const mp_source_t *src,
 			const mp_event_t *e, const char *memname, const mp_allocator_stats_t *s, uint64_t req,
 			uint64_t alloc)
 {
@@ -204,23 +204,23 @@ static int encode_event(pb_buf *out, pb_buf *ev, pb_buf *tmp, mp_strtab_t *names
 	int rc = 0;
 
 	ev->len = 0;
-	pb_put_uint(ev, 1, e->kind == MP_EV_ALLOC ? 1 : 2);
-	pb_put_uint(ev, 2, e->time_ns * 1000);
+	mp_pw_put_uint(ev, 1, e->kind == MP_EV_ALLOC ? 1 : 2);
+	mp_pw_put_uint(ev, 2, e->time_ns * 1000);
 	rc |= stat_ref(ev, tmp, names, SN_ALLOC_NAME, memname);
 	stat_int(ev, tmp, SN_RESERVED, (int64_t)s->stack_bytes);
 	stat_int(ev, tmp, SN_ALLOCATED, (int64_t)s->heap_bytes);
 	stat_int(ev, tmp, SN_AVAILABLE, (int64_t)s->free_bytes);
 	tmp->len = 0;
-	pb_put_uint(tmp, 1, SN_FRAG);
-	pb_put_double(tmp, 2, s->fragmentation);
-	pb_put_msg(ev, 4, tmp);
+	mp_pw_put_uint(tmp, 1, SN_FRAG);
+	mp_pw_put_double(tmp, 2, s->fragmentation);
+	mp_pw_put_msg(ev, 4, tmp);
 	stat_int(ev, tmp, SN_PEAK, (int64_t)s->peak_bytes);
 	stat_int(ev, tmp, SN_REQ, (int64_t)req);
 	stat_int(ev, tmp, SN_ALLOCB, (int64_t)alloc);
 	tmp->len = 0;
-	pb_put_uint(tmp, 1, SN_ADDR);
-	pb_put_uint(tmp, 3, e->address);
-	pb_put_msg(ev, 4, tmp);
+	mp_pw_put_uint(tmp, 1, SN_ADDR);
+	mp_pw_put_uint(tmp, 3, e->address);
+	mp_pw_put_msg(ev, 4, tmp);
 	if (*op)
 		rc |= stat_ref(ev, tmp, names, SN_OP, op);
 	if (e->step >= 0)
@@ -240,7 +240,7 @@ static int encode_event(pb_buf *out, pb_buf *ev, pb_buf *tmp, mp_strtab_t *names
 	if (e->step >= 0)
 		stat_int(ev, tmp, SN_GROUP, e->step);
 	out->len = 0;
-	pb_put_msg(out, 4, ev);
+	mp_pw_put_msg(out, 4, ev);
 	if (out->oom || ev->oom || tmp->oom)
 		return MP_ENOMEM;
 	return rc ? MP_ENOMEM : 0;
@@ -309,7 +309,7 @@ static int run_pass(mp_source_t *src, mp_strtab_t *names, ex_points *pts, uint32
 		    mp_xplane_export_stats_t *stats, mp_diag_t *diag)
 {
 	ex_state st;
-	pb_buf out = {0}, ev = {0}, tmp = {0};
+	mp_pw_buf_t out = {0}, ev = {0}, tmp = {0};
 	mp_event_t e;
 	int rc;
 
@@ -370,25 +370,10 @@ static int run_pass(mp_source_t *src, mp_strtab_t *names, ex_points *pts, uint32
 		stats->events++;
 	}
 	state_free(&st);
-	pb_buf_free(&out);
-	pb_buf_free(&ev);
-	pb_buf_free(&tmp);
+	mp_pw_buf_free(&out);
+	mp_pw_buf_free(&ev);
+	mp_pw_buf_free(&tmp);
 	return rc < 0 ? rc : 0;
-}
-
-static void put_meta(pb_buf *b, uint32_t field, uint32_t id, const char *name)
-{
-	pb_buf e = {0}, v = {0};
-
-	pb_put_uint(&v, 1, id);
-	pb_put_str(&v, 2, name);
-	pb_put_uint(&e, 1, id);
-	pb_put_msg(&e, 2, &v);
-	pb_put_msg(b, field, &e);
-	if (e.oom || v.oom)
-		b->oom = 1;
-	pb_buf_free(&e);
-	pb_buf_free(&v);
 }
 
 int mp_xplane_export(mp_source_t *src, const char *path, const mp_xplane_export_options_t *opts,
@@ -400,7 +385,7 @@ int mp_xplane_export(mp_source_t *src, const char *path, const mp_xplane_export_
 	uint32_t npts = 0;
 	mp_strtab_t names;
 	ex_sink count = {NULL, NULL, 0, 0}, out = {NULL, NULL, 0, 0};
-	pb_buf line_head = {0}, plane_head = {0}, meta = {0}, tail = {0}, t = {0};
+	mp_pw_buf_t line_head = {0}, plane_head = {0}, meta = {0}, tail = {0}, t = {0};
 	uint64_t events_bytes, line_len, plane_len;
 	uint32_t i;
 	int rc;
@@ -422,18 +407,18 @@ int mp_xplane_export(mp_source_t *src, const char *path, const mp_xplane_export_
 	if (rc < 0)
 		goto done;
 	events_bytes = count.bytes;
-	pb_put_uint(&line_head, 1, 0);
-	pb_put_str(&line_head, 2, "memprof");
-	pb_put_uint(&line_head, 3, (uint64_t)(opts ? opts->start_ns : 0));
+	mp_pw_put_uint(&line_head, 1, 0);
+	mp_pw_put_str(&line_head, 2, "memprof");
+	mp_pw_put_uint(&line_head, 3, (uint64_t)(opts ? opts->start_ns : 0));
 	line_len = line_head.len + events_bytes;
-	pb_put_uint(&plane_head, 1, 0);
-	pb_put_str(&plane_head, 2, "/host:CPU");
-	put_meta(&meta, 4, 1, "MemoryAllocation");
-	put_meta(&meta, 4, 2, "MemoryDeallocation");
+	mp_pw_put_uint(&plane_head, 1, 0);
+	mp_pw_put_str(&plane_head, 2, "/host:CPU");
+	xp_put_meta(&meta, 4, 1, "MemoryAllocation");
+	xp_put_meta(&meta, 4, 2, "MemoryDeallocation");
 	for (i = 1; i < names.count; i++)
-		put_meta(&meta, 5, i, mp_strtab_get(&names, i));
-	plane_len = plane_head.len + 1 + pb_varint_size(line_len) + line_len + meta.len;
-	pb_put_str(&tail, 4, opts && opts->hostname ? opts->hostname : "memprof");
+		xp_put_meta(&meta, 5, i, mp_strtab_get(&names, i));
+	plane_len = plane_head.len + 1 + mp_pw_varint_size(line_len) + line_len + meta.len;
+	mp_pw_put_str(&tail, 4, opts && opts->hostname ? opts->hostname : "memprof");
 	if (line_head.oom || plane_head.oom || meta.oom || tail.oom) {
 		rc = MP_ENOMEM;
 		goto done;
@@ -448,12 +433,12 @@ int mp_xplane_export(mp_source_t *src, const char *path, const mp_xplane_export_
 		rc = mp_diag_set(diag, -(errno ? errno : EIO), -1, -1, "cannot create: %s", strerror(errno ? errno : EIO));
 		goto done;
 	}
-	pb_put_tag(&t, 1, PB_LEN);
-	pb_put_varint(&t, plane_len);
-	pb_put_raw(&t, plane_head.data, plane_head.len);
-	pb_put_tag(&t, 3, PB_LEN);
-	pb_put_varint(&t, line_len);
-	pb_put_raw(&t, line_head.data, line_head.len);
+	mp_pw_put_tag(&t, 1, MP_PW_LEN);
+	mp_pw_put_varint(&t, plane_len);
+	mp_pw_put_raw(&t, plane_head.data, plane_head.len);
+	mp_pw_put_tag(&t, 3, MP_PW_LEN);
+	mp_pw_put_varint(&t, line_len);
+	mp_pw_put_raw(&t, line_head.data, line_head.len);
 	if (t.oom) {
 		rc = MP_ENOMEM;
 		goto done;
@@ -486,11 +471,11 @@ done:
 	mp_strtab_free(&names);
 	free(pts);
 	mp_solver_free(sv);
-	pb_buf_free(&line_head);
-	pb_buf_free(&plane_head);
-	pb_buf_free(&meta);
-	pb_buf_free(&tail);
-	pb_buf_free(&t);
+	mp_pw_buf_free(&line_head);
+	mp_pw_buf_free(&plane_head);
+	mp_pw_buf_free(&meta);
+	mp_pw_buf_free(&tail);
+	mp_pw_buf_free(&t);
 	if (stats)
 		*stats = rc == 0 ? local : (mp_xplane_export_stats_t){0, 0};
 	mp_source_rewind(src, NULL);

@@ -11,7 +11,9 @@
  * a line can be generated twice: once to measure its encoded size (lengths
  * precede contents in the wire format), once to write it.
  */
-#include "pbwire.h"
+#include <memprof/protowire.h>
+
+#include "xplane_internal.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -58,28 +60,28 @@ static uint64_t rnd(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static void put_stat_int(pb_buf *b, pb_buf *tmp, uint32_t id, int64_t v)
+static void put_stat_int(mp_pw_buf_t *b, mp_pw_buf_t *tmp, uint32_t id, int64_t v)
 {
 	tmp->len = 0;
-	pb_put_uint(tmp, 1, id);
-	pb_put_uint(tmp, 4, (uint64_t)v);
-	pb_put_msg(b, 4, tmp);
+	mp_pw_put_uint(tmp, 1, id);
+	mp_pw_put_uint(tmp, 4, (uint64_t)v);
+	mp_pw_put_msg(b, 4, tmp);
 }
 
-static void put_stat_str(const gen_t *g, pb_buf *b, pb_buf *tmp, uint32_t id, const char *s, uint32_t ref)
+static void put_stat_str(const gen_t *g, mp_pw_buf_t *b, mp_pw_buf_t *tmp, uint32_t id, const char *s, uint32_t ref)
 {
 	tmp->len = 0;
-	pb_put_uint(tmp, 1, id);
+	mp_pw_put_uint(tmp, 1, id);
 	if (g->str)
-		pb_put_str(tmp, 5, s);
+		mp_pw_put_str(tmp, 5, s);
 	else
-		pb_put_uint(tmp, 7, ref);
-	pb_put_msg(b, 4, tmp);
+		mp_pw_put_uint(tmp, 7, ref);
+	mp_pw_put_msg(b, 4, tmp);
 }
 
 /* Encode the j-th event of line k into ev (an XLine.events field). */
-static void gen_event(const gen_t *g, line_state_t *ls, uint32_t k, uint64_t j, pb_buf *ev, pb_buf *tmp,
-		      pb_buf *body)
+static void gen_event(const gen_t *g, line_state_t *ls, uint32_t k, uint64_t j, mp_pw_buf_t *ev, mp_pw_buf_t *tmp,
+		      mp_pw_buf_t *body)
 {
 	uint64_t r = rnd(&ls->rng), size, req, addr;
 	int is_alloc = ls->nlive == 0 || (ls->nlive < 2 * g->live_target && (r & 1));
@@ -113,20 +115,20 @@ static void gen_event(const gen_t *g, line_state_t *ls, uint32_t k, uint64_t j, 
 	}
 	frag = (double)(r % 1000) / 10000.0;
 	body->len = 0;
-	pb_put_uint(body, 1, is_alloc ? 1 : 2);
+	mp_pw_put_uint(body, 1, is_alloc ? 1 : 2);
 	/* lines interleave: event j of line k at (j * K + k) * 100 ns */
-	pb_put_uint(body, 2, (j * g->allocators + k) * 100000);
+	mp_pw_put_uint(body, 2, (j * g->allocators + k) * 100000);
 	put_stat_str(g, body, tmp, ST_ALLOC_NAME, g->alloc_names[k], g->alloc_ref + k);
 	put_stat_int(body, tmp, ST_RESERVED, 0);
 	put_stat_int(body, tmp, ST_ALLOCATED, (int64_t)ls->heap);
 	put_stat_int(body, tmp, ST_AVAILABLE, (int64_t)(ls->limit - ls->heap));
 	tmp->len = 0;
-	pb_put_uint(tmp, 1, ST_FRAG);
+	mp_pw_put_uint(tmp, 1, ST_FRAG);
 	if (frag == 0.0)
-		pb_put_uint(tmp, 4, 0);
+		mp_pw_put_uint(tmp, 4, 0);
 	else
-		pb_put_double(tmp, 2, frag);
-	pb_put_msg(body, 4, tmp);
+		mp_pw_put_double(tmp, 2, frag);
+	mp_pw_put_msg(body, 4, tmp);
 	put_stat_int(body, tmp, ST_PEAK, (int64_t)ls->peak);
 	put_stat_int(body, tmp, ST_REQ, (int64_t)req);
 	put_stat_int(body, tmp, ST_ALLOCB, (int64_t)size);
@@ -140,7 +142,7 @@ static void gen_event(const gen_t *g, line_state_t *ls, uint32_t k, uint64_t j, 
 	}
 	put_stat_int(body, tmp, ST_GROUP, (int64_t)(j / 5000));
 	ev->len = 0;
-	pb_put_msg(ev, 4, body);
+	mp_pw_put_msg(ev, 4, body);
 }
 
 static void line_init(const gen_t *g, line_state_t *ls, uint32_t k)
@@ -168,27 +170,27 @@ static uint64_t line_events(const gen_t *g, uint32_t k)
 }
 
 /* Non-memory events ("noise") between memory events: one metadata id. */
-static void gen_noise(pb_buf *ev, pb_buf *body, uint64_t t)
+static void gen_noise(mp_pw_buf_t *ev, mp_pw_buf_t *body, uint64_t t)
 {
 	body->len = 0;
-	pb_put_uint(body, 1, 3);
-	pb_put_uint(body, 2, t);
-	pb_put_uint(body, 3, 50000);
+	mp_pw_put_uint(body, 1, 3);
+	mp_pw_put_uint(body, 2, t);
+	mp_pw_put_uint(body, 3, 50000);
 	ev->len = 0;
-	pb_put_msg(ev, 4, body);
+	mp_pw_put_msg(ev, 4, body);
 }
 
 /* Size (pass 1) or write (pass 2, out != NULL) line k's payload. */
 static uint64_t do_line(const gen_t *g, line_state_t *ls, uint32_t k, FILE *out)
 {
-	pb_buf ev = {0}, tmp = {0}, body = {0}, hdr = {0};
+	mp_pw_buf_t ev = {0}, tmp = {0}, body = {0}, hdr = {0};
 	char name[32];
 	uint64_t j, n = line_events(g, k), total, q;
 
 	snprintf(name, sizeof(name), "tf_Compute/%u", k);
-	pb_put_uint(&hdr, 1, k + 1);
-	pb_put_str(&hdr, 2, name);
-	pb_put_uint(&hdr, 3, 1700000000000000000ULL);
+	mp_pw_put_uint(&hdr, 1, k + 1);
+	mp_pw_put_str(&hdr, 2, name);
+	mp_pw_put_uint(&hdr, 3, 1700000000000000000ULL);
 	total = hdr.len;
 	if (out)
 		fwrite(hdr.data, 1, hdr.len, out);
@@ -209,24 +211,11 @@ static uint64_t do_line(const gen_t *g, line_state_t *ls, uint32_t k, FILE *out)
 		fprintf(stderr, "memprof_xplane_gen: out of memory\n");
 		exit(1);
 	}
-	pb_buf_free(&ev);
-	pb_buf_free(&tmp);
-	pb_buf_free(&body);
-	pb_buf_free(&hdr);
+	mp_pw_buf_free(&ev);
+	mp_pw_buf_free(&tmp);
+	mp_pw_buf_free(&body);
+	mp_pw_buf_free(&hdr);
 	return total;
-}
-
-static void put_meta(pb_buf *b, uint32_t field, uint32_t id, const char *name)
-{
-	pb_buf e = {0}, v = {0};
-
-	pb_put_uint(&v, 1, id);
-	pb_put_str(&v, 2, name);
-	pb_put_uint(&e, 1, id);
-	pb_put_msg(&e, 2, &v);
-	pb_put_msg(b, field, &e);
-	pb_buf_free(&e);
-	pb_buf_free(&v);
 }
 
 int main(int argc, char **argv)
@@ -242,7 +231,7 @@ int main(int argc, char **argv)
 	line_state_t ls = {0};
 	const char *path = NULL;
 	uint64_t *sizes, plane_len;
-	pb_buf head = {0}, meta = {0};
+	mp_pw_buf_t head = {0}, meta = {0};
 	FILE *out;
 	uint32_t k, i, id;
 	int c;
@@ -298,31 +287,31 @@ int main(int argc, char **argv)
 	id += 4;
 	g.alloc_ref = id;
 	id += g.allocators;
-	put_meta(&meta, 4, 1, "MemoryAllocation");
-	put_meta(&meta, 4, 2, "MemoryDeallocation");
-	put_meta(&meta, 4, 3, "ExecutorState::Process");
+	xp_put_meta(&meta, 4, 1, "MemoryAllocation");
+	xp_put_meta(&meta, 4, 2, "MemoryDeallocation");
+	xp_put_meta(&meta, 4, 3, "ExecutorState::Process");
 	for (i = 1; i < ST_COUNT; i++)
-		put_meta(&meta, 5, i, stat_names[i]);
+		xp_put_meta(&meta, 5, i, stat_names[i]);
 	if (!g.str) {
 		for (i = 0; i < g.nops; i++)
-			put_meta(&meta, 5, g.op_ref + i, g.ops[i]);
+			xp_put_meta(&meta, 5, g.op_ref + i, g.ops[i]);
 		for (i = 0; i < NSHAPES; i++)
-			put_meta(&meta, 5, g.shape_ref + i, g.shapes[i]);
+			xp_put_meta(&meta, 5, g.shape_ref + i, g.shapes[i]);
 		for (i = 0; i < 4; i++)
-			put_meta(&meta, 5, g.region_ref + i, regions[i]);
+			xp_put_meta(&meta, 5, g.region_ref + i, regions[i]);
 		for (k = 0; k < g.allocators; k++)
-			put_meta(&meta, 5, g.alloc_ref + k, g.alloc_names[k]);
+			xp_put_meta(&meta, 5, g.alloc_ref + k, g.alloc_names[k]);
 	}
 	/* pass 1: sizes */
 	sizes = calloc(g.allocators, sizeof(*sizes));
 	if (!sizes)
 		return 1;
-	pb_put_uint(&head, 1, 1);
-	pb_put_str(&head, 2, "/host:CPU");
+	mp_pw_put_uint(&head, 1, 1);
+	mp_pw_put_str(&head, 2, "/host:CPU");
 	plane_len = head.len + meta.len;
 	for (k = 0; k < g.allocators; k++) {
 		sizes[k] = do_line(&g, &ls, k, NULL);
-		plane_len += 1 + pb_varint_size(sizes[k]) + sizes[k];
+		plane_len += 1 + mp_pw_varint_size(sizes[k]) + sizes[k];
 	}
 	/* pass 2: write */
 	out = fopen(path, "wb");
@@ -332,35 +321,35 @@ int main(int argc, char **argv)
 	}
 	setvbuf(out, NULL, _IOFBF, 1 << 20);
 	{
-		pb_buf t = {0};
+		mp_pw_buf_t t = {0};
 
-		pb_put_tag(&t, 1, PB_LEN);
-		pb_put_varint(&t, plane_len);
+		mp_pw_put_tag(&t, 1, MP_PW_LEN);
+		mp_pw_put_varint(&t, plane_len);
 		fwrite(t.data, 1, t.len, out);
 		fwrite(head.data, 1, head.len, out);
 		for (k = 0; k < g.allocators; k++) {
 			t.len = 0;
-			pb_put_tag(&t, 3, PB_LEN);
-			pb_put_varint(&t, sizes[k]);
+			mp_pw_put_tag(&t, 3, MP_PW_LEN);
+			mp_pw_put_varint(&t, sizes[k]);
 			fwrite(t.data, 1, t.len, out);
 			do_line(&g, &ls, k, out);
 		}
 		fwrite(meta.data, 1, meta.len, out);
 		t.len = 0;
-		pb_put_str(&t, 4, "bench-host");
+		mp_pw_put_str(&t, 4, "bench-host");
 		fwrite(t.data, 1, t.len, out);
-		pb_buf_free(&t);
+		mp_pw_buf_free(&t);
 	}
 	if (fclose(out) != 0) {
 		perror(path);
 		return 3;
 	}
 	printf("%s: %" PRIu64 " memory events on %u allocators, %.1f MB\n", path, g.events, g.allocators,
-	       (double)(plane_len + 1 + pb_varint_size(plane_len) + 12) / 1e6);
+	       (double)(plane_len + 1 + mp_pw_varint_size(plane_len) + 12) / 1e6);
 	free(sizes);
 	free(ls.live_addr);
 	free(ls.live_size);
-	pb_buf_free(&head);
-	pb_buf_free(&meta);
+	mp_pw_buf_free(&head);
+	mp_pw_buf_free(&meta);
 	return 0;
 }

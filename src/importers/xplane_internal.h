@@ -13,11 +13,11 @@
 #ifndef MEMPROF_XPLANE_INTERNAL_H
 #define MEMPROF_XPLANE_INTERNAL_H
 
-#include "pbwire.h"
-#include "strtab.h"
-
+#include <memprof/protowire.h>
 #include <memprof/source.h>
 #include <memprof/xplane.h>
+
+#include "strtab.h"
 
 /* Stat kinds xprof reads (by XStatMetadata.name). */
 enum {
@@ -113,7 +113,7 @@ typedef struct xp_source {
 	xp_mem *mems;         /* sorted by name: position = memory id */
 	uint32_t nmems;
 	mp_imap_t mem_of;     /* (file << 32 | key string id) -> memory id */
-	pb_rd slots[XP_NSLOTS];
+	mp_pw_window_t slots[XP_NSLOTS];
 	int slot_key[XP_NSLOTS];
 	int64_t *last_step;   /* per memory: UpdateStepId state */
 	uint64_t pos;         /* next index entry; nmems..: MEMORY events first */
@@ -128,15 +128,20 @@ typedef struct xp_source {
 int xp_file_open(xp_file *f, const char *path, mp_diag_t *diag);
 void xp_file_close(xp_file *f);
 int xp_scan_metadata(xp_file *f, mp_diag_t *diag);
-int xp_decode_event(xp_file *f, pb_rd *rd, uint64_t start, uint64_t end, xp_mev *ev);
+int xp_decode_event(xp_file *f, mp_pw_window_t *rd, uint64_t start, uint64_t end, xp_mev *ev);
 int xp_build_small_maps(xp_file *f);
 int xp_index_file(xp_source *s, uint32_t fi, mp_diag_t *diag);
 /* The string value of a stat as a global string id (interned into s->strs);
  * 0 when absent or empty. Negative on error. */
-int64_t xp_stat_string(xp_source *s, xp_file *f, pb_rd *rd, const xp_stat *st);
+int64_t xp_stat_string(xp_source *s, xp_file *f, mp_pw_window_t *rd, const xp_stat *st);
 int64_t xp_stat_int(const xp_stat *st);
 double xp_stat_double(const xp_stat *st);
 /* Global string id of the allocator key of ev (name or decimal ordinal). */
-int64_t xp_memkey(xp_source *s, xp_file *f, pb_rd *rd, const xp_mev *ev);
+int64_t xp_memkey(xp_source *s, xp_file *f, mp_pw_window_t *rd, const xp_mev *ev);
+
+/* xspace_build.c, also for the exporter and the generator: one entry of
+ * XPlane.event_metadata (field 4) or stat_metadata (field 5), {1: id,
+ * 2: X*Metadata {1: id, 2: name}} (an allocation failure sets plane->oom). */
+void xp_put_meta(mp_pw_buf_t *plane, uint32_t field, uint64_t id, const char *name);
 
 #endif

@@ -155,7 +155,7 @@ static int stat_kind(const char *name)
 
 /* Read a short string field into buf (NUL-terminated); longer ones are
  * reported as "" so they never match a name we look for. */
-static int read_short(pb_rd *rd, const pb_field *fl, char *buf, size_t size)
+static int read_short(mp_pw_window_t *rd, const mp_pw_field_t *fl, char *buf, size_t size)
 {
 	const uint8_t *p;
 	int rc;
@@ -163,7 +163,7 @@ static int read_short(pb_rd *rd, const pb_field *fl, char *buf, size_t size)
 	buf[0] = '\0';
 	if (fl->len >= size)
 		return 0;
-	rc = pb_rd_ptr(rd, fl->start, (size_t)fl->len, &p);
+	rc = mp_pw_window_get(rd, fl->start, (size_t)fl->len, &p);
 	if (rc < 0)
 		return rc;
 	memcpy(buf, p, (size_t)fl->len);
@@ -172,23 +172,24 @@ static int read_short(pb_rd *rd, const pb_field *fl, char *buf, size_t size)
 }
 
 /* event_metadata map entry: {1: key, 2: XEventMetadata {1: id, 2: name}}. */
-static int read_event_meta(xp_file *f, pb_rd *rd, const pb_field *entry)
+static int read_event_meta(xp_file *f, const mp_pw_fcursor_t *pc, const mp_pw_field_t *entry)
 {
-	pb_cur c = {rd, entry->start, entry->start + entry->len};
-	pb_field fl, vf;
+	mp_pw_fcursor_t c, v;
+	mp_pw_field_t fl, vf;
 	int64_t key = 0;
 	char name[32] = "";
 	int rc;
 
-	while ((rc = pb_next(&c, &fl, "XPlane.event_metadata entry")) > 0) {
-		if (fl.num == 1 && fl.wt == PB_VARINT) {
+	mp_pw_fcursor_sub(&c, pc, entry, "XPlane.event_metadata entry");
+	while ((rc = mp_pw_fnext(&c, &fl)) > 0) {
+		if (fl.num == 1 && fl.wt == MP_PW_VARINT) {
 			key = (int64_t)fl.val;
-		} else if (fl.num == 2 && fl.wt == PB_LEN) {
-			pb_cur v = {rd, fl.start, fl.start + fl.len};
-
+		} else if (fl.num == 2 && fl.wt == MP_PW_LEN) {
 			name[0] = '\0';
-			while ((rc = pb_next(&v, &vf, "XEventMetadata")) > 0)
-				if (vf.num == 2 && vf.wt == PB_LEN && (rc = read_short(rd, &vf, name, sizeof(name))) < 0)
+			mp_pw_fcursor_sub(&v, &c, &fl, "XEventMetadata");
+			while ((rc = mp_pw_fnext(&v, &vf)) > 0)
+				if (vf.num == 2 && vf.wt == MP_PW_LEN &&
+				    (rc = read_short(c.w, &vf, name, sizeof(name))) < 0)
 					return rc;
 			if (rc < 0)
 				return rc;
@@ -204,32 +205,32 @@ static int read_event_meta(xp_file *f, pb_rd *rd, const pb_field *entry)
 }
 
 /* stat_metadata map entry: {1: key, 2: XStatMetadata {1: id, 2: name}}. */
-static int read_stat_meta(xp_file *f, pb_rd *rd, const pb_field *entry)
+static int read_stat_meta(xp_file *f, const mp_pw_fcursor_t *pc, const mp_pw_field_t *entry)
 {
-	pb_cur c = {rd, entry->start, entry->start + entry->len};
-	pb_field fl, vf;
+	mp_pw_fcursor_t c, v;
+	mp_pw_field_t fl, vf;
 	int64_t key = 0;
 	uint32_t nid = 0;
 	int rc;
 
-	while ((rc = pb_next(&c, &fl, "XPlane.stat_metadata entry")) > 0) {
-		if (fl.num == 1 && fl.wt == PB_VARINT) {
+	mp_pw_fcursor_sub(&c, pc, entry, "XPlane.stat_metadata entry");
+	while ((rc = mp_pw_fnext(&c, &fl)) > 0) {
+		if (fl.num == 1 && fl.wt == MP_PW_VARINT) {
 			key = (int64_t)fl.val;
-		} else if (fl.num == 2 && fl.wt == PB_LEN) {
-			pb_cur v = {rd, fl.start, fl.start + fl.len};
-
+		} else if (fl.num == 2 && fl.wt == MP_PW_LEN) {
 			nid = 0;
-			while ((rc = pb_next(&v, &vf, "XStatMetadata")) > 0) {
+			mp_pw_fcursor_sub(&v, &c, &fl, "XStatMetadata");
+			while ((rc = mp_pw_fnext(&v, &vf)) > 0) {
 				const uint8_t *p;
 
-				if (vf.num != 2 || vf.wt != PB_LEN)
+				if (vf.num != 2 || vf.wt != MP_PW_LEN)
 					continue;
-				rc = pb_rd_ptr(rd, vf.start, (size_t)vf.len, &p);
+				rc = mp_pw_window_get(c.w, vf.start, (size_t)vf.len, &p);
 				if (rc < 0)
 					return rc;
 				nid = mp_strtab_intern(&f->names, (const char *)p, (size_t)vf.len);
 				if (nid == UINT32_MAX || nid >= (1u << 27))
-					return mp_diag_set(rd->diag, MP_ELIMIT, (int64_t)vf.at, -1,
+					return mp_diag_set(c.w->diag, MP_ELIMIT, (int64_t)vf.off, -1,
 							   "too many distinct stat names");
 			}
 			if (rc < 0)
@@ -243,25 +244,25 @@ static int read_stat_meta(xp_file *f, pb_rd *rd, const pb_field *entry)
 
 int xp_scan_metadata(xp_file *f, mp_diag_t *diag)
 {
-	pb_rd rd;
-	pb_cur top;
-	pb_field fl, pf;
+	mp_pw_window_t rd;
+	mp_pw_fcursor_t top, pc;
+	mp_pw_field_t fl, pf;
 	int rc;
 
-	rc = pb_rd_init(&rd, f->fd, f->size, XP_SCAN_BUF, XP_MAX_FIELD);
+	rc = mp_pw_window_init(&rd, f->fd, f->size, XP_SCAN_BUF, XP_MAX_FIELD);
 	if (rc < 0)
 		return rc;
 	rd.diag = diag;
-	top = (pb_cur){&rd, 0, f->size};
-	while ((rc = pb_next(&top, &fl, "XSpace")) > 0) {
-		if (fl.num == 4 && fl.wt == PB_LEN && !f->hostname[0]) {
+	mp_pw_fcursor_init(&top, &rd, 0, f->size, "XSpace");
+	while ((rc = mp_pw_fnext(&top, &fl)) > 0) {
+		if (fl.num == 4 && fl.wt == MP_PW_LEN && !f->hostname[0]) {
 			rc = read_short(&rd, &fl, f->hostname, sizeof(f->hostname));
-		} else if (fl.num == 1 && fl.wt == PB_LEN && !f->has_plane) {
-			pb_cur pc = {&rd, fl.start, fl.start + fl.len};
+		} else if (fl.num == 1 && fl.wt == MP_PW_LEN && !f->has_plane) {
 			char name[64] = "";
 
-			while ((rc = pb_next(&pc, &pf, "XPlane")) > 0)
-				if (pf.num == 2 && pf.wt == PB_LEN && (rc = read_short(&rd, &pf, name, sizeof(name))) < 0)
+			mp_pw_fcursor_sub(&pc, &top, &fl, "XPlane");
+			while ((rc = mp_pw_fnext(&pc, &pf)) > 0)
+				if (pf.num == 2 && pf.wt == MP_PW_LEN && (rc = read_short(&rd, &pf, name, sizeof(name))) < 0)
 					break;
 			if (rc >= 0 && !strcmp(name, "/host:CPU")) {
 				f->has_plane = 1;
@@ -273,15 +274,14 @@ int xp_scan_metadata(xp_file *f, mp_diag_t *diag)
 			break;
 	}
 	if (rc >= 0 && f->has_plane) {
-		pb_cur pc = {&rd, f->plane_start, f->plane_end};
-
-		while ((rc = pb_next(&pc, &pf, "XPlane")) > 0) {
-			if (pf.wt != PB_LEN)
+		mp_pw_fcursor_init(&pc, &rd, f->plane_start, f->plane_end, "XPlane");
+		while ((rc = mp_pw_fnext(&pc, &pf)) > 0) {
+			if (pf.wt != MP_PW_LEN)
 				continue;
 			if (pf.num == 4)
-				rc = read_event_meta(f, &rd, &pf);
+				rc = read_event_meta(f, &pc, &pf);
 			else if (pf.num == 5)
-				rc = read_stat_meta(f, &rd, &pf);
+				rc = read_stat_meta(f, &pc, &pf);
 			if (rc < 0)
 				break;
 		}
@@ -293,7 +293,7 @@ int xp_scan_metadata(xp_file *f, mp_diag_t *diag)
 		if (rc >= 0)
 			rc = xp_build_small_maps(f);
 	}
-	pb_rd_free(&rd);
+	mp_pw_window_free(&rd);
 	return rc < 0 ? rc : 0;
 }
 

@@ -28,113 +28,42 @@ static inline int event_kind(const xp_file *f, int64_t id, uint32_t *kind)
 	return mp_imap_get(&f->evmeta, id, kind);
 }
 
-/* Inline varint read for the hot path: 1 on success, 0 if cut off, -1 if
- * longer than 10 bytes. */
-static inline int vread(const uint8_t **pp, const uint8_t *e, uint64_t *v)
+/* One XStat of an event (the field sf that c gave): its value is kept when
+ * its metadata names a stat xprof reads. */
+static int decode_stat(xp_file *f, const mp_pw_cursor_t *c, const mp_pw_field_t *sf, xp_mev *ev)
 {
-	const uint8_t *p = *pp;
-	int n;
-
-	if (p < e && *p < 0x80) {
-		*v = *p;
-		*pp = p + 1;
-		return 1;
-	}
-	n = pb_varint_mem(p, e, v);
-	if (n <= 0)
-		return n;
-	*pp = p + n;
-	return 1;
-}
-
-/* Skip or read one field whose tag was just read; fills *v (varint/fixed)
- * or q and len (length-delimited). 1 ok, else a negative code. */
-static inline int field_value(const uint8_t **pp, const uint8_t *e, int wt, uint64_t *v, const uint8_t **q,
-			      uint64_t *len)
-{
-	const uint8_t *p = *pp;
-	int k, i, n;
-
-	switch (wt) {
-	case PB_VARINT:
-		n = vread(&p, e, v);
-		if (n <= 0)
-			return n == 0 ? MP_ETRUNCATED : MP_ECORRUPT;
-		break;
-	case PB_LEN:
-		n = vread(&p, e, len);
-		if (n <= 0)
-			return n == 0 ? MP_ETRUNCATED : MP_ECORRUPT;
-		if (*len > (uint64_t)(e - p))
-			return MP_ETRUNCATED;
-		*q = p;
-		p += *len;
-		break;
-	case PB_I64:
-	case PB_I32:
-		k = wt == PB_I64 ? 8 : 4;
-		if (e - p < k)
-			return MP_ETRUNCATED;
-		*v = 0;
-		for (i = k - 1; i >= 0; i--)
-			*v = (*v << 8) | p[i];
-		p += k;
-		break;
-	default:
-		return MP_ECORRUPT;
-	}
-	*pp = p;
-	return 1;
-}
-
-static int wire_error(mp_diag_t *diag, int code, uint64_t off, const char *what)
-{
-	return mp_diag_set(diag, code, (int64_t)off, -1,
-			   code == MP_ETRUNCATED ? "%s: a field runs past the end of its message"
-						 : "%s: invalid field (bad varint, field number or wire type)",
-			   what);
-}
-
-static int decode_stat(xp_file *f, const uint8_t *base, uint64_t base_off, const uint8_t *p, const uint8_t *e,
-		       xp_mev *ev, mp_diag_t *diag)
-{
+	mp_pw_cursor_t sc;
+	mp_pw_field_t fl;
 	xp_stat v = {0, 0, 0};
 	int64_t mid = 0;
 	uint32_t meta;
-	int kind;
+	int kind, rc;
 
-	while (p < e) {
-		const uint8_t *at = p, *q = NULL;
-		uint64_t tag, val = 0, len = 0;
-		int rc = vread(&p, e, &tag);
-
-		if (rc <= 0 || (tag >> 3) == 0)
-			return wire_error(diag, rc == 0 ? MP_ETRUNCATED : MP_ECORRUPT, base_off + (uint64_t)(at - base),
-					  "XStat");
-		rc = field_value(&p, e, (int)(tag & 7), &val, &q, &len);
-		if (rc < 0)
-			return wire_error(diag, rc, base_off + (uint64_t)(at - base), "XStat");
-		switch (tag) {
-		case (1 << 3) | PB_VARINT:
-			mid = (int64_t)val;
+	mp_pw_cursor_sub(&sc, c, sf, "XStat");
+	while ((rc = mp_pw_next(&sc, &fl)) > 0) {
+		switch (fl.num << 3 | fl.wt) {
+		case (1 << 3) | MP_PW_VARINT:
+			mid = (int64_t)fl.val;
 			break;
-		case (2 << 3) | PB_I64:
-			v = (xp_stat){XV_DOUBLE, val, 0};
+		case (2 << 3) | MP_PW_I64:
+			v = (xp_stat){XV_DOUBLE, fl.val, 0};
 			break;
-		case (3 << 3) | PB_VARINT:
-		case (4 << 3) | PB_VARINT:
-		case (7 << 3) | PB_VARINT:
-			v = (xp_stat){(uint8_t)(tag >> 3), val, 0};
+		case (3 << 3) | MP_PW_VARINT:
+		case (4 << 3) | MP_PW_VARINT:
+		case (7 << 3) | MP_PW_VARINT:
+			v = (xp_stat){(uint8_t)fl.num, fl.val, 0};
 			break;
-		case (5 << 3) | PB_LEN:
-		case (6 << 3) | PB_LEN:
-		case (8 << 3) | PB_LEN:
-			v = (xp_stat){(uint8_t)(tag >> 3), base_off + (uint64_t)(q - base), len};
+		case (5 << 3) | MP_PW_LEN:
+		case (6 << 3) | MP_PW_LEN:
+		case (8 << 3) | MP_PW_LEN:
+			v = (xp_stat){(uint8_t)fl.num, fl.start, fl.len};
 			break;
 		default:
 			break;
 		}
 	}
+	if (rc < 0)
+		return rc;
 	if (!stat_meta(f, mid, &meta))
 		return 0;
 	kind = (int)(meta & 31);
@@ -147,49 +76,47 @@ static int decode_stat(xp_file *f, const uint8_t *base, uint64_t base_off, const
 }
 
 /* Decode the XEvent in [start, end) (it is read into the window whole: one
- * pread at most, then plain pointer walking: this is the hot loop). Returns
- * 1 for a memory event (ev filled), 0 for any other event, negative on
- * error. String stats keep their file offsets (xp_stat_string reads them
- * through the same window). */
-int xp_decode_event(xp_file *f, pb_rd *rd, uint64_t start, uint64_t end, xp_mev *ev)
+ * pread at most, then the memory face of the wire decoder: this is the hot
+ * loop). Returns 1 for a memory event (ev filled), 0 for any other event,
+ * negative on error. String stats keep their file offsets (xp_stat_string
+ * reads them through the same window). */
+int xp_decode_event(xp_file *f, mp_pw_window_t *rd, uint64_t start, uint64_t end, xp_mev *ev)
 {
-	const uint8_t *base, *p, *e;
+	const uint8_t *base;
+	mp_pw_cursor_t c;
+	mp_pw_field_t fl;
 	uint32_t kind = 0;
 	int rc, have_meta = 0;
 
-	rc = pb_rd_ptr(rd, start, (size_t)(end - start), &base);
+	rc = mp_pw_window_get(rd, start, (size_t)(end - start), &base);
 	if (rc < 0)
 		return rc;
-	p = base;
-	e = base + (end - start);
+	mp_pw_cursor_init(&c, base, (size_t)(end - start), start, "XEvent", rd->diag);
 	ev->memkey = 0;
 	ev->offset_ps = 0;
 	memset(ev->st, 0, sizeof(ev->st));
-	while (p < e) {
-		const uint8_t *at = p, *q = NULL;
-		uint64_t tag, val = 0, len = 0;
-
-		rc = vread(&p, e, &tag);
-		if (rc <= 0 || (tag >> 3) == 0)
-			return wire_error(rd->diag, rc == 0 ? MP_ETRUNCATED : MP_ECORRUPT, start + (uint64_t)(at - base),
-					  "XEvent");
-		rc = field_value(&p, e, (int)(tag & 7), &val, &q, &len);
-		if (rc < 0)
-			return wire_error(rd->diag, rc, start + (uint64_t)(at - base), "XEvent");
-		if (tag == ((1 << 3) | PB_VARINT)) {
+	while ((rc = mp_pw_next(&c, &fl)) > 0) {
+		switch (fl.num << 3 | fl.wt) {
+		case (1 << 3) | MP_PW_VARINT:
 			/* metadata_id comes first in serialized events: stop early
 			 * for the (many) events that are not memory events. */
-			if (!event_kind(f, (int64_t)val, &kind))
+			if (!event_kind(f, (int64_t)fl.val, &kind))
 				return 0;
 			have_meta = 1;
-		} else if (tag == ((2 << 3) | PB_VARINT)) {
-			ev->offset_ps = (int64_t)val;
-		} else if (tag == ((4 << 3) | PB_LEN)) {
-			rc = decode_stat(f, base, start, q, q + len, ev, rd->diag);
-			if (rc < 0)
+			break;
+		case (2 << 3) | MP_PW_VARINT:
+			ev->offset_ps = (int64_t)fl.val;
+			break;
+		case (4 << 3) | MP_PW_LEN:
+			if ((rc = decode_stat(f, &c, &fl, ev)) < 0)
 				return rc;
+			break;
+		default:
+			break;
 		}
 	}
+	if (rc < 0)
+		return rc;
 	if (!have_meta)
 		return 0; /* metadata_id 0 is never a memory event's */
 	ev->kind = (int)kind;
@@ -231,7 +158,7 @@ double xp_stat_double(const xp_stat *st)
 	}
 }
 
-static int64_t gz_string(xp_source *s, pb_rd *rd, const xp_stat *st)
+static int64_t gz_string(xp_source *s, mp_pw_window_t *rd, const xp_stat *st)
 {
 	const uint8_t *p;
 	unsigned char *out;
@@ -239,7 +166,7 @@ static int64_t gz_string(xp_source *s, pb_rd *rd, const xp_stat *st)
 	int rc, zr;
 	size_t cap = 1u << 20;
 
-	rc = pb_rd_ptr(rd, st->val, (size_t)st->len, &p);
+	rc = mp_pw_window_get(rd, st->val, (size_t)st->len, &p);
 	if (rc < 0)
 		return rc;
 	out = malloc(cap);
@@ -266,7 +193,7 @@ static int64_t gz_string(xp_source *s, pb_rd *rd, const xp_stat *st)
 	return (uint32_t)rc == UINT32_MAX ? MP_ENOMEM : (int64_t)(uint32_t)rc;
 }
 
-int64_t xp_stat_string(xp_source *s, xp_file *f, pb_rd *rd, const xp_stat *st)
+int64_t xp_stat_string(xp_source *s, xp_file *f, mp_pw_window_t *rd, const xp_stat *st)
 {
 	const uint8_t *p;
 	uint32_t meta, nid, id;
@@ -275,7 +202,7 @@ int64_t xp_stat_string(xp_source *s, xp_file *f, pb_rd *rd, const xp_stat *st)
 	switch (st->slot) {
 	case XV_STR:
 	case XV_BYTES:
-		rc = pb_rd_ptr(rd, st->val, (size_t)st->len, &p);
+		rc = mp_pw_window_get(rd, st->val, (size_t)st->len, &p);
 		if (rc < 0)
 			return rc;
 		id = mp_strtab_intern(&s->strs, (const char *)p, (size_t)st->len);
@@ -302,7 +229,7 @@ int64_t xp_stat_string(xp_source *s, xp_file *f, pb_rd *rd, const xp_stat *st)
 	}
 }
 
-int64_t xp_memkey(xp_source *s, xp_file *f, pb_rd *rd, const xp_mev *ev)
+int64_t xp_memkey(xp_source *s, xp_file *f, mp_pw_window_t *rd, const xp_mev *ev)
 {
 	char num[32];
 	uint32_t id;
@@ -349,7 +276,8 @@ static int64_t mem_index(xp_source *s, uint32_t fi, uint32_t key)
 	return s->nmems++;
 }
 
-static int index_event(xp_source *s, uint32_t fi, pb_rd *rd, const pb_field *ef, uint32_t line, int64_t ts)
+static int index_event(xp_source *s, uint32_t fi, mp_pw_window_t *rd, const mp_pw_field_t *ef, uint32_t line,
+		       int64_t ts)
 {
 	xp_file *f = &s->files[fi];
 	xp_mev ev;
@@ -366,7 +294,7 @@ static int index_event(xp_source *s, uint32_t fi, pb_rd *rd, const pb_field *ef,
 		return (int)key;
 	mi = mem_index(s, fi, (uint32_t)key);
 	if (mi < 0)
-		return mp_diag_set(rd->diag, (int)mi, (int64_t)ef->at, -1, "too many allocators");
+		return mp_diag_set(rd->diag, (int)mi, (int64_t)ef->off, -1, "too many allocators");
 	m = &s->mems[mi];
 	/* xprof's peak: stack + heap, the last event (in stored order) that
 	 * reaches the maximum wins; capacity is read at that event. */
@@ -390,7 +318,7 @@ static int index_event(xp_source *s, uint32_t fi, pb_rd *rd, const pb_field *ef,
 	t = ev.offset_ps >= 0 ? ev.offset_ps / 1000 : -((-(ev.offset_ps + 1)) / 1000) - 1;
 	sat_add(ts, t, &t);
 	s->idx[s->nidx].t = t;
-	s->idx[s->nidx].loc = ((uint64_t)fi << 56) | ((uint64_t)(line & 0xffff) << XP_OFF_BITS) | ef->at;
+	s->idx[s->nidx].loc = ((uint64_t)fi << 56) | ((uint64_t)(line & 0xffff) << XP_OFF_BITS) | ef->off;
 	s->nidx++;
 	return 0;
 }
@@ -398,40 +326,40 @@ static int index_event(xp_source *s, uint32_t fi, pb_rd *rd, const pb_field *ef,
 int xp_index_file(xp_source *s, uint32_t fi, mp_diag_t *diag)
 {
 	xp_file *f = &s->files[fi];
-	pb_rd rd;
-	pb_cur pc;
-	pb_field lf, fl;
+	mp_pw_window_t rd;
+	mp_pw_fcursor_t pc;
+	mp_pw_field_t lf, fl;
 	uint32_t line = 0;
 	int rc;
 
 	if (!f->has_plane || f->evmeta.n == 0)
 		return 0;
-	rc = pb_rd_init(&rd, f->fd, f->size, XP_SCAN_BUF, XP_MAX_FIELD);
+	rc = mp_pw_window_init(&rd, f->fd, f->size, XP_SCAN_BUF, XP_MAX_FIELD);
 	if (rc < 0)
 		return rc;
 	rd.diag = diag;
-	pc = (pb_cur){&rd, f->plane_start, f->plane_end};
-	while ((rc = pb_next(&pc, &lf, "XPlane")) > 0) {
-		pb_cur lc;
+	mp_pw_fcursor_init(&pc, &rd, f->plane_start, f->plane_end, "XPlane");
+	while ((rc = mp_pw_fnext(&pc, &lf)) > 0) {
+		mp_pw_fcursor_t lc;
 		int64_t ts = 0;
 		uint64_t before;
 
-		if (lf.num != 3 || lf.wt != PB_LEN)
+		if (lf.num != 3 || lf.wt != MP_PW_LEN)
 			continue;
 		/* timestamp_ns first (it precedes the events when serialized,
 		 * but a reader must not depend on field order) */
-		lc = (pb_cur){&rd, lf.start, lf.start + lf.len};
-		while ((rc = pb_next(&lc, &fl, "XLine")) > 0)
-			if (fl.num == 3 && fl.wt == PB_VARINT)
+		mp_pw_fcursor_sub(&lc, &pc, &lf, "XLine");
+		while ((rc = mp_pw_fnext(&lc, &fl)) > 0)
+			if (fl.num == 3 && fl.wt == MP_PW_VARINT)
 				ts = (int64_t)fl.val;
 		if (rc < 0)
 			break;
 		if (s->xprof_clock)
 			ts = 0; /* xprof: XEvent.offset_ps alone */
 		before = s->nidx;
-		lc = (pb_cur){&rd, lf.start, lf.start + lf.len};
-		while ((rc = pb_next(&lc, &fl, "XLine")) > 0) {
-			if (fl.num != 4 || fl.wt != PB_LEN)
+		mp_pw_fcursor_sub(&lc, &pc, &lf, "XLine");
+		while ((rc = mp_pw_fnext(&lc, &fl)) > 0) {
+			if (fl.num != 4 || fl.wt != MP_PW_LEN)
 				continue;
 			rc = index_event(s, fi, &rd, &fl, line, ts);
 			if (rc < 0)
@@ -446,6 +374,6 @@ int xp_index_file(xp_source *s, uint32_t fi, mp_diag_t *diag)
 		}
 		line++;
 	}
-	pb_rd_free(&rd);
+	mp_pw_window_free(&rd);
 	return rc < 0 ? rc : 0;
 }

@@ -214,7 +214,7 @@ static void xp_close(mp_source_t *src)
 		xp_file_close(&s->files[i]);
 	free(s->files);
 	for (i = 0; i < XP_NSLOTS; i++)
-		pb_rd_free(&s->slots[i]);
+		mp_pw_window_free(&s->slots[i]);
 	for (i = 0; i < s->nmems; i++)
 		free(s->mems[i].name);
 	free(s->mems);
@@ -332,26 +332,23 @@ fail:
 	return rc;
 }
 
-static pb_rd *slot_for(xp_source *s, uint32_t fi, uint32_t line)
+static mp_pw_window_t *slot_for(xp_source *s, uint32_t fi, uint32_t line)
 {
 	uint32_t k = (fi * 31u + line) % XP_NSLOTS;
-	pb_rd *r = &s->slots[k];
+	mp_pw_window_t *r = &s->slots[k];
 
 	if (!r->buf) {
-		if (pb_rd_init(r, s->files[fi].fd, s->files[fi].size, SLOT_BUF, SLOT_MAX) < 0)
+		if (mp_pw_window_init(r, s->files[fi].fd, s->files[fi].size, SLOT_BUF, SLOT_MAX) < 0)
 			return NULL;
 		s->slot_key[k] = (int)fi;
 	} else if (s->slot_key[k] != (int)fi) {
-		r->fd = s->files[fi].fd;
-		r->size = s->files[fi].size;
-		r->blen = 0;
-		r->boff = 0;
+		mp_pw_window_retarget(r, s->files[fi].fd, s->files[fi].size);
 		s->slot_key[k] = (int)fi;
 	}
 	return r;
 }
 
-static int64_t str_or_null(xp_source *s, xp_file *f, pb_rd *rd, const xp_stat *st)
+static int64_t str_or_null(xp_source *s, xp_file *f, mp_pw_window_t *rd, const xp_stat *st)
 {
 	int64_t id = xp_stat_string(s, f, rd, st);
 
@@ -366,9 +363,9 @@ static int fill_event(xp_source *s, const xp_entry *e, mp_event_t *ev, mp_diag_t
 	uint32_t fi = (uint32_t)(e->loc >> 56), line = (uint32_t)((e->loc >> XP_OFF_BITS) & 0xffff);
 	uint64_t off = e->loc & XP_OFF_MASK;
 	xp_file *f = &s->files[fi];
-	pb_rd *rd = slot_for(s, fi, line);
-	pb_cur c;
-	pb_field fl;
+	mp_pw_window_t *rd = slot_for(s, fi, line);
+	mp_pw_fcursor_t c;
+	mp_pw_field_t fl;
 	xp_mev mev;
 	int64_t key, op, shape, region, dtype_id = 0, step;
 	uint32_t mem;
@@ -377,9 +374,9 @@ static int fill_event(xp_source *s, const xp_entry *e, mp_event_t *ev, mp_diag_t
 	if (!rd)
 		return MP_ENOMEM;
 	rd->diag = diag; /* the caller names the file on error */
-	c = (pb_cur){rd, off, f->plane_end};
-	rc = pb_next(&c, &fl, "XLine");
-	if (rc <= 0 || fl.wt != PB_LEN)
+	mp_pw_fcursor_init(&c, rd, off, f->plane_end, "XLine");
+	rc = mp_pw_fnext(&c, &fl);
+	if (rc <= 0 || fl.wt != MP_PW_LEN)
 		return rc < 0 ? rc : mp_diag_set(diag, MP_ECORRUPT, (int64_t)off, -1, "the file changed while being read");
 	rc = xp_decode_event(f, rd, fl.start, fl.start + fl.len, &mev);
 	if (rc <= 0)

@@ -3,8 +3,9 @@
  * when it closes (lengths must precede contents in the wire format). */
 #include <memprof/xspace_build.h>
 
-#include "pbwire.h"
-#include "strtab.h"
+#include <memprof/protowire.h>
+
+#include "xplane_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +16,7 @@
 #include <zlib.h>
 
 struct mp_xsb {
-	pb_buf space, hosts, plane, lines, line, event;
+	mp_pw_buf_t space, hosts, plane, lines, line, event;
 	int in_plane, in_line, in_event;
 	mp_strtab_t evnames, statnames;
 	int err;
@@ -36,12 +37,12 @@ void mp_xsb_free(mp_xsb_t *b)
 {
 	if (!b)
 		return;
-	pb_buf_free(&b->space);
-	pb_buf_free(&b->hosts);
-	pb_buf_free(&b->plane);
-	pb_buf_free(&b->lines);
-	pb_buf_free(&b->line);
-	pb_buf_free(&b->event);
+	mp_pw_buf_free(&b->space);
+	mp_pw_buf_free(&b->hosts);
+	mp_pw_buf_free(&b->plane);
+	mp_pw_buf_free(&b->lines);
+	mp_pw_buf_free(&b->line);
+	mp_pw_buf_free(&b->event);
 	mp_strtab_free(&b->evnames);
 	mp_strtab_free(&b->statnames);
 	free(b);
@@ -51,7 +52,7 @@ static void close_event(mp_xsb_t *b)
 {
 	if (!b->in_event)
 		return;
-	pb_put_msg(&b->line, 4, &b->event);
+	mp_pw_put_msg(&b->line, 4, &b->event);
 	b->event.len = 0;
 	b->in_event = 0;
 }
@@ -61,28 +62,28 @@ static void close_line(mp_xsb_t *b)
 	close_event(b);
 	if (!b->in_line)
 		return;
-	pb_put_msg(&b->lines, 3, &b->line);
+	mp_pw_put_msg(&b->lines, 3, &b->line);
 	b->line.len = 0;
 	b->in_line = 0;
 }
 
-static void put_metadata(pb_buf *plane, uint32_t field, const mp_strtab_t *names)
+void xp_put_meta(mp_pw_buf_t *plane, uint32_t field, uint64_t id, const char *name)
 {
-	pb_buf entry = {0}, val = {0};
-	uint32_t id;
+	mp_pw_buf_t e = {0}, v = {0};
 
-	for (id = 1; id < names->count; id++) {
-		entry.len = val.len = 0;
-		pb_put_uint(&val, 1, id);
-		pb_put_str(&val, 2, mp_strtab_get(names, id));
-		pb_put_uint(&entry, 1, id);
-		pb_put_msg(&entry, 2, &val);
-		pb_put_msg(plane, field, &entry);
-	}
-	if (entry.oom || val.oom)
-		plane->oom = 1;
-	pb_buf_free(&entry);
-	pb_buf_free(&val);
+	mp_pw_put_uint(&v, 1, id);
+	mp_pw_put_str(&v, 2, name);
+	mp_pw_put_uint(&e, 1, id);
+	mp_pw_put_msg(&e, 2, &v);
+	mp_pw_put_msg(plane, field, &e);
+	mp_pw_buf_free(&e);
+	mp_pw_buf_free(&v);
+}
+
+static void put_metadata(mp_pw_buf_t *plane, uint32_t field, const mp_strtab_t *names)
+{
+	for (uint32_t id = 1; id < names->count; id++)
+		xp_put_meta(plane, field, id, mp_strtab_get(names, id));
 }
 
 static void close_plane(mp_xsb_t *b)
@@ -90,12 +91,12 @@ static void close_plane(mp_xsb_t *b)
 	close_line(b);
 	if (!b->in_plane)
 		return;
-	pb_put_raw(&b->plane, b->lines.data, b->lines.len);
+	mp_pw_put_raw(&b->plane, b->lines.data, b->lines.len);
 	if (b->lines.oom)
 		b->plane.oom = 1;
 	put_metadata(&b->plane, 4, &b->evnames);
 	put_metadata(&b->plane, 5, &b->statnames);
-	pb_put_msg(&b->space, 1, &b->plane);
+	mp_pw_put_msg(&b->space, 1, &b->plane);
 	b->plane.len = b->lines.len = 0;
 	mp_strtab_free(&b->evnames);
 	mp_strtab_free(&b->statnames);
@@ -104,14 +105,14 @@ static void close_plane(mp_xsb_t *b)
 
 void mp_xsb_hostname(mp_xsb_t *b, const char *host)
 {
-	pb_put_str(&b->hosts, 4, host);
+	mp_pw_put_str(&b->hosts, 4, host);
 }
 
 void mp_xsb_plane(mp_xsb_t *b, int64_t id, const char *name)
 {
 	close_plane(b);
-	pb_put_uint(&b->plane, 1, (uint64_t)id);
-	pb_put_str(&b->plane, 2, name);
+	mp_pw_put_uint(&b->plane, 1, (uint64_t)id);
+	mp_pw_put_str(&b->plane, 2, name);
 	b->in_plane = 1;
 }
 
@@ -122,9 +123,9 @@ void mp_xsb_line(mp_xsb_t *b, int64_t id, const char *name, int64_t timestamp_ns
 		return;
 	}
 	close_line(b);
-	pb_put_uint(&b->line, 1, (uint64_t)id);
-	pb_put_str(&b->line, 2, name);
-	pb_put_uint(&b->line, 3, (uint64_t)timestamp_ns);
+	mp_pw_put_uint(&b->line, 1, (uint64_t)id);
+	mp_pw_put_str(&b->line, 2, name);
+	mp_pw_put_uint(&b->line, 3, (uint64_t)timestamp_ns);
 	b->in_line = 1;
 }
 
@@ -146,87 +147,87 @@ void mp_xsb_event(mp_xsb_t *b, const char *name, int64_t offset_ps, int64_t dura
 		return;
 	}
 	close_event(b);
-	pb_put_uint(&b->event, 1, intern(b, &b->evnames, name));
-	pb_put_uint(&b->event, 2, (uint64_t)offset_ps);
+	mp_pw_put_uint(&b->event, 1, intern(b, &b->evnames, name));
+	mp_pw_put_uint(&b->event, 2, (uint64_t)offset_ps);
 	if (duration_ps)
-		pb_put_uint(&b->event, 3, (uint64_t)duration_ps);
+		mp_pw_put_uint(&b->event, 3, (uint64_t)duration_ps);
 	b->in_event = 1;
 }
 
 /* XStat: {1: metadata_id, <field>: value} appended as XEvent.stats (4). */
-static int stat_begin(mp_xsb_t *b, pb_buf *st, const char *stat)
+static int stat_begin(mp_xsb_t *b, mp_pw_buf_t *st, const char *stat)
 {
 	if (!b->in_event) {
 		b->err = MP_EUSAGE;
 		return -1;
 	}
 	memset(st, 0, sizeof(*st));
-	pb_put_uint(st, 1, intern(b, &b->statnames, stat));
+	mp_pw_put_uint(st, 1, intern(b, &b->statnames, stat));
 	return 0;
 }
 
-static void stat_end(mp_xsb_t *b, pb_buf *st)
+static void stat_end(mp_xsb_t *b, mp_pw_buf_t *st)
 {
-	pb_put_msg(&b->event, 4, st);
-	pb_buf_free(st);
+	mp_pw_put_msg(&b->event, 4, st);
+	mp_pw_buf_free(st);
 }
 
 void mp_xsb_stat_int(mp_xsb_t *b, const char *stat, int64_t v)
 {
-	pb_buf st;
+	mp_pw_buf_t st;
 
 	if (stat_begin(b, &st, stat) == 0) {
-		pb_put_uint(&st, 4, (uint64_t)v);
+		mp_pw_put_uint(&st, 4, (uint64_t)v);
 		stat_end(b, &st);
 	}
 }
 
 void mp_xsb_stat_uint(mp_xsb_t *b, const char *stat, uint64_t v)
 {
-	pb_buf st;
+	mp_pw_buf_t st;
 
 	if (stat_begin(b, &st, stat) == 0) {
-		pb_put_uint(&st, 3, v);
+		mp_pw_put_uint(&st, 3, v);
 		stat_end(b, &st);
 	}
 }
 
 void mp_xsb_stat_double(mp_xsb_t *b, const char *stat, double v)
 {
-	pb_buf st;
+	mp_pw_buf_t st;
 
 	if (stat_begin(b, &st, stat) == 0) {
-		pb_put_double(&st, 2, v);
+		mp_pw_put_double(&st, 2, v);
 		stat_end(b, &st);
 	}
 }
 
 void mp_xsb_stat_str(mp_xsb_t *b, const char *stat, const char *v)
 {
-	pb_buf st;
+	mp_pw_buf_t st;
 
 	if (stat_begin(b, &st, stat) == 0) {
-		pb_put_str(&st, 5, v);
+		mp_pw_put_str(&st, 5, v);
 		stat_end(b, &st);
 	}
 }
 
 void mp_xsb_stat_ref(mp_xsb_t *b, const char *stat, const char *v)
 {
-	pb_buf st;
+	mp_pw_buf_t st;
 
 	if (stat_begin(b, &st, stat) == 0) {
-		pb_put_uint(&st, 7, intern(b, &b->statnames, v));
+		mp_pw_put_uint(&st, 7, intern(b, &b->statnames, v));
 		stat_end(b, &st);
 	}
 }
 
 void mp_xsb_stat_bytes(mp_xsb_t *b, const char *stat, const char *v)
 {
-	pb_buf st;
+	mp_pw_buf_t st;
 
 	if (stat_begin(b, &st, stat) == 0) {
-		pb_put_str(&st, 6, v);
+		mp_pw_put_str(&st, 6, v);
 		stat_end(b, &st);
 	}
 }
@@ -235,7 +236,7 @@ void mp_xsb_stat_gzstr(mp_xsb_t *b, const char *stat, const char *v)
 {
 	unsigned char out[4096];
 	z_stream z;
-	pb_buf st;
+	mp_pw_buf_t st;
 
 	memset(&z, 0, sizeof(z));
 	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
@@ -253,7 +254,7 @@ void mp_xsb_stat_gzstr(mp_xsb_t *b, const char *stat, const char *v)
 	}
 	deflateEnd(&z);
 	if (stat_begin(b, &st, stat) == 0) {
-		pb_put_bytes(&st, 8, out, sizeof(out) - z.avail_out);
+		mp_pw_put_bytes(&st, 8, out, sizeof(out) - z.avail_out);
 		stat_end(b, &st);
 	}
 }
@@ -262,7 +263,7 @@ int mp_xsb_finish(mp_xsb_t *b, const uint8_t **data, size_t *len)
 {
 	close_plane(b);
 	if (b->hosts.len) {
-		pb_put_raw(&b->space, b->hosts.data, b->hosts.len);
+		mp_pw_put_raw(&b->space, b->hosts.data, b->hosts.len);
 		b->hosts.len = 0;
 	}
 	if (b->space.oom || b->hosts.oom || b->plane.oom || b->lines.oom || b->line.oom || b->event.oom)

@@ -12,6 +12,12 @@
  * path only while it exceeds them; a gap that shrinks costs a rescan only
  * when it was its leaf's maximum. Deletions merge or rebalance nodes that
  * fall below a quarter full, so memory stays proportional to the items.
+ *
+ * This file: the nodes' pool, searches, insertion and removal, in one
+ * file because insertion and removal are the solver's hot path and the
+ * helpers they share, the pool's included, are compiled into them. The
+ * bulk build is fragidx_build.c; creating and destroying an index
+ * fragidx_life.c.
  */
 #include "fragidx_impl.h"
 
@@ -25,7 +31,7 @@
  * leaf has h.leaf == LEAF_DEAD, a reused one is checked for the key. */
 #define CHUNK_LEAVES 64
 
-static fx_leaf_t *leaf_new(fx_index_t *fx)
+fx_leaf_t *fx_leaf_new(fx_index_t *fx)
 {
 	fx_leaf_t *l = fx->free_leaves;
 
@@ -57,7 +63,7 @@ static fx_leaf_t *leaf_new(fx_index_t *fx)
 	return l;
 }
 
-static void leaf_release(fx_index_t *fx, fx_leaf_t *l)
+void fx_leaf_release(fx_index_t *fx, fx_leaf_t *l)
 {
 	l->h.leaf = LEAF_DEAD;
 	l->h.n = 0;
@@ -68,45 +74,13 @@ static void leaf_release(fx_index_t *fx, fx_leaf_t *l)
 	fx->nodes--;
 }
 
-static fx_inner_t *inner_new(fx_index_t *fx)
+fx_inner_t *fx_inner_new(fx_index_t *fx)
 {
 	fx_inner_t *in = calloc(1, sizeof(*in));
 
 	if (in)
 		fx->nodes++;
 	return in;
-}
-
-void fx_init(fx_index_t *fx)
-{
-	memset(fx, 0, sizeof(*fx));
-}
-
-static void node_free(fx_node_t *n)
-{
-	if (!n || n->leaf) /* leaves go with their chunks */
-		return;
-	for (uint32_t i = 0; i < n->n; i++)
-		node_free(((fx_inner_t *)n)->child[i]);
-	free(n);
-}
-
-void fx_destroy(fx_index_t *fx)
-{
-	node_free(fx->root);
-	for (size_t i = 0; i < fx->nchunks; i++)
-		free(fx->chunks[i]);
-	free(fx->chunks);
-	memset(fx, 0, sizeof(*fx));
-}
-
-/* Children from index `from` on get their pidx (after a shift). */
-static void fix_pidx(fx_inner_t *p, uint32_t from)
-{
-	for (uint32_t i = from; i < p->h.n; i++) {
-		p->child[i]->pidx = i;
-		p->child[i]->parent = p;
-	}
 }
 
 /* Recompute node's maximum and carry it up. Without full, stop as soon as an
@@ -216,7 +190,7 @@ static void inner_insert_at(fx_inner_t *p, uint32_t i, fx_node_t *c, uint64_t sk
 	p->key[i] = sk;
 	p->cmax[i] = c->maxgap;
 	p->h.n++;
-	fix_pidx(p, i);
+	fx_fix_pidx(p, i);
 }
 
 /* Put right just after left under left's parent (splitting upwards as
@@ -227,7 +201,7 @@ static int insert_child(fx_index_t *fx, fx_node_t *left, fx_node_t *right, uint6
 	uint32_t i;
 
 	if (!p) {
-		p = inner_new(fx);
+		p = fx_inner_new(fx);
 		if (!p)
 			return MP_ENOMEM;
 		p->h.n = 2;
@@ -237,7 +211,7 @@ static int insert_child(fx_index_t *fx, fx_node_t *left, fx_node_t *right, uint6
 		p->cmax[0] = left->maxgap;
 		p->cmax[1] = right->maxgap;
 		p->h.maxgap = node_max(&p->h);
-		fix_pidx(p, 0);
+		fx_fix_pidx(p, 0);
 		fx->root = &p->h;
 		return 0;
 	}
@@ -245,7 +219,7 @@ static int insert_child(fx_index_t *fx, fx_node_t *left, fx_node_t *right, uint6
 	p->cmax[i] = left->maxgap;
 	i++;
 	if (p->h.n == FAN) {
-		fx_inner_t *q = inner_new(fx);
+		fx_inner_t *q = fx_inner_new(fx);
 		uint32_t half = FAN / 2;
 
 		if (!q)
@@ -255,7 +229,7 @@ static int insert_child(fx_index_t *fx, fx_node_t *left, fx_node_t *right, uint6
 		memcpy(q->cmax, &p->cmax[half], (FAN - half) * sizeof(q->cmax[0]));
 		q->h.n = FAN - half;
 		p->h.n = (uint16_t)half;
-		fix_pidx(q, 0);
+		fx_fix_pidx(q, 0);
 		target = p;
 		if (i > half) {
 			target = q;
@@ -280,7 +254,7 @@ int fx_insert(fx_index_t *fx, uint64_t addr, uint64_t end, int kind, void **wher
 		return MP_ELIMIT;
 	k = PACK(addr, kind);
 	if (!fx->root) {
-		l = leaf_new(fx);
+		l = fx_leaf_new(fx);
 		if (!l)
 			return MP_ENOMEM;
 		fx->root = &l->h;
@@ -293,7 +267,7 @@ int fx_insert(fx_index_t *fx, uint64_t addr, uint64_t end, int kind, void **wher
 		l = descend(fx, k);
 	pos = count_le(l->key, 0, l->h.n, k);
 	if (l->h.n == LEAF_CAP) {
-		fx_leaf_t *r = leaf_new(fx);
+		fx_leaf_t *r = fx_leaf_new(fx);
 		uint32_t half = LEAF_CAP / 2, m = LEAF_CAP - half;
 		int rc;
 
@@ -352,7 +326,7 @@ static void inner_remove_at(fx_inner_t *p, uint32_t i)
 	memmove(&p->key[i], &p->key[i + 1], m * sizeof(p->key[0]));
 	memmove(&p->cmax[i], &p->cmax[i + 1], m * sizeof(p->cmax[0]));
 	p->h.n--;
-	fix_pidx(p, i);
+	fx_fix_pidx(p, i);
 }
 
 static void collapse_root(fx_index_t *fx)
@@ -396,7 +370,7 @@ static void rebalance_inner(fx_index_t *fx, fx_inner_t *node)
 			left->cmax[base + j] = right->cmax[j];
 		}
 		left->h.n = (uint16_t)(left->h.n + right->h.n);
-		fix_pidx(left, base);
+		fx_fix_pidx(left, base);
 		inner_remove_at(p, ri);
 		free(right);
 		fx->nodes--;
@@ -410,7 +384,7 @@ static void rebalance_inner(fx_index_t *fx, fx_inner_t *node)
 		left->key[n] = p->key[ri];
 		left->cmax[n] = right->cmax[0];
 		left->h.n++;
-		fix_pidx(left, n);
+		fx_fix_pidx(left, n);
 		p->key[ri] = right->key[1];
 		inner_remove_at(right, 0);
 	}
@@ -423,7 +397,7 @@ static void rebalance_inner(fx_index_t *fx, fx_inner_t *node)
 		right->cmax[0] = left->cmax[n];
 		right->key[1] = p->key[ri];
 		right->h.n++;
-		fix_pidx(right, 0);
+		fx_fix_pidx(right, 0);
 		p->key[ri] = left->key[n];
 		left->h.n--;
 	}
@@ -459,7 +433,7 @@ static void rebalance_leaf(fx_index_t *fx, fx_leaf_t *l)
 		if (right->next)
 			right->next->prev = left;
 		inner_remove_at(p, ri);
-		leaf_release(fx, right);
+		fx_leaf_release(fx, right);
 		refresh(&left->h, 1);
 		rebalance_inner(fx, p);
 		return;
@@ -533,117 +507,6 @@ int fx_remove(fx_index_t *fx, uint64_t addr, int kind, void *hint)
 	}
 	gap_down(l, removed);
 	rebalance_leaf(fx, l);
-	return 0;
-}
-
-/* Release every node (leaves back to the pool, inner nodes freed). */
-static void release_all(fx_index_t *fx)
-{
-	fx_node_t *n = fx->root;
-	fx_leaf_t *l;
-
-	if (!n)
-		return;
-	while (!n->leaf)
-		n = ((fx_inner_t *)n)->child[0];
-	for (l = (fx_leaf_t *)n; l;) {
-		fx_leaf_t *next = l->next;
-		leaf_release(fx, l);
-		l = next;
-	}
-	node_free(fx->root); /* inner nodes only: leaves go with their chunks */
-	fx->root = NULL;
-	fx->nodes = 0;
-	fx->count = 0;
-	fx->total = 0;
-}
-
-/* Split n things into ceil(n / per) groups as evenly as possible: the size
- * of group g. Groups of 3/4 of the capacity leave room to grow and stay
- * above the quarter-full minimum. */
-static uint32_t share(size_t n, size_t groups, size_t g)
-{
-	return (uint32_t)(n / groups + (g < n % groups));
-}
-
-int fx_build(fx_index_t *fx, const fx_item_t *items, size_t n)
-{
-	const size_t lfill = LEAF_CAP * 3 / 4, ifill = FAN * 3 / 4;
-	size_t nl = (n + lfill - 1) / lfill, at = 0, m;
-	fx_node_t **level;
-	uint64_t *low, prev_end = 0;
-	fx_leaf_t *prev = NULL;
-
-	release_all(fx);
-	if (!n)
-		return 0;
-	level = malloc(nl * sizeof(*level));
-	low = malloc(nl * sizeof(*low));
-	if (!level || !low) {
-		free(level);
-		free(low);
-		return MP_ENOMEM;
-	}
-	for (size_t g = 0; g < nl; g++) {
-		fx_leaf_t *l = leaf_new(fx);
-		uint32_t k = share(n, nl, g);
-		uint64_t mx = 0;
-		if (!l) {
-			free(level);
-			free(low);
-			return MP_ENOMEM;
-		}
-		for (uint32_t i = 0; i < k; i++, at++) {
-			uint64_t key = PACK(items[at].addr, items[at].kind), a = items[at].addr, gap;
-			gap = items[at].kind == FX_START || at == 0 || a <= prev_end ? 0 : a - prev_end;
-			l->key[i] = key;
-			l->end[i] = items[at].end;
-			l->gap[i] = gap;
-			fx->total += gap;
-			mx = gap > mx ? gap : mx;
-			prev_end = items[at].end;
-		}
-		l->h.n = (uint16_t)k;
-		l->h.maxgap = mx;
-		l->prev = prev;
-		if (prev)
-			prev->next = l;
-		prev = l;
-		level[g] = &l->h;
-		low[g] = l->key[0];
-	}
-	fx->count = n;
-	/* Inner levels, bottom up, in place: parents replace their children. */
-	for (m = nl; m > 1;) {
-		size_t np = (m + ifill - 1) / ifill, c = 0;
-		for (size_t g = 0; g < np; g++) {
-			fx_inner_t *in = inner_new(fx);
-			uint32_t k = share(m, np, g);
-			uint64_t mx = 0, lo = low[c];
-			if (!in) {
-				free(level);
-				free(low);
-				return MP_ENOMEM;
-			}
-			for (uint32_t i = 0; i < k; i++, c++) {
-				in->child[i] = level[c];
-				in->key[i] = low[c];
-				in->cmax[i] = level[c]->maxgap;
-				mx = level[c]->maxgap > mx ? level[c]->maxgap : mx;
-			}
-			in->h.n = (uint16_t)k;
-			in->h.maxgap = mx;
-			fix_pidx(in, 0);
-			level[g] = &in->h;
-			low[g] = lo;
-		}
-		m = np;
-	}
-	fx->root = level[0];
-	fx->root->parent = NULL;
-	fx->root->pidx = 0;
-	free(level);
-	free(low);
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /* fragidx_impl.h - node layout of the fragmentation index, shared by
- * fragidx.c (operations) and fragidx_check.c (invariants, for tests).
- * Internal to memprof_solver. */
+ * fragidx.c (the nodes' pool, searches, insertion, removal),
+ * fragidx_build.c (the bulk build), fragidx_life.c (creation, destruction)
+ * and fragidx_check.c (invariants, for tests). Internal to memprof_solver. */
 #ifndef MEMPROF_SOLVER_FRAGIDX_IMPL_H
 #define MEMPROF_SOLVER_FRAGIDX_IMPL_H
 
@@ -53,6 +54,25 @@ static inline uint64_t node_max(const fx_node_t *n)
 		m = v[i] > m ? v[i] : m;
 	return m;
 }
+
+/* Children from index `from` on get their pidx (after a shift). */
+static inline void fx_fix_pidx(fx_inner_t *p, uint32_t from)
+{
+	for (uint32_t i = from; i < p->h.n; i++) {
+		p->child[i]->pidx = i;
+		p->child[i]->parent = p;
+	}
+}
+
+/* fragidx.c: new nodes (empty; NULL when out of memory), and a released
+ * leaf back to the pool (why leaves are pooled: see there). */
+fx_leaf_t *fx_leaf_new(fx_index_t *fx);
+void fx_leaf_release(fx_index_t *fx, fx_leaf_t *l);
+fx_inner_t *fx_inner_new(fx_index_t *fx);
+
+/* fragidx_life.c: free n's inner nodes, n included (leaves go with their
+ * chunks). */
+void fx_node_free(fx_node_t *n);
 
 /* The free gap in front of item i of leaf l. */
 static inline uint64_t calc_gap(const fx_leaf_t *l, uint32_t i)

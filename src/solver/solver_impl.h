@@ -1,5 +1,6 @@
-/* solver_impl.h - the solver's private state, shared by solver.c (events)
- * and results.c (rows, timeline, driver). */
+/* solver_impl.h - the solver's private state, shared by solver.c (the pass
+ * over the events), solver_life.c (creation, accessors, freeing) and
+ * results.c (rows, timeline). */
 #ifndef MEMPROF_SOLVER_IMPL_H
 #define MEMPROF_SOLVER_IMPL_H
 

@@ -1,38 +1,9 @@
 /* test_hlo_units.c - the pieces of memprof_hlo below the public API: the
- * protobuf wire walker, the id map, shape printing and byte sizes. */
+ * id map, shape printing and byte sizes (the protobuf wire walker is
+ * memprof_protowire's: tests/protowire). */
 #include "test_common.h"
 
 #include "internal.h"
-
-static void test_wire(void **state)
-{
-	/* field 1 varint 150 (08 96 01), field 2 "hi" (12 02 68 69), field 3 fixed32 (1d ..) */
-	static const uint8_t msg[] = {0x08, 0x96, 0x01, 0x12, 0x02, 'h', 'i', 0x1d, 1, 0, 0, 0};
-	static const uint8_t bad_len[] = {0x12, 0x05, 'h'};
-	static const uint8_t long_varint[] = {0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f};
-	static const uint8_t group[] = {0x0b};
-	mp_wire_t w;
-	mp_wire_field_t f;
-
-	(void)state;
-	mp_wire_init(&w, msg, sizeof(msg), NULL);
-	assert_int_equal(mp_wire_next(&w, &f), 1);
-	assert_int_equal(f.number, 1);
-	assert_int_equal(f.varint, 150);
-	assert_int_equal(mp_wire_next(&w, &f), 1);
-	assert_int_equal(f.len, 2);
-	assert_memory_equal(f.data, "hi", 2);
-	assert_int_equal(mp_wire_next(&w, &f), 1);
-	assert_int_equal(f.type, 5);
-	assert_int_equal(f.varint, 1);
-	assert_int_equal(mp_wire_next(&w, &f), 0);
-	mp_wire_init(&w, bad_len, sizeof(bad_len), NULL);
-	assert_int_equal(mp_wire_next(&w, &f), MP_ETRUNCATED);
-	mp_wire_init(&w, long_varint, sizeof(long_varint), NULL);
-	assert_int_equal(mp_wire_next(&w, &f), MP_ETRUNCATED); /* 11-byte varint is invalid */
-	mp_wire_init(&w, group, sizeof(group), NULL);
-	assert_int_equal(mp_wire_next(&w, &f), MP_EFORMAT);
-}
 
 static void test_idmap(void **state)
 {
@@ -129,7 +100,6 @@ static void test_shapes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_wire),
 		cmocka_unit_test(test_idmap),
 		cmocka_unit_test(test_shapes),
 	};
