@@ -55,13 +55,13 @@ size_t hx_point_count(const mp_hlo_result_t *r);
 double hx_type_legend(const mp_chart_area_t *a, double x, double y, double max_w, const mp_hlo_result_t *r,
 		      int draw);
 
-/* Text from a module is bytes a hostile file chose: strings are cleaned
- * (mp_utf8_clean) before they are measured or shortened. */
-/* A cleaned copy of s ("" for NULL); caller frees. NULL when out of memory. */
-char *hx_clean_dup(const char *s);
+/* Text from a module is bytes a hostile file chose: what is not UTF-8 is
+ * cleaned where every text enters (mp_scene_text and the painter's measure,
+ * mp_utf8_clean), not here. A copy of s ("" for NULL); caller frees. NULL
+ * when out of memory. */
+char *hx_dup(const char *s);
 
-/* "#3 name" with a shape and a size as a label says it, into buf
- * (cleaned). */
+/* "#3 name" with a shape and a size as a label says it, into buf. */
 const char *hx_buffer_text(char *buf, size_t size, size_t rank, const mp_hlo_buffer_t *b, int with_shape);
 
 #endif

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-char *hx_clean_dup(const char *s)
+char *hx_dup(const char *s)
 {
 	size_t n = s ? strlen(s) : 0;
 	char *d = malloc(n + 1);
@@ -18,7 +18,6 @@ char *hx_clean_dup(const char *s)
 		return NULL;
 	memcpy(d, s ? s : "", n);
 	d[n] = '\0';
-	mp_utf8_clean(d);
 	return d;
 }
 
@@ -117,7 +116,6 @@ const char *hx_buffer_text(char *buf, size_t size, size_t rank, const mp_hlo_buf
 		snprintf(buf, size, "#%zu %s \xC2\xB7 %s \xC2\xB7 %s", rank + 1, b->instruction_name, b->shape, sz);
 	else
 		snprintf(buf, size, "#%zu %s \xC2\xB7 %s", rank + 1, b->instruction_name, sz);
-	mp_utf8_clean(buf);
 	return buf;
 }
 
@@ -179,8 +177,6 @@ int mp_chart_hlo_header(const mp_chart_area_t *a, const mp_hlo_result_t *r)
 	snprintf(sub, sizeof(sub), "program id %" PRIu64 " \xC2\xB7 entry %s \xC2\xB7 memory colour %" PRId64
 		 " \xC2\xB7 %s \xC2\xB7 %s", r->program_id, r->entry_computation_name ? r->entry_computation_name : "",
 		 r->color, ev, r->compat ? "xprof-compatible mode" : "default mode");
-	mp_utf8_clean(title);
-	mp_utf8_clean(sub);
 	y = cx_header(a, title, sub);
 
 	c[n].label = "Peak heap";

@@ -248,7 +248,6 @@ static void peak_label(space_t *s, double px)
 		snprintf(text, sizeof(text), "%s: %s", head, r->peak_instruction);
 	else
 		snprintf(text, sizeof(text), "%s", head);
-	mp_utf8_clean(text);
 	w = cx_width(s->a, text, CX_SMALL, 1);
 	room = right >= w || right >= left ? right : left;
 	mp_text_fit(s->a->measure, text, CX_SMALL, 1, room, MP_ELLIPSIS_END, fit, sizeof(fit));

@@ -81,12 +81,12 @@ static const char *cell_raw(int c, const mp_hlo_buffer_t *b, size_t rank, char *
 	}
 }
 
-/* The same, cleaned (mp_utf8_clean) into a copy the caller frees. */
+/* The same, in a copy the caller frees. */
 static char *cell(int c, const mp_hlo_buffer_t *b, size_t rank)
 {
 	char buf[CELL];
 
-	return hx_clean_dup(cell_raw(c, b, rank, buf, sizeof(buf)));
+	return hx_dup(cell_raw(c, b, rank, buf, sizeof(buf)));
 }
 
 /* Share `room` px between the flexible columns: each gets what it needs

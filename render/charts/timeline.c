@@ -123,31 +123,34 @@ static int columns(tl_t *t, uint64_t t0, uint64_t t1)
 {
 	const mp_solver_device_t *d = t->d;
 	size_t n = d->timeline_count;
-	double *x = malloc(n * sizeof(*x)), *y = malloc(n * sizeof(*y));
-	mp_column_range_t **out[4] = {&t->use, &t->top, &t->stack, &t->frag};
-	int rc = 0;
+	/* x, the three layers (stack, heap, free), their stacked tops, and
+	 * fragmentation: 8 series of n */
+	double *buf = malloc(8 * (n ? n : 1) * sizeof(*buf));
+	double *x = buf, *layer = buf + n, *tops = buf + 4 * n, *frag = buf + 7 * n;
+	const double *layers[3] = {layer, layer + n, layer + 2 * n};
+	mp_column_range_t **out[4] = {&t->stack, &t->use, &t->top, &t->frag};
 
 	t->ncol = (size_t)t->plot.w;
 	for (int s = 0; s < 4; s++)
 		*out[s] = calloc(t->ncol ? t->ncol : 1, sizeof(mp_column_range_t));
-	if (!x || !y || !t->use || !t->top || !t->stack || !t->frag) {
-		rc = MP_ENOMEM;
-		goto out;
+	if (!buf || !t->use || !t->top || !t->stack || !t->frag) {
+		free(buf);
+		return MP_ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++)
-		x[i] = (double)d->timeline[i].time_ns;
-	for (int s = 0; s < 4; s++) {
-		for (size_t i = 0; i < n; i++) {
-			const mp_solver_point_t *p = &d->timeline[i];
-			y[i] = s == 0 ? (double)in_use(p) : s == 1 ? (double)free_top(p) : s == 2 ? (double)p->stack_bytes
-												  : p->fragmentation;
-		}
-		mp_series_columns(x, y, n, (double)t0, (double)t1, t->ncol, *out[s]);
+	for (size_t i = 0; i < n; i++) {
+		const mp_solver_point_t *p = &d->timeline[i];
+		x[i] = (double)p->time_ns;
+		layer[i] = (double)p->stack_bytes;
+		layer[n + i] = (double)p->heap_bytes;
+		layer[2 * n + i] = p->has_free ? (double)p->free_bytes : 0;
+		frag[i] = p->fragmentation;
 	}
-out:
-	free(x);
-	free(y);
-	return rc;
+	mp_series_stack(layers, 3, n, tops); /* stack; stack + heap; + free */
+	for (int s = 0; s < 3; s++)
+		mp_series_columns(x, tops + (size_t)s * n, n, (double)t0, (double)t1, t->ncol, *out[s]);
+	mp_series_columns(x, frag, n, (double)t0, (double)t1, t->ncol, t->frag);
+	free(buf);
+	return 0;
 }
 
 /* The steps as a lane over the plot, one shaded span per step, numbered
@@ -160,7 +163,7 @@ static void step_lane(tl_t *t)
 	const mp_solver_point_t *p = t->d->timeline;
 	size_t n = t->d->timeline_count, start = 0, shade = 0;
 	double lane_y = t->plot.y - LANE_H - 3;
-	mp_style_t line = cx_stroke(0x9A9A9A, 1, MP_DASH_DOTTED);
+	mp_style_t line = cx_stroke(MP_COLOR_STEP, 1, MP_DASH_DOTTED);
 
 	for (size_t i = 1; i <= n; i++) {
 		if (i < n && (p[i].step == p[start].step || p[i].step < 0))
@@ -229,7 +232,7 @@ static double legend(const tl_t *t, double x, double y, double w, int draw)
 	if (t->d->oom_count)
 		e[n++] = (cx_legend_entry_t){"failed allocation", MP_COLOR_OOM, CX_KEY_MARK};
 	if (t->show_steps && t->nsteps <= 40)
-		e[n++] = (cx_legend_entry_t){"step start", 0x9A9A9A, CX_KEY_TICK};
+		e[n++] = (cx_legend_entry_t){"step start", MP_COLOR_STEP, CX_KEY_TICK};
 	return cx_legend(t->a, x, y, w, e, n, draw);
 }
 

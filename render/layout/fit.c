@@ -73,12 +73,21 @@ int mp_utf8_valid(const char *s)
 	return 1;
 }
 
-static size_t code_points(const char *s)
+/* Code points of s as it will be drawn: cleaned as mp_utf8_clean cleans
+ * it (a '?' for each byte that starts no valid sequence, a sequence cut
+ * off at the end dropped), so that a measure agrees with the painter. */
+static size_t drawn_code_points(const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
 	size_t n = 0;
 
-	for (; *s; s++)
-		n += ((unsigned char)*s & 0xC0) != 0x80;
+	while (*p) {
+		size_t len = sequence(p);
+		if (len == SIZE_MAX)
+			break;
+		p += len ? len : 1;
+		n++;
+	}
 	return n;
 }
 
@@ -86,7 +95,7 @@ static double fixed_width(void *ctx, const char *s, double size, int bold)
 {
 	(void)ctx;
 	(void)bold;
-	return 0.6 * size * (double)code_points(s);
+	return 0.6 * size * (double)drawn_code_points(s);
 }
 
 const mp_text_measure_t mp_text_measure_fixed = {fixed_width, NULL};

@@ -57,18 +57,6 @@ static int parse_i64(const char *s, int64_t *out)
 	return 0;
 }
 
-static int parse_px(const char *opt, const char *s, double *out)
-{
-	int64_t v;
-
-	if (parse_i64(s, &v) < 0 || v < 1 || v > MP_RENDER_MAX_SIDE) {
-		mp_cli_error("%s expects a size in px from 1 to %d, got '%s'", opt, MP_RENDER_MAX_SIDE, s);
-		return -1;
-	}
-	*out = (double)v;
-	return 0;
-}
-
 /* The charts of r into path. Says "memprof: wrote PATH (...)" on stderr,
  * as `memprof plot` does, so that stdout stays the document asked for.
  * Returns an exit code; the message of a failure is printed. */
@@ -165,12 +153,12 @@ int cmd_hlo(int argc, char **argv)
 			plot_opts = 1;
 			break;
 		case OPT_WIDTH:
-			if (parse_px("--width", optarg, &po.width) < 0)
+			if (cli_parse_px(optarg, "--width", (uint32_t)MP_PLOT_MIN_WIDTH, &po.width) < 0)
 				return MP_EXIT_USAGE;
 			plot_opts = 1;
 			break;
 		case OPT_HEIGHT:
-			if (parse_px("--height", optarg, &po.height) < 0)
+			if (cli_parse_px(optarg, "--height", 1, &po.height) < 0)
 				return MP_EXIT_USAGE;
 			plot_opts = 1;
 			break;

@@ -45,19 +45,6 @@ static void usage(FILE *out)
 		"            writable, 4 not a capture or corrupted\n");
 }
 
-/* A size in px: least to 32768. */
-static int parse_px(const char *s, const char *opt, uint32_t least, double *out)
-{
-	uint32_t v;
-
-	if (cli_parse_u32(s, &v) < 0 || v < least || v > MP_RENDER_MAX_SIDE) {
-		mp_cli_error("invalid %s '%s' (expected %u to %d px)", opt, s, least, MP_RENDER_MAX_SIDE);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 int cmd_plot(int argc, char **argv)
 {
 	enum { O_CHART = 256, O_DEVICE, O_STEPS, O_WIDTH, O_HEIGHT, O_TOP, O_OOM_MAPS, O_RUN };
@@ -104,11 +91,11 @@ int cmd_plot(int argc, char **argv)
 			sopt.steps_set = 1;
 			break;
 		case O_WIDTH:
-			if (parse_px(optarg, "--width", (uint32_t)MP_PLOT_MIN_WIDTH, &po.width) < 0)
+			if (cli_parse_px(optarg, "--width", (uint32_t)MP_PLOT_MIN_WIDTH, &po.width) < 0)
 				return MP_EXIT_USAGE;
 			break;
 		case O_HEIGHT:
-			if (parse_px(optarg, "--height", 200, &po.height) < 0)
+			if (cli_parse_px(optarg, "--height", 1, &po.height) < 0)
 				return MP_EXIT_USAGE;
 			break;
 		case O_TOP:

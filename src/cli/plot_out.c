@@ -9,6 +9,18 @@
 #include <string.h>
 #include <sys/stat.h>
 
+int cli_parse_px(const char *s, const char *opt, uint32_t least, double *out)
+{
+	uint32_t v;
+
+	if (cli_parse_u32(s, &v) < 0 || v < least || v > MP_RENDER_MAX_SIDE) {
+		mp_cli_error("invalid %s '%s' (expected %u to %d px)", opt, s, least, MP_RENDER_MAX_SIDE);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 int cli_plot_check_path(const char *path, const char *option)
 {
 	if (mp_render_format_of(path) != MP_RENDER_NONE)

@@ -22,6 +22,12 @@ void cli_picture_font_check(const char *path);
  * asked for. Returns 0 or the painter's error with diag filled. */
 int cli_picture_write(const mp_scene_t *scene, const char *path, mp_diag_t *diag);
 
+/* A picture's side in px for option opt: least to MP_RENDER_MAX_SIDE, or a
+ * usage error (printed) and -1. Widths start at MP_PLOT_MIN_WIDTH; a
+ * height too small for the charts is judged by the layout, which says how
+ * much they need. */
+int cli_parse_px(const char *s, const char *opt, uint32_t least, double *out);
+
 /* A usage error (printed) unless path ends in .svg or .png. */
 int cli_plot_check_path(const char *path, const char *option);
 

@@ -370,6 +370,10 @@ static void test_utf8_clean(void **state)
 	mp_utf8_clean(f);
 	assert_string_equal(f, "?" "?" "?!");           /* U+FFFE, a noncharacter */
 	assert_true(mp_utf8_valid(f));
+	/* measures take the text as drawn: a surrogate is three '?', a cut-off
+	 * sequence nothing (0.6 x 10 px each) */
+	assert_true(mp_text_width(&mp_text_measure_fixed, "\xed\xa0\x80x", 10, 0) == 24);
+	assert_true(mp_text_width(&mp_text_measure_fixed, "ab\xe2\x82", 10, 0) == 12);
 }
 
 /* ---- memory map ---- */

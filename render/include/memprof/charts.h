@@ -37,7 +37,7 @@ extern "C" {
 #define MP_COLOR_FRAGMENTATION 0xCC79A7 /* reddish purple */
 #define MP_COLOR_PEAK 0x000000
 #define MP_COLOR_OOM 0xD55E00         /* vermillion */
-#define MP_COLOR_STEP 0xB4B4B4
+#define MP_COLOR_STEP 0x9A9A9A        /* step starts */
 
 /* Live blocks and breakdown bars by region type (mp_region_type_t). */
 uint32_t mp_color_region(int region_type);

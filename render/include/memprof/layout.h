@@ -26,7 +26,8 @@ typedef struct mp_text_measure {
 	void *ctx;
 } mp_text_measure_t;
 
-/* Every code point is 0.6 x size wide: a stand-in for tests. */
+/* Every code point as drawn (after mp_utf8_clean, as the painter measures
+ * too) is 0.6 x size wide: a stand-in for tests. */
 extern const mp_text_measure_t mp_text_measure_fixed;
 
 static inline double mp_text_width(const mp_text_measure_t *m, const char *s, double size, int bold)
