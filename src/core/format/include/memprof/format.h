@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #define MP_FORMAT_VERSION_MAJOR 2 /* written; readers also read 1.x */
-#define MP_FORMAT_VERSION_MINOR 0
+#define MP_FORMAT_VERSION_MINOR 1
 
 #define MP_FILE_MAGIC "MEMPROF"      /* 8 bytes with the NUL */
 #define MP_FILE_MAGIC_LEN 8
