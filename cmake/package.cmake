@@ -1,0 +1,32 @@
+# package.cmake - the Debian package (CPack DEB; docs/install.md).
+# scripts/package-deb.sh builds it: `cpack -G DEB` over a build configured
+# with the prefix /usr (the script configures one when not given a build
+# directory). It holds what `cmake --install` installs, under /usr.
+#
+# Depends: computed by dpkg-shlibdeps from the ELF files' own needs (libc6,
+# zlib1g, libcairo2, libjansson4, libprotobuf-c1, libfontconfig1, and
+# libunwind8 / libdw1 when the build found them), so it is what this build
+# links, never a list kept by hand. Recommends: the font the charts are
+# drawn with (another stands in without it) and python3 for the module.
+set(CPACK_PACKAGE_NAME memprof)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "memory profiler for ML workloads, and XLA HLO buffer viewer")
+# The extended description (CPack puts the summary above it and indents it).
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION "memprof records a program's host allocations (memprof record -- CMD) and
+what frameworks report through its annotation API (libmemprof.so,
+<memprof/annotate.h>, pkg-config memprof, find_package(memprof)), then
+reports the peak, what was live at it, fragmentation and failed
+allocations (memprof report), draws charts, and reads TF/JAX profiles and
+XLA HLO modules (memprof hlo). Includes the memprof Python module.")
+set(MEMPROF_DEB_MAINTAINER "memprof developers" CACHE STRING "The .deb's Maintainer field")
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${MEMPROF_DEB_MAINTAINER}")
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT) # memprof_<version>_<arch>.deb
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# libmemprof.so.0 is ours: the example program needs it from this package.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_INSTALL_FULL_LIBDIR})
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "fonts-dejavu-core, python3")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_GENERATOR DEB)
+include(CPack)
