@@ -8,6 +8,8 @@
 # libunwind8 / libdw1 when the build found them), so it is what this build
 # links, never a list kept by hand. Recommends: the font the charts are
 # drawn with (another stands in without it) and python3 for the module.
+# (CPack warns that the preload has no soname: it is a private module, not
+# a library to link, so it rightly stays out of the shlibs file.)
 set(CPACK_PACKAGE_NAME memprof)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "memory profiler for ML workloads, and XLA HLO buffer viewer")
@@ -23,9 +25,10 @@ set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${MEMPROF_DEB_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT) # memprof_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# libmemprof.so.0 is ours: the example program needs it from this package.
-set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_INSTALL_FULL_LIBDIR})
+# a shlibs file, so that packages built against libmemprof.so.0 depend on
+# this one: any later 0.x (the soname changes with the ABI)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "fonts-dejavu-core, python3")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_GENERATOR DEB)

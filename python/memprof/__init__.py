@@ -63,10 +63,10 @@ def _find():
        are in the global scope (the preload alone exports
        memprof_api_table_v1), and they record into its capture.
     2. MEMPROF_OUTPUT is set (by hand, not by `memprof record`):
-       libmemprof.so records there (or forwards to a
-       preload it finds). Loaded by its soname first, so that a copy an
-       extension module already loaded is the one used; then from
-       $MEMPROF_LIBRARY, then next to this module.
+       libmemprof.so records there: $MEMPROF_LIBRARY, else the one
+       installed with this module, else the loader's libmemprof.so.0. (A
+       copy an extension module already loaded is the same file: the
+       loader hands back that instance, whose capture is then shared.)
     3. Neither: nothing to load."""
     try:
         process = ctypes.CDLL(None)
@@ -78,7 +78,7 @@ def _find():
         # MEMPROF_OUTPUT_PID: `memprof record` set these variables, and
         # this process runs without its preload (--no-children): untraced
         return None
-    for name in (os.environ.get("MEMPROF_LIBRARY"), _SONAME, _library_beside()):
+    for name in (os.environ.get("MEMPROF_LIBRARY"), _library_beside(), _SONAME):
         if not name:
             continue
         try:
