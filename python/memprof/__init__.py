@@ -22,9 +22,11 @@ through libmemprof.so to FILE, where a C extension that reports its own
 allocator through <memprof/annotate.h> records too.
 
 Otherwise -- memprof not installed, not recording -- the module loads
-nothing and every call does nothing: `op()` returns one shared object
-whose `with` does nothing, and as a decorator it returns the function
-itself, so an instrumented program runs as it would without it.
+nothing (not even ctypes: importing it costs what importing os does, the
+environment says there is nothing to find) and every call does nothing:
+`op()` returns one shared object whose `with` does nothing, and as a
+decorator it returns the function itself, so an instrumented program runs
+as it would without it.
 
 Pure Python over ctypes; the C API it calls is <memprof/annotate.h>.
 Scopes are per thread (the calling OS thread), as in C: push and pop on
@@ -32,8 +34,6 @@ the same thread; a coroutine that awaits inside a scope leaves it open for
 whatever else runs on that thread meanwhile.
 """
 
-import ctypes
-import functools
 import os
 
 __all__ = ["enabled", "flush", "mark", "op", "step", "REGIONS"]
@@ -56,6 +56,15 @@ def _library_beside():
     return os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), _location.LIBRARY))
 
 
+def _may_record():
+    """False when nothing can be recording this process, told from the
+    environment alone: `memprof record` sets MEMPROF_OUTPUT (and keeps it
+    when the preload takes itself out of LD_PRELOAD), a preload loaded by
+    hand is named in LD_PRELOAD, libmemprof.so records only to
+    MEMPROF_OUTPUT."""
+    return bool(os.environ.get("MEMPROF_OUTPUT")) or "memprof" in os.environ.get("LD_PRELOAD", "")
+
+
 def _find():
     """The C functions to call, or None when nothing records this process.
 
@@ -68,6 +77,8 @@ def _find():
        copy an extension module already loaded is the same file: the
        loader hands back that instance, whose capture is then shared.)
     3. Neither: nothing to load."""
+    import ctypes
+
     try:
         process = ctypes.CDLL(None)
         if hasattr(process, "memprof_api_table_v1"):
@@ -95,6 +106,8 @@ def _find():
 
 def _bind(lib):
     """ctypes signatures of the calls used (<memprof/annotate.h>)."""
+    import ctypes
+
     sig = {
         "memprof_enabled": (ctypes.c_int, []),
         "memprof_step": (None, [ctypes.c_int64]),
@@ -154,7 +167,7 @@ class _NoOp:
 
 
 _NOOP = _NoOp()
-_lib = _find()
+_lib = _find() if _may_record() else None
 _calls = _bind(_lib) if _lib is not None else None
 
 if _calls is None:
@@ -181,6 +194,8 @@ if _calls is None:
         return _NOOP
 
 else:
+    import functools
+
     _enabled = _calls["memprof_enabled"]
     _step = _calls["memprof_step"]
     _mark = _calls["memprof_mark"]
