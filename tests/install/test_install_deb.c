@@ -102,6 +102,17 @@ static void test_fields_and_files(void **state)
 	v = it_sh_out(dir, "dpkg-deb -I '%s' shlibs", deb);
 	assert_string_equal(v, "libmemprof 0 memprof (>= 0.1.0)\n");
 	free(v);
+	/* the maintainer scripts: the loader's cache, the module compiled on
+	 * install and its compiled files removed before removal */
+	v = it_sh_out(dir, "dpkg-deb -I '%s' postinst | grep -E '^\s*(ldconfig|py3compile -p memprof)$'", deb);
+	assert_string_equal(v, "\tldconfig\n\t\tpy3compile -p memprof\n");
+	free(v);
+	v = it_sh_out(dir, "dpkg-deb -I '%s' prerm | grep -c '^\s*py3clean -p memprof$'", deb);
+	assert_string_equal(v, "1\n");
+	free(v);
+	v = it_sh_out(dir, "dpkg-deb -I '%s' postrm | grep -c '^\s*ldconfig$'", deb);
+	assert_string_equal(v, "1\n");
+	free(v);
 	/* the .pc of the package names /usr */
 	v = it_sh_out(dir, "grep '^prefix=' '%s/usr/" IT_LIBDIR "/pkgconfig/memprof.pc'", root);
 	assert_string_equal(v, "prefix=/usr\n");
