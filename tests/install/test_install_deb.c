@@ -104,13 +104,13 @@ static void test_fields_and_files(void **state)
 	free(v);
 	/* the maintainer scripts: the loader's cache, the module compiled on
 	 * install and its compiled files removed before removal */
-	v = it_sh_out(dir, "dpkg-deb -I '%s' postinst | grep -E '^\s*(ldconfig|py3compile -p memprof)$'", deb);
+	v = it_sh_out(dir, "dpkg-deb -I '%s' postinst | grep -E '^[[:space:]]*(ldconfig|py3compile -p memprof)$'", deb);
 	assert_string_equal(v, "\tldconfig\n\t\tpy3compile -p memprof\n");
 	free(v);
-	v = it_sh_out(dir, "dpkg-deb -I '%s' prerm | grep -c '^\s*py3clean -p memprof$'", deb);
+	v = it_sh_out(dir, "dpkg-deb -I '%s' prerm | grep -c '^[[:space:]]*py3clean -p memprof$'", deb);
 	assert_string_equal(v, "1\n");
 	free(v);
-	v = it_sh_out(dir, "dpkg-deb -I '%s' postrm | grep -c '^\s*ldconfig$'", deb);
+	v = it_sh_out(dir, "dpkg-deb -I '%s' postrm | grep -c '^[[:space:]]*ldconfig$'", deb);
 	assert_string_equal(v, "1\n");
 	free(v);
 	/* the .pc of the package names /usr */
