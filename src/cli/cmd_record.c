@@ -28,8 +28,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PRELOAD_NAME "libmemprof_preload.so"
-
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -60,36 +58,6 @@ static void usage(FILE *out)
 		"The main process -- the one with the largest peak -- is what commands analyse\n"
 		"by default ('report --pid N' and '--process all' for the others).\n"
 		"Environment knobs (MEMPROF_*) are described in docs/hooks.md.\n");
-}
-
-/* The preload library: $MEMPROF_PRELOAD, else next to this binary in the
- * build tree (../../allocator_hooks/) or an install (../lib/memprof/). */
-static int find_preload(char *out, size_t size)
-{
-	static const char *const rel[] = {"../../allocator_hooks/" PRELOAD_NAME,
-					  "../lib/memprof/" PRELOAD_NAME, "../lib/" PRELOAD_NAME,
-					  PRELOAD_NAME};
-	const char *env = getenv("MEMPROF_PRELOAD");
-	char exe[PATH_MAX], *dir;
-	ssize_t n;
-	size_t i;
-
-	if (env && *env) {
-		snprintf(out, size, "%s", env);
-		return access(out, R_OK) == 0 ? 0 : -1;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -1;
-	exe[n] = '\0';
-	dir = dirname(exe);
-	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		char cand[PATH_MAX + 64];
-		snprintf(cand, sizeof(cand), "%s/%s", dir, rel[i]);
-		if (access(cand, R_OK) == 0 && realpath(cand, out))
-			return 0;
-	}
-	return -1;
 }
 
 /* --- running the program ------------------------------------------------ */
@@ -315,11 +283,8 @@ int cmd_record(int argc, char **argv)
 			return MP_EXIT_IO;
 		}
 	}
-	if (find_preload(preload, sizeof(preload))) {
-		mp_cli_error("cannot find the preload library '%s' (set MEMPROF_PRELOAD to its path)",
-			     PRELOAD_NAME);
-		return MP_EXIT_IO;
-	}
+	if (mp_cli_find_preload(preload, sizeof(preload)))
+		return MP_EXIT_IO; /* beside_exe.c said which files it looked for */
 	if (pipe2(fds, O_CLOEXEC)) {
 		mp_cli_error("cannot create a pipe: %s", strerror(errno));
 		return MP_EXIT_IO;
