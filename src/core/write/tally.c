@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#define FIRST_SLOTS 4096 /* 128 KiB: a few thousand live blocks before the first growth */
+#define FIRST_SLOTS 4096 /* 128 KiB: a thousand live blocks before the first growth */
 
 int mp__tally_ready(mp_tally_t *t)
 {
@@ -31,6 +31,11 @@ void mp__tally_declare(mp_tally_t *t, uint32_t id, const char *name, uint32_t le
 int mp__tally_grow(mp_tally_t *t)
 {
 	uint64_t cap = t->slot ? 2 * (t->mask + 1) : FIRST_SLOTS, i;
+
+	if (cap > (1ull << 31)) { /* home1 is 32 bits */
+		t->failed = 1;
+		return -ENOMEM;
+	}
 	mp_tally_slot_t *old = t->slot, *s = mp_map_pages(cap * sizeof(*s));
 	uint64_t old_cap = old ? t->mask + 1 : 0;
 	unsigned bits = 0;
@@ -45,9 +50,14 @@ int mp__tally_grow(mp_tally_t *t)
 	t->slot = s;
 	t->mask = cap - 1;
 	t->shift = 64 - bits;
-	for (i = 0; i < old_cap; i++)
-		if (old[i].used)
-			*mp__tally_find(t, old[i].addr, old[i].mem, &found) = old[i];
+	for (i = 0; i < old_cap; i++) {
+		if (old[i].home1) {
+			uint32_t home1;
+			mp_tally_slot_t *to = mp__tally_find(t, old[i].addr, old[i].mem, &found, &home1);
+			*to = old[i];
+			to->home1 = home1;
+		}
+	}
 	if (old)
 		mp_unmap_pages(old, old_cap * sizeof(*old));
 	return 0;

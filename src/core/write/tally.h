@@ -49,7 +49,8 @@ typedef struct mp_tally_mem {
  * shift (no tombstones: a long run's churn does not slow the probes). */
 typedef struct mp_tally_slot {
 	uint64_t addr, req, fp;
-	uint32_t mem, used;
+	uint32_t mem;
+	uint32_t home1; /* 1 + the slot its hash points at (deletion need not hash again); 0: empty */
 } mp_tally_slot_t;
 
 typedef struct mp_tally {
@@ -85,14 +86,17 @@ static inline uint64_t mp__tally_hash(uint64_t addr, uint32_t mem)
 }
 
 /* The slot holding (addr, mem), or the empty one where it would go
- * (*found says which). The table has at least one empty slot. */
-static inline mp_tally_slot_t *mp__tally_find(const mp_tally_t *t, uint64_t addr, uint32_t mem, int *found)
+ * (*found says which; *home1 is 1 + the slot the hash points at). The
+ * table has at least one empty slot. */
+static inline mp_tally_slot_t *mp__tally_find(const mp_tally_t *t, uint64_t addr, uint32_t mem, int *found,
+					      uint32_t *home1)
 {
 	uint64_t i = mp__tally_hash(addr, mem) >> t->shift;
 
+	*home1 = (uint32_t)i + 1;
 	for (;; i = (i + 1) & t->mask) {
 		mp_tally_slot_t *s = &t->slot[i];
-		if (!s->used) {
+		if (!s->home1) {
 			*found = 0;
 			return s;
 		}
@@ -110,9 +114,9 @@ static inline void mp__tally_remove(mp_tally_t *t, mp_tally_slot_t *s)
 
 	for (;;) {
 		j = (j + 1) & t->mask;
-		if (!t->slot[j].used)
+		if (!t->slot[j].home1)
 			break;
-		home = mp__tally_hash(t->slot[j].addr, t->slot[j].mem) >> t->shift;
+		home = t->slot[j].home1 - 1;
 		/* the entry at j may fill the hole at i when i lies on its
 		 * probe path, [home, j] cyclically */
 		if (((j - home) & t->mask) >= ((j - i) & t->mask)) {
@@ -120,7 +124,7 @@ static inline void mp__tally_remove(mp_tally_t *t, mp_tally_slot_t *s)
 			i = j;
 		}
 	}
-	t->slot[i].used = 0;
+	t->slot[i].home1 = 0;
 	t->n--;
 }
 
@@ -153,11 +157,14 @@ static inline int mp__tally_alloc(mp_tally_t *t, uint32_t mem, uint64_t ns, uint
 	mp_tally_mem_t *m = mp__tally_mem(t, mem);
 	uint64_t fp = alloc ? alloc : req;
 	mp_tally_slot_t *s;
+	uint32_t home1;
 	int found;
 
-	if (__builtin_expect((t->n + 1) * 2 > t->mask + 1 || !t->slot, 0) && mp__tally_grow(t))
+	/* at most a quarter full: probes that stop at the first slot are the
+	 * predictable branch, and this is where the flusher's time goes */
+	if (__builtin_expect((t->n + 1) * 4 > t->mask + 1 || !t->slot, 0) && mp__tally_grow(t))
 		return -ENOMEM;
-	s = mp__tally_find(t, addr, mem, &found);
+	s = mp__tally_find(t, addr, mem, &found, &home1);
 	if (found) { /* the solver drops the block that was there */
 		m->v[MP_SUMF_LIVE] -= s->fp;
 		m->v[MP_SUMF_LIVE_REQ] -= s->req;
@@ -165,7 +172,7 @@ static inline int mp__tally_alloc(mp_tally_t *t, uint32_t mem, uint64_t ns, uint
 	} else {
 		s->addr = addr;
 		s->mem = mem;
-		s->used = 1;
+		s->home1 = home1;
 		t->n++;
 	}
 	s->req = req;
@@ -183,10 +190,11 @@ static inline void mp__tally_free(mp_tally_t *t, uint32_t mem, uint64_t ns, uint
 {
 	mp_tally_mem_t *m = mp__tally_mem(t, mem);
 	mp_tally_slot_t *s;
+	uint32_t home1;
 	int found = 0;
 
 	if (t->slot) {
-		s = mp__tally_find(t, addr, mem, &found);
+		s = mp__tally_find(t, addr, mem, &found, &home1);
 		if (found) {
 			m->v[MP_SUMF_LIVE] -= s->fp;
 			m->v[MP_SUMF_LIVE_REQ] -= s->req;
