@@ -106,5 +106,6 @@ void mp__tally_release(mp_tally_t *t)
 	if (t->mem)
 		mp_unmap_pages(t->mem, MP_TALLY_MEMS * sizeof(mp_tally_mem_t));
 	mp_mbuf_release(&t->body);
+	mp_mbuf_release(&t->cursors);
 	memset(t, 0, sizeof(*t));
 }

@@ -63,6 +63,7 @@ typedef struct mp_tally {
 	uint64_t stacks;       /* call stacks defined in the blocks so far (flush.c sets it) */
 	int failed;            /* out of memory once: the figures are no longer exact */
 	mp_mbuf_t body;        /* the SUMMARY section being built */
+	mp_mbuf_t cursors;     /* tally_round.c's per-thread cursors */
 } mp_tally_t;
 
 /* tally.c */

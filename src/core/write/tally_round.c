@@ -33,7 +33,10 @@ typedef struct {
 	int ready;          /* a record earlier than the horizon is at pos */
 } cursor_t;
 
-#define MAX_CURSORS 256 /* threads merged at once; more in another pass of the same round */
+/* Up to this many threads the merge looks at each in turn for the
+ * earliest record; past it (a program that starts and ends threads by the
+ * hundred: victim_churn's rounds hold a thousand) through a binary heap. */
+#define SCAN_MAX 8
 
 /* The live blocks' table is larger than the caches hold once a program
  * keeps a few thousand blocks (alloc_bench: 4096), and a probe that misses
@@ -139,11 +142,72 @@ static inline int before(const cursor_t *a, const cursor_t *b)
 	return a->ns < b->ns || (a->ns == b->ns && a->index < b->index);
 }
 
+/* Take c's record and move on to its next one. */
+static inline int take(mp_writer_t *w, cursor_t *c, uint64_t horizon)
+{
+	int rc = apply(&w->tally, c);
+
+	if (rc)
+		return rc;
+	c->last = c->ns;
+	c->pos += 8 * (uint64_t)mp_ring_words(*(const uint64_t *)(const void *)(c->t->ring + (c->pos & c->t->ring_mask)));
+	step_ahead(&w->tally, c);
+	return advance(c, &w->clock, horizon);
+}
+
+/* h[0..n) a min-heap of cursors by (time, thread index) but for the root,
+ * which is sifted down into place. */
+static void sift_down(cursor_t **h, size_t n)
+{
+	size_t i = 0;
+	cursor_t *x = h[0];
+
+	for (;;) {
+		size_t l = 2 * i + 1, m = l;
+		if (l >= n)
+			break;
+		if (l + 1 < n && before(h[l + 1], h[l]))
+			m = l + 1;
+		if (!before(h[m], x))
+			break;
+		h[i] = h[m];
+		i = m;
+	}
+	h[i] = x;
+}
+
+/* The merge over many cursors, through a heap of those ready (h: room for n). */
+static int merge_heap(mp_writer_t *w, cursor_t *cur, cursor_t **h, size_t n, uint64_t horizon)
+{
+	size_t hn = 0, i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		if (!cur[i].ready)
+			continue;
+		/* sift up */
+		size_t j = hn++;
+		while (j > 0 && before(&cur[i], h[(j - 1) / 2])) {
+			h[j] = h[(j - 1) / 2];
+			j = (j - 1) / 2;
+		}
+		h[j] = &cur[i];
+	}
+	while (hn) {
+		if ((rc = take(w, h[0], horizon)))
+			return rc;
+		if (!h[0]->ready)
+			h[0] = h[--hn];
+		if (hn)
+			sift_down(h, hn);
+	}
+	return 0;
+}
+
 /* The merge over n cursors: the earliest ready one, run until another's
  * record comes first (with two threads that is a compare per record). */
 static int merge(mp_writer_t *w, cursor_t *cur, size_t n, uint64_t horizon)
 {
-	mp_tally_t *ty = &w->tally;
 	size_t i;
 	int rc;
 
@@ -162,55 +226,52 @@ static int merge(mp_writer_t *w, cursor_t *cur, size_t n, uint64_t horizon)
 		if (!best)
 			return 0;
 		do {
-			if ((rc = apply(ty, best)))
+			if ((rc = take(w, best, horizon)))
 				return rc;
-			best->last = best->ns;
-			best->pos += 8 * (uint64_t)mp_ring_words(*(const uint64_t *)(const void *)(
-				best->t->ring + (best->pos & best->t->ring_mask)));
-			step_ahead(ty, best);
-			if (advance(best, &w->clock, horizon))
-				return -1;
 		} while (best->ready && (!next || before(best, next)));
 	}
 }
 
-int mp__tally_round(mp_writer_t *w, const mp_tally_src_t *src, size_t nsrc, uint64_t horizon)
+int mp__tally_round(mp_writer_t *w, const mp_tally_src_t *src, size_t n, uint64_t horizon)
 {
-	cursor_t cur[MAX_CURSORS];
-	size_t done = 0, n, i;
-	int k;
-	int rc = 0;
+	mp_tally_t *ty = &w->tally;
+	cursor_t *cur;
+	size_t i;
+	int rc = 0, k;
 
-	/* Threads beyond MAX_CURSORS: in batches, each one merged alone. Not
-	 * the reader's order across batches (a program with that many threads
-	 * recording in one round): the counts stay exact, the peak may not
-	 * be. */
-	while (done < nsrc) {
-		n = nsrc - done < MAX_CURSORS ? nsrc - done : MAX_CURSORS;
-		for (i = 0; i < n; i++) {
-			mp_wthread_t *t = src[done + i].t;
-			cur[i].t = t;
-			cur[i].pos = t->tallied;
-			cur[i].end = src[done + i].end;
-			cur[i].last = t->tally_time;
-			cur[i].index = t->index;
-			cur[i].ready = 0;
-			cur[i].ahead = cur[i].pos;
-			if (!w->tally.failed && advance(&cur[i], &w->clock, horizon))
-				rc = -1;
-			for (k = 0; k < LOOK_AHEAD && !w->tally.failed; k++)
-				step_ahead(&w->tally, &cur[i]);
-		}
-		if (!rc && !w->tally.failed)
-			rc = merge(w, cur, n, horizon);
-		if (rc)
-			w->tally.failed = 1; /* the figures stop here: the rings must still drain */
-		for (i = 0; i < n; i++) {
-			mp_wthread_t *t = cur[i].t;
-			t->tallied = w->tally.failed ? cur[i].end : cur[i].pos;
+	if (!n)
+		return 0;
+	ty->cursors.len = 0;
+	if (!ty->failed && mp_mbuf_reserve(&ty->cursors, n * (sizeof(cursor_t) + sizeof(cursor_t *))))
+		ty->failed = 1;
+	cur = (cursor_t *)(void *)ty->cursors.data;
+	for (i = 0; i < n && !ty->failed; i++) {
+		mp_wthread_t *t = src[i].t;
+		cur[i].t = t;
+		cur[i].pos = t->tallied;
+		cur[i].end = src[i].end;
+		cur[i].last = t->tally_time;
+		cur[i].index = t->index;
+		cur[i].ready = 0;
+		cur[i].ahead = cur[i].pos;
+		if (advance(&cur[i], &w->clock, horizon))
+			rc = -1;
+		for (k = 0; k < LOOK_AHEAD; k++)
+			step_ahead(ty, &cur[i]);
+	}
+	if (!rc && !ty->failed)
+		rc = n <= SCAN_MAX ? merge(w, cur, n, horizon)
+				   : merge_heap(w, cur, (cursor_t **)(void *)(cur + n), n, horizon);
+	if (rc)
+		ty->failed = 1; /* the figures stop here: the rings must still drain */
+	for (i = 0; i < n; i++) {
+		mp_wthread_t *t = src[i].t;
+		if (ty->failed) {
+			t->tallied = src[i].end;
+		} else {
+			t->tallied = cur[i].pos;
 			t->tally_time = cur[i].last;
 		}
-		done += n;
 	}
 	return rc;
 }
