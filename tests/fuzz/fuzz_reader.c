@@ -3,7 +3,11 @@
  * behaviour. Reads every event, touching the strings and memory ids a
  * consumer would, then reads them again in batches (the fast path), for
  * half the inputs with blocks fetched by the read-ahead thread, and checks
- * that the same events come back. */
+ * that the same events come back. Then the writer's summary (format 2.1,
+ * memprof/capsummary.h) through its own walk of the blocks: where both
+ * readers take the whole capture, its final summary counts the trailer's
+ * events. */
+#include <memprof/capsummary.h>
 #include <memprof/capture.h>
 
 #include <stddef.h>
@@ -88,6 +92,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* the same error, at the same place */
 		if (rc1 < 0 && (rc != rc1 || diag.offset != diag1.offset || strcmp(diag.text, diag1.text)))
 			__builtin_trap();
+	}
+	{
+		mp_capture_summary_t sum;
+		const mp_capture_trailer_t *tr = mp_capture_trailer(cap);
+		int src2 = mp_capture_summary_read_memory(data, size, "fuzz.memprof", &sum, &diag);
+		for (size_t i = 0; src2 == 0 && i < sum.nmemories; i++)
+			sink += strlen(sum.memories[i].name) + sum.memories[i].peak_bytes;
+		if (src2 == 0 && rc1 == 0 && tr && sum.available && sum.ended_cleanly &&
+		    sum.horizon_ns == UINT64_MAX && sum.events != tr->events)
+			__builtin_trap();
+		mp_capture_summary_free(&sum);
 	}
 	mp_capture_close(cap);
 	return sink == (size_t)-1;

@@ -8,6 +8,7 @@
 #include <memprof/format/varint.h>
 
 #include "reader_internal.h"
+#include "summary_section.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -168,6 +169,13 @@ int mp__capture_sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint
 		case MP_SEC_MODULE:
 			if ((rc = mp__read_module_section(cap, &p, end, apply)))
 				return rc == -1 ? corrupt(cap, diag, boff, "bad loaded-object (module) definition")
+						: mp_diag_set(diag, rc, -1, -1, "out of memory");
+			break;
+		case MP_SEC_SUMMARY:
+			/* (2.1) the writer's own figures (capsummary.c reads them):
+			 * checked, not needed for the events */
+			if ((rc = mp__summary_section_parse(&p, end, NULL)))
+				return rc == -1 ? corrupt(cap, diag, boff, "bad summary section")
 						: mp_diag_set(diag, rc, -1, -1, "out of memory");
 			break;
 		case MP_SEC_HORIZON:

@@ -9,6 +9,8 @@
  * the kernel reuses within one run are told apart by those times. */
 #include "run_internal.h"
 
+#include <memprof/capsummary.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -109,6 +111,48 @@ static char *join5(const char *a, const char *b, const char *c, const char *d, c
 	return s;
 }
 
+/* The figures the capture's writer kept (memprof/capsummary.h), as a run
+ * gives them (report's counts: a realloc is a free and an allocation).
+ * Returns 1 when there were some, 0 when the capture holds none, or a
+ * negative error code. */
+static int summary_figures(const char *path, mp__run_figures_t *out, mp_diag_t *diag)
+{
+	mp_capture_summary_t sum;
+	size_t i;
+	int rc = mp_capture_summary_read(path, &sum, diag);
+
+	memset(out, 0, sizeof(*out));
+	if (rc == 0 && sum.available) {
+		out->events = sum.events;
+		out->last_time_ns = sum.end_time_ns;
+		out->clean = sum.ended_cleanly;
+		out->memory_count = sum.nmemories;
+		if (sum.nmemories && !(out->memories = calloc(sum.nmemories, sizeof(*out->memories))))
+			rc = MP_ENOMEM;
+		for (i = 0; rc == 0 && i < sum.nmemories; i++) {
+			const mp_summary_memory_t *m = &sum.memories[i];
+			mp_run_memory_t *r = &out->memories[i];
+			r->peak_bytes = m->peak_bytes;
+			r->allocations = m->allocations + m->reallocs;
+			r->frees = m->frees + m->reallocs;
+			r->live_blocks = m->live_blocks;
+			r->live_bytes = m->live_bytes;
+			if (!(r->name = strdup(m->name ? m->name : "")))
+				rc = MP_ENOMEM;
+		}
+		if (rc == 0)
+			rc = 1;
+	}
+	mp_capture_summary_free(&sum);
+	if (rc <= 0 && out->memories) {
+		for (i = 0; i < out->memory_count; i++)
+			free((char *)(uintptr_t)out->memories[i].name);
+		free(out->memories);
+		memset(out, 0, sizeof(*out));
+	}
+	return rc < 0 && rc != MP_ENOMEM ? 0 : rc; /* a summary that cannot be read: replay */
+}
+
 /* Header and figures of one capture into e. Never fails the run: what
  * cannot be read is said in e->p.error. Returns 0, or MP_ENOMEM. */
 static int read_capture(entry_t *e, const char *dir, const char *name)
@@ -132,15 +176,23 @@ static int read_capture(entry_t *e, const char *dir, const char *name)
 	e->p.pid = h->pid;
 	e->p.ppid = h->ppid;
 	e->p.start_wall_ns = e->p.end_wall_ns = h->start_wall_ns;
-	rc = mp__run_tally(cap, &e->fig, &diag);
+	/* The writer's own figures (format 2.1: no event decoded), else a
+	 * replay of the events. */
+	rc = summary_figures(path, &e->fig, &diag);
+	if (rc == 0) {
+		rc = mp__run_tally(cap, &e->fig, &diag);
+		t = mp_capture_trailer(cap);
+		e->fig.clean = t != NULL;
+		if (t)
+			e->fig.last_time_ns = t->end_time_ns;
+	}
 	if (rc == MP_ENOMEM) {
 		mp_capture_close(cap);
 		return rc;
 	}
-	t = mp_capture_trailer(cap);
 	e->p.events = e->fig.events;
-	e->p.end_wall_ns = h->start_wall_ns + (t ? t->end_time_ns : e->fig.last_time_ns);
-	e->p.end = rc < 0 ? MP_PROC_UNREADABLE : t ? MP_PROC_EXITED : MP_PROC_ABRUPT;
+	e->p.end_wall_ns = h->start_wall_ns + e->fig.last_time_ns;
+	e->p.end = rc < 0 ? MP_PROC_UNREADABLE : e->fig.clean ? MP_PROC_EXITED : MP_PROC_ABRUPT;
 	e->strings = join5(path, name, h->command_line, h->exe, rc < 0 ? diag.text : "", out);
 	mp_capture_close(cap);
 strings:

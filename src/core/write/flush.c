@@ -203,6 +203,25 @@ static int put_section(mp_mbuf_t *b, const uint64_t *v, int n, uint8_t tag)
 	return mp_mbuf_append(b, tmp, (size_t)(p - tmp));
 }
 
+/* Hand thread t's ring space back up to min(encoded, tallied) (the
+ * records after either are still needed), waking it if it waits for room. */
+static void give_back(mp_wthread_t *t)
+{
+	uint64_t tail = t->encoded < t->tallied ? t->encoded : t->tallied;
+
+	if (tail == atomic_load_explicit(&t->tail, memory_order_relaxed))
+		return;
+	atomic_store_explicit(&t->tail, tail, memory_order_release);
+	/* store tail, then read waiting; the thread stores waiting, then
+	 * reads tail: a full fence on both sides, so one of us sees the
+	 * other */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&t->waiting, memory_order_relaxed)) {
+		atomic_fetch_add_explicit(&t->space, 1, memory_order_release);
+		mp__futex_wake(&t->space);
+	}
+}
+
 /* A thread's records are encoded and their ring space given back this much
  * at a time, so that the thread can go on recording while the flusher works
  * through the rest of its ring. */
@@ -214,7 +233,7 @@ static int put_section(mp_mbuf_t *b, const uint64_t *v, int n, uint8_t tag)
 static int append_chunk(mp_writer_t *w, const snap_t *s)
 {
 	mp_wthread_t *t = s->t;
-	uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed), size = t->ring_mask + 1;
+	uint64_t tail = t->encoded, size = t->ring_mask + 1;
 	int i, rc;
 
 	while (tail < s->head) {
@@ -269,17 +288,11 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 		/* The piece is encoded: give its ring space back now, not after
 		 * compressing and writing, so that the thread can go on
 		 * recording (the data is no safer in the ring than in the
-		 * flusher's buffers: a kill loses both). */
+		 * flusher's buffers: a kill loses both) -- up to what the
+		 * tally has counted (the round tallied before encoding). */
 		tail += 8 * (uint64_t)w->enc.consumed;
-		atomic_store_explicit(&t->tail, tail, memory_order_release);
-		/* store tail, then read waiting; the thread stores waiting, then
-		 * reads tail: a full fence on both sides, so one of us sees the
-		 * other */
-		atomic_thread_fence(memory_order_seq_cst);
-		if (atomic_load_explicit(&t->waiting, memory_order_relaxed)) {
-			atomic_fetch_add_explicit(&t->space, 1, memory_order_release);
-			mp__futex_wake(&t->space);
-		}
+		t->encoded = tail;
+		give_back(t);
 	}
 	atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
 	return 0;
@@ -287,7 +300,7 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 
 int mp__writer_round(mp_writer_t *w, int final)
 {
-	mp_mbuf_t *snapbuf = &w->snaps, *secbuf = &w->sections;
+	mp_mbuf_t *snapbuf = &w->snaps, *secbuf = &w->sections, *tsrc = &w->tally_src;
 	uint64_t horizon;
 	mp_wthread_t *t;
 	size_t i, nsnap;
@@ -303,9 +316,15 @@ int mp__writer_round(mp_writer_t *w, int final)
 	if (w->use_membarrier)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 
+	/* The tally's per-id figures, mapped where memory ids are declared */
+	pthread_mutex_lock(&w->defs_mu);
+	(void)mp__tally_ready(&w->tally); /* (failing, it sets tally.failed) */
+	pthread_mutex_unlock(&w->defs_mu);
+
 	/* 1. Snapshot every ring (and the small per-thread sections). */
 	snapbuf->len = 0;
 	secbuf->len = 0;
+	tsrc->len = 0;
 	pthread_mutex_lock(&w->reg_mu);
 	for (t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next) {
 		snap_t s;
@@ -325,6 +344,8 @@ int mp__writer_round(mp_writer_t *w, int final)
 				uint64_t v[3] = {t->index, (uint64_t)slot, cur - t->dropped_reported[slot]};
 				if ((rc = put_section(secbuf, v, 3, MP_SEC_DROPPED)))
 					break;
+				if (w->tally.mem)
+					mp__tally_mem(&w->tally, (uint32_t)slot)->v[MP_SUMF_DROPPED] += v[2];
 				t->dropped_reported[slot] = cur;
 			}
 		}
@@ -333,13 +354,17 @@ int mp__writer_round(mp_writer_t *w, int final)
 		if (snapshot(t, &s) != 0) {
 			if (t->flushed.v[MP_ST_TIME] < horizon)
 				horizon = t->flushed.v[MP_ST_TIME];
-			continue;
+			s.head = t->encoded; /* tallied up to what is in the file */
+		} else if (s.head != t->encoded) {
+			pending += s.head - t->encoded;
+			if ((rc = mp_mbuf_append(snapbuf, &s, sizeof(s))))
+				break;
 		}
-		if (s.head == atomic_load_explicit(&t->tail, memory_order_relaxed))
-			continue;
-		pending += s.head - atomic_load_explicit(&t->tail, memory_order_relaxed);
-		if ((rc = mp_mbuf_append(snapbuf, &s, sizeof(s))))
-			break;
+		if (t->tallied != s.head) {
+			mp_tally_src_t ts = {t, s.head};
+			if ((rc = mp_mbuf_append(tsrc, &ts, sizeof(ts))))
+				break;
+		}
 	}
 	pthread_mutex_unlock(&w->reg_mu);
 	if (rc)
@@ -363,27 +388,43 @@ int mp__writer_round(mp_writer_t *w, int final)
 	pthread_mutex_lock(&w->defs_mu);
 	rc = mp_mbuf_append(&w->raw, w->defs.data, w->defs.len);
 	w->defs.len = 0;
+	w->tally.stacks = w->stack_count; /* every stack interned so far is defined by now */
 	pthread_mutex_unlock(&w->defs_mu);
 	if (rc || (rc = mp_mbuf_append(&w->raw, secbuf->data, secbuf->len)))
 		goto fail;
 
-	/* 3. Chunks, then the horizon that ends the round. */
+	/* The horizon this round writes; the reader returns every event
+	 * before it once it has read the round. */
+	if (final)
+		horizon = UINT64_MAX;
+	if (horizon < atomic_load_explicit(&w->last_horizon, memory_order_relaxed))
+		horizon = atomic_load_explicit(&w->last_horizon, memory_order_relaxed);
+
+	/* 3. The tally of the events before the horizon (tally_round.c),
+	 * before the chunks: the encoding hands ring space back only up to
+	 * what it has counted. Its failure leaves the figures unavailable,
+	 * not the capture. */
+	(void)mp__tally_round(w, (const mp_tally_src_t *)(const void *)tsrc->data, tsrc->len / sizeof(mp_tally_src_t),
+			      horizon);
+	for (i = 0; i < tsrc->len / sizeof(mp_tally_src_t); i++)
+		give_back(((mp_tally_src_t *)(void *)tsrc->data)[i].t);
+
+	/* 4. Chunks, then the horizon and the figures that end the round. */
 	for (i = 0; i < nsnap; i++) {
 		snap_t *s = (snap_t *)snapbuf->data + i;
 		if ((rc = append_chunk(w, s)))
 			goto fail;
 	}
-	if (final)
-		horizon = UINT64_MAX;
-	if (horizon < atomic_load_explicit(&w->last_horizon, memory_order_relaxed))
-		horizon = atomic_load_explicit(&w->last_horizon, memory_order_relaxed);
 	atomic_store_explicit(&w->last_horizon, horizon, memory_order_relaxed);
 	{
 		uint64_t v[1] = {horizon};
 		if ((rc = put_section(&w->raw, v, 1, MP_SEC_HORIZON)))
 			goto fail;
 	}
-	if ((rc = emit_block(w)))
+	pthread_mutex_lock(&w->defs_mu); /* the memory ids' names */
+	rc = mp__tally_put_summary(&w->tally, &w->raw, horizon);
+	pthread_mutex_unlock(&w->defs_mu);
+	if (rc || (rc = emit_block(w)))
 		goto fail;
 
 	goto out;

@@ -282,6 +282,8 @@ int mp_writer_close(mp_writer_t *w)
 	mp_mbuf_release(&w->sections);
 	mp_mbuf_release(&w->rows);
 	mp__chunk_encoder_release(&w->enc);
+	mp__tally_release(&w->tally);
+	mp_mbuf_release(&w->tally_src);
 	mp_arena_release(&w->arena);
 	pthread_mutex_destroy(&w->reg_mu);
 	pthread_mutex_destroy(&w->defs_mu);
@@ -324,6 +326,16 @@ int mp_writer_memory(mp_writer_t *w, const char *name, int kind, uint64_t capaci
 	if (rc)
 		goto out;
 	w->memory_names[w->memory_count++] = name_id;
+	{
+		/* the name and kind for the SUMMARY sections (tally.h) */
+		char *copy = mp_arena_alloc(&w->arena, len + 1);
+		if (copy) {
+			memcpy(copy, name, len);
+			mp__tally_declare(&w->tally, (uint32_t)id, copy, (uint32_t)len, kind);
+		} else {
+			w->tally.failed = 1;
+		}
+	}
 	rc = id;
 out:
 	pthread_mutex_unlock(&w->defs_mu);

@@ -43,6 +43,7 @@
 #include "arena.h"
 #include "clock.h"
 #include "encoder.h"
+#include "tally.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -76,8 +77,11 @@ struct mp_wthread {
 	_Atomic int waiting;                      /* in ring_wait: wake `space` when room is made */
 	_Atomic uint32_t space;                   /* futex word: bumped when the flusher frees room */
 	/* --- written by the flusher --- */
-	_Alignas(64) _Atomic uint64_t tail;
-	mp_chunk_state_t flushed;                 /* encoding state at tail */
+	_Alignas(64) _Atomic uint64_t tail;       /* min(encoded, tallied): the space handed back */
+	uint64_t encoded;                         /* ring bytes encoded into blocks */
+	uint64_t tallied;                         /* ring bytes counted in the tally (tally_round.c) */
+	uint64_t tally_time;                      /* the time of the last record tallied */
+	mp_chunk_state_t flushed;                 /* encoding state at encoded */
 	uint64_t dropped_reported[MP_DROP_SLOTS];
 	int announced;                            /* THREAD section written */
 	/* --- registry --- */
@@ -197,6 +201,8 @@ struct mp_writer {
 	char path[PATH_MAX];         /* the capture's absolute path, to reopen it */
 	_Atomic uint64_t last_horizon; /* read by registering threads */
 	mp_capclock_t clock;         /* event times (clock.h) */
+	mp_tally_t tally;            /* the figures of the SUMMARY sections (tally.h) */
+	mp_mbuf_t tally_src;         /* per round: mp_tally_src_t of the threads to tally */
 
 	/* call stacks and loaded objects (format 1.1; wstack.c, wmodules.c).
 	 * Inserts and the module table are guarded by defs_mu; the struct is
@@ -232,6 +238,16 @@ int mp__wfile_close(mp_writer_t *w);
 
 /* flush.c */
 int mp__writer_round(mp_writer_t *w, int final);
+
+/* tally_round.c: a round's records earlier than horizon, of threads
+ * src[0..n) (each from its `tallied` to end), into w->tally in the
+ * reader's order; moves their `tallied` and `tally_time`. 0, or -1 / -ENOMEM
+ * with w->tally.failed set (their rings are drained all the same). */
+typedef struct mp_tally_src {
+	mp_wthread_t *t;
+	uint64_t end;
+} mp_tally_src_t;
+int mp__tally_round(mp_writer_t *w, const mp_tally_src_t *src, size_t n, uint64_t horizon);
 /* The flusher thread; its name (/proc/PID/task/TID/comm, 15 bytes at most). */
 void *mp__flusher_main(void *arg);
 #define MP_FLUSHER_NAME "memprof-flush"

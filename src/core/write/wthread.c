@@ -82,6 +82,8 @@ static mp_wthread_t *wthread_register(mp_writer_t *w)
 	memset(t->ctx, 0, sizeof(t->ctx));
 	t->announced = 0;
 	t->tail_cache = atomic_load_explicit(&t->head, memory_order_relaxed);
+	t->encoded = t->tallied = t->tail_cache;
+	t->tally_time = t->flushed.v[MP_ST_TIME]; /* the encoder's base: the same times */
 	atomic_store_explicit(&t->tail, t->tail_cache, memory_order_relaxed);
 	if (!reused) {
 		t->next = atomic_load_explicit(&w->threads, memory_order_relaxed);

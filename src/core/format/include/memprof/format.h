@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #define MP_FORMAT_VERSION_MAJOR 2 /* written; readers also read 1.x */
-#define MP_FORMAT_VERSION_MINOR 1
+#define MP_FORMAT_VERSION_MINOR 1 /* 2.1: parent pid and executable in the header, SUMMARY sections */
 
 #define MP_FILE_MAGIC "MEMPROF"      /* 8 bytes with the NUL */
 #define MP_FILE_MAGIC_LEN 8
@@ -54,6 +54,32 @@ enum {
 	MP_SEC_STACK = 7,   /* (1.1) stack id, frame count n, n return addresses */
 	MP_SEC_MODULE = 8,  /* (1.1) a loaded object: path, load bias, build id, segments */
 	MP_SEC_CHUNK2 = 9,  /* (2.0) thread, start state, byte length, 11 part lengths, parts */
+	MP_SEC_SUMMARY = 10,/* (2.1) body length, body: the writer's figures up to a horizon (below) */
+};
+
+/* The SUMMARY section's body (2.1; docs/format.md "Summary"): flags
+ * (MP_SUMMARY_F_*), horizon, events, call stacks defined, memory count n, then per memory id:
+ * id, kind, flags (MP_SUMMARY_MEM_F_*), name (varint length, bytes), field
+ * count k, then k varints, MP_SUMF_* in order (a reader takes those it
+ * knows and skips the rest; later fields go at the end). */
+#define MP_SUMMARY_F_UNAVAILABLE 1u /* the writer could not keep the figures: none follow */
+#define MP_SUMMARY_MEM_F_PEAK 1u    /* the memory id has a peak (it had an event) */
+#define MP_SUMMARY_NAME_MAX 4096    /* longest memory name a reader accepts */
+#define MP_SUMMARY_MEMORIES_MAX 65536
+enum {
+	MP_SUMF_ALLOCS,       /* allocations, a realloc's not counted */
+	MP_SUMF_FREES,        /* frees, a realloc's not counted */
+	MP_SUMF_REALLOCS,     /* reallocs (each one free and one allocation in the events) */
+	MP_SUMF_FAILED,       /* failed allocations */
+	MP_SUMF_DROPPED,      /* events not recorded */
+	MP_SUMF_PEAK,         /* peak of live bytes (allocated, or requested where 0): report's peak */
+	MP_SUMF_PEAK_NS,      /* its time */
+	MP_SUMF_PEAK_REQ,     /* peak of live requested bytes */
+	MP_SUMF_PEAK_REQ_NS,  /* its time */
+	MP_SUMF_LIVE_BLOCKS,  /* blocks live at the horizon */
+	MP_SUMF_LIVE,         /* their bytes (as MP_SUMF_PEAK counts them) */
+	MP_SUMF_LIVE_REQ,     /* their requested bytes */
+	MP_SUMF_COUNT
 };
 
 /* Limits a reader enforces on the 1.1 sections (a writer stays below). */

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# bench_record.sh [RUNS] [OPS] - what the whole `memprof record` command
+# costs against the plain program (not run by ctest; see docs/hooks.md).
+#
+# ../shared/bench/alloc_bench.c -t 2 -n OPS (default 20000000), RUNS times
+# (default 5) each, interleaved: plain, then `memprof record -o X -- ...`
+# with each memprof given (MEMPROF_BINS="dir1 dir2 ...": directories holding
+# a memprof binary and libmemprof_preload.so, to compare two builds in the
+# same runs; default: this tree's build-bench, built here). Prints per mode
+# the median of the whole command's wall time (fork to exit: the program,
+# the capture's close, and the summary `memprof record` prints) and its ratio
+# to plain's, and the median of the program's own wall time (alloc_bench's
+# wall_s=: what the traced program pays while it runs) and its ratio. The
+# machine's load is printed before and after: it is shared, and every CPU
+# second of someone else's build turns into wall time here.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-5}
+ops=${2:-20000000}
+bench_src=../shared/bench/alloc_bench.c
+[ -f "$bench_src" ] || { echo "bench_record: $bench_src is absent" >&2; exit 1; }
+if [ -z "${MEMPROF_BINS:-}" ]; then
+	dir=${MEMPROF_BUILD:-build-bench}
+	cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+	ninja -C "$dir" memprof memprof_preload >/dev/null
+	mkdir -p "$dir/bench-bin"
+	cp "$dir/src/cli/memprof" "$dir/allocator_hooks/libmemprof_preload.so" "$dir/bench-bin/"
+	MEMPROF_BINS=$PWD/$dir/bench-bin
+fi
+tmp=$(mktemp -d /tmp/bench-record-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cc -O2 -g -pthread -o "$tmp/alloc_bench" "$bench_src"
+
+field() { grep -o "$1=[0-9.e+]*" | head -1 | cut -d= -f2; }
+median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+now() { date +%s.%N; }
+
+echo "# alloc_bench -t 2 -n $ops, $runs runs per mode, interleaved ($(nproc) CPUs); uptime: $(uptime)"
+i=0
+modes=plain
+for b in $MEMPROF_BINS; do
+	i=$((i + 1))
+	modes="$modes rec$i"
+	echo "# rec$i: $b"
+done
+for r in $(seq "$runs"); do
+	i=0
+	for m in $modes; do
+		rm -f "$tmp"/cap.memprof
+		t0=$(now)
+		if [ "$m" = plain ]; then
+			out=$("$tmp/alloc_bench" -t 2 -n "$ops" 2>&1)
+		else
+			b=$(echo $MEMPROF_BINS | cut -d' ' -f"${m#rec}")
+			out=$(MEMPROF_PRELOAD="$b/libmemprof_preload.so" "$b/memprof" record -o "$tmp/cap.memprof" -- \
+				"$tmp/alloc_bench" -t 2 -n "$ops" 2>&1)
+		fi
+		t1=$(now)
+		echo "$m $(echo "$t1 - $t0" | bc -l) $(echo "$out" | field wall_s) $r" >> "$tmp/runs.txt"
+		[ "$m" = plain ] || [ "$r" != 1 ] || echo "# $m says: $(echo "$out" | grep '^memprof: [0-9]* events')"
+	done
+done
+echo "# uptime after the runs: $(uptime)"
+plain_cmd=$(awk '$1=="plain" {print $2}' "$tmp/runs.txt" | median)
+plain_in=$(awk '$1=="plain" {print $3}' "$tmp/runs.txt" | median)
+printf "%-6s %12s %9s %12s %9s   %s\n" mode command_s ratio program_s ratio "command runs (s)"
+for m in $modes; do
+	c=$(awk -v m=$m '$1==m {print $2}' "$tmp/runs.txt" | median)
+	p=$(awk -v m=$m '$1==m {print $3}' "$tmp/runs.txt" | median)
+	printf "%-6s %12.3f %8.2fx %12.3f %8.2fx   %s\n" $m "$c" "$(echo "$c / $plain_cmd" | bc -l)" "$p" \
+		"$(echo "$p / $plain_in" | bc -l)" "$(awk -v m=$m '$1==m {printf "%.2f ", $2}' "$tmp/runs.txt")"
+done
