@@ -34,19 +34,55 @@ static int add_file(cli_runs_t *r, char *file, int owned)
 {
 	char **f = realloc(r->files, (size_t)(r->nfiles + 1) * sizeof(*f));
 	char **o = f ? realloc(r->owned, (size_t)(r->nfiles + 1) * sizeof(*o)) : NULL;
+	char **l = o ? realloc(r->labels, (size_t)(r->nfiles + 1) * sizeof(*l)) : NULL;
 
 	if (f)
 		r->files = f;
 	if (o)
 		r->owned = o;
-	if (!f || !o || !file) {
+	if (l)
+		r->labels = l;
+	if (!f || !o || !l || !file) {
 		if (owned)
 			free(file);
 		return mp_cli_error("out of memory");
 	}
 	r->files[r->nfiles] = file;
+	r->labels[r->nfiles] = NULL;
 	r->owned[r->nfiles++] = owned ? file : NULL;
 	return 0;
+}
+
+/* Add capture k of run: its path, and its label "pid N PROGRAM (RUN)". */
+static int add_capture(cli_runs_t *r, const mp_run_t *run, size_t k)
+{
+	const mp_run_proc_t *p = mp_run_proc(run, k);
+	const char *cmd = p->command_line, *rb = strrchr(mp_run_path(run), '/');
+	size_t n = strcspn(cmd, " ");
+	const char *prog = cmd;
+	char *label;
+
+	if (add_file(r, strdup(p->path), 1))
+		return -1;
+	for (size_t i = 0; i < n; i++) /* argv[0]'s last component */
+		if (cmd[i] == '/')
+			prog = cmd + i + 1;
+	rb = rb && rb[1] ? rb + 1 : mp_run_path(run);
+	if (asprintf(&label, "pid %" PRIu64 " %.*s (%s)", p->pid, (int)(n - (size_t)(prog - cmd)), prog, rb) < 0)
+		return mp_cli_error("out of memory");
+	for (char *c = label; *c; c++)
+		if (*c == '/') /* titles show a name's last component */
+			*c = '_';
+	r->labels[r->nfiles - 1] = label;
+	return 0;
+}
+
+const char *cli_runs_label(const cli_runs_t *r, const char *path)
+{
+	for (int i = 0; path && i < r->nfiles; i++)
+		if (r->labels[i] && !strcmp(r->files[i], path))
+			return r->labels[i];
+	return NULL;
 }
 
 /* The pids of a run, for the message when --pid names none of them. */
@@ -85,19 +121,19 @@ static int expand_run(cli_runs_t *r, const char *path, const cli_run_select_t *s
 				     sel->pid, pids);
 			return MP_EXIT_USAGE;
 		}
-		return add_file(r, strdup(mp_run_proc(run, (size_t)k)->path), 1) ? MP_EXIT_FAILURE : MP_EXIT_OK;
+		return add_capture(r, run, (size_t)k) ? MP_EXIT_FAILURE : MP_EXIT_OK;
 	}
 	if ((k = mp_run_main(run)) < 0) {
 		mp_cli_error("'%s': no capture of this run can be read", path);
 		return MP_EXIT_FORMAT;
 	}
 	if (!sel->all)
-		return add_file(r, strdup(mp_run_proc(run, (size_t)k)->path), 1) ? MP_EXIT_FAILURE : MP_EXIT_OK;
+		return add_capture(r, run, (size_t)k) ? MP_EXIT_FAILURE : MP_EXIT_OK;
 	/* every process that did work, main first, then in tree order */
-	if (add_file(r, strdup(mp_run_proc(run, (size_t)k)->path), 1))
+	if (add_capture(r, run, (size_t)k))
 		return MP_EXIT_FAILURE;
 	for (size_t i = 0; i < mp_run_count(run); i++)
-		if ((int)i != k && !mp_run_proc(run, i)->helper && add_file(r, strdup(mp_run_proc(run, i)->path), 1))
+		if ((int)i != k && !mp_run_proc(run, i)->helper && add_capture(r, run, i))
 			return MP_EXIT_FAILURE;
 	return MP_EXIT_OK;
 }
@@ -128,11 +164,14 @@ void cli_runs_free(cli_runs_t *r)
 {
 	for (int i = 0; i < r->nruns; i++)
 		mp_run_close(r->runs[i]);
-	for (int i = 0; i < r->nfiles; i++)
+	for (int i = 0; i < r->nfiles; i++) {
 		free(r->owned[i]);
+		free(r->labels[i]);
+	}
 	free(r->runs);
 	free(r->files);
 	free(r->owned);
+	free(r->labels);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -23,6 +23,7 @@ typedef struct cli_runs {
 	int nfiles;
 	char **files;     /* the arguments with runs expanded; owned (each, and the array) */
 	char **owned;     /* which of files[] were made here (the others are argv's) */
+	char **labels;    /* for files[i] from a run, "pid N PROGRAM (RUN)" for titles; else NULL. Owned */
 } cli_runs_t;
 
 /* Parse --process's argument ("main" or "all") into sel. 0, or -1 (said). */
@@ -35,6 +36,10 @@ int cli_run_parse_pid(const char *arg, cli_run_select_t *sel);
  * errors. Free with cli_runs_free() in every case. */
 int cli_runs_expand(cli_runs_t *r, char *const *files, int nfiles, const cli_run_select_t *sel);
 void cli_runs_free(cli_runs_t *r);
+
+/* The label of a capture path that came from a run, for chart titles
+ * (the capture's file name says little), or NULL. Borrowed from r. */
+const char *cli_runs_label(const cli_runs_t *r, const char *path);
 
 /* The process trees, as text (one line a capture), or as the report's
  * "run" object (docs/report.md; NULL: out of memory; the first run only:

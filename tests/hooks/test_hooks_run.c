@@ -158,6 +158,17 @@ static void test_hooks_run_workers(void **state)
 		assert_int_equal(get_int(device(one, "pool"), "allocations"), peak / MIB);
 	}
 	assert_int_equal(seen, 0x1e); /* 4, 8, 12 and 16 MiB, each once */
+	/* plot takes the run as report does: one panel set per worker */
+	{
+		char cmd[1400], svg[300];
+		struct stat sb;
+		snprintf(svg, sizeof(svg), "%s/workers.svg", t->dir);
+		snprintf(cmd, sizeof(cmd), "'%s' plot --process all --device pool '%s' -o '%s' 2>/dev/null", HK_MEMPROF,
+			 run, svg);
+		assert_int_equal(system(cmd), 0);
+		assert_int_equal(stat(svg, &sb), 0);
+		assert_true(sb.st_size > 1000);
+	}
 	snprintf(want, sizeof(want), "victim_launch work %d", 16);
 	assert_true(json_is_false(json_object_get(process(json_array_get(json_object_get(root, "runs"), 0), want),
 						  "helper")));
