@@ -347,10 +347,10 @@ int cmd_record(int argc, char **argv)
 		else
 			snprintf(outcome, sizeof(outcome), "exit %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		mp_cli_run_ended(path, outcome);
+		snprintf(root, sizeof(root), "%s/%ld.memprof", path, (long)pid);
+		root_traced = access(root, F_OK) == 0; /* (before --main-only may remove it) */
 		if (o.main_only)
 			mp_cli_run_keep_main(path, (long)pid);
-		snprintf(root, sizeof(root), "%s/%ld.memprof", path, (long)pid);
-		root_traced = access(root, F_OK) == 0;
 		if (!root_traced && !(WIFEXITED(status) && WEXITSTATUS(status) >= 126)) {
 			const char *who = mp_cli_run_captures(path) ? " for CMD itself" : "";
 			if (untraced)

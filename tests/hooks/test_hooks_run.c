@@ -225,7 +225,7 @@ static void test_hooks_run_main_only(void **state)
 {
 	tmpdir_t *t = *state;
 	const char *opts[] = {"--main-only", NULL};
-	char script[300], run[600], names[16][600];
+	char script[300], run[600], names[16][600], log[300], *out;
 	FILE *f;
 
 	snprintf(script, sizeof(script), "%s/wrap.sh", t->dir);
@@ -233,8 +233,14 @@ static void test_hooks_run_main_only(void **state)
 	fprintf(f, "#!/bin/sh\nx=$(uname); env true\nexec %s/victim_launch launch 4\n", HK_VICTIM_DIR);
 	assert_int_equal(fclose(f), 0);
 	assert_int_equal(chmod(script, 0755), 0);
-	assert_int_equal(hk_record(t->cap, opts, script, NULL, NULL), 0);
+	snprintf(log, sizeof(log), "%s/record.log", t->dir);
+	assert_int_equal(hk_record_logged(t->cap, log, opts, script, NULL, NULL), 0);
 	hk_run_path(t->cap, run, sizeof(run));
+	out = hk_read_text(log);
+	assert_null(strstr(out, "warning")); /* CMD's process was traced: its first program's capture is gone */
+	assert_non_null(strstr(out, "memprof: run written to"));
+	assert_non_null(strstr(out, ": 5 captures ("));
+	free(out);
 	/* the root's first program (the shell) is gone, so the symbolic link
 	 * cap has nothing to point to: the 5 captures left are the launcher
 	 * (<pid>-1: after the shell's exec) and its 4 workers */
