@@ -87,7 +87,7 @@ int mp__cupti_enable(mp_cupti_api_t *api, mp_cupti_timestamp_fn ts, mp_cupti_buf
 	/* the clock first: records made before it would be on CUPTI's own */
 	if ((rc = api->register_timestamp(ts)) != MP_CUPTI_SUCCESS ||
 	    (rc = api->register_callbacks(req, done)) != MP_CUPTI_SUCCESS) {
-		snprintf(msg, size, "CUPTI refused its setup (%s)", result(api, rc));
+		snprintf(msg, size, "CUPTI refused its setup (%s: no GPU, or no usable driver?)", result(api, rc));
 		return -1;
 	}
 	if ((rc = api->subscribe(&sub, cb, NULL)) != MP_CUPTI_SUCCESS) {

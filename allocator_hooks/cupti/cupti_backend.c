@@ -283,6 +283,7 @@ static int start(void)
 				   sizeof msg))) {
 		warn(msg, NULL);
 		mp__sink_hold(UINT64_MAX);
+		mp__sink_close();
 		return -1;
 	}
 	open_dump(version);

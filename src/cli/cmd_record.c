@@ -30,7 +30,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: memprof record [-o FILE] [--no-children] [--no-fork] [--delay MS]\n"
-		"                      [--duration MS] [--flush MS] [--stacks] -- CMD ARGS...\n"
+		"                      [--duration MS] [--flush MS] [--stacks] [--gpu] -- CMD ARGS...\n"
 		"\n"
 		"Run CMD with the allocation hooks and capture every host allocation it makes\n"
 		"(malloc, calloc, realloc, free, the aligned variants, C++ new/delete) into a\n"
@@ -47,6 +47,8 @@ static void usage(FILE *out)
 		"      --flush MS      write a block at least every MS ms (default 100)\n"
 		"      --stacks        record a call stack per allocation (MEMPROF_STACKS=1; at most\n"
 		"                      64 frames; report groups by allocating function)\n"
+		"      --gpu           also record CUDA device, pinned and managed memory through\n"
+		"                      CUPTI (docs/hooks.md, \"GPU memory\")\n"
 		"\n"
 		"Children get their own captures, named <FILE without .memprof>.<pid>.memprof.\n"
 		"Environment knobs (MEMPROF_*) are described in docs/hooks.md.\n");
@@ -90,6 +92,8 @@ typedef struct {
 	const char *delay, *duration, *flush;
 	int output_is_dir; /* -o names a directory: the default name goes in it */
 	int no_preload;    /* CMD has another C library's loader: not given the preload */
+	const char *gpu_lib; /* --gpu: CUDA_INJECTION64_PATH (record_gpu.c) */
+	int gpu;
 } rec_opts_t;
 
 /* CMD's pid while it runs, for forward_signal. */
@@ -173,6 +177,8 @@ static void child(const rec_opts_t *o, const char *preload, char **cmd, int fd)
 		if (!sv || !*sv || !strcmp(sv, "0") || !strcmp(sv, "off") || !strcmp(sv, "no"))
 			setenv("MEMPROF_STACKS", "1", 1);
 	}
+	if (o->gpu_lib)
+		setenv("CUDA_INJECTION64_PATH", o->gpu_lib, 1);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGQUIT, SIG_DFL);
 	execvp(cmd[0], cmd);
@@ -203,7 +209,7 @@ static int check_ms(const char *what, const char *v)
 
 int cmd_record(int argc, char **argv)
 {
-	enum { O_NOCHILD = 256, O_NOFORK, O_DELAY, O_DURATION, O_FLUSH, O_STACKS };
+	enum { O_NOCHILD = 256, O_NOFORK, O_DELAY, O_DURATION, O_FLUSH, O_STACKS, O_GPU };
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"no-children", no_argument, NULL, O_NOCHILD},
@@ -212,11 +218,12 @@ int cmd_record(int argc, char **argv)
 		{"duration", required_argument, NULL, O_DURATION},
 		{"flush", required_argument, NULL, O_FLUSH},
 		{"stacks", no_argument, NULL, O_STACKS},
+		{"gpu", no_argument, NULL, O_GPU},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	rec_opts_t o = {0};
-	char preload[PATH_MAX], path[PATH_MAX], last[PATH_MAX + 64], why[4400];
+	char preload[PATH_MAX], path[PATH_MAX], last[PATH_MAX + 64], why[4400], gpu_lib[PATH_MAX];
 	struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO};
 	struct sigaction old_int, old_quit, old_term, old_hup;
 	int c, status, fds[2], chain, untraced;
@@ -254,6 +261,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case O_STACKS:
 			o.stacks = 1;
+			break;
+		case O_GPU:
+			o.gpu = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -297,6 +307,8 @@ int cmd_record(int argc, char **argv)
 			     PRELOAD_NAME);
 		return MP_EXIT_IO;
 	}
+	if (o.gpu && mp_cli_record_gpu_prepare(preload, gpu_lib, sizeof(gpu_lib)) == 0)
+		o.gpu_lib = gpu_lib;
 	if (pipe2(fds, O_CLOEXEC)) {
 		mp_cli_error("cannot create a pipe: %s", strerror(errno));
 		return MP_EXIT_IO;

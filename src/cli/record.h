@@ -28,4 +28,10 @@ int mp_cli_record_exec_chain(const char *path, pid_t pid, time_t since, char *la
  * were written since `since` (older ones belong to earlier runs). */
 int mp_cli_record_children(const char *path, time_t since);
 
+/* --gpu (record_gpu.c): the injection library's path into lib (size
+ * bytes), found next to the preload library, for CUDA_INJECTION64_PATH;
+ * 0, or -1 after a warning on stderr (no GPU backend in this build, no
+ * driver, another tool's injection): CMD then runs without it. */
+int mp_cli_record_gpu_prepare(const char *preload, char *lib, size_t size);
+
 #endif
