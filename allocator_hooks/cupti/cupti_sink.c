@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static const memprof_api_table_t *table; /* the preload's, or */
 static void *table_lane;
@@ -17,7 +18,7 @@ static mp_writer_lane_t *own_lane;
 int mp__sink_open(const char **why)
 {
 	const memprof_api_table_t *t = dlsym(RTLD_DEFAULT, MEMPROF_API_TABLE_SYMBOL);
-	const char *path = getenv("MEMPROF_OUTPUT");
+	const char *path = getenv("MEMPROF_OUTPUT"), *pid_env = getenv("MEMPROF_OUTPUT_PID");
 	mp_diag_t diag;
 
 	if (t && t->version >= 2 && t->lane_open) {
@@ -34,6 +35,12 @@ int mp__sink_open(const char **why)
 	}
 	if (!path || !*path) {
 		*why = "no capture to write into (run it under `memprof record --gpu`, or set MEMPROF_OUTPUT)";
+		return -1;
+	}
+	/* memprof record names MEMPROF_OUTPUT for CMD's process only: an
+	 * untraced child (--no-children) must not take that name */
+	if (pid_env && *pid_env && strtol(pid_env, NULL, 10) != (long)getpid()) {
+		*why = "this process is not being recorded (a child of CMD that memprof record does not trace)";
 		return -1;
 	}
 	if (mp_writer_open(&own, path, getenv("MEMPROF_OVERWRITE") != NULL, NULL, &diag) ||

@@ -250,7 +250,8 @@ static void test_real_iterator(void **state)
 	check(&ev2[3], MP_EV_REGION_ADD, "GPU:0", 1300, 0xa000000, 6 * MiB);
 	check(&ev2[4], MP_EV_REGION_REMOVE, "GPU:0", 1400, 0xa000000, 0);
 	check(&ev2[5], MP_EV_FREE, "CUDA:pinned_host", 1500, 0x10000, 0);
-	dlclose(lib);
+	/* not dlclose'd: libcupti keeps memory in its globals, which a leak
+	 * checker finds unreachable once the library is unmapped */
 }
 
 /* Callbacks, faked as CUpti_CallbackData: a failed cudaMalloc is an
