@@ -124,12 +124,29 @@ static void drain(uint64_t cut)
 	mp__sink_hold(cut == UINT64_MAX ? UINT64_MAX : cut > origin_ns ? cut - origin_ns : 0);
 }
 
-static void push(const mp_gpu_event_t *ev, int n)
+/* A record stamped on CUPTI's default clock (CLOCK_REALTIME: a record made
+ * before our timestamp callback took effect) would land decades ahead:
+ * brought back onto CLOCK_MONOTONIC. */
+static void on_our_clock(mp_gpu_event_t *e)
+{
+	struct timespec rt;
+	uint64_t mono = mono_ns(), real;
+
+	if (e->time_ns <= mono + 3600ull * 1000000000u)
+		return;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	real = (uint64_t)rt.tv_sec * 1000000000u + (uint64_t)rt.tv_nsec;
+	e->time_ns = e->time_ns - real + mono;
+}
+
+static void push(mp_gpu_event_t *ev, int n)
 {
 	int i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		on_our_clock(&ev[i]);
 		mp_gpu_queue_push(&queue, &ev[i]);
+	}
 }
 
 static void CUPTIAPI buffer_requested(uint8_t **buf, size_t *size, size_t *max_records)

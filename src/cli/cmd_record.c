@@ -48,7 +48,7 @@ static void usage(FILE *out)
 		"      --stacks        record a call stack per allocation (MEMPROF_STACKS=1; at most\n"
 		"                      64 frames; report groups by allocating function)\n"
 		"      --gpu           also record CUDA device, pinned and managed memory through\n"
-		"                      CUPTI (docs/hooks.md, \"GPU memory\")\n"
+		"                      CUPTI (docs/gpu.md)\n"
 		"\n"
 		"Children get their own captures, named <FILE without .memprof>.<pid>.memprof.\n"
 		"Environment knobs (MEMPROF_*) are described in docs/hooks.md.\n");

@@ -208,11 +208,12 @@ static int put_section(mp_mbuf_t *b, const uint64_t *v, int n, uint8_t tag)
  * through the rest of its ring. */
 #define PIECE_BYTES (512u << 10)
 
+/* A lane's times are ns already: its records go through the identity. */
+static const mp_capclock_t lane_clock = {0};
+
 /* Thread s->t's new records as CHUNK2 sections, a piece at a time: its
  * delta state at the piece's start, then the records as parts of columns
  * (memprof/format/columns.h). */
-/* A lane's times are ns already: its records go through the identity. */
-static const mp_capclock_t lane_clock = {0};
 
 static int append_chunk(mp_writer_t *w, const snap_t *s)
 {
