@@ -55,6 +55,8 @@ static _Atomic int running;
 static pthread_t flusher;
 static int flusher_started;
 static _Atomic int stop_flusher;
+static pthread_mutex_t stop_mu = PTHREAD_MUTEX_INITIALIZER; /* wakes the flusher at exit */
+static pthread_cond_t stop_cv = PTHREAD_COND_INITIALIZER;
 static uint64_t dropped_records;
 static int dump_fd = -1;
 
@@ -215,9 +217,19 @@ static void *flush_main(void *arg)
 	if (env && atoi(env) > 0)
 		ms = (unsigned)atoi(env);
 	while (!atomic_load(&stop_flusher)) {
-		struct timespec d = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+		struct timespec until;
 		uint64_t cut;
-		nanosleep(&d, NULL);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += (time_t)(ms / 1000);
+		until.tv_nsec += (long)(ms % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L)
+			until.tv_sec++, until.tv_nsec -= 1000000000L;
+		pthread_mutex_lock(&stop_mu);
+		while (!atomic_load(&stop_flusher) && pthread_cond_timedwait(&stop_cv, &stop_mu, &until) == 0)
+			;
+		pthread_mutex_unlock(&stop_mu);
+		if (atomic_load(&stop_flusher))
+			break;
 		cut = mono_ns();
 		api.flush_all(MP_CUPTI_FLUSH_FORCED);
 		pthread_mutex_lock(&mu);
@@ -231,7 +243,10 @@ static void at_exit(void)
 {
 	if (!atomic_exchange(&running, 0))
 		return;
+	pthread_mutex_lock(&stop_mu);
 	atomic_store(&stop_flusher, 1);
+	pthread_cond_signal(&stop_cv);
+	pthread_mutex_unlock(&stop_mu);
 	if (flusher_started)
 		pthread_join(flusher, NULL);
 	api.flush_all(MP_CUPTI_FLUSH_FORCED);

@@ -118,17 +118,18 @@ static void test_injection_without_libcupti(void **state)
  * answers CUPTI_ERROR_UNKNOWN without a GPU): one warning, host capture. */
 static void test_injection_cupti_cannot_start(void **state)
 {
-	char *out = mp_test_tmpfile(".memprof"), cmd[4096], *err;
-
 	(void)state;
 #ifndef MEMPROF_CUPTI_LIB_PATH
 	fprintf(stderr, "skipped: libcupti is not installed here (the CUDA toolkit was not found at build time)\n");
 	skip();
 #else
+	char *out, cmd[4096], *err;
+
 	if (have_driver()) {
 		fprintf(stderr, "skipped: a CUDA driver is installed here: CUPTI may well start\n");
 		skip();
 	}
+	out = mp_test_tmpfile(".memprof");
 	snprintf(cmd, sizeof cmd, "MEMPROF_CUPTI_LIB=%s %s record -o %s -- %s %s", MEMPROF_CUPTI_LIB_PATH, MEMPROF,
 		 out, VICTIM, INJECTION);
 	assert_int_equal(run(cmd, &err), 3);
@@ -137,9 +138,9 @@ static void test_injection_cupti_cannot_start(void **state)
 	assert_non_null(strstr(err, "GPU memory is not recorded, host memory is\n"));
 	check_host_capture(out);
 	free(err);
-#endif
 	unlink(out);
 	free(out);
+#endif
 }
 
 int main(void)
