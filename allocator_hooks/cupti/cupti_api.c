@@ -50,6 +50,7 @@ int mp__cupti_load(mp_cupti_api_t *api, char *msg, size_t size)
 	FIND(enable_callback, "cuptiEnableCallback");
 	*(void **)(void *)&api->ctx_get_device = dlsym(RTLD_DEFAULT, "cuCtxGetDevice");
 	*(void **)(void *)&api->device_total_mem = dlsym(RTLD_DEFAULT, "cuDeviceTotalMem_v2");
+	*(void **)(void *)&api->device_count = dlsym(RTLD_DEFAULT, "cuDeviceGetCount");
 	return 0;
 }
 
@@ -118,6 +119,15 @@ uint32_t mp__cupti_current_device(const mp_cupti_api_t *api)
 	if (!api->ctx_get_device || api->ctx_get_device(&d) != 0 || d < 0)
 		return 0;
 	return (uint32_t)d;
+}
+
+int mp__cupti_device_count(const mp_cupti_api_t *api)
+{
+	int n = 0;
+
+	if (!api->device_count || api->device_count(&n) != 0 || n < 0)
+		return -1;
+	return n;
 }
 
 uint64_t mp__cupti_device_memory(const mp_cupti_api_t *api, uint32_t device)

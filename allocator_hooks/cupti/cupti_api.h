@@ -41,6 +41,7 @@ typedef struct mp_cupti_api {
 	/* the driver's (libcuda, already loaded by the time we are): optional */
 	int (*ctx_get_device)(int *device);
 	int (*device_total_mem)(size_t *bytes, int device);
+	int (*device_count)(int *count);
 } mp_cupti_api_t;
 
 /* dlopen libcupti and find the entry points. 0, or -1 with why in msg. */
@@ -54,6 +55,9 @@ int mp__cupti_enable(mp_cupti_api_t *api, mp_cupti_timestamp_fn ts, mp_cupti_buf
 
 /* The calling thread's current device (0 when the driver does not say). */
 uint32_t mp__cupti_current_device(const mp_cupti_api_t *api);
+/* The number of devices, or -1 while the driver cannot say (not
+ * initialised yet). */
+int mp__cupti_device_count(const mp_cupti_api_t *api);
 /* A device's memory in bytes (0 when unknown). */
 uint64_t mp__cupti_device_memory(const mp_cupti_api_t *api, uint32_t device);
 

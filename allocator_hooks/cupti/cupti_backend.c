@@ -208,8 +208,30 @@ static void CUPTIAPI on_callback(void *ud, uint32_t domain, uint32_t cbid, const
 	pthread_mutex_unlock(&mu);
 }
 
+/* Declare GPU:0 .. GPU:n-1 with their capacities as soon as the driver can
+ * count them: a framework that declares "GPU:N" itself (to annotate its
+ * tensors) gets the same memory id, and the first declaration sets the
+ * capacity. Returns 1 once done. */
+static int declare_devices(void)
+{
+	int n = mp__cupti_device_count(&api), i;
+
+	if (n < 0)
+		return 0;
+	pthread_mutex_lock(&mu);
+	for (i = 0; i < n && i < 64; i++) {
+		mp_gpu_event_t e = {0};
+		e.device = (uint32_t)i;
+		memory_of(&e);
+	}
+	pthread_mutex_unlock(&mu);
+	return 1;
+}
+
 static void *flush_main(void *arg)
 {
+	int declared = 0;
+
 	unsigned ms = 200;
 	const char *env = getenv("MEMPROF_CUPTI_FLUSH_MS");
 
@@ -219,6 +241,8 @@ static void *flush_main(void *arg)
 	while (!atomic_load(&stop_flusher)) {
 		struct timespec until;
 		uint64_t cut;
+		if (!declared)
+			declared = declare_devices();
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += (time_t)(ms / 1000);
 		until.tv_nsec += (long)(ms % 1000) * 1000000L;

@@ -4,12 +4,16 @@
  * The injection library's own start is driven by gpu_victim, which calls
  * InitializeInjection() as the CUDA driver would: without libcupti, and
  * (where the toolkit is installed but no driver is) with a libcupti that
- * cannot start. */
+ * cannot start; and its whole path on a fake libcupti (fake_cupti.c), as
+ * far as it can be followed without a GPU. */
 #include "test_common.h"
 
 #include "capture_helpers.h"
 
+#include <memprof/solver.h>
+
 #include <dlfcn.h>
+#include <math.h>
 
 #define MEMPROF MEMPROF_BINARY_DIR "/src/cli/memprof"
 #define VICTIM MEMPROF_BINARY_DIR "/tests/gpu/gpu_victim"
@@ -63,6 +67,21 @@ static void check_host_capture(const char *path)
 	}
 	assert_int_equal(a, 1);
 	assert_int_equal(b, 1);
+	free(ev);
+}
+
+/* The fake victim's host block is in the capture. */
+static void check_host_capture_a(const char *path)
+{
+	mp_event_t *ev;
+	mp_diag_t diag;
+	int rc, a = 0;
+	size_t n = read_all(path, &ev, &rc, &diag, NULL), i;
+
+	assert_int_equal(rc, 0);
+	for (i = 0; i < n; i++)
+		a += ev[i].kind == MP_EV_ALLOC && ev[i].requested_bytes == 123457;
+	assert_int_equal(a, 1);
 	free(ev);
 }
 
@@ -143,12 +162,105 @@ static void test_injection_cupti_cannot_start(void **state)
 #endif
 }
 
+#define MiB (1ull << 20)
+#define SEG_A 0x7f0000000000ull
+#define SEG_B 0x7f0002000000ull
+
+/* gpu_fake_victim on fake_cupti: no warning; GPU:0 declared with the
+ * device's 80 GiB; its two segments, the framework's two tensors inside
+ * the first, the failed 10 MiB cudaMalloc and the second segment's release
+ * in time order, next to the host heap; CUPTI's 2 dropped records counted
+ * on GPU:0. Solved: reserved peak 22 MiB, in use 12 MiB, and at the
+ * failure 10 MiB free inside the segments (A: [12, 20) MiB, B: 2 MiB),
+ * largest chunk 8 MiB: fragmentation 1 - 8/10, cause fragmented. */
+static void test_fake_gpu(void **state)
+{
+	char *out = mp_test_tmpfile(".memprof"), cmd[4096], *err;
+	const mp_solver_device_t *dev = NULL;
+	mp_solver_options_t o;
+	mp_source_t *src;
+	mp_solver_t *s;
+	mp_event_t ev;
+	mp_diag_t diag;
+	struct {
+		int kind;
+		uint64_t address, bytes;
+	} want[] = {
+		{MP_EV_REGION_ADD, SEG_A, 20 * MiB}, {MP_EV_REGION_ADD, SEG_B, 2 * MiB},
+		{MP_EV_ALLOC, SEG_A, 8 * MiB},       {MP_EV_ALLOC, SEG_A + 8 * MiB, 4 * MiB},
+		{MP_EV_ALLOC_FAILED, 0, 10 * MiB},   {MP_EV_REGION_REMOVE, SEG_B, 0},
+	};
+	uint64_t last = 0, dropped = 0;
+	size_t k = 0, i;
+	int gpu = -1;
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "MEMPROF_CUPTI_LIB=%s MEMPROF_CUPTI_FLUSH_MS=50 %s record -o %s -- %s %s %s",
+		 FAKE_CUPTI, MEMPROF, out, FAKE_VICTIM, INJECTION, FAKE_CUPTI);
+	assert_int_equal(run(cmd, &err), 3);
+	assert_int_equal(count(err, "warning"), 0);
+	check_host_capture_a(out);
+
+	assert_int_equal(mp_capture_open_source(&src, out, &diag), 0);
+	while (mp_source_next(src, &ev, &diag) == 1) {
+		const mp_memory_info_t *m = mp_source_memory(src, ev.memory);
+		if (ev.kind == MP_EV_MEMORY || !m || strcmp(m->name, "GPU:0"))
+			continue;
+		gpu = (int)ev.memory;
+		assert_int_equal(m->kind, MP_MEMORY_DEVICE);
+		assert_int_equal(m->capacity_bytes, 80ull << 30);
+		if (ev.kind == MP_EV_DROPPED) {
+			dropped += ev.requested_bytes;
+			continue;
+		}
+		assert_true(k < 6);
+		assert_int_equal(ev.kind, want[k].kind);
+		if (ev.kind != MP_EV_ALLOC_FAILED)
+			assert_int_equal(ev.address, want[k].address);
+		if (ev.kind != MP_EV_FREE && ev.kind != MP_EV_REGION_REMOVE)
+			assert_int_equal(ev.requested_bytes, want[k].bytes);
+		assert_true(ev.time_ns >= last);
+		last = ev.time_ns;
+		k++;
+	}
+	assert_int_equal(k, 6);
+	assert_int_equal(dropped, 2);
+	assert_true(gpu >= 0);
+	mp_source_close(src);
+
+	mp_solver_options_init(&o);
+	assert_non_null(s = mp_solver_new(&o));
+	assert_int_equal(mp_capture_open_source(&src, out, &diag), 0);
+	assert_int_equal(mp_solver_run(s, src, &diag), 0);
+	for (i = 0; i < mp_solver_device_count(s); i++)
+		if ((int)mp_solver_device(s, i)->id == gpu)
+			dev = mp_solver_device(s, i);
+	assert_non_null(dev);
+	assert_int_equal(dev->reserved_peak_bytes, 22 * MiB);
+	assert_int_equal(dev->peak_bytes, 12 * MiB);
+	assert_int_equal(dev->peak.reserved_bytes, 22 * MiB);
+	assert_int_equal(dev->dropped_events, 2);
+	assert_int_equal(dev->oom_count, 1);
+	assert_int_equal(dev->oom[0].requested_bytes, 10 * MiB);
+	assert_int_equal(dev->oom[0].at.heap_bytes, 12 * MiB);
+	assert_int_equal(dev->oom[0].at.region_free_bytes, 10 * MiB);
+	assert_int_equal(dev->oom[0].at.largest_free_bytes, 8 * MiB);
+	assert_true(fabs(dev->oom[0].at.fragmentation - 0.2) < 1e-12);
+	assert_string_equal(mp_solver_oom_cause(&dev->oom[0]), "fragmented");
+	mp_source_close(src);
+	mp_solver_free(s);
+	unlink(out);
+	free(out);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_record_gpu_host_program),
 		cmocka_unit_test(test_injection_without_libcupti),
 		cmocka_unit_test(test_injection_cupti_cannot_start),
+		cmocka_unit_test(test_fake_gpu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
