@@ -10,7 +10,11 @@
 
 #include "capture_helpers.h"
 
+#include <memprof/cupti_dump.h>
+#include <memprof/cupti_translate.h>
 #include <memprof/solver.h>
+
+#include <dirent.h>
 
 #include <dlfcn.h>
 #include <math.h>
@@ -166,6 +170,49 @@ static void test_injection_cupti_cannot_start(void **state)
 #define SEG_A 0x7f0000000000ull
 #define SEG_B 0x7f0002000000ull
 
+/* The raw buffers the run dumped (MEMPROF_CUPTI_DUMP), replayed: the
+ * segments' events again, at the very times the live capture has them
+ * (times[0], [1], [5]: the dump keeps the capture's origin). The failure
+ * came through a callback, not a buffer: not in the dump. */
+static void check_dump(const char *dir, const uint64_t *times)
+{
+	char path[4096] = "", *out = mp_test_tmpfile(".memprof");
+	mp_cupti_stats_t st;
+	mp_source_t *src;
+	mp_event_t ev;
+	mp_diag_t diag;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	const int kinds[3] = {MP_EV_REGION_ADD, MP_EV_REGION_ADD, MP_EV_REGION_REMOVE};
+	const uint64_t at[3] = {times[0], times[1], times[5]}, addr[3] = {SEG_A, SEG_B, SEG_B};
+	int k = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "cupti.", 6))
+			snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+	closedir(d);
+	assert_true(path[0]);
+	assert_int_equal(mp_cupti_replay(path, out, &st, &diag), 0);
+	assert_int_equal(st.records, 3);
+	assert_int_equal(mp_capture_open_source(&src, out, &diag), 0);
+	while (mp_source_next(src, &ev, &diag) == 1) {
+		if (ev.kind == MP_EV_MEMORY)
+			continue;
+		assert_true(k < 3);
+		assert_int_equal(ev.kind, kinds[k]);
+		assert_int_equal(ev.address, addr[k]);
+		assert_int_equal(ev.time_ns, at[k]);
+		k++;
+	}
+	assert_int_equal(k, 3);
+	mp_source_close(src);
+	unlink(path);
+	rmdir(dir);
+	unlink(out);
+	free(out);
+}
+
 /* gpu_fake_victim on fake_cupti: no warning; GPU:0 declared with the
  * device's 80 GiB; its two segments, the framework's two tensors inside
  * the first, the failed 10 MiB cudaMalloc and the second segment's release
@@ -190,13 +237,16 @@ static void test_fake_gpu(void **state)
 		{MP_EV_ALLOC, SEG_A, 8 * MiB},       {MP_EV_ALLOC, SEG_A + 8 * MiB, 4 * MiB},
 		{MP_EV_ALLOC_FAILED, 0, 10 * MiB},   {MP_EV_REGION_REMOVE, SEG_B, 0},
 	};
-	uint64_t last = 0, dropped = 0;
+	uint64_t last = 0, dropped = 0, times[6];
 	size_t k = 0, i;
 	int gpu = -1;
+	char dumpdir[] = "/tmp/memprof-dump-XXXXXX";
 
 	(void)state;
-	snprintf(cmd, sizeof cmd, "MEMPROF_CUPTI_LIB=%s MEMPROF_CUPTI_FLUSH_MS=50 %s record -o %s -- %s %s %s",
-		 FAKE_CUPTI, MEMPROF, out, FAKE_VICTIM, INJECTION, FAKE_CUPTI);
+	assert_non_null(mkdtemp(dumpdir));
+	snprintf(cmd, sizeof cmd,
+		 "MEMPROF_CUPTI_DUMP=%s MEMPROF_CUPTI_LIB=%s MEMPROF_CUPTI_FLUSH_MS=50 %s record -o %s -- %s %s %s",
+		 dumpdir, FAKE_CUPTI, MEMPROF, out, FAKE_VICTIM, INJECTION, FAKE_CUPTI);
 	assert_int_equal(run(cmd, &err), 3);
 	assert_int_equal(count(err, "warning"), 0);
 	check_host_capture_a(out);
@@ -220,7 +270,7 @@ static void test_fake_gpu(void **state)
 		if (ev.kind != MP_EV_FREE && ev.kind != MP_EV_REGION_REMOVE)
 			assert_int_equal(ev.requested_bytes, want[k].bytes);
 		assert_true(ev.time_ns >= last);
-		last = ev.time_ns;
+		last = times[k] = ev.time_ns;
 		k++;
 	}
 	assert_int_equal(k, 6);
@@ -249,6 +299,7 @@ static void test_fake_gpu(void **state)
 	assert_string_equal(mp_solver_oom_cause(&dev->oom[0]), "fragmented");
 	mp_source_close(src);
 	mp_solver_free(s);
+	check_dump(dumpdir, times);
 	unlink(out);
 	free(out);
 	free(err);
