@@ -61,14 +61,16 @@ int main(int argc, char **argv)
 	*(void **)(void *)&cfail = dlsym(fake, "fake_cuda_malloc_fails");
 	*(void **)(void *)&declare = dlsym(RTLD_DEFAULT, "memprof_memory_declare");
 	*(void **)(void *)&alloc = dlsym(RTLD_DEFAULT, "memprof_alloc");
-	if (!init || !cmalloc || !cfree || !cfail || !declare || !alloc || init() != 1)
+	if (!init || !cmalloc || !cfree || !cfail || init() != 1)
 		return 2;
 	cmalloc(A, 20 * MiB);
 	cmalloc(B, 2 * MiB);
 	usleep(150 * 1000); /* the backend has declared GPU:0 (80 GiB) by now */
-	gpu = declare("GPU:0", 2 /* device */, 0); /* the backend's memory id, by name */
-	alloc(gpu, A, 8 * MiB, 8 * MiB);
-	alloc(gpu, A + 8 * MiB, 4 * MiB, 4 * MiB);
+	if (declare && alloc) { /* under memprof record: the preload's annotation API */
+		gpu = declare("GPU:0", 2 /* device */, 0); /* the backend's memory id, by name */
+		alloc(gpu, A, 8 * MiB, 8 * MiB);
+		alloc(gpu, A + 8 * MiB, 4 * MiB, 4 * MiB);
+	}
 	cfail(10 * MiB);
 	usleep(300 * 1000); /* a periodic flush (MEMPROF_CUPTI_FLUSH_MS=50) writes the above */
 	cfree(B);

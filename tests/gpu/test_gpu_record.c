@@ -305,6 +305,39 @@ static void test_fake_gpu(void **state)
 	free(err);
 }
 
+/* The injection library alone (CUDA_INJECTION64_PATH under another
+ * launcher): its own capture on MEMPROF_OUTPUT, the GPU's events only. */
+static void test_fake_gpu_standalone(void **state)
+{
+	char *out = mp_test_tmpfile(".memprof"), cmd[4096], *err;
+	mp_event_t *ev;
+	mp_diag_t diag;
+	mp_end_status_t end;
+	int rc, kinds[8], k = 0;
+	size_t n, i;
+
+	(void)state;
+	snprintf(cmd, sizeof cmd, "MEMPROF_OUTPUT=%s MEMPROF_CUPTI_LIB=%s MEMPROF_CUPTI_FLUSH_MS=50 %s %s %s", out,
+		 FAKE_CUPTI, FAKE_VICTIM, INJECTION, FAKE_CUPTI);
+	assert_int_equal(run(cmd, &err), 3);
+	assert_string_equal(err, "");
+	n = read_all(out, &ev, &rc, &diag, &end);
+	assert_int_equal(rc, 0);
+	assert_int_equal(end, MP_END_CLEAN);
+	for (i = 0; i < n; i++)
+		if (ev[i].kind != MP_EV_MEMORY && ev[i].kind != MP_EV_DROPPED && k < 8)
+			kinds[k++] = ev[i].kind;
+	assert_int_equal(k, 4);
+	assert_int_equal(kinds[0], MP_EV_REGION_ADD);
+	assert_int_equal(kinds[1], MP_EV_REGION_ADD);
+	assert_int_equal(kinds[2], MP_EV_ALLOC_FAILED);
+	assert_int_equal(kinds[3], MP_EV_REGION_REMOVE);
+	free(ev);
+	unlink(out);
+	free(out);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -312,6 +345,7 @@ int main(void)
 		cmocka_unit_test(test_injection_without_libcupti),
 		cmocka_unit_test(test_injection_cupti_cannot_start),
 		cmocka_unit_test(test_fake_gpu),
+		cmocka_unit_test(test_fake_gpu_standalone),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
