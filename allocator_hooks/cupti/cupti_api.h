@@ -5,8 +5,9 @@
  * pointers), so that the injection library needs no CUDA header to build
  * and no CUDA library to load: where libcupti is missing the backend says
  * so and does nothing. Signatures: cupti_activity.h and cupti_callbacks.h
- * of CUPTI 12.x/13.0; cupti_abi_check.c compares them with the real ones
- * where the toolkit is installed.
+ * of CUPTI 12.x/13.0 (CUptiResult, the kinds and domains are ints there:
+ * enums), transcribed by hand; the constants below are compared with the
+ * real ones by cupti_abi_check.c where the toolkit is installed.
  */
 #ifndef MP_CUPTI_API_H
 #define MP_CUPTI_API_H

@@ -203,7 +203,14 @@ static void CUPTIAPI on_callback(void *ud, uint32_t domain, uint32_t cbid, const
 	if (!atomic_load_explicit(&running, memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&mu);
-	n = mp_cupti_translate_callback(&tr, domain, cbid, data, mp__cupti_current_device(&api), mono_ns(), ev);
+	n = mp_cupti_translate_callback(&tr, domain, cbid, data, 0, mono_ns(), ev);
+	pthread_mutex_unlock(&mu);
+	if (!n)
+		return; /* nearly every call: a success, whose record comes from the activity API */
+	/* the device: asked of the driver only now, outside our lock */
+	if (ev[0].space == MP_GPU_SPACE_DEVICE)
+		ev[0].device = mp__cupti_current_device(&api);
+	pthread_mutex_lock(&mu);
 	push(ev, n);
 	pthread_mutex_unlock(&mu);
 }
@@ -230,10 +237,9 @@ static int declare_devices(void)
 
 static void *flush_main(void *arg)
 {
-	int declared = 0;
-
-	unsigned ms = 200;
 	const char *env = getenv("MEMPROF_CUPTI_FLUSH_MS");
+	unsigned ms = 200;
+	int declared = 0;
 
 	(void)arg;
 	if (env && atoi(env) > 0)
