@@ -3,7 +3,7 @@
  * With MEMPROF_CUPTI_DUMP=DIR the GPU backend also appends every buffer
  * CUPTI completes, as it came, to DIR/cupti.<pid>.bin; mp_cupti_replay
  * turns such a file into a .memprof capture through the same translation
- * (docs/hooks.md, "GPU memory"). A capture from a GPU machine so becomes a
+ * (docs/gpu.md). A capture from a GPU machine so becomes a
  * test fixture that runs anywhere.
  *
  * The file (little-endian):

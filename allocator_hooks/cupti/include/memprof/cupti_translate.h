@@ -5,7 +5,7 @@
  * the replay of dumped buffers (memprof/cupti_dump.h) feed it synthesized
  * or recorded ones. Layouts: cupti_layout.h (CUPTI 12.x/13.0).
  *
- * What becomes what (docs/hooks.md, "GPU memory"):
+ * What becomes what (docs/gpu.md):
  *   - device memory (cudaMalloc, cuMemAlloc, arrays, static device
  *     memory): a segment reserved from the driver = a REGION of the
  *     device's memory id "GPU:<device>"; frameworks' tensors annotated
