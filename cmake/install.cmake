@@ -7,6 +7,7 @@
 #   <libdir>/pkgconfig/memprof.pc                 pkg-config --cflags --libs memprof
 #   <libdir>/cmake/memprof/                       find_package(memprof): memprof::annotate
 #   <libdir>/memprof/libmemprof_preload.so        memprof record's preload library (private)
+#   <libdir>/memprof/libmemprof_cupti.so          record --gpu's CUDA injection library (private)
 #   <libexecdir>/memprof/memprof_demo_victim      memprof demo's example program (private)
 #   <python dir>/memprof/                         the Python module (below)
 #
@@ -22,6 +23,11 @@ install(TARGETS memprof_annotate EXPORT memprofTargets
 install(FILES ${PROJECT_SOURCE_DIR}/allocator_hooks/include/memprof/annotate.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/memprof)
 install(TARGETS memprof_preload LIBRARY DESTINATION ${MEMPROF_INSTALL_PRELOADDIR})
+# record --gpu's CUDA injection library: beside the preload, where
+# record_gpu.c looks for it
+if(MEMPROF_GPU)
+  install(TARGETS memprof_cupti LIBRARY DESTINATION ${MEMPROF_INSTALL_PRELOADDIR})
+endif()
 # The example links libmemprof.so: found from its own directory.
 file(RELATIVE_PATH mp_helper_to_lib /p/${MEMPROF_INSTALL_HELPERDIR} /p/${CMAKE_INSTALL_LIBDIR})
 set_target_properties(memprof_demo_victim PROPERTIES INSTALL_RPATH "$ORIGIN/${mp_helper_to_lib}")

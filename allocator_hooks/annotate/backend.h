@@ -15,7 +15,7 @@
 /* The table a preload library exports (symbol MEMPROF_API_TABLE_SYMBOL) so
  * that a statically linked libmemprof can forward to it. Append only. */
 typedef struct memprof_api_table {
-	int version; /* 1 */
+	int version; /* 2 */
 	int (*enabled)(void);
 	int (*memory_declare)(const char *, memprof_memory_kind_t, uint64_t);
 	void (*region_add)(int, uint64_t, uint64_t);
@@ -28,6 +28,14 @@ typedef struct memprof_api_table {
 	void (*push)(const char *, memprof_region_t, const char *, const char *);
 	void (*pop)(void);
 	void (*flush)(void);
+	/* version 2: a lane on the writer for the GPU backend (allocator_hooks/
+	 * cupti), whose events arrive late and carry their own times
+	 * (memprof/writer.h, "lanes"). lane_open: NULL when not recording. */
+	void *(*lane_open)(void);
+	int (*lane_event)(void *lane, int kind, int memory, uint64_t time_ns, uint64_t address, uint64_t bytes);
+	void (*lane_hold)(void *lane, uint64_t time_ns);
+	void (*lane_dropped)(void *lane, int memory, uint64_t n);
+	uint64_t (*origin_ns)(void);
 } memprof_api_table_t;
 
 #define MEMPROF_API_TABLE_SYMBOL "memprof_api_table_v1"

@@ -20,6 +20,7 @@
  */
 #include "preload.h"
 #include "../annotate/backend.h"
+#include "gpu_lane.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -430,7 +431,7 @@ mp_annotate_target_t mp__annotate_target(void)
 
 /* A statically linked libmemprof finds this and forwards every call here. */
 MP_EXPORT const memprof_api_table_t memprof_api_table_v1 = {
-	.version = 1,
+	.version = 2,
 	.enabled = memprof_enabled,
 	.memory_declare = memprof_memory_declare,
 	.region_add = memprof_region_add,
@@ -443,4 +444,9 @@ MP_EXPORT const memprof_api_table_t memprof_api_table_v1 = {
 	.push = memprof_push,
 	.pop = memprof_pop,
 	.flush = memprof_flush,
+	.lane_open = mp__gpu_lane_open,
+	.lane_event = mp__gpu_lane_event,
+	.lane_hold = mp__gpu_lane_hold,
+	.lane_dropped = mp__gpu_lane_dropped,
+	.origin_ns = mp__gpu_origin_ns,
 };

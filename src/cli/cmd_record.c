@@ -32,7 +32,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: memprof record [-o RUN] [--no-children] [--no-fork] [--main-only]\n"
-		"                      [--delay MS] [--duration MS] [--flush MS] [--stacks]\n"
+		"                      [--delay MS] [--duration MS] [--flush MS] [--stacks] [--gpu]\n"
 		"                      -- CMD ARGS...\n"
 		"\n"
 		"Run CMD with the allocation hooks and capture every host allocation it makes\n"
@@ -54,6 +54,8 @@ static void usage(FILE *out)
 		"      --flush MS      write a block at least every MS ms (default 100)\n"
 		"      --stacks        record a call stack per allocation (MEMPROF_STACKS=1; at most\n"
 		"                      64 frames; report groups by allocating function)\n"
+		"      --gpu           also record CUDA device, pinned and managed memory through\n"
+		"                      CUPTI (docs/gpu.md)\n"
 		"\n"
 		"The main process -- the one with the largest peak -- is what commands analyse\n"
 		"by default ('report --pid N' and '--process all' for the others).\n"
@@ -68,6 +70,8 @@ typedef struct {
 	const char *delay, *duration, *flush;
 	int output_is_dir; /* -o names a directory: the default name goes in it */
 	int no_preload;    /* CMD has another C library's loader: not given the preload */
+	const char *gpu_lib; /* --gpu: CUDA_INJECTION64_PATH (record_gpu.c) */
+	int gpu;
 } rec_opts_t;
 
 /* CMD's pid while it runs, for forward_signal. */
@@ -158,6 +162,8 @@ static void child(const rec_opts_t *o, const char *preload, char **cmd, int fd)
 		if (!sv || !*sv || !strcmp(sv, "0") || !strcmp(sv, "off") || !strcmp(sv, "no"))
 			setenv("MEMPROF_STACKS", "1", 1);
 	}
+	if (o->gpu_lib)
+		setenv("CUDA_INJECTION64_PATH", o->gpu_lib, 1);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGQUIT, SIG_DFL);
 	execvp(cmd[0], cmd);
@@ -188,7 +194,7 @@ static int check_ms(const char *what, const char *v)
 
 int cmd_record(int argc, char **argv)
 {
-	enum { O_NOCHILD = 256, O_NOFORK, O_DELAY, O_DURATION, O_FLUSH, O_STACKS, O_MAINONLY };
+	enum { O_NOCHILD = 256, O_NOFORK, O_DELAY, O_DURATION, O_FLUSH, O_STACKS, O_MAINONLY, O_GPU };
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"no-children", no_argument, NULL, O_NOCHILD},
@@ -198,11 +204,12 @@ int cmd_record(int argc, char **argv)
 		{"flush", required_argument, NULL, O_FLUSH},
 		{"stacks", no_argument, NULL, O_STACKS},
 		{"main-only", no_argument, NULL, O_MAINONLY},
+		{"gpu", no_argument, NULL, O_GPU},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	rec_opts_t o = {0};
-	char preload[PATH_MAX], path[PATH_MAX], why[4400];
+	char preload[PATH_MAX], path[PATH_MAX], why[4400], gpu_lib[PATH_MAX];
 	struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO};
 	struct sigaction old_int, old_quit, old_term, old_hup;
 	int c, status, fds[2], untraced;
@@ -242,6 +249,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case O_MAINONLY:
 			o.main_only = 1;
+			break;
+		case O_GPU:
+			o.gpu = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -285,6 +295,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (mp_cli_find_preload(preload, sizeof(preload)))
 		return MP_EXIT_IO; /* beside_exe.c said which files it looked for */
+	if (o.gpu && mp_cli_record_gpu_prepare(preload, gpu_lib, sizeof(gpu_lib)) == 0)
+		o.gpu_lib = gpu_lib;
 	if (pipe2(fds, O_CLOEXEC)) {
 		mp_cli_error("cannot create a pipe: %s", strerror(errno));
 		return MP_EXIT_IO;

@@ -35,4 +35,10 @@ int mp_cli_run_summary(const char *path, char **main_path);
  * (pid) ran last and of what it started. Returns how many were removed. */
 int mp_cli_run_keep_main(const char *path, long pid);
 
+/* --gpu (record_gpu.c): the injection library's path into lib (size
+ * bytes), found next to the preload library, for CUDA_INJECTION64_PATH;
+ * 0, or -1 after a warning on stderr (no GPU backend in this build, no
+ * driver, another tool's injection): CMD then runs without it. */
+int mp_cli_record_gpu_prepare(const char *preload, char *lib, size_t size);
+
 #endif

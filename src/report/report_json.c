@@ -86,6 +86,7 @@ static json_t *point_json(const mp_solver_point_t *p, int *bad)
 	put(o, "stack_bytes", jint(p->stack_bytes), bad);
 	put(o, "heap_bytes", jint(p->heap_bytes), bad);
 	put(o, "free_bytes", p->has_free ? jint(p->free_bytes) : json_null(), bad);
+	put(o, "reserved_bytes", p->has_reserved ? jint(p->reserved_bytes) : json_null(), bad);
 	put(o, "fragmentation", jfrag(p->fragmentation), bad);
 	return o;
 }
@@ -115,6 +116,19 @@ static json_t *device_json(const mp_report_input_t *in, const mp_solver_device_t
 	put(j, "duplicate_allocations", jint(d->duplicate_allocations), bad);
 	put(j, "rejected_regions", jint(d->rejected_regions), bad);
 	put(j, "lifetime_peak_bytes", jint(d->lifetime_peak_bytes), bad);
+	if (d->has_reserved_peak) {
+		json_t *r = json_object();
+		if (!r)
+			*bad = 1;
+		else {
+			put(r, "bytes", jint(d->reserved_peak_bytes), bad);
+			put(r, "time_ns", jint(d->reserved_peak_time_ns), bad);
+			put(r, "event_index", jint(d->reserved_peak_event), bad);
+		}
+		put(j, "reserved_peak", r, bad);
+	} else {
+		put(j, "reserved_peak", json_null(), bad);
+	}
 	if (d->has_peak) {
 		const mp_solver_point_t *p = &d->peak;
 		json_t *pk = json_object();
@@ -128,6 +142,7 @@ static json_t *device_json(const mp_report_input_t *in, const mp_solver_device_t
 			put(pk, "stack_bytes", jint(p->stack_bytes), bad);
 			put(pk, "heap_bytes", jint(p->heap_bytes), bad);
 			put(pk, "free_bytes", p->has_free ? jint(p->free_bytes) : json_null(), bad);
+			put(pk, "reserved_bytes", p->has_reserved ? jint(p->reserved_bytes) : json_null(), bad);
 			put(pk, "largest_free_chunk_bytes", p->has_largest ? jint(p->largest_free_bytes) : json_null(), bad);
 			put(pk, "region_free_bytes", p->has_largest ? jint(p->region_free_bytes) : json_null(), bad);
 			put(pk, "fragmentation", jfrag(p->fragmentation), bad);
@@ -178,6 +193,7 @@ static json_t *device_json(const mp_report_input_t *in, const mp_solver_device_t
 			put(x, "stack_bytes", jint(r->at.stack_bytes), bad);
 			put(x, "heap_bytes", jint(r->at.heap_bytes), bad);
 			put(x, "free_bytes", r->at.has_free ? jint(r->at.free_bytes) : json_null(), bad);
+			put(x, "reserved_bytes", r->at.has_reserved ? jint(r->at.reserved_bytes) : json_null(), bad);
 			put(x, "largest_free_chunk_bytes", r->at.has_largest ? jint(r->at.largest_free_bytes) : json_null(), bad);
 			put(x, "region_free_bytes", r->at.has_largest ? jint(r->at.region_free_bytes) : json_null(), bad);
 			put(x, "fragmentation", jfrag(r->at.fragmentation), bad);

@@ -152,6 +152,8 @@ static void summary(FILE *out, const mp_solver_device_t *d)
 			ms(t, sizeof(t), p->time_ns), step_str(s, sizeof(s), p->step), p->event_index);
 		fprintf(out, "    stack           %s\n", human(h, sizeof(h), p->stack_bytes));
 		fprintf(out, "    heap            %s\n", human(h, sizeof(h), p->heap_bytes));
+		if (p->has_reserved)
+			fprintf(out, "    reserved        %s (live regions)\n", human(h, sizeof(h), p->reserved_bytes));
 		if (p->has_free)
 			fprintf(out, "    free            %s\n", human(h, sizeof(h), p->free_bytes));
 		else
@@ -167,6 +169,12 @@ static void summary(FILE *out, const mp_solver_device_t *d)
 			fprintf(out, "    fragmentation   %s (reported by the allocator)\n", frag_str(f, sizeof(f), p->fragmentation));
 	}
 	fprintf(out, "  lifetime peak     %s\n", human(h, sizeof(h), d->lifetime_peak_bytes));
+	/* two levels: what the allocator reserved (regions: segments, pools)
+	 * and, above, what it handed out of them (heap) */
+	if (d->has_reserved_peak)
+		fprintf(out, "  reserved peak     %s at %s, event %" PRIu64 " (live regions)\n",
+			human(h, sizeof(h), d->reserved_peak_bytes), ms(t, sizeof(t), d->reserved_peak_time_ns),
+			d->reserved_peak_event);
 	if (d->capacity_bytes)
 		fprintf(out, "  capacity          %s\n", human(h, sizeof(h), d->capacity_bytes));
 	else
@@ -243,6 +251,15 @@ static void ooms(FILE *out, const mp_report_input_t *in, const mp_solver_device_
 		if (o->at.has_largest)
 			fprintf(out, ", largest free chunk %s", human(h, sizeof(h), o->at.largest_free_bytes));
 		fprintf(out, ", fragmentation %s\n", frag_str(f, sizeof(f), o->at.fragmentation));
+		if (o->at.has_reserved) {
+			fprintf(out, "     reserved %s", human(h, sizeof(h), o->at.reserved_bytes));
+			if (d->declared_capacity)
+				fprintf(out, ", not reserved (capacity - reserved) %s",
+					human(h2, sizeof(h2), d->declared_capacity > o->at.reserved_bytes
+									 ? d->declared_capacity - o->at.reserved_bytes
+									 : 0));
+			fputc('\n', out);
+		}
 		if (cause && !strcmp(cause, "full"))
 			fprintf(out, "     cause: memory was full (the request exceeds the free bytes)\n");
 		else if (cause && !strcmp(cause, "fragmented"))

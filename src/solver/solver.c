@@ -196,6 +196,8 @@ static int make_point(const sv_dev_t *d, const mp_event_t *ev, mp_solver_point_t
 		return 0;
 	}
 	p->heap_bytes = d->heap;
+	p->reserved_bytes = d->region_bytes;
+	p->has_reserved = (uint8_t)d->regions_seen;
 	if (capacity_now(d)) {
 		uint64_t cap = capacity_now(d);
 		p->free_bytes = cap > d->heap ? cap - d->heap : 0;
@@ -203,6 +205,19 @@ static int make_point(const sv_dev_t *d, const mp_event_t *ev, mp_solver_point_t
 	}
 	p->has_largest = d->rn != 0;
 	return d->rn != 0;
+}
+
+/* A new most of reserved bytes (live regions), the first event inside the
+ * window where it is reached (regions change only in the general path,
+ * which samples every event of the window). */
+static void reserved_peak(sv_dev_t *d, const mp_event_t *ev)
+{
+	if (d->pub.has_reserved_peak && d->region_bytes <= d->pub.reserved_peak_bytes)
+		return;
+	d->pub.has_reserved_peak = 1;
+	d->pub.reserved_peak_bytes = d->region_bytes;
+	d->pub.reserved_peak_time_ns = ev->time_ns;
+	d->pub.reserved_peak_event = ev->index;
 }
 
 static uint64_t in_use(const sv_dev_t *d)
@@ -215,6 +230,8 @@ static int sample(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 	uint64_t u = in_use(d);
 	int rc;
 
+	if (d->regions_seen)
+		reserved_peak(d, ev);
 	/* Ties: the first event at the maximum wins, except in the stats model,
 	 * where the last one does, as in TensorBoard's Memory Profile (its
 	 * `>=`): the allocator's own figures are what users compare there. */
@@ -348,6 +365,8 @@ int mp_solver_feed(mp_solver_t *s, const mp_event_t *ev, mp_diag_t *diag)
 	case MP_EV_REGION_ADD: /* regions change the index directly: bring it up to date */
 		if ((rc = sv_flush(d)) == 0)
 			rc = sv_region_add(d, ev->address, ev->requested_bytes);
+		if (rc == 0)
+			d->regions_seen = 1;
 		break;
 	case MP_EV_REGION_REMOVE:
 		if ((rc = sv_flush(d)) == 0)

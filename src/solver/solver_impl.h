@@ -27,6 +27,7 @@ typedef struct sv_dev {
 	uint64_t *rbase, *rend;
 	size_t rn, rcap;
 	uint64_t region_bytes;
+	int regions_seen;       /* a REGION_ADD was applied: reserved bytes are known */
 	uint64_t heap;          /* tracked heap: sum of live sizes */
 	uint64_t unindexed;     /* live blocks with size > 0 not in fx */
 	mp_allocator_stats_t st; /* last reported stats (stats model) */

@@ -66,6 +66,7 @@ static void test_fields_and_files(void **state)
 		"./usr/" IT_LIBDIR "/libmemprof.so.0 -> libmemprof.so.0.1.0",
 		"./usr/" IT_LIBDIR "/libmemprof.so -> libmemprof.so.0",
 		"./usr/" IT_LIBDIR "/memprof/libmemprof_preload.so",
+		"./usr/" IT_LIBDIR "/memprof/libmemprof_cupti.so", /* record --gpu (MEMPROF_GPU, the default) */
 		"./usr/" IT_LIBEXECDIR "/memprof/memprof_demo_victim",
 		"./usr/include/memprof/annotate.h",
 		"./usr/" IT_LIBDIR "/pkgconfig/memprof.pc",

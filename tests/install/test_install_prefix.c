@@ -68,6 +68,7 @@ static void test_layout(void **state)
 	assert_true(exists(IT_LIBDIR "/cmake/memprof/memprofConfigVersion.cmake"));
 	assert_true(exists(IT_LIBDIR "/cmake/memprof/memprofTargets.cmake"));
 	assert_true(exists(IT_LIBDIR "/memprof/libmemprof_preload.so"));
+	assert_true(exists(IT_LIBDIR "/memprof/libmemprof_cupti.so")); /* record --gpu, beside the preload */
 	assert_true(exists(IT_LIBEXECDIR "/memprof/memprof_demo_victim"));
 	/* the preload is not where a program's -lmemprof would find it */
 	assert_false(exists(IT_LIBDIR "/libmemprof_preload.so"));

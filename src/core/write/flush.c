@@ -227,9 +227,13 @@ static void give_back(mp_wthread_t *t)
  * through the rest of its ring. */
 #define PIECE_BYTES (512u << 10)
 
+/* A lane's times are ns already: its records go through the identity. */
+static const mp_capclock_t lane_clock = {0};
+
 /* Thread s->t's new records as CHUNK2 sections, a piece at a time: its
  * delta state at the piece's start, then the records as parts of columns
  * (memprof/format/columns.h). */
+
 static int append_chunk(mp_writer_t *w, const snap_t *s)
 {
 	mp_wthread_t *t = s->t;
@@ -264,7 +268,7 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 		/* Behind: skip the age table until it catches up. */
 		w->enc.no_ages = w->behind != BEHIND_NOT;
 		if (mp__chunk_encode(&w->enc, (const uint64_t *)(const void *)rows, n / 8, limit / 8, t->flushed.v,
-				     &w->clock, lens) ||
+				     t->lane ? &lane_clock : &w->clock, lens) ||
 		    w->enc.consumed == 0)
 			return -ENOMEM; /* (or records that do not parse: a writer bug) */
 		w->events_flushed += w->enc.events;
@@ -351,6 +355,13 @@ int mp__writer_round(mp_writer_t *w, int final)
 		}
 		if (rc)
 			break;
+		/* A lane's promise, read before its ring: what it holds back
+		 * keeps the horizon (writer_internal.h, wlane.c). */
+		if (t->lane) {
+			uint64_t hold = atomic_load_explicit(&t->hold, memory_order_acquire);
+			if (hold < horizon)
+				horizon = hold;
+		}
 		if (snapshot(t, &s) != 0) {
 			if (t->flushed.v[MP_ST_TIME] < horizon)
 				horizon = t->flushed.v[MP_ST_TIME];

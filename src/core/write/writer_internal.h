@@ -89,6 +89,10 @@ struct mp_wthread {
 	uint64_t tid;         /* OS thread id */
 	_Atomic int exited;   /* set by the pthread key destructor */
 	mp_wthread_t *next;   /* registry list, newest first */
+	/* --- a lane (wlane.c): a ring no thread owns, for events its caller
+	 * timestamps (ns since the origin, not raw clock readings) --- */
+	int lane;
+	_Atomic uint64_t hold; /* every event of the lane earlier than this is in the ring */
 };
 
 /* Records are written straight into the ring; this much room past its end

@@ -110,8 +110,11 @@ typedef struct mp_solver_point {
 	uint64_t largest_free_bytes; /* largest free chunk inside regions; valid when has_largest */
 	uint64_t region_free_bytes;  /* all free bytes inside regions; valid when has_largest */
 	double fragmentation;   /* in [0,1]; NAN when unknown */
+	uint64_t reserved_bytes; /* bytes of the live regions (segments, pools, arenas the
+				  * allocator holds); valid when has_reserved */
 	uint8_t has_free;
 	uint8_t has_largest;
+	uint8_t has_reserved;   /* the memory id has had regions (REGION_ADD) by then */
 } mp_solver_point_t;
 
 /* One failed allocation and the state at that instant. */
@@ -151,6 +154,15 @@ typedef struct mp_solver_device {
 	mp_solver_oom_t *oom;
 	size_t oom_count;               /* records kept */
 	uint64_t oom_total;             /* failed allocations in the window (>= oom_count) */
+	/* Reserved vs allocated: the most bytes its live regions held (what
+	 * an allocator reserved: a CUDA program's segments and pools, an
+	 * arena), the first time it was reached, inside the window. Heap is
+	 * what was handed out of them. has_reserved_peak: a region was live in
+	 * the window. */
+	int has_reserved_peak;
+	uint64_t reserved_peak_bytes;
+	uint64_t reserved_peak_time_ns;
+	uint64_t reserved_peak_event;   /* the event's index */
 } mp_solver_device_t;
 
 /* Create a solver. Returns NULL on allocation failure. Caller owns; free

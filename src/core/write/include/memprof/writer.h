@@ -126,6 +126,45 @@ int mp_writer_next_stack(mp_writer_t *w, uint32_t id);
  * thread is refreshing) or a negative code. Never calls malloc. */
 int mp_writer_modules(mp_writer_t *w);
 
+/* --- lanes: events the caller timestamps (wlane.c) ---------------------
+ *
+ * For a source that learns of events after they happened (the CUDA
+ * backend: CUPTI delivers its records late, in buffers). A lane is a ring
+ * of its own, owned by no thread; its events carry the caller's times, in
+ * ns since the capture's origin (CLOCK_MONOTONIC minus
+ * mp_writer_origin_ns()), and must come in time order (an earlier one is
+ * moved up to the previous one's time). The caller serialises its calls on
+ * one lane. mp_writer_lane_hold(l, t) promises that every event of the
+ * lane earlier than t has been written: the writer's horizon (the point up
+ * to which readers may return events) never passes the hold, so keep it
+ * moving. A lane starts with its hold at the time it was opened. */
+typedef struct mp_writer_lane mp_writer_lane_t;
+
+/* Open a lane. On success *out is a lane the writer owns (it lives until
+ * mp_writer_close()). Returns 0, MP_ENOMEM, or MP_ECLOSED (the writer
+ * failed or is closing). */
+int mp_writer_lane_open(mp_writer_t *w, mp_writer_lane_t **out);
+
+/* CLOCK_MONOTONIC (ns) of the capture's time 0; the capture's time now. */
+uint64_t mp_writer_origin_ns(const mp_writer_t *w);
+uint64_t mp_writer_now(const mp_writer_t *w);
+
+/* An event of kind MP_EV_ALLOC (address, bytes requested = allocated),
+ * MP_EV_FREE (address), MP_EV_ALLOC_FAILED (bytes), MP_EV_REGION_ADD
+ * (address = base, bytes = size) or MP_EV_REGION_REMOVE (address) at
+ * time_ns. Returns 0, MP_EUSAGE (another kind, a memory id beyond 65535),
+ * MP_ECLOSED, or -ENOBUFS (a full ring in drop mode; counted as dropped). */
+int mp_writer_lane_event(mp_writer_lane_t *l, int kind, uint32_t memory, uint64_t time_ns, uint64_t address,
+			 uint64_t bytes);
+
+/* Every event of the lane earlier than time_ns is written. Never moves
+ * backwards. */
+void mp_writer_lane_hold(mp_writer_lane_t *l, uint64_t time_ns);
+
+/* n events of memory the lane's source lost (CUPTI's dropped records):
+ * written as dropped counts, like a full ring's. */
+void mp_writer_lane_dropped(mp_writer_lane_t *l, uint32_t memory, uint64_t n);
+
 /* Force a flush round now and wait for it to be on disk (tests, shutdown). */
 int mp_writer_flush(mp_writer_t *w);
 

@@ -1,0 +1,109 @@
+/* memprof/cupti_translate.h - CUPTI memory records into memprof events.
+ *
+ * Pure code: no CUDA header, no libcupti call, no I/O. The injection
+ * library (cupti_backend.c) feeds it the buffers CUPTI completes; tests and
+ * the replay of dumped buffers (memprof/cupti_dump.h) feed it synthesized
+ * or recorded ones. Layouts: cupti_layout.h (CUPTI 12.x/13.0).
+ *
+ * What becomes what (docs/gpu.md):
+ *   - device memory (cudaMalloc, cuMemAlloc, arrays, static device
+ *     memory): a segment reserved from the driver = a REGION of the
+ *     device's memory id "GPU:<device>"; frameworks' tensors annotated
+ *     into the same memory id are the allocations inside it;
+ *   - stream-ordered allocations (cudaMallocAsync, isAsync records): an
+ *     ALLOC inside its pool, which is a REGION sized by the pool's
+ *     reported size (MEMORY_POOL records and each record's pool size);
+ *   - pinned / pageable host and managed memory: an ALLOC of the memory ids
+ *     "CUDA:pinned_host" and "CUDA:managed";
+ *   - virtual memory management (cuMemMap / cuMemUnmap, callbacks): a
+ *     REGION of the device;
+ *   - a failed allocation call (callbacks): ALLOC_FAILED with its size.
+ */
+#ifndef MEMPROF_CUPTI_TRANSLATE_H
+#define MEMPROF_CUPTI_TRANSLATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where an event lands: its memory id is named from this. */
+enum {
+	MP_GPU_SPACE_DEVICE = 0, /* "GPU:<device>" */
+	MP_GPU_SPACE_PINNED = 1, /* "CUDA:pinned_host" (pinned and pageable host memory) */
+	MP_GPU_SPACE_MANAGED = 2 /* "CUDA:managed" */
+};
+
+typedef struct mp_gpu_event {
+	uint64_t time_ns;   /* CUPTI's timestamp (the capture's clock: see the backend) */
+	uint64_t address;   /* ALLOC, FREE, REGION_ADD, REGION_REMOVE */
+	uint64_t bytes;     /* ALLOC, ALLOC_FAILED, REGION_ADD */
+	uint32_t device;    /* CUDA device ordinal (space DEVICE) */
+	uint32_t context;   /* CUDA context id, 0 when unknown */
+	uint32_t correlation; /* the API call's correlation id, 0 when unknown */
+	uint8_t kind;       /* mp_event_kind_t: ALLOC, FREE, ALLOC_FAILED, REGION_ADD, REGION_REMOVE */
+	uint8_t space;      /* MP_GPU_SPACE_* */
+} mp_gpu_event_t;
+
+/* What the translation saw, for the user's summary and the tests. */
+typedef struct mp_cupti_stats {
+	uint64_t records;         /* records handed to mp_cupti_translate */
+	uint64_t events;          /* events it produced */
+	uint64_t skipped_kinds;   /* records of kinds memprof does not translate */
+	uint64_t invalid;         /* memory records with an unknown operation or memory kind */
+	uint64_t truncated_bytes; /* bytes at a buffer's end too short for a record (or of a
+				     kind whose length memprof does not know) */
+	uint64_t pools_full;      /* pools beyond MP_CUPTI_MAX_POOLS (their resizes are lost) */
+} mp_cupti_stats_t;
+
+/* The state the translation keeps: the pools' current sizes, so that a
+ * pool that grows or is trimmed becomes a REGION_REMOVE + REGION_ADD. */
+#define MP_CUPTI_MAX_POOLS 64
+typedef struct mp_cupti_pool {
+	uint64_t address, size;
+	uint32_t device;
+	uint8_t live;
+} mp_cupti_pool_t;
+
+typedef struct mp_cupti_translator {
+	mp_cupti_pool_t pools[MP_CUPTI_MAX_POOLS];
+	mp_cupti_stats_t stats;
+} mp_cupti_translator_t;
+
+void mp_cupti_translator_init(mp_cupti_translator_t *t);
+
+/* Walk a completed buffer's first `valid` bytes the way
+ * cuptiActivityGetNextRecord does: *pos is the offset of the next record
+ * (0 to start). Returns 1 with *rec and *len set for each record, 0 at the
+ * end. A tail too short for a whole record, or a record of a kind whose
+ * length memprof does not know, ends the walk: its bytes are counted in
+ * t->stats.truncated_bytes. */
+int mp_cupti_next_record(mp_cupti_translator_t *t, const uint8_t *buf, size_t valid, size_t *pos,
+			 const uint8_t **rec, size_t *len);
+
+/* Translate one record of len bytes (len may be more than the record:
+ * the real iterator does not say). Writes 0 to MP_CUPTI_MAX_OUT events to
+ * out and returns how many; unknown kinds and invalid records give 0 and
+ * are counted. */
+#define MP_CUPTI_MAX_OUT 3
+int mp_cupti_translate(mp_cupti_translator_t *t, const void *rec, size_t len, mp_gpu_event_t *out);
+
+/* Translate a runtime/driver callback (CUpti_CallbackData) of a call that
+ * just returned (site EXIT; ENTER gives 0): a failed allocation call gives
+ * ALLOC_FAILED with its size, a successful cuMemMap a REGION_ADD,
+ * cuMemUnmap a REGION_REMOVE. device: the calling thread's current device
+ * (the callback data does not say), now_ns: the time. Returns the number
+ * of events (0 or 1). */
+int mp_cupti_translate_callback(mp_cupti_translator_t *t, uint32_t domain, uint32_t cbid, const void *cbdata,
+				uint32_t device, uint64_t now_ns, mp_gpu_event_t *out);
+
+/* The memory id's name of an event ("GPU:0", "CUDA:pinned_host", ...) into
+ * buf; returns buf. */
+const char *mp_gpu_memory_name(const mp_gpu_event_t *e, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
