@@ -12,6 +12,8 @@
 
 #include <memprof/cupti_dump.h>
 #include <memprof/cupti_translate.h>
+#include <memprof/capsummary.h>
+#include <memprof/run.h>
 #include <memprof/solver.h>
 
 #include <dirent.h>
@@ -43,6 +45,80 @@ static int run(const char *cmdline, char **err)
 	unlink(errpath);
 	free(errpath);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* memprof record wrote the run `run` (consumed: removed at the end with
+ * drop_run): the path of its main process's capture, owned. */
+static char *run_dirs[8];
+static char *run_main(char *run)
+{
+	mp_run_t *r;
+	mp_diag_t diag;
+	char *path;
+	int k;
+
+	assert_int_equal(mp_run_open(&r, run, &diag), 0);
+	assert_true((k = mp_run_main(r)) >= 0);
+	path = strdup(mp_run_proc(r, (size_t)k)->path);
+	mp_run_close(r);
+	for (k = 0; k < 8 && run_dirs[k]; k++)
+		;
+	assert_true(k < 8);
+	run_dirs[k] = run;
+	return path;
+}
+
+/* Remove the runs run_main saw (their captures, marker, directory). */
+static void drop_runs(void)
+{
+	char cmd[4200];
+
+	for (int k = 0; k < 8 && run_dirs[k]; k++) {
+		snprintf(cmd, sizeof cmd, "rm -rf '%s'", run_dirs[k]);
+		assert_int_equal(system(cmd), 0);
+		free(run_dirs[k]);
+		run_dirs[k] = NULL;
+	}
+}
+
+/* The figures the capture's writer kept (memprof/capsummary.h) equal the
+ * solver's on every memory id -- the GPU's, whose events come through a
+ * lane with their own times, as the host's. */
+static void check_summary_agrees(const char *path)
+{
+	mp_capture_summary_t s;
+	const mp_solver_device_t *d;
+	mp_solver_options_t o;
+	mp_solver_t *solver;
+	mp_source_t *src;
+	mp_diag_t diag;
+	mp_event_t ev;
+	size_t i;
+	int gpu = 0;
+
+	assert_int_equal(mp_capture_summary_read(path, &s, &diag), 0);
+	assert_true(s.available);
+	mp_solver_options_init(&o);
+	assert_non_null(solver = mp_solver_new(&o));
+	assert_int_equal(mp_capture_open_source(&src, path, &diag), 0);
+	while (mp_source_next(src, &ev, &diag) == 1)
+		assert_int_equal(mp_solver_feed(solver, &ev, &diag), 0);
+	assert_int_equal(mp_solver_finish(solver), 0);
+	for (i = 0; i < s.nmemories; i++) {
+		const mp_summary_memory_t *m = &s.memories[i];
+		assert_non_null(d = mp_solver_find(solver, m->id));
+		assert_int_equal(d->allocations, m->allocations + m->reallocs);
+		assert_int_equal(d->deallocations, m->frees + m->reallocs);
+		assert_int_equal(d->peak_bytes, m->peak_bytes);
+		if (m->has_peak)
+			assert_int_equal(d->peak.time_ns, m->peak_time_ns);
+		assert_int_equal(d->leak_bytes, m->live_bytes);
+		gpu += !strncmp(m->name, "GPU:", 4) && m->has_peak;
+	}
+	assert_true(gpu > 0);
+	mp_solver_free(solver);
+	mp_source_close(src);
+	mp_capture_summary_free(&s);
 }
 
 static int count(const char *text, const char *needle)
@@ -107,13 +183,15 @@ static void test_record_gpu_host_program(void **state)
 	(void)state;
 	snprintf(cmd, sizeof cmd, "%s record --gpu -o %s -- %s", MEMPROF, out, VICTIM);
 	assert_int_equal(run(cmd, &err), 3);
+	out = run_main(out); /* memprof record wrote a run: its main process's capture */
 	assert_int_equal(count(err, "memprof: warning: --gpu:"), have_driver() ? 0 : 1);
 	if (!have_driver())
 		assert_non_null(strstr(err, "memprof: warning: --gpu: no CUDA driver on this machine (libcuda.so.1 "
 					    "cannot be loaded); GPU memory is not recorded, host memory is\n"));
-	assert_non_null(strstr(err, "memprof: capture written to"));
+	assert_non_null(strstr(err, "memprof: run written to"));
 	check_host_capture(out);
 	unlink(out);
+	drop_runs();
 	free(out);
 	free(err);
 }
@@ -128,11 +206,13 @@ static void test_injection_without_libcupti(void **state)
 	snprintf(cmd, sizeof cmd, "MEMPROF_CUPTI_LIB=/nonexistent/libcupti.so %s record -o %s -- %s %s", MEMPROF,
 		 out, VICTIM, INJECTION);
 	assert_int_equal(run(cmd, &err), 3);
+	out = run_main(out); /* memprof record wrote a run: its main process's capture */
 	assert_int_equal(count(err, "memprof: warning:"), 1);
 	assert_non_null(strstr(err, "memprof: warning: --gpu: libcupti not found (/nonexistent/libcupti.so; set "
 				    "MEMPROF_CUPTI_LIB to its path); GPU memory is not recorded, host memory is\n"));
 	check_host_capture(out);
 	unlink(out);
+	drop_runs();
 	free(out);
 	free(err);
 }
@@ -156,12 +236,14 @@ static void test_injection_cupti_cannot_start(void **state)
 	snprintf(cmd, sizeof cmd, "MEMPROF_CUPTI_LIB=%s %s record -o %s -- %s %s", MEMPROF_CUPTI_LIB_PATH, MEMPROF,
 		 out, VICTIM, INJECTION);
 	assert_int_equal(run(cmd, &err), 3);
+	out = run_main(out); /* memprof record wrote a run: its main process's capture */
 	assert_int_equal(count(err, "memprof: warning:"), 1);
 	assert_non_null(strstr(err, "memprof: warning: --gpu: CUPTI "));
 	assert_non_null(strstr(err, "GPU memory is not recorded, host memory is\n"));
 	check_host_capture(out);
 	free(err);
 	unlink(out);
+	drop_runs();
 	free(out);
 #endif
 }
@@ -248,8 +330,10 @@ static void test_fake_gpu(void **state)
 		 "MEMPROF_CUPTI_DUMP=%s MEMPROF_CUPTI_LIB=%s MEMPROF_CUPTI_FLUSH_MS=50 %s record -o %s -- %s %s %s",
 		 dumpdir, FAKE_CUPTI, MEMPROF, out, FAKE_VICTIM, INJECTION, FAKE_CUPTI);
 	assert_int_equal(run(cmd, &err), 3);
+	out = run_main(out); /* memprof record wrote a run: its main process's capture */
 	assert_int_equal(count(err, "warning"), 0);
 	check_host_capture_a(out);
+	check_summary_agrees(out);
 
 	assert_int_equal(mp_capture_open_source(&src, out, &diag), 0);
 	while (mp_source_next(src, &ev, &diag) == 1) {
@@ -301,6 +385,7 @@ static void test_fake_gpu(void **state)
 	mp_solver_free(s);
 	check_dump(dumpdir, times);
 	unlink(out);
+	drop_runs();
 	free(out);
 	free(err);
 }

@@ -142,6 +142,15 @@ static inline int before(const cursor_t *a, const cursor_t *b)
 	return a->ns < b->ns || (a->ns == b->ns && a->index < b->index);
 }
 
+/* A lane's records carry ns already (wlane.c): the identity line, as the
+ * encoder converts them (flush.c). */
+static const mp_capclock_t lane_clock = {0};
+
+static inline const mp_capclock_t *clock_of(const mp_writer_t *w, const cursor_t *c)
+{
+	return c->t->lane ? &lane_clock : &w->clock;
+}
+
 /* Take c's record and move on to its next one. */
 static inline int take(mp_writer_t *w, cursor_t *c, uint64_t horizon)
 {
@@ -152,7 +161,7 @@ static inline int take(mp_writer_t *w, cursor_t *c, uint64_t horizon)
 	c->last = c->ns;
 	c->pos += 8 * (uint64_t)mp_ring_words(*(const uint64_t *)(const void *)(c->t->ring + (c->pos & c->t->ring_mask)));
 	step_ahead(&w->tally, c);
-	return advance(c, &w->clock, horizon);
+	return advance(c, clock_of(w, c), horizon);
 }
 
 /* h[0..n) a min-heap of cursors by (time, thread index) but for the root,
@@ -254,7 +263,7 @@ int mp__tally_round(mp_writer_t *w, const mp_tally_src_t *src, size_t n, uint64_
 		cur[i].index = t->index;
 		cur[i].ready = 0;
 		cur[i].ahead = cur[i].pos;
-		if (advance(&cur[i], &w->clock, horizon))
+		if (advance(&cur[i], clock_of(w, &cur[i]), horizon))
 			rc = -1;
 		for (k = 0; k < LOOK_AHEAD; k++)
 			step_ahead(ty, &cur[i]);
