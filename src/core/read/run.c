@@ -7,9 +7,9 @@
  * a program's parent is the one its pid ran before (exec), or else the
  * program of its parent pid that was running when it started (fork). Pids
  * the kernel reuses within one run are told apart by those times. */
-#include "run_internal.h"
-
 #include <memprof/capsummary.h>
+#include <memprof/reader.h>
+#include <memprof/run.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -85,11 +85,21 @@ static void read_marker(mp_run_t *run)
 	fclose(f);
 }
 
+/* One capture's figures, per memory id (names owned), its events, the
+ * time of its end, and whether it ended cleanly. */
+typedef struct {
+	size_t memory_count;
+	mp_run_memory_t *memories; /* owned: free(), and each name */
+	uint64_t events;
+	uint64_t last_time_ns;
+	int clean;
+} figures_t;
+
 typedef struct {
 	mp_run_proc_t p;
 	unsigned long n; /* the name's exec number */
 	int prev;        /* same pid, the program before */
-	mp__run_figures_t fig;
+	figures_t fig;
 	char *strings;   /* path, name, command line, exe, error: one allocation */
 } entry_t;
 
@@ -111,24 +121,28 @@ static char *join5(const char *a, const char *b, const char *c, const char *d, c
 	return s;
 }
 
-/* The figures the capture's writer kept (memprof/capsummary.h), as a run
- * gives them (report's counts: a realloc is a free and an allocation).
- * Returns 1 when there were some, 0 when the capture holds none, or a
- * negative error code. */
-static int summary_figures(const char *path, mp__run_figures_t *out, mp_diag_t *diag)
+/* A capture's figures as a run gives them (report's counts: a realloc is
+ * a free and an allocation): the ones its writer kept (format 2.1: no
+ * event decoded), else its events replayed. Returns 0 or a negative error
+ * code (diag set). */
+static int figures(const char *path, figures_t *out, mp_diag_t *diag)
 {
 	mp_capture_summary_t sum;
 	size_t i;
 	int rc = mp_capture_summary_read(path, &sum, diag);
 
 	memset(out, 0, sizeof(*out));
-	if (rc == 0 && sum.available) {
+	if (rc < 0 || !sum.available) {
+		mp_capture_summary_free(&sum);
+		rc = mp_capture_summary_replay(path, &sum, diag);
+	}
+	if (rc == 0) {
 		out->events = sum.events;
 		out->last_time_ns = sum.end_time_ns;
 		out->clean = sum.ended_cleanly;
 		out->memory_count = sum.nmemories;
 		if (sum.nmemories && !(out->memories = calloc(sum.nmemories, sizeof(*out->memories))))
-			rc = MP_ENOMEM;
+			rc = mp_diag_set(diag, MP_ENOMEM, -1, -1, "out of memory");
 		for (i = 0; rc == 0 && i < sum.nmemories; i++) {
 			const mp_summary_memory_t *m = &sum.memories[i];
 			mp_run_memory_t *r = &out->memories[i];
@@ -138,19 +152,11 @@ static int summary_figures(const char *path, mp__run_figures_t *out, mp_diag_t *
 			r->live_blocks = m->live_blocks;
 			r->live_bytes = m->live_bytes;
 			if (!(r->name = strdup(m->name ? m->name : "")))
-				rc = MP_ENOMEM;
+				rc = mp_diag_set(diag, MP_ENOMEM, -1, -1, "out of memory");
 		}
-		if (rc == 0)
-			rc = 1;
 	}
 	mp_capture_summary_free(&sum);
-	if (rc <= 0 && out->memories) {
-		for (i = 0; i < out->memory_count; i++)
-			free((char *)(uintptr_t)out->memories[i].name);
-		free(out->memories);
-		memset(out, 0, sizeof(*out));
-	}
-	return rc < 0 && rc != MP_ENOMEM ? 0 : rc; /* a summary that cannot be read: replay */
+	return rc;
 }
 
 /* Header and figures of one capture into e. Never fails the run: what
@@ -162,7 +168,6 @@ static int read_capture(entry_t *e, const char *dir, const char *name)
 	mp_capture_t *cap = NULL;
 	mp_diag_t diag;
 	const mp_capture_header_t *h;
-	const mp_capture_trailer_t *t;
 	int rc;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -176,16 +181,7 @@ static int read_capture(entry_t *e, const char *dir, const char *name)
 	e->p.pid = h->pid;
 	e->p.ppid = h->ppid;
 	e->p.start_wall_ns = e->p.end_wall_ns = h->start_wall_ns;
-	/* The writer's own figures (format 2.1: no event decoded), else a
-	 * replay of the events. */
-	rc = summary_figures(path, &e->fig, &diag);
-	if (rc == 0) {
-		rc = mp__run_tally(cap, &e->fig, &diag);
-		t = mp_capture_trailer(cap);
-		e->fig.clean = t != NULL;
-		if (t)
-			e->fig.last_time_ns = t->end_time_ns;
-	}
+	rc = figures(path, &e->fig, &diag);
 	if (rc == MP_ENOMEM) {
 		mp_capture_close(cap);
 		return rc;

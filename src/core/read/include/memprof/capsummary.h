@@ -80,6 +80,14 @@ int mp_capture_summary_read(const char *path, mp_capture_summary_t *out, mp_diag
 int mp_capture_summary_read_memory(const void *data, size_t size, const char *name, mp_capture_summary_t *out,
 				   mp_diag_t *diag);
 
+/* The same figures computed from the capture's events, for a capture that
+ * holds no summary (out->available 0 after mp_capture_summary_read): as
+ * long as reading the capture (capsummary_replay.c). Returns 0 with
+ * out->available = 1 and ended_cleanly / end_time_ns as the reader found
+ * them, or a negative error code (diag set; the events read before a
+ * damaged block are not counted). */
+int mp_capture_summary_replay(const char *path, mp_capture_summary_t *out, mp_diag_t *diag);
+
 /* The memory id of that name, or NULL. Borrowed from s. */
 const mp_summary_memory_t *mp_capture_summary_find(const mp_capture_summary_t *s, const char *name);
 
