@@ -221,8 +221,11 @@ int hk_other_captures(const char *cap, char names[][600], int max)
 		if (de->d_name[0] == '.' || !strcmp(de->d_name, root) || len < 8 ||
 		    strcmp(de->d_name + len - 8, ".memprof") != 0)
 			continue; /* not a capture (a test's log, a victim's own file) */
-		if (n < max)
-			snprintf(names[n], 600, "%s/%s", dir, de->d_name);
+		if (n < max && strlen(dir) + 1 + len < 600) { /* (the tests' names are short) */
+			memcpy(names[n], dir, strlen(dir));
+			names[n][strlen(dir)] = '/';
+			memcpy(names[n] + strlen(dir) + 1, de->d_name, len + 1);
+		}
 		n++;
 	}
 	closedir(d);
