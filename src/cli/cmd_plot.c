@@ -17,7 +17,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: memprof plot FILE... -o OUT.svg|OUT.png [--chart timeline|breakdown|map|all]\n"
 		"                    [--device ID] [--steps A:B] [--width W] [--height H]\n"
-		"                    [--top N] [--oom-maps N] [--run NAME]\n"
+		"                    [--top N] [--oom-maps N] [--run NAME] [--all-frames]\n"
 		"\n"
 		"Draw the charts of captures into one picture (SVG or PNG, from the\n"
 		"extension): per memory id, highest peak first,\n"
@@ -37,9 +37,10 @@ static void usage(FILE *out)
 		"  --top N       bars of the breakdown (default 12; the rest in one bar)\n"
 		"  --oom-maps N  maps of failed allocations per memory id (default 4)\n"
 		"  --run NAME    the run of a TensorBoard log directory (default: the newest)\n"
+		"  --all-frames  PyTorch snapshots: ops from the innermost frame (docs/torch.md)\n"
 		"\n"
-		"FILE: a .memprof capture, *.xplane.pb files (one per host, read together) or\n"
-		"a TensorBoard log directory\n"
+		"FILE: a .memprof capture, *.xplane.pb files (one per host, read together),\n"
+		"a TensorBoard log directory or a PyTorch memory snapshot (*.pickle[.gz])\n"
 		"\n"
 		"exit codes: 0 ok, 1 nothing to draw, 2 usage, 3 file not readable or not\n"
 		"            writable, 4 not a capture or corrupted\n");
@@ -47,19 +48,20 @@ static void usage(FILE *out)
 
 int cmd_plot(int argc, char **argv)
 {
-	enum { O_CHART = 256, O_DEVICE, O_STEPS, O_WIDTH, O_HEIGHT, O_TOP, O_OOM_MAPS, O_RUN };
+	enum { O_CHART = 256, O_DEVICE, O_STEPS, O_WIDTH, O_HEIGHT, O_TOP, O_OOM_MAPS, O_RUN, O_ALL_FRAMES };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},  {"chart", required_argument, NULL, O_CHART},
 		{"device", required_argument, NULL, O_DEVICE}, {"steps", required_argument, NULL, O_STEPS},
 		{"width", required_argument, NULL, O_WIDTH}, {"height", required_argument, NULL, O_HEIGHT},
 		{"top", required_argument, NULL, O_TOP},   {"oom-maps", required_argument, NULL, O_OOM_MAPS},
 		{"run", required_argument, NULL, O_RUN},   {"help", no_argument, NULL, 'h'},
+		{"all-frames", no_argument, NULL, O_ALL_FRAMES},
 		{NULL, 0, NULL, 0},
 	};
 	mp_plot_options_t po = {.charts = MP_PLOT_TIMELINE};
 	mp_solver_options_t sopt;
 	mp_xplane_input_options_t xin = {NULL, 0};
-	cli_inputs_options_t io = {NULL, NULL, NULL, 0};
+	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0};
 	cli_inputs_t ci;
 	const char *out = NULL;
 	uint32_t v;
@@ -108,6 +110,9 @@ int cmd_plot(int argc, char **argv)
 				po.top = v;
 			else
 				po.max_oom_maps = v;
+			break;
+		case O_ALL_FRAMES:
+			io.torch_all_frames = 1;
 			break;
 		case O_RUN:
 			xin.run = optarg;
