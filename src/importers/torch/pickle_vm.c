@@ -30,8 +30,8 @@ static int fill(pk_t *p, size_t n)
 		p->len += (size_t)got;
 	}
 	if (p->len < n)
-		return pk_fail(p, MP_ETRUNCATED, "the file ends inside an opcode (%zu of its %zu bytes are there); "
-			       "the pickle is truncated", p->len, n);
+		return pk_fail(p, MP_ETRUNCATED, "the file ends inside this opcode (%zu of the %zu bytes it needs are "
+			       "there); the pickle is truncated", p->len, n);
 	return 0;
 }
 
@@ -293,11 +293,15 @@ static int refuse(pk_t *p, uint8_t op)
 	char what[160] = "";
 
 	if (op == 'c') { /* name the global: "module name\n" twice */
-		size_t avail = p->len - p->pos < 120 ? p->len - p->pos : 120, k;
+		size_t avail, k;
+		int nl = 0;
+
+		(void)fill(p, 120); /* as much as there is; the diag is set below */
+		avail = p->len - p->pos < 120 ? p->len - p->pos : 120;
 		memcpy(what, p->buf + p->pos, avail);
 		what[avail] = '\0';
 		for (k = 0; k < avail; k++)
-			if (what[k] == '\n')
+			if (what[k] == '\n' && nl++ == 0)
 				what[k] = ' ';
 			else if ((unsigned char)what[k] < 0x20 || (unsigned char)what[k] > 0x7e)
 				break;
