@@ -9,6 +9,7 @@ packages=(gcc make cmake ninja-build pkg-config zlib1g-dev libdeflate-dev libcai
           libiberty-dev       # report's demangler: C++ and Rust names
           g++ libjemalloc2 libtcmalloc-minimal4  # the hooks' C++ victim; the preload over jemalloc and tcmalloc
           musl-tools          # a victim of another C library (record runs it untraced)
+          python3             # tests/torch: the PyTorch snapshot fixtures are written with its pickle module
           libunwind-dev libdw-dev)  # record --stacks unwinding, report's symbolization (both optional)
 packages+=("$@")
 
