@@ -44,6 +44,9 @@ typedef struct pk {
 	mp_pk_obj_t *live;   /* every object not yet freed (cycles included) */
 	mp_pk_obj_t **work;  /* the iterative free's worklist */
 	size_t nwork, workcap;
+	mp_pk_obj_t **twork; /* pk_memo_tokenize's */
+	size_t ntwork, tworkcap;
+	uint32_t walk;       /* pk_memo_tokenize's walk number (a list may contain itself) */
 	int oom;
 } pk_t;
 
@@ -77,6 +80,10 @@ int pk_memo_get(pk_t *p, uint64_t idx);
 /* A streamed container's memo slot is released: the pickle must not refer
  * to it again. */
 void pk_memo_release(pk_t *p, mp_pk_obj_t *obj);
+
+/* value was handed over: the containers inside it that the handler
+ * tagged leave only their tag in the memo (MP_PK_TOKEN). */
+int pk_memo_tokenize(pk_t *p, const mp_pk_value_t *value);
 
 /* Where a new container will be attached (see handler.open). */
 void pk_guess_parent(const pk_t *p, mp_pk_obj_t **parent, const mp_pk_value_t **key, mp_pk_obj_t **alt);

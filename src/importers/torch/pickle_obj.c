@@ -130,6 +130,7 @@ void pk_free_all(pk_t *p)
 	free(p->marks);
 	free(p->memo);
 	free(p->work);
+	free(p->twork);
 	free(p->big);
 	free(p->buf);
 }
@@ -222,6 +223,39 @@ void pk_memo_release(pk_t *p, mp_pk_obj_t *obj)
 	p->memo[idx] = gone;
 	obj->memo = UINT32_MAX;
 	obj->refs--; /* the caller still holds one: it frees the object */
+}
+
+int pk_memo_tokenize(pk_t *p, const mp_pk_value_t *value)
+{
+	if (!pk_is_obj(value))
+		return 0;
+	p->ntwork = 0;
+	if (grow((void **)&p->twork, &p->tworkcap, 1, sizeof(*p->twork)) < 0)
+		return pk_fail(p, MP_ENOMEM, "out of memory");
+	if (++p->walk == 0)
+		p->walk = 1;
+	value->u.obj->visit = p->walk;
+	p->twork[p->ntwork++] = value->u.obj;
+	while (p->ntwork) {
+		mp_pk_obj_t *o = p->twork[--p->ntwork];
+		for (size_t i = 0; i < o->n; i++) {
+			mp_pk_obj_t *c = pk_is_obj(&o->items[i]) ? o->items[i].u.obj : NULL;
+			if (!c || c->refs == 0 || c->visit == p->walk)
+				continue;
+			c->visit = p->walk;
+			if (c->memo != UINT32_MAX && c->user && c->memo < p->nmemo &&
+			    p->memo[c->memo].kind == c->kind && p->memo[c->memo].u.obj == c) {
+				p->memo[c->memo].kind = MP_PK_TOKEN;
+				p->memo[c->memo].u.i = c->user;
+				c->memo = UINT32_MAX;
+				c->refs--; /* the memo's; o still holds one */
+			}
+			if (grow((void **)&p->twork, &p->tworkcap, p->ntwork + 1, sizeof(*p->twork)) < 0)
+				return pk_fail(p, MP_ENOMEM, "out of memory");
+			p->twork[p->ntwork++] = c;
+		}
+	}
+	return 0;
 }
 
 /* Python's pickler writes a list of n >= 2 items as MARK items APPENDS

@@ -180,6 +180,8 @@ static int attach(pk_t *p, mp_pk_obj_t *obj, const mp_pk_value_t *key, const mp_
 	}
 	if (p->h && p->h->item && (rc = p->h->item(p->h->ctx, obj, key, value, p->diag)) < 0)
 		pk_note_offset(p);
+	if (rc == 0)
+		rc = pk_memo_tokenize(p, value);
 	if (pk_is_obj(value))
 		pk_memo_release(p, value->u.obj);
 	if (key)

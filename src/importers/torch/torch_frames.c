@@ -9,9 +9,12 @@
  * "<frozen ...>" / "<string>" code. When every frame is such, the innermost
  * one is the op; with all_frames set, the innermost one always is.
  *
- * PyTorch hands identical stacks the same frames list, and the pickle
- * refers back to it, so the op is computed once per list and cached in it
- * (obj->user). */
+ * PyTorch hands identical stacks the same frames list and the same frame
+ * dicts, and the pickle refers back to them, so frames are interned once
+ * per dict (the user rule judged then) and the op computed once per list;
+ * both are cached in the object (obj->user), and once the entry holding
+ * them is handed over the pickle reader keeps only that number for later
+ * references (memprof/pickle.h, MP_PK_TOKEN). */
 #include "torch_impl.h"
 
 #include <inttypes.h>
@@ -39,45 +42,80 @@ static int is_user_file(const char *f)
 	return 1;
 }
 
-static const char *frame_str(const tr_src_t *s, const mp_pk_value_t *fv, const char *key)
+static const mp_pk_value_t *field(const tr_src_t *s, const mp_pk_obj_t *d, const char *key)
 {
-	uint32_t id = mp_strtab_find(&s->strings, key, strlen(key));
-	const mp_pk_value_t *v = fv->kind == MP_PK_DICT ? mp_pickle_dict_get(fv->u.obj, id) : NULL;
-
-	return v && v->kind == MP_PK_STR ? mp_strtab_get(&s->strings, v->u.str) : "";
+	return mp_pickle_dict_get(d, mp_strtab_find(&s->strings, key, strlen(key)));
 }
 
-static int64_t frame_line(const tr_src_t *s, const mp_pk_value_t *fv)
+/* A frame's id in s->frames: interned once per frame dict (PyTorch shares
+ * the dict of a frame between stacks), or the token of one seen before. */
+static int frame_id(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *fid, mp_diag_t *diag)
 {
-	uint32_t id = mp_strtab_find(&s->strings, "line", 4);
-	const mp_pk_value_t *v = fv->kind == MP_PK_DICT ? mp_pickle_dict_get(fv->u.obj, id) : NULL;
+	const mp_pk_value_t *file, *name, *line;
+	tr_frame_t f = {0};
+	int rc;
 
-	return v && v->kind == MP_PK_INT ? v->u.i : 0;
+	if (fv->kind == MP_PK_TOKEN) {
+		if (fv->u.i < 1 || (uint64_t)fv->u.i > s->frames.n)
+			return mp_diag_set(diag, MP_EFORMAT, -1, -1, "a frame refers to an object that is not a frame");
+		*fid = (uint32_t)(fv->u.i - 1);
+		return 0;
+	}
+	if (fv->kind != MP_PK_DICT)
+		return mp_diag_set(diag, MP_EFORMAT, -1, -1, "a frame is not a dict");
+	if (fv->u.obj->user) {
+		*fid = fv->u.obj->user - 1;
+		return 0;
+	}
+	file = field(s, fv->u.obj, "filename");
+	name = field(s, fv->u.obj, "name");
+	line = field(s, fv->u.obj, "line");
+	f.file = file && file->kind == MP_PK_STR ? file->u.str : 0;
+	f.name = name && name->kind == MP_PK_STR ? name->u.str : 0;
+	f.line = line && line->kind == MP_PK_INT ? line->u.i : 0;
+	f.user = (uint8_t)is_user_file(mp_strtab_get(&s->strings, f.file));
+	if (s->frames.n >= UINT32_MAX - 1)
+		return mp_diag_set(diag, MP_ELIMIT, -1, -1, "more than 4 billion distinct frames");
+	if ((rc = tr_vec_push(&s->frames, &f, sizeof(f))) < 0)
+		return rc;
+	*fid = (uint32_t)(s->frames.n - 1);
+	fv->u.obj->user = *fid + 1;
+	return 0;
 }
 
-int tr_frames_op(tr_src_t *s, mp_pk_obj_t *frames, uint32_t *op, mp_diag_t *diag)
+int tr_frames_op(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *op, mp_diag_t *diag)
 {
 	char text[768];
-	size_t pick = 0;
-	int len;
+	mp_pk_obj_t *frames;
+	const tr_frame_t *f;
+	uint32_t fid = 0, pick = UINT32_MAX, first = UINT32_MAX;
+	int rc;
 
+	*op = 0;
+	if (fv->kind == MP_PK_TOKEN) { /* a frames list seen before */
+		*op = (uint32_t)(fv->u.i - 1);
+		return 0;
+	}
+	if (fv->kind != MP_PK_LIST)
+		return 0;
+	frames = fv->u.obj;
 	if (frames->user) {
 		*op = frames->user - 1;
 		return 0;
 	}
-	*op = 0;
 	if (!frames->n)
 		return 0;
-	if (!s->opts.all_frames)
-		for (pick = 0; pick < frames->n && !is_user_file(frame_str(s, &frames->items[pick], "filename")); pick++)
-			;
-	if (pick == frames->n)
-		pick = 0;
-	/* the strings are copied before the next intern may move them */
-	len = snprintf(text, sizeof(text), "%s (%s:%" PRId64 ")", frame_str(s, &frames->items[pick], "name"),
-		       frame_str(s, &frames->items[pick], "filename"), frame_line(s, &frames->items[pick]));
-	if (len < 0)
-		return mp_diag_set(diag, MP_EFORMAT, -1, -1, "a frame that cannot be written");
+	for (size_t i = 0; i < frames->n; i++) {
+		if ((rc = frame_id(s, &frames->items[i], &fid, diag)) < 0)
+			return rc;
+		if (first == UINT32_MAX)
+			first = fid;
+		if (pick == UINT32_MAX && (s->opts.all_frames || TR_AT(s->frames, tr_frame_t, fid).user))
+			pick = fid; /* every frame is still interned: a later list may share them */
+	}
+	f = &TR_AT(s->frames, tr_frame_t, pick == UINT32_MAX ? first : pick);
+	snprintf(text, sizeof(text), "%s (%s:%" PRId64 ")", mp_strtab_get(&s->strings, f->name),
+		 mp_strtab_get(&s->strings, f->file), f->line);
 	*op = mp_strtab_intern(&s->strings, text, strlen(text));
 	if (*op == UINT32_MAX)
 		return MP_ENOMEM;

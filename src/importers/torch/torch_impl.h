@@ -41,6 +41,13 @@ typedef struct tr_span {
 	uint8_t expandable;
 } tr_span_t;
 
+/* A distinct frame. */
+typedef struct tr_frame {
+	uint32_t file, name; /* string ids */
+	int64_t line;
+	uint8_t user;        /* in the user's code (torch_frames.c's rule) */
+} tr_frame_t;
+
 typedef struct tr_vec {
 	void *v;
 	size_t n, cap;
@@ -64,6 +71,7 @@ typedef struct tr_src {
 	mp_torch_options_t opts;
 	char *path;           /* base.path, owned */
 	mp_strtab_t strings;
+	tr_vec_t frames;      /* tr_frame_t, by frame id */
 	uint32_t key[32];     /* ids of the schema's keys and actions (torch_read.c) */
 	tr_dev_t *devs;
 	uint32_t ndevs;       /* devices seen (ids 0 .. ndevs-1) */
@@ -91,8 +99,9 @@ int tr_vec_push(tr_vec_t *v, const void *item, size_t size);
 
 /* torch_read.c: read the whole file into the source. */
 int tr_read(tr_src_t *s, const char *path, mp_diag_t *diag);
-/* torch_frames.c: the op of a frames list (cached on the list). */
-int tr_frames_op(tr_src_t *s, mp_pk_obj_t *frames, uint32_t *op, mp_diag_t *diag);
+/* torch_frames.c: the op of a frames value (a list, or the token of one
+ * seen before; its op is cached in the list). */
+int tr_frames_op(tr_src_t *s, const mp_pk_value_t *frames, uint32_t *op, mp_diag_t *diag);
 /* torch_state.c: the state before the trace, per device. */
 int tr_rebuild(tr_src_t *s, mp_diag_t *diag);
 /* Allocated size of a request: TR_MIN_BLOCK multiples. */

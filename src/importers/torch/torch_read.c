@@ -101,9 +101,7 @@ static int frames_of(tr_src_t *s, const mp_pk_obj_t *d, uint32_t *op, mp_diag_t 
 	const mp_pk_value_t *f = get(s, d, K_FRAMES);
 
 	*op = 0;
-	if (!f || f->kind != MP_PK_LIST)
-		return 0;
-	return tr_frames_op(s, f->u.obj, op, diag);
+	return f ? tr_frames_op(s, f, op, diag) : 0;
 }
 
 /* A block of a segment at dump time: kept when allocated (or allocated

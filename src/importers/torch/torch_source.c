@@ -257,6 +257,7 @@ static void tr_close(mp_source_t *src)
 	free(s->devs);
 	free(s->cursor);
 	free(queue_of(s)->v);
+	free(s->frames.v);
 	mp_strtab_free(&s->strings);
 	free(s->path);
 	free(s);

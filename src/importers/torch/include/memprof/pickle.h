@@ -18,6 +18,13 @@
  * frames), and stay alive while the memo refers to them (PyTorch shares
  * the frames list of identical stacks, and the pickle refers back to it).
  *
+ * What the memo keeps of a handed-over item: nothing of the item itself
+ * (a later reference to it is an error), and for every container inside
+ * it that the handler tagged (obj->user != 0, e.g. a frames list whose op
+ * it has computed), only that tag: a later reference gives a value of kind
+ * MP_PK_TOKEN with u.i = the tag. So a million distinct frames lists cost
+ * a memo slot each, not their frames.
+ *
  * Strings are interned in a string table the caller owns: values carry
  * ids. Errors: MP_EFORMAT (an opcode that is not plain data, bad
  * structure), MP_ETRUNCATED (the input ends), MP_ELIMIT (an integer over
@@ -48,6 +55,7 @@ typedef enum {
 	MP_PK_LIST,
 	MP_PK_DICT,
 	MP_PK_TUPLE,
+	MP_PK_TOKEN, /* u.i: the user field of a container already handed over (see below) */
 	MP_PK_MARK,  /* internal: never handed out */
 	MP_PK_GONE,  /* internal: a memo slot whose object was streamed */
 } mp_pk_kind_t;
@@ -57,7 +65,7 @@ typedef struct mp_pk_obj mp_pk_obj_t;
 typedef struct mp_pk_value {
 	uint8_t kind; /* mp_pk_kind_t */
 	union {
-		int64_t i;        /* BOOL (0/1), INT */
+		int64_t i;        /* BOOL (0/1), INT, TOKEN */
 		double f;         /* FLOAT */
 		uint32_t str;     /* STR, BYTES */
 		mp_pk_obj_t *obj; /* LIST, DICT, TUPLE */
@@ -75,6 +83,7 @@ struct mp_pk_obj {
 	uint8_t stream;      /* set by handler.open(): items go to handler.item() */
 	uint16_t role;       /* the handler's, from open(); 0 = none */
 	uint32_t user;       /* the handler's, free to use */
+	uint32_t visit;      /* internal: the last walk that saw it */
 };
 
 typedef struct mp_pk_handler {
