@@ -142,7 +142,7 @@ static int read_segment(tr_src_t *s, const mp_pk_value_t *sv, mp_diag_t *diag)
 	char what[64];
 	tr_span_t seg = {0};
 	const mp_pk_value_t *blocks, *exp;
-	tr_dev_t *dev;
+	tr_dev_t *dev = NULL;
 	int64_t device, addr;
 	uint64_t cursor;
 	int rc;
@@ -196,7 +196,7 @@ static int read_entry(tr_src_t *s, uint32_t device, const mp_pk_value_t *ev, mp_
 	char what[96];
 	tr_rec_t r = {0};
 	const mp_pk_value_t *action, *meta;
-	tr_dev_t *dev;
+	tr_dev_t *dev = NULL;
 	int64_t addr;
 	int rc;
 
