@@ -179,13 +179,11 @@ int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_
 			}
 			ci->in[i].device_set = 1;
 		}
-		if (o->functions == 1 && mp_torch_is_source(ci->sources[i])) {
-			mp_cli_error("'%s': --by-function groups native call stacks; in a PyTorch snapshot the op of "
-				     "every allocation is already its frame in your code (see --breakdown)", path);
-			return MP_EXIT_USAGE;
-		}
-		if (o->functions && !mp_torch_is_source(ci->sources[i])) {
-			err = mp_functions_compute(&ci->functions[i], ci->sources[i], ci->solvers[i], &diag);
+		if (o->functions) {
+			/* a PyTorch snapshot's op is already the allocating frame */
+			err = (mp_torch_is_source(ci->sources[i]) ? mp_functions_compute_ops
+								 : mp_functions_compute)(&ci->functions[i], ci->sources[i],
+											   ci->solvers[i], &diag);
 			if (err == MP_ENODATA && o->functions == 1) {
 				mp_cli_error("'%s': the capture has no call stacks (record it with 'memprof record --stacks')",
 					     path);

@@ -47,8 +47,32 @@ static void test_report_oom(void **state)
 	assert_int_equal(system("cp " OUT "/blocks.pickle " OUT "/blocks.bin"), 0);
 	assert_int_equal(sh(MEMPROF " report " OUT "/blocks.bin 2>&1", out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "12582912 B (12.00 MiB)"));
-	assert_int_equal(sh(MEMPROF " report --by-function " OUT "/blocks.pickle 2>&1", out, sizeof(out)), 2);
-	assert_non_null(strstr(out, "--breakdown"));
+	/* --by-function: rows by the user's frame; the 6 MiB backward block
+	 * is live at the peak and at the end, the 4 MiB forward one only at
+	 * the peak (it is freed, and forward's 1000 B block too) */
+	assert_int_equal(sh(MEMPROF " report --by-function --json " OUT "/blocks.pickle", out, sizeof(out)), 0);
+	{
+		json_t *doc = mp_test_json_loads(out, "report"), *row;
+		json_t *rows = json_object_get(json_object_get(doc, "functions"), "rows");
+		size_t i, found = 0;
+		assert_non_null(rows);
+		json_array_foreach(rows, i, row) {
+			const char *fn = json_string_value(json_object_get(row, "function"));
+			if (!strcmp(fn, "backward (/home/u/model.py:17)")) {
+				assert_int_equal(json_integer_value(json_object_get(row, "peak_bytes")), 6291456);
+				assert_int_equal(json_integer_value(json_object_get(row, "leak_bytes")), 6291456);
+				found++;
+			} else if (!strcmp(fn, "forward (/home/u/train.py:42)")) {
+				assert_int_equal(json_integer_value(json_object_get(row, "allocations")), 2);
+				assert_int_equal(json_integer_value(json_object_get(row, "requested_bytes")), 4194304 + 1000);
+				assert_int_equal(json_integer_value(json_object_get(row, "peak_bytes")), 4194304);
+				assert_int_equal(json_integer_value(json_object_get(row, "leak_bytes")), 0);
+				found++;
+			}
+		}
+		assert_int_equal(found, 2);
+		json_decref(doc);
+	}
 }
 
 static void test_bad_files(void **state)
