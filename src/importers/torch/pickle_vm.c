@@ -164,7 +164,9 @@ static int push_new(pk_t *p, uint8_t kind)
 		pk_unref(p, &v);
 		return rc;
 	}
-	return pk_push(p, &v) < 0 ? (pk_unref(p, &v), MP_ELIMIT) : 0;
+	if ((rc = pk_push(p, &v)) < 0)
+		pk_unref(p, &v);
+	return rc;
 }
 
 /* Attach value (and key, for a dict) to obj: stored, or handed to the
@@ -371,7 +373,9 @@ static int step(pk_t *p)
 			return pk_fail(p, MP_EFORMAT, "DUP with no value on top");
 		v = p->st[p->sp - 1];
 		pk_ref(&v);
-		return pk_push(p, &v) < 0 ? (pk_unref(p, &v), MP_ELIMIT) : 0;
+		if ((rc = pk_push(p, &v)) < 0)
+			pk_unref(p, &v);
+		return rc;
 	case 'N': v.kind = MP_PK_NONE; return pk_push(p, &v);
 	case 0x88: case 0x89: v.kind = MP_PK_BOOL; v.u.i = op == 0x88; return pk_push(p, &v);
 	case 'J': return (rc = take(p, 4, &b)) < 0 ? rc : push_int(p, (int32_t)(uint32_t)le(b, 4));

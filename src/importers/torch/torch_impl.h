@@ -24,7 +24,7 @@ enum {
 	TA_SEGMENT_MAP, TA_SEGMENT_UNMAP, TA_OOM, TA_SNAPSHOT, TA_ANNOTATE, TA_COUNT
 };
 
-/* A trace entry as kept: 40 bytes instead of a dict. */
+/* A trace entry as kept: 32 bytes instead of a dict (checked below). */
 typedef struct tr_rec {
 	uint64_t addr;    /* OOM: device_free */
 	uint64_t size;
@@ -33,6 +33,7 @@ typedef struct tr_rec {
 	uint8_t action;   /* TA_* */
 	uint8_t pending;  /* FREE_REQUESTED not directly followed by its FREE_COMPLETED */
 } tr_rec_t;
+_Static_assert(sizeof(tr_rec_t) == 32, "a trace entry costs 32 bytes");
 
 /* A segment or an allocated block at dump time. */
 typedef struct tr_span {

@@ -6,7 +6,7 @@
  * (handler.open) to stream the top-level dict, the segments list and each
  * device's list: every segment dict and trace entry dict is handed over
  * here as soon as the pickle appends it, turned into a tr_span_t or a
- * 40-byte tr_rec_t, and freed. Frames are turned into an op once per
+ * 32-byte tr_rec_t, and freed. Frames are turned into an op once per
  * distinct frames list (torch_frames.c). */
 #include "torch_impl.h"
 

@@ -10,9 +10,9 @@
  * older than the trace are at its start, with the op "(before the trace)".
  *
  * Reading is one streaming pass over the file (raw or gzip) with the
- * reader of memprof/pickle.h: trace entries become 40-byte records as they
+ * reader of memprof/pickle.h: trace entries become 32-byte records as they
  * are read and their dicts are freed; frames are interned per distinct
- * stack. Memory: 40 bytes per trace entry, the segments at dump time, the
+ * stack. Memory: 32 bytes per trace entry, the segments at dump time, the
  * distinct stacks and strings -- never the pickle's object tree.
  */
 #ifndef MEMPROF_TORCH_H
