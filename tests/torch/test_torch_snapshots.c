@@ -249,6 +249,20 @@ static void test_streams(void **state)
 	open_run(&r, "streams.pickle", 0);
 	mp_torch_info(r.src, &info);
 	assert_int_equal(info.pending_frees, 1); /* the other free completes at once */
+	/* by hand: at the peak (40 us: 512 KiB + 256 KiB + 512 KiB), the
+	 * first block's free was requested but waits for stream 9 */
+	{
+		const mp_solver_device_t *d = device_named(&r, "cuda:0");
+		size_t k;
+		assert_int_equal(d->peak_bytes, 1310720);
+		assert_int_equal(d->peak.time_ns, 40000);
+		for (k = 0; k < d->breakdown_count; k++)
+			if (!strcmp(mp_source_string(r.src, d->breakdown[k].op),
+				    "awaiting another stream: forward (/home/u/train.py:42)"))
+				break;
+		assert_true(k < d->breakdown_count);
+		assert_int_equal(d->breakdown[k].total_bytes, 524288);
+	}
 	close_run(&r);
 }
 

@@ -82,7 +82,7 @@ typedef struct tr_src {
 	char **mem_names;
 	mp_torch_info_t info;
 	int64_t origin_us;    /* the earliest time_us */
-	uint32_t op_before, op_awaiting, op_snapshot, op_segment;
+	uint32_t op_before, op_snapshot, op_segment;
 
 	/* emission (torch_source.c) */
 	int phase;

@@ -76,8 +76,12 @@ static int emit_rec(tr_src_t *s, tr_dev_t *d, const tr_rec_t *r)
 	switch (r->action) {
 	case TA_ALLOC:
 		return put(s, MP_EV_ALLOC, mem, r->addr, r->size, tr_round(r->size), r->op);
-	case TA_FREE_REQUESTED:
-		return r->pending ? put(s, MP_EV_MARK, mem, 0, 0, 0, s->op_awaiting) : 0;
+	case TA_FREE_REQUESTED: /* nothing is freed yet; a pending one changes hands */
+		if (!r->pending)
+			return 0;
+		if ((rc = put(s, MP_EV_FREE, mem, r->addr, 0, 0, 0)) < 0)
+			return rc;
+		return put(s, MP_EV_ALLOC, mem, r->addr, r->size, tr_round(r->size), r->op);
 	case TA_FREE_COMPLETED:
 		return put(s, MP_EV_FREE, mem, r->addr, 0, 0, 0);
 	case TA_SEGMENT_ALLOC:
@@ -327,10 +331,9 @@ int mp_torch_open_source(mp_source_t **out, const char *path, const mp_torch_opt
 	if ((rc = tr_read(s, path, diag)) < 0 || (rc = tr_rebuild(s, diag)) < 0)
 		goto fail;
 	s->op_before = intern(s, "(before the trace)");
-	s->op_awaiting = intern(s, "free requested, awaiting another stream");
 	s->op_snapshot = intern(s, "snapshot");
 	s->op_segment = intern(s, "segment");
-	if (s->op_before == UINT32_MAX || s->op_awaiting == UINT32_MAX || s->op_segment == UINT32_MAX ||
+	if (s->op_before == UINT32_MAX || s->op_segment == UINT32_MAX ||
 	    (rc = name_memories(s)) < 0) {
 		rc = mp_diag_set(diag, MP_ENOMEM, -1, -1, "out of memory");
 		goto fail;

@@ -13,6 +13,7 @@
  * hash entry per address the trace touches, not per entry. */
 #include "torch_impl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,12 +242,20 @@ static int rebuild_dev(tr_src_t *s, tr_dev_t *d)
 		qsort(d->init_regions.v, d->init_regions.n, sizeof(tr_span_t), cmp_span);
 	s->info.before_trace += d->init_blocks.n;
 	/* a free_requested whose free_completed does not follow at once waits
-	 * for another stream's work */
+	 * for another stream's work: until then its block is charged to
+	 * "awaiting another stream: <op>" */
 	for (size_t i = 0; i < d->recs.n; i++) {
 		tr_rec_t *r = &TR_AT(d->recs, tr_rec_t, i), *nx = i + 1 < d->recs.n ? r + 1 : NULL;
-		if (r->action == TA_FREE_REQUESTED && !(nx && nx->action == TA_FREE_COMPLETED && nx->addr == r->addr)) {
-			r->pending = 1;
-			s->info.pending_frees++;
+		char text[800];
+		if (r->action != TA_FREE_REQUESTED || (nx && nx->action == TA_FREE_COMPLETED && nx->addr == r->addr))
+			continue;
+		r->pending = 1;
+		s->info.pending_frees++;
+		snprintf(text, sizeof(text), "awaiting another stream: %s",
+			 r->op ? mp_strtab_get(&s->strings, r->op) : "(no frames)");
+		if ((r->op = mp_strtab_intern(&s->strings, text, strlen(text))) == UINT32_MAX) {
+			rc = MP_ENOMEM;
+			goto out;
 		}
 	}
 out:
