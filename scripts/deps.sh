@@ -10,7 +10,7 @@ packages=(gcc make cmake ninja-build pkg-config zlib1g-dev libdeflate-dev libcai
           g++ libjemalloc2 libtcmalloc-minimal4  # the hooks' C++ victim; the preload over jemalloc and tcmalloc
           musl-tools          # a victim of another C library (record runs it untraced)
           libunwind-dev libdw-dev   # record --stacks unwinding, report's symbolization (both optional)
-          dpkg-dev python3)         # the .deb (dpkg-shlibdeps) and the Python module's tests
+          dpkg-dev python3)         # the .deb (dpkg-shlibdeps), the Python module's tests, the PyTorch snapshot fixtures (its pickle module)
 packages+=("$@")
 
 missing=()

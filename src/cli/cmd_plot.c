@@ -19,6 +19,7 @@ static void usage(FILE *out)
 		"usage: memprof plot FILE... -o OUT.svg|OUT.png [--chart timeline|breakdown|map|all]\n"
 		"                    [--device ID] [--steps A:B] [--width W] [--height H]\n"
 		"                    [--top N] [--oom-maps N] [--run NAME] [--pid N | --process all]\n"
+		"                    [--all-frames]\n"
 		"\n"
 		"Draw the charts of captures into one picture (SVG or PNG, from the\n"
 		"extension): per memory id, highest peak first,\n"
@@ -41,9 +42,11 @@ static void usage(FILE *out)
 		"  --pid N       in a 'memprof record' run, that process (default: the main\n"
 		"                process, the one with the largest peak)\n"
 		"  --process all in a 'memprof record' run, every process that did work\n"
+		"  --all-frames  PyTorch snapshots: ops from the innermost frame (docs/torch.md)\n"
 		"\n"
 		"FILE: a 'memprof record' run or .memprof capture, *.xplane.pb files (one per\n"
-		"host, read together) or a TensorBoard log directory\n"
+		"host, read together), a TensorBoard log directory or a PyTorch memory\n"
+		"snapshot (*.pickle[.gz])\n"
 		"\n"
 		"exit codes: 0 ok, 1 nothing to draw, 2 usage, 3 file not readable or not\n"
 		"            writable, 4 not a capture or corrupted\n");
@@ -51,7 +54,8 @@ static void usage(FILE *out)
 
 int cmd_plot(int argc, char **argv)
 {
-	enum { O_CHART = 256, O_DEVICE, O_STEPS, O_WIDTH, O_HEIGHT, O_TOP, O_OOM_MAPS, O_RUN, O_PID, O_PROCESS };
+	enum { O_CHART = 256, O_DEVICE, O_STEPS, O_WIDTH, O_HEIGHT, O_TOP, O_OOM_MAPS, O_RUN, O_PID, O_PROCESS,
+	       O_ALL_FRAMES };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},  {"chart", required_argument, NULL, O_CHART},
 		{"device", required_argument, NULL, O_DEVICE}, {"steps", required_argument, NULL, O_STEPS},
@@ -59,12 +63,13 @@ int cmd_plot(int argc, char **argv)
 		{"top", required_argument, NULL, O_TOP},   {"oom-maps", required_argument, NULL, O_OOM_MAPS},
 		{"run", required_argument, NULL, O_RUN},   {"help", no_argument, NULL, 'h'},
 		{"pid", required_argument, NULL, O_PID},   {"process", required_argument, NULL, O_PROCESS},
+		{"all-frames", no_argument, NULL, O_ALL_FRAMES},
 		{NULL, 0, NULL, 0},
 	};
 	mp_plot_options_t po = {.charts = MP_PLOT_TIMELINE};
 	mp_solver_options_t sopt;
 	mp_xplane_input_options_t xin = {NULL, 0};
-	cli_inputs_options_t io = {NULL, NULL, NULL, 0};
+	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0};
 	cli_inputs_t ci;
 	cli_run_select_t sel = {0, 0, 0};
 	cli_runs_t runs = {0};
@@ -115,6 +120,9 @@ int cmd_plot(int argc, char **argv)
 				po.top = v;
 			else
 				po.max_oom_maps = v;
+			break;
+		case O_ALL_FRAMES:
+			io.torch_all_frames = 1;
 			break;
 		case O_RUN:
 			xin.run = optarg;

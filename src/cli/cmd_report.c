@@ -28,7 +28,7 @@ static void usage(FILE *out)
 		"                      [--device ID] [--steps A:B] [--top N] [--points N]\n"
 		"                      [--compat=xprof] [--run NAME] [--pid N | --process all]\n"
 		"                      [--json | --csv]\n"
-		"                      [--svg OUT.svg | --png OUT.png] FILE...\n"
+		"                      [--svg OUT.svg | --png OUT.png] [--all-frames] FILE...\n"
 		"\n"
 		"  --peak        summary and what was live at the peak (the default)\n"
 		"  --timeline    in use over time, down-sampled to --points points (default 1000)\n"
@@ -49,13 +49,16 @@ static void usage(FILE *out)
 		"                process, the one with the largest peak)\n"
 		"  --process all in a 'memprof record' run, every process that did work, side\n"
 		"                by side (helpers -- shells, exec'd wrappers -- only in the tree)\n"
+		"  --all-frames  PyTorch snapshots: an allocation's op is its innermost frame,\n"
+		"                even inside torch/ or the standard library (docs/torch.md)\n"
 		"  --svg OUT.svg, --png OUT.png\n"
 		"                also draw the timeline and the breakdown at the peak of what the\n"
 		"                report shows into a picture (see 'memprof plot' for more charts)\n"
 		"\n"
 		"FILE: a 'memprof record' run (its process tree, then the main process), a\n"
-		"single .memprof capture, *.xplane.pb files (one per host, read together) or\n"
-		"a TensorBoard log directory (plugins/profile/<run>/<host>.xplane.pb)\n"
+		"single .memprof capture, *.xplane.pb files (one per host, read together), a\n"
+		"TensorBoard log directory (plugins/profile/<run>/<host>.xplane.pb) or a\n"
+		"PyTorch memory snapshot (*.pickle[.gz] of torch.cuda.memory._dump_snapshot)\n"
 		"\n"
 		"exit codes: 0 ok, 1 analysis failed, 2 usage (bad option, range or device),\n"
 		"            3 file not readable, 4 not a capture or corrupted\n");
@@ -111,7 +114,7 @@ nomem:
 int cmd_report(int argc, char **argv)
 {
 	enum { O_PEAK = 256, O_TIMELINE, O_BREAKDOWN, O_LEAKS, O_OOM, O_DEVICE, O_STEPS, O_TOP, O_POINTS, O_JSON, O_CSV,
-	       O_COMPAT, O_RUN, O_FUNCS, O_SVG, O_PNG, O_PID, O_PROCESS };
+	       O_COMPAT, O_RUN, O_FUNCS, O_SVG, O_PNG, O_PID, O_PROCESS, O_ALL_FRAMES };
 	static const struct option longopts[] = {
 		{"peak", no_argument, NULL, O_PEAK},       {"timeline", no_argument, NULL, O_TIMELINE},
 		{"breakdown", no_argument, NULL, O_BREAKDOWN}, {"leaks", no_argument, NULL, O_LEAKS},
@@ -123,11 +126,13 @@ int cmd_report(int argc, char **argv)
 		{"by-function", no_argument, NULL, O_FUNCS}, {"svg", required_argument, NULL, O_SVG},
 		{"png", required_argument, NULL, O_PNG},   {"pid", required_argument, NULL, O_PID},
 		{"process", required_argument, NULL, O_PROCESS},
+		{"png", required_argument, NULL, O_PNG},
+		{"all-frames", no_argument, NULL, O_ALL_FRAMES},
 		{NULL, 0, NULL, 0},
 	};
 	mp_report_options_t ropt = {0};
 	mp_solver_options_t sopt;
-	cli_inputs_options_t io = {NULL, NULL, NULL, 0};
+	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0};
 	cli_inputs_t ci;
 	const char *device = NULL, *picture = NULL, *picture_opt = NULL;
 	int format = 0, c, rc = MP_EXIT_OK, nfiles;
@@ -159,6 +164,9 @@ int cmd_report(int argc, char **argv)
 			break;
 		case O_FUNCS:
 			by_function = 1;
+			break;
+		case O_ALL_FRAMES:
+			io.torch_all_frames = 1;
 			break;
 		case O_DEVICE:
 			device = optarg;

@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <memprof/capture.h>
+#include <memprof/torch.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -129,14 +130,20 @@ int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_
 		int err, i = ci->n;
 
 		mp_diag_clear(&diag);
-		/* TF/JAX captures: a log directory, or xplane files read together */
-		err = mp_xplane_open_args(&ci->sources[i], (const char *const *)files + f, (size_t)(nfiles - f), o->xplane,
-					  note, sizeof(note), &diag);
-		used = err > 0 ? err : 1;
-		if (note[0])
-			fprintf(stderr, "memprof: %s\n", note);
-		if (err == 0)
-			err = mp_capture_open_source(&ci->sources[i], path, &diag);
+		if (mp_torch_path_is_candidate(path)) { /* a PyTorch memory snapshot */
+			mp_torch_options_t topt = {o->torch_all_frames};
+			err = mp_torch_open_source(&ci->sources[i], path, &topt, &diag);
+			used = 1;
+		} else {
+			/* TF/JAX captures: a log directory, or xplane files read together */
+			err = mp_xplane_open_args(&ci->sources[i], (const char *const *)files + f, (size_t)(nfiles - f),
+						  o->xplane, note, sizeof(note), &diag);
+			used = err > 0 ? err : 1;
+			if (note[0])
+				fprintf(stderr, "memprof: %s\n", note);
+			if (err == 0)
+				err = mp_capture_open_source(&ci->sources[i], path, &diag);
+		}
 		if (err >= 0 && mp_xplane_is_source(ci->sources[i]) && mp_xplane_memory_event_count(ci->sources[i]) == 0) {
 			fprintf(stderr, "memprof: '%s': no memory events in this capture (TensorFlow records them "
 					"for GPU allocators with host_trace_level >= 2)\n", path);
@@ -173,7 +180,10 @@ int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_
 			ci->in[i].device_set = 1;
 		}
 		if (o->functions) {
-			err = mp_functions_compute(&ci->functions[i], ci->sources[i], ci->solvers[i], &diag);
+			/* a PyTorch snapshot's op is already the allocating frame */
+			err = (mp_torch_is_source(ci->sources[i]) ? mp_functions_compute_ops
+								 : mp_functions_compute)(&ci->functions[i], ci->sources[i],
+											   ci->solvers[i], &diag);
 			if (err == MP_ENODATA && o->functions == 1) {
 				mp_cli_error("'%s': the capture has no call stacks (record it with 'memprof record --stacks')",
 					     path);

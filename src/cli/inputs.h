@@ -22,6 +22,7 @@ typedef struct cli_inputs_options {
 	const mp_xplane_input_options_t *xplane;
 	const char *device;                /* --device, or NULL */
 	int functions;                     /* 1: required (--by-function), 2: when the capture has stacks, 0: never */
+	int torch_all_frames;              /* --all-frames: PyTorch snapshots' ops from any frame */
 } cli_inputs_options_t;
 
 typedef struct cli_inputs {

@@ -39,6 +39,7 @@ struct mp_functions {
 	uint32_t nstacks;
 	mp_func_frame_t *frames; /* mp_functions_frames' buffer */
 	mp_symbol_t *syms;       /* per stack frame, scratch */
+	int by_op;               /* mp_functions_compute_ops: the op is the function */
 };
 
 /* --- small hash maps -------------------------------------------------------- */
@@ -319,9 +320,9 @@ static int oom(mp_diag_t *diag)
 	return mp_diag_set(diag, MP_ENOMEM, -1, -1, "out of memory");
 }
 
-int mp_functions_compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver, mp_diag_t *diag)
+static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver, int by_op, mp_diag_t *diag)
 {
-	mp_capture_t *cap = mp_capture_from_source(src);
+	mp_capture_t *cap = by_op ? NULL : mp_capture_from_source(src);
 	mp_functions_t *f;
 	live_map_t live = {NULL, 0, 0};
 	uint64_t *peak_at = NULL;
@@ -332,20 +333,21 @@ int mp_functions_compute(mp_functions_t **out, mp_source_t *src, const mp_solver
 	long r;
 
 	*out = NULL;
-	if (!cap || mp_capture_stack_count(cap) == 0)
+	if (!by_op && (!cap || mp_capture_stack_count(cap) == 0))
 		return MP_ENODATA;
 	if (!(f = calloc(1, sizeof(*f))))
 		return oom(diag);
 	f->cap = cap;
-	f->nstacks = mp_capture_stack_count(cap);
-	f->sym = mp_symbolizer_new(cap);
+	f->by_op = by_op;
+	f->nstacks = by_op ? 0 : mp_capture_stack_count(cap);
+	f->sym = by_op ? NULL : mp_symbolizer_new(cap);
 	f->stack_name = calloc((size_t)f->nstacks + 1, sizeof(*f->stack_name));
 	f->stack_row = calloc((size_t)f->nstacks + 1, sizeof(*f->stack_row));
 	f->stack_object = calloc((size_t)f->nstacks + 1, sizeof(*f->stack_object));
 	f->stack_bytes = calloc((size_t)f->nstacks + 1, sizeof(*f->stack_bytes));
 	f->syms = calloc(MP_WRITER_STACK_MAX, sizeof(*f->syms));
 	f->frames = calloc(MP_WRITER_STACK_MAX, sizeof(*f->frames));
-	if (!f->sym || !f->stack_name || !f->stack_row || !f->stack_object || !f->stack_bytes || !f->syms || !f->frames ||
+	if ((!f->sym && !by_op) || !f->stack_name || !f->stack_row || !f->stack_object || !f->stack_bytes || !f->syms || !f->frames ||
 	    (r = name_id(f, NO_STACK)) < 0 || live_grow(&live)) {
 		rc = oom(diag);
 		goto fail;
@@ -377,6 +379,13 @@ int mp_functions_compute(mp_functions_t **out, mp_source_t *src, const mp_solver
 			live_slot_t *slot;
 			size_t k;
 
+			if (by_op && ev.op) { /* the source named the allocating frame */
+				if ((r = name_id(f, mp_source_string(src, ev.op))) < 0) {
+					rc = oom(diag);
+					goto fail;
+				}
+				name = (uint32_t)r;
+			}
 			if (ev.stack && ev.stack <= f->nstacks) {
 				if (!f->stack_name[ev.stack]) {
 					long nid = stack_function(f, ev.stack, &object);
@@ -467,7 +476,7 @@ int mp_functions_compute(mp_functions_t **out, mp_source_t *src, const mp_solver
 			goto fail;
 		}
 		for (j = 0; j < f->nrows; j++)
-			if (f->rows[j].stacks)
+			if (f->rows[j].stacks || by_op)
 				has_stacks[f->rows[j].memory] = 1;
 		for (j = 0; j < f->nrows; j++)
 			if (has_stacks[f->rows[j].memory])
@@ -486,6 +495,16 @@ fail:
 	free(live.s);
 	mp_functions_free(f);
 	return rc;
+}
+
+int mp_functions_compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver, mp_diag_t *diag)
+{
+	return compute(out, src, solver, 0, diag);
+}
+
+int mp_functions_compute_ops(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver, mp_diag_t *diag)
+{
+	return compute(out, src, solver, 1, diag);
 }
 
 void mp_functions_free(mp_functions_t *f)
@@ -528,8 +547,7 @@ uint32_t mp_functions_distinct_stacks(const mp_functions_t *f)
 
 const char *mp_functions_symbolizer(const mp_functions_t *f)
 {
-	(void)f;
-	return mp_symbolizer_backend();
+	return f->by_op ? "none" : mp_symbolizer_backend();
 }
 
 int mp_functions_frames(mp_functions_t *f, uint32_t stack, const mp_func_frame_t **frames, uint32_t *n)
@@ -539,7 +557,7 @@ int mp_functions_frames(mp_functions_t *f, uint32_t stack, const mp_func_frame_t
 
 	*frames = NULL;
 	*n = 0;
-	if (mp_capture_stack(f->cap, stack, &pcs, n))
+	if (!f->cap || mp_capture_stack(f->cap, stack, &pcs, n))
 		return MP_ENOTFOUND;
 	for (i = 0; i < *n; i++) {
 		mp_symbol_t s;

@@ -7,6 +7,9 @@
  * code that asked for the memory. Frames are symbolized offline, now, from
  * the objects on disk (see docs/report.md, "Allocations by function").
  *
+ * PyTorch snapshots name the allocating frame themselves (the event's op):
+ * mp_functions_compute_ops() groups by it.
+ *
  * Rows are per (memory id, function): allocations made, bytes requested,
  * failed allocations, what was live at the memory id's peak (the solver's
  * peak event) and at the end of the capture.
@@ -54,6 +57,11 @@ typedef struct mp_functions mp_functions_t;
  * with mp_functions_free), MP_ENODATA when src has no call stacks (*out
  * NULL), or the source's error with diag filled. */
 int mp_functions_compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver, mp_diag_t *diag);
+/* The same for a source whose events' op already names the allocating
+ * frame (PyTorch snapshots: the innermost frame of the user's code,
+ * docs/torch.md): rows by (memory id, op), every memory id kept, no stacks
+ * (distinct_stacks 0, symbolizer "none"). */
+int mp_functions_compute_ops(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver, mp_diag_t *diag);
 void mp_functions_free(mp_functions_t *f);
 
 /* Rows by memory id, then peak bytes, requested bytes (both descending) and

@@ -1,0 +1,314 @@
+#!/usr/bin/env python3
+"""gen_snapshots.py OUTDIR - PyTorch memory snapshot fixtures for memprof's
+tests, written with Python's pickle module (the serializer that
+torch.cuda.memory._dump_snapshot uses), and the figures the tests expect,
+computed here by a separate model of the caching allocator's state (a few
+lines over the same operations), never by memprof.
+
+Each scenario is a script of allocator operations with explicit addresses.
+The model plays the whole script, records the state after every trace
+entry, then writes the snapshot as PyTorch would at the end: 'segments'
+(the state at dump time, blocks included) and 'device_traces' (only the
+newest entries when the scenario keeps fewer, as PyTorch's ring buffer
+does). OUTDIR/expected.json holds, per fixture and device: the state after
+each kept entry (time, allocated bytes, free bytes inside the segments,
+largest free chunk), the peaks, each OOM's figures and cause.
+"""
+import gzip
+import json
+import os
+import pickle
+import sys
+
+MIN_BLOCK = 512
+MiB = 1 << 20
+
+
+def rounded(n):
+    return max(MIN_BLOCK, (n + MIN_BLOCK - 1) // MIN_BLOCK * MIN_BLOCK)
+
+
+# Frames as PyTorch gives them: innermost first, identical stacks share one
+# list object (so the pickle refers back to it through the memo).
+def frame(filename, line, name):
+    return {'filename': filename, 'line': line, 'name': name}
+
+
+TORCH_ALLOC = frame('/usr/lib/python3/dist-packages/torch/cuda/memory.py', 120, '_alloc')
+STDLIB = frame('/usr/lib/python3.11/contextlib.py', 81, '__enter__')
+STACKS = {
+    'fwd': [TORCH_ALLOC, frame('/home/u/train.py', 42, 'forward'), frame('/home/u/train.py', 90, 'main')],
+    'bwd': [TORCH_ALLOC, STDLIB, frame('/home/u/model.py', 17, 'backward'), frame('/home/u/train.py', 91, 'main')],
+    'opt': [frame('/home/u/optim.py', 5, 'step')],
+    'int': [TORCH_ALLOC, STDLIB],
+}
+OP = {'fwd': 'forward (/home/u/train.py:42)', 'bwd': 'backward (/home/u/model.py:17)',
+      'opt': 'step (/home/u/optim.py:5)', 'int': '_alloc (/usr/lib/python3/dist-packages/torch/cuda/memory.py:120)'}
+
+
+class Device:
+    """The model: regions (segments, mapped runs) and live blocks."""
+
+    def __init__(self):
+        self.regions = {}    # base -> size (expandable runs merged)
+        self.expandable = set()
+        self.blocks = {}     # addr -> (rounded size, requested, stack)
+        self.entries = []    # trace entries, in order
+        self.states = []     # after each entry: (time_us, heap, region_free, largest, reserved)
+        self.ooms = []       # (entry index, requested, region_free, largest, cause, device_free)
+
+    def add_run(self, a, b):
+        for base, size in sorted(self.regions.items()):
+            if base <= b and base + size >= a and base in self.expandable:
+                del self.regions[base]
+                self.expandable.discard(base)
+                a, b = min(a, base), max(b, base + size)
+        self.regions[a] = b - a
+        self.expandable.add(a)
+
+    def sub_run(self, a, b):
+        for base, size in sorted(self.regions.items()):
+            end = base + size
+            if base < b and end > a and base in self.expandable:
+                del self.regions[base]
+                self.expandable.discard(base)
+                if base < a:
+                    self.regions[base] = a - base
+                    self.expandable.add(base)
+                if end > b:
+                    self.regions[b] = end - b
+                    self.expandable.add(b)
+
+    def free_chunks(self):
+        chunks = []
+        for base, size in self.regions.items():
+            cur = base
+            for addr in sorted(a for a in self.blocks if base <= a < base + size):
+                if addr > cur:
+                    chunks.append(addr - cur)
+                cur = max(cur, addr + self.blocks[addr][0])
+            if base + size > cur:
+                chunks.append(base + size - cur)
+        return chunks
+
+    def state(self):
+        chunks = self.free_chunks()
+        heap = sum(b[0] for b in self.blocks.values())
+        return heap, sum(chunks), max(chunks, default=0), sum(self.regions.values())
+
+
+def play(script, keep=None, devices=1):
+    """Run script: a list of (device, time_us, op, args...). Returns the
+    snapshot dict and the expectations of the kept entries."""
+    devs = [Device() for _ in range(devices)]
+    starts = []
+    for d, t, op, *args in script:
+        dev = devs[d]
+        stream = 7
+        if op == 'seg':
+            addr, size = args
+            dev.regions[addr] = size
+            ent = [('segment_alloc', addr, size, None)]
+        elif op == 'segfree':
+            addr, = args
+            size = dev.regions.pop(addr)
+            ent = [('segment_free', addr, size, None)]
+        elif op == 'map':
+            addr, size = args
+            dev.add_run(addr, addr + size)
+            ent = [('segment_map', addr, size, None)]
+        elif op == 'unmap':
+            addr, size = args
+            dev.sub_run(addr, addr + size)
+            ent = [('segment_unmap', addr, size, None)]
+        elif op == 'alloc':
+            addr, req, stack = args
+            dev.blocks[addr] = (rounded(req), req, stack)
+            ent = [('alloc', addr, req, stack)]
+        elif op == 'free':
+            addr, = args
+            size, req, stack = dev.blocks.pop(addr)
+            ent = [('free_requested', addr, req, stack), ('free_completed', addr, req, stack)]
+        elif op == 'free_req':  # the block stays in use until free_done
+            addr, = args
+            size, req, stack = dev.blocks[addr]
+            ent = [('free_requested', addr, req, stack)]
+            stream = 9
+        elif op == 'free_done':
+            addr, = args
+            size, req, stack = dev.blocks.pop(addr)
+            ent = [('free_completed', addr, req, stack)]
+        elif op == 'oom':
+            req, device_free, stack = args
+            heap, free, largest, reserved = dev.state()
+            cause = 'full' if req > free else ('fragmented' if req > largest else 'fits')
+            dev.ooms.append((len(dev.entries), req, free, largest, cause, device_free))
+            ent = [('oom', device_free, req, stack)]
+        else:
+            raise ValueError(op)
+        for action, addr, size, stack in ent:
+            e = {'action': action, ('device_free' if action == 'oom' else 'addr'): addr, 'size': size,
+                 'stream': stream, 'time_us': t,
+                 'frames': STACKS[stack] if stack else []}
+            if len(dev.entries) == 0:
+                starts.append(d)
+            dev.entries.append(e)
+            dev.states.append((t,) + dev.state())
+    snap = {'segments': [], 'device_traces': [], 'allocator_settings': {'expandable_segments': False}}
+    expected = []
+    for d, dev in enumerate(devs):
+        for base, size in sorted(dev.regions.items()):
+            blocks, cur = [], base
+            for addr in sorted(a for a in dev.blocks if base <= a < base + size):
+                if addr > cur:
+                    blocks.append({'address': cur, 'size': addr - cur, 'requested_size': 0, 'state': 'inactive',
+                                   'frames': []})
+                bsize, req, stack = dev.blocks[addr]
+                blocks.append({'address': addr, 'size': bsize, 'requested_size': req,
+                               'state': 'active_allocated', 'frames': STACKS[stack]})
+                cur = addr + bsize
+            if cur < base + size:
+                blocks.append({'address': cur, 'size': base + size - cur, 'requested_size': 0,
+                               'state': 'inactive', 'frames': []})
+            snap['segments'].append({
+                'device': d, 'address': base, 'total_size': size, 'allocated_size': 0, 'active_size': 0,
+                'requested_size': 0, 'stream': 7, 'segment_type': 'large', 'segment_pool_id': (0, 0),
+                'is_expandable': base in dev.expandable, 'frames': [], 'blocks': blocks})
+        first = 0 if keep is None else max(0, len(dev.entries) - keep)
+        kept = dev.entries[first:]
+        snap['device_traces'].append(kept)
+        states = dev.states[first:]
+        # the state before the first kept entry counts too: it is the start
+        before = dev.states[first - 1] if first > 0 else None
+        allstates = ([before] if before else []) + states
+        origin = min((e['time_us'] for devx in devs for e in devx.entries[
+            (0 if keep is None else max(0, len(devx.entries) - keep)):]), default=0)
+        peak = max(allstates, key=lambda s: s[1]) if allstates else None
+        peak_i = [s[1] for s in allstates].index(peak[1]) if peak else 0
+        expected.append({
+            'device': d,
+            'entries': len(kept),
+            'states': [[(s[0] - origin) * 1000, s[1], s[2], s[3]] for s in states],
+            'peak_allocated': peak[1] if peak else 0,
+            'peak_time_ns': max(0, (allstates[peak_i][0] - origin) * 1000) if peak and (
+                before is None or peak_i > 0) else 0,
+            'peak_reserved': max((s[4] for s in allstates), default=0),
+            'ooms': [[o[1], o[2], o[3], o[4], o[5]] for o in dev.ooms if o[0] >= first],
+        })
+    return snap, expected
+
+
+def scenarios():
+    S = {}
+    # A 20 MiB segment with known blocks: allocations, frees, a re-use.
+    base = 0x7f0000000000
+    S['blocks'] = play([
+        (0, 1000, 'seg', base, 20 * MiB),
+        (0, 1010, 'alloc', base, 4 * MiB, 'fwd'),
+        (0, 1020, 'alloc', base + 4 * MiB, 1000, 'fwd'),          # rounded to 1024
+        (0, 1030, 'alloc', base + 4 * MiB + 1024, 6 * MiB, 'bwd'),
+        (0, 1040, 'free', base + 4 * MiB),
+        (0, 1050, 'alloc', base + 10 * MiB + 1024, 2 * MiB, 'opt'),
+        (0, 1060, 'free', base),
+        (0, 1070, 'alloc', base, 3 * MiB, 'int'),
+    ])
+    # The trace starts after allocations were made: the ring buffer kept
+    # only the last 5 entries; two blocks and the segment are older.
+    S['ring'] = play([
+        (0, 500, 'seg', base, 20 * MiB),
+        (0, 510, 'alloc', base, 8 * MiB, 'fwd'),
+        (0, 520, 'alloc', base + 8 * MiB, 2 * MiB, 'bwd'),
+        (0, 530, 'alloc', base + 10 * MiB, 1 * MiB, 'opt'),
+        (0, 540, 'free', base + 8 * MiB),                         # 2 entries
+        (0, 550, 'alloc', base + 12 * MiB, 4 * MiB, 'fwd'),
+        (0, 560, 'free', base),                                   # older than the trace
+        (0, 570, 'alloc', base + 16 * MiB, 2 * MiB, 'bwd'),
+    ], keep=5)
+    # Expandable segments: ranges mapped and unmapped at the end of one
+    # virtual range, blocks across the joined runs.
+    vbase = 0x7e0000000000
+    S['expandable'] = play([
+        (0, 100, 'map', vbase, 2 * MiB),
+        (0, 110, 'map', vbase + 2 * MiB, 2 * MiB),
+        (0, 120, 'alloc', vbase + 1 * MiB, 2 * MiB, 'fwd'),       # spans both mapped pages
+        (0, 130, 'map', vbase + 4 * MiB, 4 * MiB),
+        (0, 140, 'alloc', vbase + 4 * MiB, 3 * MiB, 'bwd'),
+        (0, 150, 'free', vbase + 4 * MiB),
+        (0, 160, 'unmap', vbase + 6 * MiB, 2 * MiB),
+        (0, 170, 'alloc', vbase + 3 * MiB, 1 * MiB, 'opt'),
+    ])
+    # An OOM with enough cached bytes but no chunk large enough, then one
+    # with the device full.
+    S['oom'] = play([
+        (0, 10, 'seg', base, 20 * MiB),
+        (0, 20, 'alloc', base, 5 * MiB, 'fwd'),
+        (0, 30, 'alloc', base + 5 * MiB, 5 * MiB, 'fwd'),
+        (0, 40, 'alloc', base + 10 * MiB, 5 * MiB, 'fwd'),
+        (0, 50, 'alloc', base + 15 * MiB, 5 * MiB, 'fwd'),
+        (0, 60, 'free', base),
+        (0, 70, 'free', base + 10 * MiB),
+        (0, 80, 'oom', 8 * MiB, 6 * MiB, 'bwd'),                  # 10 MiB cached, largest 5 MiB
+        (0, 90, 'oom', 12 * MiB, 1 * MiB, 'bwd'),                 # more than all the cached bytes
+    ])
+    # free_requested before free_completed: the block is used on another
+    # stream and stays allocated until its free completes.
+    S['streams'] = play([
+        (0, 10, 'seg', base, 2 * MiB),
+        (0, 20, 'alloc', base, 512 * 1024, 'fwd'),
+        (0, 30, 'alloc', base + 512 * 1024, 256 * 1024, 'bwd'),
+        (0, 40, 'free_req', base),
+        (0, 50, 'alloc', base + 768 * 1024, 512 * 1024, 'opt'),
+        (0, 60, 'free_done', base),
+        (0, 70, 'free', base + 512 * 1024),
+    ])
+    # Two devices, entries interleaved in time.
+    S['devices'] = play([
+        (0, 10, 'seg', base, 20 * MiB),
+        (1, 15, 'seg', base + (1 << 36), 2 * MiB),
+        (0, 20, 'alloc', base, 12 * MiB, 'fwd'),
+        (1, 25, 'alloc', base + (1 << 36), 1 * MiB, 'bwd'),
+        (1, 35, 'alloc', base + (1 << 36) + MiB, 4096, 'opt'),
+        (0, 40, 'free', base),
+        (1, 45, 'free', base + (1 << 36)),
+    ], devices=2)
+    return S
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    expected = {}
+    for name, (snap, exp) in scenarios().items():
+        with open(os.path.join(out, name + '.pickle'), 'wb') as f:
+            pickle.dump(snap, f, protocol=4)  # _dump_snapshot's default
+        expected[name] = exp
+    # the same snapshot in protocols 2 and 5, and gzip-compressed
+    snap, _ = scenarios()['ring']
+    for proto in (2, 5):
+        with open(os.path.join(out, 'ring.p%d.pickle' % proto), 'wb') as f:
+            pickle.dump(snap, f, protocol=proto)
+    with open(os.path.join(out, 'ring.pickle.gz'), 'wb') as f:
+        f.write(gzip.compress(pickle.dumps(snap, protocol=4)))
+    # a pickle that would import and call: GLOBAL at offset 2
+    with open(os.path.join(out, 'global.pickle'), 'wb') as f:
+        f.write(b'\x80\x02cos\nsystem\nq\x00X\x02\x00\x00\x00idq\x01\x85q\x02Rq\x03.')
+    # a snapshot cut in the middle of a string: the opcode there fails
+    data = pickle.dumps(scenarios()['blocks'][0], protocol=4)
+    import pickletools
+    cut = None
+    for op, arg, pos in pickletools.genops(data):
+        if op.name == 'SHORT_BINUNICODE' and pos > len(data) // 2:
+            cut = pos + 3  # inside its bytes
+            break
+    with open(os.path.join(out, 'truncated.pickle'), 'wb') as f:
+        f.write(data[:cut])
+    expected['_errors'] = {
+        'global.pickle': {'code': 'MP_EFORMAT', 'offset': 2, 'says': 'GLOBAL'},
+        'truncated.pickle': {'code': 'MP_ETRUNCATED', 'offset': cut - 3, 'says': 'truncated'},
+    }
+    with open(os.path.join(out, 'expected.json'), 'w') as f:
+        json.dump(expected, f, indent=1)
+
+
+if __name__ == '__main__':
+    main()

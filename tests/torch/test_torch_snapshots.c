@@ -1,0 +1,325 @@
+/* test_torch_snapshots.c - PyTorch memory snapshots through the source and
+ * the solver, against the figures that gen_snapshots.py computes with its
+ * own model of the caching allocator (expected.json), plus hand-computed
+ * figures for the first scenarios. The fixtures are generated at test time
+ * into the build tree (python3's pickle module, protocols 2, 4 and 5, and
+ * gzip). */
+#include "test_common.h"
+
+#include <memprof/solver.h>
+#include <memprof/torch.h>
+
+#include <jansson.h>
+#include <errno.h>
+#include <math.h>
+
+#define OUT MEMPROF_BINARY_DIR "/tests/torch/fixtures"
+
+static json_t *expected;
+
+static int setup(void **state)
+{
+	json_error_t err;
+	int rc;
+
+	(void)state;
+	rc = system("python3 " MEMPROF_SOURCE_DIR "/tests/torch/gen_snapshots.py " OUT);
+	if (rc != 0) {
+		fprintf(stderr, "gen_snapshots.py failed (python3 is a test dependency: scripts/deps.sh)\n");
+		return -1;
+	}
+	expected = json_load_file(OUT "/expected.json", 0, &err);
+	return expected ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	json_decref(expected);
+	return 0;
+}
+
+typedef struct run {
+	mp_source_t *src;
+	mp_solver_t *solver;
+} run_t;
+
+static void open_run(run_t *r, const char *file, int all_frames)
+{
+	char path[512];
+	mp_torch_options_t opts = {all_frames};
+	mp_solver_options_t so;
+	mp_diag_t diag;
+	int rc;
+
+	snprintf(path, sizeof(path), OUT "/%s", file);
+	mp_diag_clear(&diag);
+	rc = mp_torch_open_source(&r->src, path, &opts, &diag);
+	if (rc != 0)
+		fprintf(stderr, "%s: %s\n", path, diag.text);
+	assert_int_equal(rc, 0);
+	assert_true(mp_torch_is_source(r->src));
+	mp_solver_options_init(&so);
+	so.timeline_points = 10000000; /* a point per event */
+	so.top = 50;
+	r->solver = mp_solver_new(&so);
+	assert_non_null(r->solver);
+	assert_int_equal(mp_solver_run(r->solver, r->src, &diag), 0);
+}
+
+static void close_run(run_t *r)
+{
+	mp_solver_free(r->solver);
+	mp_source_close(r->src);
+}
+
+static const mp_solver_device_t *device_named(const run_t *r, const char *name)
+{
+	for (size_t i = 0; i < mp_solver_device_count(r->solver); i++) {
+		const mp_solver_device_t *d = mp_solver_device(r->solver, i);
+		const mp_memory_info_t *m = mp_source_memory(r->src, d->id);
+		if (m && !strcmp(m->name, name))
+			return d;
+	}
+	fail_msg("no memory '%s'", name);
+	return NULL;
+}
+
+/* The last timeline point at time t (the state after every entry at t). */
+static const mp_solver_point_t *point_at(const mp_solver_device_t *d, uint64_t t)
+{
+	const mp_solver_point_t *found = NULL;
+
+	for (size_t i = 0; i < d->timeline_count; i++)
+		if (d->timeline[i].time_ns == t)
+			found = &d->timeline[i];
+	return found;
+}
+
+static uint64_t jint(const json_t *a, size_t i)
+{
+	return (uint64_t)json_integer_value(json_array_get(a, i));
+}
+
+/* Every figure of expected.json's scenario `name` against file. */
+static void check_scenario(const char *name, const char *file)
+{
+	const json_t *devs = json_object_get(expected, name), *dv;
+	size_t k;
+	run_t r;
+
+	assert_non_null(devs);
+	open_run(&r, file, 0);
+	json_array_foreach(devs, k, dv) {
+		char mem[32], res[48];
+		const mp_solver_device_t *d, *rd;
+		const json_t *states = json_object_get(dv, "states"), *st, *ooms = json_object_get(dv, "ooms"), *o;
+		size_t j;
+		int dev = (int)json_integer_value(json_object_get(dv, "device"));
+
+		snprintf(mem, sizeof(mem), "cuda:%d", dev);
+		snprintf(res, sizeof(res), "cuda:%d reserved", dev);
+		d = device_named(&r, mem);
+		rd = device_named(&r, res);
+		assert_int_equal(d->peak_bytes, json_integer_value(json_object_get(dv, "peak_allocated")));
+		assert_int_equal(d->peak.time_ns, json_integer_value(json_object_get(dv, "peak_time_ns")));
+		assert_int_equal(rd->peak_bytes, json_integer_value(json_object_get(dv, "peak_reserved")));
+		json_array_foreach(states, j, st) {
+			const mp_solver_point_t *p = point_at(d, jint(st, 0));
+			uint64_t free_b = jint(st, 2), largest = jint(st, 3);
+			if (!p) { /* no event of cuda:N then (a free_requested): nothing changed */
+				const json_t *prev = json_array_get(states, j - 1);
+				if (j == 0 || jint(prev, 1) != jint(st, 1) || jint(prev, 2) != free_b)
+					fail_msg("%s device %d: no point at %llu ns", name, dev,
+						 (unsigned long long)jint(st, 0));
+				continue;
+			}
+			assert_int_equal(p->heap_bytes, jint(st, 1));
+			assert_true(p->has_largest);
+			assert_int_equal(p->region_free_bytes, free_b);
+			assert_int_equal(p->largest_free_bytes, largest);
+			if (free_b)
+				assert_true(fabs(p->fragmentation - (1.0 - (double)largest / (double)free_b)) < 1e-9);
+		}
+		assert_int_equal(d->oom_count, json_array_size(ooms));
+		json_array_foreach(ooms, j, o) {
+			const mp_solver_oom_t *f = &d->oom[j];
+			char want[64];
+			assert_int_equal(f->requested_bytes, jint(o, 0));
+			assert_int_equal(f->at.region_free_bytes, jint(o, 1));
+			assert_int_equal(f->at.largest_free_bytes, jint(o, 2));
+			assert_string_equal(mp_solver_oom_cause(f), json_string_value(json_array_get(o, 3)));
+			snprintf(want, sizeof(want), "device free %llu B", (unsigned long long)jint(o, 4));
+			assert_non_null(strstr(mp_source_string(r.src, f->op), want));
+		}
+	}
+	close_run(&r);
+}
+
+static void test_blocks(void **state)
+{
+	const mp_solver_device_t *d;
+	run_t r;
+
+	(void)state;
+	check_scenario("blocks", "blocks.pickle");
+	/* by hand: 4 MiB + 1024 (1000 B rounded) + 6 MiB, 1024 freed, + 2 MiB
+	 * = 12 MiB at 1050 us (50 us after the first entry); free inside the
+	 * 20 MiB segment: the 1024 B hole and 8 MiB - 1024 at its end */
+	open_run(&r, "blocks.pickle", 0);
+	d = device_named(&r, "cuda:0");
+	assert_int_equal(d->peak_bytes, 12582912);
+	assert_int_equal(d->peak.time_ns, 50000);
+	assert_int_equal(d->peak.largest_free_bytes, 8388608 - 1024);
+	assert_int_equal(d->peak.region_free_bytes, 8388608);
+	assert_int_equal(d->capacity_bytes, 20971520);
+	/* attribution: the first frame outside torch/ and the standard library */
+	assert_int_equal(d->breakdown_count, 3);
+	assert_string_equal(mp_source_string(r.src, d->breakdown[0].op), "backward (/home/u/model.py:17)");
+	assert_string_equal(mp_source_string(r.src, d->breakdown[1].op), "forward (/home/u/train.py:42)");
+	assert_string_equal(mp_source_string(r.src, d->breakdown[2].op), "step (/home/u/optim.py:5)");
+	/* a stack with only torch and stdlib frames: its innermost frame */
+	assert_int_equal(d->leak_count, 3);
+	close_run(&r);
+	open_run(&r, "blocks.pickle", 1); /* --all-frames */
+	d = device_named(&r, "cuda:0");
+	assert_string_equal(mp_source_string(r.src, d->breakdown[1].op),
+			    "_alloc (/usr/lib/python3/dist-packages/torch/cuda/memory.py:120)");
+	close_run(&r);
+}
+
+static void test_ring(void **state)
+{
+	static const char *const files[] = {"ring.pickle", "ring.p2.pickle", "ring.p5.pickle", "ring.pickle.gz"};
+	mp_torch_info_t info;
+	const mp_solver_device_t *d;
+	run_t r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		check_scenario("ring", files[i]);
+	/* by hand: the last 5 entries start with the free_completed of the
+	 * 2 MiB block at +8 MiB; the 8 MiB block at +0 is freed in the trace,
+	 * the 1 MiB one at +10 MiB never: 3 blocks before the trace, 11 MiB;
+	 * then -2 MiB, +4 MiB = 13 MiB at the second entry (10 us) */
+	open_run(&r, "ring.pickle", 0);
+	mp_torch_info(r.src, &info);
+	assert_int_equal(info.before_trace, 3);
+	assert_int_equal(info.trace_entries, 5);
+	assert_int_equal(info.segments, 1);
+	d = device_named(&r, "cuda:0");
+	assert_int_equal(d->peak_bytes, 13 * 1048576);
+	assert_int_equal(d->peak.time_ns, 10000);
+	assert_string_equal(mp_source_string(r.src, d->breakdown[0].op), "(before the trace)");
+	assert_int_equal(d->breakdown[0].total_bytes, 8 * 1048576);
+	close_run(&r);
+}
+
+static void test_expandable(void **state)
+{
+	(void)state;
+	check_scenario("expandable", "expandable.pickle");
+}
+
+static void test_oom(void **state)
+{
+	const mp_solver_device_t *d;
+	run_t r;
+
+	(void)state;
+	check_scenario("oom", "oom.pickle");
+	/* by hand: four 5 MiB blocks fill the 20 MiB segment, two are freed:
+	 * 10 MiB cached in two 5 MiB chunks; 8 MiB fits the bytes, not a chunk */
+	open_run(&r, "oom.pickle", 0);
+	d = device_named(&r, "cuda:0");
+	assert_int_equal(d->oom_count, 2);
+	assert_string_equal(mp_solver_oom_cause(&d->oom[0]), "fragmented");
+	assert_int_equal(d->oom[0].at.largest_free_bytes, 5 * 1048576);
+	assert_string_equal(mp_solver_oom_cause(&d->oom[1]), "full");
+	close_run(&r);
+}
+
+static void test_streams(void **state)
+{
+	mp_torch_info_t info;
+	run_t r;
+
+	(void)state;
+	check_scenario("streams", "streams.pickle");
+	open_run(&r, "streams.pickle", 0);
+	mp_torch_info(r.src, &info);
+	assert_int_equal(info.pending_frees, 1); /* the other free completes at once */
+	/* by hand: at the peak (40 us: 512 KiB + 256 KiB + 512 KiB), the
+	 * first block's free was requested but waits for stream 9 */
+	{
+		const mp_solver_device_t *d = device_named(&r, "cuda:0");
+		size_t k;
+		assert_int_equal(d->peak_bytes, 1310720);
+		assert_int_equal(d->peak.time_ns, 40000);
+		for (k = 0; k < d->breakdown_count; k++)
+			if (!strcmp(mp_source_string(r.src, d->breakdown[k].op),
+				    "awaiting another stream: forward (/home/u/train.py:42)"))
+				break;
+		assert_true(k < d->breakdown_count);
+		assert_int_equal(d->breakdown[k].total_bytes, 524288);
+	}
+	close_run(&r);
+}
+
+static void test_devices(void **state)
+{
+	mp_torch_info_t info;
+	run_t r;
+
+	(void)state;
+	check_scenario("devices", "devices.pickle");
+	open_run(&r, "devices.pickle", 0);
+	mp_torch_info(r.src, &info);
+	assert_int_equal(info.devices, 2);
+	assert_int_equal(mp_source_memory_count(r.src), 4);
+	close_run(&r);
+}
+
+static void expect_error(const char *file)
+{
+	const json_t *e = json_object_get(json_object_get(expected, "_errors"), file);
+	const char *code = json_string_value(json_object_get(e, "code"));
+	char path[512];
+	mp_source_t *src = NULL;
+	mp_diag_t diag;
+	int rc;
+
+	snprintf(path, sizeof(path), OUT "/%s", file);
+	mp_diag_clear(&diag);
+	rc = mp_torch_open_source(&src, path, NULL, &diag);
+	assert_null(src);
+	assert_string_equal(mp_err_name(rc), code);
+	assert_int_equal(diag.offset, json_integer_value(json_object_get(e, "offset")));
+	assert_non_null(strstr(diag.text, json_string_value(json_object_get(e, "says"))));
+	assert_non_null(strstr(diag.file, file));
+}
+
+static void test_errors(void **state)
+{
+	mp_source_t *src = NULL;
+	mp_diag_t diag;
+
+	(void)state;
+	expect_error("global.pickle");
+	expect_error("truncated.pickle");
+	/* a pickle of something else: names what is missing */
+	assert_int_equal(mp_torch_open_source(&src, OUT "/expected.json", NULL, &diag), MP_EFORMAT);
+	assert_int_equal(mp_torch_open_source(&src, OUT "/absent.pickle", NULL, &diag), -ENOENT);
+	assert_true(mp_torch_path_is_candidate(OUT "/ring.pickle.gz"));
+	assert_false(mp_torch_path_is_candidate(OUT "/expected.json"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_blocks),  cmocka_unit_test(test_ring),    cmocka_unit_test(test_expandable),
+		cmocka_unit_test(test_oom),     cmocka_unit_test(test_streams), cmocka_unit_test(test_devices),
+		cmocka_unit_test(test_errors),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
