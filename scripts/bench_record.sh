@@ -4,6 +4,7 @@
 #
 # ../shared/bench/alloc_bench.c -t 2 -n OPS (default 20000000), RUNS times
 # (default 5) each, interleaved: plain, then `memprof record -o X -- ...`
+# (and `heaptrack -o Y ...` when heaptrack is installed; NO_HEAPTRACK=1: not)
 # with each memprof given (MEMPROF_BINS="dir1 dir2 ...": directories holding
 # a memprof binary and libmemprof_preload.so, to compare two builds in the
 # same runs; default: this tree's build-bench, built here). Prints per mode
@@ -43,13 +44,20 @@ for b in $MEMPROF_BINS; do
 	modes="$modes rec$i"
 	echo "# rec$i: $b"
 done
+# heaptrack's whole command too, when it is installed (apt-get install heaptrack)
+if command -v heaptrack >/dev/null && [ -z "${NO_HEAPTRACK:-}" ]; then
+	modes="$modes heaptrack"
+	echo "# heaptrack: $(command -v heaptrack)"
+fi
 for r in $(seq "$runs"); do
 	i=0
 	for m in $modes; do
-		rm -f "$tmp"/cap.memprof
+		rm -rf "$tmp"/cap.memprof "$tmp"/ht.*  # (a run is a directory)
 		t0=$(now)
 		if [ "$m" = plain ]; then
 			out=$("$tmp/alloc_bench" -t 2 -n "$ops" 2>&1)
+		elif [ "$m" = heaptrack ]; then
+			out=$(heaptrack -o "$tmp/ht" "$tmp/alloc_bench" -t 2 -n "$ops" 2>&1)
 		else
 			b=$(echo $MEMPROF_BINS | cut -d' ' -f"${m#rec}")
 			out=$(MEMPROF_PRELOAD="$b/libmemprof_preload.so" "$b/memprof" record -o "$tmp/cap.memprof" -- \
@@ -57,7 +65,7 @@ for r in $(seq "$runs"); do
 		fi
 		t1=$(now)
 		echo "$m $(echo "$t1 - $t0" | bc -l) $(echo "$out" | field wall_s) $r" >> "$tmp/runs.txt"
-		[ "$m" = plain ] || [ "$r" != 1 ] || echo "# $m says: $(echo "$out" | grep '^memprof: [0-9]* events')"
+		case $m in rec*) [ "$r" != 1 ] || echo "# $m says: $(echo "$out" | grep '^memprof: ' | tr '\n' ' ')" ;; esac
 	done
 done
 echo "# uptime after the runs: $(uptime)"

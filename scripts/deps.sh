@@ -9,7 +9,8 @@ packages=(gcc make cmake ninja-build pkg-config zlib1g-dev libdeflate-dev libcai
           libiberty-dev       # report's demangler: C++ and Rust names
           g++ libjemalloc2 libtcmalloc-minimal4  # the hooks' C++ victim; the preload over jemalloc and tcmalloc
           musl-tools          # a victim of another C library (record runs it untraced)
-          libunwind-dev libdw-dev)  # record --stacks unwinding, report's symbolization (both optional)
+          libunwind-dev libdw-dev   # record --stacks unwinding, report's symbolization (both optional)
+          dpkg-dev python3)         # the .deb (dpkg-shlibdeps) and the Python module's tests
 packages+=("$@")
 
 missing=()

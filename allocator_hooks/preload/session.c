@@ -10,6 +10,13 @@
  * if that exists), where <base> is MEMPROF_OUTPUT without ".memprof".
  * Captures are created with O_EXCL: an existing file is never overwritten,
  * and no two processes ever share a file.
+ *
+ * In a run directory (MEMPROF_RUN=DIR, what `memprof record` sets), every
+ * process of the run, CMD's included, names its capture the same way:
+ * "DIR/<pid>.memprof", then "DIR/<pid>-<n>.memprof" after its n-th exec.
+ * The directory is the run (docs/format.md, "Runs"); each process writes
+ * only its own file, so a process killed mid-run damages nothing but the
+ * end of its own capture.
  */
 #include "preload.h"
 #include "../annotate/backend.h"
@@ -38,6 +45,8 @@ static struct {
 	mp_writer_options_t opts;
 	pid_t owner;         /* the process that opened mp__writer */
 	char base[4096];     /* name base for derived captures */
+	const char *sep;     /* between base and pid: "." or, in a run directory, "" */
+	int in_run;          /* MEMPROF_RUN names a run directory */
 	char path[4096];     /* the capture being written */
 } S;
 
@@ -130,7 +139,7 @@ static int open_writer(int try_given)
 	int n, rc;
 
 	mp__writer = NULL;
-	if (try_given && given && *given) {
+	if (try_given && given && *given && !S.in_run) { /* a run directory names every capture alike */
 		snprintf(S.path, sizeof(S.path), "%s", given);
 		rc = mp_writer_open(&mp__writer, S.path, 0, &S.opts, &diag);
 		if (rc == 0)
@@ -142,9 +151,9 @@ static int open_writer(int try_given)
 	}
 	for (n = 0; n < 1000; n++) {
 		if (n == 0)
-			snprintf(S.path, sizeof(S.path), "%s.%ld.memprof", S.base, (long)getpid());
+			snprintf(S.path, sizeof(S.path), "%s%s%ld.memprof", S.base, S.sep, (long)getpid());
 		else
-			snprintf(S.path, sizeof(S.path), "%s.%ld-%d.memprof", S.base, (long)getpid(), n);
+			snprintf(S.path, sizeof(S.path), "%s%s%ld-%d.memprof", S.base, S.sep, (long)getpid(), n);
 		rc = mp_writer_open(&mp__writer, S.path, 0, &S.opts, &diag);
 		if (rc == 0)
 			goto opened;
@@ -191,10 +200,18 @@ static void in_child(void)
 
 static void derive_base(void)
 {
-	const char *given = getenv("MEMPROF_OUTPUT");
+	const char *given = getenv("MEMPROF_OUTPUT"), *run = getenv("MEMPROF_RUN");
 	size_t n;
 
-	if (given && *given) {
+	S.sep = ".";
+	if (run && *run) {
+		n = strlen(run);
+		while (n > 1 && run[n - 1] == '/')
+			n--;
+		snprintf(S.base, sizeof(S.base), "%.*s/", (int)n, run);
+		S.sep = "";
+		S.in_run = 1;
+	} else if (given && *given) {
 		snprintf(S.base, sizeof(S.base), "%s", given);
 		n = strlen(S.base);
 		if (n > 8 && !strcmp(S.base + n - 8, ".memprof"))

@@ -48,6 +48,15 @@ int mp_cli_exit_code(int err);
 enum { MP_UNTRACED_NO_LOADER = 1, MP_UNTRACED_FOREIGN = 2 };
 int mp_cli_untraced_reason(const char *cmd, char *why, size_t n);
 
+/* The files memprof runs, found relative to its own executable in the
+ * build tree or an install prefix (beside_exe.c): the preload library of
+ * `memprof record` ($MEMPROF_PRELOAD when set) and the example program of
+ * `memprof demo` ($MEMPROF_DEMO_PROGRAM when set). The path goes into out
+ * (size >= PATH_MAX) and 0 is returned; else an error naming every path
+ * tried is printed and MP_EXIT_IO returned. */
+int mp_cli_find_preload(char *out, size_t size);
+int mp_cli_find_demo(char *out, size_t size);
+
 /* Format a byte count as "1234567 B (1.18 MiB)" into buf; returns buf. */
 const char *mp_cli_bytes(char *buf, size_t size, uint64_t bytes);
 

@@ -1,6 +1,7 @@
 /* cmd_convert.c - `memprof convert`: a capture -> an XSpace (*.xplane.pb)
  * that TensorBoard's Memory Profile tool opens (docs/xplane.md). */
 #include "cli.h"
+#include "runs.h"
 
 #include <memprof/capture.h>
 #include <memprof/xplane.h>
@@ -16,10 +17,11 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: memprof convert [--host NAME] INPUT -o OUTPUT.xplane.pb[.gz]\n"
-		"       memprof convert [--host NAME] INPUT --logdir DIR\n"
+		"usage: memprof convert [--host NAME] [--pid N] INPUT -o OUTPUT.xplane.pb[.gz]\n"
+		"       memprof convert [--host NAME] [--pid N] INPUT --logdir DIR\n"
 		"\n"
-		"  INPUT is a .memprof capture (or an xplane capture / log directory).\n"
+		"  INPUT is a .memprof capture, a 'memprof record' run (its main process, the\n"
+		"  largest peak, or --pid N's) or an xplane capture / log directory.\n"
 		"  OUTPUT gets an XSpace with a /host:CPU plane of MemoryAllocation and\n"
 		"  MemoryDeallocation events: TensorBoard's Memory Profile tool shows it\n"
 		"  when placed at LOGDIR/plugins/profile/<run>/<host>.xplane.pb.\n"
@@ -67,13 +69,15 @@ int cmd_convert(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"host", required_argument, NULL, 'H'},
 		{"logdir", required_argument, NULL, 'L'},
+		{"pid", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	mp_xplane_export_options_t xo = {NULL, 0, 0};
 	mp_xplane_export_stats_t st;
 	const char *out = NULL, *in, *logdir = NULL;
-	char outbuf[4096];
+	char outbuf[4096], inbuf[4096];
+	cli_run_select_t sel = {0, 0, 0};
 	mp_capture_t *cap = NULL;
 	mp_source_t *src = NULL, *owned = NULL;
 	mp_diag_t diag;
@@ -92,6 +96,10 @@ int cmd_convert(int argc, char **argv)
 		case 'L':
 			logdir = optarg;
 			break;
+		case 'P':
+			if (cli_run_parse_pid(optarg, &sel))
+				return MP_EXIT_USAGE;
+			break;
 		case 'h':
 			usage(stdout);
 			return MP_EXIT_OK;
@@ -105,6 +113,19 @@ int cmd_convert(int argc, char **argv)
 		return MP_EXIT_USAGE;
 	}
 	in = argv[optind];
+	{
+		/* a run: the capture of its main process (or --pid's) */
+		cli_runs_t runs;
+		rc = cli_runs_expand(&runs, argv + optind, 1, &sel);
+		if (rc == MP_EXIT_OK && runs.nruns) {
+			snprintf(inbuf, sizeof(inbuf), "%s", runs.files[0]);
+			fprintf(stderr, "memprof: '%s' is a run: converting '%s'\n", in, inbuf);
+			in = inbuf;
+		}
+		cli_runs_free(&runs);
+		if (rc != MP_EXIT_OK)
+			return rc;
+	}
 	if (out && !ends_with(out, ".pb") && !ends_with(out, ".pb.gz") && !ends_with(out, ".xpb")) {
 		mp_cli_error("'%s': only XSpace output is supported (name it *.xplane.pb)", out);
 		return MP_EXIT_USAGE;

@@ -10,15 +10,12 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#ifndef MEMPROF_DEMO_PATH
-#define MEMPROF_DEMO_PATH "memprof_demo_victim"
-#endif
 
 static void usage(FILE *out)
 {
@@ -36,16 +33,12 @@ static void usage(FILE *out)
 /* Run the example with MEMPROF_OUTPUT=path; returns 0 or an exit code. */
 static int record_example(const char *path)
 {
-	const char *prog = getenv("MEMPROF_DEMO_PROGRAM");
+	char prog[PATH_MAX];
 	int status;
 	pid_t pid;
 
-	if (!prog || !*prog)
-		prog = MEMPROF_DEMO_PATH;
-	if (access(prog, X_OK) != 0) {
-		mp_cli_error("cannot run the example program '%s': %s", prog, strerror(errno));
-		return MP_EXIT_IO;
-	}
+	if (mp_cli_find_demo(prog, sizeof(prog)))
+		return MP_EXIT_IO; /* beside_exe.c said which files it looked for */
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {

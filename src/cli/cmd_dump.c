@@ -1,6 +1,7 @@
 /* cmd_dump.c - `memprof dump FILE`: the header and every event of a capture,
  * one line each, so the format can be inspected. */
 #include "cli.h"
+#include "runs.h"
 
 #include <memprof/capture.h>
 
@@ -12,7 +13,7 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: memprof dump [--header] [--stacks] FILE.memprof\n"
+	fprintf(out, "usage: memprof dump [--header] [--stacks] [--pid N] FILE.memprof|RUN\n"
 		     "\n"
 		     "Print the capture's header, then every event in timestamp order, one per\n"
 		     "line. Says when the capture ended abruptly (writer killed) and stops with an\n"
@@ -20,7 +21,11 @@ static void usage(FILE *out)
 		     "\n"
 		     "  --header   print the header only\n"
 		     "  --stacks   also print the call stacks and loaded objects (captures\n"
-		     "             recorded with --stacks), frames as object+offset\n");
+		     "             recorded with --stacks), frames as object+offset\n"
+		     "  --pid N    in a 'memprof record' run, that process's capture\n"
+		     "\n"
+		     "RUN, a 'memprof record' run: its process tree, then the main process's\n"
+		     "capture (the largest peak), or --pid's.\n");
 }
 
 static void print_header(const char *path, const mp_capture_header_t *h)
@@ -39,6 +44,10 @@ static void print_header(const char *path, const mp_capture_header_t *h)
 	       (unsigned)(h->start_wall_ns / 1000000u % 1000u), h->start_wall_ns);
 	printf("host      %s\n", h->hostname);
 	printf("pid       %" PRIu64 "\n", h->pid);
+	if (h->ppid)
+		printf("parent    %" PRIu64 "\n", h->ppid);
+	if (h->exe && *h->exe)
+		printf("program   %s\n", h->exe);
 	printf("command   %s\n", h->command_line);
 }
 
@@ -126,45 +135,19 @@ static void print_stacks(const mp_capture_t *cap)
 	}
 }
 
-int cmd_dump(int argc, char **argv)
+/* The header and events of one capture (and its stacks). */
+static int dump_capture(const char *path, int header_only, int stacks)
 {
-	static const struct option opts[] = {
-		{"header", no_argument, NULL, 'H'},
-		{"stacks", no_argument, NULL, 'S'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	int header_only = 0, stacks = 0, c, rc;
 	mp_capture_t *cap;
 	mp_source_t *src;
 	mp_diag_t diag;
 	mp_event_t ev;
 	uint64_t n = 0;
+	int rc;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'H':
-			header_only = 1;
-			break;
-		case 'S':
-			stacks = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return MP_EXIT_OK;
-		default:
-			usage(stderr);
-			return MP_EXIT_USAGE;
-		}
-	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return MP_EXIT_USAGE;
-	}
-	if (mp_capture_open(&cap, argv[optind], &diag))
+	if (mp_capture_open(&cap, path, &diag))
 		return mp_cli_diag(&diag);
-	print_header(argv[optind], mp_capture_header(cap));
+	print_header(path, mp_capture_header(cap));
 	if (header_only) {
 		mp_capture_close(cap);
 		return MP_EXIT_OK;
@@ -197,4 +180,52 @@ int cmd_dump(int argc, char **argv)
 	}
 	mp_capture_close(cap);
 	return MP_EXIT_OK;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"header", no_argument, NULL, 'H'},
+		{"stacks", no_argument, NULL, 'S'},
+		{"pid", required_argument, NULL, 'P'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int header_only = 0, stacks = 0, c, rc;
+	cli_run_select_t sel = {0, 0, 0};
+	cli_runs_t runs = {0};
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'H':
+			header_only = 1;
+			break;
+		case 'S':
+			stacks = 1;
+			break;
+		case 'P':
+			if (cli_run_parse_pid(optarg, &sel))
+				return MP_EXIT_USAGE;
+			break;
+		case 'h':
+			usage(stdout);
+			return MP_EXIT_OK;
+		default:
+			usage(stderr);
+			return MP_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return MP_EXIT_USAGE;
+	}
+	if ((rc = cli_runs_expand(&runs, argv + optind, 1, &sel)) != MP_EXIT_OK) {
+		cli_runs_free(&runs);
+		return rc;
+	}
+	cli_runs_print(stdout, &runs);
+	rc = dump_capture(runs.files[0], header_only, stacks);
+	cli_runs_free(&runs);
+	return rc;
 }

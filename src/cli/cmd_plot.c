@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "inputs.h"
 #include "plot_out.h"
+#include "runs.h"
 
 #include <memprof/plot.h>
 #include <memprof/xplane.h>
@@ -17,7 +18,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: memprof plot FILE... -o OUT.svg|OUT.png [--chart timeline|breakdown|map|all]\n"
 		"                    [--device ID] [--steps A:B] [--width W] [--height H]\n"
-		"                    [--top N] [--oom-maps N] [--run NAME]\n"
+		"                    [--top N] [--oom-maps N] [--run NAME] [--pid N | --process all]\n"
 		"\n"
 		"Draw the charts of captures into one picture (SVG or PNG, from the\n"
 		"extension): per memory id, highest peak first,\n"
@@ -37,9 +38,12 @@ static void usage(FILE *out)
 		"  --top N       bars of the breakdown (default 12; the rest in one bar)\n"
 		"  --oom-maps N  maps of failed allocations per memory id (default 4)\n"
 		"  --run NAME    the run of a TensorBoard log directory (default: the newest)\n"
+		"  --pid N       in a 'memprof record' run, that process (default: the main\n"
+		"                process, the one with the largest peak)\n"
+		"  --process all in a 'memprof record' run, every process that did work\n"
 		"\n"
-		"FILE: a .memprof capture, *.xplane.pb files (one per host, read together) or\n"
-		"a TensorBoard log directory\n"
+		"FILE: a 'memprof record' run or .memprof capture, *.xplane.pb files (one per\n"
+		"host, read together) or a TensorBoard log directory\n"
 		"\n"
 		"exit codes: 0 ok, 1 nothing to draw, 2 usage, 3 file not readable or not\n"
 		"            writable, 4 not a capture or corrupted\n");
@@ -47,13 +51,14 @@ static void usage(FILE *out)
 
 int cmd_plot(int argc, char **argv)
 {
-	enum { O_CHART = 256, O_DEVICE, O_STEPS, O_WIDTH, O_HEIGHT, O_TOP, O_OOM_MAPS, O_RUN };
+	enum { O_CHART = 256, O_DEVICE, O_STEPS, O_WIDTH, O_HEIGHT, O_TOP, O_OOM_MAPS, O_RUN, O_PID, O_PROCESS };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},  {"chart", required_argument, NULL, O_CHART},
 		{"device", required_argument, NULL, O_DEVICE}, {"steps", required_argument, NULL, O_STEPS},
 		{"width", required_argument, NULL, O_WIDTH}, {"height", required_argument, NULL, O_HEIGHT},
 		{"top", required_argument, NULL, O_TOP},   {"oom-maps", required_argument, NULL, O_OOM_MAPS},
 		{"run", required_argument, NULL, O_RUN},   {"help", no_argument, NULL, 'h'},
+		{"pid", required_argument, NULL, O_PID},   {"process", required_argument, NULL, O_PROCESS},
 		{NULL, 0, NULL, 0},
 	};
 	mp_plot_options_t po = {.charts = MP_PLOT_TIMELINE};
@@ -61,6 +66,8 @@ int cmd_plot(int argc, char **argv)
 	mp_xplane_input_options_t xin = {NULL, 0};
 	cli_inputs_options_t io = {NULL, NULL, NULL, 0};
 	cli_inputs_t ci;
+	cli_run_select_t sel = {0, 0, 0};
+	cli_runs_t runs = {0};
 	const char *out = NULL;
 	uint32_t v;
 	int c, rc;
@@ -112,6 +119,14 @@ int cmd_plot(int argc, char **argv)
 		case O_RUN:
 			xin.run = optarg;
 			break;
+		case O_PID:
+			if (cli_run_parse_pid(optarg, &sel))
+				return MP_EXIT_USAGE;
+			break;
+		case O_PROCESS:
+			if (cli_run_parse_process(optarg, &sel))
+				return MP_EXIT_USAGE;
+			break;
 		case 'h':
 			usage(stdout);
 			return MP_EXIT_OK;
@@ -140,13 +155,20 @@ int cmd_plot(int argc, char **argv)
 	io.solver = &sopt;
 	io.xplane = &xin;
 	io.functions = (po.charts & MP_PLOT_BREAKDOWN) ? 2 : 0;
-	rc = cli_inputs_open(&ci, argv + optind, argc - optind, &io);
+	memset(&ci, 0, sizeof(ci));
+	rc = cli_runs_expand(&runs, argv + optind, argc - optind, &sel);
+	if (rc == MP_EXIT_OK)
+		rc = cli_inputs_open(&ci, runs.files, runs.nfiles, &io);
 	if (rc == MP_EXIT_OK && ci.n == 0) {
 		mp_cli_error("no memory events to draw: '%s' not written", out);
 		rc = MP_EXIT_FAILURE;
 	} else if (rc == MP_EXIT_OK) {
+		for (int i = 0; i < ci.n; i++) /* a run's capture: titled by its process */
+			if (cli_runs_label(&runs, ci.paths[i]))
+				ci.paths[i] = cli_runs_label(&runs, ci.paths[i]);
 		rc = cli_plot_write(&ci, &po, out);
 	}
 	cli_inputs_close(&ci);
+	cli_runs_free(&runs);
 	return rc;
 }

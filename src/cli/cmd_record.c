@@ -1,6 +1,8 @@
-/* cmd_record.c - `memprof record [-o FILE] [options] -- CMD ARGS...`: run an
+/* cmd_record.c - `memprof record [-o RUN] [options] -- CMD ARGS...`: run an
  * unmodified program with the preload library (allocator_hooks/preload/)
- * and write a capture of every host allocation it makes.
+ * and write a capture of every host allocation it makes -- one per traced
+ * process, all in one run directory that every command reads as one
+ * capture (memprof/run.h).
  *
  * The program's own exit status is returned (128 + signal when it was
  * killed), so `memprof record` can wrap any command in a script. Where the
@@ -9,6 +11,8 @@
  */
 #include "cli.h"
 #include "record.h"
+
+#include <memprof/run.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -24,69 +28,43 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PRELOAD_NAME "libmemprof_preload.so"
-
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: memprof record [-o FILE] [--no-children] [--no-fork] [--delay MS]\n"
-		"                      [--duration MS] [--flush MS] [--stacks] -- CMD ARGS...\n"
+		"usage: memprof record [-o RUN] [--no-children] [--no-fork] [--main-only]\n"
+		"                      [--delay MS] [--duration MS] [--flush MS] [--stacks]\n"
+		"                      -- CMD ARGS...\n"
 		"\n"
 		"Run CMD with the allocation hooks and capture every host allocation it makes\n"
-		"(malloc, calloc, realloc, free, the aligned variants, C++ new/delete) into a\n"
-		"capture file, next to whatever it reports through <memprof/annotate.h>.\n"
-		"Returns CMD's exit status.\n"
+		"(malloc, calloc, realloc, free, the aligned variants, C++ new/delete), next to\n"
+		"whatever it reports through <memprof/annotate.h>, in every process it runs\n"
+		"or starts. Returns CMD's exit status.\n"
 		"\n"
-		"  -o, --output FILE   capture file (default: memprof.<program>.<pid>.memprof);\n"
-		"                      never overwritten: an existing FILE is an error; a\n"
-		"                      directory gets the default name in it\n"
+		"  -o, --output RUN    the run to write (default: memprof.<program>.<pid>.memprof):\n"
+		"                      a directory with one capture per process, which report,\n"
+		"                      plot, dump and convert read as one; never overwritten: an\n"
+		"                      existing RUN is an error, except a plain directory, which\n"
+		"                      gets the default name in it\n"
 		"      --no-children   do not trace programs CMD runs (exec) nor forked children\n"
 		"      --no-fork       do not trace forked children (exec'd programs still are)\n"
+		"      --main-only     keep only the program CMD's process ran last (the end of a\n"
+		"                      shim's or wrapper's exec chain) and what it started\n"
 		"      --delay MS      start capturing MS milliseconds after CMD starts\n"
 		"      --duration MS   stop capturing after MS milliseconds\n"
 		"      --flush MS      write a block at least every MS ms (default 100)\n"
 		"      --stacks        record a call stack per allocation (MEMPROF_STACKS=1; at most\n"
 		"                      64 frames; report groups by allocating function)\n"
 		"\n"
-		"Children get their own captures, named <FILE without .memprof>.<pid>.memprof.\n"
+		"The main process -- the one with the largest peak -- is what commands analyse\n"
+		"by default ('report --pid N' and '--process all' for the others).\n"
 		"Environment knobs (MEMPROF_*) are described in docs/hooks.md.\n");
-}
-
-/* The preload library: $MEMPROF_PRELOAD, else next to this binary in the
- * build tree (../../allocator_hooks/) or an install (../lib/memprof/). */
-static int find_preload(char *out, size_t size)
-{
-	static const char *const rel[] = {"../../allocator_hooks/" PRELOAD_NAME,
-					  "../lib/memprof/" PRELOAD_NAME, "../lib/" PRELOAD_NAME,
-					  PRELOAD_NAME};
-	const char *env = getenv("MEMPROF_PRELOAD");
-	char exe[PATH_MAX], *dir;
-	ssize_t n;
-	size_t i;
-
-	if (env && *env) {
-		snprintf(out, size, "%s", env);
-		return access(out, R_OK) == 0 ? 0 : -1;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -1;
-	exe[n] = '\0';
-	dir = dirname(exe);
-	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		char cand[PATH_MAX + 64];
-		snprintf(cand, sizeof(cand), "%s/%s", dir, rel[i]);
-		if (access(cand, R_OK) == 0 && realpath(cand, out))
-			return 0;
-	}
-	return -1;
 }
 
 /* --- running the program ------------------------------------------------ */
 
 typedef struct {
 	const char *output;
-	int no_children, no_fork, stacks;
+	int no_children, no_fork, stacks, main_only;
 	const char *delay, *duration, *flush;
 	int output_is_dir; /* -o names a directory: the default name goes in it */
 	int no_preload;    /* CMD has another C library's loader: not given the preload */
@@ -110,11 +88,11 @@ static void forward_signal(int sig, siginfo_t *si, void *uc)
 	errno = e;
 }
 
-/* In the child: pick the capture name (never an existing file), tell the
- * parent through fd, set the environment, exec. */
+/* In the child: pick the run's name (never an existing one), create it,
+ * tell the parent through fd, set the environment, exec. */
 static void child(const rec_opts_t *o, const char *preload, char **cmd, int fd)
 {
-	char path[PATH_MAX], pidbuf[32], pre[PATH_MAX * 2];
+	char path[PATH_MAX], pre[PATH_MAX * 2];
 	const char *old = getenv("LD_PRELOAD");
 	const char *prog = strrchr(cmd[0], '/') ? strrchr(cmd[0], '/') + 1 : cmd[0];
 	int n;
@@ -147,16 +125,23 @@ static void child(const rec_opts_t *o, const char *preload, char **cmd, int fd)
 				memcpy(path, abs, len + 1);
 		}
 	}
+	/* The run directory, with its marker (the name was checked free; a
+	 * run started since in the same place makes this fail, never mix). */
+	n = mp_cli_run_create(path, cmd, (long)getpid());
+	if (n < 0) {
+		fprintf(stderr, "memprof: error: cannot create the run directory '%s': %s\n", path, strerror(-n));
+		_exit(126);
+	}
 	(void)!write(fd, path, strlen(path) + 1);
-	snprintf(pidbuf, sizeof(pidbuf), "%ld", (long)getpid());
 	if (old && *old)
 		snprintf(pre, sizeof(pre), "%s:%s", preload, old);
 	else
 		snprintf(pre, sizeof(pre), "%s", preload);
 	if (!o->no_preload) /* else another C library's program: runs untraced (record_why.c) */
 		setenv("LD_PRELOAD", pre, 1);
-	setenv("MEMPROF_OUTPUT", path, 1);
-	setenv("MEMPROF_OUTPUT_PID", pidbuf, 1);
+	setenv("MEMPROF_RUN", path, 1);
+	unsetenv("MEMPROF_OUTPUT"); /* (libmemprof.so in CMD forwards to the preload) */
+	unsetenv("MEMPROF_OUTPUT_PID");
 	unsetenv("MEMPROF_OVERWRITE");
 	if (o->no_children)
 		setenv("MEMPROF_CHILDREN", "0", 1);
@@ -203,7 +188,7 @@ static int check_ms(const char *what, const char *v)
 
 int cmd_record(int argc, char **argv)
 {
-	enum { O_NOCHILD = 256, O_NOFORK, O_DELAY, O_DURATION, O_FLUSH, O_STACKS };
+	enum { O_NOCHILD = 256, O_NOFORK, O_DELAY, O_DURATION, O_FLUSH, O_STACKS, O_MAINONLY };
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"no-children", no_argument, NULL, O_NOCHILD},
@@ -212,16 +197,16 @@ int cmd_record(int argc, char **argv)
 		{"duration", required_argument, NULL, O_DURATION},
 		{"flush", required_argument, NULL, O_FLUSH},
 		{"stacks", no_argument, NULL, O_STACKS},
+		{"main-only", no_argument, NULL, O_MAINONLY},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	rec_opts_t o = {0};
-	char preload[PATH_MAX], path[PATH_MAX], last[PATH_MAX + 64], why[4400];
+	char preload[PATH_MAX], path[PATH_MAX], why[4400];
 	struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO};
 	struct sigaction old_int, old_quit, old_term, old_hup;
-	int c, status, fds[2], chain, untraced;
+	int c, status, fds[2], untraced;
 	size_t got = 0;
-	time_t started = time(NULL);
 	ssize_t k;
 	pid_t pid;
 
@@ -255,6 +240,9 @@ int cmd_record(int argc, char **argv)
 		case O_STACKS:
 			o.stacks = 1;
 			break;
+		case O_MAINONLY:
+			o.main_only = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return MP_EXIT_OK;
@@ -270,7 +258,10 @@ int cmd_record(int argc, char **argv)
 	if (o.output) {
 		struct stat sb;
 		size_t ol = strlen(o.output);
-		if (stat(o.output, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+		if (mp_run_is_run(o.output)) {
+			mp_cli_error("'%s' is a run already; remove it or choose another name with -o", o.output);
+			return MP_EXIT_IO;
+		} else if (stat(o.output, &sb) == 0 && S_ISDIR(sb.st_mode)) {
 			o.output_is_dir = 1;
 		} else if (ol && o.output[ol - 1] == '/') {
 			mp_cli_error("'%s' is not a directory", o.output);
@@ -292,11 +283,8 @@ int cmd_record(int argc, char **argv)
 			return MP_EXIT_IO;
 		}
 	}
-	if (find_preload(preload, sizeof(preload))) {
-		mp_cli_error("cannot find the preload library '%s' (set MEMPROF_PRELOAD to its path)",
-			     PRELOAD_NAME);
-		return MP_EXIT_IO;
-	}
+	if (mp_cli_find_preload(preload, sizeof(preload)))
+		return MP_EXIT_IO; /* beside_exe.c said which files it looked for */
 	if (pipe2(fds, O_CLOEXEC)) {
 		mp_cli_error("cannot create a pipe: %s", strerror(errno));
 		return MP_EXIT_IO;
@@ -350,28 +338,37 @@ int cmd_record(int argc, char **argv)
 	if (WIFSIGNALED(status))
 		fprintf(stderr, "memprof: CMD was killed by signal %d (%s)\n", WTERMSIG(status),
 			strsignal(WTERMSIG(status)));
-	if (got && access(path, F_OK) == 0) {
-		int children = mp_cli_record_children(path, started);
-		fprintf(stderr, "memprof: capture written to '%s'", path);
-		if (children)
-			fprintf(stderr, " (+ %d child capture%s next to it)", children, children > 1 ? "s" : "");
-		fputc('\n', stderr);
-		mp_cli_record_summary(path);
-		if ((chain = mp_cli_record_exec_chain(path, pid, started, last, sizeof(last)))) {
-			fprintf(stderr, "memprof: after exec, CMD's process wrote %d more capture%s; the last is '%s':\n",
-				chain, chain > 1 ? "s" : "", last);
-			mp_cli_record_summary(last);
-		}
-	} else if (!(WIFEXITED(status) && WEXITSTATUS(status) >= 126)) {
-		int children = got ? mp_cli_record_children(path, started) : 0;
-		if (untraced)
-			mp_cli_warning("no capture was written%s: %s", children ? " for CMD itself" : "", why);
+	if (got) {
+		char outcome[96], root[PATH_MAX + 64], *main = NULL;
+		int r, root_traced;
+
+		if (WIFSIGNALED(status))
+			snprintf(outcome, sizeof(outcome), "signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
 		else
-			mp_cli_warning("no capture was written%s (see the messages above)",
-				       children ? " for CMD itself" : "");
-		if (children)
-			fprintf(stderr, "memprof: the programs it started wrote %d capture%s next to '%s'\n", children,
-				children > 1 ? "s" : "", path);
+			snprintf(outcome, sizeof(outcome), "exit %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		mp_cli_run_ended(path, outcome);
+		snprintf(root, sizeof(root), "%s/%ld.memprof", path, (long)pid);
+		root_traced = access(root, F_OK) == 0; /* (before --main-only may remove it) */
+		if (o.main_only)
+			mp_cli_run_keep_main(path, (long)pid);
+		if (!root_traced && !(WIFEXITED(status) && WEXITSTATUS(status) >= 126)) {
+			const char *who = mp_cli_run_captures(path) ? " for CMD itself" : "";
+			if (untraced)
+				mp_cli_warning("no capture was written%s: %s", who, why);
+			else
+				mp_cli_warning("no capture was written%s (see the messages above)", who);
+		}
+		r = mp_cli_run_summary(path, &main);
+		if (r == 1) { /* nothing at all: no empty run left behind */
+			char marker[PATH_MAX + 32];
+			snprintf(marker, sizeof(marker), "%s/%s", path, MP_RUN_MARKER);
+			unlink(marker);
+			rmdir(path);
+		}
+		if (main) {
+			mp_cli_record_summary(main);
+			free(main);
+		}
 	}
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);

@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "inputs.h"
 #include "plot_out.h"
+#include "runs.h"
 
 #include <memprof/functions.h>
 #include <memprof/plot.h>
@@ -25,7 +26,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: memprof report [--peak] [--timeline] [--breakdown] [--leaks] [--oom] [--by-function]\n"
 		"                      [--device ID] [--steps A:B] [--top N] [--points N]\n"
-		"                      [--compat=xprof] [--run NAME] [--json | --csv]\n"
+		"                      [--compat=xprof] [--run NAME] [--pid N | --process all]\n"
+		"                      [--json | --csv]\n"
 		"                      [--svg OUT.svg | --png OUT.png] FILE...\n"
 		"\n"
 		"  --peak        summary and what was live at the peak (the default)\n"
@@ -43,11 +45,16 @@ static void usage(FILE *out)
 		"  --compat=xprof  TensorBoard Memory Profile figures and table, quirks included\n"
 		"                (xplane inputs; --compat=xprof-v1: current xprof's row names)\n"
 		"  --run NAME    the run of a TensorBoard log directory (default: the newest)\n"
+		"  --pid N       in a 'memprof record' run, that process (default: the main\n"
+		"                process, the one with the largest peak)\n"
+		"  --process all in a 'memprof record' run, every process that did work, side\n"
+		"                by side (helpers -- shells, exec'd wrappers -- only in the tree)\n"
 		"  --svg OUT.svg, --png OUT.png\n"
 		"                also draw the timeline and the breakdown at the peak of what the\n"
 		"                report shows into a picture (see 'memprof plot' for more charts)\n"
 		"\n"
-		"FILE: a .memprof capture, *.xplane.pb files (one per host, read together) or\n"
+		"FILE: a 'memprof record' run (its process tree, then the main process), a\n"
+		"single .memprof capture, *.xplane.pb files (one per host, read together) or\n"
 		"a TensorBoard log directory (plugins/profile/<run>/<host>.xplane.pb)\n"
 		"\n"
 		"exit codes: 0 ok, 1 analysis failed, 2 usage (bad option, range or device),\n"
@@ -55,9 +62,10 @@ static void usage(FILE *out)
 }
 
 /* JSON with each input's "functions" object (docs/report.md) next to the
- * solver's sections: the same document mp_report_json writes, plus that. */
+ * solver's sections, and the process trees of runs ("runs"): the same
+ * document mp_report_json writes, plus those. */
 static int report_json_functions(const mp_report_input_t *in, mp_functions_t **funcs, size_t n,
-				 const mp_report_options_t *o)
+				 const mp_report_options_t *o, const cli_runs_t *runs)
 {
 	json_t *doc = NULL, *files = NULL;
 	int rc;
@@ -82,6 +90,14 @@ static int report_json_functions(const mp_report_input_t *in, mp_functions_t **f
 		else if (json_array_append_new(files, one))
 			goto nomem;
 	}
+	if (runs->nruns) { /* the process trees of the runs these captures came from */
+		json_t *arr = json_array();
+		if (!arr || json_object_set_new(doc, "runs", arr))
+			goto nomem;
+		for (int r = 0; r < runs->nruns; r++)
+			if (json_array_append_new(arr, cli_run_json(runs->runs[r])))
+				goto nomem;
+	}
 	rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
 	json_decref(doc);
 	if (rc < 0 || fputc('\n', stdout) == EOF)
@@ -95,7 +111,7 @@ nomem:
 int cmd_report(int argc, char **argv)
 {
 	enum { O_PEAK = 256, O_TIMELINE, O_BREAKDOWN, O_LEAKS, O_OOM, O_DEVICE, O_STEPS, O_TOP, O_POINTS, O_JSON, O_CSV,
-	       O_COMPAT, O_RUN, O_FUNCS, O_SVG, O_PNG };
+	       O_COMPAT, O_RUN, O_FUNCS, O_SVG, O_PNG, O_PID, O_PROCESS };
 	static const struct option longopts[] = {
 		{"peak", no_argument, NULL, O_PEAK},       {"timeline", no_argument, NULL, O_TIMELINE},
 		{"breakdown", no_argument, NULL, O_BREAKDOWN}, {"leaks", no_argument, NULL, O_LEAKS},
@@ -105,7 +121,8 @@ int cmd_report(int argc, char **argv)
 		{"csv", no_argument, NULL, O_CSV},         {"help", no_argument, NULL, 'h'},
 		{"compat", required_argument, NULL, O_COMPAT}, {"run", required_argument, NULL, O_RUN},
 		{"by-function", no_argument, NULL, O_FUNCS}, {"svg", required_argument, NULL, O_SVG},
-		{"png", required_argument, NULL, O_PNG},
+		{"png", required_argument, NULL, O_PNG},   {"pid", required_argument, NULL, O_PID},
+		{"process", required_argument, NULL, O_PROCESS},
 		{NULL, 0, NULL, 0},
 	};
 	mp_report_options_t ropt = {0};
@@ -117,6 +134,8 @@ int cmd_report(int argc, char **argv)
 	mp_xplane_input_options_t xin = {NULL, 0};
 	mp_xprof_options_t xcompat = {1};
 	int compat = 0, by_function = 0;
+	cli_run_select_t sel = {0, 0, 0};
+	cli_runs_t runs = {0};
 
 	mp_solver_options_init(&sopt);
 	optind = 1;
@@ -184,6 +203,14 @@ int cmd_report(int argc, char **argv)
 		case O_RUN:
 			xin.run = optarg;
 			break;
+		case O_PID:
+			if (cli_run_parse_pid(optarg, &sel))
+				return MP_EXIT_USAGE;
+			break;
+		case O_PROCESS:
+			if (cli_run_parse_process(optarg, &sel))
+				return MP_EXIT_USAGE;
+			break;
 		case O_SVG:
 		case O_PNG:
 			if (picture) {
@@ -238,7 +265,10 @@ int cmd_report(int argc, char **argv)
 	io.xplane = &xin;
 	io.device = device;
 	io.functions = (by_function & 1) ? 1 : by_function ? 2 : 0;
-	rc = cli_inputs_open(&ci, argv + optind, nfiles, &io);
+	memset(&ci, 0, sizeof(ci));
+	if ((rc = cli_runs_expand(&runs, argv + optind, nfiles, &sel)) != MP_EXIT_OK)
+		goto out;
+	rc = cli_inputs_open(&ci, runs.files, runs.nfiles, &io);
 	if (rc != MP_EXIT_OK || ci.n == 0)
 		goto out; /* an error, or only captures without memory events */
 	if (compat) {
@@ -259,8 +289,8 @@ int cmd_report(int argc, char **argv)
 		for (int i = 0; i < ci.n; i++)
 			any |= ci.functions[i] != NULL;
 		if (format == O_JSON)
-			err = any ? report_json_functions(ci.in, ci.functions, (size_t)ci.n, &ropt)
-				  : mp_report_json(stdout, ci.in, (size_t)ci.n, &ropt);
+			err = any || runs.nruns ? report_json_functions(ci.in, ci.functions, (size_t)ci.n, &ropt, &runs)
+						: mp_report_json(stdout, ci.in, (size_t)ci.n, &ropt);
 		else if (format == O_CSV) {
 			err = mp_report_csv(stdout, ci.in, (size_t)ci.n, &ropt);
 			if (!err && any)
@@ -270,8 +300,10 @@ int cmd_report(int argc, char **argv)
 					err = mp_functions_csv(stdout, ci.functions[i], ci.in[i].path, ropt.top,
 							       ci.in[i].device_set, ci.in[i].device);
 		}
-		else if (!functions_only)
+		else if (!functions_only) {
+			cli_runs_print(stdout, &runs);
 			err = mp_report_text(stdout, ci.in, (size_t)ci.n, &ropt);
+		}
 		for (int i = 0; format != O_JSON && format != O_CSV && !err && i < ci.n; i++) {
 			if (!ci.functions[i])
 				continue;
@@ -289,9 +321,13 @@ int cmd_report(int argc, char **argv)
 		/* the timeline and the breakdown of what the report shows, beside it */
 		mp_plot_options_t po = {.charts = MP_PLOT_TIMELINE | MP_PLOT_BREAKDOWN, .top = ropt.top};
 		fflush(stdout);
+		for (int i = 0; i < ci.n; i++) /* a run's capture: titled by its process */
+			if (cli_runs_label(&runs, ci.paths[i]))
+				ci.paths[i] = cli_runs_label(&runs, ci.paths[i]);
 		rc = cli_plot_write(&ci, &po, picture);
 	}
 out:
 	cli_inputs_close(&ci);
+	cli_runs_free(&runs);
 	return rc;
 }

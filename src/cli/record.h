@@ -1,7 +1,6 @@
 /* record.h - the parts of `memprof record` (cmd_record.c runs the program)
- * that work on the captures the run leaves: the closing summary
- * (record_summary.c) and the captures of the processes CMD became or
- * started (record_files.c). */
+ * that work on what the run leaves: the closing summary of a capture
+ * (record_summary.c) and the run directory (record_run.c). */
 #ifndef MEMPROF_CLI_RECORD_H
 #define MEMPROF_CLI_RECORD_H
 
@@ -16,16 +15,24 @@
  * stacks. A capture that cannot be read is reported instead. */
 void mp_cli_record_summary(const char *path);
 
-/* When CMD's own process execs (or an exec fails), it goes on recording
- * into "<base>.<pid>.memprof", then "<base>.<pid>-<n>.memprof" (the
- * preload's naming, session.c; base: path without ".memprof"): the last of
- * those written since `since` into last (size bytes), and how many there
- * are. A wrapper -- a shell script, a version manager's shim -- leaves the
- * program the user meant at the end of that chain. */
-int mp_cli_record_exec_chain(const char *path, pid_t pid, time_t since, char *last, size_t size);
+/* The run directory (record_run.c; memprof/run.h): created with its
+ * marker naming CMD and its pid (0 or -errno: an existing path is never
+ * reused); told how CMD ended ("exit 0", "signal 9 (Killed)"). */
+int mp_cli_run_create(const char *path, char *const *cmd, long pid);
+void mp_cli_run_ended(const char *path, const char *outcome);
 
-/* Count the child captures "<base>.<digits>*.memprof" next to path that
- * were written since `since` (older ones belong to earlier runs). */
-int mp_cli_record_children(const char *path, time_t since);
+/* How many captures the run holds. */
+int mp_cli_run_captures(const char *path);
+
+/* Print the run's lines on stderr: where it is, how many captures, the main
+ * process and its peak, the other processes that did work. *main_path: the
+ * main process's capture (owned: free()), NULL when there is none. Returns
+ * 0, 1 when the run holds no capture at all (nothing said), or -1 when it
+ * cannot be read (said). */
+int mp_cli_run_summary(const char *path, char **main_path);
+
+/* --main-only: remove every capture but those of the program CMD's process
+ * (pid) ran last and of what it started. Returns how many were removed. */
+int mp_cli_run_keep_main(const char *path, long pid);
 
 #endif

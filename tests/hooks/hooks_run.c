@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,8 +75,48 @@ int hk_record_logged(const char *cap, const char *log, const char *const *opts, 
 		     const char *const *args, const char *const *env)
 {
 	pid_t pid = hk_record_start(cap, log, opts, victim, args, env);
+	int rc = pid < 0 ? -1 : hk_record_wait(pid, victim);
 
-	return pid < 0 ? -1 : hk_record_wait(pid, victim);
+	if (cap && cap[strlen(cap) - 1] != '/') {
+		struct stat sb;
+		if (lstat(cap, &sb) != 0 || !S_ISDIR(sb.st_mode))
+			hk_link_root(cap);
+	}
+	return rc;
+}
+
+void hk_run_path(const char *cap, char *out, size_t size)
+{
+	snprintf(out, size, "%s.run", cap);
+}
+
+int hk_run_root_pid(const char *cap)
+{
+	char run[600], marker[700], line[256];
+	int pid = -1;
+	FILE *f;
+
+	hk_run_path(cap, run, sizeof(run));
+	snprintf(marker, sizeof(marker), "%s/memprof.run", run);
+	if (!(f = fopen(marker, "r")))
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "pid=", 4))
+			pid = atoi(line + 4);
+	fclose(f);
+	return pid;
+}
+
+void hk_link_root(const char *cap)
+{
+	char run[600], root[700];
+	int pid = hk_run_root_pid(cap);
+
+	hk_run_path(cap, run, sizeof(run));
+	snprintf(root, sizeof(root), "%s/%d.memprof", run, pid);
+	unlink(cap);
+	if (pid > 0 && access(root, F_OK) == 0)
+		assert_int_equal(symlink(root, cap), 0);
 }
 
 pid_t hk_record_start(const char *cap, const char *log, const char *const *opts, const char *victim,
@@ -95,8 +136,16 @@ pid_t hk_record_start(const char *cap, const char *log, const char *const *opts,
 	while (opts && *opts)
 		argv[n++] = *opts++;
 	if (cap) { /* NULL: memprof record's default name, in the current directory */
+		static char run[600];
+		struct stat sb;
+		if ((stat(cap, &sb) == 0 && S_ISDIR(sb.st_mode)) || cap[strlen(cap) - 1] == '/') {
+			snprintf(run, sizeof(run), "%s", cap); /* -o DIR: as given */
+		} else {
+			hk_run_path(cap, run, sizeof(run));
+			remove_tree(run, 1); /* a test's earlier run under this name */
+		}
 		argv[n++] = "-o";
-		argv[n++] = cap;
+		argv[n++] = run;
 	}
 	argv[n++] = "--";
 	argv[n++] = vpath;
@@ -155,17 +204,21 @@ void hk_replay_ok(const char *cap, hk_stats_t *st)
 	assert_int_equal(hk_replay(cap, st), 0);
 }
 
-/* Names of the files in dir, other than cap.memprof, into names. */
-int hk_other_captures(const char *dir, char names[][600], int max)
+/* Names of the captures in cap's run, other than its root's, into names. */
+int hk_other_captures(const char *cap, char names[][600], int max)
 {
 	struct dirent *de;
-	DIR *d = opendir(dir);
+	char dir[512], root[64];
+	DIR *d;
 	int n = 0;
 
+	hk_run_path(cap, dir, sizeof(dir));
+	snprintf(root, sizeof(root), "%d.memprof", hk_run_root_pid(cap));
+	d = opendir(dir);
 	assert_non_null(d);
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
-		if (de->d_name[0] == '.' || !strcmp(de->d_name, "cap.memprof") || len < 8 ||
+		if (de->d_name[0] == '.' || !strcmp(de->d_name, root) || len < 8 ||
 		    strcmp(de->d_name + len - 8, ".memprof") != 0)
 			continue; /* not a capture (a test's log, a victim's own file) */
 		if (n < max)

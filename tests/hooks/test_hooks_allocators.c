@@ -65,7 +65,7 @@ static void check_annotate(void **state, const char *victim)
 	host.nwatch = 1;
 	host.watch[0].size = 555;
 	assert_int_equal(hk_record(t->cap, NULL, victim, NULL, NULL), 0);
-	assert_int_equal(hk_other_captures(t->dir, names, 8), 0); /* one capture, shared */
+	assert_int_equal(hk_other_captures(t->cap, names, 8), 0); /* one capture, shared */
 	hk_replay_ok(t->cap, &host);
 	assert_int_equal(host.memories, 2);
 	assert_int_equal(host.watch[0].allocs, 1);

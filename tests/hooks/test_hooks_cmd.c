@@ -21,15 +21,27 @@ static void test_hooks_never_overwrites(void **state)
 {
 	tmpdir_t *t = *state;
 	const char *args[] = {"exit", NULL};
+	char run[600], log[200], *out;
 	struct stat sb;
-	FILE *f = fopen(t->cap, "w");
+	FILE *f;
 
-	assert_non_null(f);
+	hk_run_path(t->cap, run, sizeof(run));
+	assert_non_null(f = fopen(run, "w"));
 	fputs("precious", f);
 	fclose(f);
 	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 3);
-	assert_int_equal(stat(t->cap, &sb), 0);
+	assert_int_equal(stat(run, &sb), 0);
 	assert_int_equal(sb.st_size, 8);
+	/* nor an earlier run: memprof record refuses it by name */
+	assert_int_equal(unlink(run), 0);
+	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 0);
+	snprintf(log, sizeof(log), "%s/again.log", t->dir);
+	strcat(run, "/"); /* (the harness passes a name ending in '/' as it is) */
+	assert_int_equal(hk_record_logged(run, log, NULL, "victim_seq", args, NULL), 3);
+	out = hk_read_text(log);
+	assert_non_null(strstr(out, "is a run already; remove it or choose another name with -o"));
+	free(out);
+	assert_int_equal(stat(t->cap, &sb), 0); /* the first run's capture is still there */
 }
 
 /* -o DIR (with or without its trailing slash), or no -o at all (in the
@@ -59,18 +71,24 @@ static void test_hooks_output_dir(void **state)
 			assert_int_equal(chdir(here), 0);
 		}
 		out = hk_read_text(log);
-		snprintf(want, sizeof(want), "memprof: capture written to '%s/d%d/memprof.victim_seq.", t->dir, slash);
+		snprintf(want, sizeof(want), "memprof: run written to '%s/d%d/memprof.victim_seq.", t->dir, slash);
 		assert_non_null(p = strstr(out, want));
-		p += strlen("memprof: capture written to '");
+		p += strlen("memprof: run written to '");
 		assert_non_null(q = strchr(p, '\''));
 		snprintf(path, sizeof(path), "%.*s", (int)(q - p), p);
 		free(out);
-		/* the pid, then the extension */
-		p = path + strlen(want) - strlen("memprof: capture written to '");
+		/* the pid, then the extension; the run holds that pid's capture */
+		p = path + strlen(want) - strlen("memprof: run written to '");
 		assert_true(*p >= '1' && *p <= '9');
+		q = p;
 		while (*p >= '0' && *p <= '9')
 			p++;
 		assert_string_equal(p, ".memprof");
+		{
+			char pidname[32];
+			snprintf(pidname, sizeof(pidname), "/%.*s.memprof", (int)(p - q), q);
+			strcat(path, pidname);
+		}
 		memset(&st, 0, sizeof(st));
 		hk_replay_ok(path, &st);
 		assert_int_equal(st.allocs, 6);
@@ -104,18 +122,23 @@ static void test_hooks_sigterm_forwarded(void **state)
 	pid = hk_record_start(t->cap, log, opts, "victim_seq", args, NULL);
 	assert_true(pid > 0);
 	for (i = 0; i < 500 && st.allocs < 7; i++) {
+		char root[700], run[600];
 		nanosleep(&ts, NULL);
 		memset(&st, 0, sizeof(st));
-		if (access(t->cap, F_OK) == 0)
-			(void)hk_replay(t->cap, &st);
+		hk_run_path(t->cap, run, sizeof(run));
+		snprintf(root, sizeof(root), "%s/%d.memprof", run, hk_run_root_pid(t->cap));
+		if (access(root, F_OK) == 0)
+			(void)hk_replay(root, &st);
 	}
 	assert_int_equal(st.allocs, 7);
 	assert_int_equal(kill(pid, SIGTERM), 0);
 	assert_int_equal(hk_record_wait(pid, "victim_seq"), 128 + SIGTERM);
+	hk_link_root(t->cap);
 	out = hk_read_text(log);
-	snprintf(want, sizeof(want), "memprof: capture written to '%s'\n", t->cap);
+	snprintf(want, sizeof(want), "memprof: run written to '%s.run': 1 capture\n", t->cap);
 	assert_non_null(strstr(out, want));
 	assert_non_null(strstr(out, "memprof: CMD was killed by signal 15 (Terminated)\n"));
+	assert_non_null(strstr(out, ", ended abruptly (killed or crashed: read to its last flush)\n"));
 	assert_non_null(strstr(out, "(the capture ended abruptly)\n"));
 	free(out);
 	memset(&st, 0, sizeof(st));
@@ -173,46 +196,46 @@ static void test_hooks_record_summary(void **state)
 {
 	tmpdir_t *t = *state;
 	const char *args[] = {"exit", NULL};
-	char log[200], want[400], *out;
+	char log[200], want[800], *out;
 
 	snprintf(log, sizeof(log), "%s/record.log", t->dir);
 	assert_int_equal(hk_record_logged(t->cap, log, NULL, "victim_seq", args, NULL), 0);
 	out = hk_read_text(log);
-	snprintf(want, sizeof(want), "memprof: capture written to '%s'\nmemprof: ", t->cap);
+	snprintf(want, sizeof(want),
+		 "memprof: run written to '%s.run': 1 capture\n"
+		 "memprof: main process: pid %d '%s/victim_seq exit', peak ",
+		 t->cap, hk_run_root_pid(t->cap), HK_VICTIM_DIR);
 	assert_non_null(strstr(out, want));
 	assert_non_null(strstr(out, SEQ_SUMMARY));
-	assert_null(strstr(out, "after exec"));
 	free(out);
 }
 
-/* CMD a wrapper that execs the program meant (victim_seq exec -> hop ->
- * last, one process): the summary follows the exec chain to its last
- * capture, and that capture holds what the summary says. */
+/* CMD a wrapper that execs (victim_seq exec -> hop -> last, one process):
+ * the run holds the three programs of that pid; the main process is the
+ * one with the largest peak (here the wrapper, 208000 B requested), and
+ * the others are helpers: hop exec'd, last peaked at 123 B. */
 static void test_hooks_record_summary_exec(void **state)
 {
 	tmpdir_t *t = *state;
 	const char *args[] = {"exec", NULL};
-	char log[200], want[400], last[600], hop[600], *out, *first, *chain, *end;
+	char log[200], want[800], run[600], last[700], hop[700], *out;
 	hk_stats_t st = {0}, hs = {0};
+	int pid;
 
 	snprintf(log, sizeof(log), "%s/record.log", t->dir);
 	assert_int_equal(hk_record_logged(t->cap, log, NULL, "victim_seq", args, NULL), 0);
 	out = hk_read_text(log);
-	snprintf(want, sizeof(want), "memprof: capture written to '%s' (+ 2 child captures next to it)\n", t->cap);
+	pid = hk_run_root_pid(t->cap);
+	snprintf(want, sizeof(want),
+		 "memprof: run written to '%s.run': 3 captures (2 of helpers: shells, launchers, exec'd wrappers)\n"
+		 "memprof: main process: pid %d '%s/victim_seq exec', peak ",
+		 t->cap, pid, HK_VICTIM_DIR);
 	assert_non_null(strstr(out, want));
-	assert_non_null(first = strstr(out, SEQ_SUMMARY)); /* the wrapper's own capture */
-	snprintf(want, sizeof(want), "memprof: after exec, CMD's process wrote 2 more captures; the last is '%s/cap.",
-		 t->dir);
-	assert_non_null(chain = strstr(out, want));
-	assert_true(chain > first);
-	chain += strlen("memprof: after exec, CMD's process wrote 2 more captures; the last is '");
-	assert_non_null(end = strstr(chain, "-1.memprof':\nmemprof: "));
-	assert_non_null(strstr(end, " events; host heap: 1 allocations, 0 frees, 0 failed, peak 123 B requested;"
-				    " live at the end: 1 blocks, 123 B"));
-	/* <dir>/cap.<pid>-1.memprof, after <dir>/cap.<pid>.memprof (hop's) */
-	assert_true((size_t)(end - chain) + 11 < sizeof(last));
-	snprintf(last, sizeof(last), "%.*s-1.memprof", (int)(end - chain), chain);
-	snprintf(hop, sizeof(hop), "%.*s.memprof", (int)(end - chain), chain);
+	assert_non_null(strstr(out, SEQ_SUMMARY)); /* the wrapper's own capture */
+	assert_null(strstr(out, "memprof:   also")); /* no other process did work */
+	hk_run_path(t->cap, run, sizeof(run));
+	snprintf(hop, sizeof(hop), "%s/%d-1.memprof", run, pid);
+	snprintf(last, sizeof(last), "%s/%d-2.memprof", run, pid);
 	hk_replay_ok(last, &st);
 	assert_int_equal(st.allocs, 1);
 	assert_int_equal(st.frees, 0);

@@ -137,7 +137,7 @@ static void test_hooks_selfkill_blocked(void **state)
 	st.nwatch = 1;
 	st.watch[0].size = 1234;
 	assert_int_equal(hk_record(t->cap, NULL, "victim_seq", args, NULL), 0);
-	assert_int_equal(hk_other_captures(t->dir, names, 4), 0);
+	assert_int_equal(hk_other_captures(t->cap, names, 4), 0);
 	hk_replay_ok(t->cap, &st);
 	assert_int_equal(st.abrupt, 0);
 	assert_int_equal(st.allocs, 7);

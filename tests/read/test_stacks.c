@@ -76,7 +76,7 @@ static void test_stacks_roundtrip(void **state)
 	write_capture(path, 1);
 	assert_int_equal(mp_capture_open(&cap, path, &diag), 0);
 	assert_int_equal(mp_capture_header(cap)->version_major, 2);
-	assert_int_equal(mp_capture_header(cap)->version_minor, 1);
+	assert_int_equal(mp_capture_header(cap)->version_minor, MP_FORMAT_VERSION_MINOR);
 	src = mp_capture_source(cap);
 	while (mp_source_next(src, &ev, &diag) == 1) {
 		if (ev.kind != MP_EV_ALLOC && ev.kind != MP_EV_ALLOC_FAILED)

@@ -44,8 +44,8 @@ static int read_header(mp_capture_t *cap, mp_diag_t *diag)
 	uint8_t prefix[MP_FILE_PREFIX_LEN], *body = NULL;
 	const uint8_t *p, *end;
 	uint32_t hlen, crc;
-	char *store, *clock, *host, *cmd;
-	uint64_t v[3];
+	char *store, *clock, *host, *cmd, *exe = NULL;
+	uint64_t v[4] = {0, 0, 0, 0};
 	size_t n;
 
 	n = fread(prefix, 1, sizeof(prefix), cap->f);
@@ -93,7 +93,14 @@ static int read_header(mp_capture_t *cap, mp_diag_t *diag)
 		free(body);
 		return mp_diag_set(diag, MP_ECORRUPT, MP_FILE_PREFIX_LEN, -1, "header fields do not parse");
 	}
-	/* Later minor versions may append fields: they are skipped. */
+	/* 2.1 appends the parent pid and the executable; later minor versions
+	 * may append more fields: they are skipped. */
+	if (p < end && (mp_varint_get(&p, end, &v[3]) || get_string(&p, end, &exe, &store))) {
+		free(body);
+		return mp_diag_set(diag, MP_ECORRUPT, MP_FILE_PREFIX_LEN, -1, "header fields do not parse");
+	}
+	cap->hdr.ppid = v[3];
+	cap->hdr.exe = exe ? exe : "";
 	cap->hdr.clock = clock;
 	cap->hdr.clock_origin_ns = v[0];
 	cap->hdr.start_wall_ns = v[1];

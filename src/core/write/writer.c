@@ -64,7 +64,8 @@ static void read_cmdline(char *buf, size_t size)
  * allocates first, whose stack may be PTHREAD_STACK_MIN, 16 KiB). */
 typedef struct {
 	char cmdline[4096];
-	uint8_t header[MP_FILE_PREFIX_LEN + 8192 + 4];
+	char exe[4096];
+	uint8_t header[MP_FILE_PREFIX_LEN + 12288 + 4];
 } open_scratch_t;
 
 static int write_header(mp_writer_t *w, open_scratch_t *sc, mp_diag_t *diag)
@@ -87,6 +88,9 @@ static int write_header(mp_writer_t *w, open_scratch_t *sc, mp_diag_t *diag)
 	p = mp_varint_put(p, (uint64_t)getpid());
 	p = put_string(p, end, host);
 	p = put_string(p, end, cmdline);
+	/* 2.1: where the process sits in a run's process tree (docs/format.md) */
+	p = mp_varint_put(p, (uint64_t)getppid());
+	p = put_string(p, end, sc->exe);
 	hlen = (uint32_t)(p - (buf + MP_FILE_PREFIX_LEN));
 	mp_put_u32le(buf + 12, hlen);
 	mp_put_u32le(p, (uint32_t)crc32(0, buf, (uInt)(p - buf)));
@@ -159,6 +163,10 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 		snprintf(sc->cmdline, sizeof(sc->cmdline), "%s", o.command_line);
 	else
 		read_cmdline(sc->cmdline, sizeof(sc->cmdline));
+	{
+		ssize_t n = readlink("/proc/self/exe", sc->exe, sizeof(sc->exe) - 1);
+		sc->exe[n > 0 ? n : 0] = '\0';
+	}
 	rc = write_header(w, sc, diag);
 	mp_unmap_pages(sc, sizeof(*sc));
 	if (rc)

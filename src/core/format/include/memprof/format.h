@@ -30,7 +30,7 @@
 #include <stdint.h>
 
 #define MP_FORMAT_VERSION_MAJOR 2 /* written; readers also read 1.x */
-#define MP_FORMAT_VERSION_MINOR 1 /* 2.1: SUMMARY sections */
+#define MP_FORMAT_VERSION_MINOR 1 /* 2.1: parent pid and executable in the header, SUMMARY sections */
 
 #define MP_FILE_MAGIC "MEMPROF"      /* 8 bytes with the NUL */
 #define MP_FILE_MAGIC_LEN 8

@@ -30,6 +30,8 @@ typedef struct mp_capture_header {
 	uint64_t pid;
 	const char *hostname;
 	const char *command_line;   /* arguments joined by spaces */
+	uint64_t ppid;              /* (2.1) parent process id; 0: not recorded */
+	const char *exe;            /* (2.1) the executable's path; "": not recorded */
 } mp_capture_header_t;
 
 /* Counts from the trailer (valid only when the capture ended cleanly). */

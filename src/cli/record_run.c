@@ -1,0 +1,165 @@
+/* record_run.c - the run directory of a `memprof record` (see record.h):
+ * created for CMD before it starts, told how CMD ended, summarised, and
+ * with --main-only cut down to the program the launch chain ended in. */
+#include "record.h"
+
+#include <memprof/run.h>
+
+#include "cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int mp_cli_run_create(const char *path, char *const *cmd, long pid)
+{
+	char marker[PATH_MAX + 32];
+	struct timespec ts;
+	FILE *f;
+	int i;
+
+	if (mkdir(path, 0777) != 0)
+		return -errno;
+	snprintf(marker, sizeof(marker), "%s/%s", path, MP_RUN_MARKER);
+	if (!(f = fopen(marker, "wx"))) {
+		int e = errno;
+		rmdir(path);
+		return -e;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	fprintf(f, "memprof-run 1\ncommand=");
+	for (i = 0; cmd[i]; i++) {
+		const char *c;
+		if (i)
+			fputc(' ', f);
+		for (c = cmd[i]; *c; c++) /* one line: a newline in an argument is shown as a space */
+			fputc(*c == '\n' ? ' ' : *c, f);
+	}
+	fprintf(f, "\npid=%ld\nstarted=%" PRIu64 "\n", pid,
+		(uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+	return fclose(f) == 0 ? 0 : -EIO;
+}
+
+void mp_cli_run_ended(const char *path, const char *outcome)
+{
+	char marker[PATH_MAX + 32];
+	FILE *f;
+
+	snprintf(marker, sizeof(marker), "%s/%s", path, MP_RUN_MARKER);
+	if ((f = fopen(marker, "a"))) {
+		fprintf(f, "ended=%s\n", outcome);
+		fclose(f);
+	}
+}
+
+int mp_cli_run_captures(const char *path)
+{
+	struct dirent *de;
+	DIR *d = opendir(path);
+	int n = 0;
+
+	while (d && (de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		n += de->d_name[0] >= '0' && de->d_name[0] <= '9' && l > 8 && !strcmp(de->d_name + l - 8, ".memprof");
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Whether capture i descends from capture top (by fork or exec). */
+static int descends(const mp_run_t *run, int i, int top)
+{
+	while (i >= 0 && i != top)
+		i = mp_run_proc(run, (size_t)i)->parent;
+	return i == top;
+}
+
+int mp_cli_run_keep_main(const char *path, long pid)
+{
+	mp_run_t *run;
+	mp_diag_t diag;
+	int end = -1, removed = 0;
+	size_t i;
+
+	if (mp_run_open(&run, path, &diag) < 0)
+		return 0;
+	/* CMD's first program, then along its exec chain to the last */
+	for (i = 0; i < mp_run_count(run); i++)
+		if (mp_run_proc(run, i)->pid == (uint64_t)pid && mp_run_proc(run, i)->parent < 0)
+			end = (int)i;
+	while (end >= 0 && mp_run_proc(run, (size_t)end)->exec_next >= 0)
+		end = mp_run_proc(run, (size_t)end)->exec_next;
+	for (i = 0; end >= 0 && i < mp_run_count(run); i++)
+		if (!descends(run, (int)i, end) && unlink(mp_run_proc(run, i)->path) == 0)
+			removed++;
+	mp_run_close(run);
+	return removed;
+}
+
+static const char *ended_how(const mp_run_proc_t *p)
+{
+	switch (p->end) {
+	case MP_PROC_EXITED:
+		return "";
+	case MP_PROC_EXECED:
+		return ", then exec'd";
+	case MP_PROC_ABRUPT:
+		return ", ended abruptly (killed or crashed: read to its last flush)";
+	default:
+		return ", unreadable";
+	}
+}
+
+int mp_cli_run_summary(const char *path, char **main_path)
+{
+	char b[64], c[64];
+	mp_run_t *run;
+	mp_diag_t diag;
+	const mp_run_proc_t *m;
+	size_t i, helpers = 0, abrupt = 0;
+	int k;
+
+	*main_path = NULL;
+	if (mp_run_open(&run, path, &diag) < 0) {
+		if (diag.code == MP_ENOTFOUND)
+			return 1; /* no capture at all: the caller says why */
+		mp_cli_diag(&diag);
+		return -1;
+	}
+	for (i = 0; i < mp_run_count(run); i++) {
+		helpers += mp_run_proc(run, i)->helper != 0;
+		abrupt += mp_run_proc(run, i)->end == MP_PROC_ABRUPT;
+	}
+	fprintf(stderr, "memprof: run written to '%s': %zu capture%s", path, mp_run_count(run),
+		mp_run_count(run) > 1 ? "s" : "");
+	if (mp_run_count(run) > 1)
+		fprintf(stderr, " (%zu of helpers: shells, launchers, exec'd wrappers)", helpers);
+	fputc('\n', stderr);
+	if ((k = mp_run_main(run)) < 0) {
+		mp_run_close(run);
+		return 0;
+	}
+	m = mp_run_proc(run, (size_t)k);
+	fprintf(stderr, "memprof: main process: pid %" PRIu64 " '%s', peak %s%s\n", m->pid, m->command_line,
+		mp_cli_bytes(b, sizeof(b), m->peak_bytes), ended_how(m));
+	for (i = 0; i < mp_run_count(run); i++) {
+		const mp_run_proc_t *p = mp_run_proc(run, i);
+		if ((int)i != k && !p->helper)
+			fprintf(stderr, "memprof:   also pid %" PRIu64 " '%s', peak %s%s\n", p->pid, p->command_line,
+				mp_cli_bytes(c, sizeof(c), p->peak_bytes), ended_how(p));
+	}
+	if (abrupt)
+		fprintf(stderr, "memprof: %zu capture%s ended abruptly\n", abrupt, abrupt > 1 ? "s" : "");
+	*main_path = strdup(m->path);
+	mp_run_close(run);
+	return 0;
+}

@@ -1,0 +1,292 @@
+/* runs.c - run directories among a command's inputs (runs.h). */
+#include "runs.h"
+
+#include "cli.h"
+#include "inputs.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_run_parse_process(const char *arg, cli_run_select_t *sel)
+{
+	if (!strcmp(arg, "all"))
+		sel->all = 1;
+	else if (!strcmp(arg, "main"))
+		sel->all = 0;
+	else
+		return mp_cli_error("--process expects 'main' or 'all', got '%s'", arg);
+	return 0;
+}
+
+int cli_run_parse_pid(const char *arg, cli_run_select_t *sel)
+{
+	uint32_t v;
+
+	if (cli_parse_u32(arg, &v) || v == 0)
+		return mp_cli_error("--pid expects a process id, got '%s'", arg);
+	sel->pid = v;
+	sel->pid_set = 1;
+	return 0;
+}
+
+static int add_file(cli_runs_t *r, char *file, int owned)
+{
+	char **f = realloc(r->files, (size_t)(r->nfiles + 1) * sizeof(*f));
+	char **o = f ? realloc(r->owned, (size_t)(r->nfiles + 1) * sizeof(*o)) : NULL;
+	char **l = o ? realloc(r->labels, (size_t)(r->nfiles + 1) * sizeof(*l)) : NULL;
+
+	if (f)
+		r->files = f;
+	if (o)
+		r->owned = o;
+	if (l)
+		r->labels = l;
+	if (!f || !o || !l || !file) {
+		if (owned)
+			free(file);
+		return mp_cli_error("out of memory");
+	}
+	r->files[r->nfiles] = file;
+	r->labels[r->nfiles] = NULL;
+	r->owned[r->nfiles++] = owned ? file : NULL;
+	return 0;
+}
+
+/* Add capture k of run: its path, and its label "pid N PROGRAM (RUN)". */
+static int add_capture(cli_runs_t *r, const mp_run_t *run, size_t k)
+{
+	const mp_run_proc_t *p = mp_run_proc(run, k);
+	const char *cmd = p->command_line, *rb = strrchr(mp_run_path(run), '/');
+	size_t n = strcspn(cmd, " ");
+	const char *prog = cmd;
+	char *label;
+
+	if (add_file(r, strdup(p->path), 1))
+		return -1;
+	for (size_t i = 0; i < n; i++) /* argv[0]'s last component */
+		if (cmd[i] == '/')
+			prog = cmd + i + 1;
+	rb = rb && rb[1] ? rb + 1 : mp_run_path(run);
+	if (asprintf(&label, "pid %" PRIu64 " %.*s (%s)", p->pid, (int)(n - (size_t)(prog - cmd)), prog, rb) < 0)
+		return mp_cli_error("out of memory");
+	for (char *c = label; *c; c++)
+		if (*c == '/') /* titles show a name's last component */
+			*c = '_';
+	r->labels[r->nfiles - 1] = label;
+	return 0;
+}
+
+const char *cli_runs_label(const cli_runs_t *r, const char *path)
+{
+	for (int i = 0; path && i < r->nfiles; i++)
+		if (r->labels[i] && !strcmp(r->files[i], path))
+			return r->labels[i];
+	return NULL;
+}
+
+/* The pids of a run, for the message when --pid names none of them. */
+static void list_pids(const mp_run_t *run, char *buf, size_t size)
+{
+	size_t i, o = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < mp_run_count(run) && o + 24 < size; i++) {
+		const mp_run_proc_t *p = mp_run_proc(run, i);
+		if (p->parent >= 0 && mp_run_proc(run, (size_t)p->parent)->pid == p->pid)
+			continue; /* the same pid after an exec */
+		o += (size_t)snprintf(buf + o, size - o, "%s%" PRIu64, o ? ", " : "", p->pid);
+	}
+}
+
+static int expand_run(cli_runs_t *r, const char *path, const cli_run_select_t *sel)
+{
+	mp_run_t *run, **g;
+	mp_diag_t diag;
+	int k;
+
+	if (mp_run_open(&run, path, &diag) < 0)
+		return mp_cli_diag(&diag);
+	if (!(g = realloc(r->runs, (size_t)(r->nruns + 1) * sizeof(*g)))) {
+		mp_run_close(run);
+		return mp_cli_error("out of memory");
+	}
+	r->runs = g;
+	r->runs[r->nruns++] = run;
+	if (sel->pid_set) {
+		if ((k = mp_run_find_pid(run, sel->pid)) < 0) {
+			char pids[1024];
+			list_pids(run, pids, sizeof(pids));
+			mp_cli_error("'%s': no readable capture of pid %" PRIu64 " in this run (its pids: %s)", path,
+				     sel->pid, pids);
+			return MP_EXIT_USAGE;
+		}
+		return add_capture(r, run, (size_t)k) ? MP_EXIT_FAILURE : MP_EXIT_OK;
+	}
+	if ((k = mp_run_main(run)) < 0) {
+		mp_cli_error("'%s': no capture of this run can be read", path);
+		return MP_EXIT_FORMAT;
+	}
+	if (!sel->all)
+		return add_capture(r, run, (size_t)k) ? MP_EXIT_FAILURE : MP_EXIT_OK;
+	/* every process that did work, main first, then in tree order */
+	if (add_capture(r, run, (size_t)k))
+		return MP_EXIT_FAILURE;
+	for (size_t i = 0; i < mp_run_count(run); i++)
+		if ((int)i != k && !mp_run_proc(run, i)->helper && add_capture(r, run, i))
+			return MP_EXIT_FAILURE;
+	return MP_EXIT_OK;
+}
+
+int cli_runs_expand(cli_runs_t *r, char *const *files, int nfiles, const cli_run_select_t *sel)
+{
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	for (int f = 0; f < nfiles; f++) {
+		if (!mp_run_is_run(files[f])) {
+			if (add_file(r, files[f], 0))
+				return MP_EXIT_FAILURE;
+			continue;
+		}
+		if ((rc = expand_run(r, files[f], sel)) != MP_EXIT_OK)
+			return rc;
+	}
+	if (!r->nruns && (sel->all || sel->pid_set)) {
+		mp_cli_error("%s applies to runs ('memprof record' directories), and no input is one",
+			     sel->pid_set ? "--pid" : "--process");
+		return MP_EXIT_USAGE;
+	}
+	return MP_EXIT_OK;
+}
+
+void cli_runs_free(cli_runs_t *r)
+{
+	for (int i = 0; i < r->nruns; i++)
+		mp_run_close(r->runs[i]);
+	for (int i = 0; i < r->nfiles; i++) {
+		free(r->owned[i]);
+		free(r->labels[i]);
+	}
+	free(r->runs);
+	free(r->files);
+	free(r->owned);
+	free(r->labels);
+	memset(r, 0, sizeof(*r));
+}
+
+static const char *end_word(mp_proc_end_t e)
+{
+	switch (e) {
+	case MP_PROC_EXITED:
+		return "exited";
+	case MP_PROC_EXECED:
+		return "exec'd";
+	case MP_PROC_ABRUPT:
+		return "abrupt";
+	default:
+		return "unreadable";
+	}
+}
+
+/* "1.234 s" from ns */
+static void seconds(char *buf, size_t size, uint64_t ns)
+{
+	snprintf(buf, size, "%" PRIu64 ".%03" PRIu64 " s", ns / 1000000000u, ns / 1000000u % 1000u);
+}
+
+static void print_run(FILE *out, const mp_run_t *run)
+{
+	const mp_run_proc_t *first = mp_run_proc(run, 0);
+	uint64_t t0 = first ? first->start_wall_ns : 0;
+	int main = mp_run_main(run);
+	size_t i;
+
+	fprintf(out, "Run %s: %zu capture%s; command: %s%s%s\n", mp_run_path(run), mp_run_count(run),
+		mp_run_count(run) == 1 ? "" : "s", mp_run_command(run), *mp_run_outcome(run) ? "; ended: " : "",
+		mp_run_outcome(run));
+	fprintf(out, "  (* the main process, the largest peak, analysed below; - a helper: shell, launcher, "
+		     "exec'd wrapper)\n");
+	fprintf(out, "  %-8s %-8s %10s %10s %10s %-10s %24s  %s\n", "pid", "parent", "start", "duration", "events",
+		"ended", "peak", "program");
+	for (i = 0; i < mp_run_count(run); i++) {
+		const mp_run_proc_t *p = mp_run_proc(run, i);
+		char start[32], dur[32], peak[64], parent[24] = "-";
+		const char *prog = *p->command_line ? p->command_line : p->name;
+
+		if (p->parent >= 0) /* (an exec'd program's is its pid's: the same process) */
+			snprintf(parent, sizeof(parent), "%" PRIu64, p->ppid);
+		seconds(start, sizeof(start), p->start_wall_ns - t0);
+		seconds(dur, sizeof(dur), p->end_wall_ns - p->start_wall_ns);
+		mp_cli_bytes(peak, sizeof(peak), p->peak_bytes);
+		fprintf(out, "%c %-8" PRIu64 " %-8s %10s %10s %10" PRIu64 " %-10s %24s  %*s%s%s%s\n",
+			(int)i == main ? '*' : p->helper ? '-' : ' ', p->pid, parent, start, dur, p->events,
+			end_word(p->end), peak, 2 * p->depth, "",
+			p->parent >= 0 && mp_run_proc(run, (size_t)p->parent)->pid == p->pid ? "exec: " : "", prog,
+			p->error ? " -- " : "");
+		if (p->error)
+			fprintf(out, "      %s\n", p->error);
+	}
+	fputc('\n', out);
+}
+
+void cli_runs_print(FILE *out, const cli_runs_t *r)
+{
+	for (int i = 0; i < r->nruns; i++)
+		print_run(out, r->runs[i]);
+}
+
+json_t *cli_run_json(const mp_run_t *run)
+{
+	json_t *o = json_object(), *procs = json_array();
+	size_t i, m;
+
+	if (!o || !procs || json_object_set_new(o, "path", json_string(mp_run_path(run))) ||
+	    json_object_set_new(o, "command", json_string(mp_run_command(run))) ||
+	    json_object_set_new(o, "ended", json_string(mp_run_outcome(run))) ||
+	    json_object_set_new(o, "main", json_integer(mp_run_main(run))) || json_object_set(o, "processes", procs))
+		goto fail;
+	for (i = 0; i < mp_run_count(run); i++) {
+		const mp_run_proc_t *p = mp_run_proc(run, i);
+		json_t *j = json_object(), *mem = json_array();
+
+		if (!j || !mem || json_array_append_new(procs, j)) {
+			json_decref(j);
+			json_decref(mem);
+			goto fail;
+		}
+		if (json_object_set_new(j, "memories", mem) || json_object_set_new(j, "capture", json_string(p->path)) ||
+		    json_object_set_new(j, "pid", json_integer((json_int_t)p->pid)) ||
+		    json_object_set_new(j, "ppid", json_integer((json_int_t)p->ppid)) ||
+		    json_object_set_new(j, "parent", json_integer(p->parent)) ||
+		    json_object_set_new(j, "exec_index", json_integer(p->exec_index)) ||
+		    json_object_set_new(j, "command_line", json_string(p->command_line)) ||
+		    json_object_set_new(j, "exe", json_string(p->exe)) ||
+		    json_object_set_new(j, "start_wall_ns", json_integer((json_int_t)p->start_wall_ns)) ||
+		    json_object_set_new(j, "end_wall_ns", json_integer((json_int_t)p->end_wall_ns)) ||
+		    json_object_set_new(j, "ended", json_string(end_word(p->end))) ||
+		    json_object_set_new(j, "events", json_integer((json_int_t)p->events)) ||
+		    json_object_set_new(j, "peak_bytes", json_integer((json_int_t)p->peak_bytes)) ||
+		    json_object_set_new(j, "helper", json_boolean(p->helper)) ||
+		    json_object_set_new(j, "error", p->error ? json_string(p->error) : json_null())) {
+			goto fail;
+		}
+		for (m = 0; m < p->memory_count; m++) {
+			const mp_run_memory_t *x = &p->memories[m];
+			json_t *k = json_object();
+			if (!k || json_array_append_new(mem, k) || json_object_set_new(k, "name", json_string(x->name)) ||
+			    json_object_set_new(k, "peak_bytes", json_integer((json_int_t)x->peak_bytes)) ||
+			    json_object_set_new(k, "allocations", json_integer((json_int_t)x->allocations)) ||
+			    json_object_set_new(k, "frees", json_integer((json_int_t)x->frees)) ||
+			    json_object_set_new(k, "live_blocks", json_integer((json_int_t)x->live_blocks)) ||
+			    json_object_set_new(k, "live_bytes", json_integer((json_int_t)x->live_bytes)))
+				goto fail;
+		}
+	}
+	json_decref(procs);
+	return o;
+fail:
+	json_decref(procs);
+	json_decref(o);
+	return NULL;
+}

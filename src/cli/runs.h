@@ -1,0 +1,50 @@
+/* runs.h - run directories among the inputs of report, plot, dump and
+ * convert (memprof/run.h): each is replaced by the capture(s) chosen --
+ * the main process by default, --pid N, or --process all -- and kept to
+ * show its process tree next to the report. */
+#ifndef MEMPROF_CLI_RUNS_H
+#define MEMPROF_CLI_RUNS_H
+
+#include <memprof/run.h>
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct cli_run_select {
+	int all;      /* --process all: every process that did work */
+	int pid_set;  /* --pid N */
+	uint64_t pid;
+} cli_run_select_t;
+
+typedef struct cli_runs {
+	int nruns;
+	mp_run_t **runs;  /* owned */
+	int nfiles;
+	char **files;     /* the arguments with runs expanded; owned (each, and the array) */
+	char **owned;     /* which of files[] were made here (the others are argv's) */
+	char **labels;    /* for files[i] from a run, "pid N PROGRAM (RUN)" for titles; else NULL. Owned */
+} cli_runs_t;
+
+/* Parse --process's argument ("main" or "all") into sel. 0, or -1 (said). */
+int cli_run_parse_process(const char *arg, cli_run_select_t *sel);
+/* Parse --pid's argument. 0, or -1 (said). */
+int cli_run_parse_pid(const char *arg, cli_run_select_t *sel);
+
+/* Expand files[0..nfiles). Prints what goes wrong and returns an exit code.
+ * --pid and --process given without any run among the inputs are usage
+ * errors. Free with cli_runs_free() in every case. */
+int cli_runs_expand(cli_runs_t *r, char *const *files, int nfiles, const cli_run_select_t *sel);
+void cli_runs_free(cli_runs_t *r);
+
+/* The label of a capture path that came from a run, for chart titles
+ * (the capture's file name says little), or NULL. Borrowed from r. */
+const char *cli_runs_label(const cli_runs_t *r, const char *path);
+
+/* The process trees, as text (one line a capture), or as the report's
+ * "run" object (docs/report.md; NULL: out of memory; the first run only:
+ * a report of several runs gets one object per run in "runs"). */
+void cli_runs_print(FILE *out, const cli_runs_t *r);
+json_t *cli_run_json(const mp_run_t *run);
+
+#endif

@@ -1,0 +1,259 @@
+/* test_hooks_run.c - runs: one `memprof record` of a launch chain is one
+ * run directory that report reads as one capture, with its process tree
+ * and the main process (docs/format.md, "Runs").
+ *
+ * The figures come from victim_launch.c's annotated memory id "pool"
+ * (exact, hand-computed there): worker "work K" peaks at K MiB and leaks
+ * 1 MiB. The JSON is validated against docs/schema before any figure of
+ * it is read. */
+#include "test_common.h"
+
+#include "hooks_run.h"
+#include "json_check.h"
+
+#include <jansson.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MIB 1048576
+
+/* `memprof report ARGS --json RUN`, validated; owned by the caller. */
+static json_t *report_json(const char *args, const char *run)
+{
+	char cmd[1200];
+	json_error_t err;
+	json_t *root;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "'%s' report %s --json '%s' 2>/dev/null", HK_MEMPROF, args, run);
+	assert_non_null(p = popen(cmd, "r"));
+	root = mp_test_json_loadf(p, 0, "report", &err);
+	assert_int_equal(pclose(p), 0);
+	if (!root)
+		fail_msg("`%s` gave no JSON: %s", cmd, err.text);
+	return root;
+}
+
+/* The device named name in one report object. */
+static json_t *device(json_t *report, const char *name)
+{
+	size_t i;
+	json_t *d;
+
+	json_array_foreach(json_object_get(report, "devices"), i, d)
+		if (!strcmp(json_string_value(json_object_get(d, "name")), name))
+			return d;
+	fail_msg("no device '%s' in the report", name);
+	return NULL;
+}
+
+static json_int_t get_int(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	assert_true(json_is_integer(v));
+	return json_integer_value(v);
+}
+
+/* The process whose command line ends with tail in the run object. */
+static json_t *process(json_t *run, const char *tail)
+{
+	size_t i, n = strlen(tail);
+	json_t *p;
+
+	json_array_foreach(json_object_get(run, "processes"), i, p) {
+		const char *c = json_string_value(json_object_get(p, "command_line"));
+		if (strlen(c) >= n && !strcmp(c + strlen(c) - n, tail))
+			return p;
+	}
+	fail_msg("no process '...%s' in the run", tail);
+	return NULL;
+}
+
+/* A wrapper script (as a pyenv shim or a conda activation is) that runs 52
+ * short helper processes -- command substitutions, env, uname, subshells
+ * -- then execs the program meant. One run; report analyses the program
+ * (the largest peak), exactly; the tree lists every helper. */
+static void test_hooks_run_wrapper(void **state)
+{
+	tmpdir_t *t = *state;
+	char script[300], run[600];
+	json_t *root, *r, *main_p, *pool;
+	FILE *f;
+	size_t i, helpers = 0;
+	json_t *p;
+
+	snprintf(script, sizeof(script), "%s/wrap.sh", t->dir);
+	assert_non_null(f = fopen(script, "w"));
+	fprintf(f, "#!/bin/sh\n"
+		   "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13; do\n"
+		   "  x=$(uname); env true; (exit 0); /bin/true\n"
+		   "done\n"
+		   "exec %s/victim_launch work 6\n",
+		HK_VICTIM_DIR);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(script, 0755), 0);
+	assert_int_equal(hk_record(t->cap, NULL, script, NULL, NULL), 0);
+	hk_run_path(t->cap, run, sizeof(run));
+
+	root = report_json("--peak", run);
+	r = json_array_get(json_object_get(root, "runs"), 0);
+	assert_non_null(r);
+	main_p = json_array_get(json_object_get(r, "processes"), (size_t)get_int(r, "main"));
+	assert_ptr_equal(main_p, process(r, "victim_launch work 6"));
+	/* the report is the program's: peak 6 MiB in its pool */
+	pool = device(root, "pool");
+	assert_int_equal(get_int(json_object_get(pool, "peak"), "bytes"), 6 * MIB);
+	assert_string_equal(json_string_value(json_object_get(root, "file")),
+			    json_string_value(json_object_get(main_p, "capture")));
+	/* it is the script's own process, after its exec */
+	assert_int_equal(get_int(main_p, "pid"), hk_run_root_pid(t->cap));
+	assert_true(get_int(main_p, "exec_index") >= 1);
+	/* every helper is in the tree: 13 x (uname, env -> true, a subshell,
+	 * /bin/true) = 52 processes besides the script's, all helpers */
+	json_array_foreach(json_object_get(r, "processes"), i, p)
+		if (get_int(p, "pid") != hk_run_root_pid(t->cap)) {
+			assert_true(json_is_true(json_object_get(p, "helper")));
+			helpers++;
+		}
+	assert_true(helpers >= 52);
+	json_decref(root);
+
+	/* the leaks of the default report are the program's too: 1 MiB */
+	root = report_json("--leaks", run);
+	assert_int_equal(get_int(device(root, "pool"), "leak_bytes"), MIB);
+	json_decref(root);
+}
+
+/* A launcher that forks and execs 4 workers (peaks 4, 8, 12, 16 MiB):
+ * --process all reports each worker; the default reports the largest. */
+static void test_hooks_run_workers(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"launch", "4", NULL};
+	char run[600], want[64];
+	json_t *root, *files, *one;
+	unsigned seen = 0;
+	size_t i;
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_launch", args, NULL), 0);
+	hk_run_path(t->cap, run, sizeof(run));
+	root = report_json("", run);
+	assert_int_equal(get_int(json_object_get(device(root, "pool"), "peak"), "bytes"), 16 * MIB);
+	json_decref(root);
+
+	root = report_json("--process all", run);
+	files = json_object_get(root, "files");
+	assert_int_equal(json_array_size(files), 4); /* the launcher is a helper: only in the tree */
+	for (i = 0; i < 4; i++) {
+		json_int_t peak;
+		one = json_array_get(files, i);
+		/* main first (16 MiB), then the tree's order (by start: the
+		 * workers' order as they happened to start) */
+		peak = get_int(json_object_get(device(one, "pool"), "peak"), "bytes");
+		if (i == 0)
+			assert_int_equal(peak, 16 * MIB);
+		assert_true(peak % (4 * MIB) == 0 && peak >= 4 * MIB && peak <= 16 * MIB);
+		assert_false(seen & (1u << (peak / MIB / 4)));
+		seen |= 1u << (peak / MIB / 4);
+		assert_int_equal(get_int(device(one, "pool"), "allocations"), peak / MIB);
+	}
+	assert_int_equal(seen, 0x1e); /* 4, 8, 12 and 16 MiB, each once */
+	/* plot takes the run as report does: one panel set per worker */
+	{
+		char cmd[1400], svg[300];
+		struct stat sb;
+		snprintf(svg, sizeof(svg), "%s/workers.svg", t->dir);
+		snprintf(cmd, sizeof(cmd), "'%s' plot --process all --device pool '%s' -o '%s' 2>/dev/null", HK_MEMPROF,
+			 run, svg);
+		assert_int_equal(system(cmd), 0);
+		assert_int_equal(stat(svg, &sb), 0);
+		assert_true(sb.st_size > 1000);
+	}
+	snprintf(want, sizeof(want), "victim_launch work %d", 16);
+	assert_true(json_is_false(json_object_get(process(json_array_get(json_object_get(root, "runs"), 0), want),
+						  "helper")));
+	json_decref(root);
+}
+
+/* One worker (the second, 8 MiB) SIGKILLed mid-run, after a flush: the
+ * other three are exact, the killed one reads to its last flush (its peak,
+ * not the allocation after it) and is marked abrupt. */
+static void test_hooks_run_killed_worker(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"launch", "4", "2", NULL};
+	char run[600], pid[32];
+	json_t *root, *r, *killed, *one;
+	int i;
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_launch", args, NULL), 0);
+	hk_run_path(t->cap, run, sizeof(run));
+	root = report_json("--process all", run);
+	r = json_array_get(json_object_get(root, "runs"), 0);
+	killed = json_array_get(json_object_get(r, "processes"), 0);
+	for (i = 0; i < (int)json_array_size(json_object_get(r, "processes")); i++) {
+		json_t *p = json_array_get(json_object_get(r, "processes"), (size_t)i);
+		if (strstr(json_string_value(json_object_get(p, "command_line")), "victim_launch work 8 "))
+			killed = p; /* "work 8 FD" */
+	}
+	assert_non_null(strstr(json_string_value(json_object_get(killed, "command_line")), "work 8 "));
+	assert_string_equal(json_string_value(json_object_get(killed, "ended")), "abrupt");
+	assert_string_equal(json_string_value(json_object_get(process(r, "victim_launch work 12"), "ended")), "exited");
+	for (i = 0; i < 4; i++) {
+		one = json_array_get(json_object_get(root, "files"), (size_t)i);
+		json_int_t peak = get_int(json_object_get(device(one, "pool"), "peak"), "bytes");
+		const char *end = json_string_value(json_object_get(one, "end"));
+		assert_true(peak == 4 * MIB || peak == 8 * MIB || peak == 12 * MIB || peak == 16 * MIB);
+		assert_string_equal(end, peak == 8 * MIB ? "abrupt" : "clean");
+		if (peak == 8 * MIB) /* (+ 1 when a flush took the block after the kill's sign) */
+			assert_in_range(get_int(device(one, "pool"), "allocations"), 8, 9);
+		else
+			assert_int_equal(get_int(device(one, "pool"), "allocations"), peak / MIB);
+	}
+	/* --pid picks it alone */
+	snprintf(pid, sizeof(pid), "--pid %lld", (long long)get_int(killed, "pid"));
+	json_decref(root);
+	root = report_json(pid, run);
+	assert_int_equal(get_int(json_object_get(device(root, "pool"), "peak"), "bytes"), 8 * MIB);
+	assert_string_equal(json_string_value(json_object_get(root, "end")), "abrupt");
+	json_decref(root);
+}
+
+/* --main-only: the wrapper's exec chain cut to its last program and what
+ * it started (here: the launcher and its 4 workers). */
+static void test_hooks_run_main_only(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--main-only", NULL};
+	char script[300], run[600], names[16][600], log[300], *out;
+	FILE *f;
+
+	snprintf(script, sizeof(script), "%s/wrap.sh", t->dir);
+	assert_non_null(f = fopen(script, "w"));
+	fprintf(f, "#!/bin/sh\nx=$(uname); env true\nexec %s/victim_launch launch 4\n", HK_VICTIM_DIR);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(script, 0755), 0);
+	snprintf(log, sizeof(log), "%s/record.log", t->dir);
+	assert_int_equal(hk_record_logged(t->cap, log, opts, script, NULL, NULL), 0);
+	hk_run_path(t->cap, run, sizeof(run));
+	out = hk_read_text(log);
+	assert_null(strstr(out, "warning")); /* CMD's process was traced: its first program's capture is gone */
+	assert_non_null(strstr(out, "memprof: run written to"));
+	assert_non_null(strstr(out, ": 5 captures ("));
+	free(out);
+	/* the root's first program (the shell) is gone, so the symbolic link
+	 * cap has nothing to point to: the 5 captures left are the launcher
+	 * (<pid>-1: after the shell's exec) and its 4 workers */
+	assert_int_equal(hk_other_captures(t->cap, names, 16), 5);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_hooks_run_wrapper, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_run_workers, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_run_killed_worker, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_run_main_only, hk_setup_dir, hk_teardown_dir),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

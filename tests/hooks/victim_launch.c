@@ -1,0 +1,95 @@
+/* victim_launch.c - a launcher and its workers, for runs (test_hooks_run.c).
+ *
+ *   victim_launch work K      a worker: in its own memory id "pool"
+ *                             (annotated, so its figures are exact and
+ *                             independent of malloc), K blocks of 1 MiB
+ *                             live at once, then all freed but the last:
+ *                             peak K MiB, leaked 1 MiB (1048576 B);
+ *   victim_launch work K FD   the same, then, its figures flushed, says so
+ *                             on descriptor FD, allocates one more 1 MiB
+ *                             block and waits to be SIGKILLed by the
+ *                             launcher: the capture holds the peak and
+ *                             ends abruptly (a kill from outside: the
+ *                             preload closes a capture before a signal the
+ *                             program sends itself);
+ *   victim_launch launch N [V] N workers, the i-th (1-based) exec'd as
+ *                             "work 4*i" (worker V with a descriptor, then
+ *                             killed), forked and exec'd as torchrun does;
+ *                             waits for them all and exits 0.
+ */
+#include <memprof/annotate.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MIB (1u << 20)
+
+static int work(int k, int fd)
+{
+	int pool = memprof_memory_declare("pool", MEMPROF_MEMORY_OTHER, 0);
+	uint64_t base = 0x10000000u;
+	int i;
+
+	if (pool < 0 || !memprof_enabled())
+		return 3;
+	for (i = 0; i < k; i++)
+		memprof_alloc(pool, base + (uint64_t)i * MIB, MIB, MIB);
+	for (i = 0; i < k - 1; i++)
+		memprof_free(pool, base + (uint64_t)i * MIB);
+	if (fd >= 0) {
+		memprof_flush(); /* on disk: what the killed worker's capture holds */
+		if (write(fd, "k", 1) != 1)
+			return 4;
+		memprof_alloc(pool, base + (uint64_t)k * MIB, MIB, MIB);
+		for (;;)
+			pause();
+	}
+	return 0;
+}
+
+static int launch(const char *self, int n, int victim)
+{
+	int i, status, bad = 0;
+
+	for (i = 1; i <= n; i++) {
+		char k[16], fd[16];
+		int ready[2] = {-1, -1};
+		pid_t pid;
+		char c;
+
+		snprintf(k, sizeof(k), "%d", 4 * i);
+		if (i == victim && pipe(ready))
+			return 4;
+		snprintf(fd, sizeof(fd), "%d", ready[1]);
+		if ((pid = fork()) < 0)
+			return 4;
+		if (pid == 0) {
+			execl(self, self, "work", k, i == victim ? fd : (char *)NULL, (char *)NULL);
+			_exit(127);
+		}
+		if (i == victim) {
+			close(ready[1]);
+			if (read(ready[0], &c, 1) != 1 || kill(pid, SIGKILL))
+				return 6;
+			close(ready[0]);
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (wait(&status) < 0 || (!WIFEXITED(status) && !WIFSIGNALED(status)))
+			bad = 1;
+	return bad ? 5 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[1], "work"))
+		return work(atoi(argv[2]), argc >= 4 ? atoi(argv[3]) : -1);
+	if (argc >= 3 && !strcmp(argv[1], "launch"))
+		return launch(argv[0], atoi(argv[2]), argc >= 4 ? atoi(argv[3]) : 0);
+	fprintf(stderr, "usage: victim_launch work K [FD] | launch N [V]\n");
+	return 2;
+}
