@@ -221,8 +221,8 @@ int hk_other_captures(const char *cap, char names[][600], int max)
 		if (de->d_name[0] == '.' || !strcmp(de->d_name, root) || len < 8 ||
 		    strcmp(de->d_name + len - 8, ".memprof") != 0)
 			continue; /* not a capture (a test's log, a victim's own file) */
-		if (n < max)
-			snprintf(names[n], 600, "%s/%s", dir, de->d_name);
+		if (n < max && snprintf(names[n], 600, "%s/%s", dir, de->d_name) >= 600)
+			fail_msg("capture path too long: %s/%s", dir, de->d_name);
 		n++;
 	}
 	closedir(d);
