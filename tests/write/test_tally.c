@@ -263,7 +263,7 @@ static void test_tally_table(void **state)
 			assert_int_equal(t.n, blocks[0] + blocks[1] + blocks[2]);
 		}
 	}
-	assert_true(t.mask + 1 >= 4 * t.n);
+	assert_true(t.mask + 1 >= 2 * t.n);
 	assert_int_equal(t.nmem, 3);
 	mp__tally_release(&t);
 }

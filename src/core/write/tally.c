@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#define FIRST_SLOTS 4096 /* 128 KiB: a thousand live blocks before the first growth */
+#define FIRST_SLOTS 4096 /* 128 KiB: 2048 live blocks before the first growth */
 
 int mp__tally_ready(mp_tally_t *t)
 {
@@ -30,18 +30,13 @@ void mp__tally_declare(mp_tally_t *t, uint32_t id, const char *name, uint32_t le
 
 int mp__tally_grow(mp_tally_t *t)
 {
-	uint64_t cap = t->slot ? 2 * (t->mask + 1) : FIRST_SLOTS, i;
-
-	if (cap > (1ull << 31)) { /* home1 is 32 bits */
-		t->failed = 1;
-		return -ENOMEM;
-	}
-	mp_tally_slot_t *old = t->slot, *s = mp_map_pages(cap * sizeof(*s));
-	uint64_t old_cap = old ? t->mask + 1 : 0;
+	uint64_t cap = t->slot ? 2 * (t->mask + 1) : FIRST_SLOTS, old_cap = t->slot ? t->mask + 1 : 0, i;
+	mp_tally_slot_t *old = t->slot, *s;
 	unsigned bits = 0;
 	int found;
 
-	if (!s) {
+	/* home1 is 32 bits (and 2^31 slots are 64 GiB: the process is out of memory long before) */
+	if (cap > (1ull << 31) || !(s = mp_map_pages(cap * sizeof(*s)))) {
 		t->failed = 1;
 		return -ENOMEM;
 	}

@@ -53,9 +53,9 @@ static inline void prefetch_slot(const mp_tally_t *ty, const mp_wthread_t *t, ui
 
 	if (!ty->slot || kind == 0 || kind > MP_REC_REALLOC || (kind > MP_REC_FREE && kind != MP_REC_REALLOC))
 		return;
-	__builtin_prefetch(&ty->slot[mp__tally_hash(r[2], mem) >> ty->shift], 0, 3);
+	__builtin_prefetch(&ty->slot[mp__tally_hash(r[2], mem) >> ty->shift], 1, 3);
 	if (kind == MP_REC_REALLOC)
-		__builtin_prefetch(&ty->slot[mp__tally_hash(r[3], mem) >> ty->shift], 0, 3);
+		__builtin_prefetch(&ty->slot[mp__tally_hash(r[3], mem) >> ty->shift], 1, 3);
 }
 
 /* Move c->ahead one record on (up to c->end), fetching that one's slot. */

@@ -29,6 +29,13 @@
  *    (a kill loses what sits in the ring and in the flusher's buffers
  *    alike), waking its thread if it waits for room.
  *
+ * 3b. Each round also tallies the records earlier than its horizon, of all
+ *    threads merged in the reader's order (tally_round.c), before encoding
+ *    them, and ends its last block with the running figures (a SUMMARY
+ *    section, tally.h). So `tail` is min(encoded, tallied): records at or
+ *    past the horizon are encoded this round but tallied in the next, and
+ *    keep their ring space until then.
+ *
  * 4. Strings and memory ids are defined through a small "defs" buffer under
  *    a mutex (only the first time a string is seen). The flusher takes the
  *    defs after snapshotting the rings, so any id an event refers to has its
