@@ -95,6 +95,8 @@ static void print_event(const mp_source_t *src, const mp_event_t *e)
 			printf(" dtype=%s", mp_source_string(src, e->dtype));
 		if (e->shape)
 			printf(" shape=%s", mp_source_string(src, e->shape));
+		if (e->metadata)
+			printf(" metadata=\"%s\"", mp_source_string(src, e->metadata));
 	}
 	if (e->stack)
 		printf(" stack=%u", e->stack);

@@ -53,6 +53,7 @@ static json_t *row_json(const mp_xprof_row_t *r, int *bad)
 	put(o, "region", json_string(r->region), bad);
 	put(o, "dtype", json_string(r->dtype), bad);
 	put(o, "shape", json_string(r->shape), bad);
+	put(o, "metadata", json_null(), bad); /* the default report's row: TensorFlow has no such tag */
 	put(o, "requested_bytes", jint(r->requested_bytes), bad);
 	put(o, "allocated_bytes", jint(r->allocation_bytes), bad);
 	put(o, "occurrences", jint(r->occurrences), bad);

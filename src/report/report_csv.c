@@ -64,11 +64,14 @@ static void row(FILE *out, const mp_report_input_t *in, const mp_solver_row_t *r
 	rp_csv_field(out, rp_str(in, r->dtype));
 	fputc(',', out);
 	rp_csv_field(out, rp_str(in, r->shape));
-	fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d", r->requested_bytes, r->allocated_bytes,
+	fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d,", r->requested_bytes, r->allocated_bytes,
 		r->occurrences, r->total_bytes, r->unknown_origin);
+	rp_csv_field(out, rp_str(in, r->metadata));
 }
 
-#define ROW_COLS "op,region,dtype,shape,requested_bytes,allocated_bytes,occurrences,total_bytes,unknown_origin"
+/* metadata last: columns are only ever added at the end, so that scripts
+ * that read them by position keep working */
+#define ROW_COLS "op,region,dtype,shape,requested_bytes,allocated_bytes,occurrences,total_bytes,unknown_origin,metadata"
 
 typedef void (*table_fn)(FILE *, const mp_report_input_t *, const mp_solver_device_t *, uint32_t);
 
@@ -93,6 +96,8 @@ static void t_summary(FILE *out, const mp_report_input_t *in, const mp_solver_de
 	u64f(out, p->free_bytes, d->has_peak && p->has_free);
 	u64f(out, p->largest_free_bytes, d->has_peak && p->has_largest);
 	fragf(out, d->has_peak ? p->fragmentation : NAN);
+	fputc(',', out);
+	rp_csv_field(out, d->has_peak ? rp_str(in, d->peak_mark) : "");
 	fputc('\n', out);
 }
 
@@ -171,7 +176,7 @@ static const struct {
 } tables[] = {
 	{MP_REPORT_PEAK, "section,file,device,name,model,capacity_bytes,allocations,deallocations,failed_allocations,"
 			 "dropped_events,unknown_frees,lifetime_peak_bytes,peak_bytes,time_ns,step,event_index,"
-			 "stack_bytes,heap_bytes,free_bytes,largest_free_chunk_bytes,fragmentation",
+			 "stack_bytes,heap_bytes,free_bytes,largest_free_chunk_bytes,fragmentation,after_mark",
 	 t_summary},
 	{MP_REPORT_PEAK | MP_REPORT_BREAKDOWN, "section,file,device," ROW_COLS, t_breakdown},
 	{MP_REPORT_TIMELINE, "section,file,device,time_ns,event_index,step,stack_bytes,heap_bytes,free_bytes,fragmentation",

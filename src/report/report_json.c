@@ -42,6 +42,8 @@ static json_t *row_json(const mp_report_input_t *in, const mp_solver_row_t *r, i
 	put(o, "region", json_string(mp_region_type_name(r->region)), bad);
 	put(o, "dtype", json_string(rp_str(in, r->dtype)), bad);
 	put(o, "shape", json_string(rp_str(in, r->shape)), bad);
+	/* null, not "": most sources never set it, and a tag may be empty */
+	put(o, "metadata", r->metadata ? json_string(rp_str(in, r->metadata)) : json_null(), bad);
 	put(o, "requested_bytes", jint(r->requested_bytes), bad);
 	put(o, "allocated_bytes", jint(r->allocated_bytes), bad);
 	put(o, "occurrences", jint(r->occurrences), bad);
@@ -139,6 +141,7 @@ static json_t *device_json(const mp_report_input_t *in, const mp_solver_device_t
 			put(pk, "time_ns", jint(p->time_ns), bad);
 			put(pk, "step", jstep(p->step), bad);
 			put(pk, "event_index", jint(p->event_index), bad);
+			put(pk, "after_mark", d->peak_mark ? json_string(rp_str(in, d->peak_mark)) : json_null(), bad);
 			put(pk, "stack_bytes", jint(p->stack_bytes), bad);
 			put(pk, "heap_bytes", jint(p->heap_bytes), bad);
 			put(pk, "free_bytes", p->has_free ? jint(p->free_bytes) : json_null(), bad);

@@ -112,16 +112,26 @@ static const char *step_str(char *buf, size_t n, int64_t step)
 	return buf;
 }
 
+/* The metadata column only when a shown row has one: most sources never
+ * set it, and an always-empty column would only push op to the right. */
 static void rows_table(FILE *out, const mp_report_input_t *in, const mp_solver_row_t *rows, size_t n, uint32_t top)
 {
 	tbl_t t = {9, {"total", "", "count", "allocated", "requested", "region", "dtype", "shape", "op"},
 		   1u | 4u | 8u | 16u, NULL, 0, 0, 0};
 	size_t shown = rp_shown(n, top);
+	int meta = 0;
 	char a[40], b[40], c[24], d[24], e[24], hb[64];
 
+	for (size_t i = 0; i < shown && !meta; i++)
+		meta = *rp_str(in, rows[i].metadata) != 0;
+	if (meta) {
+		t.ncol = 10;
+		t.head[8] = "metadata";
+		t.head[9] = "op";
+	}
 	for (size_t i = 0; i < shown; i++) {
 		const mp_solver_row_t *r = &rows[i];
-		const char *v[9];
+		const char *v[10];
 		const char *h = human(hb, sizeof(hb), r->total_bytes), *paren = strchr(h, '(');
 		snprintf(a, sizeof(a), "%" PRIu64 " B", r->total_bytes);
 		snprintf(b, sizeof(b), "%s", paren ? paren : "");
@@ -132,7 +142,8 @@ static void rows_table(FILE *out, const mp_report_input_t *in, const mp_solver_r
 		v[5] = mp_region_type_name(r->region);
 		v[6] = *rp_str(in, r->dtype) ? rp_str(in, r->dtype) : "-";
 		v[7] = *rp_str(in, r->shape) ? rp_str(in, r->shape) : "-";
-		v[8] = *rp_row_op(in, r) ? rp_row_op(in, r) : "-";
+		v[8] = *rp_str(in, r->metadata) ? rp_str(in, r->metadata) : "-";
+		v[t.ncol - 1] = *rp_row_op(in, r) ? rp_row_op(in, r) : "-";
 		tbl_add(&t, v);
 	}
 	tbl_print(out, &t, "    ");
@@ -140,7 +151,7 @@ static void rows_table(FILE *out, const mp_report_input_t *in, const mp_solver_r
 		fprintf(out, "    ... %zu more rows, %s\n", n - shown, human(hb, sizeof(hb), rp_rest_bytes(rows, n, shown)));
 }
 
-static void summary(FILE *out, const mp_solver_device_t *d)
+static void summary(FILE *out, const mp_report_input_t *in, const mp_solver_device_t *d)
 {
 	char h[64], f[32], t[48], s[24];
 	const mp_solver_point_t *p = &d->peak;
@@ -150,6 +161,8 @@ static void summary(FILE *out, const mp_solver_device_t *d)
 	} else {
 		fprintf(out, "  peak in use       %s at %s, step %s, event %" PRIu64 "\n", human(h, sizeof(h), d->peak_bytes),
 			ms(t, sizeof(t), p->time_ns), step_str(s, sizeof(s), p->step), p->event_index);
+		if (d->peak_mark) /* the stage the program had named last (a PyTorch annotate) */
+			fprintf(out, "    after mark      %s\n", rp_str(in, d->peak_mark));
 		fprintf(out, "    stack           %s\n", human(h, sizeof(h), p->stack_bytes));
 		fprintf(out, "    heap            %s\n", human(h, sizeof(h), p->heap_bytes));
 		if (p->has_reserved)
@@ -307,7 +320,7 @@ int mp_report_text(FILE *out, const mp_report_input_t *in, size_t n, const mp_re
 			fprintf(out, "\nmemory %" PRIu32 " '%s' (%s, %s)\n", d->id, rp_memory_name(&in[k], d->id),
 				rp_memory_kind(&in[k], d->id), d->stats_model ? "allocator-reported stats" : "tracked addresses");
 			if (sec & MP_REPORT_PEAK)
-				summary(out, d);
+				summary(out, &in[k], d);
 			if (sec & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN))
 				breakdown(out, &in[k], d, top);
 			if (sec & MP_REPORT_TIMELINE)

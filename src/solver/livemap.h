@@ -6,7 +6,8 @@
  * slot, load factor at most 1/2: 48 to 96 bytes per live block (short probe
  * runs: every event looks one up, every free shifts its run back).
  *
- * Group table: interns (op, region, dtype, shape, requested, allocated) to a
+ * Group table: interns (op, region, dtype, shape, metadata, requested,
+ * allocated) to a
  * dense id and keeps how many allocations of each group are live, so the
  * breakdown at any instant is a scan of the groups, not of the live set.
  */
@@ -112,6 +113,7 @@ typedef struct grp_key {
 	uint64_t allocated;
 	uint32_t op, dtype, shape;
 	uint32_t region;
+	uint32_t metadata;
 } grp_key_t;
 
 typedef struct grp {
@@ -137,13 +139,15 @@ static inline uint64_t grp_hash(const grp_key_t *k)
 	h ^= (k->allocated + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full;
 	h ^= ((uint64_t)k->op << 32 | k->dtype) * 0x165667B19E3779F9ull;
 	h ^= ((uint64_t)k->shape << 8 | k->region) * 0x27D4EB2F165667C5ull;
+	h ^= (uint64_t)k->metadata * 0x9E3779B185EBCA87ull;
 	return h ^ (h >> 29);
 }
 
 static inline int grp_eq(const grp_key_t *a, const grp_key_t *b)
 {
 	return a->requested == b->requested && a->allocated == b->allocated && a->op == b->op &&
-	       a->dtype == b->dtype && a->shape == b->shape && a->region == b->region;
+	       a->dtype == b->dtype && a->shape == b->shape && a->region == b->region &&
+	       a->metadata == b->metadata;
 }
 
 /* A key not in the table yet: add it (grp_intern). */

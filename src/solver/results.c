@@ -24,7 +24,9 @@ static int row_before(const mp_solver_row_t *a, const mp_solver_row_t *b)
 		return a->region < b->region;
 	if (a->dtype != b->dtype)
 		return a->dtype < b->dtype;
-	return a->shape < b->shape;
+	if (a->shape != b->shape)
+		return a->shape < b->shape;
+	return a->metadata < b->metadata;
 }
 
 static int row_cmp(const void *x, const void *y)
@@ -40,6 +42,7 @@ static void row_from_group(const grp_t *g, mp_solver_row_t *r)
 	r->op = g->key.op;
 	r->dtype = g->key.dtype;
 	r->shape = g->key.shape;
+	r->metadata = g->key.metadata;
 	r->region = (uint8_t)g->key.region;
 	r->requested_bytes = g->key.requested;
 	r->allocated_bytes = g->key.allocated;

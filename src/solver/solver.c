@@ -133,7 +133,7 @@ static inline int place_block(sv_dev_t *d, uint64_t addr, uint64_t fp, uint32_t 
 static int apply_alloc(sv_dev_t *d, const mp_event_t *ev)
 {
 	uint64_t fp = ev->allocated_bytes ? ev->allocated_bytes : ev->requested_bytes;
-	grp_key_t key = {ev->requested_bytes, fp, ev->op, ev->dtype, ev->shape, ev->region};
+	grp_key_t key = {ev->requested_bytes, fp, ev->op, ev->dtype, ev->shape, ev->region, ev->metadata};
 	lm_entry_t *e = lm_find(&d->live, ev->address);
 	uint32_t gid, pend = LM_OUT;
 	int rc;
@@ -238,6 +238,7 @@ static int sample(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 	if (!d->pub.has_peak || u > d->pub.peak_bytes || (d->pub.stats_model && u == d->pub.peak_bytes)) {
 		d->pub.has_peak = 1;
 		d->pub.peak_bytes = u;
+		d->pub.peak_mark = s->last_mark;
 		if (make_point(d, ev, &d->pub.peak) && (rc = sv_mark(d, SV_MARK_PEAK, &d->pub.peak)) < 0)
 			return rc;
 		d->pub.capacity_bytes = capacity_now(d);
@@ -320,8 +321,10 @@ int mp_solver_feed(mp_solver_t *s, const mp_event_t *ev, mp_diag_t *diag)
 	}
 	s->events++;
 	switch (ev->kind) {
+	case MP_EV_MARK: /* a stage name: the peak says which one it came after */
+		s->last_mark = ev->label;
+		goto done;
 	case MP_EV_STEP:
-	case MP_EV_MARK:
 		goto done;
 	case MP_EV_DROPPED:
 		if (ev->memory < s->ndev && s->dev[ev->memory]) {
@@ -400,7 +403,7 @@ static int feed_fast(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 
 	if (ev->kind == MP_EV_ALLOC) {
 		uint64_t fp = ev->allocated_bytes ? ev->allocated_bytes : ev->requested_bytes;
-		grp_key_t key = {ev->requested_bytes, fp, ev->op, ev->dtype, ev->shape, ev->region};
+		grp_key_t key = {ev->requested_bytes, fp, ev->op, ev->dtype, ev->shape, ev->region, ev->metadata};
 		uint32_t gid, pend = LM_OUT;
 		lm_entry_t *e;
 		int found;

@@ -60,6 +60,7 @@ struct mp_solver {
 	uint64_t ordinal;  /* events fed */
 	uint64_t events;   /* events fed (excluding failed feeds) */
 	uint64_t dropped_unattributed;
+	uint32_t last_mark; /* label of the last MARK fed, 0 = none */
 	int window_ended;
 	mp_end_status_t end_status; /* recorded by mp_solver_run after pass 1 */
 	const mp_solver_device_t **list; /* results in id order */

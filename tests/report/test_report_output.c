@@ -180,7 +180,7 @@ static void test_several_files_and_csv(void **state)
 	assert_non_null(strstr(out, "section,file,device,oom,time_ns,step,op,requested_bytes,heap_bytes,free_bytes,"
 				    "largest_free_chunk_bytes,fragmentation,cause\n"));
 	assert_non_null(strstr(out, "oom,a.memprof,0,0,4000,0,\"oom,op\",102400,2048,1046528,62464,"));
-	assert_non_null(strstr(out, "oom_top,a.memprof,0,0,matmul,persist,float,\"[2,\"\"x\"\"]\",1000,1024,2,2048,0\n"));
+	assert_non_null(strstr(out, "oom_top,a.memprof,0,0,matmul,persist,float,\"[2,\"\"x\"\"]\",1000,1024,2,2048,0,\n"));
 	free(out);
 
 	o.sections = MP_REPORT_PEAK;

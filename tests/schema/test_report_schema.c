@@ -23,12 +23,12 @@ static const char *const default_doc =
 	" \"failed_allocations\": 1, \"dropped_events\": 0, \"unknown_frees\": 0, \"duplicate_allocations\": 0,"
 	" \"rejected_regions\": 0, \"lifetime_peak_bytes\": 2048,"
 	" \"reserved_peak\": {\"bytes\": 65536, \"time_ns\": 1000, \"event_index\": 0},"
-	" \"peak\": {\"bytes\": 2048, \"time_ns\": 3000, \"step\": 4, \"event_index\": 2, \"stack_bytes\": 0,"
+	" \"peak\": {\"bytes\": 2048, \"time_ns\": 3000, \"step\": 4, \"event_index\": 2, \"after_mark\": null, \"stack_bytes\": 0,"
 	" \"heap_bytes\": 2048, \"free_bytes\": 1046528, \"reserved_bytes\": 65536, \"largest_free_chunk_bytes\": 62464,"
 	" \"region_free_bytes\": 63488, \"fragmentation\": 0.016129032258064502,"
 	" \"fragmentation_unknown_reason\": null},"
 	" \"breakdown\": [{\"op\": \"matmul\", \"region\": \"persist\", \"dtype\": \"float\", \"shape\": \"[2]\","
-	" \"requested_bytes\": 1000, \"allocated_bytes\": 1024, \"occurrences\": 2, \"total_bytes\": 2048,"
+	" \"metadata\": null, \"requested_bytes\": 1000, \"allocated_bytes\": 1024, \"occurrences\": 2, \"total_bytes\": 2048,"
 	" \"unknown_origin\": false}], \"breakdown_omitted_rows\": 0, \"breakdown_omitted_bytes\": 0,"
 	" \"timeline\": [{\"time_ns\": 3000, \"event_index\": 2, \"step\": 4, \"stack_bytes\": 0, \"heap_bytes\": 2048,"
 	" \"free_bytes\": null, \"reserved_bytes\": null, \"fragmentation\": null}],"
@@ -48,7 +48,7 @@ static const char *const xprof_doc =
 	" \"peak\": {\"bytes\": 53543168, \"time_ns\": 303747097, \"time_ps\": 303747097000, \"step\": 0,"
 	" \"stack_bytes\": 0, \"heap_bytes\": 53543168, \"free_bytes\": 14595110784, \"fragmentation\": 0.00055418},"
 	" \"breakdown\": [{\"op\": \"preallocated/unknown\", \"region\": \"persist/dynamic\", \"dtype\": \"INVALID\","
-	" \"shape\": \"unknown\", \"requested_bytes\": 1913088, \"allocated_bytes\": 1913088, \"occurrences\": 1,"
+	" \"shape\": \"unknown\", \"metadata\": null, \"requested_bytes\": 1913088, \"allocated_bytes\": 1913088, \"occurrences\": 1,"
 	" \"total_bytes\": 1913088, \"unknown_origin\": true, \"special\": true}],"
 	" \"xprof\": {\"peak_bytes_usage_lifetime\": 107324160}}]}";
 

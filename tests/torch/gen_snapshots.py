@@ -52,10 +52,12 @@ class Device:
     def __init__(self):
         self.regions = {}    # base -> size (expandable runs merged)
         self.expandable = set()
-        self.blocks = {}     # addr -> (rounded size, requested, stack)
+        self.blocks = {}     # addr -> (rounded size, requested, stack, user_metadata)
+        self.meta = ''       # the thread's user_metadata now ('' = none set)
         self.entries = []    # trace entries, in order
         self.states = []     # after each entry: (time_us, heap, region_free, largest, reserved)
         self.ooms = []       # (entry index, requested, region_free, largest, cause, device_free)
+        self.live = []       # after each entry: by_meta(blocks)
 
     def add_run(self, a, b):
         for base, size in sorted(self.regions.items()):
@@ -97,9 +99,20 @@ class Device:
         return heap, sum(chunks), max(chunks, default=0), sum(self.regions.values())
 
 
-def play(script, keep=None, devices=1):
+def by_meta(blocks):
+    """Bytes of the live blocks per user_metadata ('' = none)."""
+    out = {}
+    for size, _, _, meta in blocks.values():
+        out[meta] = out.get(meta, 0) + size
+    return out
+
+
+def play(script, keep=None, devices=1, metadata=False):
     """Run script: a list of (device, time_us, op, args...). Returns the
-    snapshot dict and the expectations of the kept entries."""
+    snapshot dict and the expectations of the kept entries. With metadata,
+    every entry carries 'user_metadata' as PyTorch writes it ('' when none
+    is set), and the expectations hold the bytes live at the peak and at
+    the end per metadata value, and the last mark before the peak."""
     devs = [Device() for _ in range(devices)]
     starts = []
     for d, t, op, *args in script:
@@ -123,20 +136,20 @@ def play(script, keep=None, devices=1):
             ent = [('segment_unmap', addr, size, None)]
         elif op == 'alloc':
             addr, req, stack = args
-            dev.blocks[addr] = (rounded(req), req, stack)
+            dev.blocks[addr] = (rounded(req), req, stack, dev.meta)
             ent = [('alloc', addr, req, stack)]
         elif op == 'free':
             addr, = args
-            size, req, stack = dev.blocks.pop(addr)
+            size, req, stack, _ = dev.blocks.pop(addr)
             ent = [('free_requested', addr, req, stack), ('free_completed', addr, req, stack)]
         elif op == 'free_req':  # the block stays in use until free_done
             addr, = args
-            size, req, stack = dev.blocks[addr]
+            size, req, stack, _ = dev.blocks[addr]
             ent = [('free_requested', addr, req, stack)]
             stream = 9
         elif op == 'free_done':
             addr, = args
-            size, req, stack = dev.blocks.pop(addr)
+            size, req, stack, _ = dev.blocks.pop(addr)
             ent = [('free_completed', addr, req, stack)]
         elif op == 'oom':
             req, device_free, stack = args
@@ -144,16 +157,24 @@ def play(script, keep=None, devices=1):
             cause = 'full' if req > free else ('fragmented' if req > largest else 'fits')
             dev.ooms.append((len(dev.entries), req, free, largest, cause, device_free))
             ent = [('oom', device_free, req, stack)]
+        elif op == 'meta':  # torch.cuda.memory._set_memory_metadata: no entry
+            dev.meta, = args
+            continue
+        elif op == 'annotate':  # a mark: its name in user_metadata
+            ent = [('annotate', 0, 0, None)]
         else:
             raise ValueError(op)
         for action, addr, size, stack in ent:
             e = {'action': action, ('device_free' if action == 'oom' else 'addr'): addr, 'size': size,
                  'stream': stream, 'time_us': t,
                  'frames': STACKS[stack] if stack else []}
+            if metadata:
+                e['user_metadata'] = args[0] if action == 'annotate' else dev.meta
             if len(dev.entries) == 0:
                 starts.append(d)
             dev.entries.append(e)
             dev.states.append((t,) + dev.state())
+            dev.live.append(by_meta(dev.blocks))
     snap = {'segments': [], 'device_traces': [], 'allocator_settings': {'expandable_segments': False}}
     expected = []
     for d, dev in enumerate(devs):
@@ -163,7 +184,7 @@ def play(script, keep=None, devices=1):
                 if addr > cur:
                     blocks.append({'address': cur, 'size': addr - cur, 'requested_size': 0, 'state': 'inactive',
                                    'frames': []})
-                bsize, req, stack = dev.blocks[addr]
+                bsize, req, stack, _ = dev.blocks[addr]
                 blocks.append({'address': addr, 'size': bsize, 'requested_size': req,
                                'state': 'active_allocated', 'frames': STACKS[stack]})
                 cur = addr + bsize
@@ -185,7 +206,13 @@ def play(script, keep=None, devices=1):
             (0 if keep is None else max(0, len(devx.entries) - keep)):]), default=0)
         peak = max(allstates, key=lambda s: s[1]) if allstates else None
         peak_i = [s[1] for s in allstates].index(peak[1]) if peak else 0
-        expected.append({
+        if metadata:  # kept entries only (no scenario with metadata drops any)
+            marks = [e['user_metadata'] for e in kept[:peak_i] if e['action'] == 'annotate']
+            extra = {'peak_by_metadata': dev.live[peak_i], 'end_by_metadata': by_meta(dev.blocks),
+                     'mark_before_peak': marks[-1] if marks else None}
+        else:
+            extra = {}
+        expected.append(dict({
             'device': d,
             'entries': len(kept),
             'states': [[(s[0] - origin) * 1000, s[1], s[2], s[3]] for s in states],
@@ -194,7 +221,7 @@ def play(script, keep=None, devices=1):
                 before is None or peak_i > 0) else 0,
             'peak_reserved': max((s[4] for s in allstates), default=0),
             'ooms': [[o[1], o[2], o[3], o[4], o[5]] for o in dev.ooms if o[0] >= first],
-        })
+        }, **extra))
     return snap, expected
 
 
@@ -271,6 +298,27 @@ def scenarios():
         (0, 40, 'free', base),
         (1, 45, 'free', base + (1 << 36)),
     ], devices=2)
+    # user_metadata: what _set_memory_metadata was when each block was
+    # allocated (none, then 'forward', 'backward', then a value that CSV
+    # must quote), annotate marks, and a pending free that keeps its
+    # allocation's metadata while another stream uses it.
+    S['metadata'] = play([
+        (0, 10, 'seg', base, 20 * MiB),
+        (0, 20, 'alloc', base, 1 * MiB, 'fwd'),                   # no metadata
+        (0, 25, 'meta', 'forward'),
+        (0, 30, 'alloc', base + 1 * MiB, 4 * MiB, 'fwd'),
+        (0, 40, 'alloc', base + 5 * MiB, 1000, 'fwd'),            # rounded to 1024
+        (0, 45, 'annotate', 'stage: backward'),
+        (0, 50, 'meta', 'backward'),
+        (0, 55, 'alloc', base + 6 * MiB, 6 * MiB, 'bwd'),
+        (0, 60, 'free_req', base + 1 * MiB),                      # still forward's
+        (0, 70, 'alloc', base + 12 * MiB, 2 * MiB, 'bwd'),        # the peak
+        (0, 80, 'free_done', base + 1 * MiB),
+        (0, 85, 'meta', 'optimizer, "step"'),
+        (0, 90, 'free', base + 6 * MiB),
+        (0, 95, 'alloc', base + 6 * MiB, 1 * MiB, 'opt'),
+        (0, 100, 'annotate', 'stage: end'),
+    ], metadata=True)
     return S
 
 

@@ -153,7 +153,7 @@ int mp__decode_next(mp_capture_t *cap, uint32_t ti, mp_event_t *ev, mp_diag_t *d
 		 * reader's time. */
 		ev->address = ev->requested_bytes = ev->allocated_bytes = 0;
 		ev->step = -1;
-		ev->label = ev->stack = 0;
+		ev->label = ev->stack = ev->metadata = 0;
 		ev->flags = 0;
 		ev->time_ns = c->time + dt;
 		ev->memory = c->memory;

@@ -17,6 +17,7 @@
 
 #define TR_MAX_DEVICES 1024u
 #define TR_MIN_BLOCK 512u /* the caching allocator rounds every block to this (kMinBlockSize) */
+#define TR_MAX_META 65535u /* distinct user_metadata values kept (tr_rec_t.meta); the rest share one */
 
 /* Trace actions, in the order of PyTorch's TraceEntry::Action names. */
 enum {
@@ -32,6 +33,8 @@ typedef struct tr_rec {
 	uint32_t op;      /* string id: the attributed frame (OOM: with device free), MARK label */
 	uint8_t action;   /* TA_* */
 	uint8_t pending;  /* FREE_REQUESTED not directly followed by its FREE_COMPLETED */
+	uint16_t meta;    /* user_metadata: an index into tr_src_t.meta_ids, 0 = none (a
+	                   * pending free: its allocation's); fits the padding */
 } tr_rec_t;
 _Static_assert(sizeof(tr_rec_t) == 32, "a trace entry costs 32 bytes");
 
@@ -83,6 +86,9 @@ typedef struct tr_src {
 	mp_torch_info_t info;
 	int64_t origin_us;    /* the earliest time_us */
 	uint32_t op_before, op_snapshot, op_segment;
+	uint32_t *meta_ids;   /* tr_rec_t.meta -> string id; [0] = 0 (none) */
+	uint32_t nmeta;       /* used slots of meta_ids, 0 before the first value */
+	mp_imap_t meta_slot;  /* string id -> slot */
 
 	/* emission (torch_source.c) */
 	int phase;
@@ -100,6 +106,9 @@ int tr_vec_push(tr_vec_t *v, const void *item, size_t size);
 
 /* torch_read.c: read the whole file into the source. */
 int tr_read(tr_src_t *s, const char *path, mp_diag_t *diag);
+/* torch_read.c: the slot of a user_metadata string id (0 for none); the
+ * values past TR_MAX_META share its last slot. UINT32_MAX when out of memory. */
+uint32_t tr_meta_slot(tr_src_t *s, uint32_t str);
 /* torch_frames.c: the op of a frames value (a list, or the token of one
  * seen before; its op is cached in the list). */
 int tr_frames_op(tr_src_t *s, const mp_pk_value_t *frames, uint32_t *op, mp_diag_t *diag);

@@ -49,6 +49,43 @@ int tr_vec_push(tr_vec_t *v, const void *item, size_t size)
 	return 0;
 }
 
+/* user_metadata is a thread's setting that holds for many entries in a
+ * row, and few distinct values are expected: a record keeps a 16-bit slot
+ * (in its padding) rather than the string id. */
+uint32_t tr_meta_slot(tr_src_t *s, uint32_t str)
+{
+	static const char other[] = "(other user_metadata: more than 65534 distinct values)";
+	uint32_t slot;
+
+	if (!str)
+		return 0;
+	if (mp_imap_get(&s->meta_slot, str, &slot))
+		return slot;
+	if (s->nmeta > TR_MAX_META)
+		return TR_MAX_META;
+	if (!s->meta_ids && !(s->meta_ids = calloc(TR_MAX_META + 1u, sizeof(*s->meta_ids))))
+		return UINT32_MAX;
+	if (!s->nmeta)
+		s->nmeta = 1; /* slot 0: none */
+	if (s->nmeta == TR_MAX_META) { /* full: the rest share the last slot */
+		if ((s->meta_ids[TR_MAX_META] = mp_strtab_intern(&s->strings, other, sizeof(other) - 1)) == UINT32_MAX)
+			return UINT32_MAX;
+		s->nmeta++;
+		return TR_MAX_META;
+	}
+	if (mp_imap_put(&s->meta_slot, str, s->nmeta) < 0)
+		return UINT32_MAX;
+	s->meta_ids[s->nmeta] = str;
+	return s->nmeta++;
+}
+
+/* A user_metadata value: its string id, 0 when absent, empty (PyTorch
+ * writes "" when none was set) or not a string. */
+static uint32_t meta_of(const mp_pk_value_t *v)
+{
+	return v && v->kind == MP_PK_STR ? v->u.str : 0;
+}
+
 static const mp_pk_value_t *get(const tr_src_t *s, const mp_pk_obj_t *d, int k)
 {
 	return mp_pickle_dict_get(d, s->key[k]);
@@ -198,6 +235,7 @@ static int read_entry(tr_src_t *s, uint32_t device, const mp_pk_value_t *ev, mp_
 	const mp_pk_value_t *action, *meta;
 	tr_dev_t *dev = NULL;
 	int64_t addr;
+	uint32_t slot;
 	int rc;
 
 	if ((rc = device_slot(s, device, &dev, diag)) < 0)
@@ -219,11 +257,16 @@ static int read_entry(tr_src_t *s, uint32_t device, const mp_pk_value_t *ev, mp_
 		return rc;
 	r.addr = (uint64_t)addr;
 	meta = get(s, ev->u.obj, K_USER_METADATA);
-	if (r.action == TA_ANNOTATE) {
+	if (r.action == TA_ANNOTATE) { /* its metadata is the mark's label, no allocation's */
 		if (!meta || meta->kind != MP_PK_STR)
 			meta = get(s, ev->u.obj, K_NAME);
-		r.op = meta && meta->kind == MP_PK_STR ? meta->u.str : 0;
-	} else if (r.action == TA_SNAPSHOT) {
+		r.op = meta_of(meta);
+	} else if ((slot = tr_meta_slot(s, meta_of(meta))) == UINT32_MAX) {
+		return MP_ENOMEM;
+	} else {
+		r.meta = (uint16_t)slot;
+	}
+	if (r.action == TA_SNAPSHOT) {
 		r.op = s->op_snapshot;
 	} else if (r.action == TA_OOM && (r.op = oom_op(s, r.op, r.addr)) == UINT32_MAX) {
 		return MP_ENOMEM;

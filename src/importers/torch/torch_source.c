@@ -32,7 +32,9 @@ static tr_vec_t *queue_of(tr_src_t *s)
 	return &s->queue;
 }
 
-static int put(tr_src_t *s, uint8_t kind, uint32_t mem, uint64_t addr, uint64_t req, uint64_t alloc, uint32_t op)
+/* An ALLOC's metadata is a string id; other events have none. */
+static int put_meta(tr_src_t *s, uint8_t kind, uint32_t mem, uint64_t addr, uint64_t req, uint64_t alloc, uint32_t op,
+		    uint32_t meta)
 {
 	mp_event_t ev;
 
@@ -43,10 +45,16 @@ static int put(tr_src_t *s, uint8_t kind, uint32_t mem, uint64_t addr, uint64_t 
 	ev.requested_bytes = req;
 	ev.allocated_bytes = alloc;
 	ev.op = op;
+	ev.metadata = meta;
 	ev.step = -1;
 	if (kind == MP_EV_MARK)
 		ev.label = op, ev.op = 0;
 	return tr_vec_push(queue_of(s), &ev, sizeof(ev));
+}
+
+static int put(tr_src_t *s, uint8_t kind, uint32_t mem, uint64_t addr, uint64_t req, uint64_t alloc, uint32_t op)
+{
+	return put_meta(s, kind, mem, addr, req, alloc, op, 0);
 }
 
 static int run_removed(void *ctx, uint64_t base, uint64_t size)
@@ -71,23 +79,24 @@ static int emit_rec(tr_src_t *s, tr_dev_t *d, const tr_rec_t *r)
 	uint32_t mem = (uint32_t)(d->seen - 1) * 2;
 	emit_t e = {s, mem, s->op_segment};
 	tr_runs_cb_t cb = {&e, run_removed, run_added};
+	uint32_t meta = r->meta ? s->meta_ids[r->meta] : 0;
 	int rc;
 
 	switch (r->action) {
 	case TA_ALLOC:
-		return put(s, MP_EV_ALLOC, mem, r->addr, r->size, tr_round(r->size), r->op);
+		return put_meta(s, MP_EV_ALLOC, mem, r->addr, r->size, tr_round(r->size), r->op, meta);
 	case TA_FREE_REQUESTED: /* nothing is freed yet; a pending one changes hands */
 		if (!r->pending)
 			return 0;
 		if ((rc = put(s, MP_EV_FREE, mem, r->addr, 0, 0, 0)) < 0)
 			return rc;
-		return put(s, MP_EV_ALLOC, mem, r->addr, r->size, tr_round(r->size), r->op);
+		return put_meta(s, MP_EV_ALLOC, mem, r->addr, r->size, tr_round(r->size), r->op, meta);
 	case TA_FREE_COMPLETED:
 		return put(s, MP_EV_FREE, mem, r->addr, 0, 0, 0);
 	case TA_SEGMENT_ALLOC:
 		if ((rc = put(s, MP_EV_REGION_ADD, mem, r->addr, r->size, 0, 0)) < 0)
 			return rc;
-		return put(s, MP_EV_ALLOC, mem + 1, r->addr, r->size, r->size, r->op ? r->op : s->op_segment);
+		return put_meta(s, MP_EV_ALLOC, mem + 1, r->addr, r->size, r->size, r->op ? r->op : s->op_segment, meta);
 	case TA_SEGMENT_FREE:
 		if ((rc = put(s, MP_EV_REGION_REMOVE, mem, r->addr, 0, 0, 0)) < 0)
 			return rc;
@@ -117,7 +126,7 @@ static int emit_init(tr_src_t *s, tr_dev_t *d)
 	}
 	for (size_t i = 0; i < d->init_blocks.n && rc == 0; i++) {
 		const tr_span_t *b = &TR_AT(d->init_blocks, tr_span_t, i);
-		rc = put(s, MP_EV_ALLOC, mem, b->addr, b->requested, b->size, s->op_before);
+		rc = put(s, MP_EV_ALLOC, mem, b->addr, b->requested, b->size, s->op_before); /* metadata unknown */
 	}
 	return rc;
 }
@@ -262,6 +271,8 @@ static void tr_close(mp_source_t *src)
 	free(s->cursor);
 	free(queue_of(s)->v);
 	free(s->frames.v);
+	free(s->meta_ids);
+	mp_imap_free(&s->meta_slot);
 	mp_strtab_free(&s->strings);
 	free(s->path);
 	free(s);
@@ -328,13 +339,17 @@ int mp_torch_open_source(mp_source_t **out, const char *path, const mp_torch_opt
 	if (opts)
 		s->opts = *opts;
 	mp_strtab_init(&s->strings);
-	if ((rc = tr_read(s, path, diag)) < 0 || (rc = tr_rebuild(s, diag)) < 0)
-		goto fail;
+	/* before the read, which labels snapshot entries with op_snapshot */
 	s->op_before = intern(s, "(before the trace)");
 	s->op_snapshot = intern(s, "snapshot");
 	s->op_segment = intern(s, "segment");
-	if (s->op_before == UINT32_MAX || s->op_segment == UINT32_MAX ||
-	    (rc = name_memories(s)) < 0) {
+	if (s->op_before == UINT32_MAX || s->op_snapshot == UINT32_MAX || s->op_segment == UINT32_MAX) {
+		rc = mp_diag_set(diag, MP_ENOMEM, -1, -1, "out of memory");
+		goto fail;
+	}
+	if ((rc = tr_read(s, path, diag)) < 0 || (rc = tr_rebuild(s, diag)) < 0)
+		goto fail;
+	if ((rc = name_memories(s)) < 0) {
 		rc = mp_diag_set(diag, MP_ENOMEM, -1, -1, "out of memory");
 		goto fail;
 	}

@@ -243,13 +243,19 @@ static int rebuild_dev(tr_src_t *s, tr_dev_t *d)
 	s->info.before_trace += d->init_blocks.n;
 	/* a free_requested whose free_completed does not follow at once waits
 	 * for another stream's work: until then its block is charged to
-	 * "awaiting another stream: <op>" */
+	 * "awaiting another stream: <op>", with its allocation's metadata
+	 * (allocs: the metadata of the last alloc at each address, kept only
+	 * when the snapshot has any) */
+	mp_imap_free(&blocks);
 	for (size_t i = 0; i < d->recs.n; i++) {
 		tr_rec_t *r = &TR_AT(d->recs, tr_rec_t, i), *nx = i + 1 < d->recs.n ? r + 1 : NULL;
 		char text[800];
+		if (r->action == TA_ALLOC && s->nmeta && (rc = mp_imap_put(&blocks, (int64_t)r->addr, r->meta)) < 0)
+			goto out;
 		if (r->action != TA_FREE_REQUESTED || (nx && nx->action == TA_FREE_COMPLETED && nx->addr == r->addr))
 			continue;
 		r->pending = 1;
+		r->meta = mp_imap_get(&blocks, (int64_t)r->addr, &v) ? (uint16_t)v : 0;
 		s->info.pending_frees++;
 		snprintf(text, sizeof(text), "awaiting another stream: %s",
 			 r->op ? mp_strtab_get(&s->strings, r->op) : "(no frames)");

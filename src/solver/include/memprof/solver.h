@@ -86,10 +86,12 @@ typedef struct mp_solver_options {
 /* Defaults: {1000, 10, 1000, 1, 0, 0, 0, 1}. */
 void mp_solver_options_init(mp_solver_options_t *opts);
 
-/* A group of allocations: identical (op, region, dtype, shape, requested,
- * allocated). String ids are the source's (resolve with mp_source_string). */
+/* A group of allocations: identical (op, region, dtype, shape, metadata,
+ * requested, allocated). String ids are the source's (resolve with
+ * mp_source_string). */
 typedef struct mp_solver_row {
 	uint32_t op, dtype, shape;   /* string ids, 0 = none */
+	uint32_t metadata;           /* string id, 0 = none (mp_event_t.metadata) */
 	uint8_t region;              /* mp_region_type_t */
 	uint8_t unknown_origin;      /* 1: bytes the source reports in use but no tracked
 	                              * allocation explains (made before the capture) */
@@ -141,6 +143,8 @@ typedef struct mp_solver_device {
 	uint64_t lifetime_peak_bytes;   /* the true maximum of in use over the whole stream */
 	int has_peak;                   /* 0: no event of this id inside the window */
 	uint64_t peak_bytes;            /* stack + heap at the peak */
+	uint32_t peak_mark;             /* label (string id) of the last MARK of the stream before
+	                                 * the peak, any memory id's; 0 = none */
 	mp_solver_point_t peak;
 	const char *fragmentation_reason; /* why peak.fragmentation is NAN, else NULL; static */
 	mp_solver_point_t *timeline;    /* time-ordered, includes the peak */

@@ -2,7 +2,7 @@
  * (capture reader, xplane importer, ...) and the solver.
  *
  * An event stream is a sequence of mp_event_t in global timestamp order.
- * Strings (op names, dtypes, shapes, memory names, mark labels) are interned:
+ * Strings (op names, dtypes, shapes, metadata, memory names, mark labels) are interned:
  * events carry 32-bit ids that the source resolves (see memprof/source.h).
  * Id 0 always means "none".
  */
@@ -95,6 +95,9 @@ typedef struct mp_event {
 	uint32_t shape;           /* string id, 0 = none */
 	uint32_t label;           /* MARK: string id of the label */
 	uint32_t stack;           /* call-stack id, 0 = none */
+	uint32_t metadata;        /* string id, 0 = none: a free-form tag the user put on
+	                           * the allocation (PyTorch's user_metadata); grouped
+	                           * like op, dtype and shape */
 	uint16_t flags;           /* MP_EVENT_F_* */
 	uint8_t kind;             /* mp_event_kind_t */
 	uint8_t region;           /* mp_region_type_t */
