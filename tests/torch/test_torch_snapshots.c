@@ -280,6 +280,14 @@ static void test_devices(void **state)
 	close_run(&r);
 }
 
+/* user_metadata and annotate entries change no figure (their own checks:
+ * test_torch_metadata.c) */
+static void test_metadata(void **state)
+{
+	(void)state;
+	check_scenario("metadata", "metadata.pickle");
+}
+
 static void expect_error(const char *file)
 {
 	const json_t *e = json_object_get(json_object_get(expected, "_errors"), file);
@@ -319,7 +327,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_blocks),  cmocka_unit_test(test_ring),    cmocka_unit_test(test_expandable),
 		cmocka_unit_test(test_oom),     cmocka_unit_test(test_streams), cmocka_unit_test(test_devices),
-		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_metadata), cmocka_unit_test(test_errors),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
