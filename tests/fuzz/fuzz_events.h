@@ -1,6 +1,7 @@
 /* fuzz_events.h - the event streams of the solver's and the charts' fuzz
  * targets: 12 input bytes an event (kind, memory id 0-2, flags, region,
- * address slot, size class, step delta, op/dtype/shape, allocator stats).
+ * address slot, size class, step delta, op/dtype/shape/metadata, allocator
+ * stats; a mark's label is its op byte's).
  * Addresses come from a small set so that frees, duplicates and overlaps
  * are common; a few sit near the top of the address space. Times are
  * 0, scale, 2 x scale, ... Caller frees the array. */
@@ -41,6 +42,9 @@ static inline mp_event_t *fuzz_events(const uint8_t *data, size_t size, uint64_t
 		e->op = b[10] % 5;
 		e->dtype = b[11] % 4;
 		e->shape = (b[11] >> 2) % 4;
+		e->metadata = (b[11] >> 4) % 4;
+		if (e->kind == MP_EV_MARK)
+			e->label = b[10] % 4;
 		if (e->flags & MP_EVENT_F_STATS) {
 			e->stats.stack_bytes = b[10];
 			e->stats.heap_bytes = size_class * 8;
