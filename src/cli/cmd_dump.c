@@ -1,9 +1,11 @@
-/* cmd_dump.c - `memprof dump FILE`: the header and every event of a capture,
- * one line each, so the format can be inspected. */
+/* cmd_dump.c - `memprof dump FILE`: the header and every event of a capture
+ * (or of a PyTorch memory snapshot), one line each, so the format can be
+ * inspected. */
 #include "cli.h"
 #include "runs.h"
 
 #include <memprof/capture.h>
+#include <memprof/torch.h>
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -13,7 +15,7 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: memprof dump [--header] [--stacks] [--pid N] FILE.memprof|RUN\n"
+	fprintf(out, "usage: memprof dump [--header] [--stacks] [--pid N] FILE.memprof|RUN|SNAPSHOT.pickle\n"
 		     "\n"
 		     "Print the capture's header, then every event in timestamp order, one per\n"
 		     "line. Says when the capture ended abruptly (writer killed) and stops with an\n"
@@ -25,7 +27,9 @@ static void usage(FILE *out)
 		     "  --pid N    in a 'memprof record' run, that process's capture\n"
 		     "\n"
 		     "RUN, a 'memprof record' run: its process tree, then the main process's\n"
-		     "capture (the largest peak), or --pid's.\n");
+		     "capture (the largest peak), or --pid's. SNAPSHOT, a PyTorch memory\n"
+		     "snapshot: what it holds, then the events memprof makes of it\n"
+		     "(docs/torch.md).\n");
 }
 
 static void print_header(const char *path, const mp_capture_header_t *h)
@@ -184,6 +188,45 @@ static int dump_capture(const char *path, int header_only, int stacks)
 	return MP_EXIT_OK;
 }
 
+/* A PyTorch snapshot: its counts, then its events (the trace entries as
+ * the report sees them: metadata, marks, the state before the trace). */
+static int dump_snapshot(const char *path, int header_only)
+{
+	mp_source_t *src;
+	mp_torch_info_t ti;
+	mp_diag_t diag;
+	mp_event_t ev;
+	uint64_t n = 0;
+	int rc;
+
+	mp_diag_clear(&diag);
+	if (mp_torch_open_source(&src, path, NULL, &diag))
+		return mp_cli_diag(&diag);
+	mp_torch_info(src, &ti);
+	printf("snapshot  %s\n", path);
+	printf("holds     %" PRIu32 " devices, %" PRIu64 " segments and %" PRIu64 " blocks at dump time, %" PRIu64
+	       " trace entries\n", ti.devices, ti.segments, ti.blocks, ti.trace_entries);
+	printf("rebuilt   %" PRIu64 " allocations before the trace, %" PRIu64 " frees awaiting another stream\n",
+	       ti.before_trace, ti.pending_frees);
+	if (!header_only) {
+		putchar('\n');
+		while ((rc = mp_source_next(src, &ev, &diag)) == 1) {
+			print_event(src, &ev);
+			n++;
+		}
+		if (rc < 0) {
+			printf("\n%" PRIu64 " events read before the error\n", n);
+			fflush(stdout);
+			rc = mp_cli_diag(&diag);
+			mp_source_close(src);
+			return rc;
+		}
+		printf("\n%" PRIu64 " events\n", n);
+	}
+	mp_source_close(src);
+	return MP_EXIT_OK;
+}
+
 int cmd_dump(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -227,7 +270,10 @@ int cmd_dump(int argc, char **argv)
 		return rc;
 	}
 	cli_runs_print(stdout, &runs);
-	rc = dump_capture(runs.files[0], header_only, stacks);
+	if (mp_torch_path_is_candidate(runs.files[0]))
+		rc = dump_snapshot(runs.files[0], header_only);
+	else
+		rc = dump_capture(runs.files[0], header_only, stacks);
 	cli_runs_free(&runs);
 	return rc;
 }

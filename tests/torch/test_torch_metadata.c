@@ -272,6 +272,26 @@ static void test_text(void **state)
 	free(out);
 }
 
+/* memprof dump of a snapshot: the events, their metadata and the marks
+ * (times: time_us from the first entry, 10 us, in ns) */
+static void test_dump(void **state)
+{
+	char *out = sh(MEMPROF " dump " SNAP);
+
+	(void)state;
+	assert_non_null(strstr(out, "holds     1 devices, 1 segments and 4 blocks at dump time, 13 trace entries\n"));
+	assert_non_null(strstr(out, "rebuilt   0 allocations before the trace, 1 frees awaiting another stream\n"));
+	assert_non_null(strstr(out, " t=35000 thread=0 step=-1 mark label=\"stage: backward\"\n"));
+	assert_non_null(strstr(out, " t=90000 thread=0 step=-1 mark label=\"stage: end\"\n"));
+	assert_non_null(strstr(out, " t=10000 thread=0 step=-1 alloc memory=cuda:0 addr=0x7f0000000000 requested=1048576 "
+				    "allocated=1048576 op=\"forward (/home/u/train.py:42)\"\n"));
+	assert_non_null(strstr(out, " t=50000 thread=0 step=-1 alloc memory=cuda:0 addr=0x7f0000100000 requested=4194304 "
+				    "allocated=4194304 op=\"awaiting another stream: forward (/home/u/train.py:42)\" "
+				    "metadata=\"forward\"\n"));
+	assert_non_null(strstr(out, "\n16 events\n"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +299,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_dump),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
