@@ -27,7 +27,8 @@ struct mp_run {
 	char *path, *command, *outcome;
 	size_t n;
 	mp_run_proc_t *procs; /* tree order */
-	char **names;         /* memory names, owned, one array per capture */
+	char **names;         /* each capture's strings (path, name, command line,
+				 exe, error): one block a capture, owned */
 	int main;
 };
 
