@@ -23,16 +23,9 @@ typedef struct {
 static int on_buffer(void *arg, const uint8_t *buf, size_t valid)
 {
 	replay_t *r = arg;
-	size_t pos = 0, len;
-	const uint8_t *rec;
 
-	while (mp_cupti_next_record(&r->tr, buf, valid, &pos, &rec, &len)) {
-		mp_gpu_event_t ev[MP_CUPTI_MAX_OUT];
-		int i, n = mp_cupti_translate(&r->tr, rec, len, ev);
-		for (i = 0; i < n; i++)
-			if (mp_gpu_queue_push(&r->q, &ev[i]))
-				r->nomem = 1;
-	}
+	if (mp_gpu_queue_buffer(&r->q, &r->tr, buf, valid))
+		r->nomem = 1;
 	return 0;
 }
 

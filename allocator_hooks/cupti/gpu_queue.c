@@ -73,3 +73,19 @@ void mp_gpu_queue_release(mp_gpu_queue_t *q, uint64_t cut)
 	if (cut > q->released)
 		q->released = cut;
 }
+
+int mp_gpu_queue_buffer(mp_gpu_queue_t *q, mp_cupti_translator_t *tr, const uint8_t *buf, size_t valid)
+{
+	size_t pos = 0, len;
+	const uint8_t *rec;
+	int rc = 0;
+
+	while (mp_cupti_next_record(tr, buf, valid, &pos, &rec, &len)) {
+		mp_gpu_event_t ev[MP_CUPTI_MAX_OUT];
+		int i, n = mp_cupti_translate(tr, rec, len, ev);
+		for (i = 0; i < n; i++)
+			if (mp_gpu_queue_push(q, &ev[i]))
+				rc = -ENOMEM;
+	}
+	return rc;
+}

@@ -171,9 +171,7 @@ int cmd_plot(int argc, char **argv)
 		mp_cli_error("no memory events to draw: '%s' not written", out);
 		rc = MP_EXIT_FAILURE;
 	} else if (rc == MP_EXIT_OK) {
-		for (int i = 0; i < ci.n; i++) /* a run's capture: titled by its process */
-			if (cli_runs_label(&runs, ci.paths[i]))
-				ci.paths[i] = cli_runs_label(&runs, ci.paths[i]);
+		cli_runs_title_inputs(&runs, &ci);
 		rc = cli_plot_write(&ci, &po, out);
 	}
 	cli_inputs_close(&ci);

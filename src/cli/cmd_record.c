@@ -351,32 +351,41 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "memprof: CMD was killed by signal %d (%s)\n", WTERMSIG(status),
 			strsignal(WTERMSIG(status)));
 	if (got) {
-		char outcome[96], root[PATH_MAX + 64], *main = NULL;
-		int r, root_traced;
+		char outcome[96], *main = NULL;
+		mp_run_t *run = NULL;
+		mp_diag_t diag;
+		int rc, root_traced;
 
 		if (WIFSIGNALED(status))
 			snprintf(outcome, sizeof(outcome), "signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
 		else
 			snprintf(outcome, sizeof(outcome), "exit %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		mp_cli_run_ended(path, outcome);
-		snprintf(root, sizeof(root), "%s/%ld.memprof", path, (long)pid);
-		root_traced = access(root, F_OK) == 0; /* (before --main-only may remove it) */
-		if (o.main_only)
-			mp_cli_run_keep_main(path, (long)pid);
+		rc = mp_run_open(&run, path, &diag); /* MP_ENOTFOUND: not one capture */
+		root_traced = rc == 0 && mp_cli_run_root(run, (long)pid) >= 0; /* (before --main-only) */
+		if (rc == 0 && o.main_only && mp_cli_run_keep_main(run, (long)pid)) {
+			mp_run_close(run);
+			run = NULL;
+			rc = mp_run_open(&run, path, &diag);
+		}
 		if (!root_traced && !(WIFEXITED(status) && WEXITSTATUS(status) >= 126)) {
-			const char *who = mp_cli_run_captures(path) ? " for CMD itself" : "";
+			const char *who = rc == 0 ? " for CMD itself" : "";
 			if (untraced)
 				mp_cli_warning("no capture was written%s: %s", who, why);
 			else
 				mp_cli_warning("no capture was written%s (see the messages above)", who);
 		}
-		r = mp_cli_run_summary(path, &main);
-		if (r == 1) { /* nothing at all: no empty run left behind */
+		if (rc == 0) {
+			mp_cli_run_summary(run, &main);
+		} else if (diag.code == MP_ENOTFOUND) { /* nothing at all: no empty run left behind */
 			char marker[PATH_MAX + 32];
 			snprintf(marker, sizeof(marker), "%s/%s", path, MP_RUN_MARKER);
 			unlink(marker);
 			rmdir(path);
+		} else {
+			mp_cli_diag(&diag);
 		}
+		mp_run_close(run);
 		if (main) {
 			mp_cli_record_summary(main);
 			free(main);

@@ -330,9 +330,7 @@ int cmd_report(int argc, char **argv)
 		/* the timeline and the breakdown of what the report shows, beside it */
 		mp_plot_options_t po = {.charts = MP_PLOT_TIMELINE | MP_PLOT_BREAKDOWN, .top = ropt.top};
 		fflush(stdout);
-		for (int i = 0; i < ci.n; i++) /* a run's capture: titled by its process */
-			if (cli_runs_label(&runs, ci.paths[i]))
-				ci.paths[i] = cli_runs_label(&runs, ci.paths[i]);
+		cli_runs_title_inputs(&runs, &ci);
 		rc = cli_plot_write(&ci, &po, picture);
 	}
 out:

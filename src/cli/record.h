@@ -5,8 +5,8 @@
 #define MEMPROF_CLI_RECORD_H
 
 #include <stddef.h>
-#include <sys/types.h>
-#include <time.h>
+
+#include <memprof/run.h>
 
 /* Print the line memprof record ends with, on stderr: the host heap, then
  * the anonymous memory the program mapped itself when it did (host_mmap:
@@ -21,19 +21,19 @@ void mp_cli_record_summary(const char *path);
 int mp_cli_run_create(const char *path, char *const *cmd, long pid);
 void mp_cli_run_ended(const char *path, const char *outcome);
 
-/* How many captures the run holds. */
-int mp_cli_run_captures(const char *path);
-
 /* Print the run's lines on stderr: where it is, how many captures, the main
  * process and its peak, the other processes that did work. *main_path: the
- * main process's capture (owned: free()), NULL when there is none. Returns
- * 0, 1 when the run holds no capture at all (nothing said), or -1 when it
- * cannot be read (said). */
-int mp_cli_run_summary(const char *path, char **main_path);
+ * main process's capture (owned: free()), NULL when none is readable. */
+void mp_cli_run_summary(const mp_run_t *run, char **main_path);
+
+/* The capture of CMD's first program (pid: CMD's), or -1 when CMD itself
+ * was not traced. */
+int mp_cli_run_root(const mp_run_t *run, long pid);
 
 /* --main-only: remove every capture but those of the program CMD's process
- * (pid) ran last and of what it started. Returns how many were removed. */
-int mp_cli_run_keep_main(const char *path, long pid);
+ * (pid) ran last and of what it started (run then describes files that
+ * are gone: open it again). Returns how many were removed. */
+int mp_cli_run_keep_main(const mp_run_t *run, long pid);
 
 /* --gpu (record_gpu.c): the injection library's path into lib (size
  * bytes), found next to the preload library, for CUDA_INJECTION64_PATH;

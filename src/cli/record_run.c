@@ -7,7 +7,6 @@
 
 #include "cli.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -60,21 +59,6 @@ void mp_cli_run_ended(const char *path, const char *outcome)
 	}
 }
 
-int mp_cli_run_captures(const char *path)
-{
-	struct dirent *de;
-	DIR *d = opendir(path);
-	int n = 0;
-
-	while (d && (de = readdir(d))) {
-		size_t l = strlen(de->d_name);
-		n += de->d_name[0] >= '0' && de->d_name[0] <= '9' && l > 8 && !strcmp(de->d_name + l - 8, ".memprof");
-	}
-	if (d)
-		closedir(d);
-	return n;
-}
-
 /* Whether capture i descends from capture top (by fork or exec). */
 static int descends(const mp_run_t *run, int i, int top)
 {
@@ -83,25 +67,25 @@ static int descends(const mp_run_t *run, int i, int top)
 	return i == top;
 }
 
-int mp_cli_run_keep_main(const char *path, long pid)
+int mp_cli_run_root(const mp_run_t *run, long pid)
 {
-	mp_run_t *run;
-	mp_diag_t diag;
-	int end = -1, removed = 0;
+	for (size_t i = 0; i < mp_run_count(run); i++)
+		if (mp_run_proc(run, i)->pid == (uint64_t)pid && mp_run_proc(run, i)->parent < 0)
+			return (int)i;
+	return -1;
+}
+
+int mp_cli_run_keep_main(const mp_run_t *run, long pid)
+{
+	int end = mp_cli_run_root(run, pid), removed = 0;
 	size_t i;
 
-	if (mp_run_open(&run, path, &diag) < 0)
-		return 0;
 	/* CMD's first program, then along its exec chain to the last */
-	for (i = 0; i < mp_run_count(run); i++)
-		if (mp_run_proc(run, i)->pid == (uint64_t)pid && mp_run_proc(run, i)->parent < 0)
-			end = (int)i;
 	while (end >= 0 && mp_run_proc(run, (size_t)end)->exec_next >= 0)
 		end = mp_run_proc(run, (size_t)end)->exec_next;
 	for (i = 0; end >= 0 && i < mp_run_count(run); i++)
 		if (!descends(run, (int)i, end) && unlink(mp_run_proc(run, i)->path) == 0)
 			removed++;
-	mp_run_close(run);
 	return removed;
 }
 
@@ -119,35 +103,25 @@ static const char *ended_how(const mp_run_proc_t *p)
 	}
 }
 
-int mp_cli_run_summary(const char *path, char **main_path)
+void mp_cli_run_summary(const mp_run_t *run, char **main_path)
 {
 	char b[64], c[64];
-	mp_run_t *run;
-	mp_diag_t diag;
 	const mp_run_proc_t *m;
 	size_t i, helpers = 0, abrupt = 0;
 	int k;
 
 	*main_path = NULL;
-	if (mp_run_open(&run, path, &diag) < 0) {
-		if (diag.code == MP_ENOTFOUND)
-			return 1; /* no capture at all: the caller says why */
-		mp_cli_diag(&diag);
-		return -1;
-	}
 	for (i = 0; i < mp_run_count(run); i++) {
 		helpers += mp_run_proc(run, i)->helper != 0;
 		abrupt += mp_run_proc(run, i)->end == MP_PROC_ABRUPT;
 	}
-	fprintf(stderr, "memprof: run written to '%s': %zu capture%s", path, mp_run_count(run),
+	fprintf(stderr, "memprof: run written to '%s': %zu capture%s", mp_run_path(run), mp_run_count(run),
 		mp_run_count(run) > 1 ? "s" : "");
 	if (mp_run_count(run) > 1)
 		fprintf(stderr, " (%zu of helpers: shells, launchers, exec'd wrappers)", helpers);
 	fputc('\n', stderr);
-	if ((k = mp_run_main(run)) < 0) {
-		mp_run_close(run);
-		return 0;
-	}
+	if ((k = mp_run_main(run)) < 0)
+		return;
 	m = mp_run_proc(run, (size_t)k);
 	fprintf(stderr, "memprof: main process: pid %" PRIu64 " '%s', peak %s%s\n", m->pid, m->command_line,
 		mp_cli_bytes(b, sizeof(b), m->peak_bytes), ended_how(m));
@@ -160,6 +134,4 @@ int mp_cli_run_summary(const char *path, char **main_path)
 	if (abrupt)
 		fprintf(stderr, "memprof: %zu capture%s ended abruptly\n", abrupt, abrupt > 1 ? "s" : "");
 	*main_path = strdup(m->path);
-	mp_run_close(run);
-	return 0;
 }

@@ -77,12 +77,14 @@ static int add_capture(cli_runs_t *r, const mp_run_t *run, size_t k)
 	return 0;
 }
 
-const char *cli_runs_label(const cli_runs_t *r, const char *path)
+void cli_runs_title_inputs(const cli_runs_t *r, cli_inputs_t *ci)
 {
-	for (int i = 0; path && i < r->nfiles; i++)
-		if (r->labels[i] && !strcmp(r->files[i], path))
-			return r->labels[i];
-	return NULL;
+	for (int k = 0; k < ci->n; k++)
+		for (int i = 0; ci->paths[k] && i < r->nfiles; i++)
+			if (r->labels[i] && !strcmp(r->files[i], ci->paths[k])) {
+				ci->paths[k] = r->labels[i];
+				break;
+			}
 }
 
 /* The pids of a run, for the message when --pid names none of them. */

@@ -37,9 +37,11 @@ int cli_run_parse_pid(const char *arg, cli_run_select_t *sel);
 int cli_runs_expand(cli_runs_t *r, char *const *files, int nfiles, const cli_run_select_t *sel);
 void cli_runs_free(cli_runs_t *r);
 
-/* The label of a capture path that came from a run, for chart titles
- * (the capture's file name says little), or NULL. Borrowed from r. */
-const char *cli_runs_label(const cli_runs_t *r, const char *path);
+/* Name the inputs that came from a run by their process ("pid N PROGRAM
+ * (RUN)") instead of their capture file's name, which says little: for
+ * chart titles. ci's names then borrow from r. */
+struct cli_inputs;
+void cli_runs_title_inputs(const cli_runs_t *r, struct cli_inputs *ci);
 
 /* The process trees, as text (one line a capture), or as the report's
  * "run" object (docs/report.md; NULL: out of memory; the first run only:

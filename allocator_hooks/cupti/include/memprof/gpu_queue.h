@@ -46,6 +46,13 @@ void mp_gpu_queue_free(mp_gpu_queue_t *q);
 /* Queue an event. Returns 0, or -ENOMEM (then it is counted in lost). */
 int mp_gpu_queue_push(mp_gpu_queue_t *q, const mp_gpu_event_t *e);
 
+/* Every record of a completed buffer's first `valid` bytes, walked by
+ * memprof's iterator (mp_cupti_next_record), translated with tr and
+ * queued: what a dump's replay and its fuzz target do with each buffer.
+ * Returns 0, or -ENOMEM when an event could not be queued (counted in
+ * q->lost; the walk goes on). */
+int mp_gpu_queue_buffer(mp_gpu_queue_t *q, mp_cupti_translator_t *tr, const uint8_t *buf, size_t valid);
+
 /* The earliest queued event if it is earlier than cut: 1 and *out, else 0.
  * Ties come out in arrival order. */
 int mp_gpu_queue_pop_before(mp_gpu_queue_t *q, uint64_t cut, mp_gpu_event_t *out);
