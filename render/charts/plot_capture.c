@@ -348,6 +348,25 @@ static int share_height(plot_t *pl, double asked, double *total, mp_diag_t *diag
 	return 0;
 }
 
+/* The time every timeline of one input spans: the first to the last point
+ * of all its memory ids, so that their panels line up. */
+static void input_span(const mp_plot_input_t *in, uint64_t *t0, uint64_t *t1)
+{
+	*t0 = UINT64_MAX;
+	*t1 = 0;
+	for (size_t i = 0; i < mp_solver_device_count(in->solver); i++) {
+		const mp_solver_device_t *d = mp_solver_device(in->solver, i);
+		if (!d->timeline_count)
+			continue;
+		if (d->timeline[0].time_ns < *t0)
+			*t0 = d->timeline[0].time_ns;
+		if (d->timeline[d->timeline_count - 1].time_ns > *t1)
+			*t1 = d->timeline[d->timeline_count - 1].time_ns;
+	}
+	if (*t0 > *t1)
+		*t0 = *t1 = 0;
+}
+
 static int draw_panel(const mp_chart_area_t *a, panel_t *p)
 {
 	char title[320], name[160];
@@ -362,6 +381,7 @@ static int draw_panel(const mp_chart_area_t *a, panel_t *p)
 		m.title = title;
 		m.dev = p->dev;
 		m.source = p->in->source;
+		input_span(p->in, &m.t0_ns, &m.t1_ns);
 		return mp_chart_timeline(a, &m);
 	}
 	case P_BREAKDOWN: {

@@ -29,6 +29,7 @@ typedef struct tl {
 	int off_scale; /* the capacity is far above what was used: free is cut at the top */
 	size_t nsteps; /* step boundaries seen */
 	uint64_t ymax;
+	uint64_t used;             /* the most in use at any point */
 } tl_t;
 
 static uint64_t in_use(const mp_solver_point_t *p)
@@ -278,6 +279,45 @@ static void candidates(mp_label_t *l, double x, const mp_box_t *plot, double y_h
 	l->ncand = 8;
 }
 
+/* Whether the label box b would hide what is in use (the heap and stack
+ * area's top in any column under it). */
+static int covers_use(const tl_t *t, const mp_box_t *b)
+{
+	long c0 = (long)floor(b->x - t->plot.x), c1 = (long)ceil(b->x + b->w - t->plot.x);
+
+	for (long c = c0 < 0 ? 0 : c0; c < c1 && c < (long)t->ncol; c++)
+		if (t->use[c].has && mp_scale_map(&t->sy, t->use[c].hi) < b->y + b->h)
+			return 1;
+	return 0;
+}
+
+/* Place the labels; when the peak's label can only go over the data (a
+ * peak near the plot's edge, a short panel among many), raise the top of
+ * the y scale so that the band at the top, where it goes first, is clear
+ * of what was in use, and place them again. Returns the number placed, or
+ * MP_ENOMEM. */
+static long place_labels(tl_t *t, mp_ticks_t *ty, mp_label_t *labels, size_t n)
+{
+	const mp_chart_area_t *a = t->a;
+	double need, top;
+	long rc = mp_labels_place(labels, n, &t->plot, NULL, 0, 3);
+
+	if (rc < 0 || !n || !labels[0].placed || !covers_use(t, &labels[0].box))
+		return rc;
+	need = labels[0].h + 12; /* the top candidates' offset, the label, a gap */
+	if (need > t->plot.h * 0.5)
+		return rc; /* a plot this short: better over the data than no data */
+	top = (double)t->used * t->plot.h / (t->plot.h - need);
+	if (top <= t->sy.d1)
+		return rc;
+	t->sy.d1 = top;
+	if ((rc = mp_ticks_fit(ty, MP_AXIS_BYTES, 0, top, t->plot.h, 0, a->measure, CX_SMALL)) < 0)
+		return rc;
+	for (size_t i = 0; i < n; i++)
+		labels[i].placed = 0;
+	return mp_labels_place(labels, n, &t->plot, NULL, 0, 3);
+}
+
 int mp_chart_timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem)
 {
 	const mp_solver_device_t *d = mem->dev;
@@ -310,6 +350,7 @@ int mp_chart_timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem)
 		}
 		/* 144 GiB of capacity would flatten a 432 MiB peak into the axis:
 		 * beyond 4x, the scale follows what was used and free is cut */
+		t.used = used;
 		t.off_scale = all > 4 * used;
 		t.ymax = t.off_scale ? used + used / 4 : all;
 	}
@@ -351,8 +392,16 @@ int mp_chart_timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem)
 		t.plot.h -= LANE_H + 4;
 	}
 
+	/* this memory id's points, within the axis its input's others share
+	 * (a PyTorch snapshot's reserved segments, all made at the start,
+	 * on the same 85 µs as the blocks inside them; the last value is
+	 * held to the end, as the series is a step function) */
 	t0 = d->timeline[0].time_ns;
 	t1 = d->timeline[d->timeline_count - 1].time_ns;
+	if (mem->t1_ns > mem->t0_ns) {
+		t0 = mem->t0_ns < t0 ? mem->t0_ns : t0;
+		t1 = mem->t1_ns > t1 ? mem->t1_ns : t1;
+	}
 	if (t1 <= t0) { /* one instant: a microsecond around it */
 		t0 = t0 > 500 ? t0 - 500 : 0;
 		t1 = t0 + 1000;
@@ -372,6 +421,42 @@ int mp_chart_timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem)
 	/* each series reduced to the plot's pixel columns */
 	if ((rc = columns(&t, t0, t1)) < 0)
 		goto out;
+
+	/* the labels of the peak and of the first failed allocation, placed
+	 * before anything is painted: the scale may have to make room */
+	{
+		double x = cx_crisp(px(&t, d->peak.time_ns)), y = mp_scale_map(&t.sy, (double)d->peak_bytes);
+		const char *op = top_op(mem);
+		snprintf(l1, sizeof(l1), "peak %s", mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes));
+		snprintf(l2, sizeof(l2), "%s%s%s%s", mp_fmt_time(b2, sizeof(b2), d->peak.time_ns), steps, op[0] ? " · " : "", op);
+		{
+			char fit[512];
+			mp_text_fit(a->measure, l2, CX_SMALL, 0, t.plot.w * 0.45, MP_ELLIPSIS_MIDDLE, fit, sizeof(fit));
+			snprintf(l2, sizeof(l2), "%s", fit);
+		}
+		memset(&labels[0], 0, sizeof(labels[0]));
+		label_size(a, l1, l2, &labels[0].w, &labels[0].h);
+		candidates(&labels[0], x, &t.plot, y);
+		labels[0].priority = 10;
+		nlabels = 1;
+	}
+	if (d->oom_count) {
+		const mp_solver_oom_t *o = &d->oom[0];
+		double x = px(&t, o->at.time_ns);
+		snprintf(o1, sizeof(o1), "failed: %s asked", mp_fmt_bytes(b1, sizeof(b1), o->requested_bytes));
+		if (d->oom_total > 1)
+			snprintf(o1 + strlen(o1), sizeof(o1) - strlen(o1), " (1 of %" PRIu64 ")", d->oom_total);
+		snprintf(o2, sizeof(o2), "at %s%s%s", mp_fmt_time(b2, sizeof(b2), o->at.time_ns),
+			 o->op ? ", op " : "", o->op ? mp_source_string(mem->source, o->op) : "");
+		memset(&labels[1], 0, sizeof(labels[1]));
+		label_size(a, o1, o2, &labels[1].w, &labels[1].h);
+		candidates(&labels[1], x, &t.plot, t.plot.y + t.plot.h / 2);
+		labels[1].priority = 5;
+		nlabels = 2;
+	}
+	if ((rc = (int)place_labels(&t, &ty, labels, nlabels)) < 0)
+		goto out;
+	rc = 0;
 
 	cx_axis_left(a, &t.plot, &ty, &t.sy, 1);
 	cx_axis_bottom(a, &t.plot, &tx, &t.sx, 0);
@@ -415,44 +500,13 @@ int mp_chart_timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem)
 		mp_scene_tag(a->scene, mp_scene_path(a->scene, tri, 3, 1, &ms), "oom-mark");
 	}
 
-	/* the peak: a dot on its line, and its label */
-	{
-		double x = cx_crisp(px(&t, d->peak.time_ns)), y = mp_scale_map(&t.sy, (double)d->peak_bytes);
+	{ /* the peak: a dot on its line */
 		mp_style_t dot = cx_fill(MP_COLOR_PEAK);
-		const char *op = top_op(mem);
+		double x = cx_crisp(px(&t, d->peak.time_ns)), y = mp_scale_map(&t.sy, (double)d->peak_bytes);
 		mp_scene_rect(a->scene, x - 3, y - 3, 6, 6, &dot);
-		snprintf(l1, sizeof(l1), "peak %s", mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes));
-		snprintf(l2, sizeof(l2), "%s%s%s%s", mp_fmt_time(b2, sizeof(b2), d->peak.time_ns), steps, op[0] ? " · " : "", op);
-		{
-			char fit[512];
-			mp_text_fit(a->measure, l2, CX_SMALL, 0, t.plot.w * 0.45, MP_ELLIPSIS_MIDDLE, fit, sizeof(fit));
-			snprintf(l2, sizeof(l2), "%s", fit);
-		}
-		memset(&labels[0], 0, sizeof(labels[0]));
-		label_size(a, l1, l2, &labels[0].w, &labels[0].h);
-		candidates(&labels[0], x, &t.plot, y);
-		labels[0].priority = 10;
-		nlabels = 1;
-	}
-	if (d->oom_count) {
-		const mp_solver_oom_t *o = &d->oom[0];
-		double x = px(&t, o->at.time_ns);
-		snprintf(o1, sizeof(o1), "failed: %s asked", mp_fmt_bytes(b1, sizeof(b1), o->requested_bytes));
-		if (d->oom_total > 1)
-			snprintf(o1 + strlen(o1), sizeof(o1) - strlen(o1), " (1 of %" PRIu64 ")", d->oom_total);
-		snprintf(o2, sizeof(o2), "at %s%s%s", mp_fmt_time(b2, sizeof(b2), o->at.time_ns),
-			 o->op ? ", op " : "", o->op ? mp_source_string(mem->source, o->op) : "");
-		memset(&labels[1], 0, sizeof(labels[1]));
-		label_size(a, o1, o2, &labels[1].w, &labels[1].h);
-		candidates(&labels[1], x, &t.plot, t.plot.y + t.plot.h / 2);
-		labels[1].priority = 5;
-		nlabels = 2;
 	}
 	if (t.show_steps)
 		step_lane(&t);
-	if ((rc = (int)mp_labels_place(labels, nlabels, &t.plot, NULL, 0, 3)) < 0)
-		goto out;
-	rc = 0;
 	if (labels[0].placed)
 		draw_label(a, &labels[0].box, l1, l2, MP_COLOR_PEAK, "peak-label");
 	if (nlabels > 1 && d->oom_count && labels[1].placed)

@@ -59,4 +59,44 @@ static inline int cc_texts_clear(const mp_scene_t *s, const mp_text_measure_t *m
 	return bad;
 }
 
+/* The nth item tagged tag, failing the test when there is none. */
+static inline const mp_scene_item_t *cc_find(const mp_scene_t *s, const char *tag, size_t nth)
+{
+	size_t from = 0;
+	const mp_scene_item_t *it = NULL;
+
+	for (size_t i = 0; i <= nth; i++)
+		it = mp_scene_find(s, tag, &from);
+	if (!it)
+		fail_msg("no item tagged '%s' (#%zu)", tag, nth);
+	return it;
+}
+
+static inline size_t cc_count(const mp_scene_t *s, const char *tag)
+{
+	size_t from = 0, n = 0;
+
+	while (mp_scene_find(s, tag, &from))
+		n++;
+	return n;
+}
+
+/* How many points of the area's outline (its columns' tops) lie under the
+ * label -- its first line and the smaller one below it, at most as tall --
+ * above its bottom: what the label hides. */
+static inline int cc_label_over_area(const mp_scene_t *s, const mp_scene_item_t *label, const mp_scene_item_t *area,
+				     const mp_text_measure_t *m)
+{
+	mp_box_t b = cc_text_box(s, label, m);
+	const mp_point_t *p = mp_scene_points(s, area);
+	int bad = 0;
+
+	for (uint32_t i = 0; i < area->count; i++)
+		if (p[i].x > b.x && p[i].x < b.x + b.w && p[i].y < b.y + 2 * b.h - 1)
+			bad++;
+	if (bad)
+		fprintf(stderr, "label '%s' hides %d points of what was in use\n", mp_scene_string(s, label), bad);
+	return bad;
+}
+
 #endif

@@ -118,27 +118,6 @@ static void release(analysed_t *a)
 	mp_source_close(a->src);
 }
 
-static const mp_scene_item_t *find(const mp_scene_t *s, const char *tag, size_t nth)
-{
-	size_t from = 0;
-	const mp_scene_item_t *it = NULL;
-
-	for (size_t i = 0; i <= nth; i++)
-		it = mp_scene_find(s, tag, &from);
-	if (!it)
-		fail_msg("no item tagged '%s' (#%zu)", tag, nth);
-	return it;
-}
-
-static size_t count(const mp_scene_t *s, const char *tag)
-{
-	size_t from = 0, n = 0;
-
-	while (mp_scene_find(s, tag, &from))
-		n++;
-	return n;
-}
-
 static char *write_png(const mp_scene_t *s)
 {
 	char *png = mp_test_tmpfile(".png");
@@ -174,26 +153,26 @@ static void test_demo_timeline(void **state)
 	d = mp_solver_device(a.solver, 0);
 	/* the peak drawn is the peak reported: 63 MiB, at its time */
 	assert_int_equal(jnum(peak, "bytes"), 63 * MiB);
-	label = find(a.scene, "peak-label", 0);
+	label = cc_find(a.scene, "peak-label", 0);
 	snprintf(want, sizeof(want), "peak %" PRIu64 " B (63.00 MiB)", jnum(peak, "bytes"));
 	assert_string_equal(mp_scene_string(a.scene, label), want);
-	plot = find(a.scene, "plot", 0);
-	line = find(a.scene, "peak-line", 0);
+	plot = cc_find(a.scene, "plot", 0);
+	line = cc_find(a.scene, "peak-line", 0);
 	t0 = (double)d->timeline[0].time_ns;
 	t1 = (double)d->timeline[d->timeline_count - 1].time_ns;
 	/* the plot frame is drawn a pixel outside the plot: x + 1, w - 1 */
 	x = plot->x + 1 + ((double)jnum(peak, "time_ns") - t0) / (t1 - t0) * (plot->w - 1);
 	assert_true(fabs(mp_scene_points(a.scene, line)[0].x - x) <= 1.0);
 	/* one failed allocation, marked at its time (the mark's tip is its x) */
-	assert_int_equal(count(a.scene, "oom-mark"), 1);
-	mark = find(a.scene, "oom-mark", 0);
+	assert_int_equal(cc_count(a.scene, "oom-mark"), 1);
+	mark = cc_find(a.scene, "oom-mark", 0);
 	x = plot->x + 1 + ((double)jnum(oom, "time_ns") - t0) / (t1 - t0) * (plot->w - 1);
 	assert_true(fabs(mp_scene_points(a.scene, mark)[2].x - x) <= 1.0);
 	/* five steps, each started after the weights were made (no step) */
-	assert_int_equal(count(a.scene, "step-tick"), 5);
-	assert_int_equal(count(a.scene, "area-heap"), 1);
-	assert_int_equal(count(a.scene, "area-free"), 1);
-	assert_int_equal(count(a.scene, "area-stack"), 0); /* nothing reserved */
+	assert_int_equal(cc_count(a.scene, "step-tick"), 5);
+	assert_int_equal(cc_count(a.scene, "area-heap"), 1);
+	assert_int_equal(cc_count(a.scene, "area-free"), 1);
+	assert_int_equal(cc_count(a.scene, "area-stack"), 0); /* nothing reserved */
 	assert_int_equal(cc_texts_clear(a.scene, mp_render_measure()), 0);
 
 	png = write_png(a.scene);
@@ -212,7 +191,7 @@ static void test_demo_timeline(void **state)
 
 static double item_width(const mp_scene_t *s, const char *tag, size_t nth)
 {
-	return find(s, tag, nth)->w;
+	return cc_find(s, tag, nth)->w;
 }
 
 /* Widths of a comparison bar that wraps: every row of it. */
@@ -248,9 +227,9 @@ static void test_demo_maps(void **state)
 	}
 	assert_int_equal(titles, 2);
 	assert_int_equal(causes, 1);
-	assert_int_equal(count(a.scene, "largest-free-label"), 2);
-	assert_string_equal(mp_scene_string(a.scene, find(a.scene, "largest-free-label", 0)), "largest free chunk 1.00 MiB");
-	assert_string_equal(mp_scene_string(a.scene, find(a.scene, "largest-free-label", 1)), "largest free chunk 2.00 MiB");
+	assert_int_equal(cc_count(a.scene, "largest-free-label"), 2);
+	assert_string_equal(mp_scene_string(a.scene, cc_find(a.scene, "largest-free-label", 0)), "largest free chunk 1.00 MiB");
+	assert_string_equal(mp_scene_string(a.scene, cc_find(a.scene, "largest-free-label", 1)), "largest free chunk 2.00 MiB");
 	/* the request, the largest free chunk and all free bytes at one scale:
 	 * 6 : 2 : 25 MiB (widths are not rounded: within a pixel) */
 	req = bar_total(a.scene, "request");
@@ -260,7 +239,7 @@ static void test_demo_maps(void **state)
 	assert_true(fabs(req - 3 * largest) <= 1);
 	assert_true(fabs(all - req * 25 / 6) <= 1);
 	/* the outline of the 2 MiB chunk in the map is as wide as its bar */
-	lf = find(a.scene, "largest-free", count(a.scene, "largest-free") - 1);
+	lf = cc_find(a.scene, "largest-free", cc_count(a.scene, "largest-free") - 1);
 	assert_true(fabs((lf->w + 2) - largest) <= 2);
 	assert_int_equal(cc_texts_clear(a.scene, mp_render_measure()), 0);
 
@@ -268,7 +247,7 @@ static void test_demo_maps(void **state)
 	/* the outline's left edge (2 px wide, centred on x + 1) */
 	assert_pixel(png, lf->x, lf->y + lf->h / 2, MP_COLOR_OOM);
 	/* the first block of the pool is a 4 MiB weight (persist, blue) */
-	lf = find(a.scene, "map-row", 0);
+	lf = cc_find(a.scene, "map-row", 0);
 	assert_pixel(png, lf->x + 2, lf->y + lf->h / 2, mp_color_region(MP_REGION_PERSIST));
 	unlink(png);
 	free(png);
@@ -285,14 +264,14 @@ static void test_demo_all(void **state)
 	(void)state;
 	analyse(&a, demo, MP_PLOT_ALL, 0);
 	/* the breakdown: 5 groups, no rest; bars proportional to their bytes */
-	assert_int_equal(count(a.scene, "bar"), json_array_size(bd));
+	assert_int_equal(cc_count(a.scene, "bar"), json_array_size(bd));
 	w0 = item_width(a.scene, "bar", 0);
 	w1 = item_width(a.scene, "bar", 1);
 	assert_true(fabs(w0 / w1 - (double)jnum(json_array_get(bd, 0), "total_bytes") /
 					 (double)jnum(json_array_get(bd, 1), "total_bytes")) < 0.01);
-	assert_string_equal(mp_scene_string(a.scene, find(a.scene, "bar-label", 0)), "data/shuffle_buffer");
-	assert_int_equal(count(a.scene, "peak-label"), 1);
-	assert_int_equal(count(a.scene, "largest-free-label"), 2);
+	assert_string_equal(mp_scene_string(a.scene, cc_find(a.scene, "bar-label", 0)), "data/shuffle_buffer");
+	assert_int_equal(cc_count(a.scene, "peak-label"), 1);
+	assert_int_equal(cc_count(a.scene, "largest-free-label"), 2);
 	assert_int_equal(cc_texts_clear(a.scene, mp_render_measure()), 0);
 	release(&a);
 	json_decref(doc);
@@ -355,7 +334,7 @@ static void test_long_names(void **state)
 	if (mp_plot_capture(&scene, &in, 1, &po, mp_render_measure(), &d) < 0)
 		fail_msg("%s", d.text);
 	assert_true(mp_scene_width(scene) == 900);
-	assert_true(count(scene, "oom-mark") > 10);
+	assert_true(cc_count(scene, "oom-mark") > 10);
 	assert_int_equal(cc_texts_clear(scene, mp_render_measure()), 0);
 	{ /* the bytes that are not UTF-8 do not stop cairo */
 		char *png = write_png(scene);
@@ -388,14 +367,14 @@ static void test_xplane_tf(void **state)
 	analyse(&a, path, MP_PLOT_ALL, 0);
 	/* TensorFlow's own memory_profile.json.gz of the run says
 	 * peakBytesInUse 53543168 for GPU_0_bfc, 3072 for gpu_host_bfc */
-	assert_string_equal(mp_scene_string(a.scene, find(a.scene, "peak-label", 0)), "peak 53543168 B (51.06 MiB)");
-	assert_string_equal(mp_scene_string(a.scene, find(a.scene, "peak-label", 1)), "peak 3072 B (3.00 KiB)");
+	assert_string_equal(mp_scene_string(a.scene, cc_find(a.scene, "peak-label", 0)), "peak 53543168 B (51.06 MiB)");
+	assert_string_equal(mp_scene_string(a.scene, cc_find(a.scene, "peak-label", 1)), "peak 3072 B (3.00 KiB)");
 	/* no regions in xplane captures: no map, and the picture says why */
-	assert_int_equal(count(a.scene, "map-row"), 0);
+	assert_int_equal(cc_count(a.scene, "map-row"), 0);
 	assert_int_equal(cc_texts_clear(a.scene, mp_render_measure()), 0);
 	png = write_png(a.scene);
-	plot = find(a.scene, "plot", 0);
-	line = find(a.scene, "peak-line", 0);
+	plot = cc_find(a.scene, "plot", 0);
+	line = cc_find(a.scene, "peak-line", 0);
 	/* the capacity (13.6 GiB) is far above the 51 MiB peak: the scale
 	 * follows what was used, so the peak reaches 80 % of the plot */
 	assert_pixel(png, mp_scene_points(a.scene, line)[0].x + 1, plot->y + plot->h * 0.5, MP_COLOR_HEAP);
@@ -420,9 +399,9 @@ static void test_xplane_multi(void **state)
 	ndev = json_array_size(json_object_get(doc, "devices"));
 	analyse(&a, path, MP_PLOT_TIMELINE, 0);
 	/* one panel per memory id with a peak, highest peak first */
-	assert_int_equal(count(a.scene, "peak-label"), ndev);
+	assert_int_equal(cc_count(a.scene, "peak-label"), ndev);
 	for (i = 0; i < ndev; i++) {
-		const mp_scene_item_t *l = find(a.scene, "peak-label", i);
+		const mp_scene_item_t *l = cc_find(a.scene, "peak-label", i);
 		if (prev) {
 			uint64_t p = strtoull(mp_scene_string(a.scene, prev) + 5, NULL, 10);
 			uint64_t q = strtoull(mp_scene_string(a.scene, l) + 5, NULL, 10);
@@ -433,6 +412,17 @@ static void test_xplane_multi(void **state)
 	assert_int_equal(cc_texts_clear(a.scene, mp_render_measure()), 0);
 	release(&a);
 	json_decref(doc);
+	/* 8 short panels of peaks near their right edge (mi300x): each peak's
+	 * label over none of what was in use (the scale makes room above) */
+	if (!(path = mp_test_shared("xplane/jax-mi300x-tracelens/tests/traces/mi300/jax_conv_minimal_legacy/"
+				    "chi-mi300x-013.ord.vultr.cpe.ice.amd.com.xplane.pb")))
+		return;
+	analyse(&a, path, MP_PLOT_TIMELINE, 1920);
+	assert_int_equal(cc_count(a.scene, "peak-label"), 8);
+	for (i = 0; i < 8; i++)
+		assert_int_equal(cc_label_over_area(a.scene, cc_find(a.scene, "peak-label", i),
+						    cc_find(a.scene, "area-heap", i), mp_render_measure()), 0);
+	release(&a);
 }
 
 /* ---- the command line ---- */

@@ -59,6 +59,8 @@ typedef struct mp_chart_memory {
 	const char *title;             /* "demo.memprof: GPU_0_bfc (device)"; the chart adds the capacity */
 	const mp_solver_device_t *dev; /* timeline, peak, OOM records */
 	const mp_source_t *source;     /* names of op ids */
+	uint64_t t0_ns, t1_ns;         /* the time axis at least spans these (the composer gives every
+					  memory id of one input the same axis); 0, 0: its own points */
 } mp_chart_memory_t;
 
 /* The memory timeline: stack, heap and free (when the capacity is known)
