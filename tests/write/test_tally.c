@@ -207,7 +207,7 @@ static void test_tally_threads(void **state)
 
 /* --- the live blocks' table against a plain list ------------------------- */
 
-#define POOL 3000 /* addresses: 3 memory ids x 1000, so the table grows twice */
+#define POOL 3000 /* addresses: 3 memory ids x 1000, so the table grows */
 
 typedef struct {
 	uint64_t req, fp;
@@ -219,6 +219,7 @@ static void test_tally_table(void **state)
 	static ref_t ref[3][POOL];
 	mp_tally_t t;
 	uint64_t rng = 12345, live[3] = {0}, blocks[3] = {0}, peak[3] = {0}, i;
+	mp_tally_ev_t ev;
 	uint32_t m;
 
 	(void)state;
@@ -245,14 +246,19 @@ static void test_tally_table(void **state)
 			blocks[m]++;
 			if (live[m] > peak[m])
 				peak[m] = live[m];
-			assert_int_equal(mp__tally_alloc(&t, m, i, 0x10000 + a * 16, req, op == 0 ? 0 : req + 16, 0), 0);
+			ev = (mp_tally_ev_t){i, 0x10000 + a * 16, ref[m][a].fp, req, mp__tally_hash(0x10000 + a * 16, m), m,
+					     MP_TALLY_ALLOC};
+			assert_int_equal(mp__tally_reserve(&t, 1), 0);
+			assert_int_equal(mp__tally_apply(&t, &ev), 0);
 		} else { /* a free, of an address that may not be live */
 			if (ref[m][a].live) {
 				live[m] -= ref[m][a].fp;
 				blocks[m]--;
 				ref[m][a].live = 0;
 			}
-			mp__tally_free(&t, m, i, 0x10000 + a * 16, 0);
+			ev = (mp_tally_ev_t){i, 0x10000 + a * 16, 0, 0, mp__tally_hash(0x10000 + a * 16, m), m, MP_TALLY_FREE};
+			assert_int_equal(mp__tally_reserve(&t, 1), 0);
+			assert_int_equal(mp__tally_apply(&t, &ev), 0);
 		}
 		if (i % 9973 == 0 || i == 399999) {
 			for (m = 0; m < 3; m++) {
@@ -263,8 +269,94 @@ static void test_tally_table(void **state)
 			assert_int_equal(t.n, blocks[0] + blocks[1] + blocks[2]);
 		}
 	}
-	assert_true(t.mask + 1 >= 2 * t.n);
-	assert_int_equal(t.nmem, 3);
+	assert_true(4 * t.n <= 3 * (t.mask + 1));
+	mp__tally_release(&t);
+}
+
+/* Blocks whose two buckets are both among the first two of the first
+ * table (2048 buckets): four fit there, the rest go to the stash (no
+ * block of theirs can move out: their other buckets are those two too),
+ * and the 33rd past the stash makes the table larger. Their frees,
+ * a duplicate allocation and a free of an address not live go down the
+ * far path, in the stash and out of it. Figures against hand counts: block
+ * k is 100 + k bytes (requested 90 + k). */
+#define CROWD 40
+
+static void test_tally_crowd(void **state)
+{
+	uint64_t addr[CROWD], a, live = 0;
+	mp_tally_ev_t ev;
+	mp_tally_t t;
+	int k = 0, i;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(mp__tally_ready(&t), 0);
+	assert_int_equal(mp__tally_reserve(&t, 1), 0);
+	assert_int_equal(t.mask + 1, 2048);
+	for (a = 0x1000; k < CROWD; a += 16) {
+		uint64_t h = mp__tally_hash(a, 0);
+		if (mp__tally_b1(&t, h) - t.bucket < 2 && mp__tally_b2(&t, h) - t.bucket < 2)
+			addr[k++] = a;
+	}
+	for (i = 0; i < CROWD; i++) {
+		ev = (mp_tally_ev_t){(uint64_t)i, addr[i], 100 + (uint64_t)i, 90 + (uint64_t)i, mp__tally_hash(addr[i], 0), 0,
+				     MP_TALLY_ALLOC};
+		assert_int_equal(mp__tally_apply(&t, &ev), 0);
+		live += 100 + (uint64_t)i;
+		if (i == 4)
+			assert_int_equal(t.nstash, 1); /* the fifth: both its buckets full */
+	}
+	/* the stash overflowed: a larger table (the crowd's hashes share
+	 * their top bits, so more than twice), its stash emptied */
+	assert_true(t.mask + 1 >= 4096);
+	assert_int_equal(t.nstash, 0);
+	assert_int_equal(t.n, CROWD);
+	assert_int_equal(t.mem[0].v[MP_SUMF_LIVE], live);
+	assert_int_equal(t.mem[0].v[MP_SUMF_LIVE_BLOCKS], CROWD);
+	assert_int_equal(t.mem[0].v[MP_SUMF_PEAK], live);
+	/* put the crowd back into a table of 2048 buckets, through the stash */
+	mp__tally_release(&t);
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(mp__tally_ready(&t), 0);
+	assert_int_equal(mp__tally_reserve(&t, 1), 0);
+	live = 0;
+	for (i = 0; i < 20; i++) {
+		ev = (mp_tally_ev_t){(uint64_t)i, addr[i], 100 + (uint64_t)i, 90 + (uint64_t)i, mp__tally_hash(addr[i], 0), 0,
+				     MP_TALLY_ALLOC};
+		assert_int_equal(mp__tally_apply(&t, &ev), 0);
+		live += 100 + (uint64_t)i;
+	}
+	assert_int_equal(t.nstash, 16);
+	/* a duplicate in the stash (block 10, 110 bytes, becomes 500) and one
+	 * in a bucket (block 0: 100 becomes 7) */
+	ev = (mp_tally_ev_t){20, addr[10], 500, 500, mp__tally_hash(addr[10], 0), 0, MP_TALLY_ALLOC};
+	assert_int_equal(mp__tally_apply(&t, &ev), 0);
+	ev = (mp_tally_ev_t){21, addr[0], 7, 7, mp__tally_hash(addr[0], 0), 0, MP_TALLY_ALLOC};
+	assert_int_equal(mp__tally_apply(&t, &ev), 0);
+	/* 20 blocks: 2000 + 190 bytes (1800 + 190 requested); block 10 then
+	 * 2190 - 110 + 500 = 2580 (the peak), block 0 then 2580 - 100 + 7 */
+	assert_int_equal(live, 2190);
+	live = 2487;
+	assert_int_equal(t.mem[0].v[MP_SUMF_LIVE], 2487);
+	assert_int_equal(t.mem[0].v[MP_SUMF_LIVE_REQ], 1990 - 100 + 500 - 90 + 7);
+	assert_int_equal(t.mem[0].v[MP_SUMF_PEAK], 2580);
+	assert_int_equal(t.n, 20);
+	/* a free of an address not live: nothing */
+	ev = (mp_tally_ev_t){22, addr[30], 0, 0, mp__tally_hash(addr[30], 0), 0, MP_TALLY_FREE};
+	assert_int_equal(mp__tally_apply(&t, &ev), 0);
+	assert_int_equal(t.mem[0].v[MP_SUMF_LIVE], live);
+	/* every block freed, last first: the stash empties, then the buckets */
+	for (i = 19; i >= 0; i--) {
+		ev = (mp_tally_ev_t){30 + (uint64_t)i, addr[i], 0, 0, mp__tally_hash(addr[i], 0), 0, MP_TALLY_FREE};
+		assert_int_equal(mp__tally_apply(&t, &ev), 0);
+	}
+	assert_int_equal(t.nstash, 0);
+	assert_int_equal(t.n, 0);
+	assert_int_equal(t.mem[0].v[MP_SUMF_LIVE], 0);
+	assert_int_equal(t.mem[0].v[MP_SUMF_LIVE_REQ], 0);
+	assert_int_equal(t.mem[0].v[MP_SUMF_LIVE_BLOCKS], 0);
+	assert_int_equal(t.mem[0].v[MP_SUMF_PEAK], 2580);
 	mp__tally_release(&t);
 }
 
@@ -400,7 +492,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tally_sequence), cmocka_unit_test(test_tally_threads),
-		cmocka_unit_test(test_tally_table),    cmocka_unit_test(test_tally_cut),
+		cmocka_unit_test(test_tally_table),    cmocka_unit_test(test_tally_crowd),    cmocka_unit_test(test_tally_cut),
 		cmocka_unit_test(test_tally_killed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

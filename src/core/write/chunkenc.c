@@ -24,41 +24,6 @@ unsigned mp__chunkenc_put_long(uint8_t *h, uint8_t *t, uint64_t v)
 	return l - 1;
 }
 
-uint64_t mp__chunkenc_clock_miss(clock_cache_t *cc, uint64_t raw)
-{
-	const mp_capclock_t *c = cc->c;
-	unsigned i = c->newest, k, j, m;
-
-	cc->lo = cc->span = 0; /* empty: every reading misses */
-	if (!c->use_tsc) {
-		/* times as they are: through a line of slope 1 (exact below
-		 * 2^62, which times since the origin are) */
-		static const mp_tsc_line_t identity = {0, 0, 1ull << 32};
-		cc->span = 1ull << 62;
-		cc->line = &identity;
-		return raw;
-	}
-	for (k = 1; k < c->count && (int64_t)(raw - c->line[i].tsc0) < 0; k++)
-		i = (i + MP_CLOCK_LINES - 1) % MP_CLOCK_LINES;
-	if ((int64_t)(raw - c->line[i].tsc0) >= 0) {
-		/* raw is at or after line i's start (not merely before the
-		 * oldest line): the range ends at the earliest start of the
-		 * lines newer than i, or far in the future for the newest */
-		uint64_t lo = c->line[i].tsc0, hi = lo + (1ull << 62);
-		for (j = i, m = k - 1; m > 0; m--) {
-			j = (j + 1) % MP_CLOCK_LINES;
-			if ((int64_t)(c->line[j].tsc0 - hi) < 0)
-				hi = c->line[j].tsc0;
-		}
-		if ((int64_t)(hi - lo) > 0) {
-			cc->lo = lo;
-			cc->span = hi - lo;
-			cc->line = &c->line[i];
-		}
-	}
-	return mp_tsc_convert(&c->line[i], raw);
-}
-
 /* mp__chunk_encode, in two variants: bmi2 is a constant. */
 #define put(c, v) put_x(c, v, bmi2)
 static inline __attribute__((always_inline)) int encode(mp_chunk_encoder_t *e, const uint64_t *words, size_t n,

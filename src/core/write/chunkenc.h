@@ -205,34 +205,6 @@ static inline __attribute__((always_inline)) void put_sizes(col_t *c, unsigned *
 		put_x(c, mp_zigzag((int64_t)(alloc - req)), bmi2);
 }
 
-/* mp__capclock_convert with the line it picks kept between records: a
- * thread's times only grow, so nearly every record falls on the line the
- * one before it did. The cache holds [lo, lo + span), the TSC readings for
- * which mp__capclock_convert's search ends at that line; outside it (or
- * without the TSC) the search runs, as it would. */
-__extension__ typedef unsigned __int128 mp_u128;
-
-typedef struct {
-	const mp_capclock_t *c;
-	const mp_tsc_line_t *line;
-	uint64_t lo, span; /* [lo, lo + span), span < 2^63 */
-} clock_cache_t;
-
-/* The search, out of line (chunkenc.c): sets the cache to the line found. */
-uint64_t mp__chunkenc_clock_miss(clock_cache_t *cc, uint64_t raw);
-
-static inline uint64_t clock_convert(clock_cache_t *cc, uint64_t raw)
-{
-	uint64_t d = raw - cc->lo;
-
-	/* In the range (one unsigned compare: d, negative as int64_t, is
-	 * above any span), d = raw - tsc0 >= 0: mp_tsc_convert's product in
-	 * unsigned arithmetic, the same value */
-	if (__builtin_expect(d < cc->span, 1))
-		return (uint64_t)(cc->line->ns0 + (int64_t)(uint64_t)(((mp_u128)d * cc->line->mult) >> 32));
-	return mp__chunkenc_clock_miss(cc, raw);
-}
-
 /* The state the record loops carry: write cursors, delta bases, counters. */
 typedef struct {
 	uint8_t *tag;

@@ -98,6 +98,32 @@ static inline uint64_t mp__capclock_convert(const mp_capclock_t *c, uint64_t raw
 	return mp_tsc_convert(&c->line[i], raw);
 }
 
+/* mp__capclock_convert with the line it picks kept between records: a
+ * thread's times only grow, so nearly every record falls on the line the
+ * one before it did. The cache holds [lo, lo + span), the TSC readings for
+ * which mp__capclock_convert's search ends at that line; outside it (or
+ * without the TSC) the search runs, as it would. */
+typedef struct {
+	const mp_capclock_t *c;
+	const mp_tsc_line_t *line;
+	uint64_t lo, span; /* [lo, lo + span), span < 2^63 */
+} clock_cache_t;
+
+/* The search, out of line (capclock.c): sets the cache to the line found. */
+uint64_t mp__capclock_cache_miss(clock_cache_t *cc, uint64_t raw);
+
+static inline uint64_t clock_convert(clock_cache_t *cc, uint64_t raw)
+{
+	uint64_t d = raw - cc->lo;
+
+	/* In the range (one unsigned compare: d, negative as int64_t, is
+	 * above any span), d = raw - tsc0 >= 0: mp_tsc_convert's product in
+	 * unsigned arithmetic, the same value */
+	if (__builtin_expect(d < cc->span, 1))
+		return (uint64_t)(cc->line->ns0 + (int64_t)(uint64_t)(((mp_u128)d * cc->line->mult) >> 32));
+	return mp__capclock_cache_miss(cc, raw);
+}
+
 /* capclock.c (the flusher's side: called under its lock) */
 /* Set the origin to now and decide between the TSC and clock_gettime: the
  * TSC only when the kernel's clocksource is "tsc" (synchronised across CPUs,

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#define FIRST_SLOTS 4096 /* 128 KiB: 2048 live blocks before the first growth */
+#define FIRST_BUCKETS 2048 /* 128 KiB: 1536 live blocks before the first growth */
 
 int mp__tally_ready(mp_tally_t *t)
 {
@@ -28,33 +28,125 @@ void mp__tally_declare(mp_tally_t *t, uint32_t id, const char *name, uint32_t le
 		t->nmem = id + 1;
 }
 
-int mp__tally_grow(mp_tally_t *t)
+static inline unsigned lives(const mp_tally_bucket_t *b)
 {
-	uint64_t cap = t->slot ? 2 * (t->mask + 1) : FIRST_SLOTS, old_cap = t->slot ? t->mask + 1 : 0, i;
-	mp_tally_slot_t *old = t->slot, *s;
-	unsigned bits = 0;
-	int found;
+	return (unsigned)((b->lane[0].key >> 32) + (b->lane[1].key >> 32));
+}
 
-	/* home1 is 32 bits (and 2^31 slots are 64 GiB: the process is out of memory long before) */
-	if (cap > (1ull << 31) || !(s = mp_map_pages(cap * sizeof(*s)))) {
-		t->failed = 1;
-		return -ENOMEM;
-	}
-	while ((1ull << bits) < cap)
-		bits++;
-	t->slot = s;
-	t->mask = cap - 1;
-	t->shift = 64 - bits;
-	for (i = 0; i < old_cap; i++) {
-		if (old[i].home1) {
-			uint32_t home1;
-			mp_tally_slot_t *to = mp__tally_find(t, old[i].addr, old[i].mem, &found, &home1);
-			*to = old[i];
-			to->home1 = home1;
+/* A free slot of hash h's buckets (of the less full one), else one made
+ * by moving a block of theirs to its other bucket, else the stash's next;
+ * NULL when the stash is full too. */
+static mp_tally_slot_t *room(mp_tally_t *t, uint64_t h)
+{
+	mp_tally_bucket_t *b[2] = {mp__tally_b1(t, h), mp__tally_b2(t, h)};
+	unsigned i, k, c0 = lives(b[0]), c1 = lives(b[1]);
+
+	if (c1 < c0)
+		return &b[1]->lane[b[1]->lane[0].key >> 32];
+	if (c0 < 2)
+		return &b[0]->lane[b[0]->lane[0].key >> 32];
+	for (i = 0; i < 2; i++)
+		for (k = 0; k < 2; k++) {
+			mp_tally_slot_t *x = &b[i]->lane[k];
+			uint64_t hx = mp__tally_hash(x->addr, (uint32_t)x->key);
+			mp_tally_bucket_t *o = mp__tally_b1(t, hx) == b[i] ? mp__tally_b2(t, hx) : mp__tally_b1(t, hx);
+			if (lives(o) < 2) {
+				o->lane[o->lane[0].key >> 32] = *x;
+				x->key &= ~MP_TALLY_LIVE;
+				return x;
+			}
 		}
+	return t->nstash < MP_TALLY_STASH ? &t->stash[t->nstash++] : NULL;
+}
+
+/* Every live block of the old table and stash into t's (empty) table;
+ * 0, or -1 when the new stash fills. */
+static int put_back(mp_tally_t *t, const mp_tally_bucket_t *old, uint64_t old_cap, const mp_tally_slot_t *stash,
+		    uint32_t nstash)
+{
+	uint64_t i;
+
+	for (i = 0; i < 2 * old_cap + nstash; i++) {
+		const mp_tally_slot_t *x = i < 2 * old_cap ? &old[i / 2].lane[i % 2] : &stash[i - 2 * old_cap];
+		mp_tally_slot_t *s;
+		if (!(x->key & MP_TALLY_LIVE))
+			continue;
+		if (!(s = room(t, mp__tally_hash(x->addr, (uint32_t)x->key))))
+			return -1;
+		*s = *x;
+	}
+	return 0;
+}
+
+int mp__tally_reserve(mp_tally_t *t, uint64_t more)
+{
+	uint64_t cap = t->bucket ? t->mask + 1 : FIRST_BUCKETS, old_cap = t->bucket ? t->mask + 1 : 0;
+	mp_tally_bucket_t *old = t->bucket;
+	mp_tally_slot_t stash[MP_TALLY_STASH];
+	uint32_t nstash = t->nstash;
+
+	/* at most 3 blocks for 4 buckets, and the stash empty: a block in it
+	 * sends every allocation at a new address down the far path (so a
+	 * table is built again, of the same size, as soon as one is there;
+	 * twice larger when its blocks do not all find room) */
+	while ((t->n + more) * 4 > cap * 3)
+		cap *= 2;
+	if (cap == old_cap && !nstash)
+		return 0;
+	memcpy(stash, t->stash, nstash * sizeof(stash[0]));
+	for (;; cap *= 2) {
+		mp_tally_bucket_t *b;
+		unsigned bits = 0;
+		if (cap > (1ull << 31) || !(b = mp_map_pages(cap * sizeof(*b)))) {
+			t->failed = 1;
+			return -ENOMEM;
+		}
+		while ((1ull << bits) < cap)
+			bits++;
+		t->bucket = b;
+		t->mask = cap - 1;
+		t->shift = 64 - bits;
+		t->nstash = 0;
+		if (!put_back(t, old, old_cap, stash, nstash) && !t->nstash)
+			break;
+		mp_unmap_pages(b, cap * sizeof(*b));
 	}
 	if (old)
 		mp_unmap_pages(old, old_cap * sizeof(*old));
+	return 0;
+}
+
+int mp__tally_apply_far(mp_tally_t *t, const mp_tally_ev_t *e)
+{
+	mp_tally_mem_t *m = &t->mem[e->mem];
+	mp_tally_bucket_t *b[2] = {mp__tally_b1(t, e->hash), mp__tally_b2(t, e->hash)};
+	mp_tally_slot_t *s = NULL, none = {0};
+	unsigned i, k;
+
+	for (i = 0; i < 2 && !s; i++)
+		for (k = 0; k < 2 && !s; k++)
+			if (mp__tally_is(&b[i]->lane[k], e))
+				s = &b[i]->lane[k];
+	for (k = 0; k < t->nstash && !s; k++)
+		if (mp__tally_is(&t->stash[k], e))
+			s = &t->stash[k];
+	mp__tally_account(t, m, e, s ? s : &none, s != NULL);
+	if (e->op == MP_TALLY_ALLOC) {
+		/* room: in the buckets or the stash, else in a larger table */
+		if (!s && !(s = room(t, e->hash)) && (mp__tally_reserve(t, 1) || !(s = room(t, e->hash)))) {
+			t->failed = 1;
+			return -ENOMEM;
+		}
+		s->addr = e->addr;
+		s->key = e->mem | MP_TALLY_LIVE;
+		s->fp = e->fp;
+		s->req = e->req;
+	} else if (s) {
+		s->key &= ~MP_TALLY_LIVE;
+		if (s >= t->stash && s < t->stash + MP_TALLY_STASH) /* out of the stash */
+			*s = t->stash[--t->nstash];
+	}
+	mp__tally_sample(m, e->ns);
 	return 0;
 }
 
@@ -96,8 +188,8 @@ int mp__tally_put_summary(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon)
 
 void mp__tally_release(mp_tally_t *t)
 {
-	if (t->slot)
-		mp_unmap_pages(t->slot, (t->mask + 1) * sizeof(*t->slot));
+	if (t->bucket)
+		mp_unmap_pages(t->bucket, (t->mask + 1) * sizeof(*t->bucket));
 	if (t->mem)
 		mp_unmap_pages(t->mem, MP_TALLY_MEMS * sizeof(mp_tally_mem_t));
 	mp_mbuf_release(&t->body);

@@ -45,25 +45,62 @@ typedef struct mp_tally_mem {
 	uint32_t name_len;
 } mp_tally_mem_t;
 
-/* A live block: open addressing, linear probing, deleted by backward
- * shift (no tombstones: a long run's churn does not slow the probes). */
+/* The live blocks' table: two-choice hashing, in buckets of two slots,
+ * one cache line each. A block lives in one of the two buckets its hash
+ * picks (an allocation goes into the less full one), or, when both are
+ * full and none of their blocks can move to its other bucket, in a small
+ * stash (with at most three blocks for four buckets, both are full a few
+ * times in a thousand). Looking a block up is two lines, fetched early
+ * (tally_round.c), and the four slots compared without a branch on what
+ * they hold: when the table was probed slot by slot, that branch, which a
+ * predictor cannot follow, cost more than the rest of an event. The far
+ * path (tally.c) is for the rare rest: a stash in use, a free of an
+ * address not live, an allocation that finds both buckets full. */
+#define MP_TALLY_STASH 32
+#define MP_TALLY_LIVE (1ull << 32) /* in a slot's key: it holds a live block */
+
 typedef struct mp_tally_slot {
-	uint64_t addr, req, fp;
-	uint32_t mem;
-	uint32_t home1; /* 1 + the slot its hash points at (deletion need not hash again); 0: empty */
+	uint64_t addr;
+	uint64_t key; /* memory id, | MP_TALLY_LIVE */
+	uint64_t fp, req;
 } mp_tally_slot_t;
 
+typedef struct mp_tally_bucket {
+	mp_tally_slot_t lane[2];
+} mp_tally_bucket_t;
+
+/* One event as the tally takes it (tally_round.c decodes them from the
+ * rings; a REALLOC gives two, its free half then its allocation half).
+ * op: MP_TALLY_ALLOC or MP_TALLY_FREE (the common case, without a branch
+ * between them), MP_TALLY_FAILED or MP_TALLY_MOMENT (a region added or
+ * removed: a moment the peak is looked for, nothing more). Allocations,
+ * frees and reallocs are counted as they are decoded (their number does
+ * not depend on the table). */
+enum { MP_TALLY_ALLOC = 0, MP_TALLY_FREE = 1, MP_TALLY_FAILED = 2, MP_TALLY_MOMENT = 3 };
+
+typedef struct mp_tally_ev {
+	uint64_t ns, addr;
+	uint64_t fp;   /* the footprint: allocated size, or requested when that is 0 */
+	uint64_t req;
+	uint64_t hash; /* mp__tally_hash(addr, mem) */
+	uint32_t mem;  /* < MP_TALLY_MEMS */
+	uint32_t op;
+} mp_tally_ev_t;
+
 typedef struct mp_tally {
-	mp_tally_mem_t *mem;   /* MP_TALLY_MEMS entries, mapped at first need; NULL before */
-	uint32_t nmem;         /* 1 + the highest id declared or met */
-	mp_tally_slot_t *slot; /* mask + 1 slots; NULL before the first block */
-	uint64_t mask, n;
-	unsigned shift;        /* 64 - log2(slots) */
-	uint64_t events;       /* events tallied (a realloc counts 2) */
-	uint64_t stacks;       /* call stacks defined in the blocks so far (flush.c sets it) */
-	int failed;            /* out of memory once: the figures are no longer exact */
-	mp_mbuf_t body;        /* the SUMMARY section being built */
-	mp_mbuf_t cursors;     /* tally_round.c's per-thread cursors */
+	mp_tally_mem_t *mem;       /* MP_TALLY_MEMS entries, mapped at first need; NULL before */
+	uint32_t nmem;             /* 1 + the highest id declared or met */
+	mp_tally_bucket_t *bucket; /* mask + 1 buckets; NULL before the first block */
+	uint64_t mask;
+	uint64_t n;                /* live blocks: at most 3 for 4 buckets */
+	unsigned shift;            /* 64 - log2(buckets) */
+	uint32_t nstash;
+	mp_tally_slot_t stash[MP_TALLY_STASH];
+	uint64_t events;           /* events tallied (a realloc counts 2) */
+	uint64_t stacks;           /* call stacks defined in the blocks so far (flush.c sets it) */
+	int failed;                /* out of memory once: the figures are no longer exact */
+	mp_mbuf_t body;            /* the SUMMARY section being built */
+	mp_mbuf_t cursors;         /* tally_round.c's per-thread cursors */
 } mp_tally_t;
 
 /* tally.c */
@@ -72,8 +109,12 @@ int mp__tally_ready(mp_tally_t *t);
 /* A memory id declared (mp_writer_memory, defs_mu held): its name is
  * copied into arena memory by the caller and borrowed here. */
 void mp__tally_declare(mp_tally_t *t, uint32_t id, const char *name, uint32_t len, int kind);
-/* Twice the slots (or the first ones); 0 or -ENOMEM. */
-int mp__tally_grow(mp_tally_t *t);
+/* Room in the table for `more` blocks beyond the live ones, at most 3 for
+ * 4 buckets: the first table, or one twice larger (or more), with the
+ * stash emptied. 0 or -ENOMEM. */
+int mp__tally_reserve(mp_tally_t *t, uint64_t more);
+/* mp__tally_apply's far path (e->op ALLOC or FREE). 0 or -ENOMEM. */
+int mp__tally_apply_far(mp_tally_t *t, const mp_tally_ev_t *e);
 /* The SUMMARY section of the figures so far, covering the events before
  * horizon, appended to b (tag included). 0 or -ENOMEM. */
 int mp__tally_put_summary(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon);
@@ -86,47 +127,16 @@ static inline uint64_t mp__tally_hash(uint64_t addr, uint32_t mem)
 	return ((addr >> 4) ^ ((uint64_t)mem << 48)) * 0x9E3779B97F4A7C15ull;
 }
 
-/* The slot holding (addr, mem), or the empty one where it would go
- * (*found says which; *home1 is 1 + the slot the hash points at). The
- * table has at least one empty slot. */
-static inline mp_tally_slot_t *mp__tally_find(const mp_tally_t *t, uint64_t addr, uint32_t mem, int *found,
-					      uint32_t *home1)
+/* The two buckets of a hash: its top bits, and the bits below them (at
+ * most 2^31 buckets: twice 31 bits). */
+static inline mp_tally_bucket_t *mp__tally_b1(const mp_tally_t *t, uint64_t h)
 {
-	uint64_t i = mp__tally_hash(addr, mem) >> t->shift;
-
-	*home1 = (uint32_t)i + 1;
-	for (;; i = (i + 1) & t->mask) {
-		mp_tally_slot_t *s = &t->slot[i];
-		if (!s->home1) {
-			*found = 0;
-			return s;
-		}
-		if (s->addr == addr && s->mem == mem) {
-			*found = 1;
-			return s;
-		}
-	}
+	return &t->bucket[h >> t->shift];
 }
 
-/* Remove slot s, shifting back the entries of its run that may move. */
-static inline void mp__tally_remove(mp_tally_t *t, mp_tally_slot_t *s)
+static inline mp_tally_bucket_t *mp__tally_b2(const mp_tally_t *t, uint64_t h)
 {
-	uint64_t i = (uint64_t)(s - t->slot), j = i, home;
-
-	for (;;) {
-		j = (j + 1) & t->mask;
-		if (!t->slot[j].home1)
-			break;
-		home = t->slot[j].home1 - 1;
-		/* the entry at j may fill the hole at i when i lies on its
-		 * probe path, [home, j] cyclically */
-		if (((j - home) & t->mask) >= ((j - i) & t->mask)) {
-			t->slot[i] = t->slot[j];
-			i = j;
-		}
-	}
-	t->slot[i].home1 = 0;
-	t->n--;
+	return &t->bucket[(h << (64 - t->shift)) >> t->shift];
 }
 
 /* A moment the solver looks for a peak at (see the top of this file). */
@@ -150,72 +160,83 @@ static inline mp_tally_mem_t *mp__tally_mem(mp_tally_t *t, uint32_t mem)
 	return &t->mem[mem];
 }
 
-/* The allocation half of a realloc when is_realloc. mem < MP_TALLY_MEMS,
- * t->mem mapped. 0 or -ENOMEM. */
-static inline int mp__tally_alloc(mp_tally_t *t, uint32_t mem, uint64_t ns, uint64_t addr, uint64_t req,
-				  uint64_t alloc, int is_realloc)
+/* 1 if slot x holds the live block of e's address */
+static inline uint64_t mp__tally_is(const mp_tally_slot_t *x, const mp_tally_ev_t *e)
 {
-	mp_tally_mem_t *m = mp__tally_mem(t, mem);
-	uint64_t fp = alloc ? alloc : req;
-	mp_tally_slot_t *s;
-	uint32_t home1;
-	int found;
+	return ((x->addr ^ e->addr) | (x->key ^ (e->mem | MP_TALLY_LIVE))) == 0;
+}
 
-	/* at most half full: a quarter full gave probes that stop at the
-	 * first slot more often, but a table twice the size, which the
-	 * flusher's other data pushes out of the caches (alloc_bench: 4096
-	 * live blocks, 512 KiB) */
-	if (__builtin_expect((t->n + 1) * 2 > t->mask + 1 || !t->slot, 0) && mp__tally_grow(t))
-		return -ENOMEM;
-	s = mp__tally_find(t, addr, mem, &found, &home1);
-	if (found) { /* the solver drops the block that was there */
-		m->v[MP_SUMF_LIVE] -= s->fp;
-		m->v[MP_SUMF_LIVE_REQ] -= s->req;
-		m->v[MP_SUMF_LIVE_BLOCKS]--;
-	} else {
-		s->addr = addr;
-		s->mem = mem;
-		s->home1 = home1;
-		t->n++;
+/* What an allocation or free changes in m's live figures, once the slot s
+ * is known: live says whether s holds the block that was at the address. */
+static inline void mp__tally_account(mp_tally_t *t, mp_tally_mem_t *m, const mp_tally_ev_t *e,
+				     const mp_tally_slot_t *s, uint64_t live)
+{
+	uint64_t is_alloc = e->op == MP_TALLY_ALLOC;
+
+	t->n += is_alloc - live;
+	m->v[MP_SUMF_LIVE] += (e->fp & -is_alloc) - (s->fp & -live);
+	m->v[MP_SUMF_LIVE_REQ] += (e->req & -is_alloc) - (s->req & -live);
+	m->v[MP_SUMF_LIVE_BLOCKS] += is_alloc - live;
+}
+
+/* The slot of e's block (*found = 1), or a free one for an allocation
+ * (*found = 0), from the four slots of its buckets compared at once,
+ * without a branch on what they hold; NULL when the far path must look
+ * (tally.c: it may be in the stash, a free of an address not live has
+ * nothing to take off, an allocation may find no room). e: an ALLOC or a
+ * FREE. */
+static inline mp_tally_slot_t *mp__tally_find(const mp_tally_t *t, const mp_tally_ev_t *e, uint64_t *found)
+{
+	mp_tally_bucket_t *b1 = mp__tally_b1(t, e->hash), *b2 = mp__tally_b2(t, e->hash), *bf;
+	uint64_t k0 = mp__tally_is(&b1->lane[0], e), k1 = mp__tally_is(&b1->lane[1], e);
+	uint64_t k2 = mp__tally_is(&b2->lane[0], e), k3 = mp__tally_is(&b2->lane[1], e);
+	uint64_t c1 = (b1->lane[0].key >> 32) + (b1->lane[1].key >> 32);
+	uint64_t c2 = (b2->lane[0].key >> 32) + (b2->lane[1].key >> 32);
+	uint64_t f = k0 | k1 | k2 | k3, is_alloc = e->op == MP_TALLY_ALLOC;
+	mp_tally_slot_t *s;
+
+	if (__builtin_expect((f ^ 1) & ((t->nstash != 0) | (is_alloc ^ 1) | ((c1 & c2) >> 1)), 0))
+		return NULL;
+	bf = c2 < c1 ? b2 : b1; /* the less full */
+	s = &bf->lane[bf->lane[0].key >> 32];
+	s = k3 ? &b2->lane[1] : s;
+	s = k2 ? &b2->lane[0] : s;
+	s = k1 ? &b1->lane[1] : s;
+	s = k0 ? &b1->lane[0] : s;
+	*found = f;
+	return s;
+}
+
+/* Slot s after event e: an allocation's block, or free (a free's words
+ * are written too, into a slot it leaves free: they are not read). */
+static inline void mp__tally_put(mp_tally_slot_t *s, const mp_tally_ev_t *e)
+{
+	s->addr = e->addr;
+	s->key = e->mem | ((uint64_t)(e->op == MP_TALLY_ALLOC) << 32);
+	s->fp = e->fp;
+	s->req = e->req;
+}
+
+/* Event e into the tally (t->mem mapped, room reserved for it:
+ * mp__tally_reserve); 0 or -ENOMEM. An allocation and a free take the
+ * same path, with no branch on which it is (the data's coin flip). */
+static inline int mp__tally_apply(mp_tally_t *t, const mp_tally_ev_t *e)
+{
+	mp_tally_mem_t *m = &t->mem[e->mem];
+	mp_tally_slot_t *s;
+	uint64_t found;
+
+	if (__builtin_expect(e->op > MP_TALLY_FREE, 0)) {
+		m->v[MP_SUMF_FAILED] += e->op == MP_TALLY_FAILED;
+		mp__tally_sample(m, e->ns);
+		return 0;
 	}
-	s->req = req;
-	s->fp = fp;
-	m->v[MP_SUMF_LIVE] += fp;
-	m->v[MP_SUMF_LIVE_REQ] += req;
-	m->v[MP_SUMF_LIVE_BLOCKS]++;
-	m->v[is_realloc ? MP_SUMF_REALLOCS : MP_SUMF_ALLOCS]++;
-	mp__tally_sample(m, ns);
+	if (__builtin_expect(!(s = mp__tally_find(t, e, &found)), 0))
+		return mp__tally_apply_far(t, e);
+	mp__tally_account(t, m, e, s, found);
+	mp__tally_put(s, e);
+	mp__tally_sample(m, e->ns);
 	return 0;
-}
-
-/* The free half of a realloc when is_realloc (then not counted as a free). */
-static inline void mp__tally_free(mp_tally_t *t, uint32_t mem, uint64_t ns, uint64_t addr, int is_realloc)
-{
-	mp_tally_mem_t *m = mp__tally_mem(t, mem);
-	mp_tally_slot_t *s;
-	uint32_t home1;
-	int found = 0;
-
-	if (t->slot) {
-		s = mp__tally_find(t, addr, mem, &found, &home1);
-		if (found) {
-			m->v[MP_SUMF_LIVE] -= s->fp;
-			m->v[MP_SUMF_LIVE_REQ] -= s->req;
-			m->v[MP_SUMF_LIVE_BLOCKS]--;
-			mp__tally_remove(t, s);
-		}
-	}
-	m->v[MP_SUMF_FREES] += !is_realloc;
-	mp__tally_sample(m, ns);
-}
-
-/* A failed allocation, or a region declared or removed (failed = 0). */
-static inline void mp__tally_other(mp_tally_t *t, uint32_t mem, uint64_t ns, int failed)
-{
-	mp_tally_mem_t *m = mp__tally_mem(t, mem);
-
-	m->v[MP_SUMF_FAILED] += (uint64_t)failed;
-	mp__tally_sample(m, ns);
 }
 
 #endif

@@ -17,154 +17,323 @@
  * space up to min(encoded, tallied) is handed back (flush.c), so records
  * at or past the horizon stay in the ring, and a record that wraps the
  * ring's end stays whole in its slack (the writer cannot come round to it).
- * Per record this is a few loads, a clock conversion and, for the malloc
- * family, one probe of the live blocks' table: a few ns on the flusher.
+ *
+ * This runs on the flusher for every event the program makes, beside the
+ * program's own threads (on a machine with as many cores as the program
+ * has busy threads, each of its ns is an ns of the program's wall time):
+ * so it is built as three tight loops. Each thread's records are decoded
+ * a batch at a time into fixed-size events (mp_tally_ev_t), starting the
+ * fetch of their table slots; the batches are merged by (time, thread
+ * index); each event goes into the table without a branch on its kind
+ * (mp__tally_apply). With two threads the merge has no branch either: the
+ * order of two threads' events is a coin flip to a branch predictor. With
+ * more, a heap of the threads by their next event.
  */
 #include "tally.h"
 #include "writer_internal.h"
 
+/* Events decoded ahead per thread: enough for the slots' fetches to land
+ * before the merge takes them, little enough to stay in L1. */
+#define BATCH 32
+/* Past this many threads in a round (a program that starts and ends
+ * threads by the hundred: victim_churn's rounds hold a thousand), a
+ * shorter batch each. */
+#define MANY_THREADS 16
+#define SMALL_BATCH 8
+
 typedef struct {
 	mp_wthread_t *t;
-	uint64_t pos, end;  /* ring bytes: the next record, where the round stops */
-	uint64_t ahead;     /* the record LOOK_AHEAD records past pos (or end) */
-	uint64_t last;      /* the thread's time so far (times never go back) */
-	uint64_t ns;        /* the time of the record at pos, when ready */
-	uint32_t index;
-	int ready;          /* a record earlier than the horizon is at pos */
+	uint64_t pos, end;   /* ring bytes: the next record to decode, where the round stops */
+	uint64_t last;       /* the time of the last record decoded (times never go back) */
+	clock_cache_t cc;
+	mp_tally_ev_t *ev;   /* decoded, not yet taken: ev[head..n) */
+	uint32_t head, n, cap;
+	uint32_t index;      /* the thread's */
+	int done;            /* no record earlier than the horizon left to decode */
 } cursor_t;
-
-/* Up to this many threads the merge looks at each in turn for the
- * earliest record; past it (a program that starts and ends threads by the
- * hundred: victim_churn's rounds hold a thousand) through a binary heap. */
-#define SCAN_MAX 8
-
-/* The live blocks' table is larger than the caches hold once a program
- * keeps a few thousand blocks (alloc_bench: 4096), and a probe that misses
- * them costs more than the rest of a record's tally: the slot of each
- * thread's record this many ahead is fetched early. */
-#define LOOK_AHEAD 16
-
-/* Start fetching the table slot(s) of the record at ring position pos. */
-static inline void prefetch_slot(const mp_tally_t *ty, const mp_wthread_t *t, uint64_t pos)
-{
-	const uint64_t *r = (const uint64_t *)(const void *)(t->ring + (pos & t->ring_mask));
-	unsigned kind = (unsigned)r[0] & 0xff;
-	uint32_t mem = (uint32_t)(r[0] >> 16) & 0xffff;
-
-	if (!ty->slot || kind == 0 || kind > MP_REC_REALLOC || (kind > MP_REC_FREE && kind != MP_REC_REALLOC))
-		return;
-	__builtin_prefetch(&ty->slot[mp__tally_hash(r[2], mem) >> ty->shift], 1, 3);
-	if (kind == MP_REC_REALLOC)
-		__builtin_prefetch(&ty->slot[mp__tally_hash(r[3], mem) >> ty->shift], 1, 3);
-}
-
-/* Move c->ahead one record on (up to c->end), fetching that one's slot. */
-static inline void step_ahead(const mp_tally_t *ty, cursor_t *c)
-{
-	if (c->ahead < c->end) {
-		unsigned k = mp_ring_words(*(const uint64_t *)(const void *)(c->t->ring + (c->ahead & c->t->ring_mask)));
-		if (!k) { /* a record that does not parse: advance() says so */
-			c->ahead = c->end;
-			return;
-		}
-		c->ahead += 8 * (uint64_t)k;
-		if (c->ahead < c->end)
-			prefetch_slot(ty, c->t, c->ahead);
-	}
-}
-
-/* The allocated size of a ring record (encoder.h's layout). */
-static inline uint64_t ring_allocated(uint64_t w0, uint64_t req, const uint64_t *wide)
-{
-	return (w0 & MP_RING_WIDE) ? *wide : req + (uint64_t)(int64_t)(int32_t)(w0 >> 32);
-}
-
-/* Move c to its next timed record; ready when it is earlier than horizon.
- * Returns -1 on a record that does not parse (a writer bug), else 0. */
-static inline int advance(cursor_t *c, const mp_capclock_t *clock, uint64_t horizon)
-{
-	while (c->pos < c->end) {
-		const uint64_t *r = (const uint64_t *)(const void *)(c->t->ring + (c->pos & c->t->ring_mask));
-		unsigned k = mp_ring_words(r[0]), kind = (unsigned)r[0] & 0xff;
-		uint64_t ns;
-		if (!k || c->pos + 8 * (uint64_t)k > c->end)
-			return -1;
-		if (kind == MP_REC_CONTEXT || kind == MP_REC_STACK) { /* not events */
-			c->pos += 8 * (uint64_t)k;
-			continue;
-		}
-		ns = mp__capclock_convert(clock, r[1]);
-		if (ns < c->last)
-			ns = c->last;
-		c->ns = ns;
-		c->ready = ns < horizon;
-		return 0;
-	}
-	c->ready = 0;
-	return 0;
-}
-
-/* The record at c->pos into the tally; 0 or -ENOMEM. */
-static inline int apply(mp_tally_t *ty, const cursor_t *c)
-{
-	const uint64_t *r = (const uint64_t *)(const void *)(c->t->ring + (c->pos & c->t->ring_mask));
-	uint64_t w0 = r[0];
-	unsigned kind = (unsigned)w0 & 0xff;
-	uint32_t mem = (uint32_t)(w0 >> 16) & 0xffff;
-
-	ty->events += kind == MP_REC_REALLOC ? 2 : 1;
-	if (mem >= MP_TALLY_MEMS) /* no writer declares it (mp_writer_memory) */
-		return 0;
-	switch (kind) {
-	case MP_REC_ALLOC:
-		return mp__tally_alloc(ty, mem, c->ns, r[2], r[3], ring_allocated(w0, r[3], r + 4), 0);
-	case MP_REC_FREE:
-		mp__tally_free(ty, mem, c->ns, r[2], 0);
-		return 0;
-	case MP_REC_REALLOC:
-		mp__tally_free(ty, mem, c->ns, r[2], 1);
-		return mp__tally_alloc(ty, mem, c->ns, r[3], r[4], ring_allocated(w0, r[4], r + 5), 1);
-	case MP_REC_ALLOC_FAILED:
-		mp__tally_other(ty, mem, c->ns, 1);
-		return 0;
-	case MP_REC_REGION_ADD:
-	case MP_REC_REGION_REMOVE:
-		mp__tally_other(ty, mem, c->ns, 0);
-		return 0;
-	default: /* steps and marks: events, not of a memory id */
-		return 0;
-	}
-}
-
-/* (ns, index) of a before b's */
-static inline int before(const cursor_t *a, const cursor_t *b)
-{
-	return a->ns < b->ns || (a->ns == b->ns && a->index < b->index);
-}
 
 /* A lane's records carry ns already (wlane.c): the identity line, as the
  * encoder converts them (flush.c). */
 static const mp_capclock_t lane_clock = {0};
 
-static inline const mp_capclock_t *clock_of(const mp_writer_t *w, const cursor_t *c)
+/* Start fetching the table buckets of hash h. */
+static inline void prefetch_buckets(const mp_tally_t *ty, uint64_t h)
 {
-	return c->t->lane ? &lane_clock : &w->clock;
+	if (ty->bucket) {
+		__builtin_prefetch(mp__tally_b1(ty, h), 1, 3);
+		__builtin_prefetch(mp__tally_b2(ty, h), 1, 3);
+	}
 }
 
-/* Take c's record and move on to its next one. */
-static inline int take(mp_writer_t *w, cursor_t *c, uint64_t horizon)
+/* A memory id met in the records (t->mem mapped) */
+static inline mp_tally_mem_t *met(mp_tally_t *ty, uint32_t mem)
 {
-	int rc = apply(&w->tally, c);
+	return mp__tally_mem(ty, mem);
+}
 
-	if (rc)
+/* Decode c's records into c->ev (emptied first) until it holds cap - 1
+ * events or more (a REALLOC gives two), or no record earlier than the
+ * horizon is left (c->done), counting allocations, frees and reallocs.
+ * Room in the table is made for them first. Returns -1 on a record that
+ * does not parse (a writer bug), -ENOMEM, else 0. */
+static int refill(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
+{
+	const uint8_t *ring = c->t->ring;
+	uint64_t mask = c->t->ring_mask, pos = c->pos, end = c->end, last = c->last, events = 0;
+	mp_tally_ev_t *e = c->ev, *full = c->ev + c->cap - 1;
+	int rc = 0;
+
+	if (mp__tally_reserve(ty, c->cap))
+		return -ENOMEM;
+	while (e < full) {
+		const uint64_t *r;
+		uint64_t w0, ns;
+		unsigned k, kind;
+		uint32_t mem;
+
+		if (pos >= end) {
+			c->done = 1;
+			break;
+		}
+		r = (const uint64_t *)(const void *)(ring + (pos & mask));
+		w0 = r[0];
+		k = mp_ring_words(w0);
+		kind = (unsigned)w0 & 0xff;
+		mem = (uint32_t)(w0 >> 16) & 0xffff;
+		if (!k || pos + 8 * (uint64_t)k > end) {
+			rc = -1;
+			break;
+		}
+		if (kind == MP_REC_CONTEXT || kind == MP_REC_STACK) { /* not events */
+			pos += 8 * (uint64_t)k;
+			continue;
+		}
+		ns = clock_convert(&c->cc, r[1]);
+		ns = ns < last ? last : ns;
+		if (ns >= horizon) {
+			c->done = 1;
+			break;
+		}
+		last = ns;
+		pos += 8 * (uint64_t)k;
+		if (__builtin_expect((kind == MP_REC_ALLOC || kind == MP_REC_FREE) && mem < MP_TALLY_MEMS, 1)) {
+			/* nearly every record: an ALLOC (4 words, 5 if WIDE) or a
+			 * FREE (3), without a branch between them; a FREE's r[3]
+			 * is the next record's word or the ring's slack, masked */
+			uint64_t is_free = kind == MP_REC_FREE, req = r[3] & (is_free - 1);
+			uint64_t alloc = (w0 & MP_RING_WIDE) ? r[4] : req + (uint64_t)(int64_t)(int32_t)(w0 >> 32);
+			alloc &= is_free - 1;
+			met(ty, mem)->v[MP_SUMF_ALLOCS + is_free]++; /* (MP_SUMF_FREES next) */
+			e->ns = ns;
+			e->addr = r[2];
+			e->req = req;
+			e->fp = alloc ? alloc : req;
+			e->hash = mp__tally_hash(r[2], mem);
+			e->mem = mem;
+			e->op = (uint32_t)is_free;
+			prefetch_buckets(ty, e->hash);
+			e++;
+			events++;
+			continue;
+		}
+		events += kind == MP_REC_REALLOC ? 2 : 1;
+		if (mem >= MP_TALLY_MEMS) /* no writer declares it (mp_writer_memory) */
+			continue;
+		switch (kind) {
+		case MP_REC_REALLOC: { /* old, new, requested, [allocated] */
+			uint64_t alloc = (w0 & MP_RING_WIDE) ? r[5] : r[4] + (uint64_t)(int64_t)(int32_t)(w0 >> 32);
+			met(ty, mem)->v[MP_SUMF_REALLOCS]++;
+			e[0] = (mp_tally_ev_t){ns, r[2], 0, 0, mp__tally_hash(r[2], mem), mem, MP_TALLY_FREE};
+			e[1] = (mp_tally_ev_t){ns, r[3], alloc ? alloc : r[4], r[4], mp__tally_hash(r[3], mem), mem,
+					       MP_TALLY_ALLOC};
+			prefetch_buckets(ty, e[0].hash);
+			prefetch_buckets(ty, e[1].hash);
+			e += 2;
+			break;
+		}
+		case MP_REC_ALLOC_FAILED:
+			met(ty, mem);
+			*e++ = (mp_tally_ev_t){ns, 0, 0, 0, 0, mem, MP_TALLY_FAILED};
+			break;
+		case MP_REC_REGION_ADD:
+		case MP_REC_REGION_REMOVE:
+			met(ty, mem);
+			*e++ = (mp_tally_ev_t){ns, 0, 0, 0, 0, mem, MP_TALLY_MOMENT};
+			break;
+		default: /* steps and marks: events, not of a memory id */
+			break;
+		}
+	}
+	ty->events += events;
+	c->pos = pos;
+	c->last = last;
+	c->head = 0;
+	c->n = (uint32_t)(e - c->ev);
+	return rc;
+}
+
+/* c's next event, decoding more when it has none left: 1 if there is
+ * one, 0 if not, or refill's error. */
+static inline int has_next(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
+{
+	int rc;
+
+	while (c->head == c->n) {
+		if (c->done)
+			return 0;
+		if ((rc = refill(ty, c, horizon)))
+			return rc;
+	}
+	return 1;
+}
+
+/* The figures of one memory id, the one of the events being taken, in
+ * local variables (registers) rather than in the table's memory: an
+ * event's are a few adds and a compare, with no store and load between
+ * events (those chains cost more than the adds). Events of another id, or
+ * not allocations and frees, or down the far path: the figures are put
+ * back, the event taken by mp__tally_apply, and the figures of its id
+ * loaded. */
+typedef struct {
+	uint32_t mem;
+	int has_peak;
+	uint64_t live, live_req, blocks, n, peak, peak_ns, peak_req, peak_req_ns;
+} acc_t;
+
+static inline void acc_load(acc_t *a, const mp_tally_t *ty, uint32_t mem)
+{
+	const mp_tally_mem_t *m = &ty->mem[mem];
+
+	a->mem = mem;
+	a->has_peak = m->has_peak;
+	a->live = m->v[MP_SUMF_LIVE];
+	a->live_req = m->v[MP_SUMF_LIVE_REQ];
+	a->blocks = m->v[MP_SUMF_LIVE_BLOCKS];
+	a->peak = m->v[MP_SUMF_PEAK];
+	a->peak_ns = m->v[MP_SUMF_PEAK_NS];
+	a->peak_req = m->v[MP_SUMF_PEAK_REQ];
+	a->peak_req_ns = m->v[MP_SUMF_PEAK_REQ_NS];
+	a->n = ty->n;
+}
+
+static inline void acc_store(const acc_t *a, mp_tally_t *ty)
+{
+	mp_tally_mem_t *m = &ty->mem[a->mem];
+
+	m->has_peak = a->has_peak;
+	m->v[MP_SUMF_LIVE] = a->live;
+	m->v[MP_SUMF_LIVE_REQ] = a->live_req;
+	m->v[MP_SUMF_LIVE_BLOCKS] = a->blocks;
+	m->v[MP_SUMF_PEAK] = a->peak;
+	m->v[MP_SUMF_PEAK_NS] = a->peak_ns;
+	m->v[MP_SUMF_PEAK_REQ] = a->peak_req;
+	m->v[MP_SUMF_PEAK_REQ_NS] = a->peak_req_ns;
+	ty->n = a->n;
+}
+
+/* mp__tally_apply, out of line (the rare events) */
+static __attribute__((noinline)) int apply_out(mp_tally_t *ty, const mp_tally_ev_t *e)
+{
+	return mp__tally_apply(ty, e);
+}
+
+/* Event e into the tally, a holding its memory id's figures (or another
+ * id's: they are put back first). 0 or -ENOMEM. */
+static inline int take(mp_tally_t *ty, acc_t *a, const mp_tally_ev_t *e)
+{
+	mp_tally_slot_t *s;
+	uint64_t found, is_alloc = e->op == MP_TALLY_ALLOC;
+	int rc;
+
+	if (__builtin_expect(e->mem != a->mem || e->op > MP_TALLY_FREE || !(s = mp__tally_find(ty, e, &found)), 0)) {
+		acc_store(a, ty);
+		rc = apply_out(ty, e);
+		acc_load(a, ty, e->mem);
 		return rc;
-	c->last = c->ns;
-	c->pos += 8 * (uint64_t)mp_ring_words(*(const uint64_t *)(const void *)(c->t->ring + (c->pos & c->t->ring_mask)));
-	step_ahead(&w->tally, c);
-	return advance(c, clock_of(w, c), horizon);
+	}
+	a->n += is_alloc - found;
+	a->live += (e->fp & -is_alloc) - (s->fp & -found);
+	a->live_req += (e->req & -is_alloc) - (s->req & -found);
+	a->blocks += is_alloc - found;
+	mp__tally_put(s, e);
+	/* mp__tally_sample */
+	if (__builtin_expect(!a->has_peak || a->live > a->peak, 0)) {
+		a->peak = a->live;
+		a->peak_ns = e->ns;
+	}
+	if (__builtin_expect(!a->has_peak || a->live_req > a->peak_req, 0)) {
+		a->peak_req = a->live_req;
+		a->peak_req_ns = e->ns;
+	}
+	a->has_peak = 1;
+	return 0;
 }
 
-/* h[0..n) a min-heap of cursors by (time, thread index) but for the root,
+/* Every event of one thread, in its order. */
+static int run_one(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
+{
+	acc_t a;
+	int rc;
+
+	acc_load(&a, ty, 0);
+	while ((rc = has_next(ty, c, horizon)) == 1) {
+		for (; c->head < c->n; c->head++)
+			if ((rc = take(ty, &a, &c->ev[c->head])))
+				break;
+		if (rc)
+			break;
+	}
+	acc_store(&a, ty);
+	return rc;
+}
+
+/* Two threads' events merged, a (a->index < b->index) first on equal
+ * times: the event to take is picked by arithmetic, not by a branch. */
+static int run_two(mp_tally_t *ty, cursor_t *a, cursor_t *b, uint64_t horizon)
+{
+	acc_t acc;
+	int ra = 0, rb = 0, rc = 0;
+
+	acc_load(&acc, ty, 0);
+	for (;;) {
+		const mp_tally_ev_t *ea, *eb, *enda, *endb;
+
+		if ((ra = has_next(ty, a, horizon)) < 0 || (rb = has_next(ty, b, horizon)) < 0) {
+			rc = ra < 0 ? ra : rb;
+			break;
+		}
+		if (!ra || !rb)
+			break;
+		ea = a->ev + a->head, enda = a->ev + a->n;
+		eb = b->ev + b->head, endb = b->ev + b->n;
+		while (ea < enda && eb < endb && !rc) {
+			uintptr_t take_b = eb->ns < ea->ns;
+			const mp_tally_ev_t *e = (const mp_tally_ev_t *)(((uintptr_t)ea & (take_b - 1)) |
+									 ((uintptr_t)eb & -take_b));
+			ea += take_b ^ 1;
+			eb += take_b;
+			rc = take(ty, &acc, e);
+		}
+		a->head = (uint32_t)(ea - a->ev);
+		b->head = (uint32_t)(eb - b->ev);
+		if (rc)
+			break;
+	}
+	acc_store(&acc, ty);
+	if (rc || (!ra && !rb))
+		return rc;
+	return run_one(ty, ra ? a : b, horizon);
+}
+
+/* (time, thread index) of a's next event before b's */
+static inline int before(const cursor_t *a, const cursor_t *b)
+{
+	const mp_tally_ev_t *x = &a->ev[a->head], *y = &b->ev[b->head];
+
+	return x->ns < y->ns || (x->ns == y->ns && a->index < b->index);
+}
+
+/* h[0..n) a min-heap of cursors by their next event but for the root,
  * which is sifted down into place. */
 static void sift_down(cursor_t **h, size_t n)
 {
@@ -185,27 +354,29 @@ static void sift_down(cursor_t **h, size_t n)
 	h[i] = x;
 }
 
-/* The merge over many cursors, through a heap of those ready (h: room for n). */
-static int merge_heap(mp_writer_t *w, cursor_t *cur, cursor_t **h, size_t n, uint64_t horizon)
+/* Any number of threads, through a heap of those with events (h: room
+ * for n). */
+static int run_heap(mp_tally_t *ty, cursor_t *cur, cursor_t **h, size_t n, uint64_t horizon)
 {
-	size_t hn = 0, i;
+	size_t hn = 0, i, j;
 	int rc;
 
 	for (i = 0; i < n; i++) {
-		if (!cur[i].ready)
+		if ((rc = has_next(ty, &cur[i], horizon)) < 0)
+			return -1;
+		if (!rc)
 			continue;
-		/* sift up */
-		size_t j = hn++;
-		while (j > 0 && before(&cur[i], h[(j - 1) / 2])) {
+		for (j = hn++; j > 0 && before(&cur[i], h[(j - 1) / 2]); j = (j - 1) / 2) /* sift up */
 			h[j] = h[(j - 1) / 2];
-			j = (j - 1) / 2;
-		}
 		h[j] = &cur[i];
 	}
 	while (hn) {
-		if ((rc = take(w, h[0], horizon)))
-			return rc;
-		if (!h[0]->ready)
+		cursor_t *c = h[0];
+		if (mp__tally_apply(ty, &c->ev[c->head++]))
+			return -ENOMEM;
+		if ((rc = has_next(ty, c, horizon)) < 0)
+			return -1;
+		if (!rc)
 			h[0] = h[--hn];
 		if (hn)
 			sift_down(h, hn);
@@ -213,74 +384,57 @@ static int merge_heap(mp_writer_t *w, cursor_t *cur, cursor_t **h, size_t n, uin
 	return 0;
 }
 
-/* The merge over n cursors: the earliest ready one, run until another's
- * record comes first (with two threads that is a compare per record). */
-static int merge(mp_writer_t *w, cursor_t *cur, size_t n, uint64_t horizon)
-{
-	size_t i;
-	int rc;
-
-	for (;;) {
-		cursor_t *best = NULL, *next = NULL;
-		for (i = 0; i < n; i++) {
-			if (!cur[i].ready)
-				continue;
-			if (!best || before(&cur[i], best)) {
-				next = best;
-				best = &cur[i];
-			} else if (!next || before(&cur[i], next)) {
-				next = &cur[i];
-			}
-		}
-		if (!best)
-			return 0;
-		do {
-			if ((rc = take(w, best, horizon)))
-				return rc;
-		} while (best->ready && (!next || before(best, next)));
-	}
-}
-
 int mp__tally_round(mp_writer_t *w, const mp_tally_src_t *src, size_t n, uint64_t horizon)
 {
 	mp_tally_t *ty = &w->tally;
+	uint32_t cap = n > MANY_THREADS ? SMALL_BATCH : BATCH;
+	mp_tally_ev_t *evs;
 	cursor_t *cur;
 	size_t i;
-	int rc = 0, k;
+	int rc = 0;
 
 	if (!n)
 		return 0;
 	ty->cursors.len = 0;
-	if (!ty->failed && mp_mbuf_reserve(&ty->cursors, n * (sizeof(cursor_t) + sizeof(cursor_t *))))
+	if (!ty->failed && mp_mbuf_reserve(&ty->cursors, n * (sizeof(cursor_t) + sizeof(cursor_t *) +
+							       cap * sizeof(mp_tally_ev_t))))
 		ty->failed = 1;
-	cur = (cursor_t *)(void *)ty->cursors.data;
-	for (i = 0; i < n && !ty->failed; i++) {
-		mp_wthread_t *t = src[i].t;
-		cur[i].t = t;
-		cur[i].pos = t->tallied;
-		cur[i].end = src[i].end;
-		cur[i].last = t->tally_time;
-		cur[i].index = t->index;
-		cur[i].ready = 0;
-		cur[i].ahead = cur[i].pos;
-		if (advance(&cur[i], clock_of(w, &cur[i]), horizon))
-			rc = -1;
-		for (k = 0; k < LOOK_AHEAD; k++)
-			step_ahead(ty, &cur[i]);
-	}
-	if (!rc && !ty->failed)
-		rc = n <= SCAN_MAX ? merge(w, cur, n, horizon)
-				   : merge_heap(w, cur, (cursor_t **)(void *)(cur + n), n, horizon);
-	if (rc)
-		ty->failed = 1; /* the figures stop here: the rings must still drain */
-	for (i = 0; i < n; i++) {
-		mp_wthread_t *t = src[i].t;
-		if (ty->failed) {
-			t->tallied = src[i].end;
-		} else {
-			t->tallied = cur[i].pos;
-			t->tally_time = cur[i].last;
+	if (!ty->failed) {
+		cur = (cursor_t *)(void *)ty->cursors.data;
+		evs = (mp_tally_ev_t *)(void *)(cur + n);
+		for (i = 0; i < n; i++) {
+			mp_wthread_t *t = src[i].t;
+			cur[i] = (cursor_t){.t = t,
+					    .pos = t->tallied,
+					    .end = src[i].end,
+					    .last = t->tally_time,
+					    .cc = {t->lane ? &lane_clock : &w->clock, NULL, 0, 0},
+					    .ev = evs + i * cap,
+					    .cap = cap,
+					    .index = t->index};
 		}
+		if (n == 2 && cur[0].index > cur[1].index) { /* run_two's ties: a first */
+			cursor_t c = cur[0];
+			cur[0] = cur[1];
+			cur[1] = c;
+		}
+		if (n == 1)
+			rc = run_one(ty, &cur[0], horizon);
+		else if (n == 2)
+			rc = run_two(ty, &cur[0], &cur[1], horizon);
+		else
+			rc = run_heap(ty, cur, (cursor_t **)(void *)(evs + n * cap), n, horizon);
+		if (rc)
+			ty->failed = 1; /* the figures stop here: the rings must still drain */
 	}
-	return rc;
+	if (ty->failed) {
+		for (i = 0; i < n; i++)
+			src[i].t->tallied = src[i].end;
+		return rc ? rc : -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		cur[i].t->tallied = cur[i].pos;
+		cur[i].t->tally_time = cur[i].last;
+	}
+	return 0;
 }
