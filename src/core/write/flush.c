@@ -203,9 +203,7 @@ static int put_section(mp_mbuf_t *b, const uint64_t *v, int n, uint8_t tag)
 	return mp_mbuf_append(b, tmp, (size_t)(p - tmp));
 }
 
-/* Hand thread t's ring space back up to min(encoded, tallied) (the
- * records after either are still needed), waking it if it waits for room. */
-static void give_back(mp_wthread_t *t)
+void mp__writer_give_back(mp_wthread_t *t)
 {
 	uint64_t tail = t->encoded < t->tallied ? t->encoded : t->tallied;
 
@@ -293,10 +291,11 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 		 * compressing and writing, so that the thread can go on
 		 * recording (the data is no safer in the ring than in the
 		 * flusher's buffers: a kill loses both) -- up to what the
-		 * tally has counted (the round tallied before encoding). */
+		 * tally has counted (the round's tally, after the chunks,
+		 * hands the rest back as it goes). */
 		tail += 8 * (uint64_t)w->enc.consumed;
 		t->encoded = tail;
-		give_back(t);
+		mp__writer_give_back(t);
 	}
 	atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
 	return 0;
@@ -411,21 +410,25 @@ int mp__writer_round(mp_writer_t *w, int final)
 	if (horizon < atomic_load_explicit(&w->last_horizon, memory_order_relaxed))
 		horizon = atomic_load_explicit(&w->last_horizon, memory_order_relaxed);
 
-	/* 3. The tally of the events before the horizon (tally_round.c),
-	 * before the chunks: the encoding hands ring space back only up to
-	 * what it has counted. Its failure leaves the figures unavailable,
-	 * not the capture. */
-	(void)mp__tally_round(w, (const mp_tally_src_t *)(const void *)tsrc->data, tsrc->len / sizeof(mp_tally_src_t),
-			      horizon);
-	for (i = 0; i < tsrc->len / sizeof(mp_tally_src_t); i++)
-		give_back(((mp_tally_src_t *)(void *)tsrc->data)[i].t);
-
-	/* 4. Chunks, then the horizon and the figures that end the round. */
+	/* 3. Chunks. */
 	for (i = 0; i < nsnap; i++) {
 		snap_t *s = (snap_t *)snapbuf->data + i;
 		if ((rc = append_chunk(w, s)))
 			goto fail;
 	}
+
+	/* 4. The tally of the events before the horizon (tally_round.c),
+	 * after the chunks: ring space goes back up to both what is encoded
+	 * and what is counted, so the tally hands it back batch by batch as
+	 * it counts (a thread that waits for room waits for part of a round,
+	 * not for all of it, and sooner). Its failure leaves the figures
+	 * unavailable, not the capture. */
+	(void)mp__tally_round(w, (const mp_tally_src_t *)(const void *)tsrc->data, tsrc->len / sizeof(mp_tally_src_t),
+			      horizon);
+	for (i = 0; i < tsrc->len / sizeof(mp_tally_src_t); i++)
+		mp__writer_give_back(((mp_tally_src_t *)(void *)tsrc->data)[i].t);
+
+	/* 5. The horizon and the figures that end the round. */
 	atomic_store_explicit(&w->last_horizon, horizon, memory_order_relaxed);
 	{
 		uint64_t v[1] = {horizon};

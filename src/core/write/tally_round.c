@@ -169,6 +169,11 @@ static int refill(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
 	c->last = last;
 	c->head = 0;
 	c->n = (uint32_t)(e - c->ev);
+	/* the records decoded are in c->ev now: their ring space can go */
+	if (!rc && !ty->failed) {
+		c->t->tallied = pos;
+		mp__writer_give_back(c->t);
+	}
 	return rc;
 }
 

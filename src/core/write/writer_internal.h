@@ -249,10 +249,15 @@ int mp__wfile_close(mp_writer_t *w);
 
 /* flush.c */
 int mp__writer_round(mp_writer_t *w, int final);
+/* Hand thread t's ring space back up to min(encoded, tallied) (the
+ * records after either are still needed), waking it if it waits for
+ * room. Flusher only. */
+void mp__writer_give_back(mp_wthread_t *t);
 
 /* tally_round.c: a round's records earlier than horizon, of threads
  * src[0..n) (each from its `tallied` to end), into w->tally in the
- * reader's order; moves their `tallied` and `tally_time`. 0, or -1 / -ENOMEM
+ * reader's order; moves their `tallied` (handing ring space back as it
+ * goes) and `tally_time`. 0, or -1 / -ENOMEM
  * with w->tally.failed set (their rings are drained all the same). */
 typedef struct mp_tally_src {
 	mp_wthread_t *t;
