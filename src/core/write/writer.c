@@ -119,8 +119,14 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 		o = *opts;
 	if (!o.flush_interval_ms)
 		o.flush_interval_ms = 90; /* a kill loses < 100 ms, the round's own time included */
+	/* 16 MiB: half of it is what the flusher takes per round, and what a
+	 * thread can write while the round runs before it waits for room. On
+	 * two CPUs busy with two allocating threads, 4 MiB left the flusher
+	 * too little of it: both threads waited at once, a CPU idled
+	 * (alloc_bench: 1.73 CPUs busy against 1.93; docs/hooks.md "Cost").
+	 * Address space: pages become resident as the thread writes them. */
 	if (!o.ring_bytes)
-		o.ring_bytes = 4u << 20;
+		o.ring_bytes = 16u << 20;
 	if (o.ring_bytes < 4096 || o.ring_bytes > (64u << 20) || (o.ring_bytes & (o.ring_bytes - 1)))
 		return mp_diag_set(diag, MP_EUSAGE, -1, -1,
 				   "ring size %u is not a power of two between 4 KiB and 64 MiB", o.ring_bytes);

@@ -33,7 +33,7 @@ typedef enum {
 
 typedef struct mp_writer_options {
 	uint32_t flush_interval_ms; /* 0 = default (90) */
-	uint32_t ring_bytes;        /* per-thread ring; 0 = default (4 MiB) */
+	uint32_t ring_bytes;        /* per-thread ring; 0 = default (16 MiB) */
 	int full_policy;            /* mp_writer_full_policy_t */
 	int shed;                   /* 0 (default): threads that record faster than the
 				       flusher compresses wait for it; 1: the flusher sheds
