@@ -17,23 +17,30 @@
  * space up to min(encoded, tallied) is handed back (flush.c), so records
  * at or past the horizon stay in the ring, and a record that wraps the
  * ring's end stays whole in its slack (the writer cannot come round to it).
+ * The round encodes first; each batch decoded here is handed back at once
+ * (its events are copied out), so a thread that waits for room waits for
+ * a batch, not for the round.
  *
  * This runs on the flusher for every event the program makes, beside the
  * program's own threads (on a machine with as many cores as the program
  * has busy threads, each of its ns is an ns of the program's wall time):
  * so it is built as three tight loops. Each thread's records are decoded
  * a batch at a time into fixed-size events (mp_tally_ev_t), starting the
- * fetch of their table slots; the batches are merged by (time, thread
+ * fetch of their table buckets; the batches are merged by (time, thread
  * index); each event goes into the table without a branch on its kind
- * (mp__tally_apply). With two threads the merge has no branch either: the
+ * (take, with its memory id's figures in registers). With two threads the merge has no branch either: the
  * order of two threads' events is a coin flip to a branch predictor. With
  * more, a heap of the threads by their next event.
  */
 #include "tally.h"
 #include "writer_internal.h"
 
-/* Events decoded ahead per thread: enough for the slots' fetches to land
- * before the merge takes them, little enough to stay in L1. */
+/* refill counts a FREE at MP_SUMF_ALLOCS + 1 */
+_Static_assert(MP_SUMF_FREES == MP_SUMF_ALLOCS + 1, "MP_SUMF_FREES follows MP_SUMF_ALLOCS");
+
+/* Events decoded ahead per thread: enough for the buckets' fetches to
+ * land before the merge takes them, little enough to stay in L1 (32 was
+ * a little faster than 128 in place). */
 #define BATCH 32
 /* Past this many threads in a round (a program that starts and ends
  * threads by the hundred: victim_churn's rounds hold a thousand), a
@@ -281,10 +288,12 @@ static int run_one(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
 	int rc;
 
 	acc_load(&a, ty, 0);
-	while ((rc = has_next(ty, c, horizon)) == 1) {
-		for (; c->head < c->n; c->head++)
-			if ((rc = take(ty, &a, &c->ev[c->head])))
-				break;
+	for (;;) {
+		ty->n = a.n; /* (refill reserves room in the table on it) */
+		if ((rc = has_next(ty, c, horizon)) != 1)
+			break;
+		for (rc = 0; c->head < c->n && !rc; c->head++)
+			rc = take(ty, &a, &c->ev[c->head]);
 		if (rc)
 			break;
 	}
@@ -303,6 +312,7 @@ static int run_two(mp_tally_t *ty, cursor_t *a, cursor_t *b, uint64_t horizon)
 	for (;;) {
 		const mp_tally_ev_t *ea, *eb, *enda, *endb;
 
+		ty->n = acc.n; /* (refill reserves room in the table on it) */
 		if ((ra = has_next(ty, a, horizon)) < 0 || (rb = has_next(ty, b, horizon)) < 0) {
 			rc = ra < 0 ? ra : rb;
 			break;
