@@ -98,6 +98,14 @@ int mp__tally_reserve(mp_tally_t *t, uint64_t more)
 		mp_tally_bucket_t *b;
 		unsigned bits = 0;
 		if (cap > (1ull << 31) || !(b = mp_map_pages(cap * sizeof(*b)))) {
+			/* the old table stays (the figures stop: failed) */
+			t->bucket = old;
+			t->mask = old_cap - 1;
+			while (old_cap && (1ull << bits) < old_cap)
+				bits++;
+			t->shift = 64 - bits;
+			t->nstash = nstash;
+			memcpy(t->stash, stash, nstash * sizeof(stash[0]));
 			t->failed = 1;
 			return -ENOMEM;
 		}

@@ -110,8 +110,9 @@ int mp__tally_ready(mp_tally_t *t);
  * copied into arena memory by the caller and borrowed here. */
 void mp__tally_declare(mp_tally_t *t, uint32_t id, const char *name, uint32_t len, int kind);
 /* Room in the table for `more` blocks beyond the live ones, at most 3 for
- * 4 buckets: the first table, or one twice larger (or more), with the
- * stash emptied. 0 or -ENOMEM. */
+ * 4 buckets, and the stash empty: the first table, one twice larger (or
+ * more), or, when the stash holds blocks, one of the same size built
+ * again (twice larger if they do not all find a bucket). 0 or -ENOMEM. */
 int mp__tally_reserve(mp_tally_t *t, uint64_t more);
 /* mp__tally_apply's far path (e->op ALLOC or FREE). 0 or -ENOMEM. */
 int mp__tally_apply_far(mp_tally_t *t, const mp_tally_ev_t *e);
@@ -122,9 +123,12 @@ void mp__tally_release(mp_tally_t *t);
 
 /* --- the events, inline: tally_round.c calls them for every record --- */
 
+/* One to one for addresses below 2^54 (mem < 2^10, an odd multiplier):
+ * no two live blocks share a hash, so none share both buckets at every
+ * table size (which no larger table would part). */
 static inline uint64_t mp__tally_hash(uint64_t addr, uint32_t mem)
 {
-	return ((addr >> 4) ^ ((uint64_t)mem << 48)) * 0x9E3779B97F4A7C15ull;
+	return (addr ^ ((uint64_t)mem << 54)) * 0x9E3779B97F4A7C15ull;
 }
 
 /* The two buckets of a hash: its top bits, and the bits below them (at
