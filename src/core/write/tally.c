@@ -124,9 +124,8 @@ int mp__tally_reserve(mp_tally_t *t, uint64_t more)
 	return 0;
 }
 
-int mp__tally_apply_far(mp_tally_t *t, const mp_tally_ev_t *e)
+int mp__tally_apply_far(mp_tally_t *t, mp_tally_figs_t *f, const mp_tally_ev_t *e)
 {
-	mp_tally_mem_t *m = &t->mem[e->mem];
 	mp_tally_bucket_t *b[2] = {mp__tally_b1(t, e->hash), mp__tally_b2(t, e->hash)};
 	mp_tally_slot_t *s = NULL, none = {0};
 	unsigned i, k;
@@ -138,23 +137,20 @@ int mp__tally_apply_far(mp_tally_t *t, const mp_tally_ev_t *e)
 	for (k = 0; k < t->nstash && !s; k++)
 		if (mp__tally_is(&t->stash[k], e))
 			s = &t->stash[k];
-	mp__tally_account(t, m, e, s ? s : &none, s != NULL);
-	if (e->op == MP_TALLY_ALLOC) {
-		/* room: in the buckets or the stash, else in a larger table */
-		if (!s && !(s = room(t, e->hash)) && (mp__tally_reserve(t, 1) || !(s = room(t, e->hash)))) {
-			t->failed = 1;
-			return -ENOMEM;
-		}
-		s->addr = e->addr;
-		s->key = e->mem | MP_TALLY_LIVE;
-		s->fp = e->fp;
-		s->req = e->req;
-	} else if (s) {
-		s->key &= ~MP_TALLY_LIVE;
-		if (s >= t->stash && s < t->stash + MP_TALLY_STASH) /* out of the stash */
-			*s = t->stash[--t->nstash];
+	mp__tally_account(f, e, s ? s : &none, s != NULL);
+	t->n = f->n; /* (room in a larger table is made on it) */
+	/* an allocation's room: in the buckets or the stash, else in a larger
+	 * table; a free of an address not live changes no slot */
+	if (e->op == MP_TALLY_ALLOC && !s && !(s = room(t, e->hash)) &&
+	    (mp__tally_reserve(t, 1) || !(s = room(t, e->hash)))) {
+		t->failed = 1;
+		return -ENOMEM;
 	}
-	mp__tally_sample(m, e->ns);
+	if (s)
+		mp__tally_put(s, e);
+	if (e->op == MP_TALLY_FREE && s >= t->stash && s < t->stash + MP_TALLY_STASH) /* out of the stash */
+		*s = t->stash[--t->nstash];
+	mp__tally_sample(f, e->ns);
 	return 0;
 }
 

@@ -114,8 +114,10 @@ void mp__tally_declare(mp_tally_t *t, uint32_t id, const char *name, uint32_t le
  * more), or, when the stash holds blocks, one of the same size built
  * again (twice larger if they do not all find a bucket). 0 or -ENOMEM. */
 int mp__tally_reserve(mp_tally_t *t, uint64_t more);
-/* mp__tally_apply's far path (e->op ALLOC or FREE). 0 or -ENOMEM. */
-int mp__tally_apply_far(mp_tally_t *t, const mp_tally_ev_t *e);
+struct mp_tally_figs;
+/* mp__tally_apply's far path (e->op ALLOC or FREE), f holding the
+ * figures (of e's memory id, and t->n). 0 or -ENOMEM. */
+int mp__tally_apply_far(mp_tally_t *t, struct mp_tally_figs *f, const mp_tally_ev_t *e);
 /* The SUMMARY section of the figures so far, covering the events before
  * horizon, appended to b (tag included). 0 or -ENOMEM. */
 int mp__tally_put_summary(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon);
@@ -143,18 +145,61 @@ static inline mp_tally_bucket_t *mp__tally_b2(const mp_tally_t *t, uint64_t h)
 	return &t->bucket[(h << (64 - t->shift)) >> t->shift];
 }
 
-/* A moment the solver looks for a peak at (see the top of this file). */
-static inline void mp__tally_sample(mp_tally_mem_t *m, uint64_t ns)
+/* The figures an event changes: one memory id's live and peak figures,
+ * and the table's live blocks. They are taken out of the tally into a
+ * local copy and put back: tally_round.c keeps that copy in registers
+ * across a batch (store-load chains between events cost more than their
+ * adds), mp__tally_apply around one event. */
+typedef struct mp_tally_figs {
+	uint32_t mem;
+	int has_peak;
+	uint64_t live, live_req, blocks, peak, peak_ns, peak_req, peak_req_ns;
+	uint64_t n; /* the table's live blocks (mp_tally_t.n) */
+} mp_tally_figs_t;
+
+static inline void mp__tally_figs_load(mp_tally_figs_t *f, const mp_tally_t *t, uint32_t mem)
 {
-	if (!m->has_peak || m->v[MP_SUMF_LIVE] > m->v[MP_SUMF_PEAK]) {
-		m->v[MP_SUMF_PEAK] = m->v[MP_SUMF_LIVE];
-		m->v[MP_SUMF_PEAK_NS] = ns;
+	const mp_tally_mem_t *m = &t->mem[mem];
+
+	f->mem = mem;
+	f->has_peak = m->has_peak;
+	f->live = m->v[MP_SUMF_LIVE];
+	f->live_req = m->v[MP_SUMF_LIVE_REQ];
+	f->blocks = m->v[MP_SUMF_LIVE_BLOCKS];
+	f->peak = m->v[MP_SUMF_PEAK];
+	f->peak_ns = m->v[MP_SUMF_PEAK_NS];
+	f->peak_req = m->v[MP_SUMF_PEAK_REQ];
+	f->peak_req_ns = m->v[MP_SUMF_PEAK_REQ_NS];
+	f->n = t->n;
+}
+
+static inline void mp__tally_figs_store(const mp_tally_figs_t *f, mp_tally_t *t)
+{
+	mp_tally_mem_t *m = &t->mem[f->mem];
+
+	m->has_peak = f->has_peak;
+	m->v[MP_SUMF_LIVE] = f->live;
+	m->v[MP_SUMF_LIVE_REQ] = f->live_req;
+	m->v[MP_SUMF_LIVE_BLOCKS] = f->blocks;
+	m->v[MP_SUMF_PEAK] = f->peak;
+	m->v[MP_SUMF_PEAK_NS] = f->peak_ns;
+	m->v[MP_SUMF_PEAK_REQ] = f->peak_req;
+	m->v[MP_SUMF_PEAK_REQ_NS] = f->peak_req_ns;
+	t->n = f->n;
+}
+
+/* A moment the solver looks for a peak at (see the top of this file). */
+static inline void mp__tally_sample(mp_tally_figs_t *f, uint64_t ns)
+{
+	if (__builtin_expect(!f->has_peak || f->live > f->peak, 0)) {
+		f->peak = f->live;
+		f->peak_ns = ns;
 	}
-	if (!m->has_peak || m->v[MP_SUMF_LIVE_REQ] > m->v[MP_SUMF_PEAK_REQ]) {
-		m->v[MP_SUMF_PEAK_REQ] = m->v[MP_SUMF_LIVE_REQ];
-		m->v[MP_SUMF_PEAK_REQ_NS] = ns;
+	if (__builtin_expect(!f->has_peak || f->live_req > f->peak_req, 0)) {
+		f->peak_req = f->live_req;
+		f->peak_req_ns = ns;
 	}
-	m->has_peak = 1;
+	f->has_peak = 1;
 }
 
 static inline mp_tally_mem_t *mp__tally_mem(mp_tally_t *t, uint32_t mem)
@@ -170,17 +215,18 @@ static inline uint64_t mp__tally_is(const mp_tally_slot_t *x, const mp_tally_ev_
 	return ((x->addr ^ e->addr) | (x->key ^ (e->mem | MP_TALLY_LIVE))) == 0;
 }
 
-/* What an allocation or free changes in m's live figures, once the slot s
- * is known: live says whether s holds the block that was at the address. */
-static inline void mp__tally_account(mp_tally_t *t, mp_tally_mem_t *m, const mp_tally_ev_t *e,
-				     const mp_tally_slot_t *s, uint64_t live)
+/* What an allocation or free (e, of f's memory id) changes in f, once
+ * the slot s is known: live says whether s holds the block that was at
+ * the address. */
+static inline void mp__tally_account(mp_tally_figs_t *f, const mp_tally_ev_t *e, const mp_tally_slot_t *s,
+				     uint64_t live)
 {
 	uint64_t is_alloc = e->op == MP_TALLY_ALLOC;
 
-	t->n += is_alloc - live;
-	m->v[MP_SUMF_LIVE] += (e->fp & -is_alloc) - (s->fp & -live);
-	m->v[MP_SUMF_LIVE_REQ] += (e->req & -is_alloc) - (s->req & -live);
-	m->v[MP_SUMF_LIVE_BLOCKS] += is_alloc - live;
+	f->n += is_alloc - live;
+	f->live += (e->fp & -is_alloc) - (s->fp & -live);
+	f->live_req += (e->req & -is_alloc) - (s->req & -live);
+	f->blocks += is_alloc - live;
 }
 
 /* The slot of e's block (*found = 1), or a free one for an allocation
@@ -222,25 +268,29 @@ static inline void mp__tally_put(mp_tally_slot_t *s, const mp_tally_ev_t *e)
 }
 
 /* Event e into the tally (t->mem mapped, room reserved for it:
- * mp__tally_reserve); 0 or -ENOMEM. An allocation and a free take the
- * same path, with no branch on which it is (the data's coin flip). */
+ * mp__tally_reserve); 0 or -ENOMEM. tally_round.c takes nearly every event
+ * its own way (the same rules, its figures in registers); this is for the
+ * others, and for tests. */
 static inline int mp__tally_apply(mp_tally_t *t, const mp_tally_ev_t *e)
 {
-	mp_tally_mem_t *m = &t->mem[e->mem];
+	mp_tally_figs_t f;
 	mp_tally_slot_t *s;
 	uint64_t found;
+	int rc = 0;
 
-	if (__builtin_expect(e->op > MP_TALLY_FREE, 0)) {
-		m->v[MP_SUMF_FAILED] += e->op == MP_TALLY_FAILED;
-		mp__tally_sample(m, e->ns);
-		return 0;
+	mp__tally_figs_load(&f, t, e->mem);
+	if (e->op > MP_TALLY_FREE) {
+		t->mem[e->mem].v[MP_SUMF_FAILED] += e->op == MP_TALLY_FAILED;
+		mp__tally_sample(&f, e->ns);
+	} else if ((s = mp__tally_find(t, e, &found))) {
+		mp__tally_account(&f, e, s, found);
+		mp__tally_put(s, e);
+		mp__tally_sample(&f, e->ns);
+	} else {
+		rc = mp__tally_apply_far(t, &f, e);
 	}
-	if (__builtin_expect(!(s = mp__tally_find(t, e, &found)), 0))
-		return mp__tally_apply_far(t, e);
-	mp__tally_account(t, m, e, s, found);
-	mp__tally_put(s, e);
-	mp__tally_sample(m, e->ns);
-	return 0;
+	mp__tally_figs_store(&f, t);
+	return rc;
 }
 
 #endif

@@ -72,12 +72,6 @@ static inline void prefetch_buckets(const mp_tally_t *ty, uint64_t h)
 	}
 }
 
-/* A memory id met in the records (t->mem mapped) */
-static inline mp_tally_mem_t *met(mp_tally_t *ty, uint32_t mem)
-{
-	return mp__tally_mem(ty, mem);
-}
-
 /* Decode c's records into c->ev (emptied first) until it holds cap - 1
  * events or more (a REALLOC gives two), or no record earlier than the
  * horizon is left (c->done), counting allocations, frees and reallocs.
@@ -130,7 +124,7 @@ static int refill(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
 			uint64_t is_free = kind == MP_REC_FREE, req = r[3] & (is_free - 1);
 			uint64_t alloc = (w0 & MP_RING_WIDE) ? r[4] : req + (uint64_t)(int64_t)(int32_t)(w0 >> 32);
 			alloc &= is_free - 1;
-			met(ty, mem)->v[MP_SUMF_ALLOCS + is_free]++; /* (MP_SUMF_FREES next) */
+			mp__tally_mem(ty, mem)->v[MP_SUMF_ALLOCS + is_free]++; /* (MP_SUMF_FREES next) */
 			e->ns = ns;
 			e->addr = r[2];
 			e->req = req;
@@ -149,7 +143,7 @@ static int refill(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
 		switch (kind) {
 		case MP_REC_REALLOC: { /* old, new, requested, [allocated] */
 			uint64_t alloc = (w0 & MP_RING_WIDE) ? r[5] : r[4] + (uint64_t)(int64_t)(int32_t)(w0 >> 32);
-			met(ty, mem)->v[MP_SUMF_REALLOCS]++;
+			mp__tally_mem(ty, mem)->v[MP_SUMF_REALLOCS]++;
 			e[0] = (mp_tally_ev_t){ns, r[2], 0, 0, mp__tally_hash(r[2], mem), mem, MP_TALLY_FREE};
 			e[1] = (mp_tally_ev_t){ns, r[3], alloc ? alloc : r[4], r[4], mp__tally_hash(r[3], mem), mem,
 					       MP_TALLY_ALLOC};
@@ -159,12 +153,12 @@ static int refill(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
 			break;
 		}
 		case MP_REC_ALLOC_FAILED:
-			met(ty, mem);
+			mp__tally_mem(ty, mem);
 			*e++ = (mp_tally_ev_t){ns, 0, 0, 0, 0, mem, MP_TALLY_FAILED};
 			break;
 		case MP_REC_REGION_ADD:
 		case MP_REC_REGION_REMOVE:
-			met(ty, mem);
+			mp__tally_mem(ty, mem);
 			*e++ = (mp_tally_ev_t){ns, 0, 0, 0, 0, mem, MP_TALLY_MOMENT};
 			break;
 		default: /* steps and marks: events, not of a memory id */
@@ -199,95 +193,43 @@ static inline int has_next(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
 	return 1;
 }
 
-/* The figures of one memory id, the one of the events being taken, in
- * local variables (registers) rather than in the table's memory: an
- * event's are a few adds and a compare, with no store and load between
- * events (those chains cost more than the adds). Events of another id, or
- * not allocations and frees, or down the far path: the figures are put
- * back, the event taken by mp__tally_apply, and the figures of its id
- * loaded. */
-typedef struct {
-	uint32_t mem;
-	int has_peak;
-	uint64_t live, live_req, blocks, n, peak, peak_ns, peak_req, peak_req_ns;
-} acc_t;
-
-static inline void acc_load(acc_t *a, const mp_tally_t *ty, uint32_t mem)
-{
-	const mp_tally_mem_t *m = &ty->mem[mem];
-
-	a->mem = mem;
-	a->has_peak = m->has_peak;
-	a->live = m->v[MP_SUMF_LIVE];
-	a->live_req = m->v[MP_SUMF_LIVE_REQ];
-	a->blocks = m->v[MP_SUMF_LIVE_BLOCKS];
-	a->peak = m->v[MP_SUMF_PEAK];
-	a->peak_ns = m->v[MP_SUMF_PEAK_NS];
-	a->peak_req = m->v[MP_SUMF_PEAK_REQ];
-	a->peak_req_ns = m->v[MP_SUMF_PEAK_REQ_NS];
-	a->n = ty->n;
-}
-
-static inline void acc_store(const acc_t *a, mp_tally_t *ty)
-{
-	mp_tally_mem_t *m = &ty->mem[a->mem];
-
-	m->has_peak = a->has_peak;
-	m->v[MP_SUMF_LIVE] = a->live;
-	m->v[MP_SUMF_LIVE_REQ] = a->live_req;
-	m->v[MP_SUMF_LIVE_BLOCKS] = a->blocks;
-	m->v[MP_SUMF_PEAK] = a->peak;
-	m->v[MP_SUMF_PEAK_NS] = a->peak_ns;
-	m->v[MP_SUMF_PEAK_REQ] = a->peak_req;
-	m->v[MP_SUMF_PEAK_REQ_NS] = a->peak_req_ns;
-	ty->n = a->n;
-}
-
 /* mp__tally_apply, out of line (the rare events) */
 static __attribute__((noinline)) int apply_out(mp_tally_t *ty, const mp_tally_ev_t *e)
 {
 	return mp__tally_apply(ty, e);
 }
 
-/* Event e into the tally, a holding its memory id's figures (or another
- * id's: they are put back first). 0 or -ENOMEM. */
-static inline int take(mp_tally_t *ty, acc_t *a, const mp_tally_ev_t *e)
+/* Event e into the tally, f holding the figures of the memory id of the
+ * events before it (in registers: f's address is not passed on). An
+ * allocation or free of that id whose block is in its buckets is taken
+ * here; the rest (another id, the far path, failed allocations and
+ * regions) by mp__tally_apply, with f put back before and the figures of
+ * e's id taken after. 0 or -ENOMEM. */
+static inline int take(mp_tally_t *ty, mp_tally_figs_t *f, const mp_tally_ev_t *e)
 {
 	mp_tally_slot_t *s;
-	uint64_t found, is_alloc = e->op == MP_TALLY_ALLOC;
+	uint64_t found;
 	int rc;
 
-	if (__builtin_expect(e->mem != a->mem || e->op > MP_TALLY_FREE || !(s = mp__tally_find(ty, e, &found)), 0)) {
-		acc_store(a, ty);
+	if (__builtin_expect(e->mem != f->mem || e->op > MP_TALLY_FREE || !(s = mp__tally_find(ty, e, &found)), 0)) {
+		mp__tally_figs_store(f, ty);
 		rc = apply_out(ty, e);
-		acc_load(a, ty, e->mem);
+		mp__tally_figs_load(f, ty, e->mem);
 		return rc;
 	}
-	a->n += is_alloc - found;
-	a->live += (e->fp & -is_alloc) - (s->fp & -found);
-	a->live_req += (e->req & -is_alloc) - (s->req & -found);
-	a->blocks += is_alloc - found;
+	mp__tally_account(f, e, s, found);
 	mp__tally_put(s, e);
-	/* mp__tally_sample */
-	if (__builtin_expect(!a->has_peak || a->live > a->peak, 0)) {
-		a->peak = a->live;
-		a->peak_ns = e->ns;
-	}
-	if (__builtin_expect(!a->has_peak || a->live_req > a->peak_req, 0)) {
-		a->peak_req = a->live_req;
-		a->peak_req_ns = e->ns;
-	}
-	a->has_peak = 1;
+	mp__tally_sample(f, e->ns);
 	return 0;
 }
 
 /* Every event of one thread, in its order. */
 static int run_one(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
 {
-	acc_t a;
+	mp_tally_figs_t a;
 	int rc;
 
-	acc_load(&a, ty, 0);
+	mp__tally_figs_load(&a, ty, 0);
 	for (;;) {
 		ty->n = a.n; /* (refill reserves room in the table on it) */
 		if ((rc = has_next(ty, c, horizon)) != 1)
@@ -297,7 +239,7 @@ static int run_one(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
 		if (rc)
 			break;
 	}
-	acc_store(&a, ty);
+	mp__tally_figs_store(&a, ty);
 	return rc;
 }
 
@@ -305,10 +247,10 @@ static int run_one(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
  * times: the event to take is picked by arithmetic, not by a branch. */
 static int run_two(mp_tally_t *ty, cursor_t *a, cursor_t *b, uint64_t horizon)
 {
-	acc_t acc;
+	mp_tally_figs_t acc;
 	int ra = 0, rb = 0, rc = 0;
 
-	acc_load(&acc, ty, 0);
+	mp__tally_figs_load(&acc, ty, 0);
 	for (;;) {
 		const mp_tally_ev_t *ea, *eb, *enda, *endb;
 
@@ -334,7 +276,7 @@ static int run_two(mp_tally_t *ty, cursor_t *a, cursor_t *b, uint64_t horizon)
 		if (rc)
 			break;
 	}
-	acc_store(&acc, ty);
+	mp__tally_figs_store(&acc, ty);
 	if (rc || (!ra && !rb))
 		return rc;
 	return run_one(ty, ra ? a : b, horizon);
@@ -373,30 +315,36 @@ static void sift_down(cursor_t **h, size_t n)
  * for n). */
 static int run_heap(mp_tally_t *ty, cursor_t *cur, cursor_t **h, size_t n, uint64_t horizon)
 {
+	mp_tally_figs_t f;
 	size_t hn = 0, i, j;
-	int rc;
+	int rc = 0;
 
-	for (i = 0; i < n; i++) {
-		if ((rc = has_next(ty, &cur[i], horizon)) < 0)
-			return -1;
-		if (!rc)
+	for (i = 0; i < n && rc >= 0; i++) {
+		if ((rc = has_next(ty, &cur[i], horizon)) <= 0)
 			continue;
 		for (j = hn++; j > 0 && before(&cur[i], h[(j - 1) / 2]); j = (j - 1) / 2) /* sift up */
 			h[j] = h[(j - 1) / 2];
 		h[j] = &cur[i];
 	}
-	while (hn) {
+	if (rc < 0)
+		return rc;
+	rc = 0;
+	mp__tally_figs_load(&f, ty, 0);
+	while (hn && !rc) {
 		cursor_t *c = h[0];
-		if (mp__tally_apply(ty, &c->ev[c->head++]))
-			return -ENOMEM;
+		if ((rc = take(ty, &f, &c->ev[c->head++])))
+			break;
+		ty->n = f.n; /* (refill reserves room in the table on it) */
 		if ((rc = has_next(ty, c, horizon)) < 0)
-			return -1;
+			break;
 		if (!rc)
 			h[0] = h[--hn];
 		if (hn)
 			sift_down(h, hn);
+		rc = 0;
 	}
-	return 0;
+	mp__tally_figs_store(&f, ty);
+	return rc;
 }
 
 int mp__tally_round(mp_writer_t *w, const mp_tally_src_t *src, size_t n, uint64_t horizon)
