@@ -225,13 +225,9 @@ void mp__writer_give_back(mp_wthread_t *t)
  * through the rest of its ring. */
 #define PIECE_BYTES (512u << 10)
 
-/* A lane's times are ns already: its records go through the identity. */
-static const mp_capclock_t lane_clock = {0};
-
 /* Thread s->t's new records as CHUNK2 sections, a piece at a time: its
  * delta state at the piece's start, then the records as parts of columns
  * (memprof/format/columns.h). */
-
 static int append_chunk(mp_writer_t *w, const snap_t *s)
 {
 	mp_wthread_t *t = s->t;
@@ -266,7 +262,7 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 		/* Behind: skip the age table until it catches up. */
 		w->enc.no_ages = w->behind != BEHIND_NOT;
 		if (mp__chunk_encode(&w->enc, (const uint64_t *)(const void *)rows, n / 8, limit / 8, t->flushed.v,
-				     t->lane ? &lane_clock : &w->clock, lens) ||
+				     mp__ring_clock(w, t), lens) ||
 		    w->enc.consumed == 0)
 			return -ENOMEM; /* (or records that do not parse: a writer bug) */
 		w->events_flushed += w->enc.events;

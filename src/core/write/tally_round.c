@@ -59,10 +59,6 @@ typedef struct {
 	int done;            /* no record earlier than the horizon left to decode */
 } cursor_t;
 
-/* A lane's records carry ns already (wlane.c): the identity line, as the
- * encoder converts them (flush.c). */
-static const mp_capclock_t lane_clock = {0};
-
 /* Start fetching the table buckets of hash h. */
 static inline void prefetch_buckets(const mp_tally_t *ty, uint64_t h)
 {
@@ -371,7 +367,7 @@ int mp__tally_round(mp_writer_t *w, const mp_tally_src_t *src, size_t n, uint64_
 					    .pos = t->tallied,
 					    .end = src[i].end,
 					    .last = t->tally_time,
-					    .cc = {t->lane ? &lane_clock : &w->clock, NULL, 0, 0},
+					    .cc = {mp__ring_clock(w, t), NULL, 0, 0},
 					    .ev = evs + i * cap,
 					    .cap = cap,
 					    .index = t->index};

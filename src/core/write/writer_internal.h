@@ -247,6 +247,16 @@ int mp__wfile_open(mp_writer_t *w, const char *path, int flags, mp_diag_t *diag)
 int mp__wfile_write(mp_writer_t *w, const struct iovec *iov, int n);
 int mp__wfile_close(mp_writer_t *w);
 
+/* The clock thread t's ring times go through (the encoder's and the
+ * tally's): the capture clock, or for a lane, whose events carry ns
+ * already (wlane.c), the identity (a clock without the TSC). */
+static inline const mp_capclock_t *mp__ring_clock(const mp_writer_t *w, const mp_wthread_t *t)
+{
+	static const mp_capclock_t identity = {0};
+
+	return t->lane ? &identity : &w->clock;
+}
+
 /* flush.c */
 int mp__writer_round(mp_writer_t *w, int final);
 /* Hand thread t's ring space back up to min(encoded, tallied) (the
