@@ -9,6 +9,7 @@
 
 #include "capture_helpers.h"
 #include "tally.h"
+#include "tally_test.h"
 
 #include <memprof/capsummary.h>
 #include <memprof/capture.h>
@@ -17,27 +18,6 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <sys/wait.h>
-
-static mp_writer_t *open_writer(const char *path, uint32_t flush_ms)
-{
-	mp_writer_options_t o = {0};
-	mp_writer_t *w;
-	mp_diag_t diag;
-
-	o.flush_interval_ms = flush_ms;
-	assert_int_equal(mp_writer_open(&w, path, 0, &o, &diag), 0);
-	return w;
-}
-
-static void read_summary(const char *path, mp_capture_summary_t *s)
-{
-	mp_diag_t diag;
-	int rc = mp_capture_summary_read(path, s, &diag);
-
-	if (rc)
-		fprintf(stderr, "%s\n", diag.text);
-	assert_int_equal(rc, 0);
-}
 
 /* The time of the index-th event of that kind (and memory) the reader
  * returns, and the trailer's event count. */
@@ -246,8 +226,7 @@ static void test_tally_table(void **state)
 			blocks[m]++;
 			if (live[m] > peak[m])
 				peak[m] = live[m];
-			ev = (mp_tally_ev_t){i, 0x10000 + a * 16, ref[m][a].fp, req, mp__tally_hash(0x10000 + a * 16, m), m,
-					     MP_TALLY_ALLOC};
+			ev = mp__tally_event(i, 0x10000 + a * 16, ref[m][a].fp, req, m, MP_TALLY_ALLOC);
 			assert_int_equal(mp__tally_reserve(&t, 1), 0);
 			assert_int_equal(mp__tally_apply(&t, &ev), 0);
 		} else { /* a free, of an address that may not be live */
@@ -256,7 +235,7 @@ static void test_tally_table(void **state)
 				blocks[m]--;
 				ref[m][a].live = 0;
 			}
-			ev = (mp_tally_ev_t){i, 0x10000 + a * 16, 0, 0, mp__tally_hash(0x10000 + a * 16, m), m, MP_TALLY_FREE};
+			ev = mp__tally_event(i, 0x10000 + a * 16, 0, 0, m, MP_TALLY_FREE);
 			assert_int_equal(mp__tally_reserve(&t, 1), 0);
 			assert_int_equal(mp__tally_apply(&t, &ev), 0);
 		}
@@ -295,13 +274,13 @@ static void test_tally_crowd(void **state)
 	assert_int_equal(mp__tally_reserve(&t, 1), 0);
 	assert_int_equal(t.mask + 1, 2048);
 	for (a = 0x1000; k < CROWD; a += 16) {
-		uint64_t h = mp__tally_hash(a, 0);
-		if ((mp__tally_b1(&t, h) - t.bucket) + (mp__tally_b2(&t, h) - t.bucket) == 1) /* 0 and 1 */
+		uint64_t h = mp__tally_hash(mp__tally_key(a, 0));
+		if ((mp__tally_b1(mp__tally_tab(&t), h) - t.bucket) + (mp__tally_b2(mp__tally_tab(&t), h) - t.bucket) ==
+		    1) /* 0 and 1 */
 			addr[k++] = a;
 	}
 	for (i = 0; i < CROWD; i++) {
-		ev = (mp_tally_ev_t){(uint64_t)i, addr[i], 100 + (uint64_t)i, 90 + (uint64_t)i, mp__tally_hash(addr[i], 0), 0,
-				     MP_TALLY_ALLOC};
+		ev = mp__tally_event((uint64_t)i, addr[i], 100 + (uint64_t)i, 90 + (uint64_t)i, 0, MP_TALLY_ALLOC);
 		assert_int_equal(mp__tally_apply(&t, &ev), 0);
 		live += 100 + (uint64_t)i;
 		if (i == 4)
@@ -322,17 +301,16 @@ static void test_tally_crowd(void **state)
 	assert_int_equal(mp__tally_reserve(&t, 1), 0);
 	live = 0;
 	for (i = 0; i < 20; i++) {
-		ev = (mp_tally_ev_t){(uint64_t)i, addr[i], 100 + (uint64_t)i, 90 + (uint64_t)i, mp__tally_hash(addr[i], 0), 0,
-				     MP_TALLY_ALLOC};
+		ev = mp__tally_event((uint64_t)i, addr[i], 100 + (uint64_t)i, 90 + (uint64_t)i, 0, MP_TALLY_ALLOC);
 		assert_int_equal(mp__tally_apply(&t, &ev), 0);
 		live += 100 + (uint64_t)i;
 	}
 	assert_int_equal(t.nstash, 16);
 	/* a duplicate in the stash (block 10, 110 bytes, becomes 500) and one
 	 * in a bucket (block 0: 100 becomes 7) */
-	ev = (mp_tally_ev_t){20, addr[10], 500, 500, mp__tally_hash(addr[10], 0), 0, MP_TALLY_ALLOC};
+	ev = mp__tally_event(20, addr[10], 500, 500, 0, MP_TALLY_ALLOC);
 	assert_int_equal(mp__tally_apply(&t, &ev), 0);
-	ev = (mp_tally_ev_t){21, addr[0], 7, 7, mp__tally_hash(addr[0], 0), 0, MP_TALLY_ALLOC};
+	ev = mp__tally_event(21, addr[0], 7, 7, 0, MP_TALLY_ALLOC);
 	assert_int_equal(mp__tally_apply(&t, &ev), 0);
 	/* 20 blocks: 2000 + 190 bytes (1800 + 190 requested); block 10 then
 	 * 2190 - 110 + 500 = 2580 (the peak), block 0 then 2580 - 100 + 7 */
@@ -343,12 +321,12 @@ static void test_tally_crowd(void **state)
 	assert_int_equal(t.mem[0].v[MP_SUMF_PEAK], 2580);
 	assert_int_equal(t.n, 20);
 	/* a free of an address not live: nothing */
-	ev = (mp_tally_ev_t){22, addr[30], 0, 0, mp__tally_hash(addr[30], 0), 0, MP_TALLY_FREE};
+	ev = mp__tally_event(22, addr[30], 0, 0, 0, MP_TALLY_FREE);
 	assert_int_equal(mp__tally_apply(&t, &ev), 0);
 	assert_int_equal(t.mem[0].v[MP_SUMF_LIVE], live);
 	/* every block freed, last first: the stash empties, then the buckets */
 	for (i = 19; i >= 0; i--) {
-		ev = (mp_tally_ev_t){30 + (uint64_t)i, addr[i], 0, 0, mp__tally_hash(addr[i], 0), 0, MP_TALLY_FREE};
+		ev = mp__tally_event(30 + (uint64_t)i, addr[i], 0, 0, 0, MP_TALLY_FREE);
 		assert_int_equal(mp__tally_apply(&t, &ev), 0);
 	}
 	assert_int_equal(t.nstash, 0);

@@ -30,7 +30,7 @@ void mp__tally_declare(mp_tally_t *t, uint32_t id, const char *name, uint32_t le
 
 static inline unsigned lives(const mp_tally_bucket_t *b)
 {
-	return (unsigned)((b->lane[0].key >> 32) + (b->lane[1].key >> 32));
+	return (unsigned)(b->lane[0].key != 0) + (b->lane[1].key != 0);
 }
 
 /* A free slot of hash h's buckets (of the less full one), else one made
@@ -38,21 +38,22 @@ static inline unsigned lives(const mp_tally_bucket_t *b)
  * NULL when the stash is full too. */
 static mp_tally_slot_t *room(mp_tally_t *t, uint64_t h)
 {
-	mp_tally_bucket_t *b[2] = {mp__tally_b1(t, h), mp__tally_b2(t, h)};
+	mp_tally_tab_t tab = mp__tally_tab(t);
+	mp_tally_bucket_t *b[2] = {mp__tally_b1(tab, h), mp__tally_b2(tab, h)};
 	unsigned i, k, c0 = lives(b[0]), c1 = lives(b[1]);
 
 	if (c1 < c0)
-		return &b[1]->lane[b[1]->lane[0].key >> 32];
+		return &b[1]->lane[b[1]->lane[0].key != 0];
 	if (c0 < 2)
-		return &b[0]->lane[b[0]->lane[0].key >> 32];
+		return &b[0]->lane[b[0]->lane[0].key != 0];
 	for (i = 0; i < 2; i++)
 		for (k = 0; k < 2; k++) {
 			mp_tally_slot_t *x = &b[i]->lane[k];
-			uint64_t hx = mp__tally_hash(x->addr, (uint32_t)x->key);
-			mp_tally_bucket_t *o = mp__tally_b1(t, hx) == b[i] ? mp__tally_b2(t, hx) : mp__tally_b1(t, hx);
+			uint64_t hx = mp__tally_hash(x->key);
+			mp_tally_bucket_t *o = mp__tally_b1(tab, hx) == b[i] ? mp__tally_b2(tab, hx) : mp__tally_b1(tab, hx);
 			if (lives(o) < 2) {
-				o->lane[o->lane[0].key >> 32] = *x;
-				x->key &= ~MP_TALLY_LIVE;
+				o->lane[o->lane[0].key != 0] = *x;
+				x->key = 0;
 				return x;
 			}
 		}
@@ -69,9 +70,9 @@ static int put_back(mp_tally_t *t, const mp_tally_bucket_t *old, uint64_t old_ca
 	for (i = 0; i < 2 * old_cap + nstash; i++) {
 		const mp_tally_slot_t *x = i < 2 * old_cap ? &old[i / 2].lane[i % 2] : &stash[i - 2 * old_cap];
 		mp_tally_slot_t *s;
-		if (!(x->key & MP_TALLY_LIVE))
+		if (!x->key)
 			continue;
-		if (!(s = room(t, mp__tally_hash(x->addr, (uint32_t)x->key))))
+		if (!(s = room(t, mp__tally_hash(x->key))))
 			return -1;
 		*s = *x;
 	}
@@ -126,7 +127,8 @@ int mp__tally_reserve(mp_tally_t *t, uint64_t more)
 
 int mp__tally_apply_far(mp_tally_t *t, mp_tally_figs_t *f, const mp_tally_ev_t *e)
 {
-	mp_tally_bucket_t *b[2] = {mp__tally_b1(t, e->hash), mp__tally_b2(t, e->hash)};
+	uint64_t h = mp__tally_hash(e->key);
+	mp_tally_bucket_t *b[2] = {mp__tally_b1(mp__tally_tab(t), h), mp__tally_b2(mp__tally_tab(t), h)};
 	mp_tally_slot_t *s = NULL, none = {0};
 	unsigned i, k;
 
@@ -141,8 +143,7 @@ int mp__tally_apply_far(mp_tally_t *t, mp_tally_figs_t *f, const mp_tally_ev_t *
 	t->n = f->n; /* (room in a larger table is made on it) */
 	/* an allocation's room: in the buckets or the stash, else in a larger
 	 * table; a free of an address not live changes no slot */
-	if (e->op == MP_TALLY_ALLOC && !s && !(s = room(t, e->hash)) &&
-	    (mp__tally_reserve(t, 1) || !(s = room(t, e->hash)))) {
+	if (e->op == MP_TALLY_ALLOC && !s && !(s = room(t, h)) && (mp__tally_reserve(t, 1) || !(s = room(t, h)))) {
 		t->failed = 1;
 		return -ENOMEM;
 	}

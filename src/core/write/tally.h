@@ -57,12 +57,39 @@ typedef struct mp_tally_mem {
  * path (tally.c) is for the rare rest: a stash in use, a free of an
  * address not live, an allocation that finds both buckets full. */
 #define MP_TALLY_STASH 32
-#define MP_TALLY_LIVE (1ull << 32) /* in a slot's key: it holds a live block */
+
+/* A block's key: its address and memory id in one word, so that a slot is
+ * compared with one load and one compare (the tally's cost is its
+ * instructions). Below 2^53 (every address a process maps, and every
+ * device or pool offset seen) the key is the address with mem + 1 in the
+ * 11 bits above it: one to one, never 0 (0 marks a free slot), so that no
+ * two live blocks share a hash, nor both buckets at every table size (no
+ * larger table would part them). Higher addresses get a key with all
+ * those bits set, which no lower one has, the id and the address's low 43
+ * bits below: it is not one to one, so their slots are told apart by the
+ * whole address too (mp__tally_is), and tally_round.c leaves them to
+ * mp__tally_apply. (Only blocks alike in those 43 bits share both
+ * buckets: 37 such live at once would fail the table, tally.c.) */
+#define MP_TALLY_KEY_BITS 53
+#define MP_TALLY_HIGH (0x7ffull << MP_TALLY_KEY_BITS)
+
+static inline uint64_t mp__tally_key(uint64_t addr, uint32_t mem)
+{
+	if (__builtin_expect(addr >> MP_TALLY_KEY_BITS, 0))
+		return MP_TALLY_HIGH | (uint64_t)mem << 43 | (addr & ((1ull << 43) - 1));
+	return addr ^ (uint64_t)(mem + 1) << MP_TALLY_KEY_BITS;
+}
+
+/* The key's hash (an odd multiplier: one to one). */
+static inline uint64_t mp__tally_hash(uint64_t key)
+{
+	return key * 0x9E3779B97F4A7C15ull;
+}
 
 typedef struct mp_tally_slot {
-	uint64_t addr;
-	uint64_t key; /* memory id, | MP_TALLY_LIVE */
+	uint64_t key; /* 0: free */
 	uint64_t fp, req;
+	uint64_t addr;
 } mp_tally_slot_t;
 
 typedef struct mp_tally_bucket {
@@ -79,13 +106,30 @@ typedef struct mp_tally_bucket {
 enum { MP_TALLY_ALLOC = 0, MP_TALLY_FREE = 1, MP_TALLY_FAILED = 2, MP_TALLY_MOMENT = 3 };
 
 typedef struct mp_tally_ev {
-	uint64_t ns, addr;
-	uint64_t fp;   /* the footprint: allocated size, or requested when that is 0 */
+	uint64_t ns;
+	uint64_t key; /* mp__tally_key(addr, mem) */
+	uint64_t fp;  /* the footprint: allocated size, or requested when that is 0 */
 	uint64_t req;
-	uint64_t hash; /* mp__tally_hash(addr, mem) */
-	uint32_t mem;  /* < MP_TALLY_MEMS */
+	uint64_t addr;
+	uint32_t mem; /* < MP_TALLY_MEMS */
 	uint32_t op;
 } mp_tally_ev_t;
+
+static inline mp_tally_ev_t mp__tally_event(uint64_t ns, uint64_t addr, uint64_t fp, uint64_t req, uint32_t mem,
+					    uint32_t op)
+{
+	return (mp_tally_ev_t){ns, mp__tally_key(addr, mem), fp, req, addr, mem, op};
+}
+
+/* The table where tally_round.c's loops keep it: in registers, not read
+ * through the tally (whose stores to slots might alias it) on every
+ * event; taken again after anything that may grow the table. */
+typedef struct mp_tally_tab {
+	mp_tally_bucket_t *bucket;
+	uint64_t mask;
+	unsigned shift;
+	uint32_t nstash;
+} mp_tally_tab_t;
 
 typedef struct mp_tally {
 	mp_tally_mem_t *mem;       /* MP_TALLY_MEMS entries, mapped at first need; NULL before */
@@ -102,6 +146,11 @@ typedef struct mp_tally {
 	mp_mbuf_t body;            /* the SUMMARY section being built */
 	mp_mbuf_t cursors;         /* tally_round.c's per-thread cursors */
 } mp_tally_t;
+
+static inline mp_tally_tab_t mp__tally_tab(const mp_tally_t *t)
+{
+	return (mp_tally_tab_t){t->bucket, t->mask, t->shift, t->nstash};
+}
 
 /* tally.c */
 /* Map t->mem if it is not (0 or -ENOMEM). */
@@ -125,24 +174,16 @@ void mp__tally_release(mp_tally_t *t);
 
 /* --- the events, inline: tally_round.c calls them for every record --- */
 
-/* One to one for addresses below 2^54 (mem < 2^10, an odd multiplier):
- * no two live blocks share a hash, so none share both buckets at every
- * table size (which no larger table would part). */
-static inline uint64_t mp__tally_hash(uint64_t addr, uint32_t mem)
+/* The two buckets of a hash: its top bits, and its low bits (at most 2^31
+ * buckets: twice 31 bits). */
+static inline mp_tally_bucket_t *mp__tally_b1(mp_tally_tab_t tab, uint64_t h)
 {
-	return (addr ^ ((uint64_t)mem << 54)) * 0x9E3779B97F4A7C15ull;
+	return &tab.bucket[h >> tab.shift];
 }
 
-/* The two buckets of a hash: its top bits, and the bits below them (at
- * most 2^31 buckets: twice 31 bits). */
-static inline mp_tally_bucket_t *mp__tally_b1(const mp_tally_t *t, uint64_t h)
+static inline mp_tally_bucket_t *mp__tally_b2(mp_tally_tab_t tab, uint64_t h)
 {
-	return &t->bucket[h >> t->shift];
-}
-
-static inline mp_tally_bucket_t *mp__tally_b2(const mp_tally_t *t, uint64_t h)
-{
-	return &t->bucket[(h << (64 - t->shift)) >> t->shift];
+	return &tab.bucket[h & tab.mask];
 }
 
 /* The figures an event changes: one memory id's live and peak figures,
@@ -209,10 +250,10 @@ static inline mp_tally_mem_t *mp__tally_mem(mp_tally_t *t, uint32_t mem)
 	return &t->mem[mem];
 }
 
-/* 1 if slot x holds the live block of e's address */
+/* 1 if slot x holds the live block of e's address (any key) */
 static inline uint64_t mp__tally_is(const mp_tally_slot_t *x, const mp_tally_ev_t *e)
 {
-	return ((x->addr ^ e->addr) | (x->key ^ (e->mem | MP_TALLY_LIVE))) == 0;
+	return x->key == e->key && (e->key < MP_TALLY_HIGH || x->addr == e->addr);
 }
 
 /* What an allocation or free (e, of f's memory id) changes in f, once
@@ -229,31 +270,43 @@ static inline void mp__tally_account(mp_tally_figs_t *f, const mp_tally_ev_t *e,
 	f->blocks += is_alloc - live;
 }
 
-/* The slot of e's block (*found = 1), or a free one for an allocation
- * (*found = 0), from the four slots of its buckets compared at once,
- * without a branch on what they hold; NULL when the far path must look
- * (tally.c: it may be in the stash, a free of an address not live has
- * nothing to take off, an allocation may find no room). e: an ALLOC or a
- * FREE. */
-static inline mp_tally_slot_t *mp__tally_find(const mp_tally_t *t, const mp_tally_ev_t *e, uint64_t *found)
+/* The four slots of key's buckets compared at once, without a branch on
+ * what they hold: the slot of its block (*found = 1), else the free slot
+ * of the less full bucket (*full = 1: none, and the slot returned is not
+ * free). key: below MP_TALLY_HIGH (one compare tells its slot). */
+static inline mp_tally_slot_t *mp__tally_lanes(mp_tally_tab_t tab, uint64_t key, uint64_t *found, uint64_t *full)
 {
-	mp_tally_bucket_t *b1 = mp__tally_b1(t, e->hash), *b2 = mp__tally_b2(t, e->hash), *bf;
-	uint64_t k0 = mp__tally_is(&b1->lane[0], e), k1 = mp__tally_is(&b1->lane[1], e);
-	uint64_t k2 = mp__tally_is(&b2->lane[0], e), k3 = mp__tally_is(&b2->lane[1], e);
-	uint64_t c1 = (b1->lane[0].key >> 32) + (b1->lane[1].key >> 32);
-	uint64_t c2 = (b2->lane[0].key >> 32) + (b2->lane[1].key >> 32);
-	uint64_t f = k0 | k1 | k2 | k3, is_alloc = e->op == MP_TALLY_ALLOC;
+	uint64_t h = mp__tally_hash(key);
+	mp_tally_bucket_t *b1 = mp__tally_b1(tab, h), *b2 = mp__tally_b2(tab, h), *bf;
+	uint64_t k0 = b1->lane[0].key == key, k1 = b1->lane[1].key == key;
+	uint64_t k2 = b2->lane[0].key == key, k3 = b2->lane[1].key == key;
+	uint64_t c1 = (uint64_t)(b1->lane[0].key != 0) + (b1->lane[1].key != 0);
+	uint64_t c2 = (uint64_t)(b2->lane[0].key != 0) + (b2->lane[1].key != 0);
 	mp_tally_slot_t *s;
 
-	if (__builtin_expect((f ^ 1) & ((t->nstash != 0) | (is_alloc ^ 1) | ((c1 & c2) >> 1)), 0))
-		return NULL;
 	bf = c2 < c1 ? b2 : b1; /* the less full */
-	s = &bf->lane[bf->lane[0].key >> 32];
+	s = &bf->lane[bf->lane[0].key != 0];
 	s = k3 ? &b2->lane[1] : s;
 	s = k2 ? &b2->lane[0] : s;
 	s = k1 ? &b1->lane[1] : s;
 	s = k0 ? &b1->lane[0] : s;
-	*found = f;
+	*found = k0 | k1 | k2 | k3;
+	*full = (c1 & c2) >> 1;
+	return s;
+}
+
+/* The slot of e's block (*found = 1), or a free one for an allocation
+ * (*found = 0) (mp__tally_lanes); NULL when the far path must look
+ * (tally.c: it may be in the stash, a free of an address not live has
+ * nothing to take off, an allocation may find no room). e: an ALLOC or a
+ * FREE, its key below MP_TALLY_HIGH. */
+static inline mp_tally_slot_t *mp__tally_find(mp_tally_tab_t tab, const mp_tally_ev_t *e, uint64_t *found)
+{
+	uint64_t full, is_alloc = e->op == MP_TALLY_ALLOC;
+	mp_tally_slot_t *s = mp__tally_lanes(tab, e->key, found, &full);
+
+	if (__builtin_expect((*found ^ 1) & ((tab.nstash != 0) | (is_alloc ^ 1) | full), 0))
+		return NULL;
 	return s;
 }
 
@@ -261,10 +314,10 @@ static inline mp_tally_slot_t *mp__tally_find(const mp_tally_t *t, const mp_tall
  * are written too, into a slot it leaves free: they are not read). */
 static inline void mp__tally_put(mp_tally_slot_t *s, const mp_tally_ev_t *e)
 {
-	s->addr = e->addr;
-	s->key = e->mem | ((uint64_t)(e->op == MP_TALLY_ALLOC) << 32);
+	s->key = e->key & -(uint64_t)(e->op == MP_TALLY_ALLOC);
 	s->fp = e->fp;
 	s->req = e->req;
+	s->addr = e->addr;
 }
 
 /* Event e into the tally (t->mem mapped, room reserved for it:
@@ -282,7 +335,7 @@ static inline int mp__tally_apply(mp_tally_t *t, const mp_tally_ev_t *e)
 	if (e->op > MP_TALLY_FREE) {
 		t->mem[e->mem].v[MP_SUMF_FAILED] += e->op == MP_TALLY_FAILED;
 		mp__tally_sample(&f, e->ns);
-	} else if ((s = mp__tally_find(t, e, &found))) {
+	} else if (e->key < MP_TALLY_HIGH && (s = mp__tally_find(mp__tally_tab(t), e, &found))) {
 		mp__tally_account(&f, e, s, found);
 		mp__tally_put(s, e);
 		mp__tally_sample(&f, e->ns);

@@ -24,19 +24,24 @@
  * This runs on the flusher for every event the program makes, beside the
  * program's own threads (on a machine with as many cores as the program
  * has busy threads, each of its ns is an ns of the program's wall time):
- * so it is built as three tight loops. Each thread's records are decoded
- * a batch at a time into fixed-size events (mp_tally_ev_t), starting the
- * fetch of their table buckets; the batches are merged by (time, thread
- * index); each event goes into the table without a branch on its kind
- * (take, with its memory id's figures in registers). With two threads the merge has no branch either: the
- * order of two threads' events is a coin flip to a branch predictor. With
- * more, a heap of the threads by their next event.
+ * so it is built as three tight loops. They are bound by instructions
+ * (about 230 an event, decoding included, at more than three a cycle, on
+ * a micro-benchmark of two threads' records; 300 and 19.6 ns against 16.5
+ * before blocks had one-word keys and events four words: docs/hooks.md,
+ * "Cost"). Each thread's
+ * records are decoded a batch at a time into events of four words
+ * (tev_t, tally_decode.c), starting the fetch of their table buckets; the
+ * batches are merged by (time, thread index); each event goes into the
+ * table without a branch on its kind (take), with the figures of one
+ * memory id that an event changes kept in registers (hot_t: nothing of
+ * the loop's is passed to a call, which would keep it in memory). With
+ * two threads the merge has no branch either: the order of two threads'
+ * events is a coin flip to a branch predictor. With more, a heap of the
+ * threads by their next event.
+ * Whatever is not an allocation or free of that memory id, with its block
+ * in its buckets, goes the general way: mp__tally_apply (tally.h).
  */
-#include "tally.h"
-#include "writer_internal.h"
-
-/* refill counts a FREE at MP_SUMF_ALLOCS + 1 */
-_Static_assert(MP_SUMF_FREES == MP_SUMF_ALLOCS + 1, "MP_SUMF_FREES follows MP_SUMF_ALLOCS");
+#include "tally_round.h"
 
 /* Events decoded ahead per thread: enough for the buckets' fetches to
  * land before the merge takes them, little enough to stay in L1 (32 was
@@ -48,132 +53,6 @@ _Static_assert(MP_SUMF_FREES == MP_SUMF_ALLOCS + 1, "MP_SUMF_FREES follows MP_SU
 #define MANY_THREADS 16
 #define SMALL_BATCH 8
 
-typedef struct {
-	mp_wthread_t *t;
-	uint64_t pos, end;   /* ring bytes: the next record to decode, where the round stops */
-	uint64_t last;       /* the time of the last record decoded (times never go back) */
-	clock_cache_t cc;
-	mp_tally_ev_t *ev;   /* decoded, not yet taken: ev[head..n) */
-	uint32_t head, n, cap;
-	uint32_t index;      /* the thread's */
-	int done;            /* no record earlier than the horizon left to decode */
-} cursor_t;
-
-/* Start fetching the table buckets of hash h. */
-static inline void prefetch_buckets(const mp_tally_t *ty, uint64_t h)
-{
-	if (ty->bucket) {
-		__builtin_prefetch(mp__tally_b1(ty, h), 1, 3);
-		__builtin_prefetch(mp__tally_b2(ty, h), 1, 3);
-	}
-}
-
-/* Decode c's records into c->ev (emptied first) until it holds cap - 1
- * events or more (a REALLOC gives two), or no record earlier than the
- * horizon is left (c->done), counting allocations, frees and reallocs.
- * Room in the table is made for them first. Returns -1 on a record that
- * does not parse (a writer bug), -ENOMEM, else 0. */
-static int refill(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
-{
-	const uint8_t *ring = c->t->ring;
-	uint64_t mask = c->t->ring_mask, pos = c->pos, end = c->end, last = c->last, events = 0;
-	mp_tally_ev_t *e = c->ev, *full = c->ev + c->cap - 1;
-	int rc = 0;
-
-	if (mp__tally_reserve(ty, c->cap))
-		return -ENOMEM;
-	while (e < full) {
-		const uint64_t *r;
-		uint64_t w0, ns;
-		unsigned k, kind;
-		uint32_t mem;
-
-		if (pos >= end) {
-			c->done = 1;
-			break;
-		}
-		r = (const uint64_t *)(const void *)(ring + (pos & mask));
-		w0 = r[0];
-		k = mp_ring_words(w0);
-		kind = (unsigned)w0 & 0xff;
-		mem = (uint32_t)(w0 >> 16) & 0xffff;
-		if (!k || pos + 8 * (uint64_t)k > end) {
-			rc = -1;
-			break;
-		}
-		if (kind == MP_REC_CONTEXT || kind == MP_REC_STACK) { /* not events */
-			pos += 8 * (uint64_t)k;
-			continue;
-		}
-		ns = clock_convert(&c->cc, r[1]);
-		ns = ns < last ? last : ns;
-		if (ns >= horizon) {
-			c->done = 1;
-			break;
-		}
-		last = ns;
-		pos += 8 * (uint64_t)k;
-		if (__builtin_expect((kind == MP_REC_ALLOC || kind == MP_REC_FREE) && mem < MP_TALLY_MEMS, 1)) {
-			/* nearly every record: an ALLOC (4 words, 5 if WIDE) or a
-			 * FREE (3), without a branch between them; a FREE's r[3]
-			 * is the next record's word or the ring's slack, masked */
-			uint64_t is_free = kind == MP_REC_FREE, req = r[3] & (is_free - 1);
-			uint64_t alloc = (w0 & MP_RING_WIDE) ? r[4] : req + (uint64_t)(int64_t)(int32_t)(w0 >> 32);
-			alloc &= is_free - 1;
-			mp__tally_mem(ty, mem)->v[MP_SUMF_ALLOCS + is_free]++; /* (MP_SUMF_FREES next) */
-			e->ns = ns;
-			e->addr = r[2];
-			e->req = req;
-			e->fp = alloc ? alloc : req;
-			e->hash = mp__tally_hash(r[2], mem);
-			e->mem = mem;
-			e->op = (uint32_t)is_free;
-			prefetch_buckets(ty, e->hash);
-			e++;
-			events++;
-			continue;
-		}
-		events += kind == MP_REC_REALLOC ? 2 : 1;
-		if (mem >= MP_TALLY_MEMS) /* no writer declares it (mp_writer_memory) */
-			continue;
-		switch (kind) {
-		case MP_REC_REALLOC: { /* old, new, requested, [allocated] */
-			uint64_t alloc = (w0 & MP_RING_WIDE) ? r[5] : r[4] + (uint64_t)(int64_t)(int32_t)(w0 >> 32);
-			mp__tally_mem(ty, mem)->v[MP_SUMF_REALLOCS]++;
-			e[0] = (mp_tally_ev_t){ns, r[2], 0, 0, mp__tally_hash(r[2], mem), mem, MP_TALLY_FREE};
-			e[1] = (mp_tally_ev_t){ns, r[3], alloc ? alloc : r[4], r[4], mp__tally_hash(r[3], mem), mem,
-					       MP_TALLY_ALLOC};
-			prefetch_buckets(ty, e[0].hash);
-			prefetch_buckets(ty, e[1].hash);
-			e += 2;
-			break;
-		}
-		case MP_REC_ALLOC_FAILED:
-			mp__tally_mem(ty, mem);
-			*e++ = (mp_tally_ev_t){ns, 0, 0, 0, 0, mem, MP_TALLY_FAILED};
-			break;
-		case MP_REC_REGION_ADD:
-		case MP_REC_REGION_REMOVE:
-			mp__tally_mem(ty, mem);
-			*e++ = (mp_tally_ev_t){ns, 0, 0, 0, 0, mem, MP_TALLY_MOMENT};
-			break;
-		default: /* steps and marks: events, not of a memory id */
-			break;
-		}
-	}
-	ty->events += events;
-	c->pos = pos;
-	c->last = last;
-	c->head = 0;
-	c->n = (uint32_t)(e - c->ev);
-	/* the records decoded are in c->ev now: their ring space can go */
-	if (!rc && !ty->failed) {
-		c->t->tallied = pos;
-		mp__writer_give_back(c->t);
-	}
-	return rc;
-}
-
 /* c's next event, decoding more when it has none left: 1 if there is
  * one, 0 if not, or refill's error. */
 static inline int has_next(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
@@ -183,59 +62,136 @@ static inline int has_next(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
 	while (c->head == c->n) {
 		if (c->done)
 			return 0;
-		if ((rc = refill(ty, c, horizon)))
+		if ((rc = mp__tally_refill(ty, c, horizon)))
 			return rc;
 	}
 	return 1;
 }
 
-/* mp__tally_apply, out of line (the rare events) */
-static __attribute__((noinline)) int apply_out(mp_tally_t *ty, const mp_tally_ev_t *e)
+/* The figures of one memory id that an allocation or free changes, as
+ * the loops keep them: in registers (the peaks' times are written to the
+ * tally when a peak is passed). memhi: mem + 1, the top bits of its keys;
+ * a value no key has sends every event the general way (until the id's
+ * first event, which sets its peak however small, and while the stash
+ * holds blocks). */
+typedef struct {
+	uint64_t live, live_req, peak, peak_req;
+	uint64_t dblocks; /* live blocks gained since loaded (of the id and the table) */
+	uint64_t memhi;
+	mp_tally_mem_t *m;
+	uint32_t mem;
+} hot_t;
+
+static inline void hot_load(hot_t *f, const mp_tally_t *ty, uint32_t mem)
 {
-	return mp__tally_apply(ty, e);
+	mp_tally_mem_t *m = &ty->mem[mem];
+
+	f->m = m;
+	f->mem = mem;
+	f->live = m->v[MP_SUMF_LIVE];
+	f->live_req = m->v[MP_SUMF_LIVE_REQ];
+	f->peak = m->v[MP_SUMF_PEAK];
+	f->peak_req = m->v[MP_SUMF_PEAK_REQ];
+	f->dblocks = 0;
+	f->memhi = m->has_peak && !ty->nstash ? (uint64_t)mem + 1 : UINT64_MAX;
 }
 
-/* Event e into the tally, f holding the figures of the memory id of the
- * events before it (in registers: f's address is not passed on). An
- * allocation or free of that id whose block is in its buckets is taken
- * here; the rest (another id, the far path, failed allocations and
- * regions) by mp__tally_apply, with f put back before and the figures of
- * e's id taken after. 0 or -ENOMEM. */
-static inline int take(mp_tally_t *ty, mp_tally_figs_t *f, const mp_tally_ev_t *e)
+static inline void hot_store(hot_t *f, mp_tally_t *ty)
 {
-	mp_tally_slot_t *s;
-	uint64_t found;
-	int rc;
+	mp_tally_mem_t *m = f->m;
 
-	if (__builtin_expect(e->mem != f->mem || e->op > MP_TALLY_FREE || !(s = mp__tally_find(ty, e, &found)), 0)) {
-		mp__tally_figs_store(f, ty);
+	m->v[MP_SUMF_LIVE] = f->live;
+	m->v[MP_SUMF_LIVE_REQ] = f->live_req;
+	m->v[MP_SUMF_PEAK] = f->peak;
+	m->v[MP_SUMF_PEAK_REQ] = f->peak_req;
+	m->v[MP_SUMF_LIVE_BLOCKS] += f->dblocks;
+	ty->n += f->dblocks;
+	f->dblocks = 0;
+}
+
+/* e as mp__tally_apply takes it */
+static mp_tally_ev_t whole(const tev_t *e)
+{
+	uint64_t is_free = e->fp >> 63;
+
+	if (!e->key)
+		return *(const mp_tally_ev_t *)(uintptr_t)e->fp;
+	return mp__tally_event(e->ns, e->key & ADDR_MASK, is_free ? 0 : e->fp, e->req,
+			       (uint32_t)(e->key >> MP_TALLY_KEY_BITS) - 1, is_free ? MP_TALLY_FREE : MP_TALLY_ALLOC);
+}
+
+/* The general way, out of line (with nothing of the loop's passed to it:
+ * what a call may see cannot stay in registers). */
+static __attribute__((noinline)) int apply_out(mp_tally_t *ty, const tev_t *e)
+{
+	mp_tally_ev_t x = whole(e);
+
+	return mp__tally_apply(ty, &x);
+}
+
+/* e's memory id */
+static inline uint32_t mem_of(const tev_t *e)
+{
+	return e->key ? (uint32_t)(e->key >> MP_TALLY_KEY_BITS) - 1 : ((const mp_tally_ev_t *)(uintptr_t)e->fp)->mem;
+}
+
+/* Event e into the tally: an allocation or free of f's memory id whose
+ * block (or room for it) is in its buckets here, by the rules of
+ * mp__tally_find, mp__tally_account, mp__tally_put and mp__tally_sample;
+ * the rest by mp__tally_apply, f put back first and the figures of e's
+ * memory id taken after (and the table: the far path may grow it). 0 or
+ * -ENOMEM. */
+static inline int take(mp_tally_t *ty, hot_t *f, mp_tally_tab_t *tab, const tev_t *e)
+{
+	uint64_t key = e->key, found, full, is_free = e->fp >> 63, is_alloc = is_free ^ 1;
+	mp_tally_slot_t *s = mp__tally_lanes(*tab, key, &found, &full);
+
+	/* another memory id (or a side event: key 0), or not in the buckets
+	 * (a free of an address not live; an allocation finding both full) */
+	if (__builtin_expect(((key >> MP_TALLY_KEY_BITS) != f->memhi) | ((found ^ 1) & (is_free | full)), 0)) {
+		int rc;
+		hot_store(f, ty);
 		rc = apply_out(ty, e);
-		mp__tally_figs_load(f, ty, e->mem);
+		hot_load(f, ty, mem_of(e));
+		*tab = mp__tally_tab(ty);
 		return rc;
 	}
-	mp__tally_account(f, e, s, found);
-	mp__tally_put(s, e);
-	mp__tally_sample(f, e->ns);
+	f->live += (e->fp & -is_alloc) - (s->fp & -found);
+	f->live_req += e->req - (s->req & -found);
+	f->dblocks += is_alloc - found;
+	s->key = key & -is_alloc;
+	s->fp = e->fp;
+	s->req = e->req;
+	if (__builtin_expect(f->live > f->peak, 0)) {
+		f->peak = f->live;
+		f->m->v[MP_SUMF_PEAK_NS] = e->ns;
+	}
+	if (__builtin_expect(f->live_req > f->peak_req, 0)) {
+		f->peak_req = f->live_req;
+		f->m->v[MP_SUMF_PEAK_REQ_NS] = e->ns;
+	}
 	return 0;
 }
 
 /* Every event of one thread, in its order. */
 static int run_one(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
 {
-	mp_tally_figs_t a;
+	mp_tally_tab_t tab;
+	hot_t f;
 	int rc;
 
-	mp__tally_figs_load(&a, ty, 0);
+	f.mem = 0;
 	for (;;) {
-		ty->n = a.n; /* (refill reserves room in the table on it) */
 		if ((rc = has_next(ty, c, horizon)) != 1)
 			break;
+		hot_load(&f, ty, f.mem);
+		tab = mp__tally_tab(ty);
 		for (rc = 0; c->head < c->n && !rc; c->head++)
-			rc = take(ty, &a, &c->ev[c->head]);
+			rc = take(ty, &f, &tab, &c->ev[c->head]);
+		hot_store(&f, ty); /* (refill reserves room in the table on ty->n) */
 		if (rc)
 			break;
 	}
-	mp__tally_figs_store(&a, ty);
 	return rc;
 }
 
@@ -243,36 +199,37 @@ static int run_one(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
  * times: the event to take is picked by arithmetic, not by a branch. */
 static int run_two(mp_tally_t *ty, cursor_t *a, cursor_t *b, uint64_t horizon)
 {
-	mp_tally_figs_t acc;
+	mp_tally_tab_t tab;
+	hot_t f;
 	int ra = 0, rb = 0, rc = 0;
 
-	mp__tally_figs_load(&acc, ty, 0);
+	f.mem = 0;
 	for (;;) {
-		const mp_tally_ev_t *ea, *eb, *enda, *endb;
+		const tev_t *ea, *eb, *enda, *endb;
 
-		ty->n = acc.n; /* (refill reserves room in the table on it) */
 		if ((ra = has_next(ty, a, horizon)) < 0 || (rb = has_next(ty, b, horizon)) < 0) {
 			rc = ra < 0 ? ra : rb;
 			break;
 		}
 		if (!ra || !rb)
 			break;
+		hot_load(&f, ty, f.mem);
+		tab = mp__tally_tab(ty);
 		ea = a->ev + a->head, enda = a->ev + a->n;
 		eb = b->ev + b->head, endb = b->ev + b->n;
 		while (ea < enda && eb < endb && !rc) {
 			uintptr_t take_b = eb->ns < ea->ns;
-			const mp_tally_ev_t *e = (const mp_tally_ev_t *)(((uintptr_t)ea & (take_b - 1)) |
-									 ((uintptr_t)eb & -take_b));
+			const tev_t *e = (const tev_t *)(((uintptr_t)ea & (take_b - 1)) | ((uintptr_t)eb & -take_b));
 			ea += take_b ^ 1;
 			eb += take_b;
-			rc = take(ty, &acc, e);
+			rc = take(ty, &f, &tab, e);
 		}
+		hot_store(&f, ty);
 		a->head = (uint32_t)(ea - a->ev);
 		b->head = (uint32_t)(eb - b->ev);
 		if (rc)
 			break;
 	}
-	mp__tally_figs_store(&acc, ty);
 	if (rc || (!ra && !rb))
 		return rc;
 	return run_one(ty, ra ? a : b, horizon);
@@ -281,7 +238,7 @@ static int run_two(mp_tally_t *ty, cursor_t *a, cursor_t *b, uint64_t horizon)
 /* (time, thread index) of a's next event before b's */
 static inline int before(const cursor_t *a, const cursor_t *b)
 {
-	const mp_tally_ev_t *x = &a->ev[a->head], *y = &b->ev[b->head];
+	const tev_t *x = &a->ev[a->head], *y = &b->ev[b->head];
 
 	return x->ns < y->ns || (x->ns == y->ns && a->index < b->index);
 }
@@ -311,7 +268,8 @@ static void sift_down(cursor_t **h, size_t n)
  * for n). */
 static int run_heap(mp_tally_t *ty, cursor_t *cur, cursor_t **h, size_t n, uint64_t horizon)
 {
-	mp_tally_figs_t f;
+	mp_tally_tab_t tab;
+	hot_t f;
 	size_t hn = 0, i, j;
 	int rc = 0;
 
@@ -325,21 +283,26 @@ static int run_heap(mp_tally_t *ty, cursor_t *cur, cursor_t **h, size_t n, uint6
 	if (rc < 0)
 		return rc;
 	rc = 0;
-	mp__tally_figs_load(&f, ty, 0);
+	hot_load(&f, ty, 0);
+	tab = mp__tally_tab(ty);
 	while (hn && !rc) {
 		cursor_t *c = h[0];
-		if ((rc = take(ty, &f, &c->ev[c->head++])))
+		if ((rc = take(ty, &f, &tab, &c->ev[c->head++])))
 			break;
-		ty->n = f.n; /* (refill reserves room in the table on it) */
-		if ((rc = has_next(ty, c, horizon)) < 0)
-			break;
-		if (!rc)
-			h[0] = h[--hn];
+		if (c->head == c->n) { /* (refill reserves room in the table on ty->n) */
+			hot_store(&f, ty);
+			if ((rc = has_next(ty, c, horizon)) < 0)
+				break;
+			hot_load(&f, ty, f.mem);
+			tab = mp__tally_tab(ty);
+			if (!rc)
+				h[0] = h[--hn];
+		}
 		if (hn)
 			sift_down(h, hn);
 		rc = 0;
 	}
-	mp__tally_figs_store(&f, ty);
+	hot_store(&f, ty);
 	return rc;
 }
 
@@ -347,7 +310,8 @@ int mp__tally_round(mp_writer_t *w, const mp_tally_src_t *src, size_t n, uint64_
 {
 	mp_tally_t *ty = &w->tally;
 	uint32_t cap = n > MANY_THREADS ? SMALL_BATCH : BATCH;
-	mp_tally_ev_t *evs;
+	tev_t *evs;
+	mp_tally_ev_t *sides;
 	cursor_t *cur;
 	size_t i;
 	int rc = 0;
@@ -356,11 +320,12 @@ int mp__tally_round(mp_writer_t *w, const mp_tally_src_t *src, size_t n, uint64_
 		return 0;
 	ty->cursors.len = 0;
 	if (!ty->failed && mp_mbuf_reserve(&ty->cursors, n * (sizeof(cursor_t) + sizeof(cursor_t *) +
-							       cap * sizeof(mp_tally_ev_t))))
+							       cap * (sizeof(tev_t) + sizeof(mp_tally_ev_t)))))
 		ty->failed = 1;
 	if (!ty->failed) {
 		cur = (cursor_t *)(void *)ty->cursors.data;
-		evs = (mp_tally_ev_t *)(void *)(cur + n);
+		sides = (mp_tally_ev_t *)(void *)(cur + n);
+		evs = (tev_t *)(void *)(sides + n * cap);
 		for (i = 0; i < n; i++) {
 			mp_wthread_t *t = src[i].t;
 			cur[i] = (cursor_t){.t = t,
@@ -369,6 +334,7 @@ int mp__tally_round(mp_writer_t *w, const mp_tally_src_t *src, size_t n, uint64_
 					    .last = t->tally_time,
 					    .cc = {mp__ring_clock(w, t), NULL, 0, 0},
 					    .ev = evs + i * cap,
+					    .side = sides + i * cap,
 					    .cap = cap,
 					    .index = t->index};
 		}
