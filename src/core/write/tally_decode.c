@@ -26,17 +26,17 @@ static inline void count(mp_tally_t *ty, uint32_t mem, uint64_t n, uint64_t m)
 }
 
 /* e, an allocation or free at addr below 2^53 */
-static inline void put_ev(tev_t *e, uint64_t ns, uint64_t addr, uint32_t mem, uint64_t fp, uint64_t req,
+static inline void put_ev(mp_tally_tev_t *e, uint64_t ns, uint64_t addr, uint32_t mem, uint64_t fp, uint64_t req,
 			  uint64_t is_free)
 {
 	e->ns = ns;
 	e->key = addr ^ (uint64_t)(mem + 1) << MP_TALLY_KEY_BITS;
-	e->fp = is_free ? FREE_BIT : fp;
+	e->fp = is_free ? MP_TALLY_FREE_BIT : fp;
 	e->req = is_free ? 0 : req;
 }
 
 /* e, any event: whole in the side array (c's next entry) */
-static inline void put_side(cursor_t *c, uint32_t *nside, tev_t *e, mp_tally_ev_t x)
+static inline void put_side(mp_tally_cursor_t *c, uint32_t *nside, mp_tally_tev_t *e, mp_tally_ev_t x)
 {
 	mp_tally_ev_t *s = &c->side[(*nside)++];
 
@@ -49,8 +49,8 @@ static inline void put_side(cursor_t *c, uint32_t *nside, tev_t *e, mp_tally_ev_
 
 /* An allocation or free the fast way when it can go (its address below
  * 2^53, its footprint below 2^63), else through the side array. */
-static inline void put_any(cursor_t *c, uint32_t *nside, tev_t *e, uint64_t ns, uint64_t addr, uint32_t mem,
-			   uint64_t fp, uint64_t req, uint64_t is_free)
+static inline void put_any(mp_tally_cursor_t *c, uint32_t *nside, mp_tally_tev_t *e, uint64_t ns, uint64_t addr,
+			   uint32_t mem, uint64_t fp, uint64_t req, uint64_t is_free)
 {
 	if (__builtin_expect((addr >> MP_TALLY_KEY_BITS) == 0 && (fp >> 63) == 0, 1))
 		put_ev(e, ns, addr, mem, fp, req, is_free);
@@ -60,11 +60,11 @@ static inline void put_any(cursor_t *c, uint32_t *nside, tev_t *e, uint64_t ns, 
 					 is_free ? MP_TALLY_FREE : MP_TALLY_ALLOC));
 }
 
-int mp__tally_refill(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
+int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 {
 	const uint8_t *ring = c->t->ring;
 	uint64_t mask = c->t->ring_mask, pos = c->pos, end = c->end, last = c->last, events = 0;
-	tev_t *e = c->ev, *full = c->ev + c->cap - 1;
+	mp_tally_tev_t *e = c->ev, *full = c->ev + c->cap - 1;
 	mp_tally_tab_t tab;
 	/* the fast records: ALLOC or FREE (not WIDE) of memory id cmem, its
 	 * allocations and frees counted here */

@@ -26,11 +26,11 @@
  * has busy threads, each of its ns is an ns of the program's wall time):
  * so it is built as three tight loops. They are bound by instructions
  * (about 230 an event, decoding included, at more than three a cycle, on
- * a micro-benchmark of two threads' records; 300 and 19.6 ns against 16.5
- * before blocks had one-word keys and events four words: docs/hooks.md,
- * "Cost"). Each thread's
- * records are decoded a batch at a time into events of four words
- * (tev_t, tally_decode.c), starting the fetch of their table buckets; the
+ * a micro-benchmark of two threads' records, scripts/bench_tally.sh; 300,
+ * and 19.6 ns against 16.6, before blocks had one-word keys and events
+ * four words: docs/hooks.md, "Cost"). Each thread's records are decoded a
+ * batch at a time into events of four words (mp_tally_tev_t,
+ * tally_decode.c), starting the fetch of their table buckets; the
  * batches are merged by (time, thread index); each event goes into the
  * table without a branch on its kind (take), with the figures of one
  * memory id that an event changes kept in registers (hot_t: nothing of
@@ -55,7 +55,7 @@
 
 /* c's next event, decoding more when it has none left: 1 if there is
  * one, 0 if not, or refill's error. */
-static inline int has_next(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
+static inline int has_next(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 {
 	int rc;
 
@@ -110,19 +110,19 @@ static inline void hot_store(hot_t *f, mp_tally_t *ty)
 }
 
 /* e as mp__tally_apply takes it */
-static mp_tally_ev_t whole(const tev_t *e)
+static mp_tally_ev_t whole(const mp_tally_tev_t *e)
 {
 	uint64_t is_free = e->fp >> 63;
 
 	if (!e->key)
 		return *(const mp_tally_ev_t *)(uintptr_t)e->fp;
-	return mp__tally_event(e->ns, e->key & ADDR_MASK, is_free ? 0 : e->fp, e->req,
+	return mp__tally_event(e->ns, e->key & MP_TALLY_ADDR_MASK, is_free ? 0 : e->fp, e->req,
 			       (uint32_t)(e->key >> MP_TALLY_KEY_BITS) - 1, is_free ? MP_TALLY_FREE : MP_TALLY_ALLOC);
 }
 
 /* The general way, out of line (with nothing of the loop's passed to it:
  * what a call may see cannot stay in registers). */
-static __attribute__((noinline)) int apply_out(mp_tally_t *ty, const tev_t *e)
+static __attribute__((noinline)) int apply_out(mp_tally_t *ty, const mp_tally_tev_t *e)
 {
 	mp_tally_ev_t x = whole(e);
 
@@ -130,7 +130,7 @@ static __attribute__((noinline)) int apply_out(mp_tally_t *ty, const tev_t *e)
 }
 
 /* e's memory id */
-static inline uint32_t mem_of(const tev_t *e)
+static inline uint32_t mem_of(const mp_tally_tev_t *e)
 {
 	return e->key ? (uint32_t)(e->key >> MP_TALLY_KEY_BITS) - 1 : ((const mp_tally_ev_t *)(uintptr_t)e->fp)->mem;
 }
@@ -141,7 +141,7 @@ static inline uint32_t mem_of(const tev_t *e)
  * the rest by mp__tally_apply, f put back first and the figures of e's
  * memory id taken after (and the table: the far path may grow it). 0 or
  * -ENOMEM. */
-static inline int take(mp_tally_t *ty, hot_t *f, mp_tally_tab_t *tab, const tev_t *e)
+static inline int take(mp_tally_t *ty, hot_t *f, mp_tally_tab_t *tab, const mp_tally_tev_t *e)
 {
 	uint64_t key = e->key, found, full, is_free = e->fp >> 63, is_alloc = is_free ^ 1;
 	mp_tally_slot_t *s = mp__tally_lanes(*tab, key, &found, &full);
@@ -174,7 +174,7 @@ static inline int take(mp_tally_t *ty, hot_t *f, mp_tally_tab_t *tab, const tev_
 }
 
 /* Every event of one thread, in its order. */
-static int run_one(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
+static int run_one(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 {
 	mp_tally_tab_t tab;
 	hot_t f;
@@ -197,7 +197,7 @@ static int run_one(mp_tally_t *ty, cursor_t *c, uint64_t horizon)
 
 /* Two threads' events merged, a (a->index < b->index) first on equal
  * times: the event to take is picked by arithmetic, not by a branch. */
-static int run_two(mp_tally_t *ty, cursor_t *a, cursor_t *b, uint64_t horizon)
+static int run_two(mp_tally_t *ty, mp_tally_cursor_t *a, mp_tally_cursor_t *b, uint64_t horizon)
 {
 	mp_tally_tab_t tab;
 	hot_t f;
@@ -205,7 +205,7 @@ static int run_two(mp_tally_t *ty, cursor_t *a, cursor_t *b, uint64_t horizon)
 
 	f.mem = 0;
 	for (;;) {
-		const tev_t *ea, *eb, *enda, *endb;
+		const mp_tally_tev_t *ea, *eb, *enda, *endb;
 
 		if ((ra = has_next(ty, a, horizon)) < 0 || (rb = has_next(ty, b, horizon)) < 0) {
 			rc = ra < 0 ? ra : rb;
@@ -219,7 +219,7 @@ static int run_two(mp_tally_t *ty, cursor_t *a, cursor_t *b, uint64_t horizon)
 		eb = b->ev + b->head, endb = b->ev + b->n;
 		while (ea < enda && eb < endb && !rc) {
 			uintptr_t take_b = eb->ns < ea->ns;
-			const tev_t *e = (const tev_t *)(((uintptr_t)ea & (take_b - 1)) | ((uintptr_t)eb & -take_b));
+			const mp_tally_tev_t *e = (const mp_tally_tev_t *)(((uintptr_t)ea & (take_b - 1)) | ((uintptr_t)eb & -take_b));
 			ea += take_b ^ 1;
 			eb += take_b;
 			rc = take(ty, &f, &tab, e);
@@ -236,19 +236,19 @@ static int run_two(mp_tally_t *ty, cursor_t *a, cursor_t *b, uint64_t horizon)
 }
 
 /* (time, thread index) of a's next event before b's */
-static inline int before(const cursor_t *a, const cursor_t *b)
+static inline int before(const mp_tally_cursor_t *a, const mp_tally_cursor_t *b)
 {
-	const tev_t *x = &a->ev[a->head], *y = &b->ev[b->head];
+	const mp_tally_tev_t *x = &a->ev[a->head], *y = &b->ev[b->head];
 
 	return x->ns < y->ns || (x->ns == y->ns && a->index < b->index);
 }
 
 /* h[0..n) a min-heap of cursors by their next event but for the root,
  * which is sifted down into place. */
-static void sift_down(cursor_t **h, size_t n)
+static void sift_down(mp_tally_cursor_t **h, size_t n)
 {
 	size_t i = 0;
-	cursor_t *x = h[0];
+	mp_tally_cursor_t *x = h[0];
 
 	for (;;) {
 		size_t l = 2 * i + 1, m = l;
@@ -266,7 +266,7 @@ static void sift_down(cursor_t **h, size_t n)
 
 /* Any number of threads, through a heap of those with events (h: room
  * for n). */
-static int run_heap(mp_tally_t *ty, cursor_t *cur, cursor_t **h, size_t n, uint64_t horizon)
+static int run_heap(mp_tally_t *ty, mp_tally_cursor_t *cur, mp_tally_cursor_t **h, size_t n, uint64_t horizon)
 {
 	mp_tally_tab_t tab;
 	hot_t f;
@@ -286,7 +286,7 @@ static int run_heap(mp_tally_t *ty, cursor_t *cur, cursor_t **h, size_t n, uint6
 	hot_load(&f, ty, 0);
 	tab = mp__tally_tab(ty);
 	while (hn && !rc) {
-		cursor_t *c = h[0];
+		mp_tally_cursor_t *c = h[0];
 		if ((rc = take(ty, &f, &tab, &c->ev[c->head++])))
 			break;
 		if (c->head == c->n) { /* (refill reserves room in the table on ty->n) */
@@ -310,25 +310,25 @@ int mp__tally_round(mp_writer_t *w, const mp_tally_src_t *src, size_t n, uint64_
 {
 	mp_tally_t *ty = &w->tally;
 	uint32_t cap = n > MANY_THREADS ? SMALL_BATCH : BATCH;
-	tev_t *evs;
+	mp_tally_tev_t *evs;
 	mp_tally_ev_t *sides;
-	cursor_t *cur;
+	mp_tally_cursor_t *cur;
 	size_t i;
 	int rc = 0;
 
 	if (!n)
 		return 0;
 	ty->cursors.len = 0;
-	if (!ty->failed && mp_mbuf_reserve(&ty->cursors, n * (sizeof(cursor_t) + sizeof(cursor_t *) +
-							       cap * (sizeof(tev_t) + sizeof(mp_tally_ev_t)))))
+	if (!ty->failed && mp_mbuf_reserve(&ty->cursors, n * (sizeof(mp_tally_cursor_t) + sizeof(mp_tally_cursor_t *) +
+							       cap * (sizeof(mp_tally_tev_t) + sizeof(mp_tally_ev_t)))))
 		ty->failed = 1;
 	if (!ty->failed) {
-		cur = (cursor_t *)(void *)ty->cursors.data;
+		cur = (mp_tally_cursor_t *)(void *)ty->cursors.data;
 		sides = (mp_tally_ev_t *)(void *)(cur + n);
-		evs = (tev_t *)(void *)(sides + n * cap);
+		evs = (mp_tally_tev_t *)(void *)(sides + n * cap);
 		for (i = 0; i < n; i++) {
 			mp_wthread_t *t = src[i].t;
-			cur[i] = (cursor_t){.t = t,
+			cur[i] = (mp_tally_cursor_t){.t = t,
 					    .pos = t->tallied,
 					    .end = src[i].end,
 					    .last = t->tally_time,
@@ -339,7 +339,7 @@ int mp__tally_round(mp_writer_t *w, const mp_tally_src_t *src, size_t n, uint64_
 					    .index = t->index};
 		}
 		if (n == 2 && cur[0].index > cur[1].index) { /* run_two's ties: a first */
-			cursor_t c = cur[0];
+			mp_tally_cursor_t c = cur[0];
 			cur[0] = cur[1];
 			cur[1] = c;
 		}
@@ -348,7 +348,7 @@ int mp__tally_round(mp_writer_t *w, const mp_tally_src_t *src, size_t n, uint64_
 		else if (n == 2)
 			rc = run_two(ty, &cur[0], &cur[1], horizon);
 		else
-			rc = run_heap(ty, cur, (cursor_t **)(void *)(evs + n * cap), n, horizon);
+			rc = run_heap(ty, cur, (mp_tally_cursor_t **)(void *)(evs + n * cap), n, horizon);
 		if (rc)
 			ty->failed = 1; /* the figures stop here: the rings must still drain */
 	}

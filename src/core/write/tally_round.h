@@ -12,25 +12,25 @@
 typedef struct {
 	uint64_t ns;
 	uint64_t key; /* mp__tally_key: below MP_TALLY_HIGH, its top bits mem + 1 */
-	uint64_t fp;  /* an allocation's footprint (below 2^63); a free: FREE_BIT */
+	uint64_t fp;  /* an allocation's footprint (below 2^63); a free: MP_TALLY_FREE_BIT */
 	uint64_t req; /* a free: 0 */
-} tev_t;
+} mp_tally_tev_t;
 
-#define FREE_BIT (1ull << 63)
-#define ADDR_MASK ((1ull << MP_TALLY_KEY_BITS) - 1)
+#define MP_TALLY_FREE_BIT (1ull << 63)
+#define MP_TALLY_ADDR_MASK ((1ull << MP_TALLY_KEY_BITS) - 1)
 
 typedef struct {
 	mp_wthread_t *t;
 	uint64_t pos, end;   /* ring bytes: the next record to decode, where the round stops */
 	uint64_t last;       /* the time of the last record decoded (times never go back) */
 	clock_cache_t cc;
-	tev_t *ev;           /* decoded, not yet taken: ev[head..n) */
+	mp_tally_tev_t *ev;           /* decoded, not yet taken: ev[head..n) */
 	mp_tally_ev_t *side; /* the batch's other events (as many as ev can hold) */
 	uint32_t head, n, cap;
 	uint32_t index;      /* the thread's */
 	uint32_t mem;        /* the memory id of the last allocation or free decoded */
 	int done;            /* no record earlier than the horizon left to decode */
-} cursor_t;
+} mp_tally_cursor_t;
 
 /* Decode c's records into c->ev (emptied first) until it holds cap - 1
  * events or more (a REALLOC gives two), or no record earlier than the
@@ -38,6 +38,6 @@ typedef struct {
  * and hand their ring space back. Room in the table is made for them
  * first. Returns -1 on a record that does not parse (a writer bug),
  * -ENOMEM, else 0. */
-int mp__tally_refill(mp_tally_t *ty, cursor_t *c, uint64_t horizon);
+int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon);
 
 #endif
