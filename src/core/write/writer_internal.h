@@ -71,11 +71,15 @@ typedef struct mp_chunk_state {
 typedef struct mp_wthread mp_wthread_t;
 
 struct mp_wthread {
-	/* --- written by the owning thread --- */
-	_Atomic uint64_t seq;  /* odd while an event is being recorded */
-	_Atomic uint64_t head; /* bytes ever written to the ring */
+	/* --- set when the ring is made, read by both sides: a line of their
+	 * own (beside the thread's counters, every batch the flusher decoded
+	 * read a line the thread writes on every event: a miss for the
+	 * flusher, and one more for the thread's next write) --- */
 	uint8_t *ring;         /* ring_mask + 1 bytes, plus MP_RING_SLACK */
 	uint64_t ring_mask;
+	/* --- written by the owning thread --- */
+	_Alignas(64) _Atomic uint64_t seq; /* odd while an event is being recorded */
+	_Atomic uint64_t head;             /* bytes ever written to the ring */
 	uint64_t tail_cache;   /* last tail seen, to avoid touching the flusher's line */
 	uint32_t ctx[4];       /* the context last recorded (op, region, dtype, shape) */
 	_Atomic uint64_t events;                  /* records committed (realloc = 2) */
