@@ -24,22 +24,22 @@
  * This runs on the flusher for every event the program makes, beside the
  * program's own threads (on a machine with as many cores as the program
  * has busy threads, each of its ns is an ns of the program's wall time):
- * so it is built as three tight loops. They are bound by instructions
- * (about 230 an event, decoding included, at more than three a cycle, on
- * a micro-benchmark of two threads' records, scripts/bench_tally.sh; 300,
- * and 19.6 ns against 16.6, before blocks had one-word keys and events
- * four words: docs/hooks.md, "Cost"). Each thread's records are decoded a
- * batch at a time into events of four words (mp_tally_tev_t,
- * tally_decode.c), starting the fetch of their table buckets; the
- * batches are merged by (time, thread index); each event goes into the
- * table without a branch on its kind (take), with the figures of one
- * memory id that an event changes kept in registers (hot_t: nothing of
- * the loop's is passed to a call, which would keep it in memory). With
- * two threads the merge has no branch either: the order of two threads'
- * events is a coin flip to a branch predictor. With more, a heap of the
- * threads by their next event.
- * Whatever is not an allocation or free of that memory id, with its block
- * in its buckets, goes the general way: mp__tally_apply (tally.h).
+ * so it is built as three tight loops, bound by instructions and memory
+ * (about 230 instructions an event, decoding included, and 15.4 ns, on a
+ * micro-benchmark of two threads' records, scripts/bench_tally.sh; 300
+ * and 19.6 ns before blocks had one-word keys, events four words and the
+ * ring was fetched ahead: docs/hooks.md, "Cost"). Each thread's records
+ * are decoded a batch at a time into events of four words
+ * (mp_tally_tev_t, tally_decode.c), starting the fetch of their table
+ * buckets; the batches are merged by (time, thread index); each event
+ * goes into the table without a branch on its kind (take), with the
+ * figures of one memory id that an event changes kept in registers (hot_t:
+ * nothing of the loop's is passed to a call, which would keep it in
+ * memory). With two threads the merge has no branch either: the order of
+ * two threads' events is a coin flip to a branch predictor. With more, a
+ * heap of the threads by their next event. Whatever is not an allocation
+ * or free of that memory id, with its block in its buckets, goes the
+ * general way: mp__tally_apply (tally.h).
  */
 #include "tally_round.h"
 
