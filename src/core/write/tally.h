@@ -172,7 +172,8 @@ int mp__tally_apply_far(mp_tally_t *t, struct mp_tally_figs *f, const mp_tally_e
 int mp__tally_put_summary(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon);
 void mp__tally_release(mp_tally_t *t);
 
-/* --- the events, inline: tally_round.c calls them for every record --- */
+/* --- the events, inline: mp__tally_apply and its parts (tally_round.c's
+ * fast path shares mp__tally_lanes and keeps the same rules) --- */
 
 /* The two buckets of a hash: its top bits, and its low bits (at most 2^31
  * buckets: twice 31 bits). */
