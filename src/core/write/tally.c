@@ -139,8 +139,8 @@ int mp__tally_apply_far(mp_tally_t *t, mp_tally_figs_t *f, const mp_tally_ev_t *
 	for (k = 0; k < t->nstash && !s; k++)
 		if (mp__tally_is(&t->stash[k], e))
 			s = &t->stash[k];
-	mp__tally_account(f, e, s ? s : &none, s != NULL);
-	t->n = f->n; /* (room in a larger table is made on it) */
+	mp__tally_account(f, e->op == MP_TALLY_ALLOC, e->fp, e->req, s ? s : &none, s != NULL);
+	mp__tally_figs_blocks(f, t); /* (room in a larger table is made on t->n) */
 	/* an allocation's room: in the buckets or the stash, else in a larger
 	 * table; a free of an address not live changes no slot */
 	if (e->op == MP_TALLY_ALLOC && !s && !(s = room(t, h)) && (mp__tally_reserve(t, 1) || !(s = room(t, h)))) {
@@ -148,7 +148,7 @@ int mp__tally_apply_far(mp_tally_t *t, mp_tally_figs_t *f, const mp_tally_ev_t *
 		return -ENOMEM;
 	}
 	if (s)
-		mp__tally_put(s, e);
+		mp__tally_put(s, e->op == MP_TALLY_ALLOC, e->key, e->fp, e->req, e->addr);
 	if (e->op == MP_TALLY_FREE && s >= t->stash && s < t->stash + MP_TALLY_STASH) /* out of the stash */
 		*s = t->stash[--t->nstash];
 	mp__tally_sample(f, e->ns);

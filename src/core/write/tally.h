@@ -195,8 +195,11 @@ static inline mp_tally_bucket_t *mp__tally_b2(mp_tally_tab_t tab, uint64_t h)
 typedef struct mp_tally_figs {
 	uint32_t mem;
 	int has_peak;
-	uint64_t live, live_req, blocks, peak, peak_ns, peak_req, peak_req_ns;
-	uint64_t n; /* the table's live blocks (mp_tally_t.n) */
+	uint64_t live, live_req, peak, peak_ns, peak_req, peak_req_ns;
+	uint64_t dblocks; /* live blocks gained since taken, of the id and of the table (mp_tally_t.n) */
+	uint64_t memhi; /* mem + 1, the top bits of the id's keys, once the id has
+			 * a peak and while the stash is empty (tally_round.c's
+			 * fast path); else a value no key has */
 } mp_tally_figs_t;
 
 static inline void mp__tally_figs_load(mp_tally_figs_t *f, const mp_tally_t *t, uint32_t mem)
@@ -207,27 +210,34 @@ static inline void mp__tally_figs_load(mp_tally_figs_t *f, const mp_tally_t *t, 
 	f->has_peak = m->has_peak;
 	f->live = m->v[MP_SUMF_LIVE];
 	f->live_req = m->v[MP_SUMF_LIVE_REQ];
-	f->blocks = m->v[MP_SUMF_LIVE_BLOCKS];
 	f->peak = m->v[MP_SUMF_PEAK];
 	f->peak_ns = m->v[MP_SUMF_PEAK_NS];
 	f->peak_req = m->v[MP_SUMF_PEAK_REQ];
 	f->peak_req_ns = m->v[MP_SUMF_PEAK_REQ_NS];
-	f->n = t->n;
+	f->dblocks = 0;
+	f->memhi = m->has_peak && !t->nstash ? (uint64_t)mem + 1 : UINT64_MAX;
 }
 
-static inline void mp__tally_figs_store(const mp_tally_figs_t *f, mp_tally_t *t)
+/* f's live blocks gained into the tally (its id's and the table's) */
+static inline void mp__tally_figs_blocks(mp_tally_figs_t *f, mp_tally_t *t)
+{
+	t->mem[f->mem].v[MP_SUMF_LIVE_BLOCKS] += f->dblocks;
+	t->n += f->dblocks;
+	f->dblocks = 0;
+}
+
+static inline void mp__tally_figs_store(mp_tally_figs_t *f, mp_tally_t *t)
 {
 	mp_tally_mem_t *m = &t->mem[f->mem];
 
 	m->has_peak = f->has_peak;
 	m->v[MP_SUMF_LIVE] = f->live;
 	m->v[MP_SUMF_LIVE_REQ] = f->live_req;
-	m->v[MP_SUMF_LIVE_BLOCKS] = f->blocks;
 	m->v[MP_SUMF_PEAK] = f->peak;
 	m->v[MP_SUMF_PEAK_NS] = f->peak_ns;
 	m->v[MP_SUMF_PEAK_REQ] = f->peak_req;
 	m->v[MP_SUMF_PEAK_REQ_NS] = f->peak_req_ns;
-	t->n = f->n;
+	mp__tally_figs_blocks(f, t);
 }
 
 /* A moment the solver looks for a peak at (see the top of this file). */
@@ -257,18 +267,16 @@ static inline uint64_t mp__tally_is(const mp_tally_slot_t *x, const mp_tally_ev_
 	return x->key == e->key && (e->key < MP_TALLY_HIGH || x->addr == e->addr);
 }
 
-/* What an allocation or free (e, of f's memory id) changes in f, once
- * the slot s is known: live says whether s holds the block that was at
- * the address. */
-static inline void mp__tally_account(mp_tally_figs_t *f, const mp_tally_ev_t *e, const mp_tally_slot_t *s,
-				     uint64_t live)
+/* What an allocation (is_alloc 1: footprint fp, requested req) or a free
+ * (0: fp and req not counted) of f's memory id changes in f, once the
+ * slot s is known: live says whether s holds the block that was at the
+ * address. */
+static inline void mp__tally_account(mp_tally_figs_t *f, uint64_t is_alloc, uint64_t fp, uint64_t req,
+				     const mp_tally_slot_t *s, uint64_t live)
 {
-	uint64_t is_alloc = e->op == MP_TALLY_ALLOC;
-
-	f->n += is_alloc - live;
-	f->live += (e->fp & -is_alloc) - (s->fp & -live);
-	f->live_req += (e->req & -is_alloc) - (s->req & -live);
-	f->blocks += is_alloc - live;
+	f->live += (fp & -is_alloc) - (s->fp & -live);
+	f->live_req += (req & -is_alloc) - (s->req & -live);
+	f->dblocks += is_alloc - live;
 }
 
 /* The four slots of key's buckets compared at once, without a branch on
@@ -311,14 +319,15 @@ static inline mp_tally_slot_t *mp__tally_find(mp_tally_tab_t tab, const mp_tally
 	return s;
 }
 
-/* Slot s after event e: an allocation's block, or free (a free's words
- * are written too, into a slot it leaves free: they are not read). */
-static inline void mp__tally_put(mp_tally_slot_t *s, const mp_tally_ev_t *e)
+/* Slot s after an allocation (its block) or a free (a free slot; the
+ * other words are written too, and not read). */
+static inline void mp__tally_put(mp_tally_slot_t *s, uint64_t is_alloc, uint64_t key, uint64_t fp, uint64_t req,
+				 uint64_t addr)
 {
-	s->key = e->key & -(uint64_t)(e->op == MP_TALLY_ALLOC);
-	s->fp = e->fp;
-	s->req = e->req;
-	s->addr = e->addr;
+	s->key = key & -is_alloc;
+	s->fp = fp;
+	s->req = req;
+	s->addr = addr;
 }
 
 /* Event e into the tally (t->mem mapped, room reserved for it:
@@ -337,8 +346,9 @@ static inline int mp__tally_apply(mp_tally_t *t, const mp_tally_ev_t *e)
 		t->mem[e->mem].v[MP_SUMF_FAILED] += e->op == MP_TALLY_FAILED;
 		mp__tally_sample(&f, e->ns);
 	} else if (e->key < MP_TALLY_HIGH && (s = mp__tally_find(mp__tally_tab(t), e, &found))) {
-		mp__tally_account(&f, e, s, found);
-		mp__tally_put(s, e);
+		uint64_t is_alloc = e->op == MP_TALLY_ALLOC;
+		mp__tally_account(&f, is_alloc, e->fp, e->req, s, found);
+		mp__tally_put(s, is_alloc, e->key, e->fp, e->req, e->addr);
 		mp__tally_sample(&f, e->ns);
 	} else {
 		rc = mp__tally_apply_far(t, &f, e);

@@ -25,14 +25,14 @@ static inline void count(mp_tally_t *ty, uint32_t mem, uint64_t n, uint64_t m)
 	}
 }
 
-/* e, an allocation or free at addr below 2^53 */
-static inline void put_ev(mp_tally_tev_t *e, uint64_t ns, uint64_t addr, uint32_t mem, uint64_t fp, uint64_t req,
-			  uint64_t is_free)
+/* e, an allocation or free whose key is below MP_TALLY_HIGH (a free: req
+ * 0; its fp is not read, but for the top bit set here) */
+static inline void put_ev(mp_tally_tev_t *e, uint64_t ns, uint64_t key, uint64_t fp, uint64_t req, uint64_t is_free)
 {
 	e->ns = ns;
-	e->key = addr ^ (uint64_t)(mem + 1) << MP_TALLY_KEY_BITS;
-	e->fp = is_free ? MP_TALLY_FREE_BIT : fp;
-	e->req = is_free ? 0 : req;
+	e->key = key;
+	e->fp = fp | is_free << 63;
+	e->req = req;
 }
 
 /* e, any event: whole in the side array (c's next entry) */
@@ -47,13 +47,14 @@ static inline void put_side(mp_tally_cursor_t *c, uint32_t *nside, mp_tally_tev_
 	e->req = 0;
 }
 
-/* An allocation or free the fast way when it can go (its address below
- * 2^53, its footprint below 2^63), else through the side array. */
+/* An allocation or free (a free: fp and req 0) the fast way when it can go
+ * (its address below 2^53, its footprint below 2^63), else through the
+ * side array. */
 static inline void put_any(mp_tally_cursor_t *c, uint32_t *nside, mp_tally_tev_t *e, uint64_t ns, uint64_t addr,
 			   uint32_t mem, uint64_t fp, uint64_t req, uint64_t is_free)
 {
 	if (__builtin_expect((addr >> MP_TALLY_KEY_BITS) == 0 && (fp >> 63) == 0, 1))
-		put_ev(e, ns, addr, mem, fp, req, is_free);
+		put_ev(e, ns, mp__tally_key(addr, mem), fp, req, is_free);
 	else
 		put_side(c, nside, e,
 			 mp__tally_event(ns, addr, is_free ? 0 : fp, is_free ? 0 : req, mem,
@@ -69,7 +70,7 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 	/* the fast records: ALLOC or FREE (not WIDE) of memory id cmem, its
 	 * allocations and frees counted here */
 	uint32_t cmem = c->mem, nside = 0;
-	uint64_t fastkind = MP_REC_ALLOC | (uint64_t)cmem << 16, memtop = (uint64_t)(cmem + 1) << MP_TALLY_KEY_BITS;
+	uint64_t fastkind = MP_REC_ALLOC | (uint64_t)cmem << 16, memtop = mp__tally_key(0, cmem);
 	uint64_t nalloc = 0, nfree = 0;
 	int rc = 0;
 
@@ -112,16 +113,13 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 			}
 			last = ns;
 			pos += 32 - 8 * is_free;
-			fp = req + (uint64_t)(int64_t)(int32_t)(w0 >> 32);
+			fp = req + (uint64_t)(int64_t)(int32_t)(w0 >> 32); /* (a FREE's: 0) */
 			fp = fp ? fp : req;
 			nalloc += is_free ^ 1;
 			nfree += is_free;
 			events++;
 			if (__builtin_expect((a >> MP_TALLY_KEY_BITS) == 0 && (fp >> 63) == 0, 1)) {
-				e->ns = ns;
-				e->key = a ^ memtop;
-				e->fp = fp | is_free << 63;
-				e->req = req;
+				put_ev(e, ns, a ^ memtop, fp, req, is_free);
 				prefetch_buckets(tab, e->key);
 			} else {
 				put_any(c, &nside, e, ns, a, cmem, fp, req, is_free);
@@ -160,7 +158,7 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 				count(ty, cmem, nalloc, nfree);
 				cmem = mem, nalloc = nfree = 0;
 				fastkind = MP_REC_ALLOC | (uint64_t)cmem << 16;
-				memtop = (uint64_t)(cmem + 1) << MP_TALLY_KEY_BITS;
+				memtop = mp__tally_key(0, cmem);
 			}
 			nalloc += is_free ^ 1;
 			nfree += is_free;

@@ -25,7 +25,7 @@
  * program's own threads (on a machine with as many cores as the program
  * has busy threads, each of its ns is an ns of the program's wall time):
  * so it is built as three tight loops, bound by instructions and memory
- * (about 230 instructions an event, decoding included, and 15.4 ns, on a
+ * (about 230 instructions an event, decoding included, and 15.8 ns, on a
  * micro-benchmark of two threads' records, scripts/bench_tally.sh; 300
  * and 19.6 ns before blocks had one-word keys, events four words and the
  * ring was fetched ahead: docs/hooks.md, "Cost"). Each thread's records
@@ -33,9 +33,8 @@
  * (mp_tally_tev_t, tally_decode.c), starting the fetch of their table
  * buckets; the batches are merged by (time, thread index); each event
  * goes into the table without a branch on its kind (take), with the
- * figures of one memory id that an event changes kept in registers (hot_t:
- * nothing of the loop's is passed to a call, which would keep it in
- * memory). With two threads the merge has no branch either: the order of
+ * figures of one memory id kept in registers (mp_tally_figs_t: nothing of
+ * the loop's is passed to a call, which would keep it in memory). With two threads the merge has no branch either: the order of
  * two threads' events is a coin flip to a branch predictor. With more, a
  * heap of the threads by their next event. Whatever is not an allocation
  * or free of that memory id, with its block in its buckets, goes the
@@ -68,47 +67,6 @@ static inline int has_next(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizo
 	return 1;
 }
 
-/* The figures of one memory id that an allocation or free changes, as
- * the loops keep them: in registers (the peaks' times are written to the
- * tally when a peak is passed). memhi: mem + 1, the top bits of its keys;
- * a value no key has sends every event the general way (until the id's
- * first event, which sets its peak however small, and while the stash
- * holds blocks). */
-typedef struct {
-	uint64_t live, live_req, peak, peak_req;
-	uint64_t dblocks; /* live blocks gained since loaded (of the id and the table) */
-	uint64_t memhi;
-	mp_tally_mem_t *m;
-	uint32_t mem;
-} hot_t;
-
-static inline void hot_load(hot_t *f, const mp_tally_t *ty, uint32_t mem)
-{
-	mp_tally_mem_t *m = &ty->mem[mem];
-
-	f->m = m;
-	f->mem = mem;
-	f->live = m->v[MP_SUMF_LIVE];
-	f->live_req = m->v[MP_SUMF_LIVE_REQ];
-	f->peak = m->v[MP_SUMF_PEAK];
-	f->peak_req = m->v[MP_SUMF_PEAK_REQ];
-	f->dblocks = 0;
-	f->memhi = m->has_peak && !ty->nstash ? (uint64_t)mem + 1 : UINT64_MAX;
-}
-
-static inline void hot_store(hot_t *f, mp_tally_t *ty)
-{
-	mp_tally_mem_t *m = f->m;
-
-	m->v[MP_SUMF_LIVE] = f->live;
-	m->v[MP_SUMF_LIVE_REQ] = f->live_req;
-	m->v[MP_SUMF_PEAK] = f->peak;
-	m->v[MP_SUMF_PEAK_REQ] = f->peak_req;
-	m->v[MP_SUMF_LIVE_BLOCKS] += f->dblocks;
-	ty->n += f->dblocks;
-	f->dblocks = 0;
-}
-
 /* e as mp__tally_apply takes it */
 static mp_tally_ev_t whole(const mp_tally_tev_t *e)
 {
@@ -120,28 +78,20 @@ static mp_tally_ev_t whole(const mp_tally_tev_t *e)
 			       (uint32_t)(e->key >> MP_TALLY_KEY_BITS) - 1, is_free ? MP_TALLY_FREE : MP_TALLY_ALLOC);
 }
 
-/* The general way, out of line (with nothing of the loop's passed to it:
- * what a call may see cannot stay in registers). */
-static __attribute__((noinline)) int apply_out(mp_tally_t *ty, const mp_tally_tev_t *e)
+/* The general way, out of line (x is the slow branch's own: nothing of
+ * the loop's is passed to a call, which would keep it in memory). */
+static __attribute__((noinline)) int apply_out(mp_tally_t *ty, const mp_tally_ev_t *x)
 {
-	mp_tally_ev_t x = whole(e);
-
-	return mp__tally_apply(ty, &x);
-}
-
-/* e's memory id */
-static inline uint32_t mem_of(const mp_tally_tev_t *e)
-{
-	return e->key ? (uint32_t)(e->key >> MP_TALLY_KEY_BITS) - 1 : ((const mp_tally_ev_t *)(uintptr_t)e->fp)->mem;
+	return mp__tally_apply(ty, x);
 }
 
 /* Event e into the tally: an allocation or free of f's memory id whose
  * block (or room for it) is in its buckets here, by the rules of
- * mp__tally_find, mp__tally_account, mp__tally_put and mp__tally_sample;
- * the rest by mp__tally_apply, f put back first and the figures of e's
- * memory id taken after (and the table: the far path may grow it). 0 or
+ * mp__tally_apply (f kept in registers by the loops); the rest by
+ * mp__tally_apply itself, f put back first and the figures of e's memory
+ * id taken after (and the table: the far path may grow it). 0 or
  * -ENOMEM. */
-static inline int take(mp_tally_t *ty, hot_t *f, mp_tally_tab_t *tab, const mp_tally_tev_t *e)
+static inline int take(mp_tally_t *ty, mp_tally_figs_t *f, mp_tally_tab_t *tab, const mp_tally_tev_t *e)
 {
 	uint64_t key = e->key, found, full, is_free = e->fp >> 63, is_alloc = is_free ^ 1;
 	mp_tally_slot_t *s = mp__tally_lanes(*tab, key, &found, &full);
@@ -149,27 +99,19 @@ static inline int take(mp_tally_t *ty, hot_t *f, mp_tally_tab_t *tab, const mp_t
 	/* another memory id (or a side event: key 0), or not in the buckets
 	 * (a free of an address not live; an allocation finding both full) */
 	if (__builtin_expect(((key >> MP_TALLY_KEY_BITS) != f->memhi) | ((found ^ 1) & (is_free | full)), 0)) {
+		mp_tally_ev_t x = whole(e);
 		int rc;
-		hot_store(f, ty);
-		rc = apply_out(ty, e);
-		hot_load(f, ty, mem_of(e));
+		mp__tally_figs_store(f, ty);
+		rc = apply_out(ty, &x);
+		mp__tally_figs_load(f, ty, x.mem);
 		*tab = mp__tally_tab(ty);
 		return rc;
 	}
-	f->live += (e->fp & -is_alloc) - (s->fp & -found);
-	f->live_req += e->req - (s->req & -found);
-	f->dblocks += is_alloc - found;
-	s->key = key & -is_alloc;
-	s->fp = e->fp;
-	s->req = e->req;
-	if (__builtin_expect(f->live > f->peak, 0)) {
-		f->peak = f->live;
-		f->m->v[MP_SUMF_PEAK_NS] = e->ns;
-	}
-	if (__builtin_expect(f->live_req > f->peak_req, 0)) {
-		f->peak_req = f->live_req;
-		f->m->v[MP_SUMF_PEAK_REQ_NS] = e->ns;
-	}
+	mp__tally_account(f, is_alloc, e->fp, e->req, s, found);
+	mp__tally_put(s, is_alloc, key, e->fp, e->req, key & MP_TALLY_ADDR_MASK);
+	if (!f->has_peak) /* (never here: memhi says it has one; the compiler need not test it) */
+		__builtin_unreachable();
+	mp__tally_sample(f, e->ns);
 	return 0;
 }
 
@@ -177,18 +119,18 @@ static inline int take(mp_tally_t *ty, hot_t *f, mp_tally_tab_t *tab, const mp_t
 static int run_one(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 {
 	mp_tally_tab_t tab;
-	hot_t f;
+	mp_tally_figs_t f;
 	int rc;
 
 	f.mem = 0;
 	for (;;) {
 		if ((rc = has_next(ty, c, horizon)) != 1)
 			break;
-		hot_load(&f, ty, f.mem);
+		mp__tally_figs_load(&f, ty, f.mem);
 		tab = mp__tally_tab(ty);
 		for (rc = 0; c->head < c->n && !rc; c->head++)
 			rc = take(ty, &f, &tab, &c->ev[c->head]);
-		hot_store(&f, ty); /* (refill reserves room in the table on ty->n) */
+		mp__tally_figs_store(&f, ty); /* (refill reserves room in the table on ty->n) */
 		if (rc)
 			break;
 	}
@@ -200,7 +142,7 @@ static int run_one(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 static int run_two(mp_tally_t *ty, mp_tally_cursor_t *a, mp_tally_cursor_t *b, uint64_t horizon)
 {
 	mp_tally_tab_t tab;
-	hot_t f;
+	mp_tally_figs_t f;
 	int ra = 0, rb = 0, rc = 0;
 
 	f.mem = 0;
@@ -213,7 +155,7 @@ static int run_two(mp_tally_t *ty, mp_tally_cursor_t *a, mp_tally_cursor_t *b, u
 		}
 		if (!ra || !rb)
 			break;
-		hot_load(&f, ty, f.mem);
+		mp__tally_figs_load(&f, ty, f.mem);
 		tab = mp__tally_tab(ty);
 		ea = a->ev + a->head, enda = a->ev + a->n;
 		eb = b->ev + b->head, endb = b->ev + b->n;
@@ -224,7 +166,7 @@ static int run_two(mp_tally_t *ty, mp_tally_cursor_t *a, mp_tally_cursor_t *b, u
 			eb += take_b;
 			rc = take(ty, &f, &tab, e);
 		}
-		hot_store(&f, ty);
+		mp__tally_figs_store(&f, ty);
 		a->head = (uint32_t)(ea - a->ev);
 		b->head = (uint32_t)(eb - b->ev);
 		if (rc)
@@ -269,7 +211,7 @@ static void sift_down(mp_tally_cursor_t **h, size_t n)
 static int run_heap(mp_tally_t *ty, mp_tally_cursor_t *cur, mp_tally_cursor_t **h, size_t n, uint64_t horizon)
 {
 	mp_tally_tab_t tab;
-	hot_t f;
+	mp_tally_figs_t f;
 	size_t hn = 0, i, j;
 	int rc = 0;
 
@@ -283,17 +225,17 @@ static int run_heap(mp_tally_t *ty, mp_tally_cursor_t *cur, mp_tally_cursor_t **
 	if (rc < 0)
 		return rc;
 	rc = 0;
-	hot_load(&f, ty, 0);
+	mp__tally_figs_load(&f, ty, 0);
 	tab = mp__tally_tab(ty);
 	while (hn && !rc) {
 		mp_tally_cursor_t *c = h[0];
 		if ((rc = take(ty, &f, &tab, &c->ev[c->head++])))
 			break;
 		if (c->head == c->n) { /* (refill reserves room in the table on ty->n) */
-			hot_store(&f, ty);
+			mp__tally_figs_store(&f, ty);
 			if ((rc = has_next(ty, c, horizon)) < 0)
 				break;
-			hot_load(&f, ty, f.mem);
+			mp__tally_figs_load(&f, ty, f.mem);
 			tab = mp__tally_tab(ty);
 			if (!rc)
 				h[0] = h[--hn];
@@ -302,7 +244,7 @@ static int run_heap(mp_tally_t *ty, mp_tally_cursor_t *cur, mp_tally_cursor_t **
 			sift_down(h, hn);
 		rc = 0;
 	}
-	hot_store(&f, ty);
+	mp__tally_figs_store(&f, ty);
 	return rc;
 }
 

@@ -12,11 +12,10 @@
 typedef struct {
 	uint64_t ns;
 	uint64_t key; /* mp__tally_key: below MP_TALLY_HIGH, its top bits mem + 1 */
-	uint64_t fp;  /* an allocation's footprint (below 2^63); a free: MP_TALLY_FREE_BIT */
+	uint64_t fp;  /* an allocation's footprint (below 2^63); a free: top bit set */
 	uint64_t req; /* a free: 0 */
 } mp_tally_tev_t;
 
-#define MP_TALLY_FREE_BIT (1ull << 63)
 #define MP_TALLY_ADDR_MASK ((1ull << MP_TALLY_KEY_BITS) - 1)
 
 typedef struct {
