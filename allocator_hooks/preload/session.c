@@ -272,6 +272,11 @@ static void session_start(void)
 	S.opts.ring_bytes = (uint32_t)env_u64("MEMPROF_RING_KB", 0) * 1024u;
 	S.opts.full_policy = env_u64("MEMPROF_DROP", 0) ? MP_WRITER_DROP : MP_WRITER_WAIT;
 	S.opts.shed = env_u64("MEMPROF_SHED", 0) != 0;
+	/* the program's threads run the flush rounds while every CPU is busy
+	 * (docs/hooks.md, "Cost"); MEMPROF_HELP=0: the flusher always */
+	S.opts.help = env_off("MEMPROF_HELP") ? MP_WRITER_HELP_OFF : MP_WRITER_HELP_AUTO;
+	if (getenv("MEMPROF_HELP") && !strcmp(getenv("MEMPROF_HELP"), "always"))
+		S.opts.help = MP_WRITER_HELP_ALWAYS; /* (tests) */
 	S.opts.on_orphaned = mp__end_orphaned_process;
 	/* the window's end: the writer's flusher tells window_over */
 	duration = env_u64("MEMPROF_DURATION_MS", 0);

@@ -15,12 +15,13 @@
 
 /* --- threads --------------------------------------------------------------- */
 
-static void test_hooks_threads(void **state)
+/* victim_threads (8 threads, every block freed by another) recorded with
+ * env: its workers' hand-computed figures. */
+static void threads_figures(tmpdir_t *t, const char *const *env)
 {
-	tmpdir_t *t = *state;
-	hk_stats_t st = {0}, all = {0};
+	hk_stats_t st = {0};
 
-	assert_int_equal(hk_record(t->cap, NULL, "victim_threads", NULL, NULL), 0);
+	assert_int_equal(hk_record(t->cap, NULL, "victim_threads", NULL, env), 0);
 	st.skip_first_thread = 1; /* the workers' events only: pthread internals are main's */
 	hk_replay_ok(t->cap, &st);
 	assert_int_equal(st.allocs, 800000);
@@ -31,6 +32,14 @@ static void test_hooks_threads(void **state)
 	assert_int_equal(st.double_allocs, 0);
 	assert_int_equal(st.dropped, 0);
 	assert_true(st.threads >= 9);
+}
+
+static void test_hooks_threads(void **state)
+{
+	tmpdir_t *t = *state;
+	hk_stats_t all = {0};
+
+	threads_figures(t, NULL);
 	hk_replay_ok(t->cap, &all); /* the whole process: consistent too */
 	assert_int_equal(all.unknown_frees, 0);
 	assert_int_equal(all.double_allocs, 0);
@@ -41,24 +50,29 @@ static void test_hooks_threads(void **state)
 	assert_int_equal(all.outside_regions, 0);
 }
 
-/* exit() while 4 threads allocate: the capture closes cleanly, the
- * program is not disturbed (three times, the race is timing-dependent). */
-static void test_hooks_exit_with_threads(void **state)
+/* exit() while 4 threads allocate (victim_threads exit, with env): the
+ * capture closes cleanly, the program is not disturbed (three times, the
+ * race is timing-dependent). */
+static void exit_under_threads(tmpdir_t *t, const char *const *env)
 {
-	tmpdir_t *t = *state;
 	const char *args[] = {"exit", NULL};
 	int i;
 
 	for (i = 0; i < 3; i++) {
 		hk_stats_t st = {0};
 		unlink(t->cap);
-		assert_int_equal(hk_record(t->cap, NULL, "victim_threads", args, NULL), 0);
+		assert_int_equal(hk_record(t->cap, NULL, "victim_threads", args, env), 0);
 		hk_replay_ok(t->cap, &st);
 		assert_int_equal(st.abrupt, 0);
 		assert_int_equal(st.double_allocs, 0);
 		assert_int_equal(st.unknown_frees, 0);
 		assert_true(st.allocs > 100);
 	}
+}
+
+static void test_hooks_exit_with_threads(void **state)
+{
+	exit_under_threads(*state, NULL);
 }
 
 /* 4000 short-lived threads, 8 at a time, each freeing a block from a
@@ -180,6 +194,32 @@ static void test_hooks_main_pthread_exit(void **state)
 	assert_int_equal(st.watch[1].frees, 0);
 	assert_int_equal(st.watch[2].allocs, 1); /* the atexit handler */
 	assert_int_equal(st.watch[2].frees, 1);
+}
+
+/* Flush rounds on the program's own threads (src/core/write/help.c),
+ * forced on (MEMPROF_HELP=always) with small rings so that there are
+ * hundreds: 8 threads freeing each other's blocks give the same figures
+ * as with the flusher's rounds; exit() while 4 threads allocate (and run
+ * rounds) still ends the capture cleanly; a thread with a 16 KiB stack runs
+ * rounds (they need ~13 KiB: on the writer's stack, not its own). */
+static void test_hooks_help_rounds(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *env[] = {"MEMPROF_HELP=always", "MEMPROF_RING_KB=64", NULL};
+	const char *small_env[] = {"MEMPROF_HELP=always", "MEMPROF_RING_KB=4", NULL};
+	const char *exit_args[] = {"exit", NULL};
+	hk_stats_t sm = {0};
+
+	threads_figures(t, env);
+	exit_under_threads(t, env);
+	unlink(t->cap);
+	sm.nwatch = 1;
+	sm.watch[0].size = 77;
+	assert_int_equal(hk_record(t->cap, NULL, "victim_smallstack", exit_args, small_env), 0);
+	hk_replay_ok(t->cap, &sm);
+	assert_int_equal(sm.abrupt, 0);
+	assert_int_equal(sm.watch[0].allocs, 1000);
+	assert_int_equal(sm.watch[0].frees, 1000);
 }
 
 /* A thread with the smallest stack (victim_smallstack.c) closes the
@@ -423,6 +463,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_fork_threads, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_main_pthread_exit, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_small_stack, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_help_rounds, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_vfork, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_no_children, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_no_fork, hk_setup_dir, hk_teardown_dir),

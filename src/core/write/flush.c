@@ -299,6 +299,16 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 
 int mp__writer_round(mp_writer_t *w, int final)
 {
+	int rc;
+
+	pthread_mutex_lock(&w->flush_mu);
+	rc = mp__writer_round_locked(w, final);
+	pthread_mutex_unlock(&w->flush_mu);
+	return rc;
+}
+
+int mp__writer_round_locked(mp_writer_t *w, int final)
+{
 	mp_mbuf_t *snapbuf = &w->snaps, *secbuf = &w->sections, *tsrc = &w->tally_src;
 	uint64_t horizon;
 	mp_wthread_t *t;
@@ -306,11 +316,9 @@ int mp__writer_round(mp_writer_t *w, int final)
 	uint64_t pending = 0;
 	int rc = 0;
 
-	pthread_mutex_lock(&w->flush_mu);
-	if (atomic_load_explicit(&w->error, memory_order_relaxed)) {
-		rc = atomic_load_explicit(&w->error, memory_order_relaxed);
-		goto out;
-	}
+	atomic_store_explicit(&w->round_ns, mp_clock_ns(), memory_order_relaxed);
+	if (atomic_load_explicit(&w->error, memory_order_relaxed))
+		return atomic_load_explicit(&w->error, memory_order_relaxed);
 	horizon = mp__capclock_round(&w->clock);
 	if (w->use_membarrier)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
@@ -436,13 +444,16 @@ int mp__writer_round(mp_writer_t *w, int final)
 	pthread_mutex_unlock(&w->defs_mu);
 	if (rc || (rc = emit_block(w)))
 		goto fail;
-
-	goto out;
+	/* With help on, a thread that passed half full while this round ran
+	 * found it running and left its wake-up sent: each looks again at its
+	 * next event (help.c). */
+	if (atomic_load_explicit(&w->help.on, memory_order_relaxed))
+		for (t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next)
+			atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
+	return 0;
 fail:
 	set_error(w, rc);
 	w->raw.len = 0;
-out:
-	pthread_mutex_unlock(&w->flush_mu);
 	return rc;
 }
 
@@ -479,14 +490,16 @@ int mp__writer_flush_on_flusher(mp_writer_t *w)
 	return atomic_load_explicit(&w->error, memory_order_relaxed);
 }
 
-/* Rounds start at a fixed rate (every flush interval, start to start), so
- * the time a round takes does not stretch the interval: a block is on disk
- * at least every interval, and a kill loses at most about one interval. */
+/* Rounds start at least every flush interval (start to start), whoever
+ * runs them, so the time a round takes does not stretch the interval: a
+ * block is on disk at least every interval, and a kill loses at most about
+ * one interval. Between rounds the flusher sleeps until the next is due, a
+ * thread wakes it (a ring half full, a flush asked for), or help looks
+ * again (help.c: judged after every wake-up). */
 void *mp__flusher_main(void *arg)
 {
 	mp_writer_t *w = arg;
 	uint64_t interval = (uint64_t)w->flush_interval_ms * 1000000u;
-	uint64_t next = mp_clock_ns() + interval;
 	/* Wake-ups this round answers: those before it started. One that comes
 	 * while it runs (a thread's ring filled up meanwhile) starts the next
 	 * round at once instead of being slept through. */
@@ -497,12 +510,17 @@ void *mp__flusher_main(void *arg)
 	/* Named, so that top -H, perf and gdb show whose CPU time it is (else
 	 * it has the program's name) */
 	prctl(PR_SET_NAME, MP_FLUSHER_NAME, 0, 0, 0);
+	atomic_store_explicit(&w->round_ns, mp_clock_ns(), memory_order_relaxed); /* (the open) */
+	mp__help_judge(w, mp_clock_ns());
 	while (!atomic_load_explicit(&w->closing, memory_order_acquire)) {
-		uint32_t asked;
 		uint64_t now = mp_clock_ns();
-		uint32_t woken;
-		/* the next round, or the recording window's end if sooner */
-		uint64_t due = w->stop_at_ns && w->stop_at_ns < next ? w->stop_at_ns : next;
+		/* the next round: an interval after the last one started */
+		uint64_t next = atomic_load_explicit(&w->round_ns, memory_order_relaxed) + interval;
+		/* ... or the recording window's end, or help's next look, if sooner */
+		uint64_t due = mp__help_due(&w->help, w->stop_at_ns && w->stop_at_ns < next ? w->stop_at_ns : next);
+		uint32_t woken, asked;
+		int stop = 0;
+
 		/* A flush asked for is a reason to run at once, whatever the
 		 * wake-ups said: one asked before this thread read `seen` at its
 		 * start would be slept through. (One asked later bumps wake after
@@ -521,8 +539,15 @@ void *mp__flusher_main(void *arg)
 		if (w->stop_at_ns && mp_clock_ns() >= w->stop_at_ns) {
 			w->stop_at_ns = 0;
 			w->on_stop(w->stop_arg);
+			stop = 1;
 		}
 		woken = atomic_load_explicit(&w->wake, memory_order_acquire);
+		now = mp_clock_ns();
+		if (woken == seen && !stop && !flush_pending(w) &&
+		    now < atomic_load_explicit(&w->round_ns, memory_order_relaxed) + interval) {
+			mp__help_judge(w, now); /* woken for help's look, or a round ran meanwhile */
+			continue;
+		}
 		/* A round the interval started, not a full ring: is the process
 		 * waiting on us alone (orphan.c)? */
 		if (woken == seen && !orphan_seen && mp__process_orphaned()) {
@@ -533,16 +558,10 @@ void *mp__flusher_main(void *arg)
 			}
 		}
 		seen = woken;
-		now = mp_clock_ns();
-		/* A round that came early (a full ring, a flush asked for, the
-		 * window's end) leaves the schedule alone: the scheduled rounds
-		 * still come once an interval, so a block is on disk at least
-		 * that often however the early ones fall. */
-		if (now >= next)
-			next = (next + interval > now) ? next + interval : now + interval;
 		asked = atomic_load_explicit(&w->flush_asked, memory_order_acquire);
 		mp__writer_round(w, 0);
 		flush_answer(w, asked);
+		mp__help_judge(w, mp_clock_ns());
 	}
 	/* Closing: the final round, here (see flush_asked). Orphaned: a round
 	 * as usual; exit() closes the capture on this same thread. */

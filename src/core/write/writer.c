@@ -154,6 +154,7 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 	w->full_policy = o.full_policy;
 	w->shed = o.shed;
 	w->level = o.compression_level;
+	mp__help_start(&w->help, o.help);
 	/* Cheap per-event fences need the asymmetric barrier (Linux >= 4.14);
 	 * so does the TSC clock. The header names the clock's origin. */
 	w->use_membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
@@ -289,6 +290,7 @@ int mp_writer_close(mp_writer_t *w)
 	mp_mbuf_release(&w->rows);
 	mp__chunk_encoder_release(&w->enc);
 	mp__tally_release(&w->tally);
+	mp__help_release(&w->help);
 	mp_mbuf_release(&w->tally_src);
 	mp_arena_release(&w->arena);
 	pthread_mutex_destroy(&w->reg_mu);

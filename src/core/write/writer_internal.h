@@ -145,6 +145,19 @@ typedef struct mp_wmodule {
 
 #define MP_WMODULES_MAX 8192
 
+/* Rounds on the program's threads (help.c). */
+typedef struct mp_help {
+	int policy;           /* MP_WRITER_HELP_*: OFF where stacks cannot be switched */
+	_Atomic int on;       /* a thread whose ring passes half full runs the round itself */
+	void *stack;          /* the rounds' stack (flush_mu), mapped at the first one */
+	uint64_t rounds;      /* rounds the program's threads ran (flush_mu) */
+	/* the flusher's judgement (mp__help_judge_at, on the flusher only) */
+	int started, probing;
+	uint64_t run0, wait0; /* its run and wait time (schedstat, ns) at the window's start */
+	uint64_t probe_at;    /* help on: when to look again (mp_clock_ns) */
+	uint64_t probe_gap;
+} mp_help_t;
+
 struct mp_writer {
 	uint64_t id;          /* unique per writer, for the threads' TLS binding */
 	int fd;               /* the capture; wfile.c keeps it the capture (-1: none) */
@@ -199,7 +212,9 @@ struct mp_writer {
 	_Atomic int flusher_gone;    /* its loop is over: ask nothing more of it */
 	int final_done;              /* the final round ran (on the flusher) */
 	_Atomic int error;           /* first error, sticky */
-	pthread_mutex_t flush_mu;    /* serialises rounds (flusher vs mp_writer_flush) */
+	pthread_mutex_t flush_mu;    /* serialises rounds (flusher, mp_writer_flush, help) */
+	_Atomic uint64_t round_ns;   /* mp_clock_ns() at the last round's start */
+	mp_help_t help;
 	mp_mbuf_t raw, out;          /* block being built / compressed */
 	mp_mbuf_t segs;              /* uint64_t offsets in raw where columns start */
 	mp_mbuf_t snaps, sections;   /* per-round scratch */
@@ -263,6 +278,8 @@ static inline const mp_capclock_t *mp__ring_clock(const mp_writer_t *w, const mp
 
 /* flush.c */
 int mp__writer_round(mp_writer_t *w, int final);
+/* The same, flush_mu held by the caller. */
+int mp__writer_round_locked(mp_writer_t *w, int final);
 /* Hand thread t's ring space back up to min(encoded, tallied) (the
  * records after either are still needed), waking it if it waits for
  * room. Flusher only. */
@@ -292,6 +309,24 @@ void mp__flusher_leave(void);
 int mp__process_orphaned(void);
 void mp__futex_wake(_Atomic uint32_t *word);
 void mp__futex_wait(_Atomic uint32_t *word, uint32_t val, uint32_t timeout_ms);
+
+/* help.c: rounds on the program's threads while every CPU is busy. */
+/* The policy a writer gets for the one asked (OFF where unsupported). */
+int mp__help_policy(int asked);
+void mp__help_start(mp_help_t *h, int policy);
+/* On the flusher, after each wake-up: its run and wait time so far read
+ * from /proc/thread-self/schedstat into mp__help_judge_at, which turns
+ * help on (a quarter of the window's run time or more spent waiting for a
+ * CPU) or off (to look again, at probe_at). */
+void mp__help_judge(mp_writer_t *w, uint64_t now);
+void mp__help_judge_at(mp_help_t *h, uint64_t run, uint64_t wait, uint64_t now);
+/* due, or sooner when help is on and looks again before it. */
+uint64_t mp__help_due(const mp_help_t *h, uint64_t due);
+/* A round on the calling thread (help on, its ring half full or full): 0,
+ * -EBUSY when one runs already (it, or the next, takes this ring), -EAGAIN
+ * when the writer is closing, -ENOMEM (help is then off). errno kept. */
+int mp__help_round(mp_writer_t *w);
+void mp__help_release(mp_help_t *h);
 
 /* wthread.c (the event path itself: wthread_path.h) */
 /* pthread key destructor: marks the thread exited so its ring can be reused. */

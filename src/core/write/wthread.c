@@ -145,6 +145,14 @@ void mp__wthread_unbound_drop(mp_writer_t *w, uint32_t memory, uint64_t n)
 
 /* --- the rare branches of the event path (wthread_path.h) --------------- */
 
+/* Whether a round may run on this thread for t's ring (help.c): help is
+ * on, the ring is a thread's (not a lane's, whose caller holds its own
+ * lock), and the thread holds no lock around its records. */
+static int help_here(mp_writer_t *w, const mp_wthread_t *t)
+{
+	return atomic_load_explicit(&w->help.on, memory_order_relaxed) && !t->lane && !mp__wthread_tls.no_help;
+}
+
 /* Wait until the flusher has made room, or give up. Called with seq even:
  * the caller then restarts its record (and retakes the timestamp). The
  * flusher wakes the thread as soon as it has taken its records (futex on
@@ -167,8 +175,15 @@ static int ring_wait(mp_writer_t *w, mp_wthread_t *t)
 			rc = -ENOBUFS;
 			break;
 		}
-		atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
-		mp__futex_wake(&w->wake);
+		/* Help on (help.c): the round here, or, when one runs, room from
+		 * it (or from the one this thread runs next time round). */
+		if (help_here(w, t)) {
+			if (mp__help_round(w) == 0)
+				continue;
+		} else {
+			atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
+			mp__futex_wake(&w->wake);
+		}
 		mp__futex_wait(&t->space, seen, 2);
 	}
 	atomic_store_explicit(&t->waiting, 0, memory_order_relaxed);
@@ -193,15 +208,21 @@ uint64_t *mp__rec_begin_slow(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, u
 	}
 }
 
-/* Wake the flusher at half full. tail_cache lags (it is refreshed only when
- * the ring looks full), so it is refreshed before waking: judged on a stale
- * tail, every record after the first half-fill would wake the flusher
- * again, for rounds of a few thousand events, each paying its membarrier,
- * Huffman tables and block framing. */
+/* Wake the flusher at half full, or with help on (help.c) run the round
+ * here: when one runs already, it or the next takes this ring (the round
+ * that ends clears wake_sent: this thread looks again then). tail_cache
+ * lags (it is refreshed only when the ring looks full), so it is refreshed
+ * first: judged on a stale tail, every record after the first half-fill
+ * would start a round again, of a few thousand events, each paying its
+ * membarrier, Huffman tables and block framing. */
 void mp__rec_wake(mp_writer_t *w, mp_wthread_t *t, uint64_t head)
 {
 	if (head - (t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire)) > (t->ring_mask + 1) / 2) {
 		atomic_store_explicit(&t->wake_sent, 1, memory_order_relaxed);
+		if (help_here(w, t)) {
+			(void)mp__help_round(w);
+			return;
+		}
 		atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
 		mp__futex_wake(&w->wake);
 	}

@@ -31,6 +31,14 @@ typedef enum {
 	MP_WRITER_DROP = 1, /* ... or drops the event and counts it */
 } mp_writer_full_policy_t;
 
+/* Who runs the flush rounds (mp_writer_options_t.help; docs/hooks.md,
+ * "Cost"). */
+typedef enum {
+	MP_WRITER_HELP_OFF = 0,    /* the flusher thread */
+	MP_WRITER_HELP_AUTO = 1,   /* the program's threads too, while every CPU is busy */
+	MP_WRITER_HELP_ALWAYS = 2, /* the program's threads whenever a ring is half full (tests) */
+} mp_writer_help_t;
+
 typedef struct mp_writer_options {
 	uint32_t flush_interval_ms; /* 0 = default (90) */
 	uint32_t ring_bytes;        /* per-thread ring; 0 = default (16 MiB) */
@@ -61,6 +69,14 @@ typedef struct mp_writer_options {
 	uint32_t stop_after_ms;
 	void (*on_stop)(void *stop_arg);
 	void *stop_arg;
+	/* mp_writer_help_t. With AUTO, the flusher looks at how long it waits
+	 * for a CPU: while that is a quarter of its run time or more (the
+	 * program keeps every CPU busy, and the flusher's time is taken from
+	 * its threads anyway), a thread whose ring passes half full runs the
+	 * round itself, inside the mp_writer_* call, on a stack of the writer's
+	 * with every signal blocked, instead of waking the flusher. x86-64
+	 * only: elsewhere it is OFF. */
+	int help;
 } mp_writer_options_t;
 
 /* Create the file at path (it must not exist unless overwrite) and start the

@@ -1,0 +1,203 @@
+/* test_help.c - flush rounds on the program's own threads
+ * (src/core/write/help.c): when the flusher turns help on and off, and
+ * captures written with every round run by the threads that record,
+ * against the reader's replay. */
+#include "test_common.h"
+
+#include "tally_test.h"
+#include "writer_internal.h"
+
+#include <memprof/capture.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+
+#define MS 1000000ull
+
+/* --- the judgement, on hand-made schedstat readings ----------------------- */
+
+static mp_help_t auto_help(void)
+{
+	mp_help_t h = {0};
+
+	mp__help_start(&h, MP_WRITER_HELP_AUTO);
+	return h;
+}
+
+/* A window is 20 ms of the flusher's run time; help goes on when it waited
+ * a quarter of that or more (5 ms), and looks again 2 s later. */
+static void test_help_judge_window(void **state)
+{
+	mp_help_t h = auto_help();
+
+	(void)state;
+	if (h.policy != MP_WRITER_HELP_AUTO)
+		skip(); /* (a machine without the stack switch: help is off) */
+	mp__help_judge_at(&h, 100 * MS, 7 * MS, 1000 * MS); /* the first reading */
+	assert_int_equal(h.on, 0);
+	mp__help_judge_at(&h, 119 * MS, 9 * MS, 1010 * MS); /* 19 ms: no window yet */
+	assert_int_equal(h.on, 0);
+	mp__help_judge_at(&h, 120 * MS, 11 * MS + MS / 2, 1020 * MS); /* 20 ms, waited 4.5 ms */
+	assert_int_equal(h.on, 0);
+	mp__help_judge_at(&h, 140 * MS, 16 * MS + MS / 2, 1040 * MS); /* 20 ms, waited 5 ms */
+	assert_int_equal(h.on, 1);
+	assert_true(h.probe_at == 3040 * MS);
+	assert_true(mp__help_due(&h, 5000 * MS) == 3040 * MS);
+	assert_true(mp__help_due(&h, 3000 * MS) == 3000 * MS);
+	/* on until the look, whatever the readings */
+	mp__help_judge_at(&h, 141 * MS, 16 * MS, 3039 * MS);
+	assert_int_equal(h.on, 1);
+	mp__help_judge_at(&h, 150 * MS, 20 * MS, 3040 * MS); /* the look: off, a window from here */
+	assert_int_equal(h.on, 0);
+	assert_true(mp__help_due(&h, 5000 * MS) == 5000 * MS);
+}
+
+/* Each look that finds every CPU busy again doubles the wait before the
+ * next, up to 16 s; one that does not starts over at 2 s. */
+static void test_help_judge_probes(void **state)
+{
+	static const uint64_t gaps[] = {2000, 4000, 8000, 16000, 16000};
+	mp_help_t h = auto_help();
+	uint64_t run = 0, wait = 0, now = 0;
+	size_t i;
+
+	(void)state;
+	if (h.policy != MP_WRITER_HELP_AUTO)
+		skip();
+	mp__help_judge_at(&h, run, wait, now);
+	for (i = 0; i < sizeof(gaps) / sizeof(gaps[0]); i++) {
+		run += 20 * MS, wait += 14 * MS, now += 30 * MS; /* waited 70% */
+		mp__help_judge_at(&h, run, wait, now);
+		assert_int_equal(h.on, 1);
+		assert_true(h.probe_at == now + gaps[i] * MS);
+		now = h.probe_at;
+		mp__help_judge_at(&h, run, wait, now); /* the look */
+		assert_int_equal(h.on, 0);
+	}
+	run += 20 * MS, wait += 1 * MS, now += 25 * MS; /* a CPU to spare now */
+	mp__help_judge_at(&h, run, wait, now);
+	assert_int_equal(h.on, 0);
+	run += 20 * MS, wait += 10 * MS, now += 30 * MS; /* busy again */
+	mp__help_judge_at(&h, run, wait, now);
+	assert_int_equal(h.on, 1);
+	assert_true(h.probe_at == now + 2000 * MS);
+}
+
+/* OFF never helps, ALWAYS always does: neither reads the clock's say. */
+static void test_help_judge_fixed(void **state)
+{
+	mp_help_t off = {0}, always = {0};
+
+	(void)state;
+	mp__help_start(&off, MP_WRITER_HELP_OFF);
+	mp__help_start(&always, MP_WRITER_HELP_ALWAYS);
+	mp__help_judge_at(&off, 0, 0, 0);
+	mp__help_judge_at(&off, 100 * MS, 100 * MS, 10 * MS);
+	assert_int_equal(off.on, 0);
+	if (always.policy != MP_WRITER_HELP_ALWAYS)
+		skip();
+	mp__help_judge_at(&always, 0, 0, 0);
+	mp__help_judge_at(&always, 100 * MS, 0, 10 * MS);
+	assert_int_equal(always.on, 1);
+	assert_true(mp__help_due(&always, 77) == 77);
+	assert_int_equal(mp__help_policy(7), MP_WRITER_HELP_OFF);
+}
+
+/* --- rounds on the recording threads -------------------------------------- */
+
+static mp_writer_t *open_helped(const char *path, uint32_t ring_bytes)
+{
+	mp_writer_options_t o = {0};
+	mp_writer_t *w;
+	mp_diag_t diag;
+
+	o.flush_interval_ms = 60000; /* the flusher's own rounds: none but the last */
+	o.ring_bytes = ring_bytes;
+	o.help = MP_WRITER_HELP_ALWAYS;
+	assert_int_equal(mp_writer_open(&w, path, 0, &o, &diag), 0);
+	return w;
+}
+
+/* 1 and 4 threads of random events with 16 KiB rings: every round but the
+ * last runs on a recording thread, inside its mp_writer_* call. The
+ * capture's figures are the reader's, event for event. */
+static void test_help_round_trip(void **state)
+{
+	static const int threads[] = {1, 4};
+	size_t k;
+
+	(void)state;
+	if (mp__help_policy(MP_WRITER_HELP_ALWAYS) != MP_WRITER_HELP_ALWAYS)
+		skip();
+	for (k = 0; k < sizeof(threads) / sizeof(threads[0]); k++) {
+		char *path = mp_test_tmpfile(".memprof");
+		mp_writer_t *w = open_helped(path, 16384);
+		mp_capture_summary_t s;
+
+		rnd_run(w, threads[k], 0x2545F4914F6CDD1Dull);
+		/* about 1 MB of records a thread (30000 events of 3 to 5 words)
+		 * through rings half full at 8 KiB: over a hundred rounds with
+		 * one thread (each round takes every thread's ring) */
+		assert_true(w->help.rounds >= 50);
+		assert_non_null(w->help.stack);
+		assert_int_equal(mp_writer_close(w), 0);
+		check_against_replay(path, &s);
+		assert_true(s.memories[0].allocations > 1000 * (uint64_t)threads[k]);
+		mp_capture_summary_free(&s);
+		unlink(path);
+		free(path);
+	}
+}
+
+/* A round run by mp__help_round keeps the caller's errno and signal mask;
+ * it does not run while another holds the rounds' lock, nor once the
+ * writer is closing. */
+static void test_help_round_contract(void **state)
+{
+	char *path = mp_test_tmpfile(".memprof");
+	mp_writer_t *w;
+	sigset_t mask, after;
+	int rounds;
+
+	(void)state;
+	if (mp__help_policy(MP_WRITER_HELP_ALWAYS) != MP_WRITER_HELP_ALWAYS)
+		skip();
+	w = open_helped(path, 4096);
+	assert_int_equal(mp_writer_memory(w, "host", MP_MEMORY_HOST, 0), 0);
+	assert_int_equal(mp_writer_alloc(w, 0, 0x1000, 64, 64), 0);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGUSR2);
+	assert_int_equal(pthread_sigmask(SIG_SETMASK, &mask, NULL), 0);
+	rounds = (int)w->help.rounds;
+	errno = 4242;
+	assert_int_equal(mp__help_round(w), 0);
+	assert_int_equal(errno, 4242);
+	assert_int_equal((int)w->help.rounds, rounds + 1);
+	assert_int_equal(pthread_sigmask(SIG_SETMASK, NULL, &after), 0);
+	assert_true(sigismember(&after, SIGUSR2) && !sigismember(&after, SIGUSR1));
+	sigemptyset(&mask);
+	assert_int_equal(pthread_sigmask(SIG_SETMASK, &mask, NULL), 0);
+
+	pthread_mutex_lock(&w->flush_mu); /* (a normal mutex: trylock fails on its holder too) */
+	assert_int_equal(mp__help_round(w), -EBUSY);
+	pthread_mutex_unlock(&w->flush_mu);
+
+	atomic_store(&w->closing, 1);
+	assert_int_equal(mp__help_round(w), -EAGAIN);
+	atomic_store(&w->closing, 0);
+	assert_int_equal((int)w->help.rounds, rounds + 1);
+	assert_int_equal(mp_writer_close(w), 0);
+	unlink(path);
+	free(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_help_judge_window),  cmocka_unit_test(test_help_judge_probes),
+		cmocka_unit_test(test_help_judge_fixed),   cmocka_unit_test(test_help_round_trip),
+		cmocka_unit_test(test_help_round_contract),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
