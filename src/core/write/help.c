@@ -9,8 +9,8 @@
  * work: the scheduler slices them, each switch cools the caches of both
  * sides, and while the flusher sleeps between rounds the two program
  * threads are often left on one CPU and the other idles. The same work,
- * done by the program's threads themselves, took 6.12 s of CPU against
- * 6.59 s, and 3.16 s of wall time against 3.37 s.
+ * done by the program's threads themselves, takes about 3% less of the
+ * whole command's time (docs/hooks.md, "Cost").
  *
  * So the flusher watches for that. /proc/thread-self/schedstat says how
  * long it ran and how long it waited for a CPU while it could have run:

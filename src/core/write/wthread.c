@@ -220,7 +220,8 @@ void mp__rec_wake(mp_writer_t *w, mp_wthread_t *t, uint64_t head)
 	if (head - (t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire)) > (t->ring_mask + 1) / 2) {
 		atomic_store_explicit(&t->wake_sent, 1, memory_order_relaxed);
 		if (help_here(w, t)) {
-			(void)mp__help_round(w);
+			if (mp__help_round(w) == 0) /* (the round moved the tail) */
+				t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
 			return;
 		}
 		atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
