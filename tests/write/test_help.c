@@ -21,7 +21,7 @@ static mp_help_t auto_help(void)
 {
 	mp_help_t h = {0};
 
-	mp__help_start(&h, MP_WRITER_HELP_AUTO);
+	mp__help_start(&h, MP_WRITER_HELP_AUTO, 4);
 	return h;
 }
 
@@ -84,14 +84,44 @@ static void test_help_judge_probes(void **state)
 	assert_true(h.probe_at == now + 2000 * MS);
 }
 
+/* While help is on, the machine's idle ticks over windows of 50 ticks a
+ * CPU (200 for 4 CPUs): 24 idle ticks (0.48 CPUs on average) keep it on,
+ * 25 (half a CPU) turn it off, and the flusher's next reading starts a
+ * window of its own. Off, idle ticks change nothing. */
+static void test_help_judge_idle(void **state)
+{
+	mp_help_t h = auto_help();
+
+	(void)state;
+	if (h.policy != MP_WRITER_HELP_AUTO)
+		skip();
+	mp__help_idle_at(&h, 1000, 10000); /* off: nothing */
+	assert_int_equal(h.idle_started, 0);
+	mp__help_judge_at(&h, 0, 0, 0);
+	mp__help_judge_at(&h, 20 * MS, 10 * MS, 30 * MS); /* busy: on */
+	assert_int_equal(h.on, 1);
+	mp__help_idle_at(&h, 1000, 10000); /* the first reading */
+	mp__help_idle_at(&h, 1030, 10199); /* 199 ticks: no window yet */
+	assert_int_equal(h.on, 1);
+	mp__help_idle_at(&h, 1024, 10200); /* 24 idle of 200 */
+	assert_int_equal(h.on, 1);
+	mp__help_idle_at(&h, 1049, 10400); /* 25 of 200 */
+	assert_int_equal(h.on, 0);
+	assert_int_equal(h.started, 0);
+	mp__help_judge_at(&h, 40 * MS, 20 * MS, 2000 * MS); /* the flusher's first reading again */
+	assert_int_equal(h.on, 0);
+	mp__help_judge_at(&h, 60 * MS, 21 * MS, 2030 * MS); /* 1 ms of 20: a CPU to spare */
+	assert_int_equal(h.on, 0);
+}
+
 /* OFF never helps, ALWAYS always does: neither reads the clock's say. */
 static void test_help_judge_fixed(void **state)
 {
 	mp_help_t off = {0}, always = {0};
 
 	(void)state;
-	mp__help_start(&off, MP_WRITER_HELP_OFF);
-	mp__help_start(&always, MP_WRITER_HELP_ALWAYS);
+	mp__help_start(&off, MP_WRITER_HELP_OFF, 4);
+	mp__help_start(&always, MP_WRITER_HELP_ALWAYS, 4);
 	mp__help_judge_at(&off, 0, 0, 0);
 	mp__help_judge_at(&off, 100 * MS, 100 * MS, 10 * MS);
 	assert_int_equal(off.on, 0);
@@ -196,7 +226,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_help_judge_window),  cmocka_unit_test(test_help_judge_probes),
-		cmocka_unit_test(test_help_judge_fixed),   cmocka_unit_test(test_help_round_trip),
+		cmocka_unit_test(test_help_judge_idle),    cmocka_unit_test(test_help_judge_fixed),
+		cmocka_unit_test(test_help_round_trip),
 		cmocka_unit_test(test_help_round_contract),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

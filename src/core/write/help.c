@@ -22,7 +22,8 @@
  * rather than wake the flusher; the flusher keeps the rounds nobody ran
  * for a flush interval. Once in a while (after 2 s, then up to 16 s while
  * the answer stays the same) help goes off so that the flusher runs the
- * rounds for a window and looks again.
+ * rounds for a window and looks again; at once if the machine's CPUs
+ * idle meanwhile (/proc/stat: half a CPU on average over 0.5 s).
  *
  * A round needs more stack than a program's thread may have (writer_internal.h,
  * flush_asked), and must not be left half done by a signal handler that
@@ -63,6 +64,10 @@
 #define HELP_WINDOW_NS (20 * 1000000ull)
 #define HELP_PROBE_NS (2000 * 1000000ull)
 #define HELP_PROBE_MAX_NS (16000 * 1000000ull)
+/* While help is on, the machine's idle time over windows of this many
+ * clock ticks a CPU (/proc/stat: 0.5 s at USER_HZ 100): half a CPU idle on
+ * average or more, and the flusher looks again at once. */
+#define HELP_IDLE_TICKS 50
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define HELP_STACKS 1
@@ -98,9 +103,10 @@ int mp__help_policy(int asked)
 	return asked;
 }
 
-void mp__help_start(mp_help_t *h, int policy)
+void mp__help_start(mp_help_t *h, int policy, unsigned ncpu)
 {
 	h->policy = mp__help_policy(policy);
+	h->ncpu = ncpu ? ncpu : 1;
 	atomic_store_explicit(&h->on, h->policy == MP_WRITER_HELP_ALWAYS, memory_order_relaxed);
 }
 
@@ -138,9 +144,38 @@ void mp__help_judge_at(mp_help_t *h, uint64_t run, uint64_t wait, uint64_t now)
 			       : 2 * h->probe_gap < HELP_PROBE_MAX_NS ? 2 * h->probe_gap
 								      : HELP_PROBE_MAX_NS;
 		h->probe_at = now + h->probe_gap;
+		h->idle_started = 0;
 		atomic_store_explicit(&h->on, 1, memory_order_relaxed);
 	}
 	h->probing = 0;
+}
+
+/* Help on while CPUs idle would be the wrong way round: a thread that
+ * holds a lock of the program's (a mutex around its allocations, say)
+ * through a round keeps the others waiting, and their CPUs idle, while the
+ * flusher could have run there. */
+void mp__help_idle_at(mp_help_t *h, uint64_t idle, uint64_t total)
+{
+	int spare;
+
+	if (h->policy != MP_WRITER_HELP_AUTO || !atomic_load_explicit(&h->on, memory_order_relaxed))
+		return;
+	if (!h->idle_started || idle < h->idle0 || total < h->total0) {
+		h->idle_started = 1;
+		h->idle0 = idle;
+		h->total0 = total;
+		return;
+	}
+	if (total - h->total0 < (uint64_t)HELP_IDLE_TICKS * h->ncpu)
+		return;
+	spare = (idle - h->idle0) * h->ncpu * 2 >= total - h->total0; /* idle CPUs >= 1/2 */
+	h->idle0 = idle;
+	h->total0 = total;
+	if (spare) { /* a window of the flusher's decides again */
+		atomic_store_explicit(&h->on, 0, memory_order_relaxed);
+		h->started = 0;
+		h->probing = 0;
+	}
 }
 
 uint64_t mp__help_due(const mp_help_t *h, uint64_t due)
@@ -168,6 +203,21 @@ void mp__help_judge(mp_writer_t *w, uint64_t now)
 	}
 	run = strtoull(buf, &end, 10);
 	wait = strtoull(end, NULL, 10);
+	/* "cpu  user nice system idle iowait irq softirq steal guest
+	 * guest_nice" (ticks; guest time is in user's already) */
+	if (atomic_load_explicit(&w->help.on, memory_order_relaxed) &&
+	    mp__read_head("/proc/stat", buf, sizeof(buf)) > 0 && !strncmp(buf, "cpu ", 4)) {
+		uint64_t v[8] = {0}, idle, total = 0;
+		const char *p = buf + 4;
+		int i;
+		for (i = 0; i < 8; i++) {
+			v[i] = strtoull(p, &end, 10);
+			p = end;
+			total += v[i];
+		}
+		idle = v[3] + v[4];
+		mp__help_idle_at(&w->help, idle, total);
+	}
 	mp__help_judge_at(&w->help, run, wait, now);
 }
 

@@ -154,7 +154,10 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 	w->full_policy = o.full_policy;
 	w->shed = o.shed;
 	w->level = o.compression_level;
-	mp__help_start(&w->help, o.help);
+	{
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		mp__help_start(&w->help, o.help, ncpu > 0 ? (unsigned)ncpu : 1);
+	}
 	/* Cheap per-event fences need the asymmetric barrier (Linux >= 4.14);
 	 * so does the TSC clock. The header names the clock's origin. */
 	w->use_membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;

@@ -156,6 +156,9 @@ typedef struct mp_help {
 	uint64_t run0, wait0; /* its run and wait time (schedstat, ns) at the window's start */
 	uint64_t probe_at;    /* help on: when to look again (mp_clock_ns) */
 	uint64_t probe_gap;
+	unsigned ncpu;        /* CPUs online */
+	int idle_started;
+	uint64_t idle0, total0; /* help on: the machine's idle and all CPU ticks at the window's start */
 } mp_help_t;
 
 struct mp_writer {
@@ -313,13 +316,18 @@ void mp__futex_wait(_Atomic uint32_t *word, uint32_t val, uint32_t timeout_ms);
 /* help.c: rounds on the program's threads while every CPU is busy. */
 /* The policy a writer gets for the one asked (OFF where unsupported). */
 int mp__help_policy(int asked);
-void mp__help_start(mp_help_t *h, int policy);
+void mp__help_start(mp_help_t *h, int policy, unsigned ncpu);
 /* On the flusher, after each wake-up: its run and wait time so far read
  * from /proc/thread-self/schedstat into mp__help_judge_at, which turns
  * help on (a quarter of the window's run time or more spent waiting for a
- * CPU) or off (to look again, at probe_at). */
+ * CPU) or off (to look again, at probe_at), and while it is on the
+ * machine's idle time into mp__help_idle_at. */
 void mp__help_judge(mp_writer_t *w, uint64_t now);
 void mp__help_judge_at(mp_help_t *h, uint64_t run, uint64_t wait, uint64_t now);
+/* While help is on: the machine's idle and all CPU ticks (/proc/stat's
+ * first line, cumulative); half a CPU idle on average over a window of 50
+ * ticks a CPU turns help off, for a window of the flusher's to decide. */
+void mp__help_idle_at(mp_help_t *h, uint64_t idle, uint64_t total);
 /* due, or sooner when help is on and looks again before it. */
 uint64_t mp__help_due(const mp_help_t *h, uint64_t due);
 /* A round on the calling thread (help on, its ring half full or full): 0,
