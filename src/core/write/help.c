@@ -188,7 +188,7 @@ uint64_t mp__help_due(const mp_help_t *h, uint64_t due)
 
 void mp__help_judge(mp_writer_t *w, uint64_t now)
 {
-	char buf[128];
+	char buf[256]; /* (/proc/stat's first line: 8 numbers of up to 20 digits) */
 	char *end;
 	unsigned long long run, wait;
 
