@@ -43,6 +43,7 @@ typedef struct {
 	mp_writer_t *w;
 	uint64_t seed;
 	int n;
+	int flushes; /* 0: no mp_writer_flush (every round the writer's own choice) */
 } rnd_arg_t;
 
 static inline uint64_t rnd(uint64_t *s)
@@ -99,7 +100,7 @@ static inline void *rnd_thread(void *p)
 			mp_writer_alloc_failed(a->w, mem, req);
 			break;
 		case 14:
-			if ((x >> 50) % 64 == 0)
+			if ((x >> 50) % 64 == 0 && a->flushes)
 				mp_writer_flush(a->w);
 			break;
 		default:
@@ -126,9 +127,10 @@ static inline void check_memory(const mp_summary_memory_t *m, const mp_summary_m
 	assert_int_equal(m->live_requested, r->live_requested);
 }
 
-/* n threads of rnd_thread (40000 draws each, seeds seed * (i + 1) + i) on
- * w, with its three memory ids declared first; joined. */
-static inline void rnd_run(mp_writer_t *w, int n, uint64_t seed)
+/* n threads of rnd_thread (40000 draws each, seeds seed * (i + 1) + i;
+ * flushes: whether they call mp_writer_flush now and then) on w, with its
+ * three memory ids declared first; joined. */
+static inline void rnd_run(mp_writer_t *w, int n, uint64_t seed, int flushes)
 {
 	pthread_t tid[8];
 	rnd_arg_t arg[8];
@@ -139,7 +141,7 @@ static inline void rnd_run(mp_writer_t *w, int n, uint64_t seed)
 	assert_int_equal(mp_writer_memory(w, "gpu0", MP_MEMORY_DEVICE, 0), 1);
 	assert_int_equal(mp_writer_memory(w, "pool", MP_MEMORY_DEVICE, 0), 2);
 	for (i = 0; i < n; i++) {
-		arg[i] = (rnd_arg_t){w, seed * (uint64_t)(i + 1) + (uint64_t)i, 40000};
+		arg[i] = (rnd_arg_t){w, seed * (uint64_t)(i + 1) + (uint64_t)i, 40000, flushes};
 		assert_int_equal(pthread_create(&tid[i], NULL, rnd_thread, &arg[i]), 0);
 	}
 	for (i = 0; i < n; i++)

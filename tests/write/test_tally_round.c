@@ -112,7 +112,7 @@ static void test_tally_random(void **state)
 		mp_writer_t *w = open_writer(path, 1);
 		mp_capture_summary_t s;
 
-		rnd_run(w, threads[k], 0x9E3779B97F4A7C15ull);
+		rnd_run(w, threads[k], 0x9E3779B97F4A7C15ull, 1);
 		assert_int_equal(mp_writer_close(w), 0);
 		check_against_replay(path, &s);
 		/* (something to compare: every kind of event happened) */

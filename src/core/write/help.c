@@ -267,8 +267,8 @@ int mp__help_round(mp_writer_t *w)
 		if (!s || mprotect(s, HELP_GUARD, PROT_NONE)) {
 			if (s)
 				mp_unmap_pages(s, HELP_STACK);
+			/* the flusher's rounds; its judgement may try again later */
 			atomic_store_explicit(&w->help.on, 0, memory_order_relaxed);
-			w->help.policy = MP_WRITER_HELP_OFF;
 			pthread_mutex_unlock(&w->flush_mu);
 			errno = saved;
 			return -ENOMEM;

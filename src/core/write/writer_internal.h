@@ -147,7 +147,8 @@ typedef struct mp_wmodule {
 
 /* Rounds on the program's threads (help.c). */
 typedef struct mp_help {
-	int policy;           /* MP_WRITER_HELP_*: OFF where stacks cannot be switched */
+	int policy;           /* MP_WRITER_HELP_*: OFF where stacks cannot be switched (the
+			       * flusher's after the open: it turns AUTO off without schedstat) */
 	_Atomic int on;       /* a thread whose ring passes half full runs the round itself */
 	void *stack;          /* the rounds' stack (flush_mu), mapped at the first one */
 	uint64_t rounds;      /* rounds the program's threads ran (flush_mu) */
@@ -332,7 +333,8 @@ void mp__help_idle_at(mp_help_t *h, uint64_t idle, uint64_t total);
 uint64_t mp__help_due(const mp_help_t *h, uint64_t due);
 /* A round on the calling thread (help on, its ring half full or full): 0,
  * -EBUSY when one runs already (it, or the next, takes this ring), -EAGAIN
- * when the writer is closing, -ENOMEM (help is then off). errno kept. */
+ * when the writer is closing, -ENOMEM (no stack: help is then off until the
+ * flusher turns it on again). errno kept. */
 int mp__help_round(mp_writer_t *w);
 void mp__help_release(mp_help_t *h);
 
