@@ -196,6 +196,23 @@ static void test_hooks_main_pthread_exit(void **state)
 	assert_int_equal(st.watch[2].frees, 1);
 }
 
+/* victim_smallstack exit, recorded with env: its 16 KiB-stack thread's
+ * 1000 malloc(77)/free pairs, and the capture it closed at exit ended
+ * cleanly. */
+static void smallstack_exit(tmpdir_t *t, const char *const *env)
+{
+	const char *args[] = {"exit", NULL};
+	hk_stats_t st = {0};
+
+	st.nwatch = 1;
+	st.watch[0].size = 77;
+	assert_int_equal(hk_record(t->cap, NULL, "victim_smallstack", args, env), 0);
+	hk_replay_ok(t->cap, &st);
+	assert_int_equal(st.abrupt, 0);
+	assert_int_equal(st.watch[0].allocs, 1000);
+	assert_int_equal(st.watch[0].frees, 1000);
+}
+
 /* Flush rounds on the program's own threads (src/core/write/help.c),
  * forced on (MEMPROF_HELP=always) with small rings so that there are
  * hundreds: 8 threads freeing each other's blocks give the same figures
@@ -207,19 +224,11 @@ static void test_hooks_help_rounds(void **state)
 	tmpdir_t *t = *state;
 	const char *env[] = {"MEMPROF_HELP=always", "MEMPROF_RING_KB=64", NULL};
 	const char *small_env[] = {"MEMPROF_HELP=always", "MEMPROF_RING_KB=4", NULL};
-	const char *exit_args[] = {"exit", NULL};
-	hk_stats_t sm = {0};
 
 	threads_figures(t, env);
 	exit_under_threads(t, env);
 	unlink(t->cap);
-	sm.nwatch = 1;
-	sm.watch[0].size = 77;
-	assert_int_equal(hk_record(t->cap, NULL, "victim_smallstack", exit_args, small_env), 0);
-	hk_replay_ok(t->cap, &sm);
-	assert_int_equal(sm.abrupt, 0);
-	assert_int_equal(sm.watch[0].allocs, 1000);
-	assert_int_equal(sm.watch[0].frees, 1000);
+	smallstack_exit(t, small_env);
 }
 
 /* A thread with the smallest stack (victim_smallstack.c) closes the
@@ -229,17 +238,11 @@ static void test_hooks_help_rounds(void **state)
 static void test_hooks_small_stack(void **state)
 {
 	tmpdir_t *t = *state;
-	const char *exit_args[] = {"exit", NULL}, *fork_args[] = {"fork", NULL}, *exec_args[] = {"execl", NULL};
+	const char *fork_args[] = {"fork", NULL}, *exec_args[] = {"execl", NULL};
 	char names[4][600];
 	hk_stats_t st = {0}, ch = {0}, ex = {0};
 
-	st.nwatch = 1;
-	st.watch[0].size = 77;
-	assert_int_equal(hk_record(t->cap, NULL, "victim_smallstack", exit_args, NULL), 0);
-	hk_replay_ok(t->cap, &st);
-	assert_int_equal(st.abrupt, 0);
-	assert_int_equal(st.watch[0].allocs, 1000);
-	assert_int_equal(st.watch[0].frees, 1000);
+	smallstack_exit(t, NULL);
 	unlink(t->cap);
 
 	assert_int_equal(hk_record(t->cap, NULL, "victim_smallstack", fork_args, NULL), 0);
@@ -261,7 +264,6 @@ static void test_hooks_small_stack(void **state)
 	assert_int_equal(ex.abrupt, 0);
 	assert_int_equal(ex.watch[0].allocs, 1);
 	assert_int_equal(ex.watch[0].frees, 1);
-	memset(&st, 0, sizeof(st));
 	hk_replay_ok(t->cap, &st);
 	assert_int_equal(st.abrupt, 0); /* closed before the exec, on the small stack */
 }
