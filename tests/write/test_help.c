@@ -5,6 +5,7 @@
 #include "test_common.h"
 
 #include "tally_test.h"
+#include "procfs.h"
 #include "writer_internal.h"
 
 #include <memprof/capture.h>
@@ -134,6 +135,64 @@ static void test_help_judge_fixed(void **state)
 	assert_int_equal(mp__help_policy(7), MP_WRITER_HELP_OFF);
 }
 
+/* A CPU idle now (/proc/loadavg's runnable tasks, the caller among them,
+ * fewer than the CPUs) turns help off from the thread about to run a
+ * round; the flusher's next reading then starts its judgement afresh, so
+ * the waits it counted while help was on do not turn help on again. */
+static void test_help_spare(void **state)
+{
+	static mp_writer_t w; /* (zeroed: only its help is read) */
+	mp_help_t h = auto_help();
+	char buf[64];
+
+	(void)state;
+	assert_int_equal(mp__help_spare_in("0.55 1.72 1.99 1/345 12345\n", 2), 1);
+	assert_int_equal(mp__help_spare_in("0.55 1.72 1.99 2/345 12345\n", 2), 0);
+	assert_int_equal(mp__help_spare_in("3.01 2.00 1.00 3/345 12345\n", 4), 1);
+	assert_int_equal(mp__help_spare_in("0.55 1.72 1/345", 2), 0); /* a field short */
+	assert_int_equal(mp__help_spare_in("0.55 1.72 1.99 x/345 1", 2), 0);
+	assert_int_equal(mp__help_spare_in("0.55 1.72 1.99 1 345", 2), 0);
+	assert_int_equal(mp__help_spare_in("", 2), 0);
+
+	if (h.policy != MP_WRITER_HELP_AUTO)
+		skip();
+	mp__help_judge_at(&h, 0, 0, 0);
+	mp__help_judge_at(&h, 20 * MS, 10 * MS, 30 * MS); /* busy: on */
+	assert_int_equal(h.on, 1);
+	/* while on, the flusher waits at each of its wake-ups (25 ms of 5);
+	 * then a thread finds a CPU idle */
+	atomic_store(&h.spare, 1);
+	atomic_store(&h.on, 0);
+	mp__help_judge_at(&h, 25 * MS, 35 * MS, 500 * MS); /* afresh: the first reading */
+	assert_int_equal(h.on, 0);
+	assert_int_equal(h.spare, 0);
+	mp__help_judge_at(&h, 45 * MS, 36 * MS, 520 * MS); /* 1 ms of 20: a CPU to spare */
+	assert_int_equal(h.on, 0);
+
+	/* the look itself, on this machine: a task runnable at least (this
+	 * one) is never fewer than 1 CPU, and always fewer than 2^30 */
+	if (mp__read_head("/proc/loadavg", buf, sizeof(buf)) <= 0)
+		skip();
+	mp__help_start(&w.help, MP_WRITER_HELP_AUTO, 1);
+	atomic_store(&w.help.on, 1);
+	errno = 4242;
+	assert_int_equal(mp__help_spare(&w), 0);
+	assert_int_equal(w.help.on, 1);
+	assert_int_equal(w.help.spare, 0);
+	w.help.ncpu = 1u << 30;
+	assert_int_equal(mp__help_spare(&w), 1);
+	assert_int_equal(errno, 4242);
+	assert_int_equal(w.help.on, 0);
+	assert_int_equal(w.help.spare, 1);
+	/* ALWAYS never looks */
+	mp__help_start(&w.help, MP_WRITER_HELP_ALWAYS, 1u << 30);
+	atomic_store(&w.help.spare, 0);
+	if (w.help.policy == MP_WRITER_HELP_ALWAYS) {
+		assert_int_equal(mp__help_spare(&w), 0);
+		assert_int_equal(w.help.on, 1);
+	}
+}
+
 /* --- rounds on the recording threads -------------------------------------- */
 
 static mp_writer_t *open_helped(const char *path, uint32_t ring_bytes)
@@ -228,7 +287,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_help_judge_window),  cmocka_unit_test(test_help_judge_probes),
 		cmocka_unit_test(test_help_judge_idle),    cmocka_unit_test(test_help_judge_fixed),
-		cmocka_unit_test(test_help_round_trip),
+		cmocka_unit_test(test_help_spare),         cmocka_unit_test(test_help_round_trip),
 		cmocka_unit_test(test_help_round_contract),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

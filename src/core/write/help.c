@@ -23,7 +23,9 @@
  * for a flush interval. Once in a while (after 2 s, then up to 16 s while
  * the answer stays the same) help goes off so that the flusher runs the
  * rounds for a window and looks again; at once if the machine's CPUs
- * idle meanwhile (/proc/stat: half a CPU on average over 0.5 s).
+ * idle meanwhile (/proc/stat: half a CPU on average over 0.5 s), or if a
+ * thread about to run a round finds a CPU idle right then (/proc/loadavg:
+ * fewer tasks runnable than CPUs; below).
  *
  * A round needs more stack than a program's thread may have (writer_internal.h,
  * flush_asked), and must not be left half done by a signal handler that
@@ -118,6 +120,12 @@ void mp__help_judge_at(mp_help_t *h, uint64_t run, uint64_t wait, uint64_t now)
 
 	if (h->policy != MP_WRITER_HELP_AUTO)
 		return;
+	if (atomic_exchange_explicit(&h->spare, 0, memory_order_relaxed)) {
+		/* a thread found a CPU idle and turned help off: the waits
+		 * counted while help was on say nothing of now */
+		h->started = 0;
+		h->probing = 0;
+	}
 	if (atomic_load_explicit(&h->on, memory_order_relaxed)) {
 		if (now < h->probe_at)
 			return;
@@ -219,6 +227,53 @@ void mp__help_judge(mp_writer_t *w, uint64_t now)
 		mp__help_idle_at(&w->help, idle, total);
 	}
 	mp__help_judge_at(&w->help, run, wait, now);
+}
+
+/* --- a CPU idle now ------------------------------------------------------
+ * The flusher's judgement and its idle guard look back over windows; a
+ * program whose threads stop one by one (workers that end at different
+ * times: alloc_bench's two end about 0.1 s apart) leaves a CPU idle at
+ * once, and the threads still running would go on running every round
+ * while the flusher could run them there. So a thread about to run a round
+ * looks at how many tasks the machine has runnable right now (itself among
+ * them): fewer than its CPUs, and the flusher takes the round. One look is
+ * three system calls, a few microseconds a round. A look that catches a
+ * thread between two blocking calls costs a window of the flusher's
+ * judgement (20 ms of its run time), after which help is on again. */
+
+int mp__help_spare_in(const char *loadavg, unsigned ncpu)
+{
+	const char *p = loadavg;
+	char *end;
+	unsigned long long running;
+	int field;
+
+	for (field = 0; field < 3; field++) { /* the three load averages */
+		p = strchr(p, ' ');
+		if (!p)
+			return 0;
+		p++;
+	}
+	running = strtoull(p, &end, 10);
+	if (end == p || *end != '/')
+		return 0;
+	return running < ncpu;
+}
+
+int mp__help_spare(mp_writer_t *w)
+{
+	char buf[128];
+	int saved = errno, spare;
+
+	if (w->help.policy != MP_WRITER_HELP_AUTO)
+		return 0;
+	spare = mp__read_head("/proc/loadavg", buf, sizeof(buf)) > 0 && mp__help_spare_in(buf, w->help.ncpu);
+	errno = saved;
+	if (spare) {
+		atomic_store_explicit(&w->help.spare, 1, memory_order_relaxed);
+		atomic_store_explicit(&w->help.on, 0, memory_order_relaxed);
+	}
+	return spare;
 }
 
 /* --- a round on the calling thread --------------------------------------- */

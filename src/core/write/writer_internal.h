@@ -160,6 +160,8 @@ typedef struct mp_help {
 	unsigned ncpu;        /* CPUs online */
 	int idle_started;
 	uint64_t idle0, total0; /* help on: the machine's idle and all CPU ticks at the window's start */
+	_Atomic int spare;    /* a thread found a CPU idle and turned help off: the flusher
+			       * starts its judgement afresh (mp__help_judge) */
 } mp_help_t;
 
 struct mp_writer {
@@ -336,6 +338,14 @@ uint64_t mp__help_due(const mp_help_t *h, uint64_t due);
  * when the writer is closing, -ENOMEM (no stack: help is then off until the
  * flusher turns it on again). errno kept. */
 int mp__help_round(mp_writer_t *w);
+/* /proc/loadavg's text: 1 if its runnable tasks (the fourth field's
+ * numerator, the caller among them) are fewer than ncpu, 0 if not or if it
+ * does not parse. */
+int mp__help_spare_in(const char *loadavg, unsigned ncpu);
+/* Help on, and a thread about to run a round: when a CPU idles now, help
+ * goes off (the flusher, woken by the caller, runs the round there) and 1
+ * is returned; else 0. Keeps errno. */
+int mp__help_spare(mp_writer_t *w);
 void mp__help_release(mp_help_t *h);
 
 /* wthread.c (the event path itself: wthread_path.h) */

@@ -209,7 +209,8 @@ uint64_t *mp__rec_begin_slow(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, u
 }
 
 /* Wake the flusher at half full, or with help on (help.c) run the round
- * here: when one runs already, it or the next takes this ring (the round
+ * here, unless a CPU idles right now (the flusher takes it there): when
+ * one runs already, it or the next takes this ring (the round
  * that ends clears wake_sent: this thread looks again then). tail_cache
  * lags (it is refreshed only when the ring looks full), so it is refreshed
  * first: judged on a stale tail, every record after the first half-fill
@@ -219,7 +220,7 @@ void mp__rec_wake(mp_writer_t *w, mp_wthread_t *t, uint64_t head)
 {
 	if (head - (t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire)) > (t->ring_mask + 1) / 2) {
 		atomic_store_explicit(&t->wake_sent, 1, memory_order_relaxed);
-		if (help_here(w, t)) {
+		if (help_here(w, t) && !mp__help_spare(w)) {
 			if (mp__help_round(w) == 0) /* (the round moved the tail) */
 				t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
 			return;
