@@ -159,8 +159,10 @@ static void test_help_spare(void **state)
 	mp__help_judge_at(&h, 0, 0, 0);
 	mp__help_judge_at(&h, 20 * MS, 10 * MS, 30 * MS); /* busy: on */
 	assert_int_equal(h.on, 1);
-	/* while on, the flusher waits at each of its wake-ups (25 ms of 5);
-	 * then a thread finds a CPU idle */
+	/* while on, the flusher waits for a CPU at each of its wake-ups
+	 * (25 ms waited for 5 ms run); then a thread finds a CPU idle.
+	 * Judged on from the last window instead, 25 ms run and 26 ms
+	 * waited would turn help on again. */
 	atomic_store(&h.spare, 1);
 	atomic_store(&h.on, 0);
 	mp__help_judge_at(&h, 25 * MS, 35 * MS, 500 * MS); /* afresh: the first reading */
