@@ -22,11 +22,30 @@ typedef struct slow_source {
 	mp_source_t *inner;
 	atomic_uint calls;
 	unsigned sleep_ms;
+	unsigned nexts; /* events read (the reader thread's only) */
 } slow_source_t;
 
 #define SLOW(s) ((slow_source_t *)(s))
 
-static int sl_next(mp_source_t *s, mp_event_t *ev, mp_diag_t *d) { return mp_source_next(SLOW(s)->inner, ev, d); }
+/* Halfway, the reader waits until the solver has asked for help (up to
+ * 10 s): whether either side would otherwise find the ring empty or full
+ * depends on how the two threads run (once in many runs under ASan on two
+ * busy cores, neither did, and the test failed on that alone). */
+#define NBLK 200000u /* blocks, and events read before the pause (the events: below) */
+#define PAUSE_AT NBLK
+
+static int sl_next(mp_source_t *s, mp_event_t *ev, mp_diag_t *d)
+{
+	slow_source_t *sl = SLOW(s);
+
+	if (++sl->nexts == PAUSE_AT) {
+		struct timespec ms = {0, 1000000L};
+		int i;
+		for (i = 0; i < 10000 && atomic_load(&sl->calls) == 0; i++)
+			nanosleep(&ms, NULL);
+	}
+	return mp_source_next(sl->inner, ev, d);
+}
 static int sl_rewind(mp_source_t *s, mp_diag_t *d) { return mp_source_rewind(SLOW(s)->inner, d); }
 static const char *sl_string(const mp_source_t *s, uint32_t id) { return mp_source_string(((const slow_source_t *)s)->inner, id); }
 static const mp_memory_info_t *sl_memory(const mp_source_t *s, uint32_t id)
@@ -56,7 +75,6 @@ static int sl_help(mp_source_t *s)
 /* Events: blocks 0..n-1 of 100 B at base + 128 i, block i freed after
  * block i+3 is allocated, then one block of 1000 B: the peak is 300 + 1000
  * B at the very last event, so every event must have been solved. */
-#define NBLK 200000u
 #define BASE 0x10000000ull
 
 static mp_source_t *slow_source_new(unsigned sleep_ms)
