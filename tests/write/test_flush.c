@@ -2,12 +2,18 @@
  * freed in one chunk and allocated again in the next (ages never reach back
  * across chunks), and parts that look like noise -- stored, then stored
  * without a look and checked again every 16th segment (flush.c) -- next to
- * coded ones, until the part is compressible again. */
+ * coded ones, until the part is compressible again; and the final round's
+ * figures in a block of their own. */
 #include "test_common.h"
 
 #include "capture_helpers.h"
 
+#include <memprof/capsummary.h>
 #include <memprof/capture.h>
+#include <memprof/format.h>
+#include <memprof/format/varint.h>
+
+#include <stdio.h>
 
 /* Writer to reader through the flusher: frees in one chunk, allocations at
  * the same addresses in the next (ages never reach back across chunks),
@@ -114,11 +120,77 @@ static void test_noise_parts_round_trip(void **state)
 	free(path);
 }
 
+/* The final round ends with its horizon and figures in a block of their
+ * own, so that reading the capture's summary inflates a few dozen bytes,
+ * not the round's chunks: 50 times 1000 blocks of 100 B allocated, then
+ * freed (100,000 events, no flush asked: the last round holds most of
+ * them). The last block's raw data is the horizon and the summary alone;
+ * the one before it holds the chunks; the summary read from the file says
+ * 50000 allocations and frees, a peak of 100000 B, nothing live. */
+static void test_final_summary_block(void **state)
+{
+	char *path = mp_test_tmpfile("fin.memprof");
+	mp_capture_summary_t s;
+	mp_writer_t *w;
+	mp_diag_t diag;
+	uint8_t *buf;
+	uint32_t rlen[2] = {0, 0};
+	uint64_t off, nblocks = 0;
+	long size;
+	FILE *f;
+	int i, j;
+
+	(void)state;
+	assert_int_equal(mp_writer_open(&w, path, 0, NULL, &diag), 0);
+	assert_int_equal(mp_writer_memory(w, "m", MP_MEMORY_HOST, 0), 0);
+	for (i = 0; i < 50; i++) {
+		for (j = 0; j < 1000; j++)
+			assert_int_equal(mp_writer_alloc(w, 0, 0x100000 + 0x80 * (uint64_t)j, 100, 100), 0);
+		for (j = 0; j < 1000; j++)
+			assert_int_equal(mp_writer_free(w, 0, 0x100000 + 0x80 * (uint64_t)j), 0);
+	}
+	assert_int_equal(mp_writer_close(w), 0);
+
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	size = ftell(f);
+	assert_true(size > MP_FILE_PREFIX_LEN);
+	buf = malloc((size_t)size);
+	assert_non_null(buf);
+	rewind(f);
+	assert_int_equal(fread(buf, 1, (size_t)size, f), (size_t)size);
+	fclose(f);
+	off = MP_FILE_PREFIX_LEN + (uint64_t)mp_get_u32le(buf + 12) + 4; /* past the header and its CRC */
+	while (off + MP_BLOCK_HEADER_LEN <= (uint64_t)size && mp_get_u32le(buf + off) == MP_BLOCK_MAGIC) {
+		rlen[0] = rlen[1];
+		rlen[1] = mp_get_u32le(buf + off + 12);
+		off += MP_BLOCK_HEADER_LEN + mp_get_u32le(buf + off + 8);
+		nblocks++;
+	}
+	assert_true(off + 4 <= (uint64_t)size);
+	assert_int_equal(mp_get_u32le(buf + off), MP_TRAILER_MAGIC); /* every block walked */
+	assert_true(nblocks >= 2);
+	assert_true(rlen[1] < 256);     /* HORIZON and SUMMARY (one memory id) */
+	assert_true(rlen[0] > 100000); /* the chunks: 100,000 events of a byte or more */
+	free(buf);
+
+	assert_int_equal(mp_capture_summary_read(path, &s, &diag), 0);
+	assert_true(s.available && s.ended_cleanly);
+	assert_int_equal(s.blocks, nblocks);
+	assert_true(s.memories[0].allocations == 50000 && s.memories[0].frees == 50000);
+	assert_true(s.memories[0].peak_bytes == 100000 && s.memories[0].live_blocks == 0);
+	mp_capture_summary_free(&s);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refreed_across_flushes),
 		cmocka_unit_test(test_noise_parts_round_trip),
+		cmocka_unit_test(test_final_summary_block),
 	};
 	return cmocka_run_group_tests_name("flush", tests, NULL, NULL);
 }

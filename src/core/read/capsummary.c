@@ -9,7 +9,8 @@
  * trailer or the abrupt end; then, from the last complete block backwards,
  * each block inflated and its sections stepped over until one holds a
  * SUMMARY: nearly always the last block alone (a round splits into more
- * than one block only past 8 MiB of raw data).
+ * than one block only past 8 MiB of raw data, and the final round puts its
+ * figures in a small block of their own, after its chunks).
  */
 #include <memprof/capsummary.h>
 #include <memprof/format.h>
