@@ -10,7 +10,8 @@
 # same runs; default: this tree's build-bench, built here). Prints per mode
 # the median of the whole command's wall time (fork to exit: the program,
 # the capture's close, and the summary `memprof record` prints) and its ratio
-# to plain's, and the median of the program's own wall time (alloc_bench's
+# to plain's median, the median of each run's ratio to the plain run of the
+# same round (paired), and the median of the program's own wall time (alloc_bench's
 # wall_s=: what the traced program pays while it runs) and its ratio. The
 # machine's load is printed before and after: it is shared, and every CPU
 # second of someone else's build turns into wall time here.
@@ -71,10 +72,14 @@ done
 echo "# uptime after the runs: $(uptime)"
 plain_cmd=$(awk '$1=="plain" {print $2}' "$tmp/runs.txt" | median)
 plain_in=$(awk '$1=="plain" {print $3}' "$tmp/runs.txt" | median)
-printf "%-6s %12s %9s %12s %9s   %s\n" mode command_s ratio program_s ratio "command runs (s)"
+# paired: the median of each run's command time over plain's in the same
+# round of runs (plain's own time moves from run to run on a shared VM:
+# the ratio of medians follows it; this shows how far)
+printf "%-6s %12s %9s %9s %12s %9s   %s\n" mode command_s ratio paired program_s ratio "command runs (s)"
 for m in $modes; do
 	c=$(awk -v m=$m '$1==m {print $2}' "$tmp/runs.txt" | median)
 	p=$(awk -v m=$m '$1==m {print $3}' "$tmp/runs.txt" | median)
-	printf "%-6s %12.3f %8.2fx %12.3f %8.2fx   %s\n" $m "$c" "$(echo "$c / $plain_cmd" | bc -l)" "$p" \
+	pr=$(awk -v m=$m '$1=="plain" {pl[$4]=$2} $1==m {print $2 / pl[$4]}' "$tmp/runs.txt" | median)
+	printf "%-6s %12.3f %8.2fx %8.2fx %12.3f %8.2fx   %s\n" $m "$c" "$(echo "$c / $plain_cmd" | bc -l)" "$pr" "$p" \
 		"$(echo "$p / $plain_in" | bc -l)" "$(awk -v m=$m '$1==m {printf "%.2f ", $2}' "$tmp/runs.txt")"
 done
