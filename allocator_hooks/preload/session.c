@@ -241,7 +241,7 @@ static void window_over(void *arg)
 
 static void session_start(void)
 {
-	const char *pidv;
+	const char *pidv, *help;
 	uint64_t delay, duration;
 	int given, expect = MP_ST_UNINIT;
 
@@ -274,9 +274,10 @@ static void session_start(void)
 	S.opts.shed = env_u64("MEMPROF_SHED", 0) != 0;
 	/* the program's threads run the flush rounds while every CPU is busy
 	 * (docs/hooks.md, "Cost"); MEMPROF_HELP=0: the flusher always */
-	S.opts.help = env_off("MEMPROF_HELP") ? MP_WRITER_HELP_OFF : MP_WRITER_HELP_AUTO;
-	if (getenv("MEMPROF_HELP") && !strcmp(getenv("MEMPROF_HELP"), "always"))
-		S.opts.help = MP_WRITER_HELP_ALWAYS; /* (tests) */
+	help = getenv("MEMPROF_HELP");
+	S.opts.help = help && !strcmp(help, "always") ? MP_WRITER_HELP_ALWAYS /* (tests) */
+		      : env_off("MEMPROF_HELP")        ? MP_WRITER_HELP_OFF
+							 : MP_WRITER_HELP_AUTO;
 	S.opts.on_orphaned = mp__end_orphaned_process;
 	/* the window's end: the writer's flusher tells window_over */
 	duration = env_u64("MEMPROF_DURATION_MS", 0);

@@ -135,6 +135,26 @@ static void test_help_judge_fixed(void **state)
 	assert_int_equal(mp__help_policy(7), MP_WRITER_HELP_OFF);
 }
 
+/* The /proc texts the judgement reads: schedstat's run and wait time,
+ * /proc/stat's first line's idle (idle + iowait) and all ticks (the
+ * first 8 numbers: guest time is counted in user's already). */
+static void test_help_texts(void **state)
+{
+	uint64_t run = 1, wait = 1, idle = 1, total = 1;
+
+	(void)state;
+	assert_int_equal(mp__help_schedstat_in("1890000000 1330000000 12345\n", &run, &wait), 0);
+	assert_true(run == 1890000000ull && wait == 1330000000ull);
+	assert_int_equal(mp__help_schedstat_in("1890000000\n", &run, &wait), -1);
+	assert_int_equal(mp__help_schedstat_in("", &run, &wait), -1);
+	assert_int_equal(mp__help_stat_in("cpu  10 20 30 400 5 6 7 8 900 1000\ncpu0 1 1 1 1 1 1 1 1 1 1\n", &idle, &total),
+			 0);
+	assert_true(idle == 405 && total == 486);
+	assert_int_equal(mp__help_stat_in("cpu0 10 20 30 400 5 6 7 8 0 0\n", &idle, &total), -1);
+	assert_int_equal(mp__help_stat_in("cpu  10 20 30 400 5 6 7\n", &idle, &total), -1);
+	assert_int_equal(mp__help_stat_in("", &idle, &total), -1);
+}
+
 /* A CPU idle now (/proc/loadavg's runnable tasks, the caller among them,
  * fewer than the CPUs) turns help off from the thread about to run a
  * round; the flusher's next reading then starts its judgement afresh, so
@@ -289,8 +309,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_help_judge_window),  cmocka_unit_test(test_help_judge_probes),
 		cmocka_unit_test(test_help_judge_idle),    cmocka_unit_test(test_help_judge_fixed),
-		cmocka_unit_test(test_help_spare),         cmocka_unit_test(test_help_round_trip),
-		cmocka_unit_test(test_help_round_contract),
+		cmocka_unit_test(test_help_texts),         cmocka_unit_test(test_help_spare),
+		cmocka_unit_test(test_help_round_trip),    cmocka_unit_test(test_help_round_contract),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -194,38 +194,56 @@ uint64_t mp__help_due(const mp_help_t *h, uint64_t due)
 	return due;
 }
 
+int mp__help_schedstat_in(const char *schedstat, uint64_t *run, uint64_t *wait)
+{
+	char *end, *end2;
+
+	/* "run_time wait_time timeslices", ns */
+	*run = strtoull(schedstat, &end, 10);
+	*wait = strtoull(end, &end2, 10);
+	return end == schedstat || end2 == end ? -1 : 0;
+}
+
+int mp__help_stat_in(const char *stat, uint64_t *idle, uint64_t *total)
+{
+	/* "cpu  user nice system idle iowait irq softirq steal guest
+	 * guest_nice" (ticks; guest time is in user's already) */
+	uint64_t v[8];
+	const char *p = stat + 4;
+	char *end;
+	int i;
+
+	if (strncmp(stat, "cpu ", 4))
+		return -1;
+	*total = 0;
+	for (i = 0; i < 8; i++) {
+		v[i] = strtoull(p, &end, 10);
+		if (end == p)
+			return -1;
+		p = end;
+		*total += v[i];
+	}
+	*idle = v[3] + v[4];
+	return 0;
+}
+
 void mp__help_judge(mp_writer_t *w, uint64_t now)
 {
-	char buf[256]; /* (/proc/stat's first line: 8 numbers of up to 20 digits) */
-	char *end;
-	unsigned long long run, wait;
+	char buf[256]; /* (/proc/stat's first line: 10 numbers of up to 20 digits) */
+	uint64_t run, wait, idle, total;
 
 	if (w->help.policy != MP_WRITER_HELP_AUTO)
 		return;
-	/* "run_time wait_time timeslices", ns (CONFIG_SCHED_INFO): without
-	 * it, help stays off */
-	if (mp__read_head("/proc/thread-self/schedstat", buf, sizeof(buf)) <= 0) {
+	/* (CONFIG_SCHED_INFO): without it, help stays off */
+	if (mp__read_head("/proc/thread-self/schedstat", buf, sizeof(buf)) <= 0 ||
+	    mp__help_schedstat_in(buf, &run, &wait)) {
 		w->help.policy = MP_WRITER_HELP_OFF;
 		atomic_store_explicit(&w->help.on, 0, memory_order_relaxed);
 		return;
 	}
-	run = strtoull(buf, &end, 10);
-	wait = strtoull(end, NULL, 10);
-	/* "cpu  user nice system idle iowait irq softirq steal guest
-	 * guest_nice" (ticks; guest time is in user's already) */
-	if (atomic_load_explicit(&w->help.on, memory_order_relaxed) &&
-	    mp__read_head("/proc/stat", buf, sizeof(buf)) > 0 && !strncmp(buf, "cpu ", 4)) {
-		uint64_t v[8] = {0}, idle, total = 0;
-		const char *p = buf + 4;
-		int i;
-		for (i = 0; i < 8; i++) {
-			v[i] = strtoull(p, &end, 10);
-			p = end;
-			total += v[i];
-		}
-		idle = v[3] + v[4];
+	if (atomic_load_explicit(&w->help.on, memory_order_relaxed) && mp__read_head("/proc/stat", buf, sizeof(buf)) > 0 &&
+	    !mp__help_stat_in(buf, &idle, &total))
 		mp__help_idle_at(&w->help, idle, total);
-	}
 	mp__help_judge_at(&w->help, run, wait, now);
 }
 

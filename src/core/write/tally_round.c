@@ -34,11 +34,12 @@
  * buckets; the batches are merged by (time, thread index); each event
  * goes into the table without a branch on its kind (take), with the
  * figures of one memory id kept in registers (mp_tally_figs_t: nothing of
- * the loop's is passed to a call, which would keep it in memory). With two threads the merge has no branch either: the order of
- * two threads' events is a coin flip to a branch predictor. With more, a
- * heap of the threads by their next event. Whatever is not an allocation
- * or free of that memory id, with its block in its buckets, goes the
- * general way: mp__tally_apply (tally.h).
+ * the loop's is passed to a call, which would keep it in memory). With
+ * two threads the merge has no branch either: the order of two threads'
+ * events is a coin flip to a branch predictor. With more, a heap of the
+ * threads by their next event. Whatever is not an allocation or free of
+ * that memory id, with its block in its buckets, goes the general way:
+ * mp__tally_apply (tally.h).
  */
 #include "tally_round.h"
 
@@ -161,7 +162,8 @@ static int run_two(mp_tally_t *ty, mp_tally_cursor_t *a, mp_tally_cursor_t *b, u
 		eb = b->ev + b->head, endb = b->ev + b->n;
 		while (ea < enda && eb < endb && !rc) {
 			uintptr_t take_b = eb->ns < ea->ns;
-			const mp_tally_tev_t *e = (const mp_tally_tev_t *)(((uintptr_t)ea & (take_b - 1)) | ((uintptr_t)eb & -take_b));
+			const mp_tally_tev_t *e =
+				(const mp_tally_tev_t *)(((uintptr_t)ea & (take_b - 1)) | ((uintptr_t)eb & -take_b));
 			ea += take_b ^ 1;
 			eb += take_b;
 			rc = take(ty, &f, &tab, e);

@@ -23,7 +23,7 @@ typedef struct {
 	uint64_t pos, end;   /* ring bytes: the next record to decode, where the round stops */
 	uint64_t last;       /* the time of the last record decoded (times never go back) */
 	clock_cache_t cc;
-	mp_tally_tev_t *ev;           /* decoded, not yet taken: ev[head..n) */
+	mp_tally_tev_t *ev;  /* decoded, not yet taken: ev[head..n) */
 	mp_tally_ev_t *side; /* the batch's other events (as many as ev can hold) */
 	uint32_t head, n, cap;
 	uint32_t index;      /* the thread's */

@@ -326,6 +326,11 @@ void mp__help_start(mp_help_t *h, int policy, unsigned ncpu);
  * CPU) or off (to look again, at probe_at), and while it is on the
  * machine's idle time into mp__help_idle_at. */
 void mp__help_judge(mp_writer_t *w, uint64_t now);
+/* The texts it reads, parsed: /proc/thread-self/schedstat's run and wait
+ * time (ns), /proc/stat's first line's idle (idle + iowait) and all ticks.
+ * 0, or -1 when the text is not of that form. */
+int mp__help_schedstat_in(const char *schedstat, uint64_t *run, uint64_t *wait);
+int mp__help_stat_in(const char *stat, uint64_t *idle, uint64_t *total);
 void mp__help_judge_at(mp_help_t *h, uint64_t run, uint64_t wait, uint64_t now);
 /* While help is on: the machine's idle and all CPU ticks (/proc/stat's
  * first line, cumulative); half a CPU idle on average over a window of 50
