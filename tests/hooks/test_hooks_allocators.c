@@ -100,7 +100,9 @@ static void test_hooks_annotate_static(void **state)
 static void test_hooks_no_ring_counted(void **state)
 {
 	tmpdir_t *t = *state;
-	const char *env[] = {"MEMPROF_REGIONS=0", NULL};
+	/* the ring's default size, whatever the caller's environment says (a
+	 * small MEMPROF_RING_KB would fit under the victim's limit) */
+	const char *env[] = {"MEMPROF_REGIONS=0", "MEMPROF_RING_KB=16384", NULL};
 	char log[200], *out;
 	hk_stats_t st = {0};
 

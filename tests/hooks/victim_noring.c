@@ -3,7 +3,7 @@
  *
  * The main thread allocates once (its ring is mapped then), then limits the
  * address space (RLIMIT_AS) to what it uses plus 2 MiB: room for a worker's
- * 256 KiB stack, none for a 4 MiB ring. The worker does 1000
+ * 256 KiB stack, none for a ring (16 MiB by default). The worker does 1000
  * malloc(48)/free pairs, which the program sees succeed (glibc, unable to
  * reserve a 64 MiB thread arena, maps each block on its own: with host
  * regions on, each pair is also a region added and removed).
