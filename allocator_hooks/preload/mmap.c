@@ -25,7 +25,6 @@
  * is counted, never more). MEMPROF_MMAP=0 turns this off.
  */
 #include "preload.h"
-#include "wthread_path.h" /* mp__wthread_tls.no_help */
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -101,16 +100,13 @@ static uint64_t page_up(uint64_t n)
 	return (n + ps - 1) & ~(ps - 1);
 }
 
-/* (records made under it run no flush round: help.c) */
 static void take(void)
 {
 	mp__spin_take(&lock);
-	mp__wthread_tls.no_help++;
 }
 
 static void give(void)
 {
-	mp__wthread_tls.no_help--;
 	mp__spin_give(&lock);
 }
 

@@ -14,7 +14,6 @@
  */
 #include "preload.h"
 #include "procfs.h" /* start_brk, from /proc/self/stat */
-#include "wthread_path.h" /* mp__wthread_tls.no_help */
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,16 +28,13 @@ _Atomic uint64_t mp__regions_brk_seen;
 struct mp_heap_slot mp__regions_heaps[MP_REGION_HEAPS];
 static _Atomic int lock;
 
-/* (records made under it run no flush round: help.c) */
 static void lock_take(void)
 {
 	mp__spin_take(&lock);
-	mp__wthread_tls.no_help++;
 }
 
 static void lock_give(void)
 {
-	mp__wthread_tls.no_help--;
 	mp__spin_give(&lock);
 }
 

@@ -35,6 +35,12 @@ void mp__futex_wait(_Atomic uint32_t *word, uint32_t val, uint32_t timeout_ms)
 	syscall(SYS_futex, (void *)(uintptr_t)word, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
 }
 
+void mp__flusher_wake(mp_writer_t *w)
+{
+	atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
+	mp__futex_wake(&w->wake);
+}
+
 typedef struct snap {
 	mp_wthread_t *t;
 	uint64_t head;
@@ -485,8 +491,7 @@ int mp__writer_flush_on_flusher(mp_writer_t *w)
 {
 	uint32_t want = atomic_fetch_add_explicit(&w->flush_asked, 1, memory_order_acq_rel) + 1;
 
-	atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
-	mp__futex_wake(&w->wake);
+	mp__flusher_wake(w);
 	for (;;) {
 		uint32_t done = atomic_load_explicit(&w->flush_done, memory_order_acquire);
 		if ((int32_t)(done - want) >= 0)

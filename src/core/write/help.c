@@ -98,6 +98,12 @@ static __attribute__((noinline)) void call_on_stack(void *top, void (*fn)(void *
 #define HELP_STACKS 0
 #endif
 
+/* (the flusher turns AUTO off while the recording threads read it) */
+static int policy_of(const mp_help_t *h)
+{
+	return atomic_load_explicit(&h->policy, memory_order_relaxed);
+}
+
 int mp__help_policy(int asked)
 {
 	if (!HELP_STACKS || asked < MP_WRITER_HELP_AUTO || asked > MP_WRITER_HELP_ALWAYS)
@@ -107,24 +113,31 @@ int mp__help_policy(int asked)
 
 void mp__help_start(mp_help_t *h, int policy, unsigned ncpu)
 {
-	h->policy = mp__help_policy(policy);
+	policy = mp__help_policy(policy);
+	atomic_store_explicit(&h->policy, policy, memory_order_relaxed);
 	h->ncpu = ncpu ? ncpu : 1;
-	atomic_store_explicit(&h->on, h->policy == MP_WRITER_HELP_ALWAYS, memory_order_relaxed);
+	atomic_store_explicit(&h->on, policy == MP_WRITER_HELP_ALWAYS, memory_order_relaxed);
 }
 
 /* --- the flusher's judgement --------------------------------------------- */
+
+/* The next reading starts the judgement over, as the first one did. */
+static void judge_afresh(mp_help_t *h)
+{
+	h->started = 0;
+	h->probing = 0;
+}
 
 void mp__help_judge_at(mp_help_t *h, uint64_t run, uint64_t wait, uint64_t now)
 {
 	int busy;
 
-	if (h->policy != MP_WRITER_HELP_AUTO)
+	if (policy_of(h) != MP_WRITER_HELP_AUTO)
 		return;
 	if (atomic_exchange_explicit(&h->spare, 0, memory_order_relaxed)) {
 		/* a thread found a CPU idle and turned help off: the waits
 		 * counted while help was on say nothing of now */
-		h->started = 0;
-		h->probing = 0;
+		judge_afresh(h);
 	}
 	if (atomic_load_explicit(&h->on, memory_order_relaxed)) {
 		if (now < h->probe_at)
@@ -166,7 +179,7 @@ void mp__help_idle_at(mp_help_t *h, uint64_t idle, uint64_t total)
 {
 	int spare;
 
-	if (h->policy != MP_WRITER_HELP_AUTO || !atomic_load_explicit(&h->on, memory_order_relaxed))
+	if (policy_of(h) != MP_WRITER_HELP_AUTO || !atomic_load_explicit(&h->on, memory_order_relaxed))
 		return;
 	if (!h->idle_started || idle < h->idle0 || total < h->total0) {
 		h->idle_started = 1;
@@ -181,14 +194,13 @@ void mp__help_idle_at(mp_help_t *h, uint64_t idle, uint64_t total)
 	h->total0 = total;
 	if (spare) { /* a window of the flusher's decides again */
 		atomic_store_explicit(&h->on, 0, memory_order_relaxed);
-		h->started = 0;
-		h->probing = 0;
+		judge_afresh(h);
 	}
 }
 
 uint64_t mp__help_due(const mp_help_t *h, uint64_t due)
 {
-	if (h->policy == MP_WRITER_HELP_AUTO && atomic_load_explicit(&h->on, memory_order_relaxed) &&
+	if (policy_of(h) == MP_WRITER_HELP_AUTO && atomic_load_explicit(&h->on, memory_order_relaxed) &&
 	    h->probe_at < due)
 		return h->probe_at;
 	return due;
@@ -232,12 +244,12 @@ void mp__help_judge(mp_writer_t *w, uint64_t now)
 	char buf[256]; /* (/proc/stat's first line: 10 numbers of up to 20 digits) */
 	uint64_t run, wait, idle, total;
 
-	if (w->help.policy != MP_WRITER_HELP_AUTO)
+	if (policy_of(&w->help) != MP_WRITER_HELP_AUTO)
 		return;
 	/* (CONFIG_SCHED_INFO): without it, help stays off */
 	if (mp__read_head("/proc/thread-self/schedstat", buf, sizeof(buf)) <= 0 ||
 	    mp__help_schedstat_in(buf, &run, &wait)) {
-		w->help.policy = MP_WRITER_HELP_OFF;
+		atomic_store_explicit(&w->help.policy, MP_WRITER_HELP_OFF, memory_order_relaxed);
 		atomic_store_explicit(&w->help.on, 0, memory_order_relaxed);
 		return;
 	}
@@ -283,7 +295,7 @@ int mp__help_spare(mp_writer_t *w)
 	char buf[128];
 	int saved = errno, spare;
 
-	if (w->help.policy != MP_WRITER_HELP_AUTO)
+	if (policy_of(&w->help) != MP_WRITER_HELP_AUTO)
 		return 0;
 	spare = mp__read_head("/proc/loadavg", buf, sizeof(buf)) > 0 && mp__help_spare_in(buf, w->help.ncpu);
 	errno = saved;

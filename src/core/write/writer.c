@@ -261,8 +261,7 @@ int mp_writer_close(mp_writer_t *w)
 		return 0;
 	atomic_store_explicit(&w->closing, 1, memory_order_release);
 	if (w->flusher_started) {
-		atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
-		mp__futex_wake(&w->wake);
+		mp__flusher_wake(w);
 		/* closed from the flusher's own thread: it ended the process
 		 * (orphan.c), and its loop is over */
 		if (!pthread_equal(w->flusher, pthread_self()))

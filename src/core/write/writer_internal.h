@@ -147,8 +147,9 @@ typedef struct mp_wmodule {
 
 /* Rounds on the program's threads (help.c). */
 typedef struct mp_help {
-	int policy;           /* MP_WRITER_HELP_*: OFF where stacks cannot be switched (the
-			       * flusher's after the open: it turns AUTO off without schedstat) */
+	_Atomic int policy;   /* MP_WRITER_HELP_*: OFF where stacks cannot be switched (the
+			       * flusher's after the open: it turns AUTO off without schedstat,
+			       * while recording threads read it, mp__help_spare) */
 	_Atomic int on;       /* a thread whose ring passes half full runs the round itself */
 	void *stack;          /* the rounds' stack (flush_mu), mapped at the first one */
 	uint64_t rounds;      /* rounds the program's threads ran (flush_mu) */
@@ -315,6 +316,9 @@ void mp__flusher_leave(void);
 int mp__process_orphaned(void);
 void mp__futex_wake(_Atomic uint32_t *word);
 void mp__futex_wait(_Atomic uint32_t *word, uint32_t val, uint32_t timeout_ms);
+/* One more wake-up for the flusher: its loop runs a round for those it
+ * has not answered (flush.c). */
+void mp__flusher_wake(mp_writer_t *w);
 
 /* help.c: rounds on the program's threads while every CPU is busy. */
 /* The policy a writer gets for the one asked (OFF where unsupported). */

@@ -181,8 +181,7 @@ static int ring_wait(mp_writer_t *w, mp_wthread_t *t)
 			if (mp__help_round(w) == 0)
 				continue;
 		} else {
-			atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
-			mp__futex_wake(&w->wake);
+			mp__flusher_wake(w);
 		}
 		mp__futex_wait(&t->space, seen, 2);
 	}
@@ -225,8 +224,7 @@ void mp__rec_wake(mp_writer_t *w, mp_wthread_t *t, uint64_t head)
 				t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
 			return;
 		}
-		atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
-		mp__futex_wake(&w->wake);
+		mp__flusher_wake(w);
 	}
 }
 

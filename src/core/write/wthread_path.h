@@ -25,8 +25,8 @@ typedef struct {
 	mp_wthread_t *t;       /* NULL with writer_id set: registering failed */
 	uint32_t retry_in;     /* ... and is tried again after this many events */
 	uint32_t no_help;      /* nonzero: the caller holds a lock of its own around its
-				* records (the preload's region and mapping tables), so
-				* this thread runs no flush round (help.c) */
+				* records (the preload's spinlock, preload.h), so this
+				* thread runs no flush round (help.c) */
 } mp_wthread_tls_t;
 
 extern __thread mp_wthread_tls_t mp__wthread_tls __attribute__((tls_model("initial-exec")));
