@@ -8,9 +8,10 @@
  * their 24-byte frames (a read each; the payloads are skipped), then the
  * trailer or the abrupt end; then, from the last complete block backwards,
  * each block inflated and its sections stepped over until one holds a
- * SUMMARY: nearly always the last block alone (a round splits into more
- * than one block only past 8 MiB of raw data, and the final round puts its
- * figures in a small block of their own, after its chunks).
+ * SUMMARY: nearly always the last block alone (the final round puts its
+ * figures in a small block of their own, after its chunks; a round splits
+ * into blocks of about 1 MiB of raw data, flush.c's BLOCK_SPLIT, so a
+ * capture killed inside a round has its summary a few blocks back).
  */
 #include <memprof/capsummary.h>
 #include <memprof/format.h>
@@ -30,8 +31,10 @@
 #include <unistd.h>
 
 /* Blocks looked at backwards for a summary before giving up: a round's
- * blocks, with room (a capture killed inside a round that split). */
-#define LOOK_BACK 16
+ * blocks, with room (a capture killed inside a round that split: two
+ * threads' 16 MiB rings half full make about 4 blocks; 128 covers some
+ * 30 such threads, and past that `memprof record` reads the capture). */
+#define LOOK_BACK 128
 
 typedef struct {
 	int fd;              /* -1: mem */
