@@ -27,6 +27,12 @@ static inline __attribute__((always_inline)) void put_run(col_t *c, const uint32
  * mp_writer_flush or close) stay in L1. 512 was no faster. */
 #define RUN_BATCH 256
 
+/* The age table (256 KiB) does not stay in L2 beside the rings streaming
+ * through it: run_x fetches a record's slot this many records before it
+ * gets there (alloc_bench -t 2, perf: the encoder's CPU time 0.60-0.63 s
+ * against 0.64-0.65 s, three runs each). */
+#define AHEAD 16
+
 /* run_x's tags: a FREE's by whether aged and ALIGN16; an ALLOC's by
  * whether REUSED, refreed, ALIGN16, EXACT, USABLE16. */
 static const uint8_t run_free_tag[4] = {MP_REC_FREE, MP_REC_FREE | MP_RECF_ALIGN16, MP_REC_FREE_AGED,
@@ -74,7 +80,16 @@ run_x(run_t *st, const uint64_t *r, const uint64_t *lim, const uint64_t *end, ui
 	uint64_t genkey = (uint64_t)gen << 32;
 	uint8_t *tag = st->tag;
 	int more = 1;
+	/* the record AHEAD records on, whose age slot is fetched next (any
+	 * record: a wrong guess is a wasted fetch; it stops at the end or at
+	 * a word that is no record, and never reads past end) */
+	const uint64_t *q = r;
+	unsigned qk, j;
 
+	for (j = 0; j < AHEAD && q + 3 <= end && (qk = mp_ring_words(q[0])) != 0; j++) {
+		__builtin_prefetch(age_slot(table, q[2]), 1, 3);
+		q += qk;
+	}
 	while (more) {
 		size_t i = 0, na = 0, ni = 0, ns = 0;
 		/* at most RUN_BATCH records: each has 3 words or more */
@@ -90,6 +105,10 @@ run_x(run_t *st, const uint64_t *r, const uint64_t *lim, const uint64_t *end, ui
 			if (r >= blim) {
 				more = r < lim;
 				break;
+			}
+			if (__builtin_expect(q + 3 <= end && (qk = mp_ring_words(q[0])) != 0, 1)) {
+				__builtin_prefetch(age_slot(table, q[2]), 1, 3);
+				q += qk;
 			}
 			w0 = r[0];
 			if (__builtin_expect((w0 & 0xffff01ffu) - memkey > MP_REC_FREE - MP_REC_ALLOC, 0)) {
