@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# bench_parts.sh [RUNS] [OPS] - where the CPU time of a `memprof record` of
+# alloc_bench goes, part by part (not run by ctest; see docs/hooks.md, "Cost").
+#
+# bench_record.sh's wall-clock ratio moves by a tenth from set to set on a
+# shared 2-vCPU VM, and most of that is not ours: alloc_bench's two threads
+# contend on one atomic (`account`), whose cost swings from run to run with
+# how the threads overlap (0.5 to 1.0 CPU-s in recordings of one build). A
+# change of a few percent in the profiler's own work drowns in that. This
+# script measures that work itself: each run under `perf record` (1000 Hz,
+# CPU clock), the samples of the preload library split by part, in
+# CPU-seconds:
+#   hooks    the interposed malloc family (the event path, inline in them)
+#   encoder  ring records to columns (chunkenc*.c)
+#   tally    the running figures (tally*.c)
+#   huffman  the deflate coder (deflate_huff.c)
+#   other    the rest of the preload (the round's frame, CRC, ...)
+# and beside them the program (alloc_bench's own code), libc and the kernel;
+# the plain program's in the same rounds first. Prints every run, then the
+# medians per build.
+#
+# MEMPROF_BINS="dir1 dir2 ..." as for bench_record.sh (directories holding
+# a memprof binary and libmemprof_preload.so; default: this tree's
+# build-bench, built here). Needs perf (apt-get install linux-perf).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-3}
+ops=${2:-20000000}
+bench_src=../shared/bench/alloc_bench.c
+[ -f "$bench_src" ] || { echo "bench_parts: $bench_src is absent" >&2; exit 1; }
+command -v perf >/dev/null || { echo "bench_parts: perf is not installed (apt-get install linux-perf)" >&2; exit 1; }
+if [ -z "${MEMPROF_BINS:-}" ]; then
+	dir=${MEMPROF_BUILD:-build-bench}
+	cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+	ninja -C "$dir" memprof memprof_preload >/dev/null
+	mkdir -p "$dir/bench-bin"
+	cp "$dir/src/cli/memprof" "$dir/allocator_hooks/libmemprof_preload.so" "$dir/bench-bin/"
+	MEMPROF_BINS=$PWD/$dir/bench-bin
+fi
+tmp=$(mktemp -d /tmp/bench-parts-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+cc -O2 -g -pthread -o "$tmp/alloc_bench" "$bench_src"
+
+median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+
+echo "# alloc_bench -t 2 -n $ops under memprof record, perf at 1000 Hz, $runs runs per build ($(nproc) CPUs); CPU-seconds"
+i=0
+for b in $MEMPROF_BINS; do
+	i=$((i + 1))
+	echo "# rec$i: $b"
+done
+printf "%-6s %6s %8s %7s %8s %7s %8s %6s %8s %6s %7s\n" build total preload hooks encoder tally huffman other program libc kernel
+for r in $(seq "$runs"); do
+	i=0
+	for b in plain $MEMPROF_BINS; do
+		if [ "$b" = plain ]; then
+			name=plain
+			perf record -q -F 1000 -o "$tmp/perf.data" -- "$tmp/alloc_bench" -t 2 -n "$ops" >/dev/null 2>&1
+		else
+			i=$((i + 1))
+			name=rec$i
+			rm -rf "$tmp/cap.memprof"
+			MEMPROF_PRELOAD="$b/libmemprof_preload.so" perf record -q -F 1000 -o "$tmp/perf.data" -- \
+				"$b/memprof" record -o "$tmp/cap.memprof" -- "$tmp/alloc_bench" -t 2 -n "$ops" >/dev/null 2>&1
+		fi
+		# (perf's "Event count" of the CPU clock is in ns)
+		total=$(perf report -i "$tmp/perf.data" --stdio 2>/dev/null | awk '/Event count/ {print $NF}')
+		perf report -i "$tmp/perf.data" --no-children --sort dso,sym 2>/dev/null | awk -v t="$total" -v name="$name" '
+			/%/ {
+				sub("%", "", $1); c = $1 * t / 1e11; dso = $2; sym = $4
+				if (dso == "libmemprof_preload.so") {
+					pre += c
+					if (sym ~ /^(malloc|free|cfree|realloc|calloc|reallocarray|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|_Zn|_Zd)/) hooks += c
+					else if (sym ~ /chunkenc|chunk_encode|^encode_/) enc += c
+					else if (sym ~ /tally|^run_(one|two|heap)$/) tal += c
+					else if (sym ~ /^mp__dh_|^code_bytes|^sort_leaves|^build_lengths/) huf += c
+					else oth += c
+				} else if (dso == "alloc_bench") prog += c
+				else if (dso ~ /^libc/) libc += c
+				else if (dso ~ /kernel/) kern += c
+			}
+			END { printf "%-6s %6.2f %8.2f %7.2f %8.2f %7.2f %8.2f %6.2f %8.2f %6.2f %7.2f\n", name, t / 1e9, pre, hooks, enc, tal, huf, oth, prog, libc, kern }' |
+			tee -a "$tmp/runs.txt"
+	done
+done
+echo "# medians"
+i=0
+for b in plain $MEMPROF_BINS; do
+	if [ "$b" = plain ]; then
+		name=plain
+	else
+		i=$((i + 1))
+		name=rec$i
+	fi
+	line=$name
+	for col in $(seq 2 11); do
+		line="$line $(awk -v n="$name" -v c="$col" '$1 == n {print $c}' "$tmp/runs.txt" | median)"
+	done
+	printf "%-6s %6.2f %8.2f %7.2f %8.2f %7.2f %8.2f %6.2f %8.2f %6.2f %7.2f\n" $line
+done
