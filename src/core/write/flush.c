@@ -21,10 +21,10 @@
 #include <unistd.h>
 
 /* Start a new block past this much raw data: a reader holds a block at a
- * time (`memprof report` on an alloc_bench -t 2 capture: 49 MB and 3.3 s
- * instead of 70 MB and 3.7 s with 8 MiB), and the block frames cost 24
- * bytes a MiB. (The recording's CPU time is the same: 2.28-2.44 s in the
- * preload for either, perf, four runs each.) */
+ * time (`memprof report` on an alloc_bench -t 2 capture: 49 MB instead of
+ * 70 MB with 8 MiB, and 3.4 s instead of 3.8 s, medians of four runs), and
+ * the block frames cost 24 bytes a MiB. (The recording's CPU time is the
+ * same: 2.28-2.44 s in the preload for either, perf, four runs each.) */
 #define BLOCK_SPLIT (1u << 20)
 #define STUCK_SPINS 200000     /* how long to wait for a thread inside a record */
 
