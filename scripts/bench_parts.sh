@@ -26,22 +26,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-3}
 ops=${2:-20000000}
-bench_src=../shared/bench/alloc_bench.c
-[ -f "$bench_src" ] || { echo "bench_parts: $bench_src is absent" >&2; exit 1; }
 command -v perf >/dev/null || { echo "bench_parts: perf is not installed (apt-get install linux-perf)" >&2; exit 1; }
-if [ -z "${MEMPROF_BINS:-}" ]; then
-	dir=${MEMPROF_BUILD:-build-bench}
-	cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-	ninja -C "$dir" memprof memprof_preload >/dev/null
-	mkdir -p "$dir/bench-bin"
-	cp "$dir/src/cli/memprof" "$dir/allocator_hooks/libmemprof_preload.so" "$dir/bench-bin/"
-	MEMPROF_BINS=$PWD/$dir/bench-bin
-fi
-tmp=$(mktemp -d /tmp/bench-parts-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-cc -O2 -g -pthread -o "$tmp/alloc_bench" "$bench_src"
-
-median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+# shellcheck source=scripts/bench_alloc_common.sh
+. scripts/bench_alloc_common.sh
 
 echo "# alloc_bench -t 2 -n $ops under memprof record, perf at 1000 Hz, $runs runs per build ($(nproc) CPUs); CPU-seconds"
 i=0
@@ -50,7 +37,7 @@ for b in $MEMPROF_BINS; do
 	echo "# rec$i: $b"
 done
 printf "%-6s %6s %8s %7s %8s %7s %8s %6s %8s %6s %7s\n" build total preload hooks encoder tally huffman other program libc kernel
-for r in $(seq "$runs"); do
+for _ in $(seq "$runs"); do
 	i=0
 	for b in plain $MEMPROF_BINS; do
 		if [ "$b" = plain ]; then
@@ -96,5 +83,6 @@ for b in plain $MEMPROF_BINS; do
 	for col in $(seq 2 11); do
 		line="$line $(awk -v n="$name" -v c="$col" '$1 == n {print $c}' "$tmp/runs.txt" | median)"
 	done
+	# shellcheck disable=SC2086 # (the line's fields, split on purpose)
 	printf "%-6s %6.2f %8.2f %7.2f %8.2f %7.2f %8.2f %6.2f %8.2f %6.2f %7.2f\n" $line
 done

@@ -19,22 +19,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
 ops=${2:-20000000}
-bench_src=../shared/bench/alloc_bench.c
-[ -f "$bench_src" ] || { echo "bench_record: $bench_src is absent" >&2; exit 1; }
-if [ -z "${MEMPROF_BINS:-}" ]; then
-	dir=${MEMPROF_BUILD:-build-bench}
-	cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-	ninja -C "$dir" memprof memprof_preload >/dev/null
-	mkdir -p "$dir/bench-bin"
-	cp "$dir/src/cli/memprof" "$dir/allocator_hooks/libmemprof_preload.so" "$dir/bench-bin/"
-	MEMPROF_BINS=$PWD/$dir/bench-bin
-fi
-tmp=$(mktemp -d /tmp/bench-record-XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-cc -O2 -g -pthread -o "$tmp/alloc_bench" "$bench_src"
+# shellcheck source=scripts/bench_alloc_common.sh
+. scripts/bench_alloc_common.sh
 
 field() { grep -o "$1=[0-9.e+]*" | head -1 | cut -d= -f2; }
-median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
 now() { date +%s.%N; }
 
 echo "# alloc_bench -t 2 -n $ops, $runs runs per mode, interleaved ($(nproc) CPUs); uptime: $(uptime)"
