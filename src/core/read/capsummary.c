@@ -31,9 +31,10 @@
 #include <unistd.h>
 
 /* Blocks looked at backwards for a summary before giving up: a round's
- * blocks, with room (a capture killed inside a round that split: two
- * threads' 16 MiB rings half full make about 4 blocks; 128 covers some
- * 30 such threads, and past that `memprof record` reads the capture). */
+ * blocks, with room (a capture killed inside a round that split). A
+ * thread's half-full 16 MiB ring makes about 2 blocks, so 128 covers some
+ * 60 such threads: the 128 MiB of raw data that 16 blocks of 8 MiB did.
+ * Past that, `memprof record` reads the capture back instead. */
 #define LOOK_BACK 128
 
 typedef struct {
