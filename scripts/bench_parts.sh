@@ -4,8 +4,9 @@
 #
 # bench_record.sh's wall-clock ratio moves by a tenth from set to set on a
 # shared 2-vCPU VM, and most of that is not ours: alloc_bench's two threads
-# contend on one atomic (`account`), whose cost swings from run to run (the
-# program's own code: 1.2 or 2.1 CPU-s in recordings of one build). A
+# contend on one atomic (`account`), whose cost swings from run to run with
+# where the host has the two vCPUs (the program's own code: 1.2 or 2.1 CPU-s
+# in recordings of one build; tests/bench/vcpu_pingpong.c). A
 # change of a few percent in the profiler's own work drowns in that. This
 # script measures that work itself: each run under `perf record` (1000 Hz,
 # CPU clock), the samples of the preload library split by part, in

@@ -14,7 +14,11 @@
 # same round (paired), and the median of the program's own wall time (alloc_bench's
 # wall_s=: what the traced program pays while it runs) and its ratio. The
 # machine's load is printed before and after: it is shared, and every CPU
-# second of someone else's build turns into wall time here.
+# second of someone else's build turns into wall time here. Before each
+# round, tests/bench/vcpu_pingpong.c measures how far apart the two CPUs
+# are at that moment; the last lines give the medians and ratios of the
+# rounds where they shared a cache ("near") and of the others ("far"):
+# alloc_bench's plain time moves with that more than with anything else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
@@ -41,6 +45,8 @@ fi
 for r in $(seq "$runs"); do
 	i=0
 	for m in $modes; do
+		# where the host has the two vCPUs just before the run (vcpu_pingpong.c)
+		p0=$("$tmp/vcpu_pingpong")
 		rm -rf "$tmp"/cap.memprof "$tmp"/ht.*  # (a run is a directory)
 		t0=$(now)
 		if [ "$m" = plain ]; then
@@ -54,6 +60,7 @@ for r in $(seq "$runs"); do
 		fi
 		t1=$(now)
 		echo "$m $(echo "$t1 - $t0" | bc -l) $(echo "$out" | field wall_s) $r" >> "$tmp/runs.txt"
+		echo "$m $r $p0 $("$tmp/vcpu_pingpong")" >> "$tmp/place.txt"
 		case $m in rec*) [ "$r" != 1 ] || echo "# $m says: $(echo "$out" | grep '^memprof: ' | tr '\n' ' ')" ;; esac
 	done
 done
@@ -70,4 +77,30 @@ for m in $modes; do
 	pr=$(awk -v m=$m '$1=="plain" {pl[$4]=$2} $1==m {print $2 / pl[$4]}' "$tmp/runs.txt" | median)
 	printf "%-6s %12.3f %8.2fx %8.2fx %12.3f %8.2fx   %s\n" $m "$c" "$(echo "$c / $plain_cmd" | bc -l)" "$pr" "$p" \
 		"$(echo "$p / $plain_in" | bc -l)" "$(awk -v m=$m '$1==m {printf "%.2f ", $2}' "$tmp/runs.txt")"
+done
+# The same by placement: the runs whose probes, just before and just
+# after, both found the two CPUs sharing a cache (a line passes in under
+# 80 ns: "near") or both found them apart ("far"); the host moves them
+# from one second to the next, and runs between the two are left out.
+# alloc_bench runs faster near (its one atomic is cheap there), so every
+# ratio is higher there; a set that mixes both gets one in between.
+awk '{printf "%s %s %s %s\n", $1, $2, ($3 == "-" || $4 == "-") ? "-" : ($3 < 80 && $4 < 80) ? "near" : ($3 >= 80 && $4 >= 80) ? "far" : "-", $3 "/" $4}' \
+	"$tmp/place.txt" > "$tmp/class.txt"
+echo "# the CPUs' distance around each run (ns before/after): $(awk '{printf "%s %s; ", $1, $4}' "$tmp/class.txt")"
+for place in near far; do
+	# (each mode's command times in the runs of that placement)
+	times() {
+		awk -v p=$place -v m="$1" 'NR == FNR {if ($3 == p) in_set[$1 " " $2] = 1; next}
+			$1 == m && (($1 " " $4) in in_set) {print $2}' "$tmp/class.txt" "$tmp/runs.txt"
+	}
+	[ -n "$(times plain)" ] || continue
+	pc=$(times plain | median)
+	line=""
+	for m in $modes; do
+		n=$(times "$m" | wc -l)
+		[ "$n" -gt 0 ] || continue
+		c=$(times "$m" | median)
+		line="$line $m $(printf "%.3f s %.2fx" "$c" "$(echo "$c / $pc" | bc -l)") ($n runs);"
+	done
+	echo "# $place:$line"
 done
