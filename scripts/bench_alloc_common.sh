@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # bench_alloc_common.sh - what bench_record.sh and bench_parts.sh share
 # (sourced from the tree's root, not run): the builds to measure,
-# alloc_bench and the CPU-distance probe built into $tmp, and a median.
+# alloc_bench built into $tmp, and a median.
 #
 # MEMPROF_BINS="dir1 dir2 ...": directories holding a memprof binary and
 # libmemprof_preload.so; default: this tree's build-bench (MEMPROF_BUILD),
@@ -19,7 +19,5 @@ fi
 tmp=$(mktemp -d "/tmp/$(basename "$0" .sh)-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cc -O2 -g -pthread -o "$tmp/alloc_bench" "$bench_src"
-# how far apart the two CPUs are at a given moment (tests/bench/vcpu_pingpong.c)
-cc -O2 -pthread -o "$tmp/vcpu_pingpong" tests/bench/vcpu_pingpong.c
 
 median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }

@@ -26,6 +26,9 @@ ops=${2:-20000000}
 # shellcheck source=scripts/bench_alloc_common.sh
 . scripts/bench_alloc_common.sh
 
+# how far apart the two CPUs are at a given moment (tests/bench/vcpu_pingpong.c)
+cc -O2 -pthread -o "$tmp/vcpu_pingpong" tests/bench/vcpu_pingpong.c
+
 field() { grep -o "$1=[0-9.e+]*" | head -1 | cut -d= -f2; }
 now() { date +%s.%N; }
 
@@ -87,19 +90,19 @@ done
 awk '{printf "%s %s %s %s\n", $1, $2, ($3 == "-" || $4 == "-") ? "-" : ($3 < 80 && $4 < 80) ? "near" : ($3 >= 80 && $4 >= 80) ? "far" : "-", $3 "/" $4}' \
 	"$tmp/place.txt" > "$tmp/class.txt"
 echo "# the CPUs' distance around each run (ns before/after): $(awk '{printf "%s %s; ", $1, $4}' "$tmp/class.txt")"
+# times PLACE MODE: the mode's command times in the runs of that placement
+times() {
+	awk -v p="$1" -v m="$2" 'NR == FNR {if ($3 == p) in_set[$1 " " $2] = 1; next}
+		$1 == m && (($1 " " $4) in in_set) {print $2}' "$tmp/class.txt" "$tmp/runs.txt"
+}
 for place in near far; do
-	# (each mode's command times in the runs of that placement)
-	times() {
-		awk -v p=$place -v m="$1" 'NR == FNR {if ($3 == p) in_set[$1 " " $2] = 1; next}
-			$1 == m && (($1 " " $4) in in_set) {print $2}' "$tmp/class.txt" "$tmp/runs.txt"
-	}
-	[ -n "$(times plain)" ] || continue
-	pc=$(times plain | median)
+	[ -n "$(times $place plain)" ] || continue
+	pc=$(times $place plain | median)
 	line=""
 	for m in $modes; do
-		n=$(times "$m" | wc -l)
+		n=$(times $place "$m" | wc -l)
 		[ "$n" -gt 0 ] || continue
-		c=$(times "$m" | median)
+		c=$(times $place "$m" | median)
 		line="$line $m $(printf "%.3f s %.2fx" "$c" "$(echo "$c / $pc" | bc -l)") ($n runs);"
 	done
 	echo "# $place:$line"

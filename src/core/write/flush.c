@@ -447,9 +447,9 @@ int mp__writer_round_locked(mp_writer_t *w, int final)
 	 * round's go in a block of their own, after its chunks: the figures
 	 * `memprof record` prints at the end are then a small block's inflate
 	 * away (capsummary.c reads the last block), not the whole last round's
-	 * (up to BLOCK_SPLIT of raw data). A
-	 * round already spans blocks past BLOCK_SPLIT, and a capture cut
-	 * between the two is one cut inside its last round. */
+	 * (up to BLOCK_SPLIT of raw data). A round already spans blocks past
+	 * BLOCK_SPLIT, and a capture cut between the two is one cut inside its
+	 * last round. */
 	if (final && (rc = emit_block(w)))
 		goto fail;
 	atomic_store_explicit(&w->last_horizon, horizon, memory_order_relaxed);
