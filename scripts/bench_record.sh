@@ -17,8 +17,10 @@
 # second of someone else's build turns into wall time here. Before each
 # round, tests/bench/vcpu_pingpong.c measures how far apart the two CPUs
 # are at that moment; the last lines give the medians and ratios of the
-# rounds where they shared a cache ("near") and of the others ("far"):
-# alloc_bench's plain time moves with that more than with anything else.
+# rounds where they shared a cache ("near") and of the others ("far"), and
+# the median ratio over the rounds where plain and the mode ran with the
+# same placement: alloc_bench's plain time moves with that more than with
+# anything else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
@@ -57,7 +59,7 @@ for r in $(seq "$runs"); do
 		elif [ "$m" = heaptrack ]; then
 			out=$(heaptrack -o "$tmp/ht" "$tmp/alloc_bench" -t 2 -n "$ops" 2>&1)
 		else
-			b=$(echo $MEMPROF_BINS | cut -d' ' -f"${m#rec}")
+			b=$(echo "$MEMPROF_BINS" | cut -d' ' -f"${m#rec}")
 			out=$(MEMPROF_PRELOAD="$b/libmemprof_preload.so" "$b/memprof" record -o "$tmp/cap.memprof" -- \
 				"$tmp/alloc_bench" -t 2 -n "$ops" 2>&1)
 		fi
@@ -75,11 +77,11 @@ plain_in=$(awk '$1=="plain" {print $3}' "$tmp/runs.txt" | median)
 # the ratio of medians follows it; this shows how far)
 printf "%-6s %12s %9s %9s %12s %9s   %s\n" mode command_s ratio paired program_s ratio "command runs (s)"
 for m in $modes; do
-	c=$(awk -v m=$m '$1==m {print $2}' "$tmp/runs.txt" | median)
-	p=$(awk -v m=$m '$1==m {print $3}' "$tmp/runs.txt" | median)
-	pr=$(awk -v m=$m '$1=="plain" {pl[$4]=$2} $1==m {print $2 / pl[$4]}' "$tmp/runs.txt" | median)
-	printf "%-6s %12.3f %8.2fx %8.2fx %12.3f %8.2fx   %s\n" $m "$c" "$(echo "$c / $plain_cmd" | bc -l)" "$pr" "$p" \
-		"$(echo "$p / $plain_in" | bc -l)" "$(awk -v m=$m '$1==m {printf "%.2f ", $2}' "$tmp/runs.txt")"
+	c=$(awk -v m="$m" '$1==m {print $2}' "$tmp/runs.txt" | median)
+	p=$(awk -v m="$m" '$1==m {print $3}' "$tmp/runs.txt" | median)
+	pr=$(awk -v m="$m" '$1=="plain" {pl[$4]=$2} $1==m {print $2 / pl[$4]}' "$tmp/runs.txt" | median)
+	printf "%-6s %12.3f %8.2fx %8.2fx %12.3f %8.2fx   %s\n" "$m" "$c" "$(echo "$c / $plain_cmd" | bc -l)" "$pr" "$p" \
+		"$(echo "$p / $plain_in" | bc -l)" "$(awk -v m="$m" '$1==m {printf "%.2f ", $2}' "$tmp/runs.txt")"
 done
 # The same by placement: the runs whose probes, just before and just
 # after, both found the two CPUs sharing a cache (a line passes in under
@@ -95,6 +97,14 @@ times() {
 	awk -v p="$1" -v m="$2" 'NR == FNR {if ($3 == p) in_set[$1 " " $2] = 1; next}
 		$1 == m && (($1 " " $4) in in_set) {print $2}' "$tmp/class.txt" "$tmp/runs.txt"
 }
+# paired PLACE MODE: the mode's time over plain's in each round where both
+# runs had that placement (like with like: neither run's placement moves
+# the ratio)
+paired() {
+	awk -v p="$1" -v m="$2" 'NR == FNR {cls[$1 " " $2] = $3; next}
+		cls["plain " $4] == p && cls[m " " $4] == p {if ($1 == "plain") pl[$4] = $2; else if ($1 == m) t[$4] = $2}
+		END {for (r in t) if (r in pl) print t[r] / pl[r]}' "$tmp/class.txt" "$tmp/runs.txt"
+}
 for place in near far; do
 	[ -n "$(times $place plain)" ] || continue
 	pc=$(times $place plain | median)
@@ -103,7 +113,10 @@ for place in near far; do
 		n=$(times $place "$m" | wc -l)
 		[ "$n" -gt 0 ] || continue
 		c=$(times $place "$m" | median)
-		line="$line $m $(printf "%.3f s %.2fx" "$c" "$(echo "$c / $pc" | bc -l)") ($n runs);"
+		line="$line $m $(printf "%.3f s %.2fx" "$c" "$(echo "$c / $pc" | bc -l)") ($n runs"
+		np=$(paired $place "$m" | wc -l)
+		[ "$m" = plain ] || [ "$np" = 0 ] || line="$line; paired $(paired $place "$m" | median | xargs printf "%.2fx") in $np rounds"
+		line="$line);"
 	done
 	echo "# $place:$line"
 done
