@@ -33,6 +33,21 @@ static inline __attribute__((always_inline)) void put_run(col_t *c, const uint32
  * against 0.64-0.65 s, three runs each). */
 #define AHEAD 16
 
+/* Fetch the age slot of the record at *q and step *q to the next record:
+ * 0, and *q left, at end or at a word that is no record (any record: a
+ * wrong guess is a wasted fetch; it never reads past end). */
+static inline __attribute__((always_inline)) int fetch_ahead(const uint64_t **q, const uint64_t *end,
+							     age_slot_t *table)
+{
+	unsigned k;
+
+	if (__builtin_expect(*q + 3 > end || (k = mp_ring_words((*q)[0])) == 0, 0))
+		return 0;
+	__builtin_prefetch(age_slot(table, (*q)[2]), 1, 3);
+	*q += k;
+	return 1;
+}
+
 /* run_x's tags: a FREE's by whether aged and ALIGN16; an ALLOC's by
  * whether REUSED, refreed, ALIGN16, EXACT, USABLE16. */
 static const uint8_t run_free_tag[4] = {MP_REC_FREE, MP_REC_FREE | MP_RECF_ALIGN16, MP_REC_FREE_AGED,
@@ -80,16 +95,12 @@ run_x(run_t *st, const uint64_t *r, const uint64_t *lim, const uint64_t *end, ui
 	uint64_t genkey = (uint64_t)gen << 32;
 	uint8_t *tag = st->tag;
 	int more = 1;
-	/* the record AHEAD records on, whose age slot is fetched next (any
-	 * record: a wrong guess is a wasted fetch; it stops at the end or at
-	 * a word that is no record, and never reads past end) */
+	/* the record AHEAD records on, whose age slot is fetched next */
 	const uint64_t *q = r;
-	unsigned qk, j;
+	unsigned j;
 
-	for (j = 0; j < AHEAD && q + 3 <= end && (qk = mp_ring_words(q[0])) != 0; j++) {
-		__builtin_prefetch(age_slot(table, q[2]), 1, 3);
-		q += qk;
-	}
+	for (j = 0; j < AHEAD && fetch_ahead(&q, end, table); j++)
+		;
 	while (more) {
 		size_t i = 0, na = 0, ni = 0, ns = 0;
 		/* at most RUN_BATCH records: each has 3 words or more */
@@ -106,10 +117,7 @@ run_x(run_t *st, const uint64_t *r, const uint64_t *lim, const uint64_t *end, ui
 				more = r < lim;
 				break;
 			}
-			if (__builtin_expect(q + 3 <= end && (qk = mp_ring_words(q[0])) != 0, 1)) {
-				__builtin_prefetch(age_slot(table, q[2]), 1, 3);
-				q += qk;
-			}
+			fetch_ahead(&q, end, table);
 			w0 = r[0];
 			if (__builtin_expect((w0 & 0xffff01ffu) - memkey > MP_REC_FREE - MP_REC_ALLOC, 0)) {
 				/* a REALLOC (not WIDE) of the memory id, whole in the
