@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # bench_alloc_common.sh - what bench_record.sh and bench_parts.sh share
-# (sourced from the tree's root, not run): the builds to measure,
-# alloc_bench built into $tmp, and a median.
+# (sourced from the tree's root, not run): the builds to measure, named
+# rec1, rec2, ... ($recs), alloc_bench built into $tmp, and a median.
 #
 # MEMPROF_BINS="dir1 dir2 ...": directories holding a memprof binary and
 # libmemprof_preload.so; default: this tree's build-bench (MEMPROF_BUILD),
@@ -16,6 +16,16 @@ if [ -z "${MEMPROF_BINS:-}" ]; then
 	cp "$dir/src/cli/memprof" "$dir/allocator_hooks/libmemprof_preload.so" "$dir/bench-bin/"
 	MEMPROF_BINS=$PWD/$dir/bench-bin
 fi
+# the builds' names, in MEMPROF_BINS's order, and a name's directory
+recs=""
+i=0
+for _ in $MEMPROF_BINS; do
+	i=$((i + 1))
+	recs="$recs rec$i"
+done
+bin_of() { echo "$MEMPROF_BINS" | cut -d' ' -f"${1#rec}"; }
+# "# recN: DIR", a line each
+print_builds() { for r in $recs; do echo "# $r: $(bin_of "$r")"; done; }
 tmp=$(mktemp -d "/tmp/$(basename "$0" .sh)-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 cc -O2 -g -pthread -o "$tmp/alloc_bench" "$bench_src"

@@ -32,21 +32,14 @@ command -v perf >/dev/null || { echo "bench_parts: perf is not installed (apt-ge
 . scripts/bench_alloc_common.sh
 
 echo "# alloc_bench -t 2 -n $ops under memprof record, perf at 1000 Hz, $runs runs per build ($(nproc) CPUs); CPU-seconds"
-i=0
-for b in $MEMPROF_BINS; do
-	i=$((i + 1))
-	echo "# rec$i: $b"
-done
+print_builds
 printf "%-6s %6s %8s %7s %8s %7s %8s %6s %8s %6s %7s\n" build total preload hooks encoder tally huffman other program libc kernel
 for _ in $(seq "$runs"); do
-	i=0
-	for b in plain $MEMPROF_BINS; do
-		if [ "$b" = plain ]; then
-			name=plain
+	for name in plain $recs; do
+		if [ "$name" = plain ]; then
 			perf record -q -F 1000 -o "$tmp/perf.data" -- "$tmp/alloc_bench" -t 2 -n "$ops" >/dev/null 2>&1
 		else
-			i=$((i + 1))
-			name=rec$i
+			b=$(bin_of "$name")
 			rm -rf "$tmp/cap.memprof"
 			MEMPROF_PRELOAD="$b/libmemprof_preload.so" perf record -q -F 1000 -o "$tmp/perf.data" -- \
 				"$b/memprof" record -o "$tmp/cap.memprof" -- "$tmp/alloc_bench" -t 2 -n "$ops" >/dev/null 2>&1
@@ -72,14 +65,7 @@ for _ in $(seq "$runs"); do
 	done
 done
 echo "# medians"
-i=0
-for b in plain $MEMPROF_BINS; do
-	if [ "$b" = plain ]; then
-		name=plain
-	else
-		i=$((i + 1))
-		name=rec$i
-	fi
+for name in plain $recs; do
 	line=$name
 	for col in $(seq 2 11); do
 		line="$line $(awk -v n="$name" -v c="$col" '$1 == n {print $c}' "$tmp/runs.txt" | median)"

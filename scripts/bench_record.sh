@@ -35,20 +35,14 @@ field() { grep -o "$1=[0-9.e+]*" | head -1 | cut -d= -f2; }
 now() { date +%s.%N; }
 
 echo "# alloc_bench -t 2 -n $ops, $runs runs per mode, interleaved ($(nproc) CPUs); uptime: $(uptime)"
-i=0
-modes=plain
-for b in $MEMPROF_BINS; do
-	i=$((i + 1))
-	modes="$modes rec$i"
-	echo "# rec$i: $b"
-done
+modes="plain $recs"
+print_builds
 # heaptrack's whole command too, when it is installed (apt-get install heaptrack)
 if command -v heaptrack >/dev/null && [ -z "${NO_HEAPTRACK:-}" ]; then
 	modes="$modes heaptrack"
 	echo "# heaptrack: $(command -v heaptrack)"
 fi
 for r in $(seq "$runs"); do
-	i=0
 	for m in $modes; do
 		# where the host has the two vCPUs just before the run (vcpu_pingpong.c)
 		p0=$("$tmp/vcpu_pingpong")
@@ -59,7 +53,7 @@ for r in $(seq "$runs"); do
 		elif [ "$m" = heaptrack ]; then
 			out=$(heaptrack -o "$tmp/ht" "$tmp/alloc_bench" -t 2 -n "$ops" 2>&1)
 		else
-			b=$(echo "$MEMPROF_BINS" | cut -d' ' -f"${m#rec}")
+			b=$(bin_of "$m")
 			out=$(MEMPROF_PRELOAD="$b/libmemprof_preload.so" "$b/memprof" record -o "$tmp/cap.memprof" -- \
 				"$tmp/alloc_bench" -t 2 -n "$ops" 2>&1)
 		fi
