@@ -8,8 +8,8 @@
  * the next. ../shared/bench/alloc_bench.c's two threads update one atomic
  * on every operation, so its plain run takes about 1.7-1.9 s in the first
  * placement and 2.1-2.4 s in the second, and every ratio against it moves
- * with that. scripts/bench_record.sh runs this before each round of runs
- * and sorts the rounds by it (docs/hooks.md, "Cost").
+ * with that. scripts/bench_record.sh runs this just before and just after
+ * every run and sorts the runs by it (docs/hooks.md, "Cost").
  *
  * usage: vcpu_pingpong [TRIPS (100000)]; prints the ns, or "-" (and exit
  * status 0) on a machine with fewer than two CPUs to run on.
