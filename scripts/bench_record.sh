@@ -14,9 +14,9 @@
 # same round (paired), and the median of the program's own wall time (alloc_bench's
 # wall_s=: what the traced program pays while it runs) and its ratio. The
 # machine's load is printed before and after: it is shared, and every CPU
-# second of someone else's build turns into wall time here. Before each
-# round, tests/bench/vcpu_pingpong.c measures how far apart the two CPUs
-# are at that moment; the last lines give the medians and ratios of the
+# second of someone else's build turns into wall time here. Just before
+# and just after every run, tests/bench/vcpu_pingpong.c measures how far
+# apart the two CPUs are at that moment; the last lines give the medians and ratios of the
 # rounds where they shared a cache ("near") and of the others ("far"), and
 # the median ratio over the rounds where plain and the mode ran with the
 # same placement: alloc_bench's plain time moves with that more than with
