@@ -13,6 +13,7 @@
 
 #include <memprof/capsummary.h>
 #include <memprof/capture.h>
+#include <memprof/format/varint.h>
 
 #include <pthread.h>
 #include <semaphore.h>
@@ -360,23 +361,32 @@ static uint64_t two_rounds(const char *path)
 	return (uint64_t)st.st_size;
 }
 
+/* The file of path, whole, in memory (*size its length). */
+static uint8_t *slurp(const char *path, uint64_t *size)
+{
+	struct stat st;
+	uint8_t *data;
+	FILE *f;
+
+	assert_int_equal(stat(path, &st), 0);
+	*size = (uint64_t)st.st_size;
+	assert_non_null(data = malloc(*size));
+	assert_non_null(f = fopen(path, "rb"));
+	assert_int_equal(fread(data, 1, *size, f), *size);
+	fclose(f);
+	return data;
+}
+
 static void test_tally_cut(void **state)
 {
 	char *path = mp_test_tmpfile(".memprof");
 	uint64_t first = two_rounds(path), size, len, cut_in_figures = 0;
 	mp_capture_summary_t s;
 	const mp_summary_memory_t *h;
-	struct stat st;
 	uint8_t *data;
-	FILE *f;
 
 	(void)state;
-	assert_int_equal(stat(path, &st), 0);
-	size = (uint64_t)st.st_size;
-	data = malloc(size);
-	f = fopen(path, "rb");
-	assert_int_equal(fread(data, 1, size, f), size);
-	fclose(f);
+	data = slurp(path, &size);
 	/* Every length from the first round's end on: inside the second
 	 * round's blocks the figures are the first round's; from its end (the
 	 * trailer cut off or not) the final ones. The final round is two
@@ -423,6 +433,76 @@ static void test_tally_cut(void **state)
 		mp_capture_summary_free(&s);
 	}
 	assert_int_equal(mp_capture_summary_read_memory("MEMPROX", 8, "x", &s, NULL), MP_EFORMAT);
+	free(data);
+	unlink(path);
+	free(path);
+}
+
+/* The summary of data[0..len) with its final figures (two_rounds'). */
+static void expect_final(const uint8_t *data, uint64_t len)
+{
+	mp_capture_summary_t s;
+	const mp_summary_memory_t *h;
+	mp_diag_t diag;
+
+	assert_int_equal(mp_capture_summary_read_memory(data, len, "end", &s, &diag), 0);
+	assert_true(s.available && s.ended_cleanly);
+	assert_int_equal(s.horizon_ns, UINT64_MAX);
+	assert_int_equal(s.blocks, 3); /* the first round's, the final round's chunks and its figures */
+	assert_int_equal(s.events, 6);
+	assert_non_null(h = mp_capture_summary_find(&s, "host"));
+	assert_int_equal(h->allocations, 5);
+	assert_int_equal(h->frees, 1);
+	assert_int_equal(h->peak_bytes, 140);
+	assert_int_equal(h->live_blocks, 4);
+	mp_capture_summary_free(&s);
+}
+
+/* data[0..len) gives error code, naming what (a piece of the message). */
+static void expect_error(const uint8_t *data, uint64_t len, int code, const char *what)
+{
+	mp_capture_summary_t s;
+	mp_diag_t diag;
+
+	assert_int_equal(mp_capture_summary_read_memory(data, len, "end", &s, &diag), code);
+	if (!strstr(diag.text, what))
+		fail_msg("expected \"%s\" in \"%s\"", what, diag.text);
+	mp_capture_summary_free(&s);
+}
+
+/* A closed capture is read from its end: its trailer and last block give
+ * the figures, and the blocks before are not looked at (damage there is
+ * left to `memprof report`; the same bytes without the trailer are walked
+ * and the damage named). Damage at the end is named by the walk the read
+ * falls back to. */
+static void test_tally_from_end(void **state)
+{
+	char *path = mp_test_tmpfile(".memprof");
+	uint64_t size, first_frame, trailer;
+	uint8_t *data;
+
+	(void)state;
+	two_rounds(path);
+	data = slurp(path, &size);
+	first_frame = MP_FILE_PREFIX_LEN + mp_get_u32le(data + 12) + 4;
+	for (trailer = size - 16; memcmp(data + trailer, "MPTR", 4) != 0; trailer--)
+		assert_true(trailer > first_frame);
+	expect_final(data, size);
+
+	data[first_frame] ^= 0x01; /* block 0's magic */
+	expect_final(data, size);
+	expect_error(data, size - 1, MP_ECORRUPT, "block 0 at offset");
+	data[first_frame] ^= 0x01;
+
+	data[size - 1] ^= 0x01; /* the trailer's checksum */
+	expect_error(data, size, MP_ECHECKSUM, "trailer at offset");
+	data[size - 1] ^= 0x01;
+
+	data[trailer - 1] ^= 0x01; /* the last block's payload */
+	expect_error(data, size, MP_ECHECKSUM, "block 2 at offset");
+	data[trailer - 1] ^= 0x01;
+
+	expect_final(data, size);
 	free(data);
 	unlink(path);
 	free(path);
@@ -475,7 +555,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tally_sequence), cmocka_unit_test(test_tally_threads),
 		cmocka_unit_test(test_tally_table),    cmocka_unit_test(test_tally_crowd),    cmocka_unit_test(test_tally_cut),
-		cmocka_unit_test(test_tally_killed),
+		cmocka_unit_test(test_tally_from_end), cmocka_unit_test(test_tally_killed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

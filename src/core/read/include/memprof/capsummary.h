@@ -71,8 +71,10 @@ typedef struct mp_capture_summary {
  * the capture has no summary (out->available = 0) -- or a negative error
  * code with diag naming the file, the offset and what is wrong (not a
  * capture, an unknown major version, a damaged frame, trailer or summary
- * section). Damage in blocks' payloads other than the summary's is not
- * looked for: `memprof report` finds it. */
+ * section). A closed capture is read from its end (its trailer and last
+ * block: a read or two, whatever its size); the others, and a closed one
+ * whose end does not give the figures, block by block. Damage in blocks
+ * the read does not look at is not looked for: `memprof report` finds it. */
 int mp_capture_summary_read(const char *path, mp_capture_summary_t *out, mp_diag_t *diag);
 
 /* The same over a capture in memory (fuzzing, tests); name is used in
