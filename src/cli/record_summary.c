@@ -4,9 +4,9 @@
  * (memprof/capsummary.h): reading them costs one read of the file's end
  * and one small block's inflate, where reading the capture back cost
  * about as long as the program ran (alloc_bench -t 2: 2 s for 41 M
- * events). A capture without
- * them (written before format 2.1, or by a writer whose tally ran out of
- * memory) is read back and replayed by the same rules
+ * events). A capture without them (written before format 2.1, or by a
+ * writer whose tally ran out of memory) is read back and replayed by the
+ * same rules
  * (mp_capture_summary_replay). They are counted as `memprof report` counts
  * them -- a realloc is a free and an allocation, bytes are what the
  * allocator reserved -- so that the two agree to the byte; the peak of
