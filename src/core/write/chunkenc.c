@@ -62,10 +62,16 @@ static inline __attribute__((always_inline)) int encode(mp_chunk_encoder_t *e, c
 	INIT(cmisc, MP_COL_MISC);
 #undef INIT
 	if (!e->table) {
+		/* A fresh mapping (mp_mbuf_reserve maps one when it holds none)
+		 * reads as zeros: clearing it would fault in all 64 pages of
+		 * the table at a process's first round, which a short-lived
+		 * one (a shell's fork, a launcher's helper) never touches. */
+		int fresh = e->tab.data == NULL;
 		e->tab.len = 0;
 		if (mp_mbuf_reserve(&e->tab, sizeof(age_slot_t) << AGE_BITS))
 			return -1;
-		memset(e->tab.data, 0, sizeof(age_slot_t) << AGE_BITS);
+		if (!fresh)
+			memset(e->tab.data, 0, sizeof(age_slot_t) << AGE_BITS);
 		e->table = e->tab.data;
 		e->gen = 0;
 	}
