@@ -285,37 +285,31 @@ static int check_events(const mp_capture_summary_t *out, uint64_t events, mp_dia
 	return 0;
 }
 
-/* In buf (the file's bytes from base to its end), the trailer: the magic
+/* In w (the file's last bytes, w->size of them), the trailer: the magic
  * at the offset from which its length ends the file, its checksums right
- * (read_trailer). Its offset, or 0 when there is none. got: its fields. */
-static uint64_t find_trailer(const src_t *s, const uint8_t *buf, uint64_t base, mp_capture_summary_t *got,
-			     uint64_t *events, uint64_t *nblocks)
+ * (read_trailer). Its offset in w, or 0 when there is none. got: its
+ * fields. */
+static uint64_t find_trailer(const src_t *w, mp_capture_summary_t *got, uint64_t *events, uint64_t *nblocks)
 {
 	uint64_t t;
 
-	for (t = s->size - 16; t >= base && s->size - t <= MP_TRAILER_MAX; t--) {
-		const uint8_t *p = buf + (t - base);
-		if (mp_get_u32le(p) == MP_TRAILER_MAGIC && t + 16 + mp_get_u32le(p + 4) == s->size &&
-		    read_trailer(s, t, UINT64_MAX, got, events, nblocks, NULL) == 0 && got->ended_cleanly)
+	for (t = w->size - 16; t > 0 && w->size - t <= MP_TRAILER_MAX; t--)
+		if (mp_get_u32le(w->mem + t) == MP_TRAILER_MAGIC && t + 16 + mp_get_u32le(w->mem + t + 4) == w->size &&
+		    read_trailer(w, t, UINT64_MAX, got, events, nblocks, NULL) == 0 && got->ended_cleanly)
 			return t;
-		if (t == base)
-			break;
-	}
 	return 0;
 }
 
-/* In buf, the frame of block index whose payload ends at offset end: 1
- * (*b set) or 0. Searched backwards from end, so that a lookalike inside
- * the payload would have to claim that very length too (and, but for a
- * fuzzing build, match the frame's checksum). */
-static int find_last_block(const uint8_t *buf, uint64_t base, uint64_t end, uint64_t index, blk_t *b)
+/* In w, the frame of block index whose payload ends at offset end (at
+ * least a frame's length in): 1 (*b set, its offset in w) or 0. Searched backwards from end, so that a
+ * lookalike inside the payload would have to claim that very length too
+ * (and, but for a fuzzing build, match the frame's checksum). */
+static int find_last_block(const src_t *w, uint64_t end, uint64_t index, blk_t *b)
 {
 	uint64_t o;
 
-	if (end < base + MP_BLOCK_HEADER_LEN)
-		return 0;
-	for (o = end - MP_BLOCK_HEADER_LEN;; o--) {
-		const uint8_t *fr = buf + (o - base);
+	for (o = end - MP_BLOCK_HEADER_LEN + 1; o-- > 0;) { /* end - MP_BLOCK_HEADER_LEN down to 0 */
+		const uint8_t *fr = w->mem + o;
 		uint32_t plen = mp_get_u32le(fr + 8);
 		if (mp_get_u32le(fr) == MP_BLOCK_MAGIC && mp_get_u32le(fr + 4) == index && plen != 0 &&
 		    o + MP_BLOCK_HEADER_LEN + plen == end && mp_get_u32le(fr + 12) <= MP_BLOCK_RAW_MAX &&
@@ -323,35 +317,37 @@ static int find_last_block(const uint8_t *buf, uint64_t base, uint64_t end, uint
 			*b = (blk_t){o, plen, mp_get_u32le(fr + 12), mp_get_u32le(fr + 16)};
 			return 1;
 		}
-		if (o == base)
-			return 0;
 	}
+	return 0;
 }
 
 /* A closed capture from its end (see the top of this file); data: where
- * its blocks start. 1: the figures are in out; 0: they were not found
- * there (no trailer that checks; a last block not whole in the window,
- * that does not check, or that holds no summary), out and diag as they
- * were, for the walk to look and name what is wrong; or MP_ENOMEM. */
+ * its blocks start. The last TAIL_WINDOW bytes (or all from data) are read
+ * once and searched in memory, as a source of their own. 1: the figures
+ * are in out; 0: they were not found there (no trailer that checks; a
+ * last block not whole in the window, that does not check, or that holds
+ * no summary), out and diag as they were, for the walk to look and name
+ * what is wrong; or MP_ENOMEM. */
 static int from_tail(const src_t *s, uint64_t data, mp_capture_summary_t *out, mp_diag_t *diag)
 {
 	uint64_t base = s->size - data > TAIL_WINDOW ? s->size - TAIL_WINDOW : data, t, events = 0, nblocks = 0;
-	size_t len = (size_t)(s->size - base);
+	src_t w = {-1, NULL, s->size - base};
 	mp_capture_summary_t got;
 	uint8_t *buf;
 	blk_t b;
 	int rc = 0, found = 0;
 
-	if (len < MP_BLOCK_HEADER_LEN + 16)
+	if (w.size < MP_BLOCK_HEADER_LEN + 16)
 		return 0;
-	if (!(buf = malloc(len)))
+	if (!(buf = malloc((size_t)w.size)))
 		return mp_diag_set(diag, MP_ENOMEM, -1, -1, "out of memory");
+	w.mem = buf;
 	memset(&got, 0, sizeof(got));
-	if (rd(s, base, buf, len) == (int64_t)len && (t = find_trailer(s, buf, base, &got, &events, &nblocks)) &&
-	    nblocks && find_last_block(buf, base, t, nblocks - 1, &b)) {
+	if (rd(s, base, buf, (size_t)w.size) == (int64_t)w.size && (t = find_trailer(&w, &got, &events, &nblocks)) &&
+	    nblocks && t >= MP_BLOCK_HEADER_LEN && find_last_block(&w, t, nblocks - 1, &b)) {
 		got.version_major = out->version_major;
 		got.version_minor = out->version_minor;
-		rc = look_in_block(s, &b, nblocks - 1, &got, &found, NULL);
+		rc = look_in_block(&w, &b, nblocks - 1, &got, &found, NULL);
 		if (rc == MP_ENOMEM) {
 			rc = mp_diag_set(diag, MP_ENOMEM, -1, -1, "out of memory");
 		} else if (rc == 0 && found && check_events(&got, events, NULL) == 0) {
