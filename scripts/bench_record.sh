@@ -100,16 +100,18 @@ paired() {
 		END {for (r in t) if (r in pl) print t[r] / pl[r]}' "$tmp/class.txt" "$tmp/runs.txt"
 }
 for place in near far; do
-	[ -n "$(times $place plain)" ] || continue
-	pc=$(times $place plain | median)
+	pt=$(times $place plain)
+	[ -n "$pt" ] || continue
+	pc=$(echo "$pt" | median)
 	line=""
 	for m in $modes; do
-		n=$(times $place "$m" | wc -l)
-		[ "$n" -gt 0 ] || continue
-		c=$(times $place "$m" | median)
-		line="$line $m $(printf "%.3f s %.2fx" "$c" "$(echo "$c / $pc" | bc -l)") ($n runs"
-		np=$(paired $place "$m" | wc -l)
-		[ "$m" = plain ] || [ "$np" = 0 ] || line="$line; paired $(paired $place "$m" | median | xargs printf "%.2fx") in $np rounds"
+		mt=$(times $place "$m")
+		[ -n "$mt" ] || continue
+		c=$(echo "$mt" | median)
+		line="$line $m $(printf "%.3f s %.2fx" "$c" "$(echo "$c / $pc" | bc -l)") ($(echo "$mt" | wc -l) runs"
+		mp=$(paired $place "$m")
+		[ "$m" = plain ] || [ -z "$mp" ] ||
+			line="$line; paired $(echo "$mp" | median | xargs printf "%.2fx") in $(echo "$mp" | wc -l) rounds"
 		line="$line);"
 	done
 	echo "# $place:$line"
