@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define MIB 1048576
 
@@ -219,6 +220,79 @@ static void test_hooks_run_killed_worker(void **state)
 	json_decref(root);
 }
 
+/* Cut path's file where its trailer starts (the last "MPTR" in it). */
+static void cut_trailer(const char *path)
+{
+	struct stat sb;
+	char *data;
+	off_t at;
+	FILE *f;
+
+	assert_int_equal(stat(path, &sb), 0);
+	assert_non_null(data = malloc((size_t)sb.st_size));
+	assert_non_null(f = fopen(path, "rb"));
+	assert_int_equal(fread(data, 1, (size_t)sb.st_size, f), (size_t)sb.st_size);
+	fclose(f);
+	for (at = sb.st_size - 4; at > 0 && memcmp(data + at, "MPTR", 4); at--)
+		;
+	assert_true(at > 0);
+	free(data);
+	assert_int_equal(truncate(path, at), 0);
+}
+
+/* A worker killed while it closed (its final round written, its trailer
+ * not: a pool's terminate() racing the worker's own exit) has its final
+ * figures and is marked abrupt; it ends at its last event in the tree, not
+ * 2^64 - 1 ns after its start. */
+static void test_hooks_run_killed_closing(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *args[] = {"launch", "4", NULL};
+	char run[600], cmd[1400], *text;
+	json_t *root, *p;
+	json_int_t start, end_clean, end_cut;
+	char *path;
+	int i;
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_launch", args, NULL), 0);
+	hk_run_path(t->cap, run, sizeof(run));
+	root = report_json("--process all", run);
+	p = process(json_array_get(json_object_get(root, "runs"), 0), "victim_launch work 12");
+	assert_string_equal(json_string_value(json_object_get(p, "ended")), "exited");
+	start = get_int(p, "start_wall_ns");
+	end_clean = get_int(p, "end_wall_ns");
+	assert_true(end_clean > start);
+	assert_non_null(path = strdup(json_string_value(json_object_get(p, "capture"))));
+	json_decref(root);
+
+	cut_trailer(path);
+	root = report_json("--process all", run);
+	p = process(json_array_get(json_object_get(root, "runs"), 0), "victim_launch work 12");
+	assert_string_equal(json_string_value(json_object_get(p, "ended")), "abrupt");
+	assert_int_equal(get_int(p, "start_wall_ns"), start);
+	end_cut = get_int(p, "end_wall_ns");
+	/* its last event: after its start, at or before the close the trailer said */
+	assert_true(end_cut > start && end_cut <= end_clean);
+	assert_true(end_clean - end_cut < 1000000000);
+	for (i = 0; i < 4; i++) { /* the figures are the final ones */
+		json_t *one = json_array_get(json_object_get(root, "files"), (size_t)i);
+		if (get_int(json_object_get(device(one, "pool"), "peak"), "bytes") == 12 * MIB) {
+			assert_string_equal(json_string_value(json_object_get(one, "end")), "abrupt");
+			assert_int_equal(get_int(device(one, "pool"), "allocations"), 12);
+		}
+	}
+	json_decref(root);
+	/* and the tree as text: no duration of 18446744073 s */
+	snprintf(cmd, sizeof(cmd), "'%s' report --process all '%s' > '%s/tree.txt' 2>&1", HK_MEMPROF, run, t->dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s/tree.txt", t->dir);
+	text = hk_read_text(cmd);
+	assert_non_null(strstr(text, "victim_launch work 12"));
+	assert_null(strstr(text, "18446744"));
+	free(text);
+	free(path);
+}
+
 /* --main-only: the wrapper's exec chain cut to its last program and what
  * it started (here: the launcher and its 4 workers). */
 static void test_hooks_run_main_only(void **state)
@@ -253,6 +327,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_run_wrapper, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_run_workers, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_run_killed_worker, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_run_killed_closing, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_run_main_only, hk_setup_dir, hk_teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

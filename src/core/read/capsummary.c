@@ -429,8 +429,10 @@ static int walk(const src_t *s, uint64_t off, mp_capture_summary_t *out, mp_diag
 				goto out;
 	if (!found)
 		mp__summary_clear_figures(out);
+	/* without the trailer the horizon is the end, but for the final
+	 * round's: it is no time (every event), and none is known */
 	if (!out->ended_cleanly)
-		out->end_time_ns = out->available ? out->horizon_ns : 0;
+		out->end_time_ns = out->available && out->horizon_ns != UINT64_MAX ? out->horizon_ns : 0;
 	/* the final round's summary covers every event: the trailer's count */
 	rc = check_events(out, events, diag);
 out:

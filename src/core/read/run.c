@@ -133,7 +133,10 @@ static int figures(const char *path, figures_t *out, mp_diag_t *diag)
 	int rc = mp_capture_summary_read(path, &sum, diag);
 
 	memset(out, 0, sizeof(*out));
-	if (rc < 0 || !sum.available) {
+	/* A capture killed while it closed has its final figures without its
+	 * trailer: the same figures, but the time of its last event (the
+	 * process's end in the tree) only comes from its events. */
+	if (rc < 0 || !sum.available || (!sum.ended_cleanly && sum.horizon_ns == UINT64_MAX)) {
 		mp_capture_summary_free(&sum);
 		rc = mp_capture_summary_replay(path, &sum, diag);
 	}

@@ -60,7 +60,9 @@ typedef struct mp_capture_summary {
 	uint64_t events;        /* events the figures cover (a realloc counts 2), as the trailer
 				   counts them */
 	uint64_t stacks;        /* call stacks the capture defines (`memprof record --stacks`) */
-	uint64_t end_time_ns;   /* the trailer's end time; else the horizon */
+	uint64_t end_time_ns;   /* the trailer's end time; else the horizon, or 0 when that is
+				   UINT64_MAX (the final round's figures, the trailer not written:
+				   killed while closing; only a replay finds its last event's time) */
 	uint64_t blocks;        /* complete blocks in the file */
 	size_t nmemories;
 	mp_summary_memory_t *memories; /* by id order; owned by the summary */
