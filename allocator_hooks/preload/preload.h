@@ -144,6 +144,9 @@ void mp__session_close(void);
 void mp__session_reopen(void);
 /* --no-children / MEMPROF_CHILDREN=0: whether exec'd programs are traced. */
 int mp__children_traced(void);
+/* In a run directory, the path of its file of reaped children's ends
+ * (reap.c, docs/format.md "Runs"); else NULL. */
+const char *mp__session_ends(void);
 
 /* ---- the spinlock of the rare paths (host regions, the mapping table) ---- */
 

@@ -48,6 +48,7 @@ static struct {
 	char base[4096];     /* name base for derived captures */
 	const char *sep;     /* between base and pid: "." or, in a run directory, "" */
 	int in_run;          /* MEMPROF_RUN names a run directory */
+	char ends[4096 + 16]; /* in a run directory: its MP_RUN_ENDS file (reap.c); else "" */
 	char path[4096];     /* the capture being written */
 } S;
 
@@ -212,6 +213,7 @@ static void derive_base(void)
 		snprintf(S.base, sizeof(S.base), "%.*s/", (int)n, run);
 		S.sep = "";
 		S.in_run = 1;
+		snprintf(S.ends, sizeof(S.ends), "%s%s", S.base, MP_RUN_ENDS);
 	} else if (given && *given) {
 		snprintf(S.base, sizeof(S.base), "%s", given);
 		n = strlen(S.base);
@@ -404,6 +406,11 @@ void mp__session_reopen(void)
 int mp__children_traced(void)
 {
 	return S.children_traced;
+}
+
+const char *mp__session_ends(void)
+{
+	return S.ends[0] ? S.ends : NULL;
 }
 
 static void __attribute__((destructor)) session_fini(void)

@@ -11,6 +11,7 @@
  */
 #include "cli.h"
 #include "record.h"
+#include "runs.h"
 
 #include <memprof/run.h>
 
@@ -356,11 +357,7 @@ int cmd_record(int argc, char **argv)
 		mp_diag_t diag;
 		int rc, root_traced;
 
-		if (WIFSIGNALED(status))
-			snprintf(outcome, sizeof(outcome), "signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-		else
-			snprintf(outcome, sizeof(outcome), "exit %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-		mp_cli_run_ended(path, outcome);
+		mp_cli_run_ended(path, cli_status_text(status, outcome, sizeof(outcome)));
 		rc = mp_run_open(&run, path, &diag); /* MP_ENOTFOUND: not one capture */
 		root_traced = rc == 0 && mp_cli_run_root(run, (long)pid) >= 0; /* (before --main-only) */
 		if (rc == 0 && o.main_only && mp_cli_run_keep_main(run, (long)pid)) {

@@ -6,6 +6,7 @@
 #include <memprof/run.h>
 
 #include "cli.h"
+#include "runs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -89,15 +91,27 @@ int mp_cli_run_keep_main(const mp_run_t *run, long pid)
 	return removed;
 }
 
-static const char *ended_how(const mp_run_proc_t *p)
+/* How p ended, for its line (buf: n bytes): with what the parent that
+ * reaped it saw, when a traced parent did (reap.c's lines). */
+static const char *ended_how(const mp_run_proc_t *p, char *buf, size_t n)
 {
+	char st[96];
+	int sig = p->reaped && WIFSIGNALED(p->status), code = p->reaped && WIFEXITED(p->status) ? WEXITSTATUS(p->status) : 0;
+
 	switch (p->end) {
 	case MP_PROC_EXITED:
-		return "";
+		if (!sig && !code)
+			return "";
+		snprintf(buf, n, ", %s%s", sig ? "ended by " : "", cli_status_text(p->status, st, sizeof(st)));
+		return buf;
 	case MP_PROC_EXECED:
 		return ", then exec'd";
 	case MP_PROC_ABRUPT:
-		return ", ended abruptly (killed or crashed: read to its last flush)";
+		if (!p->reaped)
+			return ", ended abruptly (killed or crashed: read to its last flush)";
+		snprintf(buf, n, ", ended abruptly (%s%s: read to its last flush)", sig ? "killed by " : "",
+			 cli_status_text(p->status, st, sizeof(st)));
+		return buf;
 	default:
 		return ", unreadable";
 	}
@@ -105,7 +119,7 @@ static const char *ended_how(const mp_run_proc_t *p)
 
 void mp_cli_run_summary(const mp_run_t *run, char **main_path)
 {
-	char b[64], c[64];
+	char b[64], c[64], how[160];
 	const mp_run_proc_t *m;
 	size_t i, helpers = 0, abrupt = 0;
 	int k;
@@ -124,12 +138,12 @@ void mp_cli_run_summary(const mp_run_t *run, char **main_path)
 		return;
 	m = mp_run_proc(run, (size_t)k);
 	fprintf(stderr, "memprof: main process: pid %" PRIu64 " '%s', peak %s%s\n", m->pid, m->command_line,
-		mp_cli_bytes(b, sizeof(b), m->peak_bytes), ended_how(m));
+		mp_cli_bytes(b, sizeof(b), m->peak_bytes), ended_how(m, how, sizeof(how)));
 	for (i = 0; i < mp_run_count(run); i++) {
 		const mp_run_proc_t *p = mp_run_proc(run, i);
 		if ((int)i != k && !p->helper)
 			fprintf(stderr, "memprof:   also pid %" PRIu64 " '%s', peak %s%s\n", p->pid, p->command_line,
-				mp_cli_bytes(c, sizeof(c), p->peak_bytes), ended_how(p));
+				mp_cli_bytes(c, sizeof(c), p->peak_bytes), ended_how(p, how, sizeof(how)));
 	}
 	if (abrupt)
 		fprintf(stderr, "memprof: %zu capture%s ended abruptly\n", abrupt, abrupt > 1 ? "s" : "");

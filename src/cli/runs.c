@@ -4,9 +4,13 @@
 #include "cli.h"
 #include "inputs.h"
 
+#include <memprof/format.h>
+
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 int cli_run_parse_process(const char *arg, cli_run_select_t *sel)
 {
@@ -191,6 +195,44 @@ static const char *end_word(mp_proc_end_t e)
 	}
 }
 
+const char *cli_status_text(int status, char *buf, size_t n)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, n, "signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, n, "exit %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	return buf;
+}
+
+/* The tree's "ended" column: how the capture ended (end_word), with what
+ * the parent that reaped the process saw where that says more: "exit 3",
+ * "SIGABRT" (abort() closes the capture first), "abrupt: SIGTERM" (read
+ * to its last flush). */
+static const char *end_text(const mp_run_proc_t *p, char *buf, size_t n)
+{
+	const char *how = end_word(p->end), *abbrev;
+	char status[32];
+
+	if (!p->reaped || (p->end != MP_PROC_EXITED && p->end != MP_PROC_ABRUPT))
+		return how;
+	if (WIFSIGNALED(p->status)) {
+		abbrev = sigabbrev_np(WTERMSIG(p->status));
+		if (abbrev)
+			snprintf(status, sizeof(status), "SIG%s", abbrev);
+		else
+			snprintf(status, sizeof(status), "signal %d", WTERMSIG(p->status));
+	} else if (WIFEXITED(p->status) && WEXITSTATUS(p->status)) {
+		snprintf(status, sizeof(status), "exit %d", WEXITSTATUS(p->status));
+	} else {
+		return how;
+	}
+	if (p->end == MP_PROC_ABRUPT)
+		snprintf(buf, n, "%s: %s", how, status);
+	else
+		snprintf(buf, n, "%s", status);
+	return buf;
+}
+
 /* "1.234 s" from ns */
 static void seconds(char *buf, size_t size, uint64_t ns)
 {
@@ -209,11 +251,11 @@ static void print_run(FILE *out, const mp_run_t *run)
 		mp_run_outcome(run));
 	fprintf(out, "  (* the main process, the largest peak, analysed below; - a helper: shell, launcher, "
 		     "exec'd wrapper)\n");
-	fprintf(out, "  %-8s %-8s %10s %10s %10s %-10s %24s  %s\n", "pid", "parent", "start", "duration", "events",
+	fprintf(out, "  %-8s %-8s %10s %10s %10s %-16s %24s  %s\n", "pid", "parent", "start", "duration", "events",
 		"ended", "peak", "program");
 	for (i = 0; i < mp_run_count(run); i++) {
 		const mp_run_proc_t *p = mp_run_proc(run, i);
-		char start[32], dur[32], peak[64], parent[24] = "-";
+		char start[32], dur[32], peak[64], parent[24] = "-", ended[48];
 		const char *prog = *p->command_line ? p->command_line : p->name;
 
 		if (p->parent >= 0) /* (an exec'd program's is its pid's: the same process) */
@@ -221,14 +263,17 @@ static void print_run(FILE *out, const mp_run_t *run)
 		seconds(start, sizeof(start), p->start_wall_ns - t0);
 		seconds(dur, sizeof(dur), p->end_wall_ns - p->start_wall_ns);
 		mp_cli_bytes(peak, sizeof(peak), p->peak_bytes);
-		fprintf(out, "%c %-8" PRIu64 " %-8s %10s %10s %10" PRIu64 " %-10s %24s  %*s%s%s%s\n",
+		fprintf(out, "%c %-8" PRIu64 " %-8s %10s %10s %10" PRIu64 " %-16s %24s  %*s%s%s%s\n",
 			(int)i == main ? '*' : p->helper ? '-' : ' ', p->pid, parent, start, dur, p->events,
-			end_word(p->end), peak, 2 * p->depth, "",
+			end_text(p, ended, sizeof(ended)), peak, 2 * p->depth, "",
 			p->parent >= 0 && mp_run_proc(run, (size_t)p->parent)->pid == p->pid ? "exec: " : "", prog,
 			p->error ? " -- " : "");
 		if (p->error)
 			fprintf(out, "      %s\n", p->error);
 	}
+	if (mp_run_ends_bad_line(run))
+		fprintf(out, "  (%s line %zu is not \"PID STATUS WALL_NS\": skipped)\n", MP_RUN_ENDS,
+			mp_run_ends_bad_line(run));
 	fputc('\n', out);
 }
 
@@ -251,6 +296,7 @@ json_t *cli_run_json(const mp_run_t *run)
 	for (i = 0; i < mp_run_count(run); i++) {
 		const mp_run_proc_t *p = mp_run_proc(run, i);
 		json_t *j = json_object(), *mem = json_array();
+		char status[96];
 
 		if (!j || !mem || json_array_append_new(procs, j)) {
 			json_decref(j);
@@ -267,6 +313,9 @@ json_t *cli_run_json(const mp_run_t *run)
 		    json_object_set_new(j, "start_wall_ns", json_integer((json_int_t)p->start_wall_ns)) ||
 		    json_object_set_new(j, "end_wall_ns", json_integer((json_int_t)p->end_wall_ns)) ||
 		    json_object_set_new(j, "ended", json_string(end_word(p->end))) ||
+		    json_object_set_new(j, "status", p->reaped ? json_string(cli_status_text(p->status, status,
+											sizeof(status)))
+							       : json_null()) ||
 		    json_object_set_new(j, "events", json_integer((json_int_t)p->events)) ||
 		    json_object_set_new(j, "peak_bytes", json_integer((json_int_t)p->peak_bytes)) ||
 		    json_object_set_new(j, "helper", json_boolean(p->helper)) ||

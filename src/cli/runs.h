@@ -43,6 +43,10 @@ void cli_runs_free(cli_runs_t *r);
 struct cli_inputs;
 void cli_runs_title_inputs(const cli_runs_t *r, struct cli_inputs *ci);
 
+/* A wait status as the run's outcome reads (memprof.run's "ended"): "exit
+ * N", "signal N (Name)"; written into buf (n bytes), which is returned. */
+const char *cli_status_text(int status, char *buf, size_t n);
+
 /* The process trees, as text (one line a capture), or as the report's
  * "run" object (docs/report.md; NULL: out of memory; the first run only:
  * a report of several runs gets one object per run in "runs"). */

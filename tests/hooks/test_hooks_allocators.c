@@ -247,7 +247,7 @@ static void test_hooks_exports(void **state)
 		"malloc", "free", "calloc", "realloc", "reallocarray", "memalign", "aligned_alloc",
 		"posix_memalign", "valloc", "pvalloc", "execve", "execv", "execvp", "execvpe", "execl",
 		"execlp", "execle", "fexecve", "execveat", "posix_spawn", "posix_spawnp", "_exit", "_Exit", "abort",
-		"kill", "raise",
+		"kill", "raise", "wait", "waitpid", "wait3", "wait4", "waitid",
 		"mmap", "mmap64",
 		"munmap", "mremap", "mprotect", "memprof_api_table_v1",
 		/* C++ operator new and delete (preload/cxx.c) */

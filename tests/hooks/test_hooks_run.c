@@ -35,6 +35,18 @@ static json_t *report_json(const char *args, const char *run)
 	return root;
 }
 
+/* `memprof report --process all RUN` as text (the process tree first);
+ * owned by the caller. */
+static char *tree_text(const tmpdir_t *t, const char *run)
+{
+	char cmd[1400];
+
+	snprintf(cmd, sizeof(cmd), "'%s' report --process all '%s' > '%s/tree.txt' 2>&1", HK_MEMPROF, run, t->dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s/tree.txt", t->dir);
+	return hk_read_text(cmd);
+}
+
 /* The device named name in one report object. */
 static json_t *device(json_t *report, const char *name)
 {
@@ -200,6 +212,11 @@ static void test_hooks_run_killed_worker(void **state)
 	assert_non_null(strstr(json_string_value(json_object_get(killed, "command_line")), "work 8 "));
 	assert_string_equal(json_string_value(json_object_get(killed, "ended")), "abrupt");
 	assert_string_equal(json_string_value(json_object_get(process(r, "victim_launch work 12"), "ended")), "exited");
+	/* how each ended, as the launcher's wait() saw it (the preload's
+	 * memprof.ends); the launcher itself was reaped by memprof record */
+	assert_string_equal(json_string_value(json_object_get(killed, "status")), "signal 9 (Killed)");
+	assert_string_equal(json_string_value(json_object_get(process(r, "victim_launch work 12"), "status")), "exit 0");
+	assert_true(json_is_null(json_object_get(process(r, "victim_launch launch 4 2"), "status")));
 	for (i = 0; i < 4; i++) {
 		one = json_array_get(json_object_get(root, "files"), (size_t)i);
 		json_int_t peak = get_int(json_object_get(device(one, "pool"), "peak"), "bytes");
@@ -218,6 +235,20 @@ static void test_hooks_run_killed_worker(void **state)
 	assert_int_equal(get_int(json_object_get(device(root, "pool"), "peak"), "bytes"), 8 * MIB);
 	assert_string_equal(json_string_value(json_object_get(root, "end")), "abrupt");
 	json_decref(root);
+	/* the tree as text says it too; a line of memprof.ends that does not
+	 * parse is skipped and named */
+	{
+		char ends[700], *text;
+		FILE *f;
+		snprintf(ends, sizeof(ends), "%s/memprof.ends", run);
+		assert_non_null(f = fopen(ends, "a"));
+		fputs("12 x 34\n", f);
+		assert_int_equal(fclose(f), 0);
+		text = tree_text(t, run);
+		assert_non_null(strstr(text, " abrupt: SIGKILL "));
+		assert_non_null(strstr(text, "(memprof.ends line 5 is not \"PID STATUS WALL_NS\": skipped)"));
+		free(text);
+	}
 }
 
 /* Cut path's file where its trailer starts (the last "MPTR" in it). */
@@ -248,7 +279,7 @@ static void test_hooks_run_killed_closing(void **state)
 {
 	tmpdir_t *t = *state;
 	const char *args[] = {"launch", "4", NULL};
-	char run[600], cmd[1400], *text;
+	char run[600], *text;
 	json_t *root, *p;
 	json_int_t start, end_clean, end_cut;
 	char *path;
@@ -283,10 +314,7 @@ static void test_hooks_run_killed_closing(void **state)
 	}
 	json_decref(root);
 	/* and the tree as text: no duration of 18446744073 s */
-	snprintf(cmd, sizeof(cmd), "'%s' report --process all '%s' > '%s/tree.txt' 2>&1", HK_MEMPROF, run, t->dir);
-	assert_int_equal(system(cmd), 0);
-	snprintf(cmd, sizeof(cmd), "%s/tree.txt", t->dir);
-	text = hk_read_text(cmd);
+	text = tree_text(t, run);
 	assert_non_null(strstr(text, "victim_launch work 12"));
 	assert_null(strstr(text, "18446744"));
 	free(text);

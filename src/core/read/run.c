@@ -8,8 +8,11 @@
  * program of its parent pid that was running when it started (fork). Pids
  * the kernel reuses within one run are told apart by those times. */
 #include <memprof/capsummary.h>
+#include <memprof/format.h>
 #include <memprof/reader.h>
 #include <memprof/run.h>
+
+#include "run_ends.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -30,6 +33,7 @@ struct mp_run {
 	char **names;         /* each capture's strings (path, name, command line,
 				 exe, error): one block a capture, owned */
 	int main;
+	size_t ends_bad_line; /* mp_run_ends_bad_line */
 };
 
 int mp_run_is_run(const char *path)
@@ -263,6 +267,63 @@ static void place(entry_t *e, size_t n, int at, int depth, int *order, size_t *k
 			place(e, n, (int)j, depth + 1, order, k, placed);
 }
 
+typedef struct {
+	entry_t *e;
+	size_t n;
+} ends_t;
+
+/* A reaped child's status onto its capture: the last program of its pid
+ * (what ran when it ended) that started before the reap, the latest such
+ * (a pid the kernel reused is another process, started after). */
+static void put_end(void *ctx, uint64_t pid, int status, uint64_t wall_ns)
+{
+	ends_t *x = ctx;
+	size_t i;
+	int at = -1;
+
+	for (i = 0; i < x->n; i++) {
+		const mp_run_proc_t *p = &x->e[i].p;
+		if (p->pid == pid && p->exec_next < 0 && p->start_wall_ns <= wall_ns &&
+		    (at < 0 || p->start_wall_ns >= x->e[at].p.start_wall_ns))
+			at = (int)i;
+	}
+	if (at >= 0) {
+		x->e[at].p.reaped = 1;
+		x->e[at].p.status = status;
+	}
+}
+
+/* How the run's processes ended, from its MP_RUN_ENDS file (when the
+ * preload's reap.c wrote one): e linked (exec chains known). */
+static int read_ends(mp_run_t *run, entry_t *e, size_t n)
+{
+	char path[4096];
+	ends_t x = {e, n};
+	char *text = NULL;
+	size_t len = 0, cap = 0, got;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", run->path, MP_RUN_ENDS);
+	if (!(f = fopen(path, "rb")))
+		return 0; /* none: no traced parent reaped a child */
+	do {
+		if (len == cap) {
+			char *g = realloc(text, cap = cap ? cap * 2 : 4096);
+			if (!g) {
+				free(text);
+				fclose(f);
+				return MP_ENOMEM;
+			}
+			text = g;
+		}
+		len += got = fread(text + len, 1, cap - len, f);
+	} while (got);
+	fclose(f);
+	run->ends_bad_line = mp__run_ends_parse(text, len, put_end, &x);
+	free(text);
+	return 0;
+}
+
 static int better_main(const mp_run_proc_t *a, const mp_run_proc_t *b)
 {
 	if (a->peak_bytes != b->peak_bytes)
@@ -374,7 +435,8 @@ int mp_run_open(mp_run_t **out, const char *path, mp_diag_t *diag)
 	if (rc == 0) {
 		qsort(e, n, sizeof(*e), cmp_entries);
 		link_tree(e, n);
-		rc = finish(run, e, n);
+		if (!(rc = read_ends(run, e, n)))
+			rc = finish(run, e, n);
 	}
 	for (i = 0; i < n; i++) {
 		if (e[i].fig.memories)
@@ -418,6 +480,7 @@ const char *mp_run_path(const mp_run_t *run) { return run->path; }
 const char *mp_run_command(const mp_run_t *run) { return run->command ? run->command : ""; }
 const char *mp_run_outcome(const mp_run_t *run) { return run->outcome ? run->outcome : ""; }
 size_t mp_run_count(const mp_run_t *run) { return run->n; }
+size_t mp_run_ends_bad_line(const mp_run_t *run) { return run->ends_bad_line; }
 const mp_run_proc_t *mp_run_proc(const mp_run_t *run, size_t i) { return i < run->n ? &run->procs[i] : NULL; }
 int mp_run_main(const mp_run_t *run) { return run->main; }
 

@@ -40,6 +40,13 @@
 #define MP_BLOCK_HEADER_LEN 24
 #define MP_HEADER_MAX 65536          /* largest header body a reader accepts */
 #define MP_BLOCK_RAW_MAX (64u << 20) /* largest decompressed block */
+
+/* A run directory's file of how its processes ended, as the traced
+ * parents that reaped them saw it: lines "PID STATUS WALL_NS" (the wait
+ * status, CLOCK_REALTIME ns at the reap), appended by the preload
+ * (allocator_hooks/preload/reap.c), read with the run (memprof/run.h;
+ * docs/format.md "Runs"). */
+#define MP_RUN_ENDS "memprof.ends"
 #define MP_BLOCK_PAYLOAD_MAX (64u << 20)
 #define MP_TRAILER_MAX 4096
 

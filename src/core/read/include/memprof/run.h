@@ -60,6 +60,8 @@ typedef struct mp_run_proc {
 	uint64_t start_wall_ns;   /* ns since the Unix epoch */
 	uint64_t end_wall_ns;     /* its last event or close (start when unknown) */
 	mp_proc_end_t end;
+	int reaped;               /* 1: a traced parent reaped it (the last program of its pid) */
+	int status;               /* ... with this wait status (<sys/wait.h>'s W* macros read it) */
 	const char *error;        /* MP_PROC_UNREADABLE: why; owned by the run */
 	uint64_t events;
 	int parent;               /* the capture that forked it, or the one it exec'd from; -1: the root */
@@ -90,6 +92,11 @@ void mp_run_close(mp_run_t *run);
 const char *mp_run_path(const mp_run_t *run);
 const char *mp_run_command(const mp_run_t *run);
 const char *mp_run_outcome(const mp_run_t *run);
+
+/* The number (from 1) of the first line of the run's MP_RUN_ENDS file
+ * (<memprof/format.h>) that is not "PID STATUS WALL_NS", skipped; 0 when
+ * every line was one, or there is no such file. */
+size_t mp_run_ends_bad_line(const mp_run_t *run);
 
 /* The captures in tree order: each after its parent, siblings by start
  * time, a program right after the one that exec'd into it. Borrowed. */
