@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -76,6 +77,10 @@ typedef struct {
 } rec_opts_t;
 
 /* CMD's pid while it runs, for forward_signal. */
+/* How long the summary waits, after CMD ended, for the processes it left
+ * running: their captures are complete once they end. */
+#define ORPHAN_GRACE_MS 1000
+
 static volatile sig_atomic_t cmd_pid;
 
 /* SIGTERM and SIGHUP sent to memprof record (kill, a supervisor, a script's
@@ -308,6 +313,11 @@ int cmd_record(int argc, char **argv)
 	untraced = mp_cli_untraced_reason(argv[optind], why, sizeof(why));
 	o.no_preload = untraced == MP_UNTRACED_FOREIGN;
 	fflush(NULL);
+	/* Processes CMD leaves behind (a daemon, a helper that outlives its
+	 * parent: multiprocessing's resource tracker) become ours when their
+	 * parent ends, so that the summary can wait a moment for them and say
+	 * how they ended (mp_cli_run_reap_orphans). */
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
 	/* Like time(1): ^C and ^\ go to the program; we stay to report. */
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
@@ -358,6 +368,7 @@ int cmd_record(int argc, char **argv)
 		int rc, root_traced;
 
 		mp_cli_run_ended(path, cli_status_text(status, outcome, sizeof(outcome)));
+		mp_cli_run_reap_orphans(path, ORPHAN_GRACE_MS);
 		rc = mp_run_open(&run, path, &diag); /* MP_ENOTFOUND: not one capture */
 		root_traced = rc == 0 && mp_cli_run_root(run, (long)pid) >= 0; /* (before --main-only) */
 		if (rc == 0 && o.main_only && mp_cli_run_keep_main(run, (long)pid)) {

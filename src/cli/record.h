@@ -21,6 +21,12 @@ void mp_cli_record_summary(const char *path);
 int mp_cli_run_create(const char *path, char *const *cmd, long pid);
 void mp_cli_run_ended(const char *path, const char *outcome);
 
+/* After CMD ended: the processes it left running, reparented to memprof
+ * record (a child subreaper), reaped as they end, for at most grace_ms
+ * (none left: at once), each one's end appended to the run's memprof.ends
+ * as a traced parent's would be (allocator_hooks/preload/reap.c). */
+void mp_cli_run_reap_orphans(const char *path, unsigned grace_ms);
+
 /* Print the run's lines on stderr: where it is, how many captures, the main
  * process and its peak, the other processes that did work. *main_path: the
  * main process's capture (owned: free()), NULL when none is readable. */

@@ -3,6 +3,7 @@
  * with --main-only cut down to the program the launch chain ended in. */
 #include "record.h"
 
+#include <memprof/format.h>
 #include <memprof/run.h>
 
 #include "cli.h"
@@ -61,6 +62,69 @@ void mp_cli_run_ended(const char *path, const char *outcome)
 	}
 }
 
+/* One line of memprof.ends (docs/format.md, "Runs"). */
+static void append_end(const char *path, long pid, int status)
+{
+	char ends[PATH_MAX + 32];
+	struct timespec ts;
+	FILE *f;
+
+	snprintf(ends, sizeof(ends), "%s/%s", path, MP_RUN_ENDS);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if ((f = fopen(ends, "a"))) {
+		fprintf(f, "%ld %u %" PRIu64 "\n", pid, (unsigned)status,
+			(uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+		fclose(f);
+	}
+}
+
+void mp_cli_run_reap_orphans(const char *path, unsigned grace_ms)
+{
+	const struct timespec tick = {0, 5000000}; /* 5 ms */
+	unsigned waited = 0;
+	int status;
+	pid_t r;
+
+	for (;;) {
+		if ((r = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (WIFEXITED(status) || WIFSIGNALED(status))
+				append_end(path, (long)r, status);
+			continue;
+		}
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 || waited >= grace_ms) /* ECHILD: none left */
+			return;
+		nanosleep(&tick, NULL);
+		waited += 5;
+	}
+}
+
+/* Whether pid is a live process (not a zombie), now: a capture without its
+ * trailer may be one that is still being written. */
+static int running(uint64_t pid)
+{
+	char path[64], buf[512], *close_paren;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%" PRIu64 "/stat", pid);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	close_paren = strrchr(buf, ')'); /* "PID (COMM) STATE ...": COMM may hold anything */
+	return close_paren && close_paren[1] == ' ' && close_paren[2] && !strchr("ZXx", close_paren[2]);
+}
+
+/* A capture without its trailer that is still being written: the last
+ * program of a pid nobody reaped, and that pid running. */
+static int still_running(const mp_run_proc_t *p)
+{
+	return p->end == MP_PROC_ABRUPT && !p->reaped && p->exec_next < 0 && running(p->pid);
+}
+
 /* Whether capture i descends from capture top (by fork or exec). */
 static int descends(const mp_run_t *run, int i, int top)
 {
@@ -107,6 +171,8 @@ static const char *ended_how(const mp_run_proc_t *p, char *buf, size_t n)
 	case MP_PROC_EXECED:
 		return ", then exec'd";
 	case MP_PROC_ABRUPT:
+		if (still_running(p))
+			return ", still running (its capture is complete once it ends)";
 		if (!p->reaped)
 			return ", ended abruptly (killed or crashed: read to its last flush)";
 		snprintf(buf, n, ", ended abruptly (%s%s: read to its last flush)", sig ? "killed by " : "",
@@ -121,13 +187,17 @@ void mp_cli_run_summary(const mp_run_t *run, char **main_path)
 {
 	char b[64], c[64], how[160];
 	const mp_run_proc_t *m;
-	size_t i, helpers = 0, abrupt = 0;
+	size_t i, helpers = 0, abrupt = 0, live = 0;
 	int k;
 
 	*main_path = NULL;
 	for (i = 0; i < mp_run_count(run); i++) {
-		helpers += mp_run_proc(run, i)->helper != 0;
-		abrupt += mp_run_proc(run, i)->end == MP_PROC_ABRUPT;
+		const mp_run_proc_t *p = mp_run_proc(run, i);
+		helpers += p->helper != 0;
+		if (still_running(p))
+			live++;
+		else
+			abrupt += p->end == MP_PROC_ABRUPT;
 	}
 	fprintf(stderr, "memprof: run written to '%s': %zu capture%s", mp_run_path(run), mp_run_count(run),
 		mp_run_count(run) > 1 ? "s" : "");
@@ -147,5 +217,8 @@ void mp_cli_run_summary(const mp_run_t *run, char **main_path)
 	}
 	if (abrupt)
 		fprintf(stderr, "memprof: %zu capture%s ended abruptly\n", abrupt, abrupt > 1 ? "s" : "");
+	if (live)
+		fprintf(stderr, "memprof: %zu process%s CMD started still run%s: report the run again once they end\n",
+			live, live > 1 ? "es" : "", live > 1 ? "" : "s");
 	*main_path = strdup(m->path);
 }

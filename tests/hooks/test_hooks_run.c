@@ -12,6 +12,7 @@
 #include "json_check.h"
 
 #include <jansson.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -321,6 +322,46 @@ static void test_hooks_run_killed_closing(void **state)
 	free(path);
 }
 
+/* Processes CMD leaves running (a daemon, multiprocessing's resource
+ * tracker): memprof record, their reaper once CMD ended, waits a moment for
+ * them and notes how each ended. One that ends within the wait is complete
+ * (exited, exit 0); one that outlives it is "still running", not "ended
+ * abruptly". */
+static void test_hooks_run_orphans(void **state)
+{
+	tmpdir_t *t = *state;
+	char script[300], run[600], log[300], pidfile[300], *out;
+	json_t *root, *p;
+	long sleeper = 0;
+	FILE *f;
+
+	snprintf(script, sizeof(script), "%s/daemons.sh", t->dir);
+	snprintf(pidfile, sizeof(pidfile), "%s/sleeper.pid", t->dir);
+	assert_non_null(f = fopen(script, "w"));
+	fprintf(f, "#!/bin/sh\n(sleep 0.3; exec %s/victim_launch work 4) &\nsleep 30 &\necho $! > '%s'\nexit 0\n",
+		HK_VICTIM_DIR, pidfile);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(script, 0755), 0);
+	snprintf(log, sizeof(log), "%s/record.log", t->dir);
+	assert_int_equal(hk_record_logged(t->cap, log, NULL, script, NULL, NULL), 0);
+	assert_non_null(f = fopen(pidfile, "r"));
+	assert_int_equal(fscanf(f, "%ld", &sleeper), 1);
+	fclose(f);
+	out = hk_read_text(log);
+	assert_null(strstr(out, "ended abruptly"));
+	assert_non_null(strstr(out, "memprof: 1 process CMD started still runs"));
+	free(out);
+	hk_run_path(t->cap, run, sizeof(run));
+	root = report_json("--process all", run);
+	p = process(json_array_get(json_object_get(root, "runs"), 0), "victim_launch work 4");
+	assert_string_equal(json_string_value(json_object_get(p, "ended")), "exited");
+	assert_string_equal(json_string_value(json_object_get(p, "status")), "exit 0");
+	assert_int_equal(get_int(json_object_get(device(root, "pool"), "peak"), "bytes"), 4 * MIB);
+	json_decref(root);
+	assert_true(sleeper > 0);
+	kill((pid_t)sleeper, SIGKILL);
+}
+
 /* --main-only: the wrapper's exec chain cut to its last program and what
  * it started (here: the launcher and its 4 workers). */
 static void test_hooks_run_main_only(void **state)
@@ -356,6 +397,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_run_workers, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_run_killed_worker, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_run_killed_closing, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_run_orphans, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_run_main_only, hk_setup_dir, hk_teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
