@@ -344,8 +344,15 @@ int cmd_record(int argc, char **argv)
 	}
 	close(fds[0]);
 	path[got < sizeof(path) ? got : sizeof(path) - 1] = '\0';
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
+	/* CMD, and meanwhile the orphans that became ours (reaped as they end,
+	 * not left as zombies until CMD's), their ends noted in the run */
+	for (;;) {
+		pid_t r = waitpid(-1, &status, 0);
+		if (r == pid)
+			break;
+		if (r > 0 && got)
+			mp_cli_run_note_end(path, (long)r, status);
+		if (r < 0 && errno != EINTR) {
 			mp_cli_error("waitpid: %s", strerror(errno));
 			return MP_EXIT_FAILURE;
 		}

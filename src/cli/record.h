@@ -21,6 +21,11 @@ void mp_cli_record_summary(const char *path);
 int mp_cli_run_create(const char *path, char *const *cmd, long pid);
 void mp_cli_run_ended(const char *path, const char *outcome);
 
+/* A child of memprof record's that ended (an orphan of CMD's, reparented
+ * to it) with that wait status: a line of the run's memprof.ends
+ * (docs/format.md, "Runs"); a stop or continue is no end, and is not. */
+void mp_cli_run_note_end(const char *path, long pid, int status);
+
 /* After CMD ended: the processes it left running, reparented to memprof
  * record (a child subreaper), reaped as they end, for at most grace_ms
  * (none left: at once), each one's end appended to the run's memprof.ends

@@ -62,13 +62,14 @@ void mp_cli_run_ended(const char *path, const char *outcome)
 	}
 }
 
-/* One line of memprof.ends (docs/format.md, "Runs"). */
-static void append_end(const char *path, long pid, int status)
+void mp_cli_run_note_end(const char *path, long pid, int status)
 {
 	char ends[PATH_MAX + 32];
 	struct timespec ts;
 	FILE *f;
 
+	if (!(WIFEXITED(status) || WIFSIGNALED(status)))
+		return;
 	snprintf(ends, sizeof(ends), "%s/%s", path, MP_RUN_ENDS);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	if ((f = fopen(ends, "a"))) {
@@ -87,8 +88,7 @@ void mp_cli_run_reap_orphans(const char *path, unsigned grace_ms)
 
 	for (;;) {
 		if ((r = waitpid(-1, &status, WNOHANG)) > 0) {
-			if (WIFEXITED(status) || WIFSIGNALED(status))
-				append_end(path, (long)r, status);
+			mp_cli_run_note_end(path, (long)r, status);
 			continue;
 		}
 		if (r < 0 && errno == EINTR)
