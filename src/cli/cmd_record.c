@@ -76,11 +76,11 @@ typedef struct {
 	int gpu;
 } rec_opts_t;
 
-/* CMD's pid while it runs, for forward_signal. */
 /* How long the summary waits, after CMD ended, for the processes it left
  * running: their captures are complete once they end. */
 #define ORPHAN_GRACE_MS 1000
 
+/* CMD's pid while it runs, for forward_signal. */
 static volatile sig_atomic_t cmd_pid;
 
 /* SIGTERM and SIGHUP sent to memprof record (kill, a supervisor, a script's
@@ -345,13 +345,14 @@ int cmd_record(int argc, char **argv)
 	close(fds[0]);
 	path[got < sizeof(path) ? got : sizeof(path) - 1] = '\0';
 	/* CMD, and meanwhile the orphans that became ours (reaped as they end,
-	 * not left as zombies until CMD's), their ends noted in the run */
+	 * not left as zombies until CMD's): each one's end noted in the run,
+	 * CMD's too, as a traced parent notes its children's */
 	for (;;) {
 		pid_t r = waitpid(-1, &status, 0);
-		if (r == pid)
-			break;
 		if (r > 0 && got)
 			mp_cli_run_note_end(path, (long)r, status);
+		if (r == pid)
+			break;
 		if (r < 0 && errno != EINTR) {
 			mp_cli_error("waitpid: %s", strerror(errno));
 			return MP_EXIT_FAILURE;

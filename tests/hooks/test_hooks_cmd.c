@@ -138,7 +138,7 @@ static void test_hooks_sigterm_forwarded(void **state)
 	snprintf(want, sizeof(want), "memprof: run written to '%s.run': 1 capture\n", t->cap);
 	assert_non_null(strstr(out, want));
 	assert_non_null(strstr(out, "memprof: CMD was killed by signal 15 (Terminated)\n"));
-	assert_non_null(strstr(out, ", ended abruptly (killed or crashed: read to its last flush)\n"));
+	assert_non_null(strstr(out, ", ended abruptly (killed by signal 15 (Terminated): read to its last flush)\n"));
 	assert_non_null(strstr(out, "(the capture ended abruptly)\n"));
 	free(out);
 	memset(&st, 0, sizeof(st));
