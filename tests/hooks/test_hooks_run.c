@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -46,6 +47,24 @@ static char *tree_text(const tmpdir_t *t, const char *run)
 	assert_int_equal(system(cmd), 0);
 	snprintf(cmd, sizeof(cmd), "%s/tree.txt", t->dir);
 	return hk_read_text(cmd);
+}
+
+/* A shell script named name in t's directory, its body formatted from fmt
+ * after "#!/bin/sh"; its path into path (n bytes). */
+static void __attribute__((format(printf, 5, 6)))
+write_script(const tmpdir_t *t, const char *name, char *path, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f;
+
+	snprintf(path, n, "%s/%s", t->dir, name);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("#!/bin/sh\n", f);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, 0755), 0);
 }
 
 /* The device named name in one report object. */
@@ -92,20 +111,15 @@ static void test_hooks_run_wrapper(void **state)
 	tmpdir_t *t = *state;
 	char script[300], run[600];
 	json_t *root, *r, *main_p, *pool;
-	FILE *f;
 	size_t i, helpers = 0;
 	json_t *p;
 
-	snprintf(script, sizeof(script), "%s/wrap.sh", t->dir);
-	assert_non_null(f = fopen(script, "w"));
-	fprintf(f, "#!/bin/sh\n"
-		   "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13; do\n"
-		   "  x=$(uname); env true; (exit 0); /bin/true\n"
-		   "done\n"
-		   "exec %s/victim_launch work 6\n",
-		HK_VICTIM_DIR);
-	assert_int_equal(fclose(f), 0);
-	assert_int_equal(chmod(script, 0755), 0);
+	write_script(t, "wrap.sh", script, sizeof(script),
+		     "for i in 1 2 3 4 5 6 7 8 9 10 11 12 13; do\n"
+		     "  x=$(uname); env true; (exit 0); /bin/true\n"
+		     "done\n"
+		     "exec %s/victim_launch work 6\n",
+		     HK_VICTIM_DIR);
 	assert_int_equal(hk_record(t->cap, NULL, script, NULL, NULL), 0);
 	hk_run_path(t->cap, run, sizeof(run));
 
@@ -335,13 +349,10 @@ static void test_hooks_run_orphans(void **state)
 	long sleeper = 0;
 	FILE *f;
 
-	snprintf(script, sizeof(script), "%s/daemons.sh", t->dir);
 	snprintf(pidfile, sizeof(pidfile), "%s/sleeper.pid", t->dir);
-	assert_non_null(f = fopen(script, "w"));
-	fprintf(f, "#!/bin/sh\n(sleep 0.3; exec %s/victim_launch work 4) &\nsleep 30 &\necho $! > '%s'\nexit 0\n",
-		HK_VICTIM_DIR, pidfile);
-	assert_int_equal(fclose(f), 0);
-	assert_int_equal(chmod(script, 0755), 0);
+	write_script(t, "daemons.sh", script, sizeof(script),
+		     "(sleep 0.3; exec %s/victim_launch work 4) &\nsleep 30 &\necho $! > '%s'\nexit 0\n", HK_VICTIM_DIR,
+		     pidfile);
 	snprintf(log, sizeof(log), "%s/record.log", t->dir);
 	assert_int_equal(hk_record_logged(t->cap, log, NULL, script, NULL, NULL), 0);
 	assert_non_null(f = fopen(pidfile, "r"));
@@ -362,6 +373,35 @@ static void test_hooks_run_orphans(void **state)
 	kill((pid_t)sleeper, SIGKILL);
 }
 
+/* A worker killed while it waits (a pool's terminate(), a launcher's
+ * teardown) after its work: with rounds due only every second (--flush
+ * 1000), what it made before it went idle is written once it stops making
+ * events (flusher.c), so its capture holds all of it: the peak and the
+ * frees. It is marked abrupt, by SIGTERM. */
+static void test_hooks_run_killed_idle(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--flush", "1000", NULL};
+	char script[300], run[600];
+	json_t *root, *one;
+
+	write_script(t, "pool.sh", script, sizeof(script),
+		     "%s/victim_launch idle 4 &\nw=$!\nsleep 0.5\nkill -TERM $w\nwait $w\nexit 0\n", HK_VICTIM_DIR);
+	assert_int_equal(hk_record(t->cap, opts, script, NULL, NULL), 0);
+	hk_run_path(t->cap, run, sizeof(run));
+	root = report_json("", run);
+	one = device(root, "pool");
+	assert_int_equal(get_int(json_object_get(one, "peak"), "bytes"), 4 * MIB);
+	assert_int_equal(get_int(one, "allocations"), 4);
+	assert_int_equal(get_int(one, "deallocations"), 3);
+	assert_string_equal(json_string_value(json_object_get(root, "end")), "abrupt");
+	assert_string_equal(json_string_value(json_object_get(
+				    process(json_array_get(json_object_get(root, "runs"), 0), "victim_launch idle 4"),
+				    "status")),
+			    "signal 15 (Terminated)");
+	json_decref(root);
+}
+
 /* --main-only: the wrapper's exec chain cut to its last program and what
  * it started (here: the launcher and its 4 workers). */
 static void test_hooks_run_main_only(void **state)
@@ -369,13 +409,9 @@ static void test_hooks_run_main_only(void **state)
 	tmpdir_t *t = *state;
 	const char *opts[] = {"--main-only", NULL};
 	char script[300], run[600], names[16][600], log[300], *out;
-	FILE *f;
 
-	snprintf(script, sizeof(script), "%s/wrap.sh", t->dir);
-	assert_non_null(f = fopen(script, "w"));
-	fprintf(f, "#!/bin/sh\nx=$(uname); env true\nexec %s/victim_launch launch 4\n", HK_VICTIM_DIR);
-	assert_int_equal(fclose(f), 0);
-	assert_int_equal(chmod(script, 0755), 0);
+	write_script(t, "wrap.sh", script, sizeof(script), "x=$(uname); env true\nexec %s/victim_launch launch 4\n",
+		     HK_VICTIM_DIR);
 	snprintf(log, sizeof(log), "%s/record.log", t->dir);
 	assert_int_equal(hk_record_logged(t->cap, log, opts, script, NULL, NULL), 0);
 	hk_run_path(t->cap, run, sizeof(run));
@@ -398,6 +434,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_run_killed_worker, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_run_killed_closing, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_run_orphans, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_run_killed_idle, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_run_main_only, hk_setup_dir, hk_teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,9 @@
  *                             ends abruptly (a kill from outside: the
  *                             preload closes a capture before a signal the
  *                             program sends itself);
+ *   victim_launch idle K      the same as "work K", then idle (pause) until
+ *                             killed: a pool's worker waiting for its next
+ *                             task when the pool terminates it;
  *   victim_launch launch N [V] N workers, the i-th (1-based) exec'd as
  *                             "work 4*i" (worker V with a descriptor, then
  *                             killed), forked and exec'd as torchrun does;
@@ -88,8 +91,14 @@ int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "work"))
 		return work(atoi(argv[2]), argc >= 4 ? atoi(argv[3]) : -1);
+	if (argc >= 3 && !strcmp(argv[1], "idle")) {
+		int rc = work(atoi(argv[2]), -1);
+		for (;;)
+			pause();
+		return rc;
+	}
 	if (argc >= 3 && !strcmp(argv[1], "launch"))
 		return launch(argv[0], atoi(argv[2]), argc >= 4 ? atoi(argv[3]) : 0);
-	fprintf(stderr, "usage: victim_launch work K [FD] | launch N [V]\n");
+	fprintf(stderr, "usage: victim_launch work K [FD] | idle K | launch N [V]\n");
 	return 2;
 }

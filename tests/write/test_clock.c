@@ -47,7 +47,7 @@ static void test_reanchor_is_continuous(void **state)
 
 		nanosleep(&d, NULL);
 		before = c.line[c.newest];
-		h = mp__capclock_round(&c);
+		h = mp__capclock_round(&c, UINT64_MAX);
 		assert_int_equal(c.line[c.newest].ns0, h);                 /* anchored at the horizon */
 		assert_int_equal(mp_tsc_convert(&before, c.line[c.newest].tsc0), h); /* where the old line was */
 		assert_true(c.line[c.newest].mult > before.mult / 2 && c.line[c.newest].mult < before.mult * 3 / 2);
@@ -61,6 +61,44 @@ static void test_reanchor_is_continuous(void **state)
 		assert_true(below <= value[i] && value[i] - below < 10);
 		assert_int_equal(mp__capclock_convert(&c, knot[i]), value[i]);
 	}
+}
+
+/* A record not yet tallied keeps its line: with the ring of lines full,
+ * a round whose new line would replace the line of a time at or after
+ * keep_ns starts none (the current line goes on), and one that would not
+ * starts one. Then a reading made before those rounds converts as it did. */
+static void test_line_kept_for_the_tally(void **state)
+{
+	mp_capclock_t c;
+	struct timespec d = {0, 1000000};
+	uint64_t raw, before, keep;
+	unsigned newest;
+	int i;
+
+	(void)state;
+	mp__capclock_init(&c, 1);
+	if (!c.use_tsc) {
+		print_message("the kernel's clocksource is not the TSC here: one line, nothing to keep\n");
+		skip();
+	}
+	nanosleep(&d, NULL);
+	(void)mp__capclock_round(&c, UINT64_MAX);
+	raw = mp_tsc(); /* a record made now, on the newest line */
+	before = mp__capclock_convert(&c, raw);
+	keep = before;
+	for (i = 0; i < 3 * MP_CLOCK_LINES; i++) { /* many rounds while it waits */
+		nanosleep(&d, NULL);
+		newest = c.newest;
+		(void)mp__capclock_round(&c, keep);
+		assert_true(c.count < MP_CLOCK_LINES || c.newest == newest ||
+			    c.line[(c.newest + 1) % MP_CLOCK_LINES].ns0 <= (int64_t)keep);
+		assert_int_equal(mp__capclock_convert(&c, raw), before);
+	}
+	assert_int_equal(c.count, MP_CLOCK_LINES); /* lines were added until the ring was full */
+	newest = c.newest;
+	nanosleep(&d, NULL);
+	(void)mp__capclock_round(&c, UINT64_MAX); /* tallied: the lines go on */
+	assert_int_not_equal(c.newest, newest);
 }
 
 #define N 40
@@ -141,6 +179,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_line_arithmetic),
 		cmocka_unit_test(test_reanchor_is_continuous),
+		cmocka_unit_test(test_line_kept_for_the_tally),
 		cmocka_unit_test(test_times_follow_monotonic),
 		cmocka_unit_test(test_times_follow_monotonic_without_tsc),
 	};

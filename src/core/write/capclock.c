@@ -130,7 +130,7 @@ uint64_t mp__capclock_read(const mp_capclock_t *c)
 	return mp__capclock_convert(c, fenced_tsc());
 }
 
-uint64_t mp__capclock_round(mp_capclock_t *c)
+uint64_t mp__capclock_round(mp_capclock_t *c, uint64_t keep_ns)
 {
 	uint64_t tsc, real, horizon, base;
 	int64_t offset;
@@ -142,6 +142,13 @@ uint64_t mp__capclock_round(mp_capclock_t *c)
 	real -= c->origin_ns;
 	horizon = mp__capclock_convert(c, tsc);
 	if ((int64_t)(tsc - c->line[c->newest].tsc0) <= 0 || !(base = slope(real, tsc - c->cal_tsc)))
+		return horizon;
+	/* The ring full, the line a new one would replace (the oldest) is
+	 * still a record's, when the next one starts after keep_ns. (Records
+	 * past a round's horizon are encoded in it, tallied in a later one: a
+	 * lane's promise may hold the horizon back for many rounds.) */
+	if (c->count == MP_CLOCK_LINES && c->line[(c->newest + 2) % MP_CLOCK_LINES].ns0 > (int64_t)keep_ns &&
+	    keep_ns != UINT64_MAX)
 		return horizon;
 	/* The line is `offset` ns ahead of CLOCK_MONOTONIC: run (1 - offset /
 	 * CONVERGE_NS) as fast for a while. Bounded, so it always moves on. */

@@ -132,8 +132,11 @@ static inline uint64_t clock_convert(clock_cache_t *cc, uint64_t raw)
 void mp__capclock_init(mp_capclock_t *c, int fences);
 /* The start of a flush round, before its membarrier: returns the horizon
  * (the converted time of a TSC read ordered before everything the round
- * does next) and starts a new line there, aimed at CLOCK_MONOTONIC. */
-uint64_t mp__capclock_round(mp_capclock_t *c);
+ * does next) and starts a new line there, aimed at CLOCK_MONOTONIC --
+ * unless that would recycle the line of a time at or after keep_ns (the
+ * earliest record not yet tallied: it waits for a later round, which must
+ * convert it as the encoder did; the current line then goes on). */
+uint64_t mp__capclock_round(mp_capclock_t *c, uint64_t keep_ns);
 /* Time since the origin now (trailer, thread registration). */
 uint64_t mp__capclock_read(const mp_capclock_t *c);
 

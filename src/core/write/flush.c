@@ -1,5 +1,6 @@
-/* flush.c - flush rounds: snapshot every thread's ring, compress, write.
- * The ordering protocol is described in writer_internal.h. */
+/* flush.c - flush rounds: snapshot every thread's ring, compress, write
+ * (when they run: flusher.c). The ordering protocol is described in
+ * writer_internal.h. */
 #include <memprof/format.h>
 #include <memprof/format/crc32.h>
 #include <memprof/format/deflate_huff.h>
@@ -11,11 +12,9 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -27,24 +26,6 @@
  * same: 2.28-2.44 s in the preload for either, perf, four runs each.) */
 #define BLOCK_SPLIT (1u << 20)
 #define STUCK_SPINS 200000     /* how long to wait for a thread inside a record */
-
-void mp__futex_wake(_Atomic uint32_t *word)
-{
-	syscall(SYS_futex, (void *)(uintptr_t)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-}
-
-void mp__futex_wait(_Atomic uint32_t *word, uint32_t val, uint32_t timeout_ms)
-{
-	struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
-
-	syscall(SYS_futex, (void *)(uintptr_t)word, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
-}
-
-void mp__flusher_wake(mp_writer_t *w)
-{
-	atomic_fetch_add_explicit(&w->wake, 1, memory_order_release);
-	mp__futex_wake(&w->wake);
-}
 
 typedef struct snap {
 	mp_wthread_t *t;
@@ -318,6 +299,23 @@ int mp__writer_round(mp_writer_t *w, int final)
 	return rc;
 }
 
+/* The earliest time a record not yet tallied can have: the time of the
+ * last one tallied, of the threads with records left (a lane's carry ns
+ * already, and need no clock line). */
+static uint64_t untallied_ns(mp_writer_t *w)
+{
+	uint64_t keep = UINT64_MAX;
+	mp_wthread_t *t;
+
+	pthread_mutex_lock(&w->reg_mu);
+	for (t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next)
+		if (!t->lane && atomic_load_explicit(&t->exited, memory_order_acquire) != 2 &&
+		    t->tallied != atomic_load_explicit(&t->head, memory_order_acquire) && t->tally_time < keep)
+			keep = t->tally_time;
+	pthread_mutex_unlock(&w->reg_mu);
+	return keep;
+}
+
 int mp__writer_round_locked(mp_writer_t *w, int final)
 {
 	mp_mbuf_t *snapbuf = &w->snaps, *secbuf = &w->sections, *tsrc = &w->tally_src;
@@ -330,7 +328,7 @@ int mp__writer_round_locked(mp_writer_t *w, int final)
 	atomic_store_explicit(&w->round_ns, mp_clock_ns(), memory_order_relaxed);
 	if (atomic_load_explicit(&w->error, memory_order_relaxed))
 		return atomic_load_explicit(&w->error, memory_order_relaxed);
-	horizon = mp__capclock_round(&w->clock);
+	horizon = mp__capclock_round(&w->clock, untallied_ns(w));
 	if (w->use_membarrier)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 
@@ -474,122 +472,4 @@ fail:
 	set_error(w, rc);
 	w->raw.len = 0;
 	return rc;
-}
-
-/* Tell the threads waiting in mp_writer_flush that a round covering their
- * request `asked` (read before it started) is on disk. */
-static void flush_answer(mp_writer_t *w, uint32_t asked)
-{
-	if (atomic_load_explicit(&w->flush_done, memory_order_relaxed) != asked) {
-		atomic_store_explicit(&w->flush_done, asked, memory_order_release);
-		mp__futex_wake(&w->flush_done);
-	}
-}
-
-static int flush_pending(mp_writer_t *w)
-{
-	return atomic_load_explicit(&w->flush_asked, memory_order_acquire) !=
-	       atomic_load_explicit(&w->flush_done, memory_order_relaxed);
-}
-
-int mp__writer_flush_on_flusher(mp_writer_t *w)
-{
-	uint32_t want = atomic_fetch_add_explicit(&w->flush_asked, 1, memory_order_acq_rel) + 1;
-
-	mp__flusher_wake(w);
-	for (;;) {
-		uint32_t done = atomic_load_explicit(&w->flush_done, memory_order_acquire);
-		if ((int32_t)(done - want) >= 0)
-			break;
-		if (atomic_load_explicit(&w->flusher_gone, memory_order_acquire))
-			return -EAGAIN; /* it stopped before taking this request */
-		mp__futex_wait(&w->flush_done, done, 10);
-	}
-	return atomic_load_explicit(&w->error, memory_order_relaxed);
-}
-
-/* Rounds start at least every flush interval (start to start), whoever
- * runs them, so the time a round takes does not stretch the interval: a
- * block is on disk at least every interval, and a kill loses at most about
- * one interval. Between rounds the flusher sleeps until the next is due, a
- * thread wakes it (a ring half full, a flush asked for), or help looks
- * again (help.c: judged after every wake-up). */
-void *mp__flusher_main(void *arg)
-{
-	mp_writer_t *w = arg;
-	uint64_t interval = (uint64_t)w->flush_interval_ms * 1000000u;
-	/* Wake-ups this round answers: those before it started. One that comes
-	 * while it runs (a thread's ring filled up meanwhile) starts the next
-	 * round at once instead of being slept through. */
-	uint32_t seen = atomic_load_explicit(&w->wake, memory_order_acquire);
-	int orphan_seen = 0, orphaned = 0;
-
-	mp__flusher_enter();
-	/* Named, so that top -H, perf and gdb show whose CPU time it is (else
-	 * it has the program's name) */
-	prctl(PR_SET_NAME, MP_FLUSHER_NAME, 0, 0, 0);
-	atomic_store_explicit(&w->round_ns, mp_clock_ns(), memory_order_relaxed); /* (the open) */
-	mp__help_judge(w, mp_clock_ns());
-	while (!atomic_load_explicit(&w->closing, memory_order_acquire)) {
-		uint64_t now = mp_clock_ns();
-		/* the next round: an interval after the last one started */
-		uint64_t next = atomic_load_explicit(&w->round_ns, memory_order_relaxed) + interval;
-		/* ... or the recording window's end, or help's next look, if sooner */
-		uint64_t due = mp__help_due(&w->help, w->stop_at_ns && w->stop_at_ns < next ? w->stop_at_ns : next);
-		uint32_t woken, asked;
-		int stop = 0;
-
-		/* A flush asked for is a reason to run at once, whatever the
-		 * wake-ups said: one asked before this thread read `seen` at its
-		 * start would be slept through. (One asked later bumps wake after
-		 * flush_asked, so the futex wait below returns.) */
-		if (now < due && atomic_load_explicit(&w->wake, memory_order_acquire) == seen && !flush_pending(w)) {
-			uint64_t wait_ms = (due - now + 999999u) / 1000000u;
-			mp__futex_wait(&w->wake, seen, (uint32_t)wait_ms);
-			if (atomic_load_explicit(&w->closing, memory_order_acquire))
-				break;
-			if (atomic_load_explicit(&w->wake, memory_order_acquire) == seen && mp_clock_ns() < due &&
-			    !flush_pending(w))
-				continue; /* spurious wake-up */
-		}
-		/* The window's end: the caller stops recording, and the round
-		 * below writes what it recorded up to there. */
-		if (w->stop_at_ns && mp_clock_ns() >= w->stop_at_ns) {
-			w->stop_at_ns = 0;
-			w->on_stop(w->stop_arg);
-			stop = 1;
-		}
-		woken = atomic_load_explicit(&w->wake, memory_order_acquire);
-		now = mp_clock_ns();
-		if (woken == seen && !stop && !flush_pending(w) &&
-		    now < atomic_load_explicit(&w->round_ns, memory_order_relaxed) + interval) {
-			mp__help_judge(w, now); /* woken for help's look, or a round ran meanwhile */
-			continue;
-		}
-		/* A round the interval started, not a full ring: is the process
-		 * waiting on us alone (orphan.c)? */
-		if (woken == seen && !orphan_seen && mp__process_orphaned()) {
-			orphan_seen = 1;
-			if (!w->on_orphaned || w->on_orphaned(w->orphaned_arg) != 0) {
-				orphaned = 1;
-				break; /* glibc ends the process as this thread ends */
-			}
-		}
-		seen = woken;
-		asked = atomic_load_explicit(&w->flush_asked, memory_order_acquire);
-		mp__writer_round(w, 0);
-		flush_answer(w, asked);
-		mp__help_judge(w, mp_clock_ns());
-	}
-	/* Closing: the final round, here (see flush_asked). Orphaned: a round
-	 * as usual; exit() closes the capture on this same thread. */
-	{
-		uint32_t asked = atomic_load_explicit(&w->flush_asked, memory_order_acquire);
-		mp__writer_round(w, !orphaned);
-		w->final_done = !orphaned;
-		atomic_store_explicit(&w->flusher_gone, 1, memory_order_release);
-		flush_answer(w, asked);
-	}
-	mp__flusher_leave();
-	return NULL;
 }

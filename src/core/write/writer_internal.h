@@ -302,7 +302,8 @@ typedef struct mp_tally_src {
 	uint64_t end;
 } mp_tally_src_t;
 int mp__tally_round(mp_writer_t *w, const mp_tally_src_t *src, size_t n, uint64_t horizon);
-/* The flusher thread; its name (/proc/PID/task/TID/comm, 15 bytes at most). */
+/* flusher.c: the flusher thread; its name (/proc/PID/task/TID/comm, 15
+ * bytes at most). */
 void *mp__flusher_main(void *arg);
 #define MP_FLUSHER_NAME "memprof-flush"
 /* Have the flusher run a round, and wait for it (see flush_asked): the
@@ -314,10 +315,11 @@ int mp__writer_flush_on_flusher(mp_writer_t *w);
 void mp__flusher_enter(void);
 void mp__flusher_leave(void);
 int mp__process_orphaned(void);
+/* flusher.c */
 void mp__futex_wake(_Atomic uint32_t *word);
 void mp__futex_wait(_Atomic uint32_t *word, uint32_t val, uint32_t timeout_ms);
 /* One more wake-up for the flusher: its loop runs a round for those it
- * has not answered (flush.c). */
+ * has not answered. */
 void mp__flusher_wake(mp_writer_t *w);
 
 /* help.c: rounds on the program's threads while every CPU is busy. */
