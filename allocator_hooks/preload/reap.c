@@ -23,6 +23,8 @@
  */
 #include "preload.h"
 
+#include <memprof/format/run_ends.h>
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -59,45 +61,41 @@ static void __attribute__((constructor)) reap_init(void)
 		lookup(i);
 }
 
-/* v in decimal at p; returns the end */
-static char *put_u64(char *p, uint64_t v)
-{
-	char tmp[20];
-	int n = 0;
-
-	do
-		tmp[n++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
 /* Child pid reaped with status: its line, when it ended (not stopped or
  * continued) and this process is in a run. errno is the caller's after. */
 static void note(pid_t pid, int status)
 {
 	const char *path;
-	char line[64], *p = line;
+	char line[MP_RUN_ENDS_LINE_MAX];
 	struct timespec ts;
+	size_t n;
 	long fd;
 	int e = errno;
 
 	if (pid <= 0 || !(WIFEXITED(status) || WIFSIGNALED(status)) || !(path = mp__session_ends()))
 		return;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	p = put_u64(p, (uint64_t)pid);
-	*p++ = ' ';
-	p = put_u64(p, (uint32_t)status);
-	*p++ = ' ';
-	p = put_u64(p, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
-	*p++ = '\n';
+	n = mp_run_ends_line(line, (uint64_t)pid, status, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 	fd = syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd >= 0) {
-		(void)syscall(SYS_write, (int)fd, line, (size_t)(p - line));
+		(void)syscall(SYS_write, (int)fd, line, n);
 		(void)syscall(SYS_close, (int)fd);
 	}
 	errno = e;
+}
+
+/* After the original returned r with status st into ours (called first,
+ * not as an argument beside st: the order in which arguments are
+ * evaluated is unspecified): a reaped child's end noted, and the status
+ * where the caller asked for it. */
+static pid_t reaped(pid_t r, int st, int *status)
+{
+	if (r > 0) {
+		note(r, st);
+		if (status)
+			*status = st;
+	}
+	return r;
 }
 
 MP_EXPORT pid_t wait(int *status)
@@ -105,12 +103,7 @@ MP_EXPORT pid_t wait(int *status)
 	int st = 0;
 	pid_t r = ((wait_fn)lookup(O_WAIT))(&st);
 
-	if (r > 0) {
-		note(r, st);
-		if (status)
-			*status = st;
-	}
-	return r;
+	return reaped(r, st, status);
 }
 
 MP_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
@@ -118,12 +111,7 @@ MP_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
 	int st = 0;
 	pid_t r = ((waitpid_fn)lookup(O_WAITPID))(pid, &st, options);
 
-	if (r > 0) {
-		note(r, st);
-		if (status)
-			*status = st;
-	}
-	return r;
+	return reaped(r, st, status);
 }
 
 MP_EXPORT pid_t wait3(int *status, int options, struct rusage *usage)
@@ -131,12 +119,7 @@ MP_EXPORT pid_t wait3(int *status, int options, struct rusage *usage)
 	int st = 0;
 	pid_t r = ((wait3_fn)lookup(O_WAIT3))(&st, options, usage);
 
-	if (r > 0) {
-		note(r, st);
-		if (status)
-			*status = st;
-	}
-	return r;
+	return reaped(r, st, status);
 }
 
 MP_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *usage)
@@ -144,12 +127,7 @@ MP_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *usage)
 	int st = 0;
 	pid_t r = ((wait4_fn)lookup(O_WAIT4))(pid, &st, options, usage);
 
-	if (r > 0) {
-		note(r, st);
-		if (status)
-			*status = st;
-	}
-	return r;
+	return reaped(r, st, status);
 }
 
 /* waitid gives the status as a siginfo: made a wait status again. WNOWAIT

@@ -4,6 +4,7 @@
 #include "record.h"
 
 #include <memprof/format.h>
+#include <memprof/format/run_ends.h>
 #include <memprof/run.h>
 
 #include "cli.h"
@@ -64,18 +65,19 @@ void mp_cli_run_ended(const char *path, const char *outcome)
 
 void mp_cli_run_note_end(const char *path, long pid, int status)
 {
-	char ends[PATH_MAX + 32];
+	char ends[PATH_MAX + 32], line[MP_RUN_ENDS_LINE_MAX];
 	struct timespec ts;
-	FILE *f;
+	size_t n;
+	int fd;
 
 	if (!(WIFEXITED(status) || WIFSIGNALED(status)))
 		return;
 	snprintf(ends, sizeof(ends), "%s/%s", path, MP_RUN_ENDS);
 	clock_gettime(CLOCK_REALTIME, &ts);
-	if ((f = fopen(ends, "a"))) {
-		fprintf(f, "%ld %u %" PRIu64 "\n", pid, (unsigned)status,
-			(uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
-		fclose(f);
+	n = mp_run_ends_line(line, (uint64_t)pid, status, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+	if ((fd = open(ends, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) >= 0) {
+		(void)!write(fd, line, n); /* one write, as the preload's: lines do not mix */
+		close(fd);
 	}
 }
 

@@ -301,9 +301,10 @@ static uint64_t find_trailer(const src_t *w, mp_capture_summary_t *got, uint64_t
 }
 
 /* In w, the frame of block index whose payload ends at offset end (at
- * least a frame's length in): 1 (*b set, its offset in w) or 0. Searched backwards from end, so that a
- * lookalike inside the payload would have to claim that very length too
- * (and, but for a fuzzing build, match the frame's checksum). */
+ * least a frame's length in): 1 (*b set, its offset in w) or 0. Searched
+ * backwards from end, so that a lookalike inside the payload would have to
+ * claim that very length too (and, but for a fuzzing build, match the
+ * frame's checksum). */
 static int find_last_block(const src_t *w, uint64_t end, uint64_t index, blk_t *b)
 {
 	uint64_t o;

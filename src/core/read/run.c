@@ -9,10 +9,10 @@
  * the kernel reuses within one run are told apart by those times. */
 #include <memprof/capsummary.h>
 #include <memprof/format.h>
+#include <memprof/format/run_ends.h>
 #include <memprof/reader.h>
 #include <memprof/run.h>
 
-#include "run_ends.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -319,7 +319,7 @@ static int read_ends(mp_run_t *run, entry_t *e, size_t n)
 		len += got = fread(text + len, 1, cap - len, f);
 	} while (got);
 	fclose(f);
-	run->ends_bad_line = mp__run_ends_parse(text, len, put_end, &x);
+	run->ends_bad_line = mp_run_ends_parse(text, len, put_end, &x);
 	free(text);
 	return 0;
 }

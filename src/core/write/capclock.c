@@ -147,8 +147,8 @@ uint64_t mp__capclock_round(mp_capclock_t *c, uint64_t keep_ns)
 	 * still a record's, when the next one starts after keep_ns. (Records
 	 * past a round's horizon are encoded in it, tallied in a later one: a
 	 * lane's promise may hold the horizon back for many rounds.) */
-	if (c->count == MP_CLOCK_LINES && c->line[(c->newest + 2) % MP_CLOCK_LINES].ns0 > (int64_t)keep_ns &&
-	    keep_ns != UINT64_MAX)
+	if (keep_ns != UINT64_MAX && c->count == MP_CLOCK_LINES &&
+	    c->line[(c->newest + 2) % MP_CLOCK_LINES].ns0 > (int64_t)keep_ns)
 		return horizon;
 	/* The line is `offset` ns ahead of CLOCK_MONOTONIC: run (1 - offset /
 	 * CONVERGE_NS) as fast for a while. Bounded, so it always moves on. */

@@ -322,7 +322,7 @@ int mp__writer_round_locked(mp_writer_t *w, int final)
 	uint64_t horizon;
 	mp_wthread_t *t;
 	size_t i, nsnap;
-	uint64_t pending = 0;
+	uint64_t pending = 0, taken = 0;
 	int rc = 0;
 
 	atomic_store_explicit(&w->round_ns, mp_clock_ns(), memory_order_relaxed);
@@ -383,6 +383,7 @@ int mp__writer_round_locked(mp_writer_t *w, int final)
 			if ((rc = mp_mbuf_append(snapbuf, &s, sizeof(s))))
 				break;
 		}
+		taken += s.head;
 		if (t->tallied != s.head) {
 			mp_tally_src_t ts = {t, s.head};
 			if ((rc = mp_mbuf_append(tsrc, &ts, sizeof(ts))))
@@ -390,6 +391,7 @@ int mp__writer_round_locked(mp_writer_t *w, int final)
 		}
 	}
 	pthread_mutex_unlock(&w->reg_mu);
+	atomic_store_explicit(&w->round_heads, taken, memory_order_relaxed);
 	if (rc)
 		goto fail;
 	nsnap = snapbuf->len / sizeof(snap_t);

@@ -68,24 +68,37 @@ int mp__writer_flush_on_flusher(mp_writer_t *w)
 #define QUIET_MS 5u
 #define QUIET_GAP_NS (5u * 1000000u)
 
-/* A look at the rings: the bytes ever written to them all (it moves while
- * the program records), and whether one holds bytes no round has taken
- * yet (its head past its tail). */
-static uint64_t look_rings(mp_writer_t *w, int *pending)
+/* Bytes ever written to the rings of all threads: it moves while the
+ * program records, and is past the last round's round_heads while some
+ * are not on disk. */
+static uint64_t heads_sum(mp_writer_t *w)
 {
-	uint64_t sum = 0, head;
+	uint64_t sum = 0;
 	mp_wthread_t *t;
 
-	*pending = 0;
 	pthread_mutex_lock(&w->reg_mu);
-	for (t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next) {
-		if (atomic_load_explicit(&t->exited, memory_order_acquire) == 2)
-			continue;
-		sum += head = atomic_load_explicit(&t->head, memory_order_relaxed);
-		*pending |= head != atomic_load_explicit(&t->tail, memory_order_relaxed);
-	}
+	for (t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next)
+		if (atomic_load_explicit(&t->exited, memory_order_acquire) != 2)
+			sum += atomic_load_explicit(&t->head, memory_order_relaxed);
 	pthread_mutex_unlock(&w->reg_mu);
 	return sum;
+}
+
+/* A look between rounds (see below): 1 when the program stopped making
+ * events since the last look (*looked) with some not written, and a quiet
+ * round may start; else 0, the time to the next look (*look_ms) set. */
+static int stopped_unwritten(mp_writer_t *w, uint64_t *looked, uint32_t *look_ms)
+{
+	uint64_t sum = heads_sum(w);
+	int moved = sum != *looked, unwritten = sum != atomic_load_explicit(&w->round_heads, memory_order_relaxed);
+
+	*looked = sum;
+	if (moved)
+		*look_ms = QUIET_MS;
+	else if (!unwritten && *look_ms < w->flush_interval_ms) /* idle: look less often */
+		*look_ms = *look_ms * 2 < w->flush_interval_ms ? *look_ms * 2 : w->flush_interval_ms;
+	return !moved && unwritten &&
+	       mp_clock_ns() >= atomic_load_explicit(&w->round_ns, memory_order_relaxed) + QUIET_GAP_NS;
 }
 
 /* Rounds start at least every flush interval (start to start), whoever
@@ -114,7 +127,8 @@ void *mp__flusher_main(void *arg)
 	uint32_t seen = atomic_load_explicit(&w->wake, memory_order_acquire);
 	int orphan_seen = 0, orphaned = 0;
 	/* the rings' bytes at the last look, and the time to the next */
-	uint64_t looked = 0, look_ms = QUIET_MS;
+	uint64_t looked = 0;
+	uint32_t look_ms = QUIET_MS;
 
 	mp__flusher_enter();
 	/* Named, so that top -H, perf and gdb show whose CPU time it is (else
@@ -140,22 +154,11 @@ void *mp__flusher_main(void *arg)
 			mp__futex_wait(&w->wake, seen, (uint32_t)(wait_ms < look_ms ? wait_ms : look_ms));
 			if (atomic_load_explicit(&w->closing, memory_order_acquire))
 				break;
+			/* nothing woke it and nothing is due: a look (or a
+			 * spurious wake-up) */
 			if (atomic_load_explicit(&w->wake, memory_order_acquire) == seen && mp_clock_ns() < due &&
-			    !flush_pending(w)) {
-				/* a look (or a spurious wake-up): the program still
-				 * making events, stopped with some unwritten, or idle */
-				int pending;
-				uint64_t sum = look_rings(w, &pending);
-				if (sum != looked)
-					look_ms = QUIET_MS;
-				else if (!pending)
-					look_ms = look_ms * 2 < w->flush_interval_ms ? look_ms * 2 : w->flush_interval_ms;
-				quiet = sum == looked && pending &&
-					mp_clock_ns() >= atomic_load_explicit(&w->round_ns, memory_order_relaxed) + QUIET_GAP_NS;
-				looked = sum;
-				if (!quiet)
-					continue;
-			}
+			    !flush_pending(w) && !(quiet = stopped_unwritten(w, &looked, &look_ms)))
+				continue;
 		}
 		/* The window's end: the caller stops recording, and the round
 		 * below writes what it recorded up to there. */
