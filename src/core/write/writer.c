@@ -206,6 +206,14 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 		goto fail;
 	}
 	w->flusher_started = 1;
+	{
+		/* Named here, not only by itself (flusher.c): a thread the
+		 * scheduler has not run yet would still have the program's name
+		 * when the program, or top -H, looks right after the open. */
+		int e = errno;
+		(void)pthread_setname_np(w->flusher, MP_FLUSHER_NAME);
+		errno = e;
+	}
 	*out = w;
 	return 0;
 fail:
