@@ -99,15 +99,26 @@ static inline mp_wthread_t *ring(mp_writer_t **w)
 	return *w ? mp__wthread_get(*w) : NULL;
 }
 
+/* The size of p's chunk where the allocator is glibc's (the header before
+ * it; 0 otherwise: nothing cheap tells), read while p is live. */
+static inline uint64_t chunk_bytes(const void *p)
+{
+	return mp__real_is_glibc ? ((const uint64_t *)p)[-1] & ~(uint64_t)7 : 0;
+}
+
 static inline __attribute__((always_inline)) void rec_free(void *p)
 {
 	mp_writer_t *w;
 	mp_wthread_t *t = ring(&w);
 
-	if (t)
+	if (t) {
+		uint64_t big = chunk_bytes(p) >= MP_PROMPT_BYTES;
 		mp__rec_free(w, t, mp__host, (uintptr_t)p);
-	else if (w)
+		if (__builtin_expect(big, 0))
+			mp__writer_prompt(w);
+	} else if (w) {
 		mp__wthread_unbound_drop(w, mp__host, 1); /* no ring for this thread */
+	}
 }
 
 static inline __attribute__((always_inline)) void rec_alloc(void *p, uint64_t requested)
@@ -118,9 +129,11 @@ static inline __attribute__((always_inline)) void rec_alloc(void *p, uint64_t re
 		if (mp__regions_on)
 			mp__regions_alloc(p);
 		rec_stack(); /* right before its allocation: not before a region record */
-		if ((t = ring(&w)))
+		if ((t = ring(&w))) {
 			mp__rec_alloc(w, t, mp__host, (uintptr_t)p, requested, usable(p, requested));
-		else if (w)
+			if (__builtin_expect(requested >= MP_PROMPT_BYTES, 0))
+				mp__writer_prompt(w);
+		} else if (w)
 			mp__wthread_unbound_drop(w, mp__host, 1);
 	} else {
 		rec_stack();

@@ -85,7 +85,7 @@ static void *boot_realloc(void *old, size_t n)
 
 MP_EXPORT void *realloc(void *old, size_t n)
 {
-	uint64_t mapped = 0;
+	uint64_t mapped = 0, old_bytes;
 	void *p;
 	int e;
 
@@ -104,6 +104,7 @@ MP_EXPORT void *realloc(void *old, size_t n)
 		return p;
 	}
 	e = errno;
+	old_bytes = chunk_bytes(old);
 	if (mp__regions_on)
 		mapped = mp__regions_free_before(old);
 	if (n == 0 && mp__real_is_glibc) {
@@ -130,9 +131,11 @@ MP_EXPORT void *realloc(void *old, size_t n)
 		mp_writer_t *w;
 		mp_wthread_t *t;
 		rec_stack();
-		if ((t = ring(&w)))
+		if ((t = ring(&w))) {
 			mp__rec_realloc(w, t, mp__host, (uintptr_t)old, (uintptr_t)p, n, usable(p, n));
-		else if (w)
+			if (__builtin_expect(n >= MP_PROMPT_BYTES || old_bytes >= MP_PROMPT_BYTES, 0))
+				mp__writer_prompt(w);
+		} else if (w)
 			mp__wthread_unbound_drop(w, mp__host, 2);
 	} else if (n == 0) {
 		rec_free(old); /* freed, NULL returned */

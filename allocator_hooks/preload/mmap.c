@@ -163,8 +163,11 @@ static int put(uint32_t id, size_t i, uint64_t base, uint64_t end, int kind, uin
 {
 	if (insert(i, base, end, kind))
 		return -1;
-	if (kind == ACCESSIBLE)
+	if (kind == ACCESSIBLE) {
 		mp_writer_alloc(mp__writer, id, base, requested, end - base);
+		if (end - base >= MP_PROMPT_BYTES)
+			mp__writer_prompt(mp__writer);
+	}
 	return 0;
 }
 
@@ -184,8 +187,11 @@ static void change(uint32_t id, uint64_t s, uint64_t e, int which, int to)
 			i++;
 			continue;
 		}
-		if (r.kind == ACCESSIBLE)
+		if (r.kind == ACCESSIBLE) {
 			mp_writer_free(mp__writer, id, r.base);
+			if (r.end - r.base >= MP_PROMPT_BYTES)
+				mp__writer_prompt(mp__writer);
+		}
 		drop(i);
 		/* what is left, in address order: head, the part, tail */
 		if (r.base < ps && put(id, i, r.base, ps, r.kind, ps - r.base) == 0)

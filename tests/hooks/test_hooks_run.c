@@ -402,6 +402,41 @@ static void test_hooks_run_killed_idle(void **state)
 	json_decref(root);
 }
 
+/* A worker SIGKILLed right after it freed a large block, while it still
+ * makes small events: neither the interval (--flush 5000) nor a quiet
+ * round wrote them, but the large block asked for a round of its own
+ * (mp__writer_prompt): the capture holds its 8 MiB peak and its free.
+ * (Without that, the worker's capture held no event at all.) */
+static void test_hooks_run_killed_after_big(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--flush", "5000", NULL};
+	const char *args[] = {"killbig", NULL};
+	char run[600];
+	json_t *root, *host, *p, *worker = NULL;
+	json_int_t peak, allocs, frees;
+	size_t i;
+
+	assert_int_equal(hk_record(t->cap, opts, "victim_launch", args, NULL), 0);
+	hk_run_path(t->cap, run, sizeof(run));
+	root = report_json("", run); /* the main process: the worker, by its peak */
+	assert_string_equal(json_string_value(json_object_get(root, "end")), "abrupt");
+	host = device(root, "host");
+	peak = get_int(json_object_get(host, "peak"), "bytes");
+	allocs = get_int(host, "allocations");
+	frees = get_int(host, "deallocations");
+	assert_in_range(peak, 8 * MIB, 8 * MIB + 65536);
+	assert_true(frees >= 1);
+	assert_in_range(allocs - frees, 0, 1); /* (a round may fall between a small malloc and its free) */
+	/* how the worker ("big FD", FD whichever the pipe got) ended */
+	json_array_foreach(json_object_get(json_array_get(json_object_get(root, "runs"), 0), "processes"), i, p)
+		if (strstr(json_string_value(json_object_get(p, "command_line")), "victim_launch big "))
+			worker = p;
+	assert_non_null(worker);
+	assert_string_equal(json_string_value(json_object_get(worker, "status")), "signal 9 (Killed)");
+	json_decref(root);
+}
+
 /* --main-only: the wrapper's exec chain cut to its last program and what
  * it started (here: the launcher and its 4 workers). */
 static void test_hooks_run_main_only(void **state)
@@ -435,6 +470,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_run_killed_closing, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_run_orphans, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_run_killed_idle, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_run_killed_after_big, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_run_main_only, hk_setup_dir, hk_teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

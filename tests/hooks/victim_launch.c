@@ -15,6 +15,17 @@
  *   victim_launch idle K      the same as "work K", then idle (pause) until
  *                             killed: a pool's worker waiting for its next
  *                             task when the pool terminates it;
+ *   victim_launch big FD      a worker whose last large block matters:
+ *                             mallocs 8 MiB, frees it, then makes small
+ *                             events (so that the flusher never sees it
+ *                             idle) for 200 ms, says so on descriptor FD
+ *                             and waits to be SIGKILLed: its capture
+ *                             holds the block only if a round wrote it
+ *                             meanwhile, which neither the interval (run
+ *                             it with a long --flush) nor a quiet round
+ *                             would have done;
+ *   victim_launch killbig     forks and execs "big FD", SIGKILLs it once
+ *                             it says so, waits for it and exits 0;
  *   victim_launch launch N [V] N workers, the i-th (1-based) exec'd as
  *                             "work 4*i" (worker V with a descriptor, then
  *                             killed), forked and exec'd as torchrun does;
@@ -27,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MIB (1u << 20)
@@ -52,6 +64,49 @@ static int work(int k, int fd)
 			pause();
 	}
 	return 0;
+}
+
+static int big(int fd)
+{
+	struct timespec tick = {0, 100000}, t0, now;
+	char *volatile b = malloc(8 * MIB);
+
+	if (!b)
+		return 3;
+	b[0] = 1;
+	free(b);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		void *volatile p = malloc(64);
+		free(p);
+		nanosleep(&tick, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) < 200000000L);
+	if (write(fd, "k", 1) != 1)
+		return 4;
+	for (;;)
+		pause();
+}
+
+static int killbig(const char *self)
+{
+	int ready[2], status;
+	char fd[16], c;
+	pid_t pid;
+
+	if (pipe(ready))
+		return 4;
+	snprintf(fd, sizeof(fd), "%d", ready[1]);
+	if ((pid = fork()) < 0)
+		return 4;
+	if (pid == 0) {
+		execl(self, self, "big", fd, (char *)NULL);
+		_exit(127);
+	}
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1 || kill(pid, SIGKILL) || waitpid(pid, &status, 0) != pid)
+		return 6;
+	return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL ? 0 : 5;
 }
 
 static int launch(const char *self, int n, int victim)
@@ -97,8 +152,12 @@ int main(int argc, char **argv)
 			pause();
 		return rc;
 	}
+	if (argc >= 3 && !strcmp(argv[1], "big"))
+		return big(atoi(argv[2]));
+	if (argc >= 2 && !strcmp(argv[1], "killbig"))
+		return killbig(argv[0]);
 	if (argc >= 3 && !strcmp(argv[1], "launch"))
 		return launch(argv[0], atoi(argv[2]), argc >= 4 ? atoi(argv[3]) : 0);
-	fprintf(stderr, "usage: victim_launch work K [FD] | idle K | launch N [V]\n");
+	fprintf(stderr, "usage: victim_launch work K [FD] | idle K | big FD | killbig | launch N [V]\n");
 	return 2;
 }

@@ -29,6 +29,30 @@ void mp__flusher_wake(mp_writer_t *w)
 	mp__futex_wake(&w->wake);
 }
 
+void mp__writer_prompt(mp_writer_t *w)
+{
+	if (mp_clock_ns() >= atomic_load_explicit(&w->round_ns, memory_order_relaxed) + MP_PROMPT_GAP_NS)
+		mp__flusher_wake(w);
+	else
+		atomic_store_explicit(&w->prompt_late, 1, memory_order_release);
+}
+
+/* A prompt that had to wait (mp__writer_prompt) is due: 1, or 0, the
+ * time it is due lowered into *due. */
+static int prompt_due(mp_writer_t *w, uint64_t now, uint64_t *due)
+{
+	uint64_t at;
+
+	if (!atomic_load_explicit(&w->prompt_late, memory_order_acquire))
+		return 0;
+	at = atomic_load_explicit(&w->round_ns, memory_order_relaxed) + MP_PROMPT_GAP_NS;
+	if (now >= at)
+		return 1;
+	if (at < *due)
+		*due = at;
+	return 0;
+}
+
 /* Tell the threads waiting in mp_writer_flush that a round covering their
  * request `asked` (read before it started) is on disk. */
 static void flush_answer(mp_writer_t *w, uint32_t asked)
@@ -143,13 +167,14 @@ void *mp__flusher_main(void *arg)
 		/* ... or the recording window's end, or help's next look, if sooner */
 		uint64_t due = mp__help_due(&w->help, w->stop_at_ns && w->stop_at_ns < next ? w->stop_at_ns : next);
 		uint32_t woken, asked;
-		int stop = 0, quiet = 0;
+		int stop = 0, quiet = 0, prompt = prompt_due(w, now, &due);
 
 		/* A flush asked for is a reason to run at once, whatever the
 		 * wake-ups said: one asked before this thread read `seen` at its
 		 * start would be slept through. (One asked later bumps wake after
 		 * flush_asked, so the futex wait below returns.) */
-		if (now < due && atomic_load_explicit(&w->wake, memory_order_acquire) == seen && !flush_pending(w)) {
+		if (!prompt && now < due && atomic_load_explicit(&w->wake, memory_order_acquire) == seen &&
+		    !flush_pending(w)) {
 			uint64_t wait_ms = (due - now + 999999u) / 1000000u;
 			mp__futex_wait(&w->wake, seen, (uint32_t)(wait_ms < look_ms ? wait_ms : look_ms));
 			if (atomic_load_explicit(&w->closing, memory_order_acquire))
@@ -169,14 +194,15 @@ void *mp__flusher_main(void *arg)
 		}
 		woken = atomic_load_explicit(&w->wake, memory_order_acquire);
 		now = mp_clock_ns();
-		if (woken == seen && !stop && !quiet && !flush_pending(w) &&
+		prompt = prompt || prompt_due(w, now, &due);
+		if (woken == seen && !stop && !quiet && !prompt && !flush_pending(w) &&
 		    now < atomic_load_explicit(&w->round_ns, memory_order_relaxed) + interval) {
 			mp__help_judge(w, now); /* woken for help's look, or a round ran meanwhile */
 			continue;
 		}
 		/* A round the interval started, not a full ring: is the process
 		 * waiting on us alone (orphan.c)? */
-		if (woken == seen && !quiet && !orphan_seen && mp__process_orphaned()) {
+		if (woken == seen && !quiet && !prompt && !orphan_seen && mp__process_orphaned()) {
 			orphan_seen = 1;
 			if (!w->on_orphaned || w->on_orphaned(w->orphaned_arg) != 0) {
 				orphaned = 1;

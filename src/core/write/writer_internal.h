@@ -221,6 +221,7 @@ struct mp_writer {
 	_Atomic int error;           /* first error, sticky */
 	pthread_mutex_t flush_mu;    /* serialises rounds (flusher, mp_writer_flush, help) */
 	_Atomic uint64_t round_ns;   /* mp_clock_ns() at the last round's start */
+	_Atomic int prompt_late;     /* a prompt (mp__writer_prompt) waits for MP_PROMPT_GAP_NS to pass */
 	_Atomic uint64_t round_heads; /* the rings' bytes the last round took, all threads' (flusher.c) */
 	mp_help_t help;
 	mp_mbuf_t raw, out;          /* block being built / compressed */
@@ -322,6 +323,16 @@ void mp__futex_wait(_Atomic uint32_t *word, uint32_t val, uint32_t timeout_ms);
 /* One more wake-up for the flusher: its loop runs a round for those it
  * has not answered. */
 void mp__flusher_wake(mp_writer_t *w);
+/* The calling thread just recorded a block that moves the figures by
+ * megabytes (the preload: MP_PROMPT_BYTES or more, allocated or freed): a
+ * round soon, so that a kill a moment later does not take it along (a
+ * pool's worker terminated right after its task; a process the OOM killer
+ * picks while it touches what it just allocated). At once when the last
+ * round started MP_PROMPT_GAP_NS ago or more, else that long after it:
+ * a program that makes such blocks by the thousand gets a round every
+ * MP_PROMPT_GAP_NS at most. Makes no allocation; a system call at most. */
+void mp__writer_prompt(mp_writer_t *w);
+#define MP_PROMPT_GAP_NS (2u * 1000000u)
 
 /* help.c: rounds on the program's threads while every CPU is busy. */
 /* The policy a writer gets for the one asked (OFF where unsupported). */
