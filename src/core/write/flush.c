@@ -326,9 +326,9 @@ int mp__writer_round_locked(mp_writer_t *w, int final)
 	int rc = 0;
 
 	atomic_store_explicit(&w->round_ns, mp_clock_ns(), memory_order_relaxed);
-	/* a prompt that waited is answered by this round (one made while it
-	 * runs sets it again, for the next) */
-	atomic_store_explicit(&w->prompt_late, 0, memory_order_relaxed);
+	/* a prompt waiting is answered by this round (one made while it runs
+	 * sets it again, for the next) */
+	atomic_store_explicit(&w->prompt_pending, 0, memory_order_relaxed);
 	if (atomic_load_explicit(&w->error, memory_order_relaxed))
 		return atomic_load_explicit(&w->error, memory_order_relaxed);
 	horizon = mp__capclock_round(&w->clock, untallied_ns(w));

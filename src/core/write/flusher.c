@@ -31,19 +31,23 @@ void mp__flusher_wake(mp_writer_t *w)
 
 void mp__writer_prompt(mp_writer_t *w)
 {
+	/* One already waits for its round (which the round clears as it
+	 * starts): that round takes this block too. So a program making such
+	 * blocks in a loop pays a load for most of them, not a clock read. */
+	if (atomic_load_explicit(&w->prompt_pending, memory_order_relaxed))
+		return;
+	atomic_store_explicit(&w->prompt_pending, 1, memory_order_release);
 	if (mp_clock_ns() >= atomic_load_explicit(&w->round_ns, memory_order_relaxed) + MP_PROMPT_GAP_NS)
 		mp__flusher_wake(w);
-	else
-		atomic_store_explicit(&w->prompt_late, 1, memory_order_release);
 }
 
-/* A prompt that had to wait (mp__writer_prompt) is due: 1, or 0, the
- * time it is due lowered into *due. */
+/* A prompt (mp__writer_prompt) is due: 1, or 0, the time it is due
+ * lowered into *due. */
 static int prompt_due(mp_writer_t *w, uint64_t now, uint64_t *due)
 {
 	uint64_t at;
 
-	if (!atomic_load_explicit(&w->prompt_late, memory_order_acquire))
+	if (!atomic_load_explicit(&w->prompt_pending, memory_order_acquire))
 		return 0;
 	at = atomic_load_explicit(&w->round_ns, memory_order_relaxed) + MP_PROMPT_GAP_NS;
 	if (now >= at)

@@ -221,7 +221,7 @@ struct mp_writer {
 	_Atomic int error;           /* first error, sticky */
 	pthread_mutex_t flush_mu;    /* serialises rounds (flusher, mp_writer_flush, help) */
 	_Atomic uint64_t round_ns;   /* mp_clock_ns() at the last round's start */
-	_Atomic int prompt_late;     /* a prompt (mp__writer_prompt) waits for MP_PROMPT_GAP_NS to pass */
+	_Atomic int prompt_pending;  /* a prompt (mp__writer_prompt) waits for its round */
 	_Atomic uint64_t round_heads; /* the rings' bytes the last round took, all threads' (flusher.c) */
 	mp_help_t help;
 	mp_mbuf_t raw, out;          /* block being built / compressed */
