@@ -112,9 +112,10 @@ static inline __attribute__((always_inline)) void rec_free(void *p)
 	mp_wthread_t *t = ring(&w);
 
 	if (t) {
-		uint64_t big = chunk_bytes(p) >= MP_PROMPT_BYTES;
 		mp__rec_free(w, t, mp__host, (uintptr_t)p);
-		if (__builtin_expect(big, 0))
+		/* (the header read after the record: the record's clock reading
+		 * would wait for it, were it a miss; wthread_path.h) */
+		if (__builtin_expect(chunk_bytes(p) >= MP_PROMPT_BYTES, 0))
 			mp__writer_prompt(w);
 	} else if (w) {
 		mp__wthread_unbound_drop(w, mp__host, 1); /* no ring for this thread */

@@ -164,9 +164,10 @@ static int put(uint32_t id, size_t i, uint64_t base, uint64_t end, int kind, uin
 	if (insert(i, base, end, kind))
 		return -1;
 	if (kind == ACCESSIBLE) {
-		mp_writer_alloc(mp__writer, id, base, requested, end - base);
-		if (end - base >= MP_PROMPT_BYTES)
-			mp__writer_prompt(mp__writer);
+		mp_writer_t *w = mp__writer; /* (NULL once a close began: hook_path.h, ring) */
+		mp_writer_alloc(w, id, base, requested, end - base);
+		if (w && end - base >= MP_PROMPT_BYTES)
+			mp__writer_prompt(w);
 	}
 	return 0;
 }
@@ -188,9 +189,10 @@ static void change(uint32_t id, uint64_t s, uint64_t e, int which, int to)
 			continue;
 		}
 		if (r.kind == ACCESSIBLE) {
-			mp_writer_free(mp__writer, id, r.base);
-			if (r.end - r.base >= MP_PROMPT_BYTES)
-				mp__writer_prompt(mp__writer);
+			mp_writer_t *w = mp__writer;
+			mp_writer_free(w, id, r.base);
+			if (w && r.end - r.base >= MP_PROMPT_BYTES)
+				mp__writer_prompt(w);
 		}
 		drop(i);
 		/* what is left, in address order: head, the part, tail */
