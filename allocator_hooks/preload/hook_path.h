@@ -115,8 +115,7 @@ static inline __attribute__((always_inline)) void rec_free(void *p)
 		mp__rec_free(w, t, mp__host, (uintptr_t)p);
 		/* (the header read after the record: the record's clock reading
 		 * would wait for it, were it a miss; wthread_path.h) */
-		if (__builtin_expect(chunk_bytes(p) >= MP_PROMPT_BYTES, 0))
-			mp__writer_prompt(w);
+		mp__prompt_if_large(w, chunk_bytes(p));
 	} else if (w) {
 		mp__wthread_unbound_drop(w, mp__host, 1); /* no ring for this thread */
 	}
@@ -132,8 +131,7 @@ static inline __attribute__((always_inline)) void rec_alloc(void *p, uint64_t re
 		rec_stack(); /* right before its allocation: not before a region record */
 		if ((t = ring(&w))) {
 			mp__rec_alloc(w, t, mp__host, (uintptr_t)p, requested, usable(p, requested));
-			if (__builtin_expect(requested >= MP_PROMPT_BYTES, 0))
-				mp__writer_prompt(w);
+			mp__prompt_if_large(w, requested);
 		} else if (w)
 			mp__wthread_unbound_drop(w, mp__host, 1);
 	} else {

@@ -133,8 +133,7 @@ MP_EXPORT void *realloc(void *old, size_t n)
 		rec_stack();
 		if ((t = ring(&w))) {
 			mp__rec_realloc(w, t, mp__host, (uintptr_t)old, (uintptr_t)p, n, usable(p, n));
-			if (__builtin_expect(n >= MP_PROMPT_BYTES || old_bytes >= MP_PROMPT_BYTES, 0))
-				mp__writer_prompt(w);
+			mp__prompt_if_large(w, n > old_bytes ? n : old_bytes);
 		} else if (w)
 			mp__wthread_unbound_drop(w, mp__host, 2);
 	} else if (n == 0) {

@@ -166,8 +166,7 @@ static int put(uint32_t id, size_t i, uint64_t base, uint64_t end, int kind, uin
 	if (kind == ACCESSIBLE) {
 		mp_writer_t *w = mp__writer; /* (NULL once a close began: hook_path.h, ring) */
 		mp_writer_alloc(w, id, base, requested, end - base);
-		if (w && end - base >= MP_PROMPT_BYTES)
-			mp__writer_prompt(w);
+		mp__prompt_if_large(w, end - base);
 	}
 	return 0;
 }
@@ -191,8 +190,7 @@ static void change(uint32_t id, uint64_t s, uint64_t e, int which, int to)
 		if (r.kind == ACCESSIBLE) {
 			mp_writer_t *w = mp__writer;
 			mp_writer_free(w, id, r.base);
-			if (w && r.end - r.base >= MP_PROMPT_BYTES)
-				mp__writer_prompt(w);
+			mp__prompt_if_large(w, r.end - r.base);
 		}
 		drop(i);
 		/* what is left, in address order: head, the part, tail */

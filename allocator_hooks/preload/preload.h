@@ -101,6 +101,13 @@ extern mp_writer_t *mp__writer;
  * does. */
 #define MP_PROMPT_BYTES (4u << 20)
 
+/* After recording a block of that many bytes into w (NULL: none). */
+static inline void mp__prompt_if_large(mp_writer_t *w, uint64_t bytes)
+{
+	if (__builtin_expect(bytes >= MP_PROMPT_BYTES, 0) && w)
+		mp__writer_prompt(w);
+}
+
 extern uint32_t mp__host;            /* the memory id "host" */
 
 /* Whether the capture window has yet to open (MEMPROF_DELAY_MS), by a

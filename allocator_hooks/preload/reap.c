@@ -26,14 +26,9 @@
 #include <memprof/format/run_ends.h>
 
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 typedef pid_t (*wait_fn)(int *);
 typedef pid_t (*waitpid_fn)(pid_t, int *, int);
@@ -61,27 +56,14 @@ static void __attribute__((constructor)) reap_init(void)
 		lookup(i);
 }
 
-/* Child pid reaped with status: its line, when it ended (not stopped or
- * continued) and this process is in a run. errno is the caller's after. */
+/* Child pid reaped with status: its line, when this process is in a run
+ * (mp_run_ends_append: only ends, raw system calls, errno kept). */
 static void note(pid_t pid, int status)
 {
-	const char *path;
-	char line[MP_RUN_ENDS_LINE_MAX];
-	struct timespec ts;
-	size_t n;
-	long fd;
-	int e = errno;
+	const char *path = mp__session_ends();
 
-	if (pid <= 0 || !(WIFEXITED(status) || WIFSIGNALED(status)) || !(path = mp__session_ends()))
-		return;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	n = mp_run_ends_line(line, (uint64_t)pid, status, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
-	fd = syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd >= 0) {
-		(void)syscall(SYS_write, (int)fd, line, n);
-		(void)syscall(SYS_close, (int)fd);
-	}
-	errno = e;
+	if (pid > 0 && path)
+		(void)mp_run_ends_append(path, (uint64_t)pid, status);
 }
 
 /* After the original returned r with status st into ours (called first,

@@ -65,20 +65,10 @@ void mp_cli_run_ended(const char *path, const char *outcome)
 
 void mp_cli_run_note_end(const char *path, long pid, int status)
 {
-	char ends[PATH_MAX + 32], line[MP_RUN_ENDS_LINE_MAX];
-	struct timespec ts;
-	size_t n;
-	int fd;
+	char ends[PATH_MAX + 32];
 
-	if (!(WIFEXITED(status) || WIFSIGNALED(status)))
-		return;
 	snprintf(ends, sizeof(ends), "%s/%s", path, MP_RUN_ENDS);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	n = mp_run_ends_line(line, (uint64_t)pid, status, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
-	if ((fd = open(ends, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) >= 0) {
-		(void)!write(fd, line, n); /* one write, as the preload's: lines do not mix */
-		close(fd);
-	}
+	(void)mp_run_ends_append(ends, (uint64_t)pid, status); /* as the preload's lines (reap.c) */
 }
 
 void mp_cli_run_reap_orphans(const char *path, unsigned grace_ms)

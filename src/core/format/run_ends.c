@@ -2,6 +2,13 @@
  * (memprof/format/run_ends.h). */
 #include <memprof/format/run_ends.h>
 
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
 /* v in decimal at p; returns the end */
 static char *put_u64(char *p, uint64_t v)
 {
@@ -26,6 +33,27 @@ size_t mp_run_ends_line(char buf[MP_RUN_ENDS_LINE_MAX], uint64_t pid, int status
 	p = put_u64(p, wall_ns);
 	*p++ = '\n';
 	return (size_t)(p - buf);
+}
+
+int mp_run_ends_append(const char *path, uint64_t pid, int status)
+{
+	char line[MP_RUN_ENDS_LINE_MAX];
+	struct timespec ts;
+	size_t n;
+	long fd, w = -1;
+	int e = errno;
+
+	if (!(WIFEXITED(status) || WIFSIGNALED(status)))
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	n = mp_run_ends_line(line, pid, status, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+	fd = syscall(SYS_openat, AT_FDCWD, path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		w = syscall(SYS_write, (int)fd, line, n);
+		(void)syscall(SYS_close, (int)fd);
+	}
+	errno = e;
+	return w == (long)n ? 0 : -1;
 }
 
 /* A decimal number below 2^64 at *p (before end), followed by stop; *p

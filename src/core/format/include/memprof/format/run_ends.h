@@ -19,6 +19,16 @@
  * thread, a SIGCHLD handler's included. */
 size_t mp_run_ends_line(char buf[MP_RUN_ENDS_LINE_MAX], uint64_t pid, int status, uint64_t wall_ns);
 
+/* The line of child pid reaped with wait status status, now, appended to
+ * the file at path (created if missing) in one O_APPEND write, so that
+ * lines of several processes do not mix; nothing when the status is not an
+ * end (stopped, continued). The clock is CLOCK_REALTIME (it tells a reused
+ * pid's programs apart). Raw system calls: glibc's open and write are
+ * cancellation points, and a thread cancelled there would lose the child
+ * its wait just reaped. Nothing allocated; errno as on entry. Returns 0, or
+ * -1 when the file could not be written. */
+int mp_run_ends_append(const char *path, uint64_t pid, int status);
+
 /* One line read: the child's pid, its wait status, the time of the reap. */
 typedef void (*mp_run_end_fn)(void *ctx, uint64_t pid, int status, uint64_t wall_ns);
 
