@@ -25,6 +25,17 @@ static void test_line_arithmetic(void **state)
 	assert_int_equal(mp_tsc_convert(&l, 1000 + 4000000000ull), 500 + 12000000000ull);
 }
 
+/* c set up on the TSC, or the test skipped, saying why it has nothing to
+ * check without it. */
+static void tsc_clock(mp_capclock_t *c, const char *what)
+{
+	mp__capclock_init(c, 1);
+	if (!c->use_tsc) {
+		print_message("the kernel's clocksource is not the TSC here: %s\n", what);
+		skip();
+	}
+}
+
 /* Every round starts a line where the previous one was: the conversion is
  * continuous at each knot, increasing, and readings from before a knot
  * still convert with the line they fell under. */
@@ -36,11 +47,7 @@ static void test_reanchor_is_continuous(void **state)
 	int i;
 
 	(void)state;
-	mp__capclock_init(&c, 1);
-	if (!c.use_tsc) {
-		print_message("the kernel's clocksource is not the TSC here: nothing to re-anchor\n");
-		skip();
-	}
+	tsc_clock(&c, "nothing to re-anchor");
 	for (i = 0; i < 6; i++) {
 		mp_tsc_line_t before;
 		uint64_t h;
@@ -76,11 +83,7 @@ static void test_line_kept_for_the_tally(void **state)
 	int i;
 
 	(void)state;
-	mp__capclock_init(&c, 1);
-	if (!c.use_tsc) {
-		print_message("the kernel's clocksource is not the TSC here: one line, nothing to keep\n");
-		skip();
-	}
+	tsc_clock(&c, "one line, nothing to keep");
 	nanosleep(&d, NULL);
 	(void)mp__capclock_round(&c, UINT64_MAX);
 	raw = mp_tsc(); /* a record made now, on the newest line */
