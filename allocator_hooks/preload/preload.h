@@ -91,22 +91,9 @@ enum {
 extern _Atomic int mp__state;
 extern mp_writer_t *mp__writer;
 
-/* A block this large, allocated or freed, is on disk within about a
- * millisecond (mp__writer_prompt), not at the next round: it moves the
- * figures by megabytes, and a process is often killed right after one (a
- * pool's worker freeing its task's data, then terminated; the OOM killer's
- * pick, touching what it just allocated). A round's fixed cost (tens of
- * microseconds) is small beside what allocating and using 4 MiB costs,
- * and rounds come at most every MP_PROMPT_GAP_NS whatever the program
- * does. */
-#define MP_PROMPT_BYTES (4u << 20)
-
-/* After recording a block of that many bytes into w (NULL: none). */
-static inline void mp__prompt_if_large(mp_writer_t *w, uint64_t bytes)
-{
-	if (__builtin_expect(bytes >= MP_PROMPT_BYTES, 0) && w)
-		mp__writer_prompt(w);
-}
+/* A block of MP_PROMPT_BYTES or more, allocated or freed, is on disk
+ * within about a millisecond, not at the next round: mp__prompt_if_large
+ * (writer_internal.h) after its record. */
 
 extern uint32_t mp__host;            /* the memory id "host" */
 

@@ -437,6 +437,51 @@ static void test_hooks_run_killed_after_big(void **state)
 	json_decref(root);
 }
 
+/* The same with a framework's pool (the annotation API): the worker
+ * allocates an 8 MiB block and fails a 16 MiB allocation in its memory id
+ * "pool" (poolbig), or only fails it (poolfail), then makes small host
+ * events until it is SIGKILLed. Each asks for a round of its own
+ * (mp_writer_alloc, mp_writer_alloc_failed): without that the pool's
+ * events were lost with the process. */
+static void killed_after_pool(tmpdir_t *t, const char *mode, json_int_t peak)
+{
+	const char *opts[] = {"--flush", "5000", NULL};
+	const char *args[] = {"killbig", mode, NULL};
+	char run[600], want[64], pid[40];
+	json_t *root, *pool, *p, *worker = NULL;
+	size_t i;
+
+	assert_int_equal(hk_record(t->cap, opts, "victim_launch", args, NULL), 0);
+	hk_run_path(t->cap, run, sizeof(run));
+	/* the worker ("MODE FD", FD whichever the pipe got), picked by pid:
+	 * with only a failed allocation its peaks are small */
+	root = report_json("", run);
+	snprintf(want, sizeof(want), "victim_launch %s ", mode);
+	json_array_foreach(json_object_get(json_array_get(json_object_get(root, "runs"), 0), "processes"), i, p)
+		if (strstr(json_string_value(json_object_get(p, "command_line")), want))
+			worker = p;
+	assert_non_null(worker);
+	assert_string_equal(json_string_value(json_object_get(worker, "status")), "signal 9 (Killed)");
+	snprintf(pid, sizeof(pid), "--pid %lld", (long long)get_int(worker, "pid"));
+	json_decref(root);
+	root = report_json(pid, run);
+	assert_string_equal(json_string_value(json_object_get(root, "end")), "abrupt");
+	pool = device(root, "pool");
+	assert_int_equal(get_int(json_object_get(pool, "peak"), "bytes"), peak);
+	assert_int_equal(get_int(pool, "allocations"), peak ? 1 : 0);
+	assert_int_equal(get_int(pool, "deallocations"), 0);
+	assert_int_equal(get_int(pool, "failed_allocations"), 1);
+	json_decref(root);
+}
+
+static void test_hooks_run_killed_after_pool_big(void **state)
+{
+	killed_after_pool(*state, "poolbig", 8 * MIB);
+	hk_teardown_dir(state);
+	assert_int_equal(hk_setup_dir(state), 0);
+	killed_after_pool(*state, "poolfail", 0);
+}
+
 /* --main-only: the wrapper's exec chain cut to its last program and what
  * it started (here: the launcher and its 4 workers). */
 static void test_hooks_run_main_only(void **state)
@@ -471,6 +516,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hooks_run_orphans, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_run_killed_idle, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_run_killed_after_big, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_run_killed_after_pool_big, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_run_main_only, hk_setup_dir, hk_teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,8 +24,15 @@
  *                             meanwhile, which neither the interval (run
  *                             it with a long --flush) nor a quiet round
  *                             would have done;
- *   victim_launch killbig     forks and execs "big FD", SIGKILLs it once
- *                             it says so, waits for it and exits 0;
+ *   victim_launch poolbig FD  the same with a framework's pool: in the
+ *                             annotated memory id "pool", an 8 MiB block
+ *                             allocated and a 16 MiB allocation failed,
+ *                             then small host events for 200 ms (the pool
+ *                             reports no free size, so the block stays);
+ *   victim_launch poolfail FD the same with the failed allocation only;
+ *   victim_launch killbig [M] forks and execs "M FD" (M: big, the default,
+ *                             poolbig or poolfail), SIGKILLs it once it says so,
+ *                             waits for it and exits 0;
  *   victim_launch launch N [V] N workers, the i-th (1-based) exec'd as
  *                             "work 4*i" (worker V with a descriptor, then
  *                             killed), forked and exec'd as torchrun does;
@@ -66,15 +73,12 @@ static int work(int k, int fd)
 	return 0;
 }
 
-static int big(int fd)
+/* Small host events for 200 ms, so that the flusher never sees the
+ * process idle; then says so on fd and waits to be killed. */
+static int busy_then_wait(int fd)
 {
 	struct timespec tick = {0, 100000}, t0, now;
-	char *volatile b = malloc(8 * MIB);
 
-	if (!b)
-		return 3;
-	b[0] = 1;
-	free(b);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		void *volatile p = malloc(64);
@@ -88,7 +92,30 @@ static int big(int fd)
 		pause();
 }
 
-static int killbig(const char *self)
+static int big(int fd)
+{
+	char *volatile b = malloc(8 * MIB);
+
+	if (!b)
+		return 3;
+	b[0] = 1;
+	free(b);
+	return busy_then_wait(fd);
+}
+
+static int poolbig(int fd, int block)
+{
+	int pool = memprof_memory_declare("pool", MEMPROF_MEMORY_OTHER, 0);
+
+	if (pool < 0 || !memprof_enabled())
+		return 3;
+	if (block)
+		memprof_alloc(pool, 0x10000000u, 8 * MIB, 8 * MIB);
+	memprof_alloc_failed(pool, 16 * MIB);
+	return busy_then_wait(fd);
+}
+
+static int killbig(const char *self, const char *mode)
 {
 	int ready[2], status;
 	char fd[16], c;
@@ -100,7 +127,7 @@ static int killbig(const char *self)
 	if ((pid = fork()) < 0)
 		return 4;
 	if (pid == 0) {
-		execl(self, self, "big", fd, (char *)NULL);
+		execl(self, self, mode, fd, (char *)NULL);
 		_exit(127);
 	}
 	close(ready[1]);
@@ -154,10 +181,12 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 3 && !strcmp(argv[1], "big"))
 		return big(atoi(argv[2]));
+	if (argc >= 3 && (!strcmp(argv[1], "poolbig") || !strcmp(argv[1], "poolfail")))
+		return poolbig(atoi(argv[2]), !strcmp(argv[1], "poolbig"));
 	if (argc >= 2 && !strcmp(argv[1], "killbig"))
-		return killbig(argv[0]);
+		return killbig(argv[0], argc >= 3 ? argv[2] : "big");
 	if (argc >= 3 && !strcmp(argv[1], "launch"))
 		return launch(argv[0], atoi(argv[2]), argc >= 4 ? atoi(argv[3]) : 0);
-	fprintf(stderr, "usage: victim_launch work K [FD] | idle K | big FD | killbig | launch N [V]\n");
+	fprintf(stderr, "usage: victim_launch work K [FD] | idle K | big FD | poolbig FD | poolfail FD | killbig [M] | launch N [V]\n");
 	return 2;
 }

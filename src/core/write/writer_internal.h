@@ -323,16 +323,28 @@ void mp__futex_wait(_Atomic uint32_t *word, uint32_t val, uint32_t timeout_ms);
 /* One more wake-up for the flusher: its loop runs a round for those it
  * has not answered. */
 void mp__flusher_wake(mp_writer_t *w);
-/* The calling thread just recorded a block that moves the figures by
- * megabytes (the preload: MP_PROMPT_BYTES or more, allocated or freed): a
- * round soon, so that a kill a moment later does not take it along (a
- * pool's worker terminated right after its task; a process the OOM killer
- * picks while it touches what it just allocated). At once when the last
- * round started MP_PROMPT_GAP_NS ago or more, else that long after it:
- * a program that makes such blocks by the thousand gets a round every
- * MP_PROMPT_GAP_NS at most. Makes no allocation; a system call at most. */
+/* The calling thread just recorded an event that a kill a moment later
+ * must not take along: a block that moves the figures by megabytes
+ * (MP_PROMPT_BYTES or more, allocated or freed: a pool's worker terminated
+ * right after its task; a process the OOM killer picks while it touches
+ * what it just allocated), or a failed allocation (what often ends a
+ * process next). A round soon: at once when the last round started
+ * MP_PROMPT_GAP_NS ago or more, else that long after it, so that a program
+ * making such events by the thousand gets a round every MP_PROMPT_GAP_NS at
+ * most. Makes no allocation; a system call at most. */
 void mp__writer_prompt(mp_writer_t *w);
 #define MP_PROMPT_GAP_NS (2u * 1000000u)
+
+/* A block this large asks for a round (above). A round's fixed cost (tens
+ * of microseconds) is small beside what allocating and using 4 MiB costs. */
+#define MP_PROMPT_BYTES (4u << 20)
+
+/* After recording a block of that many bytes into w (NULL: none). */
+static inline void mp__prompt_if_large(mp_writer_t *w, uint64_t bytes)
+{
+	if (__builtin_expect(bytes >= MP_PROMPT_BYTES, 0) && w)
+		mp__writer_prompt(w);
+}
 
 /* help.c: rounds on the program's threads while every CPU is busy. */
 /* The policy a writer gets for the one asked (OFF where unsupported). */

@@ -254,9 +254,14 @@ int mp_writer_alloc(mp_writer_t *w, uint32_t memory, uint64_t address, uint64_t 
 {
 	GET_THREAD(w, t, memory, 1);
 
+	int rc;
+
 	if (memory > MP_RING_MAX_MEMORY)
 		return -EINVAL;
-	return mp__rec_alloc(w, t, memory, address, requested, allocated);
+	rc = mp__rec_alloc(w, t, memory, address, requested, allocated);
+	if (rc == 0)
+		mp__prompt_if_large(w, requested > allocated ? requested : allocated);
+	return rc;
 }
 
 int mp_writer_realloc(mp_writer_t *w, uint32_t memory, uint64_t old_address, uint64_t new_address,
@@ -264,9 +269,14 @@ int mp_writer_realloc(mp_writer_t *w, uint32_t memory, uint64_t old_address, uin
 {
 	GET_THREAD(w, t, memory, 2);
 
+	int rc;
+
 	if (memory > MP_RING_MAX_MEMORY)
 		return -EINVAL;
-	return mp__rec_realloc(w, t, memory, old_address, new_address, requested, allocated);
+	rc = mp__rec_realloc(w, t, memory, old_address, new_address, requested, allocated);
+	if (rc == 0)
+		mp__prompt_if_large(w, requested > allocated ? requested : allocated);
+	return rc;
 }
 
 static inline int timed_rec(mp_writer_t *w, unsigned kind, uint32_t memory, uint64_t a, uint64_t b, unsigned k)
@@ -285,7 +295,11 @@ int mp_writer_free(mp_writer_t *w, uint32_t memory, uint64_t address)
 
 int mp_writer_alloc_failed(mp_writer_t *w, uint32_t memory, uint64_t requested)
 {
-	return timed_rec(w, MP_REC_ALLOC_FAILED, memory, requested, 0, 3);
+	int rc = timed_rec(w, MP_REC_ALLOC_FAILED, memory, requested, 0, 3);
+
+	if (rc == 0)
+		mp__writer_prompt(w);
+	return rc;
 }
 
 int mp_writer_region_add(mp_writer_t *w, uint32_t memory, uint64_t base, uint64_t size)

@@ -103,7 +103,10 @@ void mp_writer_set_context(mp_writer_t *w, uint32_t op, int region, uint32_t dty
 
 /* Events. Timestamps are taken inside (CLOCK_MONOTONIC); each returns 0, or a
  * negative code when the event could not be recorded (then it is counted as
- * dropped). None of them allocates after the calling thread's first event. */
+ * dropped). None of them allocates after the calling thread's first event.
+ * A block of 4 MiB or more (alloc, realloc) and a failed allocation are on
+ * disk within a few milliseconds, whatever the flush interval: a process is
+ * often killed right after one. */
 int mp_writer_alloc(mp_writer_t *w, uint32_t memory, uint64_t address, uint64_t requested, uint64_t allocated);
 int mp_writer_free(mp_writer_t *w, uint32_t memory, uint64_t address);
 int mp_writer_realloc(mp_writer_t *w, uint32_t memory, uint64_t old_address, uint64_t new_address,
