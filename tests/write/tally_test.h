@@ -38,12 +38,15 @@ static inline void read_summary(const char *path, mp_capture_summary_t *s)
  * all threads share (duplicates, frees of addresses not live, a block
  * freed by another thread), some at 2^53 and up (tally.h's keys), some
  * without an allocated size or with one 2^32 beyond the request (WIDE
- * ring records); flushes now and then. */
+ * ring records); flushes now and then. Without asks, neither flushes nor
+ * the events that ask the flusher for a round of their own (failed
+ * allocations, blocks of 4 MiB or more: the WIDE ones), so that every
+ * round but the last is the writer's own choice. */
 typedef struct {
 	mp_writer_t *w;
 	uint64_t seed;
 	int n;
-	int flushes; /* 0: no mp_writer_flush (every round the writer's own choice) */
+	int asks; /* 0: no mp_writer_flush, nor events that ask for a round (above) */
 } rnd_arg_t;
 
 static inline uint64_t rnd(uint64_t *s)
@@ -74,7 +77,7 @@ static inline void *rnd_thread(void *p)
 	for (i = 0; i < a->n; i++) {
 		uint64_t x = rnd(&s), req = 1 + (x >> 8) % 5000, alloc = (x >> 24) % 4 ? req + (x >> 30) % 32 : 0;
 		uint32_t mem = (uint32_t)((x >> 36) % 3);
-		if ((x >> 40) % 100 == 0)
+		if ((x >> 40) % 100 == 0 && a->asks)
 			alloc = req + (1ull << 32);
 		switch (x % 16) {
 		case 0:
@@ -97,10 +100,11 @@ static inline void *rnd_thread(void *p)
 			mp_writer_realloc(a->w, mem, rnd_addr(&s, me), rnd_addr(&s, me), req, alloc);
 			break;
 		case 13:
-			mp_writer_alloc_failed(a->w, mem, req);
+			if (a->asks)
+				mp_writer_alloc_failed(a->w, mem, req);
 			break;
 		case 14:
-			if ((x >> 50) % 64 == 0 && a->flushes)
+			if ((x >> 50) % 64 == 0 && a->asks)
 				mp_writer_flush(a->w);
 			break;
 		default:
@@ -128,9 +132,10 @@ static inline void check_memory(const mp_summary_memory_t *m, const mp_summary_m
 }
 
 /* n threads of rnd_thread (40000 draws each, seeds seed * (i + 1) + i;
- * flushes: whether they call mp_writer_flush now and then) on w, with its
+ * asks: whether they call mp_writer_flush now and then and make events
+ * that ask for a round of their own) on w, with its
  * three memory ids declared first; joined. */
-static inline void rnd_run(mp_writer_t *w, int n, uint64_t seed, int flushes)
+static inline void rnd_run(mp_writer_t *w, int n, uint64_t seed, int asks)
 {
 	pthread_t tid[8];
 	rnd_arg_t arg[8];
@@ -141,7 +146,7 @@ static inline void rnd_run(mp_writer_t *w, int n, uint64_t seed, int flushes)
 	assert_int_equal(mp_writer_memory(w, "gpu0", MP_MEMORY_DEVICE, 0), 1);
 	assert_int_equal(mp_writer_memory(w, "pool", MP_MEMORY_DEVICE, 0), 2);
 	for (i = 0; i < n; i++) {
-		arg[i] = (rnd_arg_t){w, seed * (uint64_t)(i + 1) + (uint64_t)i, 40000, flushes};
+		arg[i] = (rnd_arg_t){w, seed * (uint64_t)(i + 1) + (uint64_t)i, 40000, asks};
 		assert_int_equal(pthread_create(&tid[i], NULL, rnd_thread, &arg[i]), 0);
 	}
 	for (i = 0; i < n; i++)
