@@ -179,8 +179,17 @@ static void test_demo_timeline(void **state)
 	x = mp_scene_points(a.scene, line)[0].x;
 	/* the peak line above the peak (63 of the 66.6 MiB the axis shows) */
 	assert_pixel(png, x, plot->y + 3, MP_COLOR_PEAK);
-	/* in use just before the peak, near the axis */
-	assert_pixel(png, x - 3, plot->y + plot->h - 8, MP_COLOR_HEAP);
+	/* in use just before the peak, near the axis: most of the six columns
+	 * there (the fragmentation line, whose steps follow the demo's real
+	 * timing, may cross one or two of them: it crossed the one column
+	 * checked before, in one CI run) */
+	{
+		int heap = 0, dx;
+		for (dx = 3; dx <= 8; dx++)
+			heap += rc_png_pixel(png, (int)(x - dx), (int)(plot->y + plot->h - 8)) == (long)MP_COLOR_HEAP;
+		if (heap < 4)
+			fail_msg("%d of the 6 pixels before the peak near the axis are in use", heap);
+	}
 	/* at the start nothing is in use: the pool is all free */
 	assert_pixel(png, plot->x + 4, plot->y + plot->h / 2, MP_COLOR_FREE);
 	unlink(png);
