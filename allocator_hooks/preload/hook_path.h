@@ -112,10 +112,13 @@ static inline __attribute__((always_inline)) void rec_free(void *p)
 	mp_wthread_t *t = ring(&w);
 
 	if (t) {
+		uint64_t bytes;
 		mp__rec_free(w, t, mp__host, (uintptr_t)p);
 		/* (the header read after the record: the record's clock reading
 		 * would wait for it, were it a miss; wthread_path.h) */
-		mp__prompt_if_large(w, chunk_bytes(p));
+		bytes = chunk_bytes(p);
+		mp__prompt_if_large(w, bytes);
+		mp__net_moved(w, -(int64_t)bytes);
 	} else if (w) {
 		mp__wthread_unbound_drop(w, mp__host, 1); /* no ring for this thread */
 	}
@@ -132,6 +135,7 @@ static inline __attribute__((always_inline)) void rec_alloc(void *p, uint64_t re
 		if ((t = ring(&w))) {
 			mp__rec_alloc(w, t, mp__host, (uintptr_t)p, requested, usable(p, requested));
 			mp__prompt_if_large(w, requested);
+			mp__net_moved(w, (int64_t)chunk_bytes(p));
 		} else if (w)
 			mp__wthread_unbound_drop(w, mp__host, 1);
 	} else {

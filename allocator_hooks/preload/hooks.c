@@ -12,6 +12,8 @@
 __thread int mp__guard __attribute__((tls_model("initial-exec")));
 __thread int *mp__errno_at __attribute__((tls_model("initial-exec")));
 __thread mp_cxx_noted_t mp__cxx_noted __attribute__((tls_model("initial-exec")));
+__thread int64_t mp__net_bytes __attribute__((tls_model("initial-exec")));
+__thread int64_t mp__net_asked __attribute__((tls_model("initial-exec")));
 
 MP_EXPORT void *malloc(size_t n)
 {
@@ -134,6 +136,7 @@ MP_EXPORT void *realloc(void *old, size_t n)
 		if ((t = ring(&w))) {
 			mp__rec_realloc(w, t, mp__host, (uintptr_t)old, (uintptr_t)p, n, usable(p, n));
 			mp__prompt_if_large(w, n > old_bytes ? n : old_bytes);
+			mp__net_moved(w, (int64_t)(chunk_bytes(p) - old_bytes));
 		} else if (w)
 			mp__wthread_unbound_drop(w, mp__host, 2);
 	} else if (n == 0) {

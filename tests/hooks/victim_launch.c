@@ -24,6 +24,9 @@
  *                             meanwhile, which neither the interval (run
  *                             it with a long --flush) nor a quiet round
  *                             would have done;
+ *   victim_launch grow FD     the same with 8 MiB made of small blocks:
+ *                             mallocs 8192 blocks of 1 KiB and keeps them
+ *                             (as a process the OOM killer takes grows);
  *   victim_launch poolbig FD  the same with a framework's pool: in the
  *                             annotated memory id "pool", an 8 MiB block
  *                             allocated and a 16 MiB allocation failed,
@@ -31,8 +34,8 @@
  *                             reports no free size, so the block stays);
  *   victim_launch poolfail FD the same with the failed allocation only;
  *   victim_launch killbig [M] forks and execs "M FD" (M: big, the default,
- *                             poolbig or poolfail), SIGKILLs it once it says so,
- *                             waits for it and exits 0;
+ *                             grow, poolbig or poolfail), SIGKILLs it once it
+ *                             says so, waits for it and exits 0;
  *   victim_launch launch N [V] N workers, the i-th (1-based) exec'd as
  *                             "work 4*i" (worker V with a descriptor, then
  *                             killed), forked and exec'd as torchrun does;
@@ -100,6 +103,17 @@ static int big(int fd)
 		return 3;
 	b[0] = 1;
 	free(b);
+	return busy_then_wait(fd);
+}
+
+static int grow(int fd)
+{
+	static char *volatile blocks[8192];
+	int i;
+
+	for (i = 0; i < 8192; i++)
+		if (!(blocks[i] = malloc(1024)))
+			return 3;
 	return busy_then_wait(fd);
 }
 
@@ -181,12 +195,14 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 3 && !strcmp(argv[1], "big"))
 		return big(atoi(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "grow"))
+		return grow(atoi(argv[2]));
 	if (argc >= 3 && (!strcmp(argv[1], "poolbig") || !strcmp(argv[1], "poolfail")))
 		return poolbig(atoi(argv[2]), !strcmp(argv[1], "poolbig"));
 	if (argc >= 2 && !strcmp(argv[1], "killbig"))
 		return killbig(argv[0], argc >= 3 ? argv[2] : "big");
 	if (argc >= 3 && !strcmp(argv[1], "launch"))
 		return launch(argv[0], atoi(argv[2]), argc >= 4 ? atoi(argv[3]) : 0);
-	fprintf(stderr, "usage: victim_launch work K [FD] | idle K | big FD | poolbig FD | poolfail FD | killbig [M] | launch N [V]\n");
+	fprintf(stderr, "usage: victim_launch work K [FD] | idle K | big FD | grow FD | poolbig FD | poolfail FD | killbig [M] | launch N [V]\n");
 	return 2;
 }
