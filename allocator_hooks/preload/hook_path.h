@@ -70,13 +70,22 @@ static inline void leave(int saved_errno)
  * chunk size in 16-byte steps, bit 1 set for mmapped chunks, whose header
  * takes 16 bytes instead of 8), saving a call and a read of the next chunk;
  * tests/hooks checks the figures against glibc's documented rounding. */
+static inline uint64_t usable_of(void *p, uint64_t requested, uint64_t h)
+{
+	if (mp__real_is_glibc)
+		return (h & ~(uint64_t)7) - ((h & 2) ? 16 : 8);
+	return mp__real.malloc_usable_size ? mp__real.malloc_usable_size(p) : requested;
+}
+
+/* The header word before p where the allocator is glibc's, else 0. */
+static inline uint64_t chunk_header(const void *p)
+{
+	return mp__real_is_glibc ? ((const uint64_t *)p)[-1] : 0;
+}
+
 static inline uint64_t usable(void *p, uint64_t requested)
 {
-	if (mp__real_is_glibc) {
-		uint64_t h = ((const uint64_t *)p)[-1];
-		return (h & ~(uint64_t)7) - ((h & 2) ? 16 : 8);
-	}
-	return mp__real.malloc_usable_size ? mp__real.malloc_usable_size(p) : requested;
+	return usable_of(p, requested, chunk_header(p));
 }
 
 /* With --stacks: the STACK record of the allocation about to be recorded. */
@@ -103,7 +112,7 @@ static inline mp_wthread_t *ring(mp_writer_t **w)
  * it; 0 otherwise: nothing cheap tells), read while p is live. */
 static inline uint64_t chunk_bytes(const void *p)
 {
-	return mp__real_is_glibc ? ((const uint64_t *)p)[-1] & ~(uint64_t)7 : 0;
+	return chunk_header(p) & ~(uint64_t)7;
 }
 
 static inline __attribute__((always_inline)) void rec_free(void *p)
@@ -133,9 +142,10 @@ static inline __attribute__((always_inline)) void rec_alloc(void *p, uint64_t re
 			mp__regions_alloc(p);
 		rec_stack(); /* right before its allocation: not before a region record */
 		if ((t = ring(&w))) {
-			mp__rec_alloc(w, t, mp__host, (uintptr_t)p, requested, usable(p, requested));
+			uint64_t h = chunk_header(p); /* (read once: the record's stores may alias it) */
+			mp__rec_alloc(w, t, mp__host, (uintptr_t)p, requested, usable_of(p, requested, h));
 			mp__prompt_if_large(w, requested);
-			mp__net_moved(w, (int64_t)chunk_bytes(p));
+			mp__net_moved(w, (int64_t)(h & ~(uint64_t)7));
 		} else if (w)
 			mp__wthread_unbound_drop(w, mp__host, 1);
 	} else {

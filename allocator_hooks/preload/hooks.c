@@ -12,8 +12,7 @@
 __thread int mp__guard __attribute__((tls_model("initial-exec")));
 __thread int *mp__errno_at __attribute__((tls_model("initial-exec")));
 __thread mp_cxx_noted_t mp__cxx_noted __attribute__((tls_model("initial-exec")));
-__thread int64_t mp__net_bytes __attribute__((tls_model("initial-exec")));
-__thread int64_t mp__net_asked __attribute__((tls_model("initial-exec")));
+__thread int64_t mp__net_moved_by __attribute__((tls_model("initial-exec")));
 
 MP_EXPORT void *malloc(size_t n)
 {

@@ -111,22 +111,22 @@ extern mp_writer_t *mp__writer;
  * counter on the event path (a thread that frees what another allocated
  * moves both, and both ask). Under another allocator the chunk bytes are
  * unknown (0) and only mappings move it. */
-extern __thread int64_t mp__net_bytes __attribute__((tls_model("initial-exec")));
-extern __thread int64_t mp__net_asked __attribute__((tls_model("initial-exec")));
+extern __thread int64_t mp__net_moved_by __attribute__((tls_model("initial-exec")));
 
 /* After recording an event that moved the calling thread's net host memory
- * by delta bytes (w NULL: no writer; the figure moves all the same). */
+ * by delta bytes (w NULL: no writer; the figure moves all the same). What
+ * is kept is how far it moved since the last ask. */
 static inline void mp__net_moved(mp_writer_t *w, int64_t delta)
 {
-	int64_t net = mp__net_bytes + delta;
+	int64_t d = mp__net_moved_by + delta;
 
-	mp__net_bytes = net;
-	/* |net - asked| >= MP_PROMPT_BYTES, in one compare */
-	if (__builtin_expect((uint64_t)(net - mp__net_asked + MP_PROMPT_BYTES) >= 2 * (uint64_t)MP_PROMPT_BYTES, 0)) {
-		mp__net_asked = net;
+	/* |d| >= MP_PROMPT_BYTES, in one compare */
+	if (__builtin_expect((uint64_t)(d + MP_PROMPT_BYTES) >= 2 * (uint64_t)MP_PROMPT_BYTES, 0)) {
+		d = 0;
 		if (w)
 			mp__writer_prompt(w);
 	}
+	mp__net_moved_by = d;
 }
 
 extern uint32_t mp__host;            /* the memory id "host" */
