@@ -103,28 +103,32 @@ extern mp_writer_t *mp__writer;
  * left captures with peaks of 0 B, 6.83 MiB and 76.70 MiB, for about 270
  * MiB in use when it was killed. So each thread keeps its net host memory
  * (the glibc chunk bytes it allocated less those it freed, and its own
- * anonymous mappings mapped less unmapped; hooks.c), and asks for a round
- * whenever that has moved by MP_PROMPT_BYTES since its last ask: a
- * program in a steady state (alloc_bench: about a megabyte either way)
- * asks seldom, one that grows asks every 4 MiB, at most every
- * MP_PROMPT_GAP_NS. A thread's own figure, not the process's: no shared
- * counter on the event path (a thread that frees what another allocated
- * moves both, and both ask). Under another allocator the chunk bytes are
- * unknown (0) and only mappings move it. */
+ * anonymous mappings mapped less unmapped; hooks.c), and whenever that
+ * has moved by a quarter of MP_PROMPT_BYTES since it last said so, it
+ * tells the writer (mp__writer_net_moved), which sums the threads' moves
+ * and asks for a round each time the process has grown 4 MiB beyond the
+ * highest it was: one that grows gets a round every 4 MiB, at most every
+ * MP_PROMPT_GAP_NS; one in a steady state, or whose threads hand their
+ * blocks to each other (one's heap grows, the other's shrinks), does not.
+ * A thread's own figure on the event path, no shared counter there. Under
+ * another allocator the chunk bytes are unknown (0) and only mappings
+ * move it. */
 extern __thread int64_t mp__net_moved_by __attribute__((tls_model("initial-exec")));
+
+#define MP_NET_REPORT_BYTES (MP_PROMPT_BYTES / 4)
 
 /* After recording an event that moved the calling thread's net host memory
  * by delta bytes (w NULL: no writer; the figure moves all the same). What
- * is kept is how far it moved since the last ask. */
+ * is kept is how far it moved since the thread last told the writer. */
 static inline void mp__net_moved(mp_writer_t *w, int64_t delta)
 {
 	int64_t d = mp__net_moved_by + delta;
 
-	/* |d| >= MP_PROMPT_BYTES, in one compare */
-	if (__builtin_expect((uint64_t)(d + MP_PROMPT_BYTES) >= 2 * (uint64_t)MP_PROMPT_BYTES, 0)) {
-		d = 0;
+	/* |d| >= MP_NET_REPORT_BYTES, in one compare */
+	if (__builtin_expect((uint64_t)(d + MP_NET_REPORT_BYTES) >= 2 * (uint64_t)MP_NET_REPORT_BYTES, 0)) {
 		if (w)
-			mp__writer_prompt(w);
+			mp__writer_net_moved(w, d);
+		d = 0;
 	}
 	mp__net_moved_by = d;
 }

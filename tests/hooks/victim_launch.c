@@ -24,8 +24,8 @@
  *                             meanwhile, which neither the interval (run
  *                             it with a long --flush) nor a quiet round
  *                             would have done;
- *   victim_launch grow FD     the same with 8 MiB made of small blocks:
- *                             mallocs 8192 blocks of 1 KiB and keeps them
+ *   victim_launch grow FD     the same with 16 MiB made of small blocks:
+ *                             mallocs 16384 blocks of 1 KiB and keeps them
  *                             (as a process the OOM killer takes grows);
  *   victim_launch poolbig FD  the same with a framework's pool: in the
  *                             annotated memory id "pool", an 8 MiB block
@@ -108,10 +108,10 @@ static int big(int fd)
 
 static int grow(int fd)
 {
-	static char *volatile blocks[8192];
+	static char *volatile blocks[16384];
 	int i;
 
-	for (i = 0; i < 8192; i++)
+	for (i = 0; i < 16384; i++)
 		if (!(blocks[i] = malloc(1024)))
 			return 3;
 	return busy_then_wait(fd);

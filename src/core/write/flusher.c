@@ -41,6 +41,18 @@ void mp__writer_prompt(mp_writer_t *w)
 		mp__flusher_wake(w);
 }
 
+void mp__writer_net_moved(mp_writer_t *w, int64_t bytes)
+{
+	int64_t level = atomic_fetch_add_explicit(&w->net_level, bytes, memory_order_relaxed) + bytes;
+
+	/* (two threads past it at once may both prompt: the second finds the
+	 * first's prompt pending) */
+	if (level - atomic_load_explicit(&w->net_high, memory_order_relaxed) >= (int64_t)MP_PROMPT_BYTES) {
+		atomic_store_explicit(&w->net_high, level, memory_order_relaxed);
+		mp__writer_prompt(w);
+	}
+}
+
 /* A prompt (mp__writer_prompt) is due: 1, or 0, the time it is due
  * lowered into *due. */
 static int prompt_due(mp_writer_t *w, uint64_t now, uint64_t *due)
