@@ -100,8 +100,9 @@ extern mp_writer_t *mp__writer;
  * objects, a parser's tree, a cache filling), and when the OOM killer
  * takes it, what it made in its last flush interval went with it: a
  * Python process appending 1000-byte objects in a 300 MiB memory cgroup
- * left captures with peaks of 0 B, 6.83 MiB and 76.70 MiB, for about 270
- * MiB in use when it was killed. So each thread keeps its net host memory
+ * left captures with peaks of 0 B, 6.83 MiB and 76.70 MiB, where it had
+ * made about 240 MiB of them when it was killed (docs/hooks.md, "Growth
+ * by small blocks"). So each thread keeps its net host memory
  * (the glibc chunk bytes it allocated less those it freed, and its own
  * anonymous mappings mapped less unmapped; hooks.c), and whenever that
  * has moved by a quarter of MP_PROMPT_BYTES since it last said so, it

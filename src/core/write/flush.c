@@ -442,8 +442,9 @@ int mp__writer_round_locked(mp_writer_t *w, int final)
 	 * one the OOM killer takes next. Its events are on disk by then (a
 	 * capture cut after this block is one cut inside its last round, read
 	 * up to there). A Python process growing by 1000-byte objects in a 300
-	 * MiB cgroup: its capture read 27-37 MiB when the events stopped in the
-	 * tally's growth (2 s before the kill), about 280 MiB with this. */
+	 * MiB cgroup (docs/hooks.md): its last round wrote its chunks, then
+	 * mapped a table of 32 MiB and waited on reclaim until the kill; with
+	 * the chunks after the tally, that round's events went with it. */
 	if (w->raw.len && (rc = emit_block(w)))
 		goto fail;
 

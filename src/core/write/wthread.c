@@ -253,7 +253,6 @@ static int unbound(mp_writer_t *w, uint32_t memory, uint64_t nevents)
 int mp_writer_alloc(mp_writer_t *w, uint32_t memory, uint64_t address, uint64_t requested, uint64_t allocated)
 {
 	GET_THREAD(w, t, memory, 1);
-
 	int rc;
 
 	if (memory > MP_RING_MAX_MEMORY)
@@ -268,7 +267,6 @@ int mp_writer_realloc(mp_writer_t *w, uint32_t memory, uint64_t old_address, uin
 		      uint64_t requested, uint64_t allocated)
 {
 	GET_THREAD(w, t, memory, 2);
-
 	int rc;
 
 	if (memory > MP_RING_MAX_MEMORY)
