@@ -160,14 +160,21 @@ static void test_demo_timeline(void **state)
 	line = cc_find(a.scene, "peak-line", 0);
 	t0 = (double)d->timeline[0].time_ns;
 	t1 = (double)d->timeline[d->timeline_count - 1].time_ns;
-	/* the plot frame is drawn a pixel outside the plot: x + 1, w - 1 */
+	/* the plot frame is drawn a pixel outside the plot: x + 1, w - 1.
+	 * The frame's corner and width are whole pixels (floor) and the line
+	 * is put on a pixel's middle (cx_crisp), while the plot's own edge and
+	 * width are fractions (its left margin is the width of measured
+	 * labels): the x worked out here from the frame and the line drawn
+	 * from the plot differ by less than two pixels, by where the peak
+	 * falls, which follows the demo's real timing (with 1.0 here the
+	 * check failed in 1 run of 20 with two CPU hogs). */
 	x = plot->x + 1 + ((double)jnum(peak, "time_ns") - t0) / (t1 - t0) * (plot->w - 1);
-	assert_true(fabs(mp_scene_points(a.scene, line)[0].x - x) <= 1.0);
+	assert_true(fabs(mp_scene_points(a.scene, line)[0].x - x) < 2.0);
 	/* one failed allocation, marked at its time (the mark's tip is its x) */
 	assert_int_equal(cc_count(a.scene, "oom-mark"), 1);
 	mark = cc_find(a.scene, "oom-mark", 0);
 	x = plot->x + 1 + ((double)jnum(oom, "time_ns") - t0) / (t1 - t0) * (plot->w - 1);
-	assert_true(fabs(mp_scene_points(a.scene, mark)[2].x - x) <= 1.0);
+	assert_true(fabs(mp_scene_points(a.scene, mark)[2].x - x) < 2.0); /* (the frame's pixels: above) */
 	/* five steps, each started after the weights were made (no step) */
 	assert_int_equal(cc_count(a.scene, "step-tick"), 5);
 	assert_int_equal(cc_count(a.scene, "area-heap"), 1);
