@@ -108,7 +108,8 @@ extern mp_writer_t *mp__writer;
  * has moved by a quarter of MP_PROMPT_BYTES since it last said so, it
  * tells the writer (mp__writer_net_moved), which sums the threads' moves
  * and asks for a round each time the process has grown 4 MiB beyond the
- * highest it was: one that grows gets a round every 4 MiB, at most every
+ * highest it was (or dropped 16 MiB, or an eighth, below its last top):
+ * one that grows gets a round every 4 MiB, at most every
  * MP_PROMPT_GAP_NS; one in a steady state, or whose threads hand their
  * blocks to each other (one's heap grows, the other's shrinks), does not.
  * A thread's own figure on the event path, no shared counter there. Under

@@ -27,6 +27,10 @@
  *   victim_launch grow FD     the same with 16 MiB made of small blocks:
  *                             mallocs 16384 blocks of 1 KiB and keeps them
  *                             (as a process the OOM killer takes grows);
+ *   victim_launch shrink FD   the same after 32 MiB of such blocks, then
+ *                             all freed but the last (a pool's worker
+ *                             freeing its task's objects before it is
+ *                             terminated);
  *   victim_launch poolbig FD  the same with a framework's pool: in the
  *                             annotated memory id "pool", an 8 MiB block
  *                             allocated and a 16 MiB allocation failed,
@@ -34,7 +38,7 @@
  *                             reports no free size, so the block stays);
  *   victim_launch poolfail FD the same with the failed allocation only;
  *   victim_launch killbig [M] forks and execs "M FD" (M: big, the default,
- *                             grow, poolbig or poolfail), SIGKILLs it once it
+ *                             grow, shrink, poolbig or poolfail), SIGKILLs it once it
  *                             says so, waits for it and exits 0;
  *   victim_launch launch N [V] N workers, the i-th (1-based) exec'd as
  *                             "work 4*i" (worker V with a descriptor, then
@@ -76,9 +80,9 @@ static int work(int k, int fd)
 	return 0;
 }
 
-/* Small host events for 200 ms, so that the flusher never sees the
- * process idle; then says so on fd and waits to be killed. */
-static int busy_then_wait(int fd)
+/* Small host events for ms milliseconds, so that the flusher never sees
+ * the process idle. */
+static void busy(long ms)
 {
 	struct timespec tick = {0, 100000}, t0, now;
 
@@ -88,7 +92,13 @@ static int busy_then_wait(int fd)
 		free(p);
 		nanosleep(&tick, NULL);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) < 200000000L);
+	} while ((now.tv_sec - t0.tv_sec) * 1000000000L + (now.tv_nsec - t0.tv_nsec) < ms * 1000000L);
+}
+
+/* busy for 200 ms; then says so on fd and waits to be killed. */
+static int busy_then_wait(int fd)
+{
+	busy(200);
 	if (write(fd, "k", 1) != 1)
 		return 4;
 	for (;;)
@@ -106,14 +116,21 @@ static int big(int fd)
 	return busy_then_wait(fd);
 }
 
-static int grow(int fd)
+/* n blocks of 1 KiB, kept; then, with drop, all freed but the last (which
+ * keeps glibc from giving the heap's top back: that would be a change of
+ * the heap's region, a large one, asking for a round of its own) */
+static int grow(int fd, int n, int drop)
 {
-	static char *volatile blocks[16384];
+	static char *volatile blocks[32768];
 	int i;
 
-	for (i = 0; i < 16384; i++)
+	for (i = 0; i < n; i++)
 		if (!(blocks[i] = malloc(1024)))
 			return 3;
+	if (drop)
+		busy(50); /* the growth's rounds over before the drop begins */
+	for (i = 0; drop && i < n - 1; i++)
+		free(blocks[i]);
 	return busy_then_wait(fd);
 }
 
@@ -196,13 +213,15 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "big"))
 		return big(atoi(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "grow"))
-		return grow(atoi(argv[2]));
+		return grow(atoi(argv[2]), 16384, 0);
+	if (argc >= 3 && !strcmp(argv[1], "shrink"))
+		return grow(atoi(argv[2]), 32768, 1);
 	if (argc >= 3 && (!strcmp(argv[1], "poolbig") || !strcmp(argv[1], "poolfail")))
 		return poolbig(atoi(argv[2]), !strcmp(argv[1], "poolbig"));
 	if (argc >= 2 && !strcmp(argv[1], "killbig"))
 		return killbig(argv[0], argc >= 3 ? argv[2] : "big");
 	if (argc >= 3 && !strcmp(argv[1], "launch"))
 		return launch(argv[0], atoi(argv[2]), argc >= 4 ? atoi(argv[3]) : 0);
-	fprintf(stderr, "usage: victim_launch work K [FD] | idle K | big FD | grow FD | poolbig FD | poolfail FD | killbig [M] | launch N [V]\n");
+	fprintf(stderr, "usage: victim_launch work K [FD] | idle K | big FD | grow FD | shrink FD | poolbig FD | poolfail FD | killbig [M] | launch N [V]\n");
 	return 2;
 }

@@ -44,13 +44,20 @@ void mp__writer_prompt(mp_writer_t *w)
 void mp__writer_net_moved(mp_writer_t *w, int64_t bytes)
 {
 	int64_t level = atomic_fetch_add_explicit(&w->net_level, bytes, memory_order_relaxed) + bytes;
+	int64_t top = atomic_load_explicit(&w->net_top, memory_order_relaxed);
 
-	/* (two threads past it at once may both prompt: the second finds the
-	 * first's prompt pending) */
+	/* (Threads racing here may both prompt, the second finding the first's
+	 * prompt pending, or leave top a report behind: it is a hint.) */
 	if (level - atomic_load_explicit(&w->net_high, memory_order_relaxed) >= (int64_t)MP_PROMPT_BYTES) {
 		atomic_store_explicit(&w->net_high, level, memory_order_relaxed);
-		mp__writer_prompt(w);
+	} else if (level > top) {
+		atomic_store_explicit(&w->net_top, level, memory_order_relaxed);
+		return;
+	} else if (top - level < (int64_t)MP_PROMPT_DROP_BYTES || top - level < top / 8) {
+		return;
 	}
+	atomic_store_explicit(&w->net_top, level, memory_order_relaxed);
+	mp__writer_prompt(w);
 }
 
 /* A prompt (mp__writer_prompt) is due: 1, or 0, the time it is due

@@ -223,7 +223,8 @@ struct mp_writer {
 	_Atomic uint64_t round_ns;   /* mp_clock_ns() at the last round's start */
 	_Atomic int prompt_pending;  /* a prompt (mp__writer_prompt) waits for its round */
 	_Atomic int64_t net_level;   /* the threads' reported moves, summed (mp__writer_net_moved) */
-	_Atomic int64_t net_high;    /* net_level at the last prompt it made */
+	_Atomic int64_t net_high;    /* net_level at the last prompt its growth made */
+	_Atomic int64_t net_top;     /* the highest net_level since the last prompt it made */
 	_Atomic uint64_t round_heads; /* the rings' bytes the last round took, all threads' (flusher.c) */
 	mp_help_t help;
 	mp_mbuf_t raw, out;          /* block being built / compressed */
@@ -351,9 +352,17 @@ void mp__writer_prompt(mp_writer_t *w);
  * Not for a move back and forth: a process in a steady state, or one whose
  * threads hand blocks to each other (a producer's heap grows and its
  * consumer's shrinks; alloc_bench -x 50 got 5 times more rounds when each
- * thread's 4 MiB asked, 4-5% more time), stays below its high. An atomic
- * add: threads call it once a megabyte at most. */
+ * thread's 4 MiB asked, 4-5% more time), stays below its high. A drop asks
+ * too, once the level is MP_PROMPT_DROP_BYTES or an eighth of the highest
+ * it reached since the last prompt below that (whichever is more): a
+ * pool's worker that frees its task's objects and is terminated a moment
+ * later otherwise leaves a capture whose blocks look leaked. (Far more
+ * than a steady state's swings, and a few rounds for a training step that
+ * frees gigabytes; alloc_bench -x 50, whose cross-thread mailboxes swing
+ * its heap between 25 and 57 MiB, gets a round a drop.) An atomic add:
+ * threads call it once a megabyte at most. */
 void mp__writer_net_moved(mp_writer_t *w, int64_t bytes);
+#define MP_PROMPT_DROP_BYTES (16u << 20)
 
 /* After recording a block of that many bytes into w (NULL: none). */
 static inline void mp__prompt_if_large(mp_writer_t *w, uint64_t bytes)
