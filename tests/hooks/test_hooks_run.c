@@ -402,6 +402,25 @@ static void test_hooks_run_killed_idle(void **state)
 	json_decref(root);
 }
 
+/* `victim_launch killbig MODE` recorded with rounds due every 5 s only, so
+ * that what its worker's capture holds was written by rounds it asked for;
+ * the report of the main process (the worker, by its peak), which ended
+ * abruptly, owned by the caller; *host its host device. */
+static json_t *killed_worker_report(tmpdir_t *t, const char *mode, json_t **host)
+{
+	const char *opts[] = {"--flush", "5000", NULL};
+	const char *args[] = {"killbig", mode, NULL};
+	char run[600];
+	json_t *root;
+
+	assert_int_equal(hk_record(t->cap, opts, "victim_launch", args, NULL), 0);
+	hk_run_path(t->cap, run, sizeof(run));
+	root = report_json("", run);
+	assert_string_equal(json_string_value(json_object_get(root, "end")), "abrupt");
+	*host = device(root, "host");
+	return root;
+}
+
 /* A worker SIGKILLed right after it freed a large block, while it still
  * makes small events: neither the interval (--flush 5000) nor a quiet
  * round wrote them, but the large block asked for a round of its own
@@ -409,19 +428,10 @@ static void test_hooks_run_killed_idle(void **state)
  * (Without that, the worker's capture held no event at all.) */
 static void test_hooks_run_killed_after_big(void **state)
 {
-	tmpdir_t *t = *state;
-	const char *opts[] = {"--flush", "5000", NULL};
-	const char *args[] = {"killbig", NULL};
-	char run[600];
-	json_t *root, *host, *p, *worker = NULL;
+	json_t *host, *root = killed_worker_report(*state, "big", &host), *p, *worker = NULL;
 	json_int_t peak, allocs, frees;
 	size_t i;
 
-	assert_int_equal(hk_record(t->cap, opts, "victim_launch", args, NULL), 0);
-	hk_run_path(t->cap, run, sizeof(run));
-	root = report_json("", run); /* the main process: the worker, by its peak */
-	assert_string_equal(json_string_value(json_object_get(root, "end")), "abrupt");
-	host = device(root, "host");
 	peak = get_int(json_object_get(host, "peak"), "bytes");
 	allocs = get_int(host, "allocations");
 	frees = get_int(host, "deallocations");
@@ -446,17 +456,8 @@ static void test_hooks_run_killed_after_big(void **state)
  * capture held no event.) */
 static void test_hooks_run_killed_after_growth(void **state)
 {
-	tmpdir_t *t = *state;
-	const char *opts[] = {"--flush", "5000", NULL};
-	const char *args[] = {"killbig", "grow", NULL};
-	char run[600];
-	json_t *root, *host;
+	json_t *host, *root = killed_worker_report(*state, "grow", &host);
 
-	assert_int_equal(hk_record(t->cap, opts, "victim_launch", args, NULL), 0);
-	hk_run_path(t->cap, run, sizeof(run));
-	root = report_json("", run); /* the main process: the worker, by its peak */
-	assert_string_equal(json_string_value(json_object_get(root, "end")), "abrupt");
-	host = device(root, "host");
 	/* all but 5 MiB at most: 11343 of the 16384 chunks of 1040 bytes
 	 * (1032 bytes each in the figures: glibc's chunk less its header) */
 	assert_in_range(get_int(json_object_get(host, "peak"), "bytes"), 11343 * 1032, 16384 * 1032 + 65536);
@@ -472,17 +473,8 @@ static void test_hooks_run_killed_after_growth(void **state)
  * MiB looked leaked.) */
 static void test_hooks_run_killed_after_drop(void **state)
 {
-	tmpdir_t *t = *state;
-	const char *opts[] = {"--flush", "5000", NULL};
-	const char *args[] = {"killbig", "shrink", NULL};
-	char run[600];
-	json_t *root, *host;
+	json_t *host, *root = killed_worker_report(*state, "shrink", &host);
 
-	assert_int_equal(hk_record(t->cap, opts, "victim_launch", args, NULL), 0);
-	hk_run_path(t->cap, run, sizeof(run));
-	root = report_json("", run);
-	assert_string_equal(json_string_value(json_object_get(root, "end")), "abrupt");
-	host = device(root, "host");
 	assert_in_range(get_int(json_object_get(host, "peak"), "bytes"), 32768 * 1032 - 5 * MIB, 32768 * 1032 + 65536);
 	/* 14 MiB of the drop at least (16 MiB below the highest level, less
 	 * what the level's 1 MiB reports hold back at either end): 14115 of
