@@ -126,8 +126,7 @@ static inline __attribute__((always_inline)) void rec_free(void *p)
 		/* (the header read after the record: the record's clock reading
 		 * would wait for it, were it a miss; wthread_path.h) */
 		bytes = chunk_bytes(p);
-		mp__prompt_if_large(w, bytes);
-		mp__net_moved(w, -(int64_t)bytes);
+		mp__net_moved(w, -(int64_t)bytes, bytes);
 	} else if (w) {
 		mp__wthread_unbound_drop(w, mp__host, 1); /* no ring for this thread */
 	}
@@ -144,8 +143,7 @@ static inline __attribute__((always_inline)) void rec_alloc(void *p, uint64_t re
 		if ((t = ring(&w))) {
 			uint64_t h = chunk_header(p); /* (read once: the record's stores may alias it) */
 			mp__rec_alloc(w, t, mp__host, (uintptr_t)p, requested, usable_of(p, requested, h));
-			mp__prompt_if_large(w, requested);
-			mp__net_moved(w, (int64_t)(h & ~(uint64_t)7));
+			mp__net_moved(w, (int64_t)(h & ~(uint64_t)7), requested);
 		} else if (w)
 			mp__wthread_unbound_drop(w, mp__host, 1);
 	} else {

@@ -133,9 +133,9 @@ MP_EXPORT void *realloc(void *old, size_t n)
 		mp_wthread_t *t;
 		rec_stack();
 		if ((t = ring(&w))) {
-			mp__rec_realloc(w, t, mp__host, (uintptr_t)old, (uintptr_t)p, n, usable(p, n));
-			mp__prompt_if_large(w, n > old_bytes ? n : old_bytes);
-			mp__net_moved(w, (int64_t)(chunk_bytes(p) - old_bytes));
+			uint64_t h = chunk_header(p); /* (read once, as rec_alloc does) */
+			mp__rec_realloc(w, t, mp__host, (uintptr_t)old, (uintptr_t)p, n, usable_of(p, n, h));
+			mp__net_moved(w, (int64_t)((h & ~(uint64_t)7) - old_bytes), n > old_bytes ? n : old_bytes);
 		} else if (w)
 			mp__wthread_unbound_drop(w, mp__host, 2);
 	} else if (n == 0) {

@@ -165,8 +165,8 @@ static int put(uint32_t id, size_t i, uint64_t base, uint64_t end, int kind, uin
 		return -1;
 	if (kind == ACCESSIBLE) {
 		mp_writer_t *w = mp__writer; /* (NULL once a close began: hook_path.h, ring) */
-		mp_writer_alloc(w, id, base, requested, end - base); /* (4 MiB or more: asks itself) */
-		mp__net_moved(w, (int64_t)(end - base));
+		mp_writer_alloc(w, id, base, requested, end - base);
+		mp__net_moved(w, (int64_t)(end - base), 0); /* (4 MiB or more: the record asked) */
 	}
 	return 0;
 }
@@ -190,8 +190,7 @@ static void change(uint32_t id, uint64_t s, uint64_t e, int which, int to)
 		if (r.kind == ACCESSIBLE) {
 			mp_writer_t *w = mp__writer;
 			mp_writer_free(w, id, r.base);
-			mp__prompt_if_large(w, r.end - r.base);
-			mp__net_moved(w, -(int64_t)(r.end - r.base));
+			mp__net_moved(w, -(int64_t)(r.end - r.base), r.end - r.base);
 		}
 		drop(i);
 		/* what is left, in address order: head, the part, tail */

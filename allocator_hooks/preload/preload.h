@@ -92,8 +92,8 @@ extern _Atomic int mp__state;
 extern mp_writer_t *mp__writer;
 
 /* A block of MP_PROMPT_BYTES or more, allocated or freed, is on disk
- * within about a millisecond, not at the next round: mp__prompt_if_large
- * (writer_internal.h) after its record.
+ * within about a millisecond, not at the next round (mp__net_moved, below,
+ * after its record: mp__prompt_if_large, writer_internal.h).
  *
  * So is the same amount made of small blocks. A process that grows fast
  * grows by many small blocks as often as by large ones (a Python list of
@@ -120,11 +120,15 @@ extern __thread int64_t mp__net_moved_by __attribute__((tls_model("initial-exec"
 #define MP_NET_REPORT_BYTES (MP_PROMPT_BYTES / 4)
 
 /* After recording an event that moved the calling thread's net host memory
- * by delta bytes (w NULL: no writer; the figure moves all the same). What
- * is kept is how far it moved since the thread last told the writer. */
-static inline void mp__net_moved(mp_writer_t *w, int64_t delta)
+ * by delta bytes, of a block of `block` bytes (a realloc's larger one; 0:
+ * the record asked already): both rules above (w NULL: no writer; the
+ * figure moves all the same). What is kept is how far the memory moved
+ * since the thread last told the writer. */
+static inline void mp__net_moved(mp_writer_t *w, int64_t delta, uint64_t block)
 {
 	int64_t d = mp__net_moved_by + delta;
+
+	mp__prompt_if_large(w, block);
 
 	/* |d| >= MP_NET_REPORT_BYTES, in one compare */
 	if (__builtin_expect((uint64_t)(d + MP_NET_REPORT_BYTES) >= 2 * (uint64_t)MP_NET_REPORT_BYTES, 0)) {
