@@ -37,9 +37,10 @@
  *                             then small host events for 200 ms (the pool
  *                             reports no free size, so the block stays);
  *   victim_launch poolfail FD the same with the failed allocation only;
- *   victim_launch killbig [M] forks and execs "M FD" (M: big, the default,
- *                             grow, shrink, poolbig or poolfail), SIGKILLs it once it
- *                             says so, waits for it and exits 0;
+ *   victim_launch killbig [M] forks and execs "M FD" (M: big, the
+ *                             default, grow, shrink, poolbig or poolfail),
+ *                             SIGKILLs it once it says so, waits for it
+ *                             and exits 0;
  *   victim_launch launch N [V] N workers, the i-th (1-based) exec'd as
  *                             "work 4*i" (worker V with a descriptor, then
  *                             killed), forked and exec'd as torchrun does;
