@@ -19,6 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Room for a shell command: a binary's path in the build directory and a
+ * path from mp_test_shared (each as long as a path may be), with options.
+ * gcc's -Wformat-truncation checks a command's buffer against both whole:
+ * a fixed 4200 bytes failed the Release build under -Werror as soon as the
+ * checkout's directory was one character longer (/tmp/fresh-final2). */
+#define MP_TEST_CMD_MAX (2 * 4096 + 1024)
+
 /* Path of a file under ../shared/data, or NULL (and a skip message) when the
  * shared data is absent. Returns a static buffer. */
 static inline const char *mp_test_shared(const char *rel)

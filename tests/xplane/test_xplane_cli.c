@@ -86,7 +86,7 @@ static const char *str(json_t *o, const char *k)
 static void compat_json_matches_reference(void **state)
 {
 	const char *p = mp_test_shared(RUN1 ".xplane.pb");
-	char cmd[4200], err[4096], gz[4200], *out;
+	char cmd[MP_TEST_CMD_MAX], err[4096], gz[4200], *out;
 	json_t *mine, *ref, *per, *mems;
 	size_t i, r;
 
@@ -161,7 +161,7 @@ static uint64_t gpu0_peak(const char *json_text)
 static void log_directory_runs(void **state)
 {
 	const char *p = mp_test_shared(FIT);
-	char cmd[4200], err[4096], *out;
+	char cmd[MP_TEST_CMD_MAX], err[4096], *out;
 
 	(void)state;
 	if (!p)
@@ -187,7 +187,7 @@ static void log_directory_runs(void **state)
 static void no_memory_events(void **state)
 {
 	const char *p = mp_test_shared(FIT "/20221031-190907");
-	char cmd[4200], err[4096], *out;
+	char cmd[MP_TEST_CMD_MAX], err[4096], *out;
 
 	(void)state;
 	if (!p)
@@ -202,7 +202,7 @@ static void no_memory_events(void **state)
 static void truncated_file(void **state)
 {
 	const char *p = mp_test_shared(RUN1 ".xplane.pb");
-	char *cut, cmd[4200], err[4096], *out, buf[60000];
+	char *cut, cmd[MP_TEST_CMD_MAX], err[4096], *out, buf[60000];
 	FILE *in, *o;
 	size_t n;
 
@@ -229,7 +229,7 @@ static void truncated_file(void **state)
 static void convert_round_trip(void **state)
 {
 	const char *p = mp_test_shared(RUN1 ".xplane.pb");
-	char *x, cmd[4200], err[4096], *a, *b;
+	char *x, cmd[MP_TEST_CMD_MAX], err[4096], *a, *b;
 	json_t *ja, *jb;
 
 	(void)state;
@@ -355,7 +355,7 @@ static void several_hosts(void **state)
 static void csv_and_v1_names(void **state)
 {
 	const char *p = mp_test_shared(RUN1 ".xplane.pb");
-	char cmd[4200], err[4096], *out;
+	char cmd[MP_TEST_CMD_MAX], err[4096], *out;
 
 	(void)state;
 	if (!p)
@@ -378,7 +378,7 @@ static void csv_and_v1_names(void **state)
 static void record_round_trip(void **state)
 {
 	char *cap = mp_test_tmpfile(".memprof"), *x = mp_test_tmpfile(".xplane.pb");
-	char cmd[4200], err[4096], *a, *b;
+	char cmd[MP_TEST_CMD_MAX], err[4096], *a, *b;
 	json_t *ja, *jb;
 
 	(void)state;
