@@ -2,6 +2,7 @@
 #include "report_impl.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 unsigned rp_sections(const mp_report_options_t *o)
@@ -91,4 +92,28 @@ const char *mp_report_bytes(char *buf, size_t size, uint64_t bytes)
 	else
 		snprintf(buf, size, "%" PRIu64 " B (%.2f %s)", bytes, v, units[u]);
 	return buf;
+}
+
+const char *rp_time(const mp_report_input_t *in, char *buf, size_t n, uint64_t ns)
+{
+	const char *unit = mp_source_time_unit(in->source);
+
+	if (unit)
+		snprintf(buf, n, "%s %" PRIu64, unit, ns);
+	else
+		snprintf(buf, n, "%" PRIu64 ".%06" PRIu64 " ms", ns / 1000000, ns % 1000000);
+	return buf;
+}
+
+const mp_source_note_t *rp_next_note(const mp_report_input_t *in, uint32_t memory, size_t *i)
+{
+	const mp_source_note_t *notes;
+	size_t n = mp_source_notes(in->source, &notes);
+
+	while (*i < n) {
+		const mp_source_note_t *x = &notes[(*i)++];
+		if (x->memory == memory)
+			return x;
+	}
+	return NULL;
 }

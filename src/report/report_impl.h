@@ -22,6 +22,14 @@ const char *rp_memory_name(const mp_report_input_t *in, uint32_t id);
 const char *rp_memory_kind(const mp_report_input_t *in, uint32_t id);
 const char *rp_row_op(const mp_report_input_t *in, const mp_solver_row_t *r);
 
+/* A time for people: "12.345678 ms", or "trace entry 3697" when the
+ * source's time_ns counts something else (mp_source_time_unit). */
+const char *rp_time(const mp_report_input_t *in, char *buf, size_t n, uint64_t time_ns);
+
+/* The source's notes about one memory id (MP_NOTE_INPUT: the input's own),
+ * in the source's order: *i is the cursor (start at 0); NULL at the end. */
+const mp_source_note_t *rp_next_note(const mp_report_input_t *in, uint32_t memory, size_t *i);
+
 /* How many of n rows to print under `top` (0 = all), and what is left. */
 size_t rp_shown(size_t n, uint32_t top);
 uint64_t rp_rest_bytes(const mp_solver_row_t *rows, size_t n, size_t shown);

@@ -93,6 +93,36 @@ static json_t *point_json(const mp_solver_point_t *p, int *bad)
 	return o;
 }
 
+/* The source's notes about one memory id (MP_NOTE_INPUT: the input's). */
+static json_t *notes_json(const mp_report_input_t *in, uint32_t memory, int *bad)
+{
+	static const char *const kind[] = {"text", "bytes", "count", "flag"};
+	json_t *a = json_array();
+	const mp_source_note_t *x;
+	size_t i = 0;
+
+	if (!a) {
+		*bad = 1;
+		return NULL;
+	}
+	while ((x = rp_next_note(in, memory, &i))) {
+		json_t *o = json_object();
+		if (!o) {
+			*bad = 1;
+			break;
+		}
+		put(o, "key", json_string(x->key), bad);
+		put(o, "kind", json_string(x->kind >= 0 && x->kind <= MP_NOTE_FLAG ? kind[x->kind] : "text"), bad);
+		put(o, "value", x->kind == MP_NOTE_TEXT ? json_null() : x->kind == MP_NOTE_FLAG ? json_boolean(x->value)
+										 : jint(x->value), bad);
+		put(o, "text", json_string(x->text), bad);
+		put(o, "warning", json_boolean(x->warning), bad);
+		if (json_array_append_new(a, o) < 0)
+			*bad = 1;
+	}
+	return a;
+}
+
 static json_t *device_json(const mp_report_input_t *in, const mp_solver_device_t *d, const mp_report_options_t *o,
 			   int *bad)
 {
@@ -118,6 +148,7 @@ static json_t *device_json(const mp_report_input_t *in, const mp_solver_device_t
 	put(j, "duplicate_allocations", jint(d->duplicate_allocations), bad);
 	put(j, "rejected_regions", jint(d->rejected_regions), bad);
 	put(j, "lifetime_peak_bytes", jint(d->lifetime_peak_bytes), bad);
+	put(j, "source_notes", notes_json(in, d->id, bad), bad);
 	if (d->has_reserved_peak) {
 		json_t *r = json_object();
 		if (!r)
@@ -142,6 +173,7 @@ static json_t *device_json(const mp_report_input_t *in, const mp_solver_device_t
 			put(pk, "step", jstep(p->step), bad);
 			put(pk, "event_index", jint(p->event_index), bad);
 			put(pk, "after_mark", d->peak_mark ? json_string(rp_str(in, d->peak_mark)) : json_null(), bad);
+			put(pk, "phase", d->peak_phase ? json_string(rp_str(in, d->peak_phase)) : json_null(), bad);
 			put(pk, "stack_bytes", jint(p->stack_bytes), bad);
 			put(pk, "heap_bytes", jint(p->heap_bytes), bad);
 			put(pk, "free_bytes", p->has_free ? jint(p->free_bytes) : json_null(), bad);
@@ -234,6 +266,8 @@ json_t *mp_report_json_input(const mp_report_input_t *in, const mp_report_option
 	put(root, "end", json_string(mp_solver_end_status(in->solver) == MP_END_CLEAN ? "clean" : "abrupt"), &bad);
 	put(root, "events", jint(mp_solver_event_count(in->solver)), &bad);
 	put(root, "dropped_events_unattributed", jint(mp_solver_dropped_unattributed(in->solver)), &bad);
+	put(root, "time_unit", json_string(mp_source_time_unit(in->source) ? mp_source_time_unit(in->source) : "ns"), &bad);
+	put(root, "source_notes", notes_json(in, MP_NOTE_INPUT, &bad), &bad);
 	if (o && o->steps_set) {
 		steps = json_pack("{s:I,s:I}", "first", (json_int_t)o->step_first, "last", (json_int_t)o->step_last);
 		put(root, "steps", steps, &bad);

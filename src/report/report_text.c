@@ -97,11 +97,6 @@ static const char *frag_str(char *buf, size_t n, double f)
 	return buf;
 }
 
-static const char *ms(char *buf, size_t n, uint64_t ns)
-{
-	snprintf(buf, n, "%" PRIu64 ".%06" PRIu64 " ms", ns / 1000000, ns % 1000000);
-	return buf;
-}
 
 static const char *step_str(char *buf, size_t n, int64_t step)
 {
@@ -160,9 +155,11 @@ static void summary(FILE *out, const mp_report_input_t *in, const mp_solver_devi
 		fprintf(out, "  no allocation event in the analysed window\n");
 	} else {
 		fprintf(out, "  peak in use       %s at %s, step %s, event %" PRIu64 "\n", human(h, sizeof(h), d->peak_bytes),
-			ms(t, sizeof(t), p->time_ns), step_str(s, sizeof(s), p->step), p->event_index);
+			rp_time(in, t, sizeof(t), p->time_ns), step_str(s, sizeof(s), p->step), p->event_index);
 		if (d->peak_mark) /* the stage the program had named last (a PyTorch annotate) */
 			fprintf(out, "    after mark      %s\n", rp_str(in, d->peak_mark));
+		if (d->peak_phase) /* the phase it fell in (PyTorch's external_annotations) */
+			fprintf(out, "    in phase        %s\n", rp_str(in, d->peak_phase));
 		fprintf(out, "    stack           %s\n", human(h, sizeof(h), p->stack_bytes));
 		fprintf(out, "    heap            %s\n", human(h, sizeof(h), p->heap_bytes));
 		if (p->has_reserved)
@@ -186,7 +183,7 @@ static void summary(FILE *out, const mp_report_input_t *in, const mp_solver_devi
 	 * and, above, what it handed out of them (heap) */
 	if (d->has_reserved_peak)
 		fprintf(out, "  reserved peak     %s at %s, event %" PRIu64 " (live regions)\n",
-			human(h, sizeof(h), d->reserved_peak_bytes), ms(t, sizeof(t), d->reserved_peak_time_ns),
+			human(h, sizeof(h), d->reserved_peak_bytes), rp_time(in, t, sizeof(t), d->reserved_peak_time_ns),
 			d->reserved_peak_event);
 	if (d->capacity_bytes)
 		fprintf(out, "  capacity          %s\n", human(h, sizeof(h), d->capacity_bytes));
@@ -203,6 +200,17 @@ static void summary(FILE *out, const mp_report_input_t *in, const mp_solver_devi
 	fputc('\n', out);
 }
 
+/* What the source says of this memory id (MP_NOTE_INPUT: of the input)
+ * beside its events: a snapshot's own counters, its dump check. */
+static void notes(FILE *out, const mp_report_input_t *in, uint32_t memory, const char *indent)
+{
+	const mp_source_note_t *x;
+	size_t i = 0;
+
+	while ((x = rp_next_note(in, memory, &i)))
+		fprintf(out, "%s%s%s\n", indent, x->warning ? "warning: " : "", x->text);
+}
+
 static void breakdown(FILE *out, const mp_report_input_t *in, const mp_solver_device_t *d, uint32_t top)
 {
 	char h[64];
@@ -216,7 +224,7 @@ static void breakdown(FILE *out, const mp_report_input_t *in, const mp_solver_de
 		rows_table(out, in, d->breakdown, d->breakdown_count, top);
 }
 
-static void timeline(FILE *out, const mp_solver_device_t *d)
+static void timeline(FILE *out, const mp_report_input_t *in, const mp_solver_device_t *d)
 {
 	tbl_t t = {7, {"time", "event", "step", "stack", "heap", "free", "fragmentation"}, 0x7fu, NULL, 0, 0, 0};
 	char a[48], b[24], c[24], e[32], f[32], g[32], fr[32];
@@ -232,7 +240,7 @@ static void timeline(FILE *out, const mp_solver_device_t *d)
 			snprintf(g, sizeof(g), "%" PRIu64, p->free_bytes);
 		else
 			snprintf(g, sizeof(g), "-");
-		v[0] = ms(a, sizeof(a), p->time_ns), v[1] = b, v[2] = step_str(c, sizeof(c), p->step);
+		v[0] = rp_time(in, a, sizeof(a), p->time_ns), v[1] = b, v[2] = step_str(c, sizeof(c), p->step);
 		v[3] = e, v[4] = f, v[5] = g, v[6] = frag_str(fr, sizeof(fr), p->fragmentation);
 		tbl_add(&t, v);
 	}
@@ -257,7 +265,7 @@ static void ooms(FILE *out, const mp_report_input_t *in, const mp_solver_device_
 	for (size_t i = 0; i < d->oom_count; i++) {
 		const mp_solver_oom_t *o = &d->oom[i];
 		const char *cause = mp_solver_oom_cause(o), *op = rp_str(in, o->op);
-		fprintf(out, "  #%zu at %s, step %s, op %s: asked %s\n", i + 1, ms(t, sizeof(t), o->at.time_ns),
+		fprintf(out, "  #%zu at %s, step %s, op %s: asked %s\n", i + 1, rp_time(in, t, sizeof(t), o->at.time_ns),
 			step_str(s, sizeof(s), o->at.step), *op ? op : "-", human(h, sizeof(h), o->requested_bytes));
 		fprintf(out, "     heap %s, free %s", human(h, sizeof(h), o->at.heap_bytes),
 			o->at.has_free ? human(h2, sizeof(h2), o->at.free_bytes) : "unknown");
@@ -313,18 +321,21 @@ int mp_report_text(FILE *out, const mp_report_input_t *in, size_t n, const mp_re
 		if (mp_solver_dropped_unattributed(in[k].solver))
 			fprintf(out, "warning: %" PRIu64 " events were dropped while recording\n",
 				mp_solver_dropped_unattributed(in[k].solver));
+		notes(out, &in[k], MP_NOTE_INPUT, "");
 		if (!nd)
 			fprintf(out, "no memory id with events\n");
 		for (size_t i = 0; i < nd; i++) {
 			const mp_solver_device_t *d = devs[i];
 			fprintf(out, "\nmemory %" PRIu32 " '%s' (%s, %s)\n", d->id, rp_memory_name(&in[k], d->id),
 				rp_memory_kind(&in[k], d->id), d->stats_model ? "allocator-reported stats" : "tracked addresses");
-			if (sec & MP_REPORT_PEAK)
+			if (sec & MP_REPORT_PEAK) {
 				summary(out, &in[k], d);
+				notes(out, &in[k], d->id, "  ");
+			}
 			if (sec & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN))
 				breakdown(out, &in[k], d, top);
 			if (sec & MP_REPORT_TIMELINE)
-				timeline(out, d);
+				timeline(out, &in[k], d);
 			if (sec & MP_REPORT_LEAKS)
 				leaks(out, &in[k], d, top);
 			if (sec & MP_REPORT_OOM)

@@ -239,6 +239,7 @@ static int sample(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 		d->pub.has_peak = 1;
 		d->pub.peak_bytes = u;
 		d->pub.peak_mark = s->last_mark;
+		d->pub.peak_phase = s->nphase && s->nphase <= SV_MAX_PHASES ? s->phase[s->nphase - 1] : 0;
 		if (make_point(d, ev, &d->pub.peak) && (rc = sv_mark(d, SV_MARK_PEAK, &d->pub.peak)) < 0)
 			return rc;
 		d->pub.capacity_bytes = capacity_now(d);
@@ -259,6 +260,30 @@ static int sample(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 		return sv_timeline_push(d, &d->cand, d->cand_inuse, s->opt.timeline_points);
 	}
 	return 0;
+}
+
+/* A phase begins or ends. Phases nest; an end closes the innermost open
+ * phase of its label (and those opened inside it, which did not say they
+ * ended); an end of a phase not open is ignored. */
+static void phase_mark(mp_solver_t *s, const mp_event_t *ev)
+{
+	uint32_t kept = s->nphase < SV_MAX_PHASES ? s->nphase : SV_MAX_PHASES;
+
+	if (ev->flags & MP_EVENT_F_PHASE_BEGIN) {
+		if (s->nphase < SV_MAX_PHASES)
+			s->phase[s->nphase] = ev->label;
+		s->nphase++;
+		return;
+	}
+	if (s->nphase > SV_MAX_PHASES) { /* inside phases too deep to name */
+		s->nphase--;
+		return;
+	}
+	for (uint32_t i = kept; i-- > 0;)
+		if (s->phase[i] == ev->label) {
+			s->nphase = i;
+			return;
+		}
 }
 
 static int record_oom(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
@@ -322,6 +347,10 @@ int mp_solver_feed(mp_solver_t *s, const mp_event_t *ev, mp_diag_t *diag)
 	s->events++;
 	switch (ev->kind) {
 	case MP_EV_MARK: /* a stage name: the peak says which one it came after */
+		if (ev->flags & (MP_EVENT_F_PHASE_BEGIN | MP_EVENT_F_PHASE_END)) {
+			phase_mark(s, ev);
+			goto done;
+		}
 		s->last_mark = ev->label;
 		goto done;
 	case MP_EV_STEP:

@@ -52,6 +52,9 @@ typedef struct sv_dev {
 	mp_solver_point_t *mk_pt[SV_MARKS];  /* the point it fills; NULL = none */
 } sv_dev_t;
 
+/* Phases open at once that the solver names (deeper ones are counted). */
+#define SV_MAX_PHASES 64u
+
 struct mp_solver {
 	mp_solver_options_t opt;
 	sv_dev_t **dev;    /* indexed by memory id; NULL = not seen */
@@ -61,6 +64,8 @@ struct mp_solver {
 	uint64_t events;   /* events fed (excluding failed feeds) */
 	uint64_t dropped_unattributed;
 	uint32_t last_mark; /* label of the last MARK fed, 0 = none */
+	uint32_t phase[SV_MAX_PHASES]; /* labels of the open phases, outermost first */
+	uint32_t nphase;    /* open phases (those past SV_MAX_PHASES are counted, not kept) */
 	int window_ended;
 	mp_end_status_t end_status; /* recorded by mp_solver_run after pass 1 */
 	const mp_solver_device_t **list; /* results in id order */

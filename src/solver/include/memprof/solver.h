@@ -145,6 +145,9 @@ typedef struct mp_solver_device {
 	uint64_t peak_bytes;            /* stack + heap at the peak */
 	uint32_t peak_mark;             /* label (string id) of the last MARK of the stream before
 	                                 * the peak, any memory id's; 0 = none */
+	uint32_t peak_phase;            /* label (string id) of the innermost phase open at the
+	                                 * peak (MARK events with MP_EVENT_F_PHASE_BEGIN/END,
+	                                 * any memory id's); 0 = none */
 	mp_solver_point_t peak;
 	const char *fragmentation_reason; /* why peak.fragmentation is NAN, else NULL; static */
 	mp_solver_point_t *timeline;    /* time-ordered, includes the peak */

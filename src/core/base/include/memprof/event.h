@@ -69,6 +69,9 @@ typedef enum {
 enum {
 	MP_EVENT_F_REALLOC = 1u << 0, /* this FREE/ALLOC is half of a realloc */
 	MP_EVENT_F_STATS = 1u << 1,   /* stats below were reported by the allocator */
+	MP_EVENT_F_PHASE_BEGIN = 1u << 2, /* MARK: a phase named by label begins (PyTorch's
+	                                   * external_annotations START) */
+	MP_EVENT_F_PHASE_END = 1u << 3,   /* MARK: the phase named by label ends */
 };
 
 /* Statistics an allocator reports about itself at an event (TF's BFC does,

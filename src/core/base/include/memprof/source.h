@@ -28,6 +28,28 @@ typedef struct mp_memory_info {
 	int kind;                /* mp_memory_kind_t */
 } mp_memory_info_t;
 
+/* A fact a source states about its input beside its events: a figure the
+ * input's own producer counted (a PyTorch snapshot's allocator counters),
+ * a check of the input against itself, a warning about a value it could
+ * not use. The report prints them under their memory id (text) and keeps
+ * them by key (JSON "source_notes"). */
+#define MP_NOTE_INPUT UINT32_MAX /* memory: the note is about the whole input */
+typedef enum {
+	MP_NOTE_TEXT = 0,  /* text only */
+	MP_NOTE_BYTES = 1, /* value is a byte count */
+	MP_NOTE_COUNT = 2, /* value is a count (an index, a number of entries) */
+	MP_NOTE_FLAG = 3,  /* value is 0 or 1 (a check that held or not) */
+} mp_note_kind_t;
+
+typedef struct mp_source_note {
+	uint32_t memory;   /* the memory id it is about, or MP_NOTE_INPUT */
+	const char *key;   /* JSON name: lowercase letters, digits and '_'; never NULL */
+	const char *text;  /* one line for people, figures with their units; never NULL */
+	int kind;          /* mp_note_kind_t */
+	uint64_t value;    /* the figure, for kinds other than MP_NOTE_TEXT */
+	int warning;       /* 1: the user must not miss it (a check failed, a value was unusable) */
+} mp_source_note_t;
+
 /* How a source ended (valid once next() has returned 0). */
 typedef enum {
 	MP_END_CLEAN = 0,   /* the capture was closed properly */
@@ -64,6 +86,15 @@ typedef struct mp_source_ops {
 	 * did some, 0 when there was none to do now. For threads that would
 	 * otherwise wait for the reader. */
 	int (*help)(mp_source_t *src);
+	/* Optional (NULL: nanoseconds): what mp_event_t.time_ns counts when it
+	 * is not time, e.g. "trace entry" for a PyTorch snapshot without
+	 * time_us (time_ns is then the entry's index). Static or owned by the
+	 * source. */
+	const char *(*time_unit)(const mp_source_t *src);
+	/* Optional (NULL: none): the source's notes, valid once next() has
+	 * returned 0 (some are known only after the whole input was read).
+	 * *out is borrowed, valid until mp_source_close(). Returns the count. */
+	size_t (*notes)(const mp_source_t *src, const mp_source_note_t **out);
 } mp_source_ops_t;
 
 struct mp_source {
@@ -82,6 +113,14 @@ static inline int mp_source_next_batch(mp_source_t *s, mp_event_t *ev, size_t ma
 	for (*n = 0; *n < max && (rc = s->ops->next(s, ev + *n, d)) > 0;)
 		++*n;
 	return rc;
+}
+/* See time_unit above: NULL when time_ns is nanoseconds. */
+static inline const char *mp_source_time_unit(const mp_source_t *s) { return s->ops->time_unit ? s->ops->time_unit(s) : NULL; }
+/* See notes above; 0 (and *out NULL) for sources without them. */
+static inline size_t mp_source_notes(const mp_source_t *s, const mp_source_note_t **out)
+{
+	*out = NULL;
+	return s->ops->notes ? s->ops->notes(s, out) : 0;
 }
 /* See help above; 0 for sources without it. */
 static inline int mp_source_help(mp_source_t *s) { return s->ops->help ? s->ops->help(s) : 0; }
