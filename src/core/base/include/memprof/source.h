@@ -26,6 +26,9 @@ typedef struct mp_memory_info {
 	const char *name;        /* "host", "GPU_0_bfc"; never NULL */
 	uint64_t capacity_bytes; /* 0 if unknown */
 	int kind;                /* mp_memory_kind_t */
+	const char *in_use_name; /* what its allocations are, in the words of its producer
+	                          * ("allocated", "reserved" for a PyTorch snapshot's
+	                          * blocks and segments); NULL: memprof's own words */
 } mp_memory_info_t;
 
 /* A fact a source states about its input beside its events: a figure the
