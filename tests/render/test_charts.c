@@ -301,8 +301,8 @@ static void test_long_names(void **state)
 	static char longop[600];
 	const char *strings[3];
 	mp_memory_info_t mem[2] = {{"a memory id with a name long enough to push the capacity out of the title", 64 * MiB,
-				    MP_MEMORY_DEVICE},
-				   {"host", 0, MP_MEMORY_HOST}};
+				    MP_MEMORY_DEVICE, NULL},
+				   {"host", 0, MP_MEMORY_HOST, NULL}};
 	mp_event_t *ev = calloc(N, sizeof(*ev));
 	mp_solver_t *s = mp_solver_new(NULL);
 	mp_plot_input_t in;

@@ -22,7 +22,7 @@ static const char *const strings[] = {"", "matmul", "float", "[2,\"x\"]", "oom,o
 
 static void load(fixture_t *f, const mp_event_t *ev, size_t n, const char *path)
 {
-	mp_memory_info_t mem[2] = {{"GPU_0_bfc", 1 << 20, MP_MEMORY_DEVICE}, {"host", 0, MP_MEMORY_HOST}};
+	mp_memory_info_t mem[2] = {{"GPU_0_bfc", 1 << 20, MP_MEMORY_DEVICE, NULL}, {"host", 0, MP_MEMORY_HOST, NULL}};
 	mp_diag_t d;
 
 	assert_int_equal(mp_array_source_new(&f->src, ev, n, strings, 5, mem, 2, path), 0);

@@ -16,7 +16,7 @@
 static mp_solver_t *run(const mp_event_t *ev, size_t n, const mp_solver_options_t *opts)
 {
 	static const char *const strings[] = {"", "matmul", "conv", "float", "[4,4]", "relu"};
-	mp_memory_info_t mem[2] = {{"GPU_0_bfc", 0, MP_MEMORY_DEVICE}, {"host", 0, MP_MEMORY_HOST}};
+	mp_memory_info_t mem[2] = {{"GPU_0_bfc", 0, MP_MEMORY_DEVICE, NULL}, {"host", 0, MP_MEMORY_HOST, NULL}};
 	mp_source_t *src = NULL;
 	mp_solver_t *s = mp_solver_new(opts);
 	mp_diag_t d;

@@ -94,7 +94,7 @@ static void address_model_round_trip(void **state)
 {
 	static const char *const strings[] = {"", "matmul", "float", "[128,256]", "float32", "[7]", "conv"};
 	mp_event_t ev[8];
-	mp_memory_info_t mems[2] = {{"host", 0, MP_MEMORY_HOST}, {"GPU_0_bfc", 1 << 20, MP_MEMORY_DEVICE}};
+	mp_memory_info_t mems[2] = {{"host", 0, MP_MEMORY_HOST, NULL}, {"GPU_0_bfc", 1 << 20, MP_MEMORY_DEVICE, NULL}};
 	mp_source_t *orig = NULL, *back;
 	mp_xplane_export_stats_t st;
 	mp_diag_t diag;
