@@ -52,7 +52,9 @@ class Device:
     def __init__(self):
         self.regions = {}    # base -> size (expandable runs merged)
         self.expandable = set()
-        self.blocks = {}     # addr -> (rounded size, requested, stack, user_metadata)
+        self.blocks = {}     # addr -> (block size, requested, stack, user_metadata)
+        self.awaiting = {}   # freed by the program, waiting on another stream: out of
+                             # allocated bytes, still in the segment
         self.meta = ''       # the thread's user_metadata now ('' = none set)
         self.entries = []    # trace entries, in order
         self.states = []     # after each entry: (time_us, heap, region_free, largest, reserved)
@@ -80,6 +82,19 @@ class Device:
                 if end > b:
                     self.regions[b] = end - b
                     self.expandable.add(b)
+
+    def block_size(self, addr, req):
+        """The caching allocator's block for a request carved at addr: the
+        free block there runs to the next block in use (live or awaiting)
+        or the region's end; it is split when enough would remain (small
+        pool, expandable: 512 B; large pool: more than 1 MiB)."""
+        base = next(b for b, sz in self.regions.items() if b <= addr < b + sz)
+        end = min([a for a in list(self.blocks) + list(self.awaiting) if addr < a < base + self.regions[base]]
+                  + [base + self.regions[base]])
+        want, rest = rounded(req), end - addr - rounded(req)
+        small = self.regions[base] == 2 * MiB and base not in self.expandable
+        split = rest >= MIN_BLOCK if small or base in self.expandable else rest > MiB
+        return want if split else end - addr
 
     def free_chunks(self):
         chunks = []
@@ -136,20 +151,21 @@ def play(script, keep=None, devices=1, metadata=False):
             ent = [('segment_unmap', addr, size, None)]
         elif op == 'alloc':
             addr, req, stack = args
-            dev.blocks[addr] = (rounded(req), req, stack, dev.meta)
+            dev.blocks[addr] = (dev.block_size(addr, req), req, stack, dev.meta)
             ent = [('alloc', addr, req, stack)]
         elif op == 'free':
             addr, = args
             size, req, stack, _ = dev.blocks.pop(addr)
             ent = [('free_requested', addr, req, stack), ('free_completed', addr, req, stack)]
-        elif op == 'free_req':  # the block stays in use until free_done
+        elif op == 'free_req':  # out of allocated bytes; in its segment until free_done
             addr, = args
-            size, req, stack, _ = dev.blocks[addr]
+            dev.awaiting[addr] = dev.blocks.pop(addr)
+            size, req, stack, _ = dev.awaiting[addr]
             ent = [('free_requested', addr, req, stack)]
             stream = 9
         elif op == 'free_done':
             addr, = args
-            size, req, stack, _ = dev.blocks.pop(addr)
+            size, req, stack, _ = dev.awaiting.pop(addr)
             ent = [('free_completed', addr, req, stack)]
         elif op == 'oom':
             req, device_free, stack = args
@@ -168,6 +184,8 @@ def play(script, keep=None, devices=1, metadata=False):
             e = {'action': action, ('device_free' if action == 'oom' else 'addr'): addr, 'size': size,
                  'stream': stream, 'time_us': t,
                  'frames': STACKS[stack] if stack else []}
+            if t is None:  # an older PyTorch, or settings that omit it
+                del e['time_us']
             if metadata:
                 e['user_metadata'] = args[0] if action == 'annotate' else dev.meta
             if len(dev.entries) == 0:
@@ -180,20 +198,23 @@ def play(script, keep=None, devices=1, metadata=False):
     for d, dev in enumerate(devs):
         for base, size in sorted(dev.regions.items()):
             blocks, cur = [], base
-            for addr in sorted(a for a in dev.blocks if base <= a < base + size):
+            inuse = dict(dev.blocks, **dev.awaiting)
+            for addr in sorted(a for a in inuse if base <= a < base + size):
                 if addr > cur:
                     blocks.append({'address': cur, 'size': addr - cur, 'requested_size': 0, 'state': 'inactive',
                                    'frames': []})
-                bsize, req, stack, _ = dev.blocks[addr]
+                bsize, req, stack, _ = inuse[addr]
                 blocks.append({'address': addr, 'size': bsize, 'requested_size': req,
-                               'state': 'active_allocated', 'frames': STACKS[stack]})
+                               'state': 'active_pending_free' if addr in dev.awaiting else 'active_allocated',
+                               'frames': STACKS[stack]})
                 cur = addr + bsize
             if cur < base + size:
                 blocks.append({'address': cur, 'size': base + size - cur, 'requested_size': 0,
                                'state': 'inactive', 'frames': []})
             snap['segments'].append({
                 'device': d, 'address': base, 'total_size': size, 'allocated_size': 0, 'active_size': 0,
-                'requested_size': 0, 'stream': 7, 'segment_type': 'large', 'segment_pool_id': (0, 0),
+                'requested_size': 0, 'stream': 7, 'segment_type': 'small' if size == 2 * MiB else 'large',
+                'segment_pool_id': (0, 0),
                 'is_expandable': base in dev.expandable, 'frames': [], 'blocks': blocks})
         first = 0 if keep is None else max(0, len(dev.entries) - keep)
         kept = dev.entries[first:]

@@ -17,6 +17,8 @@
 
 #define TR_MAX_DEVICES 1024u
 #define TR_MIN_BLOCK 512u /* the caching allocator rounds every block to this (kMinBlockSize) */
+#define TR_SMALL_SIZE (1u << 20)    /* kSmallSize: requests up to this go to the small pool */
+#define TR_SMALL_BUFFER (2u << 20)  /* kSmallBuffer: the small pool's segments */
 #define TR_MAX_META 65535u /* distinct user_metadata values kept (tr_rec_t.meta); the rest share one */
 
 /* Trace actions, in the order of PyTorch's TraceEntry::Action names. */
@@ -38,12 +40,52 @@ typedef struct tr_rec {
 } tr_rec_t;
 _Static_assert(sizeof(tr_rec_t) == 32, "a trace entry costs 32 bytes");
 
-/* A segment or an allocated block at dump time. */
+/* A segment or an allocated block at dump time (or before the trace). */
 typedef struct tr_span {
 	uint64_t addr, size, requested;
+	uint64_t size_max; /* a block before the trace: the most its size can be (the
+	                    * layout's bound); = size when the size is exact */
 	uint32_t op;
 	uint8_t expandable;
+	uint8_t small;     /* a segment of the small pool (blocks of 1 MiB or less) */
+	uint8_t awaiting;  /* a block freed by the program, its free not completed
+	                    * (another stream's work): not in allocated bytes */
 } tr_span_t;
+
+/* An external annotation (a phase's START or END) of one device. */
+typedef struct tr_phase {
+	int64_t time_us;
+	uint32_t name;   /* string id */
+	uint8_t begin;   /* 1: START, 0: END */
+} tr_phase_t;
+
+/* The caching allocator's settings that shape its blocks
+ * (allocator_settings; PyTorch's defaults when the snapshot has none). */
+typedef struct tr_settings {
+	int known;                /* the snapshot had allocator_settings */
+	uint64_t max_split_size;  /* UINT64_MAX: unlimited (PyTorch writes -1) */
+	int expandable_segments;
+	uint32_t divisions[64];   /* roundup_power2_divisions by interval: [0] below 2 MiB,
+	                           * [k] from 2^k MiB to 2^(k+1) MiB */
+} tr_settings_t;
+
+/* What replaying the allocator's layout found on one device
+ * (torch_layout.c): PyTorch's own counters and the dump check. */
+typedef struct tr_counters {
+	uint64_t start_min, start_max;   /* allocated at the trace's start */
+	uint64_t peak_min, peak_max;     /* max_memory_allocated over the trace */
+	int64_t peak_entry;              /* entry index of peak_min; -1: at the start */
+	uint64_t final;                  /* allocated after the last entry */
+	uint64_t unpinned;               /* blocks before the trace whose size is a range */
+	uint64_t awaiting_peak;          /* most bytes freed but awaiting another stream */
+	uint64_t anomalies;              /* entries the layout could not place */
+	/* the dump check: the replay's end state against the dump's own */
+	uint64_t dump_allocated, dump_reserved, dump_blocks, dump_segments;
+	uint64_t end_reserved, end_blocks, end_segments;
+	uint64_t blocks_differ;          /* blocks at an address or with a size the dump lacks */
+	uint64_t first_differ_addr, first_differ_replay, first_differ_dump;
+	uint64_t segments_differ;
+} tr_counters_t;
 
 /* A distinct frame. */
 typedef struct tr_frame {
@@ -64,6 +106,13 @@ typedef struct tr_dev {
 	tr_vec_t init_regions; /* tr_span_t: regions before the trace */
 	tr_vec_t init_blocks;  /* tr_span_t: allocations before the trace */
 	tr_vec_t runs;   /* tr_span_t: the regions now, sorted (while emitting) */
+	tr_vec_t phases; /* tr_phase_t: external annotations, by time */
+	mp_imap_t extra; /* record index -> (block - tr_round(size)) / TR_MIN_BLOCK, for
+	                  * the blocks the allocator did not cut to the rounded request */
+	tr_counters_t count;
+	uint64_t pending; /* free_requested entries not directly completed */
+	uint32_t mem;    /* its first memory id (cuda:N); then reserved, then awaiting */
+	uint32_t nmem;   /* 2, or 3 with frees awaiting another stream */
 	int seen;
 } tr_dev_t;
 
@@ -76,7 +125,7 @@ typedef struct tr_src {
 	char *path;           /* base.path, owned */
 	mp_strtab_t strings;
 	tr_vec_t frames;      /* tr_frame_t, by frame id */
-	uint32_t key[32];     /* ids of the schema's keys and actions (torch_read.c) */
+	uint32_t key[48];     /* ids of the schema's keys and actions (torch_read.c) */
 	tr_dev_t *devs;
 	uint32_t ndevs;       /* devices seen (ids 0 .. ndevs-1) */
 	uint32_t next_trace;  /* the device of the next device_traces list */
@@ -89,12 +138,20 @@ typedef struct tr_src {
 	uint32_t *meta_ids;   /* tr_rec_t.meta -> string id; [0] = 0 (none) */
 	uint32_t nmeta;       /* used slots of meta_ids, 0 before the first value */
 	mp_imap_t meta_slot;  /* string id -> slot */
+	tr_settings_t settings;
+	int has_time;         /* some entry had a time_us: else times are entry indexes */
+	uint64_t unknown_actions; /* entries of actions memprof does not know */
+	uint32_t nmems;       /* memory ids */
+	mp_source_note_t *notes; /* what the report says beside the events (torch_notes.c) */
+	size_t nnotes;
+	char *note_text;      /* the notes' texts, back to back */
 
 	/* emission (torch_source.c) */
 	int phase;
 	uint32_t pdev;
 	size_t pidx;
 	size_t *cursor;       /* per device: next record */
+	size_t *pcursor;      /* per device: next phase */
 	tr_vec_t queue;       /* mp_event_t: what the current entry gave */
 	size_t qpos;
 	uint64_t emitted;
@@ -114,6 +171,15 @@ uint32_t tr_meta_slot(tr_src_t *s, uint32_t str);
 int tr_frames_op(tr_src_t *s, const mp_pk_value_t *frames, uint32_t *op, mp_diag_t *diag);
 /* torch_state.c: the state before the trace, per device. */
 int tr_rebuild(tr_src_t *s, mp_diag_t *diag);
+/* torch_layout.c: replay the allocator's layout of a device: the real size
+ * of every block (d->extra, the bounds of those before the trace), the
+ * counters and the dump check (d->count). After tr_rebuild's first part. */
+int tr_layout(tr_src_t *s, tr_dev_t *d);
+/* torch_layout.c: the block size of record i of d (an alloc, or a free of
+ * a block the trace allocated): tr_round(size) unless the layout says more. */
+uint64_t tr_block_bytes(const tr_dev_t *d, size_t i);
+/* torch_notes.c: the notes of the report, once the source is open. */
+int tr_make_notes(tr_src_t *s);
 /* Allocated size of a request: TR_MIN_BLOCK multiples. */
 static inline uint64_t tr_round(uint64_t size)
 {

@@ -25,11 +25,15 @@ static const char *const names[] = {
 	"segments", "device_traces", "device", "address", "total_size", "is_expandable", "blocks", "size",
 	"requested_size", "state", "active_allocated", "active_pending_free", "active_awaiting_free", "frames",
 	"action", "addr", "time_us", "device_free", "user_metadata", "name",
+	"segment_type", "small", "allocator_settings", "external_annotations", "max_split_size",
+	"expandable_segments", "roundup_power2_divisions", "stage", "START", "END",
 };
 enum {
 	K_SEGMENTS = TA_COUNT, K_DEVICE_TRACES, K_DEVICE, K_ADDRESS, K_TOTAL_SIZE, K_IS_EXPANDABLE, K_BLOCKS, K_SIZE,
 	K_REQUESTED_SIZE, K_STATE, K_ACTIVE_ALLOCATED, K_ACTIVE_PENDING_FREE, K_ACTIVE_AWAITING_FREE, K_FRAMES,
-	K_ACTION, K_ADDR, K_TIME_US, K_DEVICE_FREE, K_USER_METADATA, K_NAME, K_COUNT
+	K_ACTION, K_ADDR, K_TIME_US, K_DEVICE_FREE, K_USER_METADATA, K_NAME,
+	K_SEGMENT_TYPE, K_SMALL, K_ALLOCATOR_SETTINGS, K_EXTERNAL_ANNOTATIONS, K_MAX_SPLIT_SIZE,
+	K_EXPANDABLE_SEGMENTS, K_ROUNDUP_POWER2_DIVISIONS, K_STAGE, K_START, K_END, K_COUNT
 };
 _Static_assert(sizeof(names) / sizeof(names[0]) == K_COUNT, "one name per key");
 _Static_assert(K_COUNT <= sizeof(((tr_src_t *)0)->key) / sizeof(uint32_t), "room for the keys");
@@ -167,6 +171,10 @@ static int read_block(tr_src_t *s, tr_dev_t *dev, const mp_pk_value_t *bv, uint6
 	if (state->u.str != s->key[K_ACTIVE_ALLOCATED] && state->u.str != s->key[K_ACTIVE_PENDING_FREE] &&
 	    state->u.str != s->key[K_ACTIVE_AWAITING_FREE])
 		return 0; /* inactive: a free chunk of the segment */
+	/* freed by the program, its free waiting on another stream: in the
+	 * segment still, no longer in allocated bytes */
+	b.awaiting = state->u.str != s->key[K_ACTIVE_ALLOCATED];
+	b.size_max = b.size;
 	if (!b.requested)
 		b.requested = b.size;
 	if ((rc = frames_of(s, bv->u.obj, &b.op, diag)) < 0)
@@ -178,7 +186,7 @@ static int read_segment(tr_src_t *s, const mp_pk_value_t *sv, mp_diag_t *diag)
 {
 	char what[64];
 	tr_span_t seg = {0};
-	const mp_pk_value_t *blocks, *exp;
+	const mp_pk_value_t *blocks, *exp, *type;
 	tr_dev_t *dev = NULL;
 	int64_t device, addr;
 	uint64_t cursor;
@@ -195,6 +203,11 @@ static int read_segment(tr_src_t *s, const mp_pk_value_t *sv, mp_diag_t *diag)
 	seg.addr = (uint64_t)addr;
 	exp = get(s, sv->u.obj, K_IS_EXPANDABLE);
 	seg.expandable = exp && (exp->kind == MP_PK_BOOL || exp->kind == MP_PK_INT) && exp->u.i;
+	type = get(s, sv->u.obj, K_SEGMENT_TYPE);
+	/* the pool decides how blocks are split; older snapshots name none:
+	 * the small pool's segments are its 2 MiB buffers */
+	seg.small = type && type->kind == MP_PK_STR ? type->u.str == s->key[K_SMALL] : seg.size == TR_SMALL_BUFFER;
+	seg.size_max = seg.size;
 	dev->seen = 1;
 	s->info.segments++;
 	if ((rc = tr_vec_push(&dev->segs, &seg, sizeof(seg))) < 0)
@@ -248,8 +261,10 @@ static int read_entry(tr_src_t *s, uint32_t device, const mp_pk_value_t *ev, mp_
 		return mp_diag_set(diag, MP_EFORMAT, -1, -1, "%s: no 'action' string", what);
 	for (r.action = TA_ALLOC; r.action < TA_COUNT && s->key[r.action] != action->u.str; r.action++)
 		;
-	if (r.action == TA_COUNT)
-		return 0; /* an action of a newer PyTorch: nothing memprof can place */
+	if (r.action == TA_COUNT) { /* an action of a newer PyTorch: nothing memprof can place */
+		s->unknown_actions++;
+		return 0;
+	}
 	if ((rc = get_int(s, ev->u.obj, r.action == TA_OOM ? K_DEVICE_FREE : K_ADDR, 0, &addr, what, diag)) < 0 ||
 	    (rc = get_size(s, ev->u.obj, K_SIZE, &r.size, what, diag)) < 0 ||
 	    (rc = get_int(s, ev->u.obj, K_TIME_US, 0, &r.time_us, what, diag)) < 0 ||
@@ -273,9 +288,78 @@ static int read_entry(tr_src_t *s, uint32_t device, const mp_pk_value_t *ev, mp_
 	}
 	if (r.time_us && (!s->origin_us || r.time_us < s->origin_us))
 		s->origin_us = r.time_us;
+	if (r.time_us)
+		s->has_time = 1;
 	dev->seen = 1;
 	s->info.trace_entries++;
 	return tr_vec_push(&dev->recs, &r, sizeof(r));
+}
+
+/* allocator_settings: what shapes the blocks (torch_layout.c). Values of
+ * an unexpected type keep PyTorch's defaults. */
+static void read_settings(tr_src_t *s, const mp_pk_value_t *v)
+{
+	const mp_pk_value_t *x;
+	tr_settings_t *st = &s->settings;
+
+	if (v->kind != MP_PK_DICT)
+		return;
+	st->known = 1;
+	x = get(s, v->u.obj, K_MAX_SPLIT_SIZE);
+	if (x && x->kind == MP_PK_INT && x->u.i > 0)
+		st->max_split_size = (uint64_t)x->u.i;
+	x = get(s, v->u.obj, K_EXPANDABLE_SEGMENTS);
+	st->expandable_segments = x && (x->kind == MP_PK_BOOL || x->kind == MP_PK_INT) && x->u.i;
+	x = get(s, v->u.obj, K_ROUNDUP_POWER2_DIVISIONS);
+	if (!x || x->kind != MP_PK_DICT)
+		return;
+	/* {"1": n, "2": n, "4": n, ... "32768": n}: the interval from KEY MiB
+	 * (below 2 MiB for "1") */
+	for (size_t i = 0; i + 1 < x->u.obj->n; i += 2) {
+		const mp_pk_value_t *k = &x->u.obj->items[i], *n = &x->u.obj->items[i + 1];
+		const char *text = k->kind == MP_PK_STR ? mp_strtab_get(&s->strings, k->u.str) : "";
+		char *end;
+		unsigned long mib = strtoul(text, &end, 10);
+		unsigned idx = 0;
+		if (!*text || *end || !mib || (mib & (mib - 1)) || n->kind != MP_PK_INT || n->u.i < 0 || n->u.i > 1 << 20)
+			continue;
+		while ((1ul << idx) < mib)
+			idx++;
+		if (idx < 64)
+			st->divisions[idx] = (uint32_t)n->u.i;
+	}
+}
+
+/* external_annotations: [{'stage': 'START'|'END', 'name', 'device',
+ * 'time_us'}]: phases, in time order per device. */
+static int read_annotations(tr_src_t *s, const mp_pk_value_t *v, mp_diag_t *diag)
+{
+	int rc;
+
+	if (v->kind != MP_PK_LIST)
+		return 0;
+	for (size_t i = 0; i < v->u.obj->n; i++) {
+		const mp_pk_value_t *a = &v->u.obj->items[i], *stage, *name;
+		tr_phase_t ph = {0};
+		tr_dev_t *dev;
+		int64_t device;
+		if (a->kind != MP_PK_DICT)
+			continue;
+		stage = get(s, a->u.obj, K_STAGE);
+		name = get(s, a->u.obj, K_NAME);
+		if (!stage || stage->kind != MP_PK_STR || !name || name->kind != MP_PK_STR ||
+		    (stage->u.str != s->key[K_START] && stage->u.str != s->key[K_END]))
+			continue;
+		if ((rc = get_int(s, a->u.obj, K_DEVICE, 0, &device, "an external annotation", diag)) < 0 ||
+		    (rc = get_int(s, a->u.obj, K_TIME_US, 0, &ph.time_us, "an external annotation", diag)) < 0 ||
+		    (rc = device_slot(s, device, &dev, diag)) < 0)
+			return rc;
+		ph.name = name->u.str;
+		ph.begin = stage->u.str == s->key[K_START];
+		if ((rc = tr_vec_push(&dev->phases, &ph, sizeof(ph))) < 0)
+			return rc;
+	}
+	return 0;
 }
 
 static int h_open(void *ctx, const mp_pk_obj_t *parent, const mp_pk_value_t *key, const mp_pk_obj_t *alt,
@@ -322,6 +406,10 @@ static int h_item(void *ctx, mp_pk_obj_t *parent, const mp_pk_value_t *key, cons
 	}
 	switch (parent->role) {
 	case TR_ROLE_ROOT:
+		if (key && key->kind == MP_PK_STR && key->u.str == s->key[K_ALLOCATOR_SETTINGS])
+			read_settings(s, value);
+		if (key && key->kind == MP_PK_STR && key->u.str == s->key[K_EXTERNAL_ANNOTATIONS])
+			return read_annotations(s, value, diag);
 		if (key && key->kind == MP_PK_STR && (key->u.str == s->key[K_SEGMENTS] || key->u.str == s->key[K_DEVICE_TRACES])) {
 			if (value->kind != MP_PK_LIST)
 				return mp_diag_set(diag, MP_EFORMAT, -1, -1, "'%s' is not a list", mp_strtab_get(&s->strings, key->u.str));
@@ -367,6 +455,7 @@ int tr_read(tr_src_t *s, const char *path, mp_diag_t *diag)
 	gzFile gz;
 	int rc;
 
+	s->settings.max_split_size = UINT64_MAX;
 	for (int k = 0; k < K_COUNT; k++)
 		if ((s->key[k] = mp_strtab_intern(&s->strings, names[k], strlen(names[k]))) == UINT32_MAX)
 			return MP_ENOMEM;

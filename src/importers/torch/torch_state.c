@@ -187,84 +187,129 @@ static int first_touch(tr_dev_t *d, mp_imap_t *blocks, mp_imap_t *segs)
 	return 0;
 }
 
-static int rebuild_dev(tr_src_t *s, tr_dev_t *d)
+/* The blocks and segments live before the first entry. */
+static int rebuild_start(tr_src_t *s, tr_dev_t *d, mp_imap_t *blocks, mp_imap_t *segs)
 {
-	mp_imap_t blocks = {0}, segs = {0};
 	uint32_t v;
 	int rc;
 
-	if ((rc = first_touch(d, &blocks, &segs)) < 0)
-		goto out;
-	for (size_t i = 0; i < d->blocks.n; i++) {
+	for (size_t i = 0; i < d->blocks.n; i++) { /* untouched: as at dump time, frames included */
 		const tr_span_t *b = &TR_AT(d->blocks, tr_span_t, i);
-		if (!mp_imap_get(&blocks, (int64_t)b->addr, &v) && (rc = tr_vec_push(&d->init_blocks, b, sizeof(*b))) < 0)
-			goto out;
+		if (!mp_imap_get(blocks, (int64_t)b->addr, &v) && (rc = tr_vec_push(&d->init_blocks, b, sizeof(*b))) < 0)
+			return rc;
 	}
-	for (uint32_t k = 0; k < blocks.cap; k++) {
+	for (uint32_t k = 0; k < blocks->cap; k++) {
 		const tr_rec_t *r;
 		tr_span_t b = {0};
-		if (!blocks.used[k])
+		if (!blocks->used[k])
 			continue;
-		r = &TR_AT(d->recs, tr_rec_t, blocks.vals[k] - 1);
+		r = &TR_AT(d->recs, tr_rec_t, blocks->vals[k] - 1);
 		if (r->action == TA_ALLOC)
 			continue;
+		/* first seen freed: allocated before the trace; its size is the
+		 * layout's to pin (torch_layout.c), its frames are the free's */
 		b.addr = r->addr;
 		b.requested = r->size;
 		b.size = tr_round(r->size);
-		b.op = r->op;
+		b.size_max = 0; /* to be pinned by the layout (torch_layout.c) */
+		b.awaiting = r->action == TA_FREE_COMPLETED; /* its free was asked for before */
 		if ((rc = tr_vec_push(&d->init_blocks, &b, sizeof(b))) < 0)
-			goto out;
+			return rc;
 	}
 	for (size_t i = 0; i < d->segs.n; i++) {
 		const tr_span_t *sg = &TR_AT(d->segs, tr_span_t, i);
-		if (!sg->expandable && !mp_imap_get(&segs, (int64_t)sg->addr, &v) &&
+		if (!sg->expandable && !mp_imap_get(segs, (int64_t)sg->addr, &v) &&
 		    (rc = tr_vec_push(&d->init_regions, sg, sizeof(*sg))) < 0)
-			goto out;
+			return rc;
 	}
-	for (uint32_t k = 0; k < segs.cap; k++) {
+	for (uint32_t k = 0; k < segs->cap; k++) {
 		const tr_rec_t *r;
 		tr_span_t sg = {0};
-		if (!segs.used[k])
+		if (!segs->used[k])
 			continue;
-		r = &TR_AT(d->recs, tr_rec_t, segs.vals[k] - 1);
+		r = &TR_AT(d->recs, tr_rec_t, segs->vals[k] - 1);
 		if (r->action != TA_SEGMENT_FREE)
 			continue;
 		sg.addr = r->addr;
-		sg.size = r->size;
+		sg.size = sg.size_max = r->size;
+		sg.small = r->size == TR_SMALL_BUFFER;
 		if ((rc = tr_vec_push(&d->init_regions, &sg, sizeof(sg))) < 0)
-			goto out;
+			return rc;
 	}
 	if ((rc = rebuild_mapped(d)) < 0)
-		goto out;
+		return rc;
 	if (d->init_blocks.n)
 		qsort(d->init_blocks.v, d->init_blocks.n, sizeof(tr_span_t), cmp_span);
 	if (d->init_regions.n)
 		qsort(d->init_regions.v, d->init_regions.n, sizeof(tr_span_t), cmp_span);
 	s->info.before_trace += d->init_blocks.n;
-	/* a free_requested whose free_completed does not follow at once waits
-	 * for another stream's work: until then its block is charged to
-	 * "awaiting another stream: <op>", with its allocation's metadata
-	 * (allocs: the metadata of the last alloc at each address, kept only
-	 * when the snapshot has any) */
-	mp_imap_free(&blocks);
-	for (size_t i = 0; i < d->recs.n; i++) {
+	return 0;
+}
+
+/* A free_requested whose free_completed does not follow at once waits for
+ * another stream's work: from then until its completion the block is
+ * charged to "awaiting another stream: <op>", the op and metadata of its
+ * allocation (allocs: the last alloc record at each address). */
+static int mark_pending(tr_src_t *s, tr_dev_t *d)
+{
+	mp_imap_t last_alloc = {0};
+	uint32_t v;
+	int rc = 0;
+
+	for (size_t i = 0; i < d->recs.n && rc == 0; i++) {
 		tr_rec_t *r = &TR_AT(d->recs, tr_rec_t, i), *nx = i + 1 < d->recs.n ? r + 1 : NULL;
 		char text[800];
-		if (r->action == TA_ALLOC && s->nmeta && (rc = mp_imap_put(&blocks, (int64_t)r->addr, r->meta)) < 0)
-			goto out;
+		uint32_t op = r->op;
+		if (r->action == TA_ALLOC) {
+			rc = mp_imap_put(&last_alloc, (int64_t)r->addr, (uint32_t)i);
+			continue;
+		}
 		if (r->action != TA_FREE_REQUESTED || (nx && nx->action == TA_FREE_COMPLETED && nx->addr == r->addr))
 			continue;
 		r->pending = 1;
-		r->meta = mp_imap_get(&blocks, (int64_t)r->addr, &v) ? (uint16_t)v : 0;
+		d->pending++;
 		s->info.pending_frees++;
-		snprintf(text, sizeof(text), "awaiting another stream: %s",
-			 r->op ? mp_strtab_get(&s->strings, r->op) : "(no frames)");
-		if ((r->op = mp_strtab_intern(&s->strings, text, strlen(text))) == UINT32_MAX) {
-			rc = MP_ENOMEM;
-			goto out;
+		if (mp_imap_get(&last_alloc, (int64_t)r->addr, &v)) {
+			const tr_rec_t *a = &TR_AT(d->recs, tr_rec_t, v);
+			r->meta = a->meta;
+			op = a->op;
+		} else {
+			r->meta = 0;
 		}
+		snprintf(text, sizeof(text), "awaiting another stream: %s", op ? mp_strtab_get(&s->strings, op) : "(no frames)");
+		if ((r->op = mp_strtab_intern(&s->strings, text, strlen(text))) == UINT32_MAX)
+			rc = MP_ENOMEM;
 	}
-out:
+	mp_imap_free(&last_alloc);
+	return rc;
+}
+
+/* Annotations by time, those at one time in the file's order (a START and
+ * the END at the same microsecond stay so): insertion sort, they are few
+ * and nearly sorted. */
+static void sort_phases(tr_vec_t *v)
+{
+	tr_phase_t *p = v->v;
+
+	for (size_t i = 1; i < v->n; i++) {
+		tr_phase_t x = p[i];
+		size_t j = i;
+		for (; j > 0 && p[j - 1].time_us > x.time_us; j--)
+			p[j] = p[j - 1];
+		p[j] = x;
+	}
+}
+
+static int rebuild_dev(tr_src_t *s, tr_dev_t *d)
+{
+	mp_imap_t blocks = {0}, segs = {0};
+	int rc;
+
+	if ((rc = first_touch(d, &blocks, &segs)) == 0 && (rc = rebuild_start(s, d, &blocks, &segs)) == 0 &&
+	    (rc = mark_pending(s, d)) == 0)
+		rc = tr_layout(s, d);
+	if (rc == 0)
+		sort_phases(&d->phases);
 	mp_imap_free(&blocks);
 	mp_imap_free(&segs);
 	return rc;
