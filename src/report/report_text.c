@@ -208,7 +208,8 @@ static void notes(FILE *out, const mp_report_input_t *in, uint32_t memory, const
 	size_t i = 0;
 
 	while ((x = rp_next_note(in, memory, &i)))
-		fprintf(out, "%s%s%s\n", indent, x->warning ? "warning: " : "", x->text);
+		if (x->text[0])
+			fprintf(out, "%s%s%s\n", indent, x->warning ? "warning: " : "", x->text);
 }
 
 static void breakdown(FILE *out, const mp_report_input_t *in, const mp_solver_device_t *d, uint32_t top)

@@ -122,12 +122,15 @@ def by_meta(blocks):
     return out
 
 
-def play(script, keep=None, devices=1, metadata=False):
+def play(script, keep=None, devices=1, metadata=False, no_time=False, annotations=()):
     """Run script: a list of (device, time_us, op, args...). Returns the
     snapshot dict and the expectations of the kept entries. With metadata,
     every entry carries 'user_metadata' as PyTorch writes it ('' when none
     is set), and the expectations hold the bytes live at the peak and at
-    the end per metadata value, and the last mark before the peak."""
+    the end per metadata value, and the last mark before the peak. With
+    no_time, entries carry no time_us and the expected times are entry
+    indexes; annotations: (device, time_us, 'START'|'END', name) as
+    external_annotations, and the phase open at the peak is expected."""
     devs = [Device() for _ in range(devices)]
     starts = []
     for d, t, op, *args in script:
@@ -184,16 +187,19 @@ def play(script, keep=None, devices=1, metadata=False):
             e = {'action': action, ('device_free' if action == 'oom' else 'addr'): addr, 'size': size,
                  'stream': stream, 'time_us': t,
                  'frames': STACKS[stack] if stack else []}
-            if t is None:  # an older PyTorch, or settings that omit it
+            if no_time:  # an older PyTorch, or settings that omit it
                 del e['time_us']
             if metadata:
                 e['user_metadata'] = args[0] if action == 'annotate' else dev.meta
             if len(dev.entries) == 0:
                 starts.append(d)
             dev.entries.append(e)
-            dev.states.append((t,) + dev.state())
+            dev.states.append(((len(dev.entries) - 1) if no_time else t,) + dev.state())
             dev.live.append(by_meta(dev.blocks))
     snap = {'segments': [], 'device_traces': [], 'allocator_settings': {'expandable_segments': False}}
+    if annotations:
+        snap['external_annotations'] = [{'stage': st, 'name': nm, 'device': dv, 'time_us': tu}
+                                        for dv, tu, st, nm in annotations]
     expected = []
     for d, dev in enumerate(devs):
         for base, size in sorted(dev.regions.items()):
@@ -223,8 +229,9 @@ def play(script, keep=None, devices=1, metadata=False):
         # the state before the first kept entry counts too: it is the start
         before = dev.states[first - 1] if first > 0 else None
         allstates = ([before] if before else []) + states
-        origin = min((e['time_us'] for devx in devs for e in devx.entries[
+        origin = 0 if no_time else min((e['time_us'] for devx in devs for e in devx.entries[
             (0 if keep is None else max(0, len(devx.entries) - keep)):]), default=0)
+        scale = 1 if no_time else 1000  # entry indexes, or microseconds in ns
         peak = max(allstates, key=lambda s: s[1]) if allstates else None
         peak_i = [s[1] for s in allstates].index(peak[1]) if peak else 0
         if metadata:  # kept entries only (no scenario with metadata drops any)
@@ -236,14 +243,29 @@ def play(script, keep=None, devices=1, metadata=False):
         expected.append(dict({
             'device': d,
             'entries': len(kept),
-            'states': [[(s[0] - origin) * 1000, s[1], s[2], s[3]] for s in states],
+            'states': [[(s[0] - origin) * scale, s[1], s[2], s[3]] for s in states],
             'peak_allocated': peak[1] if peak else 0,
-            'peak_time_ns': max(0, (allstates[peak_i][0] - origin) * 1000) if peak and (
+            'peak_time_ns': max(0, (allstates[peak_i][0] - origin) * scale) if peak and (
                 before is None or peak_i > 0) else 0,
+            'peak_phase': phase_at(annotations, d, allstates[peak_i][0]) if peak and annotations else None,
             'peak_reserved': max((s[4] for s in allstates), default=0),
             'ooms': [[o[1], o[2], o[3], o[4], o[5]] for o in dev.ooms if o[0] >= first],
         }, **extra))
     return snap, expected
+
+
+def phase_at(annotations, device, t):
+    """The innermost phase open at time t (a START at t is open, an END at
+    t is not yet)."""
+    open_ = []
+    for dv, tu, st, nm in annotations:
+        if dv != device or tu > t:
+            continue
+        if st == 'START':
+            open_.append(nm)
+        elif tu < t and nm in open_:
+            del open_[len(open_) - 1 - open_[::-1].index(nm):]
+    return open_[-1] if open_ else None
 
 
 def scenarios():
@@ -340,6 +362,59 @@ def scenarios():
         (0, 95, 'alloc', base + 6 * MiB, 1 * MiB, 'opt'),
         (0, 100, 'annotate', 'stage: end'),
     ], metadata=True)
+    # Blocks the allocator did not split: 19.5 MiB in a 20 MiB segment
+    # (0.5 MiB would remain: the large pool splits only above 1 MiB), a
+    # 9.5 MiB request on a 10 MiB rest, a small-pool block that fills its
+    # segment's rest exactly, and one split off (512 KiB remain).
+    sbase = 0x7d0000000000
+    S['unsplit'] = play([
+        (0, 10, 'seg', base, 20 * MiB),
+        (0, 20, 'alloc', base, 19 * MiB + 512 * 1024, 'fwd'),      # block: 20 MiB
+        (0, 30, 'seg', base + 20 * MiB, 20 * MiB),
+        (0, 40, 'alloc', base + 20 * MiB, 10 * MiB, 'fwd'),
+        (0, 50, 'alloc', base + 30 * MiB, 9 * MiB + 512 * 1024, 'bwd'),  # block: 10 MiB
+        (0, 60, 'seg', sbase, 2 * MiB),
+        (0, 70, 'alloc', sbase, 1 * MiB, 'opt'),                   # small pool, split
+        (0, 80, 'alloc', sbase + 1 * MiB, 1 * MiB, 'opt'),          # fills the rest exactly
+        (0, 90, 'free', base + 30 * MiB),                           # freed before the dump
+        (0, 100, 'alloc', base + 30 * MiB, 4 * MiB, 'opt'),          # 6 MiB remain: split
+    ])
+    # Blocks older than the trace, freed in it: only their requests are in
+    # the trace. The 19.5 MiB one in its 20 MiB segment is pinned (the
+    # 0.5 MiB after it could not be a free large-pool block); the 4 MiB one
+    # with 20 MiB free after it was split off, or was up to 1 MiB larger:
+    # the figures are a range.
+    S['older'] = play([
+        (0, 10, 'seg', base, 20 * MiB),
+        (0, 20, 'alloc', base, 19 * MiB + 512 * 1024, 'fwd'),      # block: 20 MiB
+        (0, 30, 'seg', base + 20 * MiB, 40 * MiB),
+        (0, 40, 'alloc', base + 20 * MiB, 4 * MiB, 'fwd'),          # split: 36 MiB remain
+        (0, 50, 'alloc', base + 44 * MiB, 8 * MiB, 'bwd'),
+        (0, 60, 'free', base),                                      # the trace keeps these 5
+        (0, 70, 'free', base + 20 * MiB),
+        (0, 80, 'alloc', base + 20 * MiB, 2 * MiB, 'opt'),
+        (0, 90, 'free', base + 44 * MiB),
+    ], keep=7)
+    # An older PyTorch: no time_us; times are entry indexes.
+    S['no_time'] = play([
+        (0, 10, 'seg', base, 20 * MiB),
+        (0, 20, 'alloc', base, 4 * MiB, 'fwd'),
+        (0, 30, 'alloc', base + 4 * MiB, 6 * MiB, 'bwd'),
+        (0, 40, 'free', base),
+        (0, 50, 'alloc', base + 10 * MiB, 1 * MiB, 'opt'),
+    ], no_time=True)
+    # external_annotations: a forward phase, then the optimizer's step,
+    # which holds the peak, nested in a 'train' phase.
+    S['phases'] = play([
+        (0, 10, 'seg', base, 20 * MiB),
+        (0, 20, 'alloc', base, 4 * MiB, 'fwd'),
+        (0, 30, 'alloc', base + 4 * MiB, 4 * MiB, 'fwd'),
+        (0, 40, 'free', base + 4 * MiB),
+        (0, 50, 'alloc', base + 8 * MiB, 8 * MiB, 'opt'),           # the peak, in the step
+        (0, 60, 'free', base + 8 * MiB),
+    ], annotations=[(0, 5, 'START', 'train'), (0, 15, 'START', 'forward'), (0, 35, 'END', 'forward'),
+                    (0, 45, 'START', 'Optimizer.step#AdamW.step'), (0, 55, 'END', 'Optimizer.step#AdamW.step'),
+                    (0, 65, 'END', 'train')])
     return S
 
 

@@ -291,6 +291,109 @@ static void test_metadata(void **state)
 	check_scenario("metadata", "metadata.pickle");
 }
 
+static const mp_source_note_t *note(const mp_source_t *src, uint32_t memory, const char *key)
+{
+	const mp_source_note_t *n;
+	size_t count = mp_source_notes(src, &n);
+
+	for (size_t i = 0; i < count; i++)
+		if (n[i].memory == memory && !strcmp(n[i].key, key))
+			return &n[i];
+	fail_msg("no note '%s'", key);
+	return NULL;
+}
+
+/* The live rows at the end name each block's allocated bytes. */
+static uint64_t live_block_bytes(const run_t *r, const mp_solver_device_t *d, uint64_t requested)
+{
+	for (size_t i = 0; i < d->leak_count; i++)
+		if (d->leaks[i].requested_bytes == requested)
+			return d->leaks[i].allocated_bytes;
+	(void)r;
+	fail_msg("no live block of %llu B asked", (unsigned long long)requested);
+	return 0;
+}
+
+static void test_unsplit(void **state)
+{
+	const mp_solver_device_t *d;
+	run_t r;
+
+	(void)state;
+	check_scenario("unsplit", "unsplit.pickle");
+	/* by hand: 19.5 MiB asked in a 20 MiB segment is a 20 MiB block (0.5
+	 * MiB would remain: the large pool splits above 1 MiB only); 9.5 MiB
+	 * on a 10 MiB rest is 10 MiB (freed before the dump); the small
+	 * pool's 1 MiB blocks are 1 MiB; 4 MiB on the 10 MiB rest is split:
+	 * 20 + 10 + 1 + 1 + 4 MiB live at the end, 42 MiB at the peak */
+	open_run(&r, "unsplit.pickle", 0);
+	d = device_named(&r, "cuda:0");
+	assert_int_equal(live_block_bytes(&r, d, 19 * 1048576 + 524288), 20 * 1048576);
+	assert_int_equal(live_block_bytes(&r, d, 4 * 1048576), 4 * 1048576);
+	assert_int_equal(d->peak_bytes, 42 * 1048576);
+	assert_int_equal(d->leak_bytes, 36 * 1048576);
+	assert_int_equal(note(r.src, d->id, "dump_check")->value, 1);
+	assert_int_equal(note(r.src, d->id, "allocated_peak_bytes")->value, 42 * 1048576);
+	/* entries from 0: seg, alloc, seg, alloc, alloc, seg, alloc, then the alloc that fills the small segment */
+	assert_int_equal(note(r.src, d->id, "allocated_peak_entry")->value, 7);
+	close_run(&r);
+}
+
+static void test_older(void **state)
+{
+	const mp_solver_device_t *d;
+	run_t r;
+
+	(void)state;
+	check_scenario("older", "older.pickle");
+	/* by hand: three blocks older than the trace, freed in it. 19.5 MiB
+	 * in a 20 MiB segment: pinned at 20 MiB. 4 MiB with 20 MiB up to the
+	 * next block, and 8 MiB with 8 MiB up to the segment's end: each
+	 * split off (a free rest over 1 MiB), or up to 1 MiB larger (a rest
+	 * of 1 MiB or less is not split off) with a gap still over 1 MiB: at
+	 * start 32 MiB, or up to 34 MiB; the end: 2 MiB, exact */
+	open_run(&r, "older.pickle", 0);
+	d = device_named(&r, "cuda:0");
+	assert_int_equal(d->peak_bytes, 32 * 1048576);
+	assert_int_equal(note(r.src, d->id, "allocated_peak_bytes")->value, 32 * 1048576);
+	assert_int_equal(note(r.src, d->id, "allocated_peak_bytes_max")->value, 34 * 1048576);
+	assert_int_equal(note(r.src, d->id, "allocated_final_bytes")->value, 2 * 1048576);
+	assert_non_null(strstr(note(r.src, d->id, "allocated_peak_bytes")->text, "2 blocks older than the trace"));
+	assert_int_equal(note(r.src, d->id, "dump_check")->value, 1);
+	close_run(&r);
+}
+
+static void test_no_time(void **state)
+{
+	const mp_solver_device_t *d;
+	run_t r;
+
+	(void)state;
+	check_scenario("no_time", "no_time.pickle"); /* its times are entry indexes */
+	open_run(&r, "no_time.pickle", 0);
+	assert_string_equal(mp_source_time_unit(r.src), "trace entry");
+	assert_non_null(strstr(note(r.src, MP_NOTE_INPUT, "time_axis")->text, "trace entry indexes"));
+	d = device_named(&r, "cuda:0");
+	assert_int_equal(d->peak.time_ns, 2); /* the second alloc, entry 2 */
+	close_run(&r);
+}
+
+static void test_phases(void **state)
+{
+	const json_t *dv = json_array_get(json_object_get(expected, "phases"), 0);
+	const mp_solver_device_t *d;
+	run_t r;
+
+	(void)state;
+	check_scenario("phases", "phases.pickle");
+	open_run(&r, "phases.pickle", 0);
+	d = device_named(&r, "cuda:0");
+	assert_string_equal(mp_source_string(r.src, d->peak_phase), json_string_value(json_object_get(dv, "peak_phase")));
+	assert_string_equal(mp_source_string(r.src, d->peak_phase), "Optimizer.step#AdamW.step");
+	assert_null(mp_source_time_unit(r.src));
+	close_run(&r);
+}
+
 static void expect_error(const char *file)
 {
 	const json_t *e = json_object_get(json_object_get(expected, "_errors"), file);
@@ -330,7 +433,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_blocks),  cmocka_unit_test(test_ring),    cmocka_unit_test(test_expandable),
 		cmocka_unit_test(test_oom),     cmocka_unit_test(test_streams), cmocka_unit_test(test_devices),
-		cmocka_unit_test(test_metadata), cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_metadata), cmocka_unit_test(test_errors), cmocka_unit_test(test_unsplit),
+		cmocka_unit_test(test_older),   cmocka_unit_test(test_no_time), cmocka_unit_test(test_phases),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -98,8 +98,8 @@ static void device_notes(nb_t *b, const tr_dev_t *d)
 		add(b, d->mem, "allocated_peak_bytes_max", MP_NOTE_BYTES, c->peak_max, 0, "allocated peak at most %s",
 		    bytes(x, sizeof(x), c->peak_max));
 	}
-	add(b, d->mem, "allocated_peak_entry", MP_NOTE_COUNT, c->peak_entry < 0 ? 0 : (uint64_t)c->peak_entry + 1, 0,
-	    "peak entry        %s", c->peak_entry < 0 ? "none: the peak is the trace's start" : at);
+	if (c->peak_entry >= 0) /* for tools: the peak line says it to people */
+		add(b, d->mem, "allocated_peak_entry", MP_NOTE_COUNT, (uint64_t)c->peak_entry, 0, "%s", "");
 	if (c->start_min == c->start_max)
 		add(b, d->mem, "allocated_at_trace_start_bytes", MP_NOTE_BYTES, c->start_min, 0,
 		    "allocated at start %s (before the first trace entry)", bytes(x, sizeof(x), c->start_min));

@@ -47,7 +47,8 @@ typedef enum {
 typedef struct mp_source_note {
 	uint32_t memory;   /* the memory id it is about, or MP_NOTE_INPUT */
 	const char *key;   /* JSON name: lowercase letters, digits and '_'; never NULL */
-	const char *text;  /* one line for people, figures with their units; never NULL */
+	const char *text;  /* one line for people, figures with their units; never NULL;
+	                    * "": a figure for tools only (another note says it to people) */
 	int kind;          /* mp_note_kind_t */
 	uint64_t value;    /* the figure, for kinds other than MP_NOTE_TEXT */
 	int warning;       /* 1: the user must not miss it (a check failed, a value was unusable) */
