@@ -154,7 +154,11 @@ static void summary(FILE *out, const mp_report_input_t *in, const mp_solver_devi
 	if (!d->has_peak) {
 		fprintf(out, "  no allocation event in the analysed window\n");
 	} else {
-		fprintf(out, "  peak in use       %s at %s, step %s, event %" PRIu64 "\n", human(h, sizeof(h), d->peak_bytes),
+		const mp_memory_info_t *m = mp_source_memory(in->source, d->id);
+		char label[64];
+		/* in the producer's words where it has them ("peak allocated") */
+		snprintf(label, sizeof(label), "peak %s", m && m->in_use_name ? m->in_use_name : "in use");
+		fprintf(out, "  %-17s %s at %s, step %s, event %" PRIu64 "\n", label, human(h, sizeof(h), d->peak_bytes),
 			rp_time(in, t, sizeof(t), p->time_ns), step_str(s, sizeof(s), p->step), p->event_index);
 		if (d->peak_mark) /* the stage the program had named last (a PyTorch annotate) */
 			fprintf(out, "    after mark      %s\n", rp_str(in, d->peak_mark));

@@ -102,12 +102,12 @@ static void device_notes(nb_t *b, const tr_dev_t *d)
 		add(b, d->mem, "allocated_peak_entry", MP_NOTE_COUNT, (uint64_t)c->peak_entry, 0, "%s", "");
 	if (c->start_min == c->start_max)
 		add(b, d->mem, "allocated_at_trace_start_bytes", MP_NOTE_BYTES, c->start_min, 0,
-		    "allocated at start %s (before the first trace entry)", bytes(x, sizeof(x), c->start_min));
+		    "allocated start   %s (before the first trace entry)", bytes(x, sizeof(x), c->start_min));
 	else
 		add(b, d->mem, "allocated_at_trace_start_bytes", MP_NOTE_BYTES, c->start_min, 0,
-		    "allocated at start between %s and %s (before the first trace entry)", bytes(x, sizeof(x), c->start_min),
+		    "allocated start   between %s and %s (before the first trace entry)", bytes(x, sizeof(x), c->start_min),
 		    bytes(y, sizeof(y), c->start_max));
-	add(b, d->mem, "allocated_final_bytes", MP_NOTE_BYTES, c->final, 0, "allocated at end  %s (after the last entry)",
+	add(b, d->mem, "allocated_final_bytes", MP_NOTE_BYTES, c->final, 0, "allocated end     %s (after the last entry)",
 	    bytes(x, sizeof(x), c->final));
 	if (c->awaiting_peak)
 		add(b, d->mem, "awaiting_peak_bytes", MP_NOTE_BYTES, c->awaiting_peak, 0,

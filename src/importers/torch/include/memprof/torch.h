@@ -2,12 +2,16 @@
  * torch.cuda.memory._dump_snapshot) as an event source.
  *
  * Each device N of the snapshot gives two memory ids: "cuda:N" (the
- * allocated blocks, inside the regions that are the caching allocator's
- * segments -- so fragmentation is exact inside them) and "cuda:N reserved"
- * (the segments themselves, as allocations: the reserved bytes and their
- * peak). The state before the first trace entry is rebuilt from the
+ * allocated blocks, in block bytes as torch.cuda.memory_allocated() counts
+ * them, inside the regions that are the caching allocator's segments -- so
+ * fragmentation is exact inside them) and "cuda:N reserved" (the segments
+ * themselves, as allocations: the reserved bytes and their peak); a third,
+ * "cuda:N awaiting another stream", when some free waited on another
+ * stream. The state before the first trace entry is rebuilt from the
  * segments at dump time and the trace (see docs/torch.md); allocations
- * older than the trace are at its start, with the op "(before the trace)".
+ * older than the trace are at its start, named by the dump's frames where
+ * they have them. The source's notes (mp_source_notes) give PyTorch's own
+ * counters and the check of the replay against the dump.
  *
  * Reading is one streaming pass over the file (raw or gzip) with the
  * reader of memprof/pickle.h: trace entries become 32-byte records as they
