@@ -433,6 +433,17 @@ def main():
             pickle.dump(snap, f, protocol=proto)
     with open(os.path.join(out, 'ring.pickle.gz'), 'wb') as f:
         f.write(gzip.compress(pickle.dumps(snap, protocol=4)))
+    # a dump that the trace does not end at: one live block 1 MiB larger
+    # in the dump than the trace made it (the dump check must say so)
+    snap, _ = scenarios()['blocks']
+    live = [b for b in snap['segments'][0]['blocks'] if b['state'] == 'active_allocated']
+    live[0]['size'] += MiB
+    with open(os.path.join(out, 'broken_dump.pickle'), 'wb') as f:
+        pickle.dump(snap, f, protocol=4)
+    expected['_broken_dump'] = {'address': live[0]['address'], 'replayed': live[0]['size'] - MiB,
+                                'dump': live[0]['size'],
+                                'allocated_replayed': sum(b['size'] for b in live) - MiB,
+                                'allocated_dump': sum(b['size'] for b in live)}
     # a pickle that would import and call: GLOBAL at offset 2
     with open(os.path.join(out, 'global.pickle'), 'wb') as f:
         f.write(b'\x80\x02cos\nsystem\nq\x00X\x02\x00\x00\x00idq\x01\x85q\x02Rq\x03.')

@@ -394,6 +394,32 @@ static void test_phases(void **state)
 	close_run(&r);
 }
 
+/* The dump disagrees with the trace: said, with how far. */
+static void test_broken_dump(void **state)
+{
+	const json_t *e = json_object_get(expected, "_broken_dump");
+	const mp_source_note_t *n;
+	const mp_solver_device_t *d;
+	char want[160];
+	run_t r;
+
+	(void)state;
+	open_run(&r, "broken_dump.pickle", 0);
+	d = device_named(&r, "cuda:0");
+	n = note(r.src, d->id, "dump_check");
+	assert_int_equal(n->value, 0);
+	assert_true(n->warning);
+	snprintf(want, sizeof(want), "allocated %llu B", (unsigned long long)json_integer_value(json_object_get(e, "allocated_replayed")));
+	assert_non_null(strstr(n->text, want));
+	snprintf(want, sizeof(want), "%llu B", (unsigned long long)json_integer_value(json_object_get(e, "allocated_dump")));
+	assert_non_null(strstr(n->text, want));
+	assert_non_null(strstr(n->text, "1 differ"));
+	n = note(r.src, d->id, "dump_check_first_block");
+	assert_int_equal(n->value, json_integer_value(json_object_get(e, "address")));
+	assert_true(n->warning);
+	close_run(&r);
+}
+
 static void expect_error(const char *file)
 {
 	const json_t *e = json_object_get(json_object_get(expected, "_errors"), file);
@@ -435,6 +461,7 @@ int main(void)
 		cmocka_unit_test(test_oom),     cmocka_unit_test(test_streams), cmocka_unit_test(test_devices),
 		cmocka_unit_test(test_metadata), cmocka_unit_test(test_errors), cmocka_unit_test(test_unsplit),
 		cmocka_unit_test(test_older),   cmocka_unit_test(test_no_time), cmocka_unit_test(test_phases),
+		cmocka_unit_test(test_broken_dump),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

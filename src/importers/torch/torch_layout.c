@@ -259,7 +259,7 @@ static int place_start(lay_t *L)
 		lay_seg_t *sg = seg_of_block(L, ib->addr);
 		lay_block_t b = {.addr = ib->addr, .lo = ib->size, .hi = ib->size, .init = (uint32_t)i + 1};
 		b.unknown = ib->size_max == 0; /* torch_state.c: its size is the layout's to pin */
-		b.small = sg->small;
+		b.small = sg->small || sg->expandable; /* both split off any rest of 512 B or more */
 		b.rounded = b.unknown ? round_rule(&L->s->settings, ib->requested) : ib->size;
 		if ((rc = blk_insert(sg, &b)) < 0)
 			return rc;

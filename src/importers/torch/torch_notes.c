@@ -95,8 +95,7 @@ static void device_notes(nb_t *b, const tr_dev_t *d)
 		    "allocated peak    between %s and %s: %" PRIu64 " blocks older than the trace have a size the "
 		    "allocator's layout leaves open (the lower figure %s)",
 		    bytes(x, sizeof(x), c->peak_min), bytes(y, sizeof(y), c->peak_max), c->unpinned, at);
-		add(b, d->mem, "allocated_peak_bytes_max", MP_NOTE_BYTES, c->peak_max, 0, "allocated peak at most %s",
-		    bytes(x, sizeof(x), c->peak_max));
+		add(b, d->mem, "allocated_peak_bytes_max", MP_NOTE_BYTES, c->peak_max, 0, "%s", ""); /* said above */
 	}
 	if (c->peak_entry >= 0) /* for tools: the peak line says it to people */
 		add(b, d->mem, "allocated_peak_entry", MP_NOTE_COUNT, (uint64_t)c->peak_entry, 0, "%s", "");
@@ -104,9 +103,12 @@ static void device_notes(nb_t *b, const tr_dev_t *d)
 		add(b, d->mem, "allocated_at_trace_start_bytes", MP_NOTE_BYTES, c->start_min, 0,
 		    "allocated start   %s (before the first trace entry)", bytes(x, sizeof(x), c->start_min));
 	else
+	{
 		add(b, d->mem, "allocated_at_trace_start_bytes", MP_NOTE_BYTES, c->start_min, 0,
 		    "allocated start   between %s and %s (before the first trace entry)", bytes(x, sizeof(x), c->start_min),
 		    bytes(y, sizeof(y), c->start_max));
+		add(b, d->mem, "allocated_at_trace_start_bytes_max", MP_NOTE_BYTES, c->start_max, 0, "%s", "");
+	}
 	add(b, d->mem, "allocated_final_bytes", MP_NOTE_BYTES, c->final, 0, "allocated end     %s (after the last entry)",
 	    bytes(x, sizeof(x), c->final));
 	if (c->awaiting_peak)
