@@ -1,11 +1,11 @@
 /* memprof/pickle.h - a streaming reader of Python pickles (protocols 2 to 5)
  * made of plain data: dicts, lists, tuples, strings, bytes, ints (of any
- * length: see MP_PK_BIGINT), floats, booleans and None, with memo and
- * framing. It never imports nor calls:
- * GLOBAL, STACK_GLOBAL, REDUCE, BUILD, INST, OBJ, NEWOBJ(_EX), EXT*,
- * PERSID and the out-of-band buffers are refused with an error naming the
- * byte offset (the allow-list of such opcodes is empty: docs/torch.md says
- * why). Protocol 0 and 1 text opcodes are refused the same way.
+ * length: see "Integers" below), floats, booleans and None, with memo and
+ * framing. It never imports nor calls: GLOBAL, STACK_GLOBAL, REDUCE,
+ * BUILD, INST, OBJ, NEWOBJ(_EX), EXT*, PERSID and the out-of-band buffers
+ * are refused with an error naming the byte offset (the allow-list of
+ * such opcodes is empty: docs/torch.md says why). Protocol 0 and 1 text
+ * opcodes are refused the same way.
  *
  * Streaming. A pickle builds containers bottom-up on a stack, so the
  * reader cannot know a container's place in the tree when it is created --
@@ -62,7 +62,7 @@ struct mp_strtab;
 typedef enum {
 	MP_PK_NONE = 0,
 	MP_PK_BOOL,
-	MP_PK_INT,    /* u.i: any integer that fits int64 */
+	MP_PK_INT,   /* u.i: any integer that fits int64 */
 	MP_PK_FLOAT,
 	MP_PK_STR,   /* u.str: an id in the caller's string table */
 	MP_PK_BYTES, /* likewise (bytes, bytearray) */
