@@ -418,6 +418,93 @@ def scenarios():
     return S
 
 
+# -- Frame lines that are not lines -----------------------------------------
+# Python 3.13 PyTorch writes 2**64-1 for a frame whose line it does not
+# know; Python's pickle writes that as a 9-byte LONG1 by itself (2**70 too;
+# -3 as a BININT). memprof reads such a line as unknown: the op is
+# "name (file:?)". It counts such frames once per frame dict in the
+# pickle (a dict the pickle refers back to through its memo is one: the
+# shared `fwd` below; an equal dict of its own, `dup`, is another).
+
+UNKNOWN_LINE = 2**64 - 1
+
+
+def _user_frame(f):
+    """torch_frames.c's rule, restated: the user's code."""
+    fn = f['filename']
+    if not fn or fn.startswith('<') or not fn.endswith('.py'):
+        return False
+    if fn.startswith('torch/') or '/torch/' in fn:
+        return False
+    lib = fn.find('/lib/python')
+    return lib < 0 or '-packages/' in fn[lib:]
+
+
+def _line_known(line):
+    return isinstance(line, int) and 0 <= line < 2**63
+
+
+def _op_text(frames):
+    pick = next((f for f in frames if _user_frame(f)), frames[0])
+    line = pick['line'] if _line_known(pick['line']) else '?'
+    return '%s (%s:%s)' % (pick['name'], pick['filename'], line)
+
+
+def unknown_line_fixtures(out, expected):
+    """unknown_line.pickle (a snapshot whose frames carry such lines) and
+    size_too_big.pickle (an entry whose size is 2**64: an error)."""
+    fwd = frame('/home/u/model.py', UNKNOWN_LINE, 'forward')
+    dup = frame('/home/u/model.py', UNKNOWN_LINE, 'forward')
+    main_f = frame('/home/u/train.py', 90, 'main')
+    STACKS['unk_fwd'] = [TORCH_ALLOC, fwd, main_f]
+    STACKS['unk_bwd'] = [TORCH_ALLOC, frame('/home/u/model.py', 2**70, 'backward'), fwd]
+    STACKS['unk_neg'] = [frame('/home/u/data.py', -3, 'load')]
+    STACKS['unk_int'] = [frame('/usr/lib/python3/dist-packages/torch/_subclasses/fake_tensor.py', UNKNOWN_LINE,
+                               'init_gpu_context'), TORCH_ALLOC]
+    STACKS['unk_dup'] = [dup, main_f]
+    base = 0x7f0000000000
+    script = [
+        (0, 10, 'seg', base, 20 * MiB),
+        (0, 20, 'alloc', base, 1 * MiB, 'unk_fwd'),       # the first active block at dump time
+        (0, 30, 'alloc', base + 1 * MiB, 2 * MiB, 'unk_bwd'),
+        (0, 40, 'free', base + 1 * MiB),
+        (0, 50, 'alloc', base + 3 * MiB, 512 * 1024, 'unk_neg'),
+        (0, 60, 'alloc', base + 4 * MiB, 4096, 'unk_int'),
+        (0, 70, 'alloc', base + 5 * MiB, 1 * MiB, 'unk_dup'),
+        (0, 80, 'alloc', base + 6 * MiB, 1 * MiB, 'fwd'),
+    ]
+    snap, exp = play(script)
+    with open(os.path.join(out, 'unknown_line.pickle'), 'wb') as f:
+        pickle.dump(snap, f, protocol=4)
+    expected['unknown_line'] = exp
+    # what the reader sees, in pickle order: the active blocks' frames,
+    # then the trace entries'
+    seen = [b['frames'] for s in snap['segments'] for b in s['blocks'] if b['state'] == 'active_allocated']
+    seen += [e['frames'] for t in snap['device_traces'] for e in t]
+    unknown = [f for fr in seen for f in fr if not _line_known(f['line'])]
+    first = unknown[0]
+    expected['_unknown_line'] = {
+        'file': 'unknown_line.pickle',
+        'alloc_ops': sorted({_op_text(STACKS[a[5]]) for a in script if a[2] == 'alloc'}),
+        'unknown_lines': len({id(f) for f in unknown}),
+        'example': '%s (%s): line %d' % (first['name'], first['filename'], first['line']),
+    }
+    # an allocation's size that no 64 bits hold: an error naming the field,
+    # at the APPEND that hands the entry over (the first after the integer)
+    bad = {'segments': [], 'device_traces': [[{'action': 'alloc', 'addr': base, 'size': 2**64, 'stream': 7,
+                                               'time_us': 10, 'frames': []}]]}
+    data = pickle.dumps(bad, protocol=4)
+    import pickletools
+    ops = list(pickletools.genops(data))
+    big = next(pos for op, arg, pos in ops if op.name == 'LONG1' and arg == 2**64)
+    at = next(pos for op, arg, pos in ops if op.name in ('APPEND', 'APPENDS') and pos > big)
+    with open(os.path.join(out, 'size_too_big.pickle'), 'wb') as f:
+        f.write(data)
+    expected['_errors']['size_too_big.pickle'] = {
+        'code': 'MP_EFORMAT', 'offset': at,
+        'says': "device 0, trace entry 0: field 'size' does not fit in 64 bits"}
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -461,6 +548,7 @@ def main():
         'global.pickle': {'code': 'MP_EFORMAT', 'offset': 2, 'says': 'GLOBAL'},
         'truncated.pickle': {'code': 'MP_ETRUNCATED', 'offset': cut - 3, 'says': 'truncated'},
     }
+    unknown_line_fixtures(out, expected)
     with open(os.path.join(out, 'expected.json'), 'w') as f:
         json.dump(expected, f, indent=1)
 

@@ -165,7 +165,6 @@ static void test_errors(void **state)
 	EXPECT("\x80\x02)\x81", MP_EFORMAT, 3, "NEWOBJ");
 	EXPECT("I01\n.", MP_EFORMAT, 0, "protocol 0/1");
 	EXPECT("\x80\x06N.", MP_EVERSION, 0, "protocol 6");
-	EXPECT("\x80\x02\x8a\x09\x01\x02\x03\x04\x05\x06\x07\x08\x09.", MP_ELIMIT, 2, "64 bits");
 	EXPECT("\x80\x02h\x05", MP_EFORMAT, 2, "never stored");
 	EXPECT("\x80\x02J\x01\x02", MP_ETRUNCATED, 2, "truncated");
 	EXPECT("\x80\x02N", MP_ETRUNCATED, 3, "STOP");
@@ -174,6 +173,155 @@ static void test_errors(void **state)
 	EXPECT("\x80\x02(N(Ne", MP_EFORMAT, 6, "list");
 	EXPECT("\x80\x02.", MP_EFORMAT, 2, "STOP with nothing");
 	EXPECT("\x80\x02\x8f", MP_EFORMAT, 2, "set");
+}
+
+/* Integers of every length LONG1 and LONG4 allow: those that fit int64
+ * are INTs (however many bytes encode them), the others BIGINTs with
+ * their sign, their uint64 value when they have one, their shortest
+ * length. Python writes 2**64-1 (a frame line of Python 3.13 PyTorch) as
+ * LONG1 9: ff ff ff ff ff ff ff ff 00. */
+static void test_long_ints(void **state)
+{
+	static const char head[] = "\x80\x02](";
+	static const char ints[] =
+		"\x8a\x09\xff\xff\xff\xff\xff\xff\xff\xff\x00"     /* 2**64-1 */
+		"\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x80\x00"     /* 2**63 */
+		"\x8a\x08\xff\xff\xff\xff\xff\xff\xff\x7f"         /* 2**63-1: 8 bytes that fit */
+		"\x8a\x08\x00\x00\x00\x00\x00\x00\x00\x80"         /* -2**63: fits */
+		"\x8a\x09\xff\xff\xff\xff\xff\xff\xff\x7f\xff"     /* -2**63-1: does not */
+		"\x8a\x00"                                         /* 0, no bytes */
+		"\x8b\x03\x00\x00\x00\x01\x02\x83"                 /* LONG4 of 3 bytes: -8191487 */
+		"\x8b\x0a\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00" /* LONG4 10: 2**64 */
+		"\x8a\x0b\xfe\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"   /* -2 padded to 11 bytes */
+		"\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x01";    /* 2**64 */
+	uint8_t p[sizeof(head) + sizeof(ints) + 2 * 257 + 16];
+	size_t n = 0;
+	mp_strtab_t t;
+	mp_diag_t d;
+	rec_t r;
+
+	(void)state;
+	memcpy(p, head, sizeof(head) - 1);
+	n += sizeof(head) - 1;
+	memcpy(p + n, ints, sizeof(ints) - 1);
+	n += sizeof(ints) - 1;
+	/* LONG1 of 255 bytes: 2**2032 (a BIGINT of 255 bytes), then -1 */
+	p[n++] = 0x8a;
+	p[n++] = 255;
+	memset(p + n, 0, 254);
+	p[n + 254] = 0x01;
+	n += 255;
+	p[n++] = 0x8a;
+	p[n++] = 255;
+	memset(p + n, 0xff, 255);
+	n += 255;
+	p[n++] = 'e';
+	p[n++] = '.';
+	assert_true(n <= sizeof(p));
+	mp_strtab_init(&t);
+	assert_int_equal(run(p, n, &r, &t, &d), 0);
+	assert_int_equal(r.n, 12);
+	assert_int_equal(r.items[0].kind, MP_PK_BIGINT);
+	assert_false(r.items[0].big_neg);
+	assert_true(r.items[0].big_u64);
+	assert_true(r.items[0].u.u == UINT64_MAX);
+	assert_int_equal(r.items[0].big_len, 9);
+	assert_int_equal(r.items[1].kind, MP_PK_BIGINT);
+	assert_true(r.items[1].big_u64);
+	assert_true(r.items[1].u.u == (uint64_t)1 << 63);
+	assert_int_equal(r.items[2].kind, MP_PK_INT);
+	assert_true(r.items[2].u.i == INT64_MAX);
+	assert_int_equal(r.items[3].kind, MP_PK_INT);
+	assert_true(r.items[3].u.i == INT64_MIN);
+	assert_int_equal(r.items[4].kind, MP_PK_BIGINT);
+	assert_true(r.items[4].big_neg);
+	assert_false(r.items[4].big_u64);
+	assert_int_equal(r.items[4].big_len, 9);
+	assert_int_equal(r.items[5].kind, MP_PK_INT);
+	assert_int_equal(r.items[5].u.i, 0);
+	assert_int_equal(r.items[6].kind, MP_PK_INT);
+	assert_int_equal(r.items[6].u.i, -8191487);
+	assert_int_equal(r.items[7].kind, MP_PK_BIGINT); /* 2**64 in 10 bytes: its shortest is 9 */
+	assert_false(r.items[7].big_neg);
+	assert_false(r.items[7].big_u64);
+	assert_int_equal(r.items[7].big_len, 9);
+	assert_int_equal(r.items[8].kind, MP_PK_INT);
+	assert_int_equal(r.items[8].u.i, -2);
+	assert_int_equal(r.items[9].kind, MP_PK_BIGINT);
+	assert_false(r.items[9].big_u64);
+	assert_int_equal(r.items[9].big_len, 9);
+	assert_int_equal(r.items[10].kind, MP_PK_BIGINT);
+	assert_false(r.items[10].big_neg);
+	assert_false(r.items[10].big_u64);
+	assert_int_equal(r.items[10].big_len, 255);
+	assert_int_equal(r.items[11].kind, MP_PK_INT);
+	assert_int_equal(r.items[11].u.i, -1);
+	mp_strtab_free(&t);
+}
+
+/* A BIGINT through the memo (BINPUT/BINGET, MEMOIZE) and as a dict key
+ * and value of a streamed dict: kept whole in its 16 bytes. */
+static void test_long_memo(void **state)
+{
+	static const char put[] = "\x80\x02](\x8a\x09\xff\xff\xff\xff\xff\xff\xff\xff\x00q\x01h\x01h\x01" "e.";
+	static const char memoize[] = "\x80\x04](\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x80\x00\x94h\x00" "e.";
+	static const char dict[] = "\x80\x04}(\x8a\x09\xff\xff\xff\xff\xff\xff\xff\x7f\xff\x94h\x00u.";
+	mp_strtab_t t;
+	mp_diag_t d;
+	rec_t r;
+
+	(void)state;
+	mp_strtab_init(&t);
+	assert_int_equal(RUN(put, &r, &t, &d), 0);
+	assert_int_equal(r.n, 3);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(r.items[i].kind, MP_PK_BIGINT);
+		assert_true(r.items[i].big_u64);
+		assert_true(r.items[i].u.u == UINT64_MAX);
+		assert_int_equal(r.items[i].big_len, 9);
+	}
+	assert_int_equal(RUN(memoize, &r, &t, &d), 0);
+	assert_int_equal(r.n, 2);
+	assert_true(r.items[1].kind == MP_PK_BIGINT && r.items[1].u.u == (uint64_t)1 << 63);
+	assert_int_equal(RUN(dict, &r, &t, &d), 0); /* {-2**63-1: -2**63-1} */
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.items[0].kind, MP_PK_BIGINT);
+	assert_true(r.items[0].big_neg);
+	assert_int_equal(r.top_kind, MP_PK_DICT);
+	mp_strtab_free(&t);
+}
+
+/* LONG4's bounds: a length past the end of the file, over memprof's
+ * 1 MiB, negative; and exactly 1 MiB, which reads. */
+static void test_long_bounds(void **state)
+{
+	size_t big = 1u << 20, n = 0;
+	uint8_t *p = malloc(big + 16);
+	mp_strtab_t t;
+	mp_diag_t d;
+	rec_t r;
+
+	(void)state;
+	EXPECT("\x80\x02\x8b\x64\x00\x00\x00\x01\x02\x03", MP_ETRUNCATED, 2, "truncated");
+	EXPECT("\x80\x02N\x8a\x09\xff\xff\xff", MP_ETRUNCATED, 3, "truncated");
+	EXPECT("\x80\x02\x8b\x01\x00\x10\x00", MP_ELIMIT, 2, "an integer of 1048577 bytes");
+	EXPECT("\x80\x02\x8b\xff\xff\xff\xff", MP_EFORMAT, 2, "negative length (-1)");
+	assert_non_null(p);
+	p[n++] = 0x80;
+	p[n++] = 2;
+	p[n++] = 0x8b;
+	p[n++] = 0;
+	p[n++] = 0;
+	p[n++] = 0x10;
+	p[n++] = 0;
+	memset(p + n, 0x55, big);
+	n += big;
+	p[n++] = '.';
+	mp_strtab_init(&t);
+	assert_int_equal(run(p, n, &r, &t, &d), 0);
+	assert_int_equal(r.top_kind, MP_PK_BIGINT);
+	mp_strtab_free(&t);
+	free(p);
 }
 
 static void test_deep_and_cycle(void **state)
@@ -210,6 +358,9 @@ int main(void)
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_memo_and_frames),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_long_ints),
+		cmocka_unit_test(test_long_memo),
+		cmocka_unit_test(test_long_bounds),
 		cmocka_unit_test(test_deep_and_cycle),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

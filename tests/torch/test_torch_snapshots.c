@@ -9,6 +9,8 @@
 #include <memprof/solver.h>
 #include <memprof/torch.h>
 
+#include "../../src/importers/torch/torch_impl.h" /* tr_src_t.unknown_lines */
+
 #include <jansson.h>
 #include <errno.h>
 #include <math.h>
@@ -454,6 +456,94 @@ static void test_errors(void **state)
 	assert_false(mp_torch_path_is_candidate(OUT "/expected.json"));
 }
 
+/* Frame lines that are not lines (gen_snapshots.py, unknown_line_fixtures):
+ * 2**64-1 (Python 3.13 PyTorch's "no line"), 2**70 and -3 read as unknown,
+ * the op "name (file:?)". unknown_lines counts such frames once per frame
+ * dict in the pickle -- a dict the pickle refers back to through its memo
+ * (PyTorch shares identical frames) is one frame, an equal dict of its own
+ * another -- which is how the reader interns frames: the generator counts
+ * the distinct dict objects. */
+static void test_unknown_lines(void **state)
+{
+	const json_t *e = json_object_get(expected, "_unknown_line"), *ops, *op;
+	const mp_solver_device_t *d;
+	const tr_src_t *ts;
+	size_t k, seen[16] = {0};
+	mp_event_t ev;
+	mp_diag_t diag;
+	run_t r;
+
+	(void)state;
+	assert_non_null(e);
+	ops = json_object_get(e, "alloc_ops");
+	assert_true(json_array_size(ops) <= 16);
+	check_scenario("unknown_line", "unknown_line.pickle");
+	open_run(&r, "unknown_line.pickle", 0);
+	d = device_named(&r, "cuda:0");
+	/* every allocation's op is one of the generator's, and each of those is some allocation's */
+	assert_int_equal(mp_source_rewind(r.src, &diag), 0);
+	while (mp_source_next(r.src, &ev, &diag) > 0) {
+		const char *text = mp_source_string(r.src, ev.op);
+		if (ev.kind != MP_EV_ALLOC || ev.memory != d->id)
+			continue;
+		json_array_foreach(ops, k, op)
+			if (!strcmp(text, json_string_value(op)))
+				break;
+		if (k == json_array_size(ops))
+			fail_msg("an allocation's op '%s' is not the generator's", text);
+		seen[k]++;
+	}
+	json_array_foreach(ops, k, op)
+		if (!seen[k])
+			fail_msg("no allocation with the op '%s'", json_string_value(op));
+	ts = (const tr_src_t *)r.src;
+	assert_int_equal(ts->unknown_lines, json_integer_value(json_object_get(e, "unknown_lines")));
+	/* and the report says it once, as a warning with the first such frame */
+	assert_int_equal(note(r.src, MP_NOTE_INPUT, "unknown_lines")->value, ts->unknown_lines);
+	assert_true(note(r.src, MP_NOTE_INPUT, "unknown_lines")->warning);
+	assert_non_null(strstr(note(r.src, MP_NOTE_INPUT, "unknown_lines")->text, ts->unknown_line_example));
+	assert_string_equal(ts->unknown_line_example, json_string_value(json_object_get(e, "example")));
+	close_run(&r);
+	/* a size of 2**64 cannot be placed: an error naming the field */
+	expect_error("size_too_big.pickle");
+}
+
+/* The Python 3.13 snapshot of ../shared/data/torch (README.txt there): its
+ * frame lines of 2**64-1 no longer stop the reader. Figures from
+ * expected.json there (an independent reading); one frame dict carries
+ * such a line (init_gpu_context in torch/_subclasses/fake_tensor.py,
+ * shared through the memo by 4 entries: Python's pickle module says so). */
+static void test_py313_shared(void **state)
+{
+	const char *path = mp_test_shared("torch/cs336_ctx128_forward_py313.pickle");
+	mp_torch_info_t info;
+	mp_solver_options_t so;
+	const tr_src_t *ts;
+	run_t r;
+	mp_diag_t diag;
+
+	(void)state;
+	if (!path)
+		skip();
+	mp_diag_clear(&diag);
+	if (mp_torch_open_source(&r.src, path, NULL, &diag) != 0)
+		fail_msg("%s: %s", path, diag.text);
+	mp_torch_info(r.src, &info);
+	assert_int_equal(info.trace_entries, 8227);
+	assert_int_equal(info.devices, 1);
+	ts = (const tr_src_t *)r.src;
+	assert_int_equal(ts->unknown_lines, 1);
+	assert_non_null(strstr(ts->unknown_line_example, "init_gpu_context ("));
+	assert_non_null(strstr(ts->unknown_line_example, "fake_tensor.py): line 18446744073709551615"));
+	mp_solver_options_init(&so);
+	r.solver = mp_solver_new(&so);
+	assert_non_null(r.solver);
+	if (mp_solver_run(r.solver, r.src, &diag) != 0)
+		fail_msg("solver: %s", diag.text);
+	assert_int_equal(device_named(&r, "cuda:0 reserved")->peak_bytes, 17878220800ULL);
+	close_run(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -461,7 +551,8 @@ int main(void)
 		cmocka_unit_test(test_oom),     cmocka_unit_test(test_streams), cmocka_unit_test(test_devices),
 		cmocka_unit_test(test_metadata), cmocka_unit_test(test_errors), cmocka_unit_test(test_unsplit),
 		cmocka_unit_test(test_older),   cmocka_unit_test(test_no_time), cmocka_unit_test(test_phases),
-		cmocka_unit_test(test_broken_dump),
+		cmocka_unit_test(test_broken_dump), cmocka_unit_test(test_unknown_lines),
+		cmocka_unit_test(test_py313_shared),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

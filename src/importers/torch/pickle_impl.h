@@ -19,6 +19,12 @@
 #define PK_MAX_MEMO_GAP (1u << 16)   /* a BINPUT this far past the last slot */
 #define PK_MAX_STRING (1u << 30)     /* bytes in one string */
 #define PK_BUF (1u << 20)            /* the read buffer */
+/* Bytes in one LONG1/LONG4 integer: 2**(8 MiB) is far past any number a
+ * snapshot holds, and it fits the read buffer, so an integer is read in
+ * place like any short argument. */
+#define PK_MAX_LONG (1u << 20)
+_Static_assert(PK_MAX_LONG <= PK_BUF, "an integer is read from the buffer in one piece");
+_Static_assert(sizeof(mp_pk_value_t) == 16, "a value (on the stack, in the memo) costs 16 bytes");
 
 typedef struct pk {
 	mp_pk_read_fn read;

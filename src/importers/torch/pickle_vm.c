@@ -91,22 +91,47 @@ static int push_int(pk_t *p, int64_t i)
 	return pk_push(p, &v);
 }
 
-/* LONG1 / LONG4: little-endian two's complement of n bytes. */
+/* LONG1 / LONG4: little-endian two's complement of n bytes, any length
+ * the protocol allows (LONG1 up to 255, LONG4 up to PK_MAX_LONG here). A
+ * value that fits int64 is an INT whatever its encoding (a pickler may pad
+ * with sign bytes); one that does not is a BIGINT described by its sign,
+ * its uint64 value when it has one, and its shortest length: the bytes
+ * themselves are not kept, since nothing in a snapshot can use them. */
 static int push_long(pk_t *p, uint64_t n)
 {
 	const uint8_t *b = NULL;
+	mp_pk_value_t v = {.kind = MP_PK_BIGINT};
+	uint8_t ext;
+	size_t m;
 	uint64_t u;
 	int rc;
 
-	if (n > 8)
-		return pk_fail(p, MP_ELIMIT, "an integer of %llu bytes (memprof reads integers up to 64 bits)",
-			       (unsigned long long)n);
+	if (n > INT32_MAX) /* LONG4's length is a signed 32-bit count (Python refuses it too) */
+		return pk_fail(p, MP_EFORMAT, "LONG4 with a negative length (%lld)", (long long)(int32_t)(uint32_t)n);
+	if (n > PK_MAX_LONG)
+		return pk_fail(p, MP_ELIMIT, "an integer of %llu bytes (memprof reads integers up to %u bytes)",
+			       (unsigned long long)n, PK_MAX_LONG);
 	if ((rc = take(p, (size_t)n, &b)) < 0)
 		return rc;
-	u = le(b, (unsigned)n);
-	if (n && n < 8 && (b[n - 1] & 0x80))
-		u |= ~(uint64_t)0 << (8 * n);
-	return push_int(p, (int64_t)u);
+	if (n == 0) /* Python writes 0 as LONG1 with no bytes */
+		return push_int(p, 0);
+	ext = b[n - 1] & 0x80 ? 0xff : 0x00;
+	/* drop the bytes that only repeat the sign: m is the shortest length */
+	for (m = (size_t)n; m > 1 && b[m - 1] == ext && (b[m - 2] & 0x80) == (ext & 0x80); m--)
+		;
+	if (m <= 8) {
+		u = le(b, (unsigned)m);
+		if (m < 8 && ext)
+			u |= ~(uint64_t)0 << (8 * m);
+		return push_int(p, (int64_t)u);
+	}
+	v.big_neg = ext != 0;
+	v.big_len = (uint32_t)m;
+	if (!ext && m == 9 && b[8] == 0) { /* 2**63 .. 2**64-1: bit 63 set, nothing above */
+		v.big_u64 = 1;
+		v.u.u = le(b, 8);
+	}
+	return pk_push(p, &v);
 }
 
 static int push_str(pk_t *p, uint64_t n, uint8_t kind)

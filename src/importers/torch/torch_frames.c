@@ -14,7 +14,14 @@
  * per dict (the user rule judged then) and the op computed once per list;
  * both are cached in the object (obj->user), and once the entry holding
  * them is handed over the pickle reader keeps only that number for later
- * references (memprof/pickle.h, MP_PK_TOKEN). */
+ * references (memprof/pickle.h, MP_PK_TOKEN).
+ *
+ * A line that is not a line -- Python 3.13 PyTorch writes 2**64-1 where
+ * it has none, an integer the pickle reader hands over as MP_PK_BIGINT --
+ * or a negative one is unknown: the op reads "name (file:?)" rather than
+ * a number no editor can go to, and the source counts such frames
+ * (tr_src_t.unknown_lines, once per frame dict, as frames are interned)
+ * and keeps the first for the report to name. */
 #include "torch_impl.h"
 
 #include <inttypes.h>
@@ -42,9 +49,31 @@ static int is_user_file(const char *f)
 	return 1;
 }
 
+#define LINE_UNKNOWN (-1) /* tr_frame_t.line: see above */
+
 static const mp_pk_value_t *field(const tr_src_t *s, const mp_pk_obj_t *d, const char *key)
 {
 	return mp_pickle_dict_get(d, mp_strtab_find(&s->strings, key, strlen(key)));
+}
+
+/* f's line (the value line) is unknown: counted, the first one kept as
+ * "name (file): line <what it was>". */
+static void unknown_line(tr_src_t *s, tr_frame_t *f, const mp_pk_value_t *line)
+{
+	char val[64];
+
+	f->line = LINE_UNKNOWN;
+	if (s->unknown_lines++)
+		return;
+	if (line->kind == MP_PK_INT)
+		snprintf(val, sizeof(val), "%" PRId64, line->u.i);
+	else if (line->big_u64)
+		snprintf(val, sizeof(val), "%" PRIu64, line->u.u);
+	else
+		snprintf(val, sizeof(val), "%s integer of %" PRIu32 " bytes", line->big_neg ? "a negative" : "an",
+			 line->big_len);
+	snprintf(s->unknown_line_example, sizeof(s->unknown_line_example), "%s (%s): line %s",
+		 mp_strtab_get(&s->strings, f->name), mp_strtab_get(&s->strings, f->file), val);
 }
 
 /* A frame's id in s->frames: interned once per frame dict (PyTorch shares
@@ -73,6 +102,8 @@ static int frame_id(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *fid, mp_diag
 	f.file = file && file->kind == MP_PK_STR ? file->u.str : 0;
 	f.name = name && name->kind == MP_PK_STR ? name->u.str : 0;
 	f.line = line && line->kind == MP_PK_INT ? line->u.i : 0;
+	if (line && (line->kind == MP_PK_BIGINT || (line->kind == MP_PK_INT && line->u.i < 0)))
+		unknown_line(s, &f, line);
 	f.user = (uint8_t)is_user_file(mp_strtab_get(&s->strings, f.file));
 	if (s->frames.n >= UINT32_MAX - 1)
 		return mp_diag_set(diag, MP_ELIMIT, -1, -1, "more than 4 billion distinct frames");
@@ -114,8 +145,12 @@ int tr_frames_op(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *op, mp_diag_t *
 			pick = fid; /* every frame is still interned: a later list may share them */
 	}
 	f = &TR_AT(s->frames, tr_frame_t, pick == UINT32_MAX ? first : pick);
-	snprintf(text, sizeof(text), "%s (%s:%" PRId64 ")", mp_strtab_get(&s->strings, f->name),
-		 mp_strtab_get(&s->strings, f->file), f->line);
+	if (f->line == LINE_UNKNOWN)
+		snprintf(text, sizeof(text), "%s (%s:?)", mp_strtab_get(&s->strings, f->name),
+			 mp_strtab_get(&s->strings, f->file));
+	else
+		snprintf(text, sizeof(text), "%s (%s:%" PRId64 ")", mp_strtab_get(&s->strings, f->name),
+			 mp_strtab_get(&s->strings, f->file), f->line);
 	*op = mp_strtab_intern(&s->strings, text, strlen(text));
 	if (*op == UINT32_MAX)
 		return MP_ENOMEM;

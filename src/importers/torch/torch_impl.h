@@ -156,6 +156,11 @@ typedef struct tr_src {
 	size_t qpos;
 	uint64_t emitted;
 	uint64_t now_ns;
+
+	/* frames whose line is unknown (torch_frames.c): a 'line' outside
+	 * int64 (Python 3.13 PyTorch writes 2**64-1) or negative */
+	uint64_t unknown_lines;          /* such frames, one per distinct frame dict */
+	char unknown_line_example[160];  /* the first: "forward (/x/model.py): line 18446744073709551615" */
 } tr_src_t;
 
 int tr_vec_push(tr_vec_t *v, const void *item, size_t size);

@@ -166,6 +166,10 @@ int tr_make_notes(tr_src_t *s)
 		add(&b, MP_NOTE_INPUT, "allocator_settings", MP_NOTE_TEXT, 0, 0,
 		    "block sizes: the snapshot has no allocator_settings; PyTorch's defaults are assumed (no max_split_size, "
 		    "no roundup_power2_divisions, no expandable segments)");
+	if (s->unknown_lines) /* Python 3.13 writes 2**64-1 for lines it does not know */
+		add(&b, MP_NOTE_INPUT, "unknown_lines", MP_NOTE_COUNT, s->unknown_lines, 1,
+		    "%" PRIu64 " frames have a line number that does not fit (shown as '?'), e.g. %s", s->unknown_lines,
+		    s->unknown_line_example);
 	if (s->unknown_actions)
 		add(&b, MP_NOTE_INPUT, "unknown_actions", MP_NOTE_COUNT, s->unknown_actions, 1,
 		    "%" PRIu64 " trace entries of actions memprof does not know were skipped", s->unknown_actions);

@@ -95,7 +95,9 @@ static const mp_pk_value_t *get(const tr_src_t *s, const mp_pk_obj_t *d, int k)
 	return mp_pickle_dict_get(d, s->key[k]);
 }
 
-/* An integer field: absent -> dflt; present but not an int -> error. */
+/* An integer field: absent -> dflt; present but not an int -> error. An
+ * integer outside 64 bits (an MP_PK_BIGINT) is an error too: an address,
+ * a size, a time or a device that large cannot be placed. */
 static int get_int(const tr_src_t *s, const mp_pk_obj_t *d, int k, int64_t dflt, int64_t *out, const char *what,
 		   mp_diag_t *diag)
 {
@@ -104,6 +106,9 @@ static int get_int(const tr_src_t *s, const mp_pk_obj_t *d, int k, int64_t dflt,
 	*out = dflt;
 	if (!v || v->kind == MP_PK_NONE)
 		return 0;
+	if (v->kind == MP_PK_BIGINT)
+		return mp_diag_set(diag, MP_EFORMAT, -1, -1, "%s: field '%s' does not fit in 64 bits (%s integer of %"
+				   PRIu32 " bytes)", what, names[k], v->big_neg ? "a negative" : "an", v->big_len);
 	if (v->kind != MP_PK_INT && v->kind != MP_PK_BOOL)
 		return mp_diag_set(diag, MP_EFORMAT, -1, -1, "%s: field '%s' is not an integer", what, names[k]);
 	*out = v->u.i;

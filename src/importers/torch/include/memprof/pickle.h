@@ -1,10 +1,11 @@
 /* memprof/pickle.h - a streaming reader of Python pickles (protocols 2 to 5)
- * made of plain data: dicts, lists, tuples, strings, bytes, ints, floats,
- * booleans and None, with memo and framing. It never imports nor calls:
- * GLOBAL, STACK_GLOBAL, REDUCE, BUILD, INST, OBJ, NEWOBJ(_EX), EXT*,
- * PERSID and the out-of-band buffers are refused with an error naming the
- * byte offset (the allow-list of such opcodes is empty: docs/torch.md says
- * why). Protocol 0 and 1 text opcodes are refused the same way.
+ * made of plain data: dicts, lists, tuples, strings, bytes, ints (of any
+ * length: see "Integers" below), floats, booleans and None, with memo and
+ * framing. It never imports nor calls: GLOBAL, STACK_GLOBAL, REDUCE,
+ * BUILD, INST, OBJ, NEWOBJ(_EX), EXT*, PERSID and the out-of-band buffers
+ * are refused with an error naming the byte offset (the allow-list of
+ * such opcodes is empty: docs/torch.md says why). Protocol 0 and 1 text
+ * opcodes are refused the same way.
  *
  * Streaming. A pickle builds containers bottom-up on a stack, so the
  * reader cannot know a container's place in the tree when it is created --
@@ -27,9 +28,22 @@
  *
  * Strings are interned in a string table the caller owns: values carry
  * ids. Errors: MP_EFORMAT (an opcode that is not plain data, bad
- * structure), MP_ETRUNCATED (the input ends), MP_ELIMIT (an integer over
- * 64 bits, sizes beyond the limits), with diag's offset the opcode's byte
- * offset in the (decompressed) stream.
+ * structure), MP_ETRUNCATED (the input ends), MP_ELIMIT (sizes beyond the
+ * limits: a string over 1 GiB, an integer of more than 1 MiB), with diag's
+ * offset the opcode's byte offset in the (decompressed) stream.
+ *
+ * Integers. LONG1 and LONG4 carry an integer of any length (little-endian
+ * two's complement); a value that fits int64 is an MP_PK_INT like any
+ * other, whatever its encoding's length. One that does not -- Python 3.13
+ * PyTorch writes 2**64-1 for a frame line it does not know -- is an
+ * MP_PK_BIGINT: never an error, and never stored whole (a value is 16
+ * bytes, a memo slot too), but described by what a reader can act on: its
+ * sign (big_neg), whether it fits uint64 and then its value (big_u64,
+ * u.u: only positive values in [2**63, 2**64) do), and its length
+ * big_len: the bytes of its shortest two's complement, as Python's pickle
+ * writes it (9 for 2**63 .. 2**71-1 and for -2**71 .. -2**63-1), so
+ * |value| < 2**(8 * big_len - 1). Protocol 0/1's text integers (INT,
+ * LONG) are refused with the other text opcodes.
  */
 #ifndef MEMPROF_PICKLE_H
 #define MEMPROF_PICKLE_H
@@ -48,7 +62,7 @@ struct mp_strtab;
 typedef enum {
 	MP_PK_NONE = 0,
 	MP_PK_BOOL,
-	MP_PK_INT,
+	MP_PK_INT,   /* u.i: any integer that fits int64 */
 	MP_PK_FLOAT,
 	MP_PK_STR,   /* u.str: an id in the caller's string table */
 	MP_PK_BYTES, /* likewise (bytes, bytearray) */
@@ -58,14 +72,21 @@ typedef enum {
 	MP_PK_TOKEN, /* u.i: the user field of a container already handed over (see below) */
 	MP_PK_MARK,  /* internal: never handed out */
 	MP_PK_GONE,  /* internal: a memo slot whose object was streamed */
+	MP_PK_BIGINT, /* an integer outside int64: big_neg, big_u64, big_len (and u.u) say what it is */
 } mp_pk_kind_t;
 
 typedef struct mp_pk_obj mp_pk_obj_t;
 
 typedef struct mp_pk_value {
-	uint8_t kind; /* mp_pk_kind_t */
+	uint8_t kind;     /* mp_pk_kind_t */
+	/* BIGINT only (0 otherwise), in what would be padding: a value stays
+	 * 16 bytes, on the stack and in the memo. */
+	uint8_t big_neg;  /* below INT64_MIN (else above INT64_MAX) */
+	uint8_t big_u64;  /* in [2**63, 2**64): u.u is its exact value (else u.u is 0) */
+	uint32_t big_len; /* bytes of its shortest two's complement: 9 or more */
 	union {
 		int64_t i;        /* BOOL (0/1), INT, TOKEN */
+		uint64_t u;       /* BIGINT when big_u64 */
 		double f;         /* FLOAT */
 		uint32_t str;     /* STR, BYTES */
 		mp_pk_obj_t *obj; /* LIST, DICT, TUPLE */
