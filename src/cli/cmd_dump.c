@@ -78,7 +78,8 @@ static void print_event(const mp_source_t *src, const mp_event_t *e)
 		printf(" memory=%s base=%#" PRIx64 " size=%" PRIu64, mem, e->address, e->requested_bytes);
 		break;
 	case MP_EV_MARK:
-		printf(" label=\"%s\"", mp_source_string(src, e->label));
+		printf(" label=\"%s\"%s", mp_source_string(src, e->label),
+		       e->flags & MP_EVENT_F_PHASE_BEGIN ? " phase=begin" : e->flags & MP_EVENT_F_PHASE_END ? " phase=end" : "");
 		break;
 	case MP_EV_MEMORY:
 		printf(" id=%u name=\"%s\" kind=%s capacity=%" PRIu64, e->memory, mem,
