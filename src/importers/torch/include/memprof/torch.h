@@ -31,8 +31,9 @@ extern "C" {
 typedef struct mp_torch_options {
 	/* The op of an allocation is the innermost frame of its stack in the
 	 * user's code: frames in torch/, the Python standard library, C/C++
-	 * frames and <frozen ...> are skipped (docs/torch.md). 1: the
-	 * innermost frame, whichever it is. */
+	 * frames and <frozen ...> are skipped; without one, the autograd node
+	 * and ATen operator of the C++ frames (docs/torch.md "Attribution").
+	 * 1: the innermost frame, whichever it is. */
 	int all_frames;
 } mp_torch_options_t;
 
