@@ -5,8 +5,10 @@
  * frames (any other filename; the name is a demangled function). The rule
  * (docs/torch.md "Attribution"), first that applies:
  *
- *   1. the innermost frame of the user's code: a .py file outside torch
- *      and the standard library;
+ *   1. the innermost frame of the user's code: a .py file outside torch,
+ *      the standard library and installed packages (site-packages,
+ *      dist-packages), or one that opts.user_code names;
+ *   2. the innermost frame of a third-party package (not torch);
  *   3. the autograd node and the ATen operator: "SubBackward0: aten::neg";
  *   4. the innermost frame that is not the unwinder's, the allocator's or
  *      other c10/std plumbing; 5. the innermost frame.
@@ -74,14 +76,49 @@ static const char *package_path(const char *from)
 	return NULL;
 }
 
-static int python_kind(const char *f)
+/* f is in the installed package name[0..n): its directory or its module. */
+static int in_package(const char *f, const char *name, size_t n)
+{
+	for (const char *p = package_path(f); p; p = package_path(p))
+		if (!strncmp(p, name, n) && (p[n] == '/' || !strcmp(p + n, ".py")))
+			return 1;
+	return 0;
+}
+
+/* One item of --user-code: "packages" (every third-party package), a path
+ * prefix (it has a '/'), or the name of an installed package. */
+static int user_item_matches(const char *item, size_t n, const char *f)
+{
+	if (n == strlen("packages") && !strncmp(item, "packages", n))
+		return package_path(f) && !is_torch_file(f);
+	if (memchr(item, '/', n))
+		return !strncmp(f, item, n);
+	return in_package(f, item, n);
+}
+
+/* The comma-separated list opts.user_code names f. */
+static int user_code_names(const char *list, const char *f)
+{
+	while (list && *list) {
+		const char *end = strchr(list, ',');
+		size_t n = end ? (size_t)(end - list) : strlen(list);
+		if (n && user_item_matches(list, n, f))
+			return 1;
+		list = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+static int python_kind(const char *f, const char *user_code)
 {
 	if (f[0] == '<')
 		return FK_PY;
+	if (user_code_names(user_code, f)) /* named by the user: before every rule that skips */
+		return FK_USER;
 	if (is_torch_file(f))
 		return FK_PY;
 	if (package_path(f))
-		return FK_USER;
+		return FK_LIB;
 	if (strstr(f, "/lib/python") || strstr(f, "/lib64/python")) /* the standard library */
 		return FK_PY;
 	return FK_USER;
@@ -183,10 +220,10 @@ static int cxx_kind(const char *name)
 	return FK_CXX;
 }
 
-static int frame_kind(const char *file, const char *name)
+static int frame_kind(const char *file, const char *name, const char *user_code)
 {
 	if (file[0] == '<' || has_suffix(file, ".py"))
-		return python_kind(file);
+		return python_kind(file, user_code);
 	return cxx_kind(name);
 }
 
@@ -223,7 +260,8 @@ static int frame_id(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *fid, mp_diag
 	f.file = file && file->kind == MP_PK_STR ? file->u.str : 0;
 	f.name = name && name->kind == MP_PK_STR ? name->u.str : 0;
 	f.line = line && line->kind == MP_PK_INT ? line->u.i : 0;
-	f.kind = (uint8_t)frame_kind(mp_strtab_get(&s->strings, f.file), mp_strtab_get(&s->strings, f.name));
+	f.kind = (uint8_t)frame_kind(mp_strtab_get(&s->strings, f.file), mp_strtab_get(&s->strings, f.name),
+				     s->opts.user_code);
 	if (s->frames.n >= UINT32_MAX - 1)
 		return mp_diag_set(diag, MP_ELIMIT, -1, -1, "more than 4 billion distinct frames");
 	if ((rc = tr_vec_push(&s->frames, &f, sizeof(f))) < 0)
