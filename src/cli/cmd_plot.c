@@ -19,7 +19,7 @@ static void usage(FILE *out)
 		"usage: memprof plot FILE... -o OUT.svg|OUT.png [--chart timeline|breakdown|map|all]\n"
 		"                    [--device ID] [--steps A:B] [--width W] [--height H]\n"
 		"                    [--top N] [--oom-maps N] [--run NAME] [--pid N | --process all]\n"
-		"                    [--all-frames]\n"
+		"                    [--all-frames] [--user-code LIST]\n"
 		"\n"
 		"Draw the charts of captures into one picture (SVG or PNG, from the\n"
 		"extension): per memory id, highest peak first,\n"
@@ -42,7 +42,8 @@ static void usage(FILE *out)
 		"  --pid N       in a 'memprof record' run, that process (default: the main\n"
 		"                process, the one with the largest peak)\n"
 		"  --process all in a 'memprof record' run, every process that did work\n"
-		"  --all-frames  PyTorch snapshots: ops from the innermost frame (docs/torch.md)\n"
+		"  --all-frames  PyTorch snapshots: ops from the innermost frame (docs/torch.md)\n"		"  --user-code LIST  PyTorch snapshots: Python files that count as your code:\n"
+		"                'packages', package names or path prefixes (docs/torch.md)\n"
 		"\n"
 		"FILE: a 'memprof record' run or .memprof capture, *.xplane.pb files (one per\n"
 		"host, read together), a TensorBoard log directory or a PyTorch memory\n"
@@ -55,7 +56,7 @@ static void usage(FILE *out)
 int cmd_plot(int argc, char **argv)
 {
 	enum { O_CHART = 256, O_DEVICE, O_STEPS, O_WIDTH, O_HEIGHT, O_TOP, O_OOM_MAPS, O_RUN, O_PID, O_PROCESS,
-	       O_ALL_FRAMES };
+	       O_ALL_FRAMES, O_USER_CODE };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},  {"chart", required_argument, NULL, O_CHART},
 		{"device", required_argument, NULL, O_DEVICE}, {"steps", required_argument, NULL, O_STEPS},
@@ -64,12 +65,13 @@ int cmd_plot(int argc, char **argv)
 		{"run", required_argument, NULL, O_RUN},   {"help", no_argument, NULL, 'h'},
 		{"pid", required_argument, NULL, O_PID},   {"process", required_argument, NULL, O_PROCESS},
 		{"all-frames", no_argument, NULL, O_ALL_FRAMES},
+		{"user-code", required_argument, NULL, O_USER_CODE},
 		{NULL, 0, NULL, 0},
 	};
 	mp_plot_options_t po = {.charts = MP_PLOT_TIMELINE};
 	mp_solver_options_t sopt;
 	mp_xplane_input_options_t xin = {NULL, 0};
-	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0};
+	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0, NULL};
 	cli_inputs_t ci;
 	cli_run_select_t sel = {0, 0, 0};
 	cli_runs_t runs = {0};
@@ -123,6 +125,10 @@ int cmd_plot(int argc, char **argv)
 			break;
 		case O_ALL_FRAMES:
 			io.torch_all_frames = 1;
+			break;
+		case O_USER_CODE:
+			if (cli_parse_user_code(optarg, &io.torch_user_code) != MP_EXIT_OK)
+				return MP_EXIT_USAGE;
 			break;
 		case O_RUN:
 			xin.run = optarg;

@@ -28,7 +28,8 @@ static void usage(FILE *out)
 		"                      [--device ID] [--steps A:B] [--top N] [--points N]\n"
 		"                      [--compat=xprof] [--run NAME] [--pid N | --process all]\n"
 		"                      [--json | --csv]\n"
-		"                      [--svg OUT.svg | --png OUT.png] [--all-frames] FILE...\n"
+		"                      [--svg OUT.svg | --png OUT.png] [--all-frames] [--user-code LIST]\n"
+		"                      FILE...\n"
 		"\n"
 		"  --peak        summary and what was live at the peak (the default)\n"
 		"  --timeline    in use over time, down-sampled to --points points (default 1000)\n"
@@ -52,6 +53,10 @@ static void usage(FILE *out)
 		"                by side (helpers -- shells, exec'd wrappers -- only in the tree)\n"
 		"  --all-frames  PyTorch snapshots: an allocation's op is its innermost frame,\n"
 		"                even inside torch/ or the standard library (docs/torch.md)\n"
+		"  --user-code LIST  PyTorch snapshots: Python files that count as your code\n"
+		"                besides those outside torch, the standard library and installed\n"
+		"                packages: 'packages' (all but torch), package names\n"
+		"                (transformers,peft) or path prefixes (/opt/src/), comma-separated\n"
 		"  --svg OUT.svg, --png OUT.png\n"
 		"                also draw the timeline and the breakdown at the peak of what the\n"
 		"                report shows into a picture (see 'memprof plot' for more charts)\n"
@@ -115,7 +120,7 @@ nomem:
 int cmd_report(int argc, char **argv)
 {
 	enum { O_PEAK = 256, O_TIMELINE, O_BREAKDOWN, O_LEAKS, O_OOM, O_DEVICE, O_STEPS, O_TOP, O_POINTS, O_JSON, O_CSV,
-	       O_COMPAT, O_RUN, O_FUNCS, O_SVG, O_PNG, O_PID, O_PROCESS, O_ALL_FRAMES };
+	       O_COMPAT, O_RUN, O_FUNCS, O_SVG, O_PNG, O_PID, O_PROCESS, O_ALL_FRAMES, O_USER_CODE };
 	static const struct option longopts[] = {
 		{"peak", no_argument, NULL, O_PEAK},       {"timeline", no_argument, NULL, O_TIMELINE},
 		{"breakdown", no_argument, NULL, O_BREAKDOWN}, {"leaks", no_argument, NULL, O_LEAKS},
@@ -129,11 +134,12 @@ int cmd_report(int argc, char **argv)
 		{"process", required_argument, NULL, O_PROCESS},
 		{"png", required_argument, NULL, O_PNG},
 		{"all-frames", no_argument, NULL, O_ALL_FRAMES},
+		{"user-code", required_argument, NULL, O_USER_CODE},
 		{NULL, 0, NULL, 0},
 	};
 	mp_report_options_t ropt = {0};
 	mp_solver_options_t sopt;
-	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0};
+	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0, NULL};
 	cli_inputs_t ci;
 	const char *device = NULL, *picture = NULL, *picture_opt = NULL;
 	int format = 0, c, rc = MP_EXIT_OK, nfiles;
@@ -168,6 +174,10 @@ int cmd_report(int argc, char **argv)
 			break;
 		case O_ALL_FRAMES:
 			io.torch_all_frames = 1;
+			break;
+		case O_USER_CODE:
+			if (cli_parse_user_code(optarg, &io.torch_user_code) != MP_EXIT_OK)
+				return MP_EXIT_USAGE;
 			break;
 		case O_DEVICE:
 			device = optarg;

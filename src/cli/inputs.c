@@ -65,6 +65,23 @@ int cli_parse_steps(const char *s, int64_t *first, int64_t *last)
 	return *first <= *last ? 0 : -1;
 }
 
+int cli_parse_user_code(const char *arg, const char **out)
+{
+	size_t n = strlen(arg);
+
+	if (*out) { /* one list: a second would silently replace or merge the first */
+		mp_cli_error("--user-code given twice (give one comma-separated list)");
+		return MP_EXIT_USAGE;
+	}
+	if (!n || arg[0] == ',' || arg[n - 1] == ',' || strstr(arg, ",,")) {
+		mp_cli_error("invalid --user-code '%s' (expected a comma-separated list of 'packages', "
+			     "package names and path prefixes)", arg);
+		return MP_EXIT_USAGE;
+	}
+	*out = arg;
+	return MP_EXIT_OK;
+}
+
 /* The memory id that --device names in one input: a number, or a name. */
 static int resolve_device(const mp_solver_t *s, const mp_source_t *src, const char *arg, uint32_t *id)
 {
@@ -131,7 +148,7 @@ int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_
 
 		mp_diag_clear(&diag);
 		if (mp_torch_path_is_candidate(path)) { /* a PyTorch memory snapshot */
-			mp_torch_options_t topt = {o->torch_all_frames};
+			mp_torch_options_t topt = {o->torch_all_frames, o->torch_user_code};
 			err = mp_torch_open_source(&ci->sources[i], path, &topt, &diag);
 			used = 1;
 		} else {

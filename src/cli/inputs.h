@@ -16,6 +16,9 @@
 int cli_parse_u32(const char *s, uint32_t *out);
 /* "A:B", "A:", ":B" or "A" with 0 <= A <= B. Returns 0 or -1. */
 int cli_parse_steps(const char *s, int64_t *first, int64_t *last);
+/* --user-code LIST (docs/torch.md): once, comma-separated, no empty item.
+ * Prints what is wrong and returns MP_EXIT_USAGE, else MP_EXIT_OK. */
+int cli_parse_user_code(const char *arg, const char **out);
 
 typedef struct cli_inputs_options {
 	const mp_solver_options_t *solver; /* NULL: no solver is run (--compat) */
@@ -23,6 +26,7 @@ typedef struct cli_inputs_options {
 	const char *device;                /* --device, or NULL */
 	int functions;                     /* 1: required (--by-function), 2: when the capture has stacks, 0: never */
 	int torch_all_frames;              /* --all-frames: PyTorch snapshots' ops from any frame */
+	const char *torch_user_code;       /* --user-code: more Python files that are the user's, or NULL */
 } cli_inputs_options_t;
 
 typedef struct cli_inputs {

@@ -417,6 +417,183 @@ def scenarios():
                     (0, 65, 'END', 'train')])
     return S
 
+# --- Attribution: which frame names an allocation (docs/torch.md) -----------
+# Stacks as PyTorch records them with stacks="all": the unwinder's and the
+# allocator's C++ frames innermost, then ATen, autograd and Python frames.
+# Frame dicts are shared between stacks, as PyTorch shares them. The op
+# each stack must get is written here by hand, per --user-code setting.
+
+def cxx(name, filename='??'):
+    return frame(filename, 0, name)
+
+
+VEC = 'std::vector<at::Tensor, std::allocator<at::Tensor> >&&'
+UNWIND = [
+    cxx('torch::unwind::unwind()'),
+    cxx('torch::CapturedTraceback::gather(bool, bool, bool)'),
+    cxx('torch::cuda::(anonymous namespace)::gather_with_cpp()', 'memory_snapshot.cpp'),
+    cxx('c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(int, unsigned long, CUstream_st*)',
+        'CUDACachingAllocator.cpp'),
+    cxx('c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::malloc(void**, int, unsigned long, '
+        'CUstream_st*)', ''),
+    cxx('c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate(unsigned long) const', ''),
+    cxx('at::TensorBase at::detail::_empty_generic<long>(c10::ArrayRef<long>, c10::Allocator*, '
+        'c10::DispatchKeySet, c10::ScalarType, std::optional<c10::MemoryFormat>)', ''),
+    cxx('at::detail::empty_cuda(c10::ArrayRef<long>, c10::TensorOptions const&)'),
+]
+NODE_CALL = cxx('torch::autograd::Node::operator()(%s)' % VEC, '')
+ENGINE = [
+    cxx('torch::autograd::Engine::evaluate_function(std::shared_ptr<torch::autograd::GraphTask>&, '
+        'torch::autograd::Node*, torch::autograd::InputBuffer&, '
+        'std::shared_ptr<torch::autograd::ReadyQueue> const&)'),
+    cxx('torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)'),
+]
+THREAD = [
+    cxx('torch::autograd::Engine::thread_init(int, std::shared_ptr<torch::autograd::ReadyQueue> const&, bool)'),
+    cxx('torch::autograd::python::PythonEngine::thread_init(int, std::shared_ptr<torch::autograd::ReadyQueue> '
+        'const&, bool)'),
+    frame('/opt/conda/gcc/libstdc++-v3/src/c++11/thread.cc', 82, 'execute_native_thread_routine'),
+    cxx('start_thread'), cxx('__clone3', ''),
+]
+_KERNELS = {}
+
+
+def kernel(op, args='at::Tensor const&'):
+    """The dispatcher's frames of one ATen operator, innermost first."""
+    if op not in _KERNELS:
+        _KERNELS[op] = [
+            cxx('c10::impl::wrap_kernel_functor_unboxed_<%s>::call(c10::OperatorKernel*, c10::DispatchKeySet, %s)'
+                % (op, args), 'RegisterCUDA.cpp'),
+            cxx('at::_ops::%s::redispatch(c10::DispatchKeySet, %s)' % (op, args)),
+            cxx('torch::autograd::VariableType::(anonymous namespace)::%s(c10::DispatchKeySet, %s)' % (op, args),
+                'VariableType_0.cpp'),
+            cxx('at::_ops::%s::call(%s)' % (op, args)),
+        ]
+    return _KERNELS[op]
+
+
+def node(name):
+    return cxx('torch::autograd::%s::apply(%s)' % (name, VEC))
+
+
+VENV = '/venv/lib/python3.10/site-packages/'
+EINSUM = [frame(VENV + 'einops/_backends.py', 291, 'einsum'), frame(VENV + 'einops/einops.py', 907, 'einsum')]
+MODULE_CALL = frame(VENV + 'torch/nn/modules/module.py', 1747, '_call_impl')
+LLAMA = frame(VENV + 'transformers/models/llama/modeling_llama.py', 216, 'forward')
+HOOKS = frame(VENV + 'accelerate/hooks.py', 166, 'new_forward')
+ATTR_STACKS = {
+    # the autograd thread: only C++ frames, the node and its operator
+    'bwd_node': UNWIND + kernel('neg') + [node('generated::SubBackward0'), NODE_CALL] + ENGINE + THREAD,
+    # an operator the engine itself calls (no node): reducing a gradient
+    'bwd_no_node': UNWIND + kernel('sum_dim_IntList') + [
+        cxx('torch::autograd::InputMetadata::reduce_grad(at::Tensor&) const'),
+        cxx('torch::autograd::validate_outputs(std::vector<torch::autograd::Edge> const&, '
+            'std::vector<at::Tensor>&, std::function<std::string (std::string const&)> const&)')] + ENGINE + THREAD,
+    # allocation primitives (empty_strided, new_empty_strided) and no other operator
+    'bwd_accumulate': UNWIND + kernel('empty_strided') + kernel('new_empty_strided') + [
+        cxx('torch::autograd::utils::clone_obey_contract(at::Tensor const&, at::Tensor const&)'),
+        cxx('void torch::autograd::AccumulateGrad::accumulateGrad<std::function<void (at::Tensor&&)> >('
+            'at::Tensor const&, at::Tensor&, at::Tensor const&, long, std::function<void (at::Tensor&&)> const&)'),
+        node('AccumulateGrad'), NODE_CALL] + ENGINE + THREAD,
+    # clone's empty_like (an allocation primitive): clone is the operator
+    'bwd_view': UNWIND + kernel('empty_memory_format') + kernel('empty_like') + kernel('clone') +
+    kernel('reshape') + [node('generated::ViewBackward0'), NODE_CALL] + ENGINE + THREAD,
+    # a C++ custom Function: a template argument with '::' in it
+    'bwd_cppnode': UNWIND + kernel('mm') + [node('CppNode<my_ext::Scale>'), NODE_CALL] + ENGINE + THREAD,
+    # CPU autograd on the caller's thread: the user's loss.backward() line further out
+    'bwd_caller': UNWIND + kernel('mm') + [
+        node('generated::MmBackward0'), NODE_CALL, ENGINE[0],
+        cxx('torch::autograd::Engine::execute(std::vector<torch::autograd::Edge> const&, '
+            'std::vector<at::Tensor> const&, bool, bool, bool, std::vector<torch::autograd::Edge> const&)'),
+        cxx('THPEngine_run_backward(_object*, _object*, _object*)'),
+        frame(VENV + 'torch/autograd/graph.py', 768, '_engine_run_backward'),
+        frame(VENV + 'torch/autograd/__init__.py', 289, 'backward'),
+        frame(VENV + 'torch/_tensor.py', 581, 'backward'),
+        frame('/home/u/train.py', 91, 'main'), frame('/home/u/train.py', 120, '<module>')],
+    # a Python autograd.Function of the user's: its backward is the user's code
+    'bwd_pyfunction': UNWIND + kernel('mul_Tensor') + [
+        cxx('torch::autograd::THPVariable_mul(_object*, _object*, _object*)'),
+        frame('/home/u/fn.py', 12, 'backward'),
+        frame(VENV + 'torch/autograd/function.py', 306, 'apply'),
+        node('PyNode'), NODE_CALL] + ENGINE + THREAD,
+    # a library's autograd.Function: every Python frame is library code
+    'bwd_pylibrary': UNWIND + kernel('empty_memory_format') + [
+        cxx('torch::autograd::THPVariable_empty(_object*, _object*, _object*)'),
+        frame(VENV + 'bitsandbytes/functional.py', 1349, 'dequantize_4bit'),
+        frame(VENV + 'bitsandbytes/autograd/_functions.py', 540, 'backward'),
+        frame(VENV + 'torch/autograd/function.py', 306, 'apply'),
+        node('PyNode'), NODE_CALL] + ENGINE + THREAD,
+    # a package's frames, then two different lines of the user's model
+    'lib_user_39': UNWIND + kernel('bmm') + EINSUM + [
+        frame('/home/u/model.py', 39, 'forward'), MODULE_CALL, frame('/home/u/train.py', 42, 'forward')],
+    'lib_user_55': UNWIND + kernel('bmm') + EINSUM + [
+        frame('/home/u/model.py', 55, 'attention'), MODULE_CALL, frame('/home/u/train.py', 42, 'forward')],
+    # Debian's dist-packages
+    'deb_user': [frame('/usr/lib/python3/dist-packages/einops/_backends.py', 291, 'einsum'),
+                 frame('/home/u/model.py', 70, 'forward')],
+    # only library code (and torch, the standard library, frozen code)
+    'lib_only': [TORCH_ALLOC, LLAMA, MODULE_CALL, HOOKS, frame('/usr/lib/python3.10/runpy.py', 86, '_run_code'),
+                 frame('<frozen runpy>', 198, '_run_module_as_main')],
+    # C++ only, no autograd: the operator
+    'fwd_cpp': UNWIND + kernel('mm') + [cxx('at::native::linear(at::Tensor const&, at::Tensor const&)'),
+                                        cxx('start_thread')],
+    # C++ only, no operator: the innermost frame that is not plumbing
+    'cpp_plain': UNWIND + [cxx('at::cuda::getCUDABlasLtWorkspace()'),
+                           cxx('std::_Function_handler<void ()>::_M_invoke(std::_Any_data const&)'),
+                           cxx('start_thread')],
+}
+ATTR_DEFAULT = {
+    'bwd_node': 'SubBackward0: aten::neg (backward)',
+    'bwd_no_node': 'aten::sum_dim_IntList (backward)',
+    'bwd_accumulate': 'AccumulateGrad: aten::new_empty_strided (backward)',
+    'bwd_view': 'ViewBackward0: aten::clone (backward)',
+    'bwd_cppnode': 'CppNode<my_ext::Scale>: aten::mm (backward)',
+    'bwd_caller': 'MmBackward0: aten::mm (backward of /home/u/train.py:91 main)',
+    'bwd_pyfunction': 'backward (/home/u/fn.py:12)',
+    'bwd_pylibrary': 'dequantize_4bit (%sbitsandbytes/functional.py:1349)' % VENV,
+    'lib_user_39': 'forward (/home/u/model.py:39)',
+    'lib_user_55': 'attention (/home/u/model.py:55)',
+    'deb_user': 'forward (/home/u/model.py:70)',
+    'lib_only': 'forward (%stransformers/models/llama/modeling_llama.py:216)' % VENV,
+    'fwd_cpp': 'aten::mm',
+    'cpp_plain': 'at::cuda::getCUDABlasLtWorkspace() (??:0)',
+}
+EINSUM_OP = 'einsum (%seinops/_backends.py:291)' % VENV
+ATTR_OPS = {  # --user-code LIST: what changes from the default
+    '': {},
+    'packages': {'lib_user_39': EINSUM_OP, 'lib_user_55': EINSUM_OP,
+                 'deb_user': 'einsum (/usr/lib/python3/dist-packages/einops/_backends.py:291)'},
+    'einops': {'lib_user_39': EINSUM_OP, 'lib_user_55': EINSUM_OP,
+               'deb_user': 'einsum (/usr/lib/python3/dist-packages/einops/_backends.py:291)'},
+    VENV + 'accelerate/': {'lib_only': 'new_forward (%saccelerate/hooks.py:166)' % VENV},
+    # torch's own frames too: the caller of backward() is torch's innermost
+    'torch,bitsandbytes': {
+        'bwd_caller': 'MmBackward0: aten::mm (backward of %storch/autograd/graph.py:768 _engine_run_backward)' % VENV,
+        'lib_only': '_alloc (/usr/lib/python3/dist-packages/torch/cuda/memory.py:120)'},
+}
+
+
+def attribution(out, expected):
+    """attribution.pickle: a block per stack of ATTR_STACKS, all live at
+    the end, and a failed allocation from the autograd thread; in
+    expected['_attribution'], each block's address and op per --user-code
+    setting (and with --all-frames: the innermost frame)."""
+    STACKS.update(ATTR_STACKS)
+    base, script, addrs = 0x7d0000000000, [], {}
+    script.append((0, 10, 'seg', base, 64 * MiB))
+    for i, key in enumerate(sorted(ATTR_STACKS)):
+        addrs[key] = base + i * MiB
+        script.append((0, 20 + i, 'alloc', addrs[key], MiB, key))
+    script.append((0, 100, 'oom', 256 * MiB, 3 * MiB, 'bwd_node'))
+    snap, exp = play(script)
+    with open(os.path.join(out, 'attribution.pickle'), 'wb') as f:
+        pickle.dump(snap, f, protocol=4)
+    expected['attribution'] = exp
+    ops = {setting: dict(ATTR_DEFAULT, **changed) for setting, changed in ATTR_OPS.items()}
+    innermost = {k: '%s (%s:%d)' % (st[0]['name'], st[0]['filename'], st[0]['line']) for k, st in ATTR_STACKS.items()}
+    expected['_attribution'] = {'file': 'attribution.pickle', 'addresses': addrs, 'ops': ops,
+                                'all_frames': innermost, 'oom': ATTR_DEFAULT['bwd_node']}
+
 
 # -- Frame lines that are not lines -----------------------------------------
 # Python 3.13 PyTorch writes 2**64-1 for a frame whose line it does not
@@ -549,6 +726,7 @@ def main():
         'truncated.pickle': {'code': 'MP_ETRUNCATED', 'offset': cut - 3, 'says': 'truncated'},
     }
     unknown_line_fixtures(out, expected)
+    attribution(out, expected)
     with open(os.path.join(out, 'expected.json'), 'w') as f:
         json.dump(expected, f, indent=1)
 

@@ -49,7 +49,7 @@ typedef struct run {
 static void open_run(run_t *r, const char *file, int all_frames)
 {
 	char path[512];
-	mp_torch_options_t opts = {all_frames};
+	mp_torch_options_t opts = {all_frames, NULL};
 	mp_solver_options_t so;
 	mp_diag_t diag;
 	int rc;

@@ -1,17 +1,28 @@
 /* torch_frames.c - a trace entry's frames into the op it is attributed to.
  *
- * A frame is {'filename', 'line', 'name'}, innermost first. The op is the
- * innermost frame in the user's code, written "name (filename:line)". Not
- * the user's code: frames in PyTorch itself (a filename with a torch/
- * directory), the Python standard library (under lib/pythonX.Y/ but not in
- * its site-packages or dist-packages), C and C++ frames (a filename that
- * does not end in .py: what stacks="all" adds) and Python's internal
- * "<frozen ...>" / "<string>" code. When every frame is such, the innermost
- * one is the op; with all_frames set, the innermost one always is.
+ * A frame is {'filename', 'line', 'name'}, innermost first: Python frames
+ * (a .py file, or <frozen ...>/<string>) and, with stacks="all", C/C++
+ * frames (any other filename; the name is a demangled function). The rule
+ * (docs/torch.md "Attribution"), first that applies:
+ *
+ *   1. the innermost frame of the user's code: a .py file outside torch,
+ *      the standard library and installed packages (site-packages,
+ *      dist-packages), or one that opts.user_code names;
+ *   2. the innermost frame of a third-party package (not torch);
+ *   3. the autograd node and the ATen operator: "SubBackward0: aten::neg";
+ *   4. the innermost frame that is not the unwinder's, the allocator's or
+ *      other c10/std plumbing; 5. the innermost frame.
+ *
+ * A stack through the autograd engine is split at its innermost node or
+ * engine frame: 1 to 3 look only inside (what the backward ran); a user
+ * frame further out is the caller of backward(), named after the op
+ * ("(backward of train.py:91 main)"), never the op itself. 3 to 5 say
+ * "(backward)" on such a stack. With all_frames set, the innermost frame
+ * is always the op.
  *
  * PyTorch hands identical stacks the same frames list and the same frame
  * dicts, and the pickle refers back to them, so frames are interned once
- * per dict (the user rule judged then) and the op computed once per list;
+ * per dict (their kind judged then) and the op computed once per list;
  * both are cached in the object (obj->user), and once the entry holding
  * them is handed over the pickle reader keeps only that number for later
  * references (memprof/pickle.h, MP_PK_TOKEN).
@@ -28,6 +39,26 @@
 #include <stdio.h>
 #include <string.h>
 
+/* What a frame is (tr_frame_t.kind), judged once when it is interned. */
+enum {
+	FK_CXX,        /* a C/C++ frame that names none of the below */
+	FK_USER,       /* Python: the user's code */
+	FK_LIB,        /* Python: a third-party package (not torch) */
+	FK_PY,         /* Python: torch, the standard library, <frozen ...>, <string> */
+	FK_NODE,       /* an autograd node running: torch::autograd::generated::SubBackward0::apply */
+	FK_ENGINE,     /* the autograd engine around nodes: Engine::*, PythonEngine::*, Node::operator() */
+	FK_ATEN,       /* an ATen operator: at::_ops::neg::call, ::redispatch */
+	FK_ATEN_EMPTY, /* an ATen allocation primitive: at::_ops::empty_strided::call, new_empty, ... */
+	FK_PLUMB,      /* the unwinder, the allocator, c10::, at::detail::, std:: */
+};
+
+#define NONE UINT32_MAX
+
+static int has_prefix(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
 static int has_suffix(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
@@ -35,21 +66,177 @@ static int has_suffix(const char *s, const char *suffix)
 	return n >= m && !strcmp(s + n - m, suffix);
 }
 
-static int is_user_file(const char *f)
-{
-	const char *lib;
+/* --- Python frames ---------------------------------------------------------- */
 
-	if (!f[0] || f[0] == '<' || !has_suffix(f, ".py"))
-		return 0;
-	if (!strncmp(f, "torch/", 6) || strstr(f, "/torch/"))
-		return 0;
-	lib = strstr(f, "/lib/python");
-	if (lib && !strstr(lib, "-packages/"))
-		return 0;
-	return 1;
+static int is_torch_file(const char *f)
+{
+	return has_prefix(f, "torch/") || strstr(f, "/torch/");
 }
 
 #define LINE_UNKNOWN (-1) /* tr_frame_t.line: see above */
+
+/* The path inside an installed-packages directory ("transformers/x.py" of
+ * ".../site-packages/transformers/x.py"), from `from` on; NULL if none. */
+static const char *package_path(const char *from)
+{
+	for (const char *p = strstr(from, "-packages/"); p; p = strstr(p + 1, "-packages/"))
+		if (p - from >= 4 && (!strncmp(p - 4, "site", 4) || !strncmp(p - 4, "dist", 4)))
+			return p + strlen("-packages/");
+	return NULL;
+}
+
+/* f is in the installed package name[0..n): its directory or its module. */
+static int in_package(const char *f, const char *name, size_t n)
+{
+	for (const char *p = package_path(f); p; p = package_path(p))
+		if (!strncmp(p, name, n) && (p[n] == '/' || !strcmp(p + n, ".py")))
+			return 1;
+	return 0;
+}
+
+/* One item of --user-code: "packages" (every third-party package), a path
+ * prefix (it has a '/'), or the name of an installed package. */
+static int user_item_matches(const char *item, size_t n, const char *f)
+{
+	if (n == strlen("packages") && !strncmp(item, "packages", n))
+		return package_path(f) && !is_torch_file(f);
+	if (memchr(item, '/', n))
+		return !strncmp(f, item, n);
+	return in_package(f, item, n);
+}
+
+/* The comma-separated list opts.user_code names f. */
+static int user_code_names(const char *list, const char *f)
+{
+	while (list && *list) {
+		const char *end = strchr(list, ',');
+		size_t n = end ? (size_t)(end - list) : strlen(list);
+		if (n && user_item_matches(list, n, f))
+			return 1;
+		list = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+static int python_kind(const char *f, const char *user_code)
+{
+	if (f[0] == '<')
+		return FK_PY;
+	if (user_code_names(user_code, f)) /* named by the user: before every rule that skips */
+		return FK_USER;
+	if (is_torch_file(f))
+		return FK_PY;
+	if (package_path(f))
+		return FK_LIB;
+	if (strstr(f, "/lib/python") || strstr(f, "/lib64/python")) /* the standard library */
+		return FK_PY;
+	return FK_USER;
+}
+
+/* --- C/C++ frames ----------------------------------------------------------- */
+
+/* The qualified name of a demangled function, without the return type a
+ * template carries ("void at::native::f<...>(...)") nor the parameters:
+ * *len bytes from the result. "(anonymous namespace)" is part of it. */
+static const char *cxx_name(const char *s, size_t *len)
+{
+	const char *start = s, *p = s;
+	int depth = 0;
+
+	for (; *p; p++) {
+		if (*p == '<')
+			depth++;
+		else if (*p == '>' && depth)
+			depth--;
+		else if (!depth && *p == ' ')
+			start = p + 1;
+		else if (!depth && *p == '(') {
+			if (strncmp(p, "(anonymous namespace)", 21))
+				break;
+			p += 20;
+		}
+	}
+	*len = (size_t)(p - start);
+	return start;
+}
+
+/* The node of "torch::autograd::<ns>::<Node>::apply": its last component,
+ * template arguments included (CppNode<MyFunction>); 0 if q is no node's
+ * apply (torch::autograd::Node itself is the engine's caller, no node). */
+static size_t node_class(const char *q, size_t len, const char **cls)
+{
+	static const char apply[] = "::apply";
+	size_t end, i;
+	int depth = 0;
+
+	if (!has_prefix(q, "torch::autograd::") || len < sizeof(apply) ||
+	    strncmp(q + len - (sizeof(apply) - 1), apply, sizeof(apply) - 1))
+		return 0;
+	end = len - (sizeof(apply) - 1);
+	for (i = end; i > 0; i--) {
+		if (q[i - 1] == '>')
+			depth++;
+		else if (q[i - 1] == '<' && depth)
+			depth--;
+		else if (!depth && q[i - 1] == ':')
+			break;
+	}
+	*cls = q + i;
+	return end - i == 4 && !strncmp(q + i, "Node", 4) ? 0 : end - i;
+}
+
+/* The operator of "at::_ops::<op>::call" (or ::redispatch): *len bytes. */
+static const char *aten_op(const char *q, size_t len, size_t *oplen)
+{
+	const char *op = q + strlen("at::_ops::"), *end = strstr(op, "::");
+
+	*oplen = end && end < q + len ? (size_t)(end - op) : (size_t)(q + len - op);
+	return op;
+}
+
+/* An operator that only allocates its caller's output: the op that called
+ * it is the one that allocated (clone's empty_like, where's resize_ of
+ * its out tensor, AccumulateGrad's new_empty_strided). */
+static int is_empty_op(const char *op, size_t n)
+{
+	return (n >= 5 && !strncmp(op, "empty", 5) && (n == 5 || op[5] == '_')) ||
+	       (n >= 9 && !strncmp(op, "new_empty", 9)) || (n >= 6 && !strncmp(op, "_empty", 6)) ||
+	       (n == 7 && !strncmp(op, "resize_", 7)) || (n == 10 && !strncmp(op, "resize_as_", 10));
+}
+
+static int cxx_kind(const char *name)
+{
+	static const char *const plumbing[] = {
+		"torch::unwind::", "torch::CapturedTraceback::", "torch::cuda::(anonymous namespace)::gather",
+		"c10::", "at::detail::", "std::", "__gnu_cxx::",
+	};
+	const char *cls, *op;
+	size_t len, n;
+	const char *q = cxx_name(name, &len);
+
+	if (has_prefix(q, "at::_ops::")) {
+		op = aten_op(q, len, &n);
+		return is_empty_op(op, n) ? FK_ATEN_EMPTY : FK_ATEN;
+	}
+	if (node_class(q, len, &cls))
+		return FK_NODE;
+	if (has_prefix(q, "torch::autograd::Engine::") || has_prefix(q, "torch::autograd::python::PythonEngine::") ||
+	    has_prefix(q, "torch::autograd::Node::"))
+		return FK_ENGINE;
+	for (size_t i = 0; i < sizeof(plumbing) / sizeof(plumbing[0]); i++)
+		if (has_prefix(q, plumbing[i]))
+			return FK_PLUMB;
+	return FK_CXX;
+}
+
+static int frame_kind(const char *file, const char *name, const char *user_code)
+{
+	if (file[0] == '<' || has_suffix(file, ".py"))
+		return python_kind(file, user_code);
+	return cxx_kind(name);
+}
+
+/* --- interning -------------------------------------------------------------- */
 
 static const mp_pk_value_t *field(const tr_src_t *s, const mp_pk_obj_t *d, const char *key)
 {
@@ -104,7 +291,8 @@ static int frame_id(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *fid, mp_diag
 	f.line = line && line->kind == MP_PK_INT ? line->u.i : 0;
 	if (line && (line->kind == MP_PK_BIGINT || (line->kind == MP_PK_INT && line->u.i < 0)))
 		unknown_line(s, &f, line);
-	f.user = (uint8_t)is_user_file(mp_strtab_get(&s->strings, f.file));
+	f.kind = (uint8_t)frame_kind(mp_strtab_get(&s->strings, f.file), mp_strtab_get(&s->strings, f.name),
+				     s->opts.user_code);
 	if (s->frames.n >= UINT32_MAX - 1)
 		return mp_diag_set(diag, MP_ELIMIT, -1, -1, "more than 4 billion distinct frames");
 	if ((rc = tr_vec_push(&s->frames, &f, sizeof(f))) < 0)
@@ -114,12 +302,130 @@ static int frame_id(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *fid, mp_diag
 	return 0;
 }
 
+/* --- the op of a stack ------------------------------------------------------ */
+
+/* The frames a stack's op can be made of, innermost of each kind. "Inside"
+ * is inner to the stack's innermost node or engine frame (all of it when
+ * it has none); "caller" is outer to it. */
+typedef struct pick {
+	uint32_t first, plain;          /* innermost frame; innermost not plumbing */
+	uint32_t user, lib, aten, empty; /* inside; empty: the outermost primitive */
+	uint32_t node;                  /* innermost node */
+	uint32_t caller_user, caller_lib;
+	int backward;                   /* the stack has a node or engine frame */
+} pick_t;
+
+static void pick_add(pick_t *p, uint32_t fid, int kind)
+{
+#define SET(slot) ((slot) = (slot) == NONE ? fid : (slot))
+	SET(p->first);
+	if (kind != FK_PLUMB)
+		SET(p->plain);
+	if (kind == FK_NODE || kind == FK_ENGINE)
+		p->backward = 1;
+	if (kind == FK_NODE)
+		SET(p->node);
+	if (p->backward) {
+		if (kind == FK_USER)
+			SET(p->caller_user);
+		else if (kind == FK_LIB)
+			SET(p->caller_lib);
+		return;
+	}
+	if (kind == FK_USER)
+		SET(p->user);
+	else if (kind == FK_LIB)
+		SET(p->lib);
+	else if (kind == FK_ATEN)
+		SET(p->aten);
+	else if (kind == FK_ATEN_EMPTY)
+		p->empty = fid; /* the outermost: what the op asked for */
+#undef SET
+}
+
+static const tr_frame_t *frame_at(const tr_src_t *s, uint32_t fid)
+{
+	return &TR_AT(s->frames, tr_frame_t, fid);
+}
+
+/* "name (file:line)", the op of a Python frame (and of any frame chosen whole). */
+static int frame_text(const tr_src_t *s, uint32_t fid, char *buf, size_t size)
+{
+	const tr_frame_t *f = frame_at(s, fid);
+
+	if (f->line == LINE_UNKNOWN) /* a line that did not fit (Python 3.13's 2**64-1) */
+		return snprintf(buf, size, "%s (%s:?)", mp_strtab_get(&s->strings, f->name),
+				mp_strtab_get(&s->strings, f->file));
+	return snprintf(buf, size, "%s (%s:%" PRId64 ")", mp_strtab_get(&s->strings, f->name),
+			mp_strtab_get(&s->strings, f->file), f->line);
+}
+
+/* "SubBackward0: aten::neg", "SubBackward0" or "aten::neg"; 0 when the
+ * stack has neither a node nor an ATen operator inside. */
+static int cxx_text(const tr_src_t *s, const pick_t *p, char *buf, size_t size)
+{
+	uint32_t at = p->aten != NONE ? p->aten : p->empty;
+	const char *cls = "", *op = "";
+	size_t clen = 0, olen = 0, len;
+	const char *q;
+
+	if (p->node != NONE) {
+		q = cxx_name(mp_strtab_get(&s->strings, frame_at(s, p->node)->name), &len);
+		clen = node_class(q, len, &cls);
+	}
+	if (at != NONE) {
+		q = cxx_name(mp_strtab_get(&s->strings, frame_at(s, at)->name), &len);
+		op = aten_op(q, len, &olen);
+	}
+	if (!clen && !olen)
+		return 0;
+	return snprintf(buf, size, "%.*s%s%s%.*s", (int)clen, cls, clen && olen ? ": " : "", olen ? "aten::" : "",
+			(int)olen, op);
+}
+
+/* " (backward)", or " (backward of train.py:91 main)": who called it. */
+static void backward_suffix(const tr_src_t *s, const pick_t *p, char *buf, size_t size)
+{
+	uint32_t caller = p->caller_user != NONE ? p->caller_user : p->caller_lib;
+	const tr_frame_t *f;
+
+	if (caller == NONE) {
+		snprintf(buf, size, " (backward)");
+		return;
+	}
+	f = frame_at(s, caller);
+	snprintf(buf, size, " (backward of %s:%" PRId64 " %s)", mp_strtab_get(&s->strings, f->file), f->line,
+		 mp_strtab_get(&s->strings, f->name));
+}
+
+static void op_text(const tr_src_t *s, const pick_t *p, char *buf, size_t size)
+{
+	char suffix[512];
+	size_t n;
+
+	if (s->opts.all_frames) {
+		frame_text(s, p->first, buf, size);
+		return;
+	}
+	if (p->user != NONE || p->lib != NONE) { /* the Python code that ran */
+		frame_text(s, p->user != NONE ? p->user : p->lib, buf, size);
+		return;
+	}
+	if (!cxx_text(s, p, buf, size))
+		frame_text(s, p->plain != NONE ? p->plain : p->first, buf, size);
+	if (!p->backward)
+		return;
+	backward_suffix(s, p, suffix, sizeof(suffix));
+	n = strlen(buf);
+	snprintf(buf + n, size - n, "%s", suffix);
+}
+
 int tr_frames_op(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *op, mp_diag_t *diag)
 {
-	char text[768];
+	char text[1024];
 	mp_pk_obj_t *frames;
-	const tr_frame_t *f;
-	uint32_t fid = 0, pick = UINT32_MAX, first = UINT32_MAX;
+	pick_t p = {NONE, NONE, NONE, NONE, NONE, NONE, NONE, NONE, NONE, 0};
+	uint32_t fid = 0;
 	int rc;
 
 	*op = 0;
@@ -136,21 +442,12 @@ int tr_frames_op(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *op, mp_diag_t *
 	}
 	if (!frames->n)
 		return 0;
-	for (size_t i = 0; i < frames->n; i++) {
+	for (size_t i = 0; i < frames->n; i++) { /* every frame interned: a later list may share them */
 		if ((rc = frame_id(s, &frames->items[i], &fid, diag)) < 0)
 			return rc;
-		if (first == UINT32_MAX)
-			first = fid;
-		if (pick == UINT32_MAX && (s->opts.all_frames || TR_AT(s->frames, tr_frame_t, fid).user))
-			pick = fid; /* every frame is still interned: a later list may share them */
+		pick_add(&p, fid, frame_at(s, fid)->kind);
 	}
-	f = &TR_AT(s->frames, tr_frame_t, pick == UINT32_MAX ? first : pick);
-	if (f->line == LINE_UNKNOWN)
-		snprintf(text, sizeof(text), "%s (%s:?)", mp_strtab_get(&s->strings, f->name),
-			 mp_strtab_get(&s->strings, f->file));
-	else
-		snprintf(text, sizeof(text), "%s (%s:%" PRId64 ")", mp_strtab_get(&s->strings, f->name),
-			 mp_strtab_get(&s->strings, f->file), f->line);
+	op_text(s, &p, text, sizeof(text));
 	*op = mp_strtab_intern(&s->strings, text, strlen(text));
 	if (*op == UINT32_MAX)
 		return MP_ENOMEM;

@@ -91,7 +91,7 @@ typedef struct tr_counters {
 typedef struct tr_frame {
 	uint32_t file, name; /* string ids */
 	int64_t line;
-	uint8_t user;        /* in the user's code (torch_frames.c's rule) */
+	uint8_t kind;        /* what it is: user code, a package, a node... (torch_frames.c) */
 } tr_frame_t;
 
 typedef struct tr_vec {

@@ -34,10 +34,18 @@ extern "C" {
 
 typedef struct mp_torch_options {
 	/* The op of an allocation is the innermost frame of its stack in the
-	 * user's code: frames in torch/, the Python standard library, C/C++
-	 * frames and <frozen ...> are skipped (docs/torch.md). 1: the
-	 * innermost frame, whichever it is. */
+	 * user's code: frames in torch/, the Python standard library,
+	 * installed packages (site-packages, dist-packages), C/C++ frames and
+	 * <frozen ...> are skipped; without one, a package's frame, else the
+	 * autograd node and ATen operator of the C++ frames (docs/torch.md
+	 * "Attribution"). 1: the innermost frame, whichever it is. */
 	int all_frames;
+	/* Python files that count as the user's code too, comma-separated:
+	 * "packages" (every installed package but torch), a package's name
+	 * ("transformers": its files under site-packages or dist-packages) or
+	 * a path prefix (an item with a '/'). NULL: none. Read only while
+	 * mp_torch_open_source() runs. */
+	const char *user_code;
 } mp_torch_options_t;
 
 /* Open a snapshot (raw or gzip) as an event source. opts may be NULL. On
