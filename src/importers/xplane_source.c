@@ -185,6 +185,7 @@ static int finish_memories(xp_source *s)
 			snprintf(m->name, n, "%s", key);
 		m->info.kind = mem_kind(key);
 		m->info.capacity_bytes = m->capacity;
+		m->info.in_use_name = NULL; /* memprof's own words */
 	}
 	g_sort_src = s;
 	if (s->nmems > 1)
