@@ -189,8 +189,10 @@ static void summary(FILE *out, const mp_report_input_t *in, const mp_solver_devi
 		fprintf(out, "  reserved peak     %s at %s, event %" PRIu64 " (live regions)\n",
 			human(h, sizeof(h), d->reserved_peak_bytes), rp_time(in, t, sizeof(t), d->reserved_peak_time_ns),
 			d->reserved_peak_event);
-	if (d->capacity_bytes)
+	if (d->capacity_bytes && (d->declared_capacity || !d->peak.has_reserved))
 		fprintf(out, "  capacity          %s\n", human(h, sizeof(h), d->capacity_bytes));
+	else if (d->capacity_bytes) /* the live regions at the peak are what was reserved, not a limit */
+		fprintf(out, "  capacity          unknown (the figures above take the reserved bytes as the limit)\n");
 	else
 		fprintf(out, "  capacity          unknown\n");
 	fprintf(out, "  events            %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64 " failed, %" PRIu64 " dropped",
