@@ -44,6 +44,11 @@ static inline double cx_crisp(double v)
 
 double cx_width(const mp_chart_area_t *a, const char *s, double size, int bold);
 
+/* An instant of src as people read it: "1.670 s", or "trace entry 3697"
+ * where the source's time_ns counts something else (mp_source_time_unit).
+ * src may be NULL (time). */
+const char *cx_fmt_at(const mp_source_t *src, char *buf, size_t n, uint64_t time_ns);
+
 /* One line of text; returns the item (or < 0). */
 long cx_text(const mp_chart_area_t *a, double x, double y, const char *s, double size, int bold, uint32_t rgb,
 	     int halign, int valign);
