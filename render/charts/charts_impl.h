@@ -44,6 +44,11 @@ static inline double cx_crisp(double v)
 
 double cx_width(const mp_chart_area_t *a, const char *s, double size, int bold);
 
+/* An instant of src as people read it: "1.670 s", or "trace entry 3697"
+ * where the source's time_ns counts something else (mp_source_time_unit).
+ * src may be NULL (time). */
+const char *cx_fmt_at(const mp_source_t *src, char *buf, size_t n, uint64_t time_ns);
+
 /* One line of text; returns the item (or < 0). */
 long cx_text(const mp_chart_area_t *a, double x, double y, const char *s, double size, int bold, uint32_t rgb,
 	     int halign, int valign);
@@ -51,6 +56,12 @@ long cx_text(const mp_chart_area_t *a, double x, double y, const char *s, double
 /* The same, shortened with an ellipsis (where `where` says) to max_w px. */
 long cx_text_fit(const mp_chart_area_t *a, double x, double y, const char *s, double max_w, double size, int bold,
 		 uint32_t rgb, int halign, int valign, mp_ellipsis_t where);
+
+/* Rewind src and read it for its phases (phases.c), in the order they
+ * begin; those still open at the end last until its last event. At most
+ * 100,000 are kept. *out is the caller's (free). Returns 0, MP_ENOMEM or
+ * the source's error (diag filled, its file name `name` when unset). */
+int cx_collect_phases(mp_source_t *src, const char *name, mp_chart_phase_t **out, size_t *nout, mp_diag_t *diag);
 
 /* The panel's title (bold) and subtitle (muted; may be NULL) at the top of
  * its box, each shortened to the box's width; returns the y under them. */

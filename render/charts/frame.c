@@ -2,8 +2,20 @@
  * a legend, drawn the same way everywhere. */
 #include "charts_impl.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+
+const char *cx_fmt_at(const mp_source_t *src, char *buf, size_t n, uint64_t time_ns)
+{
+	const char *unit = src ? mp_source_time_unit(src) : NULL;
+
+	if (unit)
+		snprintf(buf, n, "%s %" PRIu64, unit, time_ns);
+	else
+		mp_fmt_time(buf, n, time_ns);
+	return buf;
+}
 
 double cx_width(const mp_chart_area_t *a, const char *s, double size, int bold)
 {

@@ -6,7 +6,10 @@
  * Maps need the live blocks' addresses, which the solver does not keep:
  * one more pass over the source (mp_snapshot_run) hands them over at every
  * map's event, and each becomes pixel columns at once, so no snapshot is
- * kept longer than its callback. */
+ * kept longer than its callback. Phases (MARK events with the phase
+ * flags) are not kept by the solver either: one pass over each input whose
+ * timeline is drawn and where the solver saw some collects them, paired as
+ * the solver pairs them. */
 #include "charts_impl.h"
 
 #include <memprof/plot.h>
@@ -43,6 +46,8 @@ typedef struct plot {
 	panel_t *p;
 	size_t n, cap;
 	double width;
+	mp_chart_phase_t **phases; /* per input: its phases (cx_collect_phases), or NULL */
+	size_t *nphases;
 } plot_t;
 
 unsigned mp_plot_chart_parse(const char *name)
@@ -90,6 +95,18 @@ static const char *memory_name(const mp_plot_input_t *in, uint32_t id, char *buf
 	return buf;
 }
 
+/* "allocated " where the memory id has its own word for what it holds,
+ * else "". */
+static const char *word_of(const mp_plot_input_t *in, uint32_t id, char *buf, size_t n)
+{
+	const mp_memory_info_t *m = mp_source_memory(in->source, id);
+
+	buf[0] = '\0';
+	if (m && m->in_use_name && m->in_use_name[0])
+		snprintf(buf, n, "%s ", m->in_use_name);
+	return buf;
+}
+
 static const char *step_text(char *buf, size_t n, int64_t step)
 {
 	if (step >= 0)
@@ -117,9 +134,10 @@ static int breakdown_panel(panel_t *p, const mp_plot_options_t *o)
 {
 	const mp_solver_device_t *d = p->dev;
 	size_t top = o->top ? o->top : 12;
-	char name[160], b1[48], b2[48], b3[32];
+	char name[160], b1[48], b2[48], b3[32], w[48];
 
 	memory_name(p->in, d->id, name, sizeof(name));
+	word_of(p->in, d->id, w, sizeof(w));
 	for (size_t i = 0; i < p->in->nfunctions; i++) {
 		const mp_plot_function_bars_t *f = &p->in->functions[i];
 		if (f->memory != d->id)
@@ -135,8 +153,9 @@ static int breakdown_panel(panel_t *p, const mp_plot_options_t *o)
 		p->rest_what = "functions";
 		p->by_function = 1;
 		snprintf(p->title, sizeof(p->title), "Live at the peak by allocating function: %s", name);
-		snprintf(p->subtitle, sizeof(p->subtitle), "%s at %s%s", mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes),
-			 mp_fmt_time(b2, sizeof(b2), d->peak.time_ns), step_text(b3, sizeof(b3), d->peak.step));
+		snprintf(p->subtitle, sizeof(p->subtitle), "%s%s%s at %s%s", w[0] ? "peak " : "", w,
+			 mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes),
+			 cx_fmt_at(p->in->source, b2, sizeof(b2), d->peak.time_ns), step_text(b3, sizeof(b3), d->peak.step));
 		p->height = mp_chart_breakdown_height(p->nbars + (p->rest_count ? 1 : 0));
 		return 0;
 	}
@@ -152,9 +171,10 @@ static int breakdown_panel(panel_t *p, const mp_plot_options_t *o)
 		uint64_t count = 0;
 		for (size_t i = 0; i < d->breakdown_count; i++)
 			count += d->breakdown[i].occurrences;
-		snprintf(p->subtitle, sizeof(p->subtitle), "%s in %" PRIu64 " allocations (%zu groups) at %s%s",
-			 mp_fmt_bytes_exact(b1, sizeof(b1), d->peak.heap_bytes), count, d->breakdown_count,
-			 mp_fmt_time(b2, sizeof(b2), d->peak.time_ns), step_text(b3, sizeof(b3), d->peak.step));
+		snprintf(p->subtitle, sizeof(p->subtitle), "%s%s%s in %" PRIu64 " allocations (%zu groups) at %s%s",
+			 w[0] ? "peak " : "", w, mp_fmt_bytes_exact(b1, sizeof(b1), d->peak.heap_bytes), count,
+			 d->breakdown_count, cx_fmt_at(p->in->source, b2, sizeof(b2), d->peak.time_ns),
+			 step_text(b3, sizeof(b3), d->peak.step));
 	}
 	p->height = mp_chart_breakdown_height(p->nbars + (p->rest_count ? 1 : 0));
 	return 0;
@@ -163,13 +183,15 @@ static int breakdown_panel(panel_t *p, const mp_plot_options_t *o)
 static void map_titles(panel_t *p)
 {
 	const mp_solver_device_t *d = p->dev;
-	char name[160], b1[48], b2[48], b3[32];
+	char name[160], b1[48], b2[48], b3[32], w[48];
 
 	memory_name(p->in, d->id, name, sizeof(name));
 	if (p->oom == SIZE_MAX) {
+		word_of(p->in, d->id, w, sizeof(w));
 		snprintf(p->title, sizeof(p->title), "Memory map of %s at the peak", name);
-		snprintf(p->subtitle, sizeof(p->subtitle), "at %s%s: %s in use", mp_fmt_time(b1, sizeof(b1), d->peak.time_ns),
-			 step_text(b3, sizeof(b3), d->peak.step), mp_fmt_bytes_exact(b2, sizeof(b2), d->peak_bytes));
+		snprintf(p->subtitle, sizeof(p->subtitle), "at %s%s: %s %.*s",
+			 cx_fmt_at(p->in->source, b1, sizeof(b1), d->peak.time_ns), step_text(b3, sizeof(b3), d->peak.step),
+			 mp_fmt_bytes_exact(b2, sizeof(b2), d->peak_bytes), w[0] ? (int)strlen(w) - 1 : 6, w[0] ? w : "in use");
 		return;
 	}
 	{
@@ -177,7 +199,8 @@ static void map_titles(panel_t *p)
 		const char *op = o->op ? mp_source_string(p->in->source, o->op) : "";
 		snprintf(p->title, sizeof(p->title), "Memory map of %s at failed allocation %zu of %" PRIu64 ": %s asked", name,
 			 p->oom + 1, d->oom_total, mp_fmt_bytes(b1, sizeof(b1), o->requested_bytes));
-		snprintf(p->subtitle, sizeof(p->subtitle), "at %s%s%s%s · %s", mp_fmt_time(b2, sizeof(b2), o->at.time_ns),
+		snprintf(p->subtitle, sizeof(p->subtitle), "at %s%s%s%s · %s",
+			 cx_fmt_at(p->in->source, b2, sizeof(b2), o->at.time_ns),
 			 step_text(b3, sizeof(b3), o->at.step), op[0] ? ", op " : "", op, cause_text(o));
 		p->requested = o->requested_bytes;
 	}
@@ -305,8 +328,12 @@ static int plan_input(plot_t *pl, const mp_plot_input_t *in, const mp_plot_optio
 	return rc;
 }
 
-static void free_plot(plot_t *pl)
+static void free_plot(plot_t *pl, size_t ninputs)
 {
+	for (size_t i = 0; pl->phases && i < ninputs; i++)
+		free(pl->phases[i]);
+	free(pl->phases);
+	free(pl->nphases);
 	for (size_t i = 0; i < pl->n; i++) {
 		if (!pl->p[i].by_function)
 			free(pl->p[i].bars);
@@ -367,7 +394,18 @@ static void input_span(const mp_plot_input_t *in, uint64_t *t0, uint64_t *t1)
 		*t0 = *t1 = 0;
 }
 
-static int draw_panel(const mp_chart_area_t *a, panel_t *p)
+/* The name of the first bar of the breakdown by function, the one the
+ * panel under the timeline shows first; NULL when there is none. */
+static const char *first_function(const mp_plot_input_t *in, uint32_t memory)
+{
+	for (size_t i = 0; i < in->nfunctions; i++)
+		if (in->functions[i].memory == memory && in->functions[i].n && in->functions[i].bars[0].label &&
+		    in->functions[i].bars[0].label[0])
+			return in->functions[i].bars[0].label;
+	return NULL;
+}
+
+static int draw_panel(const mp_chart_area_t *a, const plot_t *pl, size_t input, panel_t *p)
 {
 	char title[320], name[160];
 
@@ -375,6 +413,7 @@ static int draw_panel(const mp_chart_area_t *a, panel_t *p)
 	case P_TIMELINE: {
 		mp_chart_memory_t m;
 		const char *base = strrchr(p->in->name, '/');
+		memset(&m, 0, sizeof(m));
 		/* the file's name: its directories only push the memory's name out */
 		snprintf(title, sizeof(title), "%s: %s", base && base[1] ? base + 1 : p->in->name,
 			 memory_name(p->in, p->dev->id, name, sizeof(name)));
@@ -382,6 +421,12 @@ static int draw_panel(const mp_chart_area_t *a, panel_t *p)
 		m.dev = p->dev;
 		m.source = p->in->source;
 		input_span(p->in, &m.t0_ns, &m.t1_ns);
+		/* the peak's label names the largest group as the breakdown does */
+		m.top_name = first_function(p->in, p->dev->id);
+		if (pl->phases) {
+			m.phases = pl->phases[input];
+			m.nphases = pl->nphases[input];
+		}
 		return mp_chart_timeline(a, &m);
 	}
 	case P_BREAKDOWN: {
@@ -407,7 +452,7 @@ int mp_plot_capture(mp_scene_t **out, const mp_plot_input_t *in, size_t n, const
 		    const mp_text_measure_t *m, mp_diag_t *diag)
 {
 	mp_plot_options_t o = *opt;
-	plot_t pl = {NULL, 0, 0, opt->width ? opt->width : MP_PLOT_DEFAULT_WIDTH};
+	plot_t pl = {NULL, 0, 0, opt->width ? opt->width : MP_PLOT_DEFAULT_WIDTH, NULL, NULL};
 	double total = 0, y = 0;
 	int rc = 0, any_map = 0;
 
@@ -423,6 +468,16 @@ int mp_plot_capture(mp_scene_t **out, const mp_plot_input_t *in, size_t n, const
 		rc = mp_diag_set(diag, MP_ENODATA, -1, -1, "no memory events to draw");
 	if (rc == 0 && (o.charts & MP_PLOT_MAP))
 		rc = build_maps(&pl, in, n, m, diag);
+	if (rc == 0 && (o.charts & MP_PLOT_TIMELINE) && pl.n) {
+		pl.phases = calloc(n, sizeof(*pl.phases));
+		pl.nphases = calloc(n, sizeof(*pl.nphases));
+		if (!pl.phases || !pl.nphases)
+			rc = MP_ENOMEM;
+		/* a pass over the input only where the solver saw phases */
+		for (size_t i = 0; i < n && rc == 0; i++)
+			if (mp_solver_phase_marks(in[i].solver))
+				rc = cx_collect_phases(in[i].source, in[i].name, &pl.phases[i], &pl.nphases[i], diag);
+	}
 	for (size_t i = 0; i < pl.n; i++)
 		any_map |= pl.p[i].kind != P_NOTE;
 	if (rc == 0 && !any_map) { /* only maps asked, and none can be drawn: say which memory and why */
@@ -440,7 +495,7 @@ int mp_plot_capture(mp_scene_t **out, const mp_plot_input_t *in, size_t n, const
 		rc = MP_ENOMEM;
 	for (size_t i = 0; rc == 0 && i < pl.n; i++) {
 		mp_chart_area_t a = {*out, m, {0, y, pl.width, pl.p[i].height}};
-		if ((rc = draw_panel(&a, &pl.p[i])) == MP_ENODATA)
+		if ((rc = draw_panel(&a, &pl, (size_t)(pl.p[i].in - in), &pl.p[i])) == MP_ENODATA)
 			rc = 0;
 		y += pl.p[i].height;
 		if (i + 1 < pl.n) {
@@ -458,6 +513,6 @@ int mp_plot_capture(mp_scene_t **out, const mp_plot_input_t *in, size_t n, const
 		mp_scene_free(*out);
 		*out = NULL;
 	}
-	free_plot(&pl);
+	free_plot(&pl, n);
 	return rc;
 }

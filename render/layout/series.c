@@ -8,10 +8,15 @@ static size_t column_of(double x, double x0, double x1, size_t columns)
 {
 	double f;
 
-	if (!(x > x0) || !(x1 > x0))
+	if (!columns || !(x > x0) || !(x1 > x0))
 		return 0;
 	f = (x - x0) / (x1 - x0) * (double)columns;
 	return f >= (double)columns ? columns - 1 : (size_t)f;
+}
+
+size_t mp_series_column(double x, double x0, double x1, size_t columns)
+{
+	return column_of(x, x0, x1, columns);
 }
 
 /* Append the distinct indices of one column in ascending order. */

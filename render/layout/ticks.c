@@ -147,6 +147,9 @@ int mp_ticks_nice(mp_ticks_t *t, mp_axis_kind_t kind, double lo, double hi, size
 			step = 1;
 		break;
 	}
+	case MP_AXIS_INTEGER:
+		step = nice_125(raw < 1 ? 1 : raw);
+		break;
 	default:
 		step = nice_125(raw);
 		break;
@@ -163,7 +166,7 @@ int mp_ticks_nice(mp_ticks_t *t, mp_axis_kind_t kind, double lo, double hi, size
 		if (fabs(v) < step * 1e-9)
 			v = 0;
 		t->value[i] = v;
-		label_number(t->label[i], sizeof(t->label[i]), v / unit.scale, decimals, unit.name, kind == MP_AXIS_NUMBER);
+		label_number(t->label[i], sizeof(t->label[i]), v / unit.scale, decimals, unit.name, kind == MP_AXIS_NUMBER || kind == MP_AXIS_INTEGER);
 		t->count++;
 	}
 	return 0;

@@ -168,7 +168,10 @@ int cmd_plot(int argc, char **argv)
 	sopt.max_oom_records = po.max_oom_maps > 16 ? (uint32_t)po.max_oom_maps : 1000;
 	io.solver = &sopt;
 	io.xplane = &xin;
-	io.functions = (po.charts & MP_PLOT_BREAKDOWN) ? 2 : 0;
+	/* the breakdown by function where the capture has one (a PyTorch
+	 * snapshot always: its ops are frames); the timeline's peak label
+	 * names its first bar, as the breakdown under it shows */
+	io.functions = (po.charts & (MP_PLOT_BREAKDOWN | MP_PLOT_TIMELINE)) ? 2 : 0;
 	memset(&ci, 0, sizeof(ci));
 	rc = cli_runs_expand(&runs, argv + optind, argc - optind, &sel);
 	if (rc == MP_EXIT_OK)

@@ -348,6 +348,7 @@ int mp_solver_feed(mp_solver_t *s, const mp_event_t *ev, mp_diag_t *diag)
 	switch (ev->kind) {
 	case MP_EV_MARK: /* a stage name: the peak says which one it came after */
 		if (ev->flags & (MP_EVENT_F_PHASE_BEGIN | MP_EVENT_F_PHASE_END)) {
+			s->phase_marks++;
 			phase_mark(s, ev);
 			goto done;
 		}

@@ -66,6 +66,7 @@ struct mp_solver {
 	uint32_t last_mark; /* label of the last MARK fed, 0 = none */
 	uint32_t phase[SV_MAX_PHASES]; /* labels of the open phases, outermost first */
 	uint32_t nphase;    /* open phases (those past SV_MAX_PHASES are counted, not kept) */
+	uint64_t phase_marks; /* MARK events with a phase flag fed */
 	int window_ended;
 	mp_end_status_t end_status; /* recorded by mp_solver_run after pass 1 */
 	const mp_solver_device_t **list; /* results in id order */

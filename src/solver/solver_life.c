@@ -88,6 +88,11 @@ uint64_t mp_solver_event_count(const mp_solver_t *s)
 	return s->events;
 }
 
+uint64_t mp_solver_phase_marks(const mp_solver_t *s)
+{
+	return s->phase_marks;
+}
+
 uint64_t mp_solver_dropped_unattributed(const mp_solver_t *s)
 {
 	return s->dropped_unattributed;

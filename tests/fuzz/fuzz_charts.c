@@ -51,8 +51,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char *const strings[] = {"", "an op name long enough to need an ellipsis in a narrow picture", "float",
 					      "[\xff\xfe]"};
 	static const uint64_t scales[] = {1, 1000, 1000000, 1000000000, 3600000000000ull, 1ull << 50};
-	mp_memory_info_t mem[3] = {{"pool", 0, MP_MEMORY_DEVICE}, {"host", 4096, MP_MEMORY_HOST},
-				   {"huge", 1ull << 63, MP_MEMORY_DEVICE}};
+	/* the pool in its producer's words (as a PyTorch snapshot's), the others in memprof's */
+	mp_memory_info_t mem[3] = {{"pool", 0, MP_MEMORY_DEVICE, "allocated"}, {"host", 4096, MP_MEMORY_HOST, NULL},
+				   {"huge", 1ull << 63, MP_MEMORY_DEVICE, NULL}};
 	mp_solver_options_t so;
 	mp_plot_options_t po;
 	mp_plot_input_t in;

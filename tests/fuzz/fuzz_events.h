@@ -1,7 +1,8 @@
 /* fuzz_events.h - the event streams of the solver's and the charts' fuzz
  * targets: 12 input bytes an event (kind, memory id 0-2, flags, region,
  * address slot, size class, step delta, op/dtype/shape/metadata, allocator
- * stats; a mark's label is its op byte's).
+ * stats; a mark's label is its op byte's, and its flags byte's bits 2-3
+ * make it a phase's begin or end).
  * Addresses come from a small set so that frees, duplicates and overlaps
  * are common; a few sit near the top of the address space. Times are
  * 0, scale, 2 x scale, ... Caller frees the array. */
@@ -43,8 +44,11 @@ static inline mp_event_t *fuzz_events(const uint8_t *data, size_t size, uint64_t
 		e->dtype = b[11] % 4;
 		e->shape = (b[11] >> 2) % 4;
 		e->metadata = (b[11] >> 4) % 4;
-		if (e->kind == MP_EV_MARK)
+		if (e->kind == MP_EV_MARK) {
 			e->label = b[10] % 4;
+			/* phases: begins and ends, nested, unmatched, out of order */
+			e->flags |= (uint16_t)((b[2] >> 2 & 3) << 2);
+		}
 		if (e->flags & MP_EVENT_F_STATS) {
 			e->stats.stack_bytes = b[10];
 			e->stats.heap_bytes = size_class * 8;

@@ -119,6 +119,10 @@ static void test_ticks_other(void **state)
 	expect_ticks(MP_AXIS_PERCENT, 0, 100, 6, (const char *const[]){"0%", "20%", "40%", "60%", "80%", "100%"}, 6);
 	/* raw 3086 -> 5000, grouped */
 	expect_ticks(MP_AXIS_NUMBER, 0, 12345, 5, (const char *const[]){"0", "5,000", "10,000"}, 3);
+	/* whole numbers (trace entry indexes): never a step under 1, however
+	 * many ticks would fit; grouped as plain numbers are */
+	expect_ticks(MP_AXIS_INTEGER, 0, 4, 20, (const char *const[]){"0", "1", "2", "3", "4"}, 5);
+	expect_ticks(MP_AXIS_INTEGER, 0, 10307, 8, (const char *const[]){"0", "2,000", "4,000", "6,000", "8,000", "10,000"}, 6);
 	{
 		mp_ticks_t t;
 		assert_int_equal(mp_ticks_nice(&t, MP_AXIS_NUMBER, 5, 5, 5), MP_EUSAGE);
@@ -283,7 +287,8 @@ static void test_columns(void **state)
 }
 
 /* A million points into 300 columns: the highest column's hi is the
- * series' maximum, exactly, and every column's range is within the series'. */
+ * series' maximum, exactly, in the column of its x, and every column's range
+ * is within the series'. */
 static void test_columns_keep_peak(void **state)
 {
 	enum { N = 1000000, COLS = 300 };
@@ -305,6 +310,11 @@ static void test_columns_keep_peak(void **state)
 			best = c[i].hi;
 	}
 	assert_true(best == 5e12 + 3);
+	/* and it is the column mp_series_column gives for its x: a mark put
+	 * there stands over it */
+	assert_true(c[mp_series_column(765432, 0, N - 1, COLS)].hi == 5e12 + 3);
+	assert_int_equal(mp_series_column(-5, 0, N - 1, COLS), 0);
+	assert_int_equal(mp_series_column(2.0 * N, 0, N - 1, COLS), COLS - 1);
 	free(x);
 	free(y);
 	free(c);

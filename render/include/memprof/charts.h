@@ -38,6 +38,8 @@ extern "C" {
 #define MP_COLOR_PEAK 0x000000
 #define MP_COLOR_OOM 0xD55E00         /* vermillion */
 #define MP_COLOR_STEP 0x9A9A9A        /* step starts */
+#define MP_COLOR_RESERVED 0xE69F00    /* orange: what the regions hold, when no capacity is known */
+#define MP_COLOR_PHASE 0x56B4E9       /* sky blue: phases' spans */
 
 /* Live blocks and breakdown bars by region type (mp_region_type_t). */
 uint32_t mp_color_region(int region_type);
@@ -54,23 +56,49 @@ typedef struct mp_chart_area {
 
 /* ---- capture charts ------------------------------------------------- */
 
+/* A phase of the input (MARK events with MP_EVENT_F_PHASE_BEGIN/END, of
+ * any memory id, as the solver pairs them): [t0_ns, t1_ns), depth 0 for
+ * one open inside no other. */
+typedef struct mp_chart_phase {
+	const char *name;
+	uint64_t t0_ns, t1_ns;
+	uint32_t depth;
+} mp_chart_phase_t;
+
 /* One memory id of an analysed capture. */
 typedef struct mp_chart_memory {
 	const char *title;             /* "demo.memprof: GPU_0_bfc (device)"; the chart adds the capacity */
 	const mp_solver_device_t *dev; /* timeline, peak, OOM records */
-	const mp_source_t *source;     /* names of op ids */
+	const mp_source_t *source;     /* names of op ids; the memory's own word for what it holds
+					  (mp_memory_info_t.in_use_name); what time_ns counts
+					  (mp_source_time_unit) */
 	uint64_t t0_ns, t1_ns;         /* the time axis at least spans these (the composer gives every
 					  memory id of one input the same axis); 0, 0: its own points */
+	const char *top_name;          /* the largest group at the peak, as the breakdown beside it
+					  names it (its first bar); NULL: the solver's first row's op */
+	const mp_chart_phase_t *phases; /* the input's phases, by t0 (may be NULL) */
+	size_t nphases;
 } mp_chart_memory_t;
 
-/* The memory timeline: stack, heap and free (when the capacity is known)
- * as stacked areas, fragmentation as a line on a right axis (0-100 %), the
- * peak marked and labelled (bytes, time, step, the top op), failed
- * allocations marked, step boundaries as light ticks, axes in human units
- * and a legend. Tags: "peak-line", "peak-label", "oom-mark" (one each),
- * "area-heap", "area-stack", "area-free", "fragmentation", "step-tick",
- * "plot" (the plot frame rect). Returns 0, MP_ENODATA (no event of this
- * memory id in the window) or MP_ENOMEM. */
+/* The memory timeline: stack, heap and free as stacked areas, fragmentation
+ * as a line on a right axis (0-100 %), the peak marked and labelled (bytes,
+ * time, step, phase, the top group), failed allocations marked, steps and
+ * phases as lanes over the plot, axes in human units and a legend. What is
+ * in use is named in the memory's own words when it has them ("allocated",
+ * "reserved"). The capacity (a dashed line, and in the title) is drawn only
+ * when it is known: declared, or reported by the allocator (stats model);
+ * without it, a memory id with regions shows what they hold over time as
+ * its own line, "reserved", with free the bytes inside them that are not
+ * in use. Each series is each pixel column's highest value, and the marks
+ * (peak, failed allocations) stand in the column of their event, so the
+ * peak drawn is the peak reported, under its mark, however short. When the
+ * source's time is not time (mp_source_time_unit: a trace entry index),
+ * the x axis counts that unit and its title says so. Tags: "peak-line",
+ * "peak-dot", "peak-label", "oom-mark" (one each), "oom-label", "area-heap",
+ * "area-stack", "area-free", "fragmentation", "capacity", "reserved",
+ * "step-tick", "phase" (a phase's span in its lane), "phase-label",
+ * "x-title", "plot" (the plot frame rect). Returns 0, MP_ENODATA (no event
+ * of this memory id in the window) or MP_ENOMEM. */
 int mp_chart_timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem);
 double mp_chart_timeline_height(void);
 #define MP_CHART_TIMELINE_MIN_HEIGHT 240.0

@@ -83,6 +83,7 @@ typedef enum {
 	MP_AXIS_BYTES,   /* bytes, labelled in B, KiB, MiB, GiB, TiB, PiB */
 	MP_AXIS_TIME_NS, /* nanoseconds, labelled in ns, µs, ms, s, min or h */
 	MP_AXIS_PERCENT, /* 0..100 */
+	MP_AXIS_INTEGER, /* whole numbers (indexes, counts): as NUMBER, steps of at least 1 */
 } mp_axis_kind_t;
 
 #define MP_TICKS_MAX 32
@@ -173,6 +174,12 @@ typedef struct mp_column_range {
 
 void mp_series_columns(const double *x, const double *y, size_t n, double x0, double x1, size_t columns,
 		       mp_column_range_t *out);
+
+/* The column of [x0, x1] split into `columns` that x falls in, as
+ * mp_series_columns and mp_series_m4 count (outside: the first or the
+ * last; 0 when columns is 0): what draws a mark at x must take this
+ * column for it to stand over the value the column shows. */
+size_t mp_series_column(double x, double x0, double x1, size_t columns);
 
 /* Stack layers: tops[l * n + i] = layers[0][i] + ... + layers[l][i]. */
 void mp_series_stack(const double *const *layers, size_t nlayers, size_t n, double *tops);

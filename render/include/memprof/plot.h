@@ -40,7 +40,8 @@ typedef struct mp_plot_function_bars {
 typedef struct mp_plot_input {
 	const char *name;          /* shown in titles: the file's name */
 	const mp_solver_t *solver; /* after mp_solver_run() */
-	mp_source_t *source;       /* still open; rewound once more for maps */
+	mp_source_t *source;       /* still open; rewound once more for maps, once more for the phases
+				      of its timelines */
 	int device_set;            /* only memory id `device` */
 	uint32_t device;
 	const mp_plot_function_bars_t *functions; /* per memory id, or NULL */

@@ -90,6 +90,7 @@ static int add_memory(mp_capture_t *cap, uint64_t id, uint64_t name, uint64_t ki
 		if (!a)
 			return -ENOMEM;
 		cap->memories = a;
+		memset(&cap->memories[cap->nmemories], 0, sizeof(*a)); /* in_use_name: NULL, memprof's words */
 		cap->memories[cap->nmemories].name = cap->strings[name - 1];
 		cap->memories[cap->nmemories].kind = (int)kind;
 		cap->memories[cap->nmemories].capacity_bytes = capacity;

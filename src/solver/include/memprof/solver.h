@@ -223,6 +223,9 @@ mp_end_status_t mp_solver_end_status(const mp_solver_t *s);
 /* Events fed; dropped events not attributable to a memory id. */
 uint64_t mp_solver_event_count(const mp_solver_t *s);
 uint64_t mp_solver_dropped_unattributed(const mp_solver_t *s);
+/* MARK events with MP_EVENT_F_PHASE_BEGIN or _END fed (0: the stream has
+ * no phases; a chart need not read it again to draw them). */
+uint64_t mp_solver_phase_marks(const mp_solver_t *s);
 
 /* Bytes the solver holds now (live maps, indexes, groups, results). */
 size_t mp_solver_memory_bytes(const mp_solver_t *s);
