@@ -94,7 +94,6 @@ static int add_memory(mp_capture_t *cap, uint64_t id, uint64_t name, uint64_t ki
 		cap->memories[cap->nmemories].name = cap->strings[name - 1];
 		cap->memories[cap->nmemories].kind = (int)kind;
 		cap->memories[cap->nmemories].capacity_bytes = capacity;
-		cap->memories[cap->nmemories].in_use_name = NULL; /* memprof's own words */
 		cap->nmemories++;
 	}
 	memset(&ev, 0, sizeof(ev));
