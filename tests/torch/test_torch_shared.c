@@ -12,6 +12,7 @@
  * can only narrow that range: memprof's range must lie inside it. Skips
  * with a message when the shared data is absent. */
 #include "test_common.h"
+#include "notes.h"
 
 #include <memprof/solver.h>
 #include <memprof/torch.h>
@@ -19,20 +20,9 @@
 #include <jansson.h>
 #include <string.h>
 
-static const mp_source_note_t *note(const mp_source_t *src, uint32_t memory, const char *key)
-{
-	const mp_source_note_t *n;
-	size_t count = mp_source_notes(src, &n);
-
-	for (size_t i = 0; i < count; i++)
-		if (n[i].memory == memory && !strcmp(n[i].key, key))
-			return &n[i];
-	return NULL;
-}
-
 static uint64_t note_value(const mp_source_t *src, uint32_t memory, const char *key)
 {
-	const mp_source_note_t *n = note(src, memory, key);
+	const mp_source_note_t *n = mp_test_note(src, memory, key);
 
 	if (!n)
 		fail_msg("no note '%s' for memory %u", key, memory);
@@ -97,7 +87,7 @@ static void check_file(const char *file)
 	/* the allocated peak: inside the independent reading's range, exact
 	 * where it is exact; and the solver's peak of cuda:0 is the same figure */
 	pmin = note_value(src, d->id, "allocated_peak_bytes");
-	pmax = note(src, d->id, "allocated_peak_bytes_max") ? note_value(src, d->id, "allocated_peak_bytes_max") : pmin;
+	pmax = mp_test_note(src, d->id, "allocated_peak_bytes_max") ? note_value(src, d->id, "allocated_peak_bytes_max") : pmin;
 	assert_true(pmin >= ju(e, "allocated_peak_bytes_min"));
 	assert_true(pmax <= ju(e, "allocated_peak_bytes_max"));
 	assert_int_equal(d->peak_bytes, pmin);
@@ -119,7 +109,7 @@ static void check_file(const char *file)
 
 	/* the dump check holds, against the dump's own totals */
 	assert_int_equal(note_value(src, d->id, "dump_check"), 1);
-	assert_null(note(src, d->id, "layout_anomalies"));
+	assert_null(mp_test_note(src, d->id, "layout_anomalies"));
 	assert_int_equal(ju(json_object_get(e, "dump"), "allocated_bytes"), ju(e, "allocated_final_bytes"));
 
 	/* without time_us, times are entry indexes */
@@ -179,7 +169,7 @@ static void test_medium_phase(void **state)
 	assert_int_equal(mp_solver_run(sv, src, &diag), 0);
 	d = memory_named(sv, src, "cuda:0");
 	assert_int_equal(d->peak_bytes, 7026606592ull);
-	assert_null(note(src, d->id, "allocated_peak_bytes_max"));
+	assert_null(mp_test_note(src, d->id, "allocated_peak_bytes_max"));
 	assert_string_equal(mp_source_string(src, d->peak_phase), "Optimizer.step#AdamW.step");
 	mp_solver_free(sv);
 	mp_source_close(src);

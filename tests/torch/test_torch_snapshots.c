@@ -5,6 +5,7 @@
  * into the build tree (python3's pickle module, protocols 2, 4 and 5, and
  * gzip). */
 #include "test_common.h"
+#include "notes.h"
 
 #include <memprof/solver.h>
 #include <memprof/torch.h>
@@ -295,14 +296,11 @@ static void test_metadata(void **state)
 
 static const mp_source_note_t *note(const mp_source_t *src, uint32_t memory, const char *key)
 {
-	const mp_source_note_t *n;
-	size_t count = mp_source_notes(src, &n);
+	const mp_source_note_t *n = mp_test_note(src, memory, key);
 
-	for (size_t i = 0; i < count; i++)
-		if (n[i].memory == memory && !strcmp(n[i].key, key))
-			return &n[i];
-	fail_msg("no note '%s'", key);
-	return NULL;
+	if (!n)
+		fail_msg("no note '%s'", key);
+	return n;
 }
 
 /* The live rows at the end name each block's allocated bytes. */
