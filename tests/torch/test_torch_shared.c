@@ -4,7 +4,8 @@
  *
  * Per file: the allocated peak (torch.cuda.max_memory_allocated: blocks, not
  * requests, dropped at free_requested), its trace entry, allocated at the
- * trace's start and at its end, the reserved peak, and the dump check (the
+ * trace's start and at its end, memory_viz's requested peak, the reserved
+ * peak and end, and the dump check (the
  * replay ends at the dump's own state). expected.json gives the peak as a
  * range [min, max] where blocks older than the trace are not pinned by the
  * layout alone; memprof also applies the pools' rules (a large-pool free
@@ -102,6 +103,10 @@ static void check_file(const char *file)
 	}
 	assert_int_equal(note_value(src, d->id, "allocated_final_bytes"), ju(e, "allocated_final_bytes"));
 	assert_int_equal(d->leak_bytes, ju(e, "allocated_final_bytes"));
+
+	/* what memory_viz's Active Memory Timeline peaks at (requested bytes
+	 * of the blocks not yet free_completed) */
+	assert_int_equal(note_value(src, d->id, "requested_peak_bytes_memory_viz"), ju(e, "requested_peak_bytes_memory_viz"));
 
 	/* reserved: the segments */
 	assert_int_equal(rd->peak_bytes, ju(e, "reserved_peak_bytes"));

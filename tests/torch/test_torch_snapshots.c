@@ -20,6 +20,16 @@
 
 static json_t *expected;
 
+/* A note that must be there. */
+static const mp_source_note_t *note(const mp_source_t *src, uint32_t memory, const char *key)
+{
+	const mp_source_note_t *n = mp_test_note(src, memory, key);
+
+	if (!n)
+		fail_msg("no note '%s'", key);
+	return n;
+}
+
 static int setup(void **state)
 {
 	json_error_t err;
@@ -268,6 +278,10 @@ static void test_streams(void **state)
 		assert_string_equal(mp_source_string(r.src, w->breakdown[0].op),
 				    "awaiting another stream: forward (/home/u/train.py:42)");
 		assert_int_equal(w->leak_count, 0);
+		/* memory_viz's active view keeps the first block to 50 us:
+		 * 512 + 256 + 512 KiB requested at 40 us */
+		assert_int_equal(note(r.src, d->id, "requested_peak_bytes_memory_viz")->value, 1310720);
+		assert_int_equal(note(r.src, d->id, "awaiting_peak_bytes")->value, 524288);
 	}
 	close_run(&r);
 }
@@ -292,15 +306,6 @@ static void test_metadata(void **state)
 {
 	(void)state;
 	check_scenario("metadata", "metadata.pickle");
-}
-
-static const mp_source_note_t *note(const mp_source_t *src, uint32_t memory, const char *key)
-{
-	const mp_source_note_t *n = mp_test_note(src, memory, key);
-
-	if (!n)
-		fail_msg("no note '%s'", key);
-	return n;
 }
 
 /* The live rows at the end name each block's allocated bytes. */

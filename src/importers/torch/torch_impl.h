@@ -78,6 +78,8 @@ typedef struct tr_counters {
 	uint64_t final;                  /* allocated after the last entry */
 	uint64_t unpinned;               /* blocks before the trace whose size is a range */
 	uint64_t awaiting_peak;          /* most bytes freed but awaiting another stream */
+	uint64_t requested_peak;         /* most requested bytes of blocks not yet free_completed:
+	                                  * memory_viz's Active Memory Timeline */
 	uint64_t anomalies;              /* entries the layout could not place */
 	/* the dump check: the replay's end state against the dump's own */
 	uint64_t dump_allocated, dump_reserved, dump_blocks, dump_segments;

@@ -454,12 +454,16 @@ static int count_all(tr_dev_t *d)
 	tr_counters_t *c = &d->count;
 	mp_imap_t alloc_rec = {0}; /* address -> record index + 1 of the live alloc; older: UINT32_MAX - index */
 	mp_imap_t waiting = {0};   /* address -> block bytes / 512 awaiting another stream; 0: none */
-	uint64_t lo = 0, hi = 0, awaiting = 0;
+	mp_imap_t active = {0};    /* address -> as alloc_rec, until free_completed (memory_viz's view) */
+	uint64_t lo = 0, hi = 0, awaiting = 0, requested = 0;
 	uint32_t v;
 	int rc = 0;
 
 	for (size_t i = 0; i < d->init_blocks.n && rc == 0; i++) {
 		const tr_span_t *b = &TR_AT(d->init_blocks, tr_span_t, i);
+		requested += b->requested;
+		if (mp_imap_put(&active, (int64_t)b->addr, UINT32_MAX - (uint32_t)i) < 0)
+			rc = MP_ENOMEM;
 		if (b->awaiting) {
 			awaiting += b->size;
 			if (mp_imap_put(&waiting, (int64_t)b->addr, (uint32_t)(b->size / TR_MIN_BLOCK)) < 0)
@@ -476,6 +480,7 @@ static int count_all(tr_dev_t *d)
 	c->start_max = c->peak_max = hi;
 	c->peak_entry = -1;
 	c->awaiting_peak = awaiting;
+	c->requested_peak = requested;
 	for (size_t i = 0; i < d->recs.n && rc == 0; i++) {
 		const tr_rec_t *r = &TR_AT(d->recs, tr_rec_t, i);
 		uint64_t bl = 0, bh = 0;
@@ -484,6 +489,9 @@ static int count_all(tr_dev_t *d)
 			lo += bl;
 			hi += bh;
 			rc = mp_imap_put(&alloc_rec, (int64_t)r->addr, (uint32_t)i + 1);
+			if (rc == 0)
+				rc = mp_imap_put(&active, (int64_t)r->addr, (uint32_t)i + 1);
+			requested += r->size;
 		} else if (r->action == TA_FREE_REQUESTED && mp_imap_get(&alloc_rec, (int64_t)r->addr, &v) && v) {
 			if (v > UINT32_MAX - d->init_blocks.n) { /* older than the trace */
 				const tr_span_t *b = &TR_AT(d->init_blocks, tr_span_t, UINT32_MAX - v);
@@ -501,7 +509,13 @@ static int count_all(tr_dev_t *d)
 				awaiting += bl;
 				rc = mp_imap_put(&waiting, (int64_t)r->addr, (uint32_t)(bl / TR_MIN_BLOCK));
 			}
-		} else if (r->action == TA_FREE_COMPLETED && mp_imap_get(&waiting, (int64_t)r->addr, &v) && v) {
+		}
+		if (r->action == TA_FREE_COMPLETED && rc == 0 && mp_imap_get(&active, (int64_t)r->addr, &v) && v) {
+			requested -= v > UINT32_MAX - d->init_blocks.n ? TR_AT(d->init_blocks, tr_span_t, UINT32_MAX - v).requested
+								      : TR_AT(d->recs, tr_rec_t, v - 1).size;
+			rc = mp_imap_put(&active, (int64_t)r->addr, 0);
+		}
+		if (r->action == TA_FREE_COMPLETED && rc == 0 && mp_imap_get(&waiting, (int64_t)r->addr, &v) && v) {
 			awaiting -= (uint64_t)v * TR_MIN_BLOCK;
 			rc = mp_imap_put(&waiting, (int64_t)r->addr, 0);
 		}
@@ -513,10 +527,13 @@ static int count_all(tr_dev_t *d)
 			c->peak_max = hi;
 		if (awaiting > c->awaiting_peak)
 			c->awaiting_peak = awaiting;
+		if (requested > c->requested_peak)
+			c->requested_peak = requested;
 	}
 	c->final = lo;
 	mp_imap_free(&alloc_rec);
 	mp_imap_free(&waiting);
+	mp_imap_free(&active);
 	return rc < 0 ? MP_ENOMEM : 0;
 }
 

@@ -111,6 +111,9 @@ static void device_notes(nb_t *b, const tr_dev_t *d)
 	}
 	add(b, d->mem, "allocated_final_bytes", MP_NOTE_BYTES, c->final, 0, "allocated end     %s (after the last entry)",
 	    bytes(x, sizeof(x), c->final));
+	add(b, d->mem, "requested_peak_bytes_memory_viz", MP_NOTE_BYTES, c->requested_peak, 0,
+	    "memory_viz peak   %s (its Active Memory Timeline: requested bytes, to free_completed)",
+	    bytes(x, sizeof(x), c->requested_peak));
 	if (c->awaiting_peak)
 		add(b, d->mem, "awaiting_peak_bytes", MP_NOTE_BYTES, c->awaiting_peak, 0,
 		    "awaiting stream   at most %s freed by the program but not yet by the allocator (another stream's work "
