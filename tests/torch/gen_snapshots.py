@@ -24,7 +24,25 @@ MIN_BLOCK = 512
 MiB = 1 << 20
 
 
+DIVISIONS = {}  # roundup_power2_divisions of the scenario being played: interval -> divisions
+
+
+def rounded_divisions(n):
+    """round_size with roundup_power2_divisions: between two powers of two,
+    the next of `divisions` equal steps (sizes from 2**(20+k) on use the
+    setting of interval k)."""
+    k = min(max(n.bit_length() - 1 - 20, 0), 15)
+    div = DIVISIONS.get(k, 0)
+    if n < MIN_BLOCK or div <= 1 or n <= MIN_BLOCK * div or n & (n - 1) == 0:
+        return None
+    floor2 = 1 << (n.bit_length() - 1)
+    step = floor2 >> (div.bit_length() - 1)
+    return -(-n // step) * step
+
+
 def rounded(n):
+    if rounded_divisions(n):
+        return rounded_divisions(n)
     return max(MIN_BLOCK, (n + MIN_BLOCK - 1) // MIN_BLOCK * MIN_BLOCK)
 
 
@@ -122,7 +140,7 @@ def by_meta(blocks):
     return out
 
 
-def play(script, keep=None, devices=1, metadata=False, no_time=False, annotations=()):
+def play(script, keep=None, devices=1, metadata=False, no_time=False, annotations=(), divisions=None):
     """Run script: a list of (device, time_us, op, args...). Returns the
     snapshot dict and the expectations of the kept entries. With metadata,
     every entry carries 'user_metadata' as PyTorch writes it ('' when none
@@ -131,6 +149,8 @@ def play(script, keep=None, devices=1, metadata=False, no_time=False, annotation
     no_time, entries carry no time_us and the expected times are entry
     indexes; annotations: (device, time_us, 'START'|'END', name) as
     external_annotations, and the phase open at the peak is expected."""
+    DIVISIONS.clear()
+    DIVISIONS.update(divisions or {})
     devs = [Device() for _ in range(devices)]
     starts = []
     for d, t, op, *args in script:
@@ -197,6 +217,9 @@ def play(script, keep=None, devices=1, metadata=False, no_time=False, annotation
             dev.states.append(((len(dev.entries) - 1) if no_time else t,) + dev.state())
             dev.live.append(by_meta(dev.blocks))
     snap = {'segments': [], 'device_traces': [], 'allocator_settings': {'expandable_segments': False}}
+    if divisions:  # as PyTorch writes them: the interval's MiB as the key
+        snap['allocator_settings']['roundup_power2_divisions'] = {
+            str(1 << k): divisions.get(k, 0) for k in range(16)}
     if annotations:
         snap['external_annotations'] = [{'stage': st, 'name': nm, 'device': dv, 'time_us': tu}
                                         for dv, tu, st, nm in annotations]
@@ -395,6 +418,14 @@ def scenarios():
         (0, 80, 'alloc', base + 20 * MiB, 2 * MiB, 'opt'),
         (0, 90, 'free', base + 44 * MiB),
     ], keep=7)
+    # roundup_power2_divisions: 4 steps between 2 and 4 MiB, 8 between 16
+    # and 32 MiB; other sizes as usual.
+    S['divisions'] = play([
+        (0, 10, 'seg', base, 40 * MiB),
+        (0, 20, 'alloc', base, 2 * MiB + 300 * 1024, 'fwd'),        # 2.5 MiB block
+        (0, 30, 'alloc', base + 2560 * 1024, 17 * MiB, 'fwd'),      # 18 MiB block
+        (0, 40, 'alloc', base + 20992 * 1024, 5 * MiB + 1000, 'bwd'),  # no divisions there: 512 B steps
+    ], divisions={1: 4, 4: 8})
     # An older PyTorch: no time_us; times are entry indexes.
     S['no_time'] = play([
         (0, 10, 'seg', base, 20 * MiB),

@@ -344,6 +344,25 @@ static void test_unsplit(void **state)
 	close_run(&r);
 }
 
+static void test_divisions(void **state)
+{
+	const mp_solver_device_t *d;
+	run_t r;
+
+	(void)state;
+	check_scenario("divisions", "divisions.pickle");
+	/* by hand: 4 divisions from 2 to 4 MiB round 2.29 MiB up to 2.5 MiB;
+	 * 8 from 16 to 32 MiB round 17 MiB up to 18 MiB; 5 MiB + 1000 B,
+	 * where none is set, to 512 B: 5 MiB + 1024 */
+	open_run(&r, "divisions.pickle", 0);
+	d = device_named(&r, "cuda:0");
+	assert_int_equal(live_block_bytes(&r, d, 2 * 1048576 + 300 * 1024), 2621440);
+	assert_int_equal(live_block_bytes(&r, d, 17 * 1048576), 18 * 1048576);
+	assert_int_equal(live_block_bytes(&r, d, 5 * 1048576 + 1000), 5 * 1048576 + 1024);
+	assert_int_equal(note(r.src, d->id, "dump_check")->value, 1);
+	close_run(&r);
+}
+
 static void test_older(void **state)
 {
 	const mp_solver_device_t *d;
@@ -554,7 +573,7 @@ int main(void)
 		cmocka_unit_test(test_oom),     cmocka_unit_test(test_streams), cmocka_unit_test(test_devices),
 		cmocka_unit_test(test_metadata), cmocka_unit_test(test_errors), cmocka_unit_test(test_unsplit),
 		cmocka_unit_test(test_older),   cmocka_unit_test(test_no_time), cmocka_unit_test(test_phases),
-		cmocka_unit_test(test_broken_dump), cmocka_unit_test(test_unknown_lines),
+		cmocka_unit_test(test_broken_dump), cmocka_unit_test(test_unknown_lines), cmocka_unit_test(test_divisions),
 		cmocka_unit_test(test_py313_shared),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

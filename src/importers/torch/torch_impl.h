@@ -87,6 +87,8 @@ typedef struct tr_counters {
 	uint64_t blocks_differ;          /* blocks at an address or with a size the dump lacks */
 	uint64_t first_differ_addr, first_differ_replay, first_differ_dump;
 	uint64_t segments_differ;
+	uint64_t expandable;             /* expandable segments in the dump: their mapped ranges
+	                                  * are compared by bytes, not one by one */
 } tr_counters_t;
 
 /* A distinct frame. */

@@ -68,7 +68,7 @@ static uint64_t round_rule(const tr_settings_t *st, uint64_t size)
 		return TR_MIN_BLOCK;
 	for (uint64_t mib = size >> 20; mib > 1; mib >>= 1) /* log2(size) - 20, from 0 */
 		interval++;
-	div = st->divisions[interval < 64 ? interval : 63];
+	div = st->divisions[interval < 16 ? interval : 15]; /* PyTorch's 16 intervals: 1 MiB to 64 GiB */
 	if (div > 1 && size > (uint64_t)TR_MIN_BLOCK * div) {
 		while (p2 <= size / 2)
 			p2 <<= 1;
@@ -366,6 +366,7 @@ static void check_dump(lay_t *L)
 		lay_seg_t *sg = seg_find(L, g->addr, NULL);
 		c->dump_segments++;
 		c->dump_reserved += g->size;
+		c->expandable += g->expandable;
 		if (!g->expandable && (!sg || sg->addr != g->addr || sg->size != g->size))
 			c->segments_differ++;
 	}
