@@ -33,15 +33,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A block in use, as its segment's sorted array keeps it: 16 bytes, since
+ * every allocation and free moves the array's tail. */
 typedef struct lay_block {
 	uint64_t addr;
-	uint64_t lo, hi;   /* its size: exact when equal */
-	uint64_t bound;    /* older than the trace: the most the layout leaves it */
-	uint64_t rounded;  /* older than the trace: its request, rounded */
-	uint32_t init;     /* index + 1 in d->init_blocks; 0 for the trace's blocks */
-	uint8_t unknown;   /* older than the trace, its size not from the dump */
-	uint8_t small;     /* in a small-pool segment */
+	uint64_t v;        /* its size; or LAY_OLDER | its index in d->init_blocks when
+	                    * it is older than the trace and its size is not known */
 } lay_block_t;
+#define LAY_OLDER (1ull << 63)
+
+/* A block older than the trace whose size the layout is to pin. */
+typedef struct lay_older {
+	uint64_t bound;    /* the most the layout leaves it */
+	uint64_t rounded;  /* its request, rounded */
+	uint8_t small;     /* in a small-pool or expandable segment */
+} lay_older_t;
 
 typedef struct lay_seg {
 	uint64_t addr, size;
@@ -54,6 +60,7 @@ typedef struct lay {
 	tr_dev_t *d;
 	tr_vec_t segs;   /* lay_seg_t, by address */
 	lay_seg_t loose; /* blocks outside every known segment (a broken file) */
+	lay_older_t *older; /* by index in d->init_blocks */
 } lay_t;
 
 /* PyTorch's round_size: 512 B multiples, or the next of `divisions` steps
@@ -183,28 +190,28 @@ static uint64_t free_end(const lay_seg_t *sg, uint64_t addr)
 
 /* The size range of a block older than the trace: rounded request r, the
  * layout's bound hi (see the top of the file). */
-static void older_bounds(lay_block_t *b, const tr_settings_t *st)
+static void older_bounds(const lay_older_t *o, const tr_settings_t *st, uint64_t *lo, uint64_t *hi_out)
 {
-	uint64_t r = b->rounded, hi = b->bound, big = TR_SMALL_SIZE, mx;
+	uint64_t r = o->rounded, hi = o->bound, big = TR_SMALL_SIZE, mx;
 
 	if (hi <= r) { /* the layout leaves less than the request: take the layout */
-		b->lo = b->hi = hi ? hi : r;
+		*lo = *hi_out = hi ? hi : r;
 		return;
 	}
-	if (b->small || st->expandable_segments) { /* any leftover of 512 B or more was split off */
-		b->lo = b->hi = r;
+	if (o->small || st->expandable_segments) { /* any leftover of 512 B or more was split off */
+		*lo = *hi_out = r;
 		return;
 	}
 	if (hi - r <= big) { /* the gap after r could not be a free large-pool block */
-		b->lo = b->hi = hi;
+		*lo = *hi_out = hi;
 		return;
 	}
 	/* split at r (the gap, free, over 1 MiB), or not split: at most 1 MiB
 	 * over r, and a gap still either nothing or over 1 MiB */
 	mx = r + big < hi - big - TR_MIN_BLOCK ? r + big : hi - big - TR_MIN_BLOCK;
 	mx = mx / TR_MIN_BLOCK * TR_MIN_BLOCK;
-	b->lo = r;
-	b->hi = mx > r ? mx : r;
+	*lo = r;
+	*hi_out = mx > r ? mx : r;
 }
 
 /* An allocation at sg's free block at r->addr: the block's size. */
@@ -230,16 +237,20 @@ static uint64_t carve(const lay_t *L, const lay_seg_t *sg, const tr_rec_t *r)
 
 /* Every block older than the trace that is live below addr and reaches
  * past it ends at addr at most (only the one just below can). */
-static void bound_below(lay_seg_t *sg, uint64_t addr)
+static void bound_below(lay_t *L, lay_seg_t *sg, uint64_t addr)
 {
 	size_t at = blk_at(sg, addr);
-	lay_block_t *b;
+	const lay_block_t *b;
+	lay_older_t *o;
 
 	if (!at)
 		return;
 	b = &TR_AT(sg->blocks, lay_block_t, at - 1);
-	if (b->unknown && b->addr + b->bound > addr)
-		b->bound = addr - b->addr;
+	if (!(b->v & LAY_OLDER))
+		return;
+	o = &L->older[b->v & ~LAY_OLDER];
+	if (b->addr + o->bound > addr)
+		o->bound = addr - b->addr;
 }
 
 /* The older blocks, in their segments; the unknown ones bounded by the
@@ -254,24 +265,32 @@ static int place_start(lay_t *L)
 		if ((rc = seg_add(L, g->addr, g->size, g->small, g->expandable)) < 0)
 			return rc;
 	}
+	if (d->init_blocks.n && !(L->older = calloc(d->init_blocks.n, sizeof(*L->older))))
+		return MP_ENOMEM;
 	for (size_t i = 0; i < d->init_blocks.n; i++) {
 		const tr_span_t *ib = &TR_AT(d->init_blocks, tr_span_t, i);
 		lay_seg_t *sg = seg_of_block(L, ib->addr);
-		lay_block_t b = {.addr = ib->addr, .lo = ib->size, .hi = ib->size, .init = (uint32_t)i + 1};
-		b.unknown = ib->size_max == 0; /* torch_state.c: its size is the layout's to pin */
-		b.small = sg->small || sg->expandable; /* both split off any rest of 512 B or more */
-		b.rounded = b.unknown ? round_rule(&L->s->settings, ib->requested) : ib->size;
+		lay_block_t b = {.addr = ib->addr, .v = ib->size};
+		if (ib->size_max == 0) { /* torch_state.c: its size is the layout's to pin */
+			b.v = LAY_OLDER | i;
+			L->older[i].small = sg->small || sg->expandable; /* both split off any rest of 512 B or more */
+			L->older[i].rounded = round_rule(&L->s->settings, ib->requested);
+		}
 		if ((rc = blk_insert(sg, &b)) < 0)
 			return rc;
 	}
 	for (size_t k = 0; k <= L->segs.n; k++) {
 		lay_seg_t *sg = k < L->segs.n ? &TR_AT(L->segs, lay_seg_t, k) : &L->loose;
 		for (size_t j = 0; j < sg->blocks.n; j++) {
-			lay_block_t *b = &TR_AT(sg->blocks, lay_block_t, j);
-			uint64_t end = j + 1 < sg->blocks.n ? TR_AT(sg->blocks, lay_block_t, j + 1).addr
-							    : sg->size ? sg->addr + sg->size : b->addr + b->rounded;
-			if (b->unknown)
-				b->bound = end > b->addr ? end - b->addr : 0;
+			const lay_block_t *b = &TR_AT(sg->blocks, lay_block_t, j);
+			lay_older_t *o;
+			uint64_t end;
+			if (!(b->v & LAY_OLDER))
+				continue;
+			o = &L->older[b->v & ~LAY_OLDER];
+			end = j + 1 < sg->blocks.n ? TR_AT(sg->blocks, lay_block_t, j + 1).addr
+						   : sg->size ? sg->addr + sg->size : b->addr + o->rounded;
+			o->bound = end > b->addr ? end - b->addr : 0;
 		}
 	}
 	return 0;
@@ -281,14 +300,12 @@ static int place_start(lay_t *L)
 static void settle(lay_t *L, const lay_block_t *b)
 {
 	tr_span_t *ib;
-	lay_block_t x = *b;
+	uint64_t i = b->v & ~LAY_OLDER;
 
-	if (!b->init || !b->unknown)
+	if (!(b->v & LAY_OLDER))
 		return;
-	older_bounds(&x, &L->s->settings);
-	ib = &TR_AT(L->d->init_blocks, tr_span_t, b->init - 1);
-	ib->size = x.lo;
-	ib->size_max = x.hi;
+	ib = &TR_AT(L->d->init_blocks, tr_span_t, i);
+	older_bounds(&L->older[i], &L->s->settings, &ib->size, &ib->size_max);
 }
 
 static int blk_remove(lay_t *L, uint64_t addr)
@@ -313,9 +330,9 @@ static int place_alloc(lay_t *L, size_t i, const tr_rec_t *r)
 	lay_block_t b = {.addr = r->addr};
 	uint64_t over;
 
-	b.lo = b.hi = carve(L, sg, r);
-	over = b.lo - tr_round(r->size);
-	bound_below(sg, r->addr);
+	b.v = carve(L, sg, r);
+	over = b.v - tr_round(r->size);
+	bound_below(L, sg, r->addr);
 	if (over && mp_imap_put(&L->d->extra, (int64_t)i, (uint32_t)(over / TR_MIN_BLOCK)) < 0)
 		return MP_ENOMEM;
 	return blk_insert(sg, &b);
@@ -380,17 +397,17 @@ static void check_dump(lay_t *L)
 			lay_block_t *b = &TR_AT(sg->blocks, lay_block_t, j);
 			uint64_t dsz = mp_imap_get(&dump, (int64_t)b->addr, &v) ? TR_AT(d->blocks, tr_span_t, v).size : 0;
 			c->end_blocks++;
-			if (b->unknown && dsz) { /* older, still live: the dump has its size */
-				tr_span_t *ib = &TR_AT(d->init_blocks, tr_span_t, b->init - 1);
+			if ((b->v & LAY_OLDER) && dsz) { /* older, still live: the dump has its size */
+				tr_span_t *ib = &TR_AT(d->init_blocks, tr_span_t, b->v & ~LAY_OLDER);
 				ib->size = ib->size_max = dsz;
-				b->unknown = 0;
+				b->v = dsz;
 				continue;
 			}
-			if (dsz == b->lo && dsz == b->hi)
+			if (dsz == b->v)
 				continue;
 			if (!c->blocks_differ++) {
 				c->first_differ_addr = b->addr;
-				c->first_differ_replay = b->lo;
+				c->first_differ_replay = b->v & LAY_OLDER ? 0 : b->v;
 				c->first_differ_dump = dsz;
 			}
 		}
@@ -436,6 +453,7 @@ static int place_all(lay_t *L)
 		free(sg->blocks.v);
 	}
 	free(L->segs.v);
+	free(L->older);
 	return rc;
 }
 
