@@ -69,8 +69,9 @@ static int frame_note(walk_t *w, long item, uint32_t c)
 	if (grow(w, strlen(fl_name(nd)) + 256) < 0)
 		return MP_ENOMEM;
 	snprintf(w->buf, w->bufsz, "%s\n%s · %s, %.1f %% of all\nself %s · %s allocations", fl_name(nd),
-		 mp_flame_kind_name(fl_kind(nd)), mp_fmt_bytes_exact(total, sizeof(total), nd->total_bytes), pct,
-		 mp_fmt_bytes_exact(self, sizeof(self), nd->self_bytes), mp_fmt_count(count, sizeof(count), nd->count));
+		 c ? mp_flame_kind_name(fl_kind(nd)) : "all", mp_fmt_bytes_exact(total, sizeof(total), nd->total_bytes),
+		 pct, mp_fmt_bytes_exact(self, sizeof(self), nd->self_bytes),
+		 mp_fmt_count(count, sizeof(count), nd->count));
 	mp_scene_note(w->a->scene, item, w->buf, c);
 	return 0;
 }
@@ -203,26 +204,39 @@ static double legend_height(const mp_chart_area_t *a)
 
 #define FOOTER_H (CX_SMALL * CX_LINE + 4)
 
-/* The line under the rows: what was too narrow or too deep. */
-static void footer(const mp_chart_area_t *a, const fl_tree_t *t, double y)
+/* The line under the rows: what was too narrow or too deep, and at its
+ * right end, where it fits, how to read the chart (a picture in a bug
+ * report is read without the docs). */
+static void footer(const mp_chart_area_t *a, const fl_tree_t *t, double y, const mp_flame_options_t *o)
 {
-	char line[512], nb[32], db[32], nf[32], df[32];
-	int o = 0;
+	char line[512], hint[128], nb[32], db[32], nf[32], df[32];
+	double x = a->box.x + CX_PAD, w = a->box.w - 2 * CX_PAD, used = 0, hw;
+	int k = 0;
 
+	line[0] = '\0';
 	if (t->narrow_frames)
-		o = snprintf(line, sizeof(line), "%s frame%s under 1 px wide (%s in all) %s",
+		k = snprintf(line, sizeof(line), "%s frame%s under 1 px wide (%s in all) %s",
 			     mp_fmt_count(nf, sizeof(nf), t->narrow_frames), t->narrow_frames == 1 ? "" : "s",
 			     mp_fmt_bytes(nb, sizeof(nb), t->narrow_bytes),
 			     t->merged ? "drawn merged in grey" : "not drawn");
 	if (t->deep_frames)
-		snprintf(line + o, sizeof(line) - (size_t)o, "%s%s frame%s below row %" PRIu32 " (%s in all) not drawn",
-			 o ? "; " : "", mp_fmt_count(df, sizeof(df), t->deep_frames), t->deep_frames == 1 ? "" : "s",
+		snprintf(line + k, sizeof(line) - (size_t)k, "%s%s frame%s below row %" PRIu32 " (%s in all) not drawn",
+			 k ? "; " : "", mp_fmt_count(df, sizeof(df), t->deep_frames), t->deep_frames == 1 ? "" : "s",
 			 t->cap, mp_fmt_bytes(db, sizeof(db), t->deep_bytes));
-	if (t->narrow_frames || t->deep_frames)
+	if (line[0]) {
+		long it = cx_text_fit(a, x, y + 4, line, w, CX_SMALL, 0, MP_COLOR_MUTED, MP_ALIGN_LEFT, MP_VALIGN_TOP,
+				      MP_ELLIPSIS_END);
+		mp_scene_tag(a->scene, it, "flame-hidden");
+		if (it >= 0)
+			used = cx_width(a, mp_scene_string(a->scene, mp_scene_item(a->scene, (size_t)it)), CX_SMALL, 0);
+	}
+	snprintf(hint, sizeof(hint), "width: bytes, callees included; callees %s their caller, %s",
+		 o && o->flame ? "above" : "below", o && o->sort == MP_FLAME_SORT_NAME ? "by name" : "largest first");
+	hw = cx_width(a, hint, CX_SMALL, 0);
+	if (used + (used > 0 ? 24 : 0) + hw <= w)
 		mp_scene_tag(a->scene,
-			     cx_text_fit(a, a->box.x + CX_PAD, y + 4, line, a->box.w - 2 * CX_PAD, CX_SMALL, 0,
-					 MP_COLOR_MUTED, MP_ALIGN_LEFT, MP_VALIGN_TOP, MP_ELLIPSIS_END),
-			     "flame-hidden");
+			     cx_text(a, x + w, y + 4, hint, CX_SMALL, 0, MP_COLOR_MUTED, MP_ALIGN_RIGHT, MP_VALIGN_TOP),
+			     "flame-hint");
 }
 
 /* "SUBTITLE · 12582912 B (12.00 MiB), 1,234 allocations"; caller frees. */
@@ -253,25 +267,31 @@ static double plot_width(double box_w)
 	return w > 1 ? w : 1;
 }
 
+/* What every chart takes besides its rows: header, legend, the line under
+ * the rows, the bottom padding. */
+static double fixed_height(const mp_chart_area_t *a)
+{
+	return cx_header_height(1) + legend_height(a) + FOOTER_H + CX_PAD;
+}
+
 double mp_chart_flame_height(const mp_flame_node_t *nodes, size_t n, double width, const mp_flame_options_t *o,
 			     const mp_text_measure_t *m)
 {
 	mp_chart_area_t a = {NULL, m, {0, 0, width, 0}};
-	double fixed = cx_header_height(1) + legend_height(&a) + FOOTER_H + CX_PAD;
 	fl_tree_t t;
-	uint32_t rows;
+	uint32_t rows = 1; /* the root, or the line saying there is nothing */
 
 	if (n && fl_tree_check(nodes, n) < 0)
 		return 0;
-	if (!n || !nodes[0].total_bytes)
-		return fixed + CX_TEXT * CX_LINE;
-	if (fl_tree_build(&t, nodes, n, plot_width(width), cap_of(o), o ? o->sort : 0) < 0) {
+	if (n && nodes[0].total_bytes) {
+		if (fl_tree_build(&t, nodes, n, plot_width(width), cap_of(o), o ? o->sort : 0) < 0) {
+			fl_tree_free(&t);
+			return 0;
+		}
+		rows = t.rows;
 		fl_tree_free(&t);
-		return 0;
 	}
-	rows = t.rows;
-	fl_tree_free(&t);
-	return fixed + rows * MP_FLAME_ROW_H;
+	return fixed_height(&a) + rows * MP_FLAME_ROW_H;
 }
 
 int mp_chart_flame(const mp_chart_area_t *a, const mp_flame_node_t *nodes, size_t n, const char *title,
@@ -286,16 +306,17 @@ int mp_chart_flame(const mp_chart_area_t *a, const mp_flame_node_t *nodes, size_
 
 	if (n && (rc = fl_tree_check(nodes, n)) < 0)
 		return rc;
+	if (a->box.h < fixed_height(a) + MP_FLAME_ROW_H - 1e-6) /* no room for the header and one row */
+		return MP_EUSAGE;
 	if (!(sub = n ? subtitle_of(&nodes[0], subtitle) : NULL) && n)
 		return MP_ENOMEM;
 	y = cx_header(a, title ? title : "Memory by call stack", n ? sub : subtitle);
 	free(sub);
 	/* the rows the box has room for (what mp_chart_flame_height added, give or take rounding) */
 	room = floor((a->box.y + a->box.h - CX_PAD - FOOTER_H - y - legend_h) / MP_FLAME_ROW_H + 1e-6);
-	if (!n || !nodes[0].total_bytes || room < 1) {
-		const char *why = n && nodes[0].total_bytes ? "no room to draw the frames" : "nothing to draw";
+	if (!n || !nodes[0].total_bytes) {
 		mp_scene_tag(a->scene,
-			     cx_text_fit(a, x0, y, why, a->box.w - 2 * CX_PAD, CX_TEXT, 0, MP_COLOR_MUTED,
+			     cx_text_fit(a, x0, y, "nothing to draw", a->box.w - 2 * CX_PAD, CX_TEXT, 0, MP_COLOR_MUTED,
 					 MP_ALIGN_LEFT, MP_VALIGN_TOP, MP_ELLIPSIS_END),
 			     "flame-empty");
 		return mp_scene_status(a->scene);
@@ -324,7 +345,7 @@ int mp_chart_flame(const mp_chart_area_t *a, const mp_flame_node_t *nodes, size_
 	if (!rc)
 		rc = walk(&w);
 	if (!rc)
-		footer(a, &t, w.top + t.rows * MP_FLAME_ROW_H);
+		footer(a, &t, w.top + t.rows * MP_FLAME_ROW_H, o);
 	free(w.last_x1);
 	free(w.last_shade);
 	free(w.buf);

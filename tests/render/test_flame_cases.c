@@ -82,6 +82,7 @@ static void test_depth_cap(void **state)
 
 static void test_empty_and_malformed(void **state)
 {
+	static const mp_flame_node_t small_root[] = {{"root", MP_FLAME_OTHER, 1, 1, 1, UINT32_MAX}};
 	static const mp_flame_node_t zero[] = {{"root", MP_FLAME_OTHER, 0, 0, 0, UINT32_MAX}, {"a", 0, 0, 0, 0, 0}};
 	/* a's parent after it; two roots */
 	static const mp_flame_node_t late[] = {
@@ -97,6 +98,11 @@ static void test_empty_and_malformed(void **state)
 		assert_int_equal(mp_scene_count(s), 3); /* title, subtitle, the line */
 		mp_scene_free(s);
 	}
+	/* a box shorter than the header and one row: refused, nothing drawn */
+	s = chart_m(small_root, 1, NULL, mp_chart_flame_height(small_root, 1, W, NULL, &mp_text_measure_fixed) - 1,
+		    &mp_text_measure_fixed, MP_EUSAGE);
+	assert_int_equal(mp_scene_count(s), 0);
+	mp_scene_free(s);
 	mp_scene_free(chart_m(late, 3, NULL, 400, &mp_text_measure_fixed, MP_EUSAGE));
 	mp_scene_free(chart_m(two, 2, NULL, 400, &mp_text_measure_fixed, MP_EUSAGE));
 	assert_true(mp_chart_flame_height(late, 3, W, NULL, &mp_text_measure_fixed) == 0);

@@ -57,7 +57,8 @@ typedef struct mp_flame_options {
 
 /* The chart in a's box: a header (title; the subtitle, then the root's
  * bytes, exact and human, and its allocations), a legend of the kinds
- * drawn, the rows, and under them a line saying what was not drawn.
+ * drawn, the rows, and under them a line saying what was not drawn and
+ * how to read the chart.
  *
  * The frames of a row lie side by side under their parent, their edges on
  * whole pixels (x = the plot's left + round(plot width x bytes before the
@@ -88,16 +89,19 @@ typedef struct mp_flame_options {
  * is the node's index), "flame-merged" (a run of narrow siblings; its note
  * says how many and their bytes, its ref is their parent), "flame-label"
  * (a name inside its frame), "flame-size" (bytes inside a frame),
- * "flame-hidden" (the line under the rows), "flame-empty" (the line drawn
- * instead of rows for no nodes, a root of 0 bytes or a box too short).
+ * "flame-hidden" (the line under the rows), "flame-hint" (how to read the
+ * chart, at that line's right end where it fits), "flame-empty" (the line
+ * drawn instead of rows for no nodes or a root of 0 bytes).
  * options may be NULL (defaults). Returns 0, MP_EUSAGE (a node's parent
- * not before it, or a second root) or MP_ENOMEM. */
+ * not before it, or a second root; a box shorter than the height of a
+ * chart of one row, mp_chart_flame_height() of the root alone: nothing is
+ * drawn then) or MP_ENOMEM. */
 int mp_chart_flame(const mp_chart_area_t *a, const mp_flame_node_t *nodes, size_t n, const char *title,
 		   const char *subtitle, const mp_flame_options_t *options);
 
 /* The height the chart needs at this width to draw every row it would
- * draw (up to max_depth), with text measured as m does. 0 when the input
- * is malformed or memory runs out. */
+ * draw (up to max_depth; one for an empty tree), with text measured as m
+ * does. 0 when the input is malformed or memory runs out. */
 double mp_chart_flame_height(const mp_flame_node_t *nodes, size_t n, double width, const mp_flame_options_t *options,
 			     const mp_text_measure_t *m);
 
