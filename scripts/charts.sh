@@ -26,6 +26,9 @@ $M report "$tmp/demo.memprof" --png "$out/demo-report.png" >/dev/null
 $BUILD/tests/report/memprof_gen_capture "$tmp/pool.memprof" --events 400000 --live 20000 --regions 4 --oom 3 >/dev/null
 $M plot "$tmp/pool.memprof" --chart map --oom-maps 1 -o "$out/pool-maps.png"
 
+# a hand-made call tree as an icicle (until `plot --chart flame` draws a capture's)
+$BUILD/tests/render/flame_example "$out/flame-example.png" >/dev/null
+
 if [ -d "$data" ]; then
 	tf=$data/xplane/tf24-gpu-e4040-2022/logs/fit/20221104-212610/train/plugins/profile/2022_11_04_21_26_12/instance-ecbm.xplane.pb
 	$M plot "$tf" -o "$out/tf-timeline.png"

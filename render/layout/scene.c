@@ -173,6 +173,28 @@ void mp_scene_tag(mp_scene_t *s, long item, const char *tag)
 		s->items[item].tag = tag;
 }
 
+void mp_scene_note(mp_scene_t *s, long item, const char *note, uint32_t ref)
+{
+	size_t len = strlen(note);
+
+	if (item < 0 || (size_t)item >= s->n)
+		return;
+	if (s->nstr + len + 1 >= UINT32_MAX) /* its offset would not fit */
+		s->status = MP_ENOMEM;
+	if (reserve(s, (void **)&s->str, &s->strcap, s->nstr, len + 1, 1) < 0)
+		return;
+	memcpy(s->str + s->nstr, note, len + 1);
+	mp_utf8_clean(s->str + s->nstr);
+	s->items[item].note = (uint32_t)s->nstr + 1;
+	s->items[item].ref = ref;
+	s->nstr += len + 1;
+}
+
+const char *mp_scene_item_note(const mp_scene_t *s, const mp_scene_item_t *it)
+{
+	return it->note ? s->str + it->note - 1 : NULL;
+}
+
 size_t mp_scene_count(const mp_scene_t *s) { return s->n; }
 
 const mp_scene_item_t *mp_scene_item(const mp_scene_t *s, size_t i)

@@ -550,6 +550,10 @@ static void test_scene(void **state)
 	assert_ptr_equal(mp_scene_find(s, "triangle", &from), mp_scene_item(s, 1));
 	assert_true(mp_scene_points(s, mp_scene_item(s, 1))[2].y == 10);
 	assert_null(mp_scene_find(s, "triangle", &from));
+	mp_scene_note(s, 0, "a rect\n\xff", 7); /* a note and a ref: what an item stands for */
+	assert_string_equal(mp_scene_item_note(s, mp_scene_item(s, 0)), "a rect\n?");
+	assert_int_equal(mp_scene_item(s, 0)->ref, 7);
+	assert_null(mp_scene_item_note(s, mp_scene_item(s, 1)));
 	assert_int_equal(mp_scene_status(s), 0);
 	mp_scene_free(s);
 }

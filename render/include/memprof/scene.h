@@ -64,6 +64,8 @@ typedef struct mp_scene_item {
 	uint32_t first, count; /* path: its points; image: its pixels */
 	uint32_t text;         /* text: offset of its string in the scene's pool */
 	const char *tag;       /* what the item shows, for tests ("peak-line"); static or NULL */
+	uint32_t note;         /* 1 + offset of its note in the pool; 0: none (mp_scene_note) */
+	uint32_t ref;          /* with a note: what it draws, as an index into the builder's input */
 } mp_scene_item_t;
 
 typedef struct mp_point {
@@ -100,6 +102,15 @@ long mp_scene_image(mp_scene_t *scene, double x, double y, uint32_t w, uint32_t 
 
 /* Name what item i shows (a static string), so tests can find it. */
 void mp_scene_tag(mp_scene_t *scene, long item, const char *tag);
+
+/* Say what item i stands for, beyond what a tag can: a note for a reader
+ * pointing at it (an HTML report's hover: a flame graph's frame carries its
+ * full name, kind and figures), copied and cleaned as texts are, and ref,
+ * the index of what it draws in the builder's input (a flame graph's node),
+ * for the report to find its data and for tests. Painters ignore both. */
+void mp_scene_note(mp_scene_t *scene, long item, const char *note, uint32_t ref);
+/* Item's note, or NULL when it has none. */
+const char *mp_scene_item_note(const mp_scene_t *scene, const mp_scene_item_t *item);
 
 size_t mp_scene_count(const mp_scene_t *scene);
 /* Borrowed; valid until the next item is added or the scene is freed. */
