@@ -37,6 +37,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* What a frame is (tr_frame_t.kind), judged once when it is interned. */
@@ -420,38 +421,86 @@ static void op_text(const tr_src_t *s, const pick_t *p, char *buf, size_t size)
 	snprintf(buf + n, size - n, "%s", suffix);
 }
 
-int tr_frames_op(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *op, mp_diag_t *diag)
+/* The stack of a list seen before: its id, cached in the list (obj->user)
+ * or handed over as the token of it. */
+static int known_stack(const tr_src_t *s, uint64_t id, uint32_t *op, uint32_t *stack, mp_diag_t *diag)
+{
+	if (id < 1 || id > s->stacks.n)
+		return mp_diag_set(diag, MP_EFORMAT, -1, -1, "a stack refers to an object that is not a frames list");
+	*stack = (uint32_t)id;
+	*op = TR_AT(s->stacks, tr_stack_t, id - 1).op;
+	return 0;
+}
+
+int tr_frames_op(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *op, uint32_t *stack, mp_diag_t *diag)
 {
 	char text[1024];
 	mp_pk_obj_t *frames;
 	pick_t p = {NONE, NONE, NONE, NONE, NONE, NONE, NONE, NONE, NONE, 0};
+	tr_stack_t st;
 	uint32_t fid = 0;
 	int rc;
 
-	*op = 0;
-	if (fv->kind == MP_PK_TOKEN) { /* a frames list seen before */
-		*op = (uint32_t)(fv->u.i - 1);
-		return 0;
-	}
+	*op = *stack = 0;
+	if (fv->kind == MP_PK_TOKEN) /* a frames list seen before */
+		return known_stack(s, (uint64_t)fv->u.i, op, stack, diag);
 	if (fv->kind != MP_PK_LIST)
 		return 0;
 	frames = fv->u.obj;
-	if (frames->user) {
-		*op = frames->user - 1;
-		return 0;
-	}
+	if (frames->user)
+		return known_stack(s, frames->user, op, stack, diag);
 	if (!frames->n)
 		return 0;
+	if (s->stacks.n >= UINT32_MAX - 1 || s->stack_fids.n + frames->n >= UINT32_MAX)
+		return mp_diag_set(diag, MP_ELIMIT, -1, -1, "more than 4 billion frames in distinct stacks");
+	st.first = (uint32_t)s->stack_fids.n;
+	st.n = (uint32_t)frames->n;
+	if (st.n > s->fbuf_cap) { /* room for tr_stack_frames' answer, made now: it is const */
+		mp_source_frame_t *b = realloc(s->fbuf, st.n * sizeof(*b));
+		if (!b)
+			return MP_ENOMEM;
+		s->fbuf = b;
+		s->fbuf_cap = st.n;
+	}
 	for (size_t i = 0; i < frames->n; i++) { /* every frame interned: a later list may share them */
-		if ((rc = frame_id(s, &frames->items[i], &fid, diag)) < 0)
+		if ((rc = frame_id(s, &frames->items[i], &fid, diag)) < 0 ||
+		    (rc = tr_vec_push(&s->stack_fids, &fid, sizeof(fid))) < 0)
 			return rc;
 		pick_add(&p, fid, frame_at(s, fid)->kind);
 	}
 	op_text(s, &p, text, sizeof(text));
-	*op = mp_strtab_intern(&s->strings, text, strlen(text));
-	if (*op == UINT32_MAX)
+	st.op = mp_strtab_intern(&s->strings, text, strlen(text));
+	if (st.op == UINT32_MAX || (rc = tr_vec_push(&s->stacks, &st, sizeof(st))) < 0)
 		return MP_ENOMEM;
-	frames->user = *op + 1;
+	*op = st.op;
+	*stack = (uint32_t)s->stacks.n; /* ids from 1 */
+	frames->user = *stack;
 	s->info.stacks++;
+	return 0;
+}
+
+/* A stack's frames as mp_source_frame_t: PyTorch's own names, "??" (its
+ * word for an unknown file) as "", an unknown line as 0. */
+int tr_stack_frames(const mp_source_t *src, uint32_t stack, const mp_source_frame_t **out, uint32_t *n)
+{
+	const tr_src_t *s = (const tr_src_t *)src;
+	const tr_stack_t *st;
+
+	*out = NULL;
+	*n = 0;
+	if (!stack || stack > s->stacks.n)
+		return MP_ENOTFOUND;
+	st = &TR_AT(s->stacks, tr_stack_t, stack - 1);
+	for (uint32_t i = 0; i < st->n; i++) {
+		const tr_frame_t *f = frame_at(s, TR_AT(s->stack_fids, uint32_t, st->first + i));
+		const char *file = mp_strtab_get(&s->strings, f->file);
+		int python = file[0] == '<' || has_suffix(file, ".py");
+		s->fbuf[i].name = mp_strtab_get(&s->strings, f->name);
+		s->fbuf[i].file = strcmp(file, "??") ? file : "";
+		s->fbuf[i].line = f->line > 0 ? f->line : 0;
+		s->fbuf[i].kind = python ? MP_FRAME_PYTHON : MP_FRAME_NATIVE;
+	}
+	*out = s->fbuf;
+	*n = st->n;
 	return 0;
 }
