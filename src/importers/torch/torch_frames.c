@@ -20,12 +20,15 @@
  * "(backward)" on such a stack. With all_frames set, the innermost frame
  * is always the op.
  *
- * PyTorch hands identical stacks the same frames list and the same frame
- * dicts, and the pickle refers back to them, so frames are interned once
- * per dict (their kind judged then) and the op computed once per list;
- * both are cached in the object (obj->user), and once the entry holding
- * them is handed over the pickle reader keeps only that number for later
- * references (memprof/pickle.h, MP_PK_TOKEN).
+ * PyTorch shares frame dicts between stacks (and at times a whole frames
+ * list), and the pickle refers back to them, so frames are interned once
+ * per dict (their kind judged then); a list is a stack id, one per
+ * distinct sequence of frames (lists of equal frames are one stack:
+ * PyTorch usually gives each entry a list of its own), with its op
+ * computed once. Both ids are cached in the object (obj->user), and once
+ * the entry holding them is handed over the pickle reader keeps only that
+ * number for later references (memprof/pickle.h, MP_PK_TOKEN). The stacks
+ * keep their frame ids (4 bytes a frame) for mp_source_stack_frames.
  *
  * A line that is not a line -- Python 3.13 PyTorch writes 2**64-1 where
  * it has none, an integer the pickle reader hands over as MP_PK_BIGINT --
@@ -432,12 +435,36 @@ static int known_stack(const tr_src_t *s, uint64_t id, uint32_t *op, uint32_t *s
 	return 0;
 }
 
+/* The stack whose frames equal st's (just pushed at st->first): 1 and
+ * *stack; or 0 and *key, the free key to file st under (the hash of its
+ * frame ids, or the next one free after it). */
+static int same_stack(const tr_src_t *s, const tr_stack_t *st, uint32_t *stack, uint64_t *key)
+{
+	const uint32_t *f = &TR_AT(s->stack_fids, uint32_t, st->first);
+	uint64_t h = mp_hash_bytes(f, st->n * sizeof(*f));
+	uint32_t id;
+
+	for (;; h++) {
+		const tr_stack_t *o;
+		if (!mp_imap_get(&s->stack_ids, (int64_t)h, &id)) {
+			*key = h;
+			return 0;
+		}
+		o = &TR_AT(s->stacks, tr_stack_t, id - 1);
+		if (o->n == st->n && !memcmp(&TR_AT(s->stack_fids, uint32_t, o->first), f, st->n * sizeof(*f))) {
+			*stack = id;
+			return 1;
+		}
+	}
+}
+
 int tr_frames_op(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *op, uint32_t *stack, mp_diag_t *diag)
 {
 	char text[1024];
 	mp_pk_obj_t *frames;
 	pick_t p = {NONE, NONE, NONE, NONE, NONE, NONE, NONE, NONE, NONE, 0};
 	tr_stack_t st;
+	uint64_t st_key = 0;
 	uint32_t fid = 0;
 	int rc;
 
@@ -466,11 +493,23 @@ int tr_frames_op(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *op, uint32_t *s
 		if ((rc = frame_id(s, &frames->items[i], &fid, diag)) < 0 ||
 		    (rc = tr_vec_push(&s->stack_fids, &fid, sizeof(fid))) < 0)
 			return rc;
+	}
+	/* a list equal to one seen before (PyTorch gives each entry a list
+	 * of its own, of shared frame dicts) is that stack */
+	if (same_stack(s, &st, stack, &st_key)) {
+		s->stack_fids.n = st.first;
+		*op = TR_AT(s->stacks, tr_stack_t, *stack - 1).op;
+		frames->user = *stack;
+		return 0;
+	}
+	for (uint32_t i = 0; i < st.n; i++) {
+		fid = TR_AT(s->stack_fids, uint32_t, st.first + i);
 		pick_add(&p, fid, frame_at(s, fid)->kind);
 	}
 	op_text(s, &p, text, sizeof(text));
 	st.op = mp_strtab_intern(&s->strings, text, strlen(text));
-	if (st.op == UINT32_MAX || (rc = tr_vec_push(&s->stacks, &st, sizeof(st))) < 0)
+	if (st.op == UINT32_MAX || (rc = tr_vec_push(&s->stacks, &st, sizeof(st))) < 0 ||
+	    (rc = mp_imap_put(&s->stack_ids, (int64_t)st_key, (uint32_t)s->stacks.n)) < 0)
 		return MP_ENOMEM;
 	*op = st.op;
 	*stack = (uint32_t)s->stacks.n; /* ids from 1 */

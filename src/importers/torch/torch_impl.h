@@ -92,7 +92,7 @@ typedef struct tr_counters {
 	                                  * are compared by bytes, not one by one */
 } tr_counters_t;
 
-/* A distinct frames list (a stack), by stack id - 1: its frame ids are
+/* A distinct list of frames (a stack), by stack id - 1: its frame ids are
  * stack_fids[first .. first + n), innermost first; op is what the list is
  * attributed to (torch_frames.c). */
 typedef struct tr_stack {
@@ -140,7 +140,8 @@ typedef struct tr_src {
 	char *path;           /* base.path, owned */
 	mp_strtab_t strings;
 	tr_vec_t frames;      /* tr_frame_t, by frame id */
-	tr_vec_t stacks;      /* tr_stack_t, by stack id - 1: one per distinct frames list */
+	tr_vec_t stacks;      /* tr_stack_t, by stack id - 1: one per distinct list of frames */
+	mp_imap_t stack_ids;  /* the hash of a stack's frame ids (then the next free keys) -> id */
 	tr_vec_t stack_fids;  /* uint32_t: the frame ids of every stack, back to back */
 	mp_source_frame_t *fbuf; /* stack_frames' answer (torch_frames.c): room for the
 	                          * longest stack, made while reading */

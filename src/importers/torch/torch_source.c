@@ -344,6 +344,7 @@ static void tr_close(mp_source_t *src)
 	free(queue_of(s)->v);
 	free(s->frames.v);
 	free(s->stacks.v);
+	mp_imap_free(&s->stack_ids);
 	free(s->stack_fids.v);
 	free(s->fbuf);
 	free(s->meta_ids);
