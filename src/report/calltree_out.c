@@ -94,8 +94,8 @@ static void print_tree(FILE *out, const mp_calltree_t *t, const mp_tree_t *tr, c
 		tr->kind == MP_TREE_ALLOCATED ? "allocations" : "blocks", tr->stacks, tr->stacks == 1 ? "" : "s",
 		mp_calltree_symbolizer(t));
 	if (tr->folded_nodes)
-		fprintf(out, "  frames under %g%% of it folded into (other): %" PRIu64 " frames, %s\n", t->min_percent,
-			tr->folded_nodes, mp_report_bytes(all, sizeof(all), tr->folded_bytes));
+		fprintf(out, "  frames under %g%% of it folded into (other): %" PRIu64 " frame%s, %s\n", t->min_percent,
+			tr->folded_nodes, tr->folded_nodes == 1 ? "" : "s", mp_report_bytes(all, sizeof(all), tr->folded_bytes));
 	fprintf(out, "  %10s  %6s  %*s  %10s  frame\n", "total", "%", cw, "count", "self");
 	for (size_t i = 0; i < tr->count; i++) {
 		int32_t p = n[i].parent;
