@@ -137,9 +137,11 @@ static int open_tree(cli_inputs_t *ci, int i, const char *path, const cli_inputs
 	if (err == MP_ENODATA) {
 		if (mp_torch_is_source(ci->sources[i]))
 			mp_cli_error("'%s': no call tree: the snapshot's blocks and trace entries carry no frames", path);
-		else
+		else if (mp_capture_from_source(ci->sources[i]))
 			mp_cli_error("'%s': no call tree: the capture has no call stacks (record it with "
 				     "'memprof record --stacks')", path);
+		else
+			mp_cli_error("'%s': no call tree: the input has no call stacks", path);
 		return MP_EXIT_FAILURE;
 	}
 	if (err < 0) {

@@ -90,7 +90,8 @@ typedef struct mp_tree_node {
 typedef struct mp_tree {
 	uint32_t memory;             /* memory id */
 	int kind;                    /* mp_tree_kind_t */
-	const mp_tree_node_t *nodes; /* borrowed; nodes[0] is the root */
+	const mp_tree_node_t *nodes; /* borrowed, as the nodes' strings: the calltree's, valid
+	                              * until mp_calltree_free(); nodes[0] is the root */
 	size_t count;                /* nodes */
 	uint32_t stacks;             /* distinct stacks in it */
 	uint64_t folded_nodes;       /* nodes folded into "(other)" nodes */
