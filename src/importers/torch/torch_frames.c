@@ -435,13 +435,12 @@ static int known_stack(const tr_src_t *s, uint64_t id, uint32_t *op, uint32_t *s
 	return 0;
 }
 
-/* The stack whose frames equal st's (just pushed at st->first): 1 and
- * *stack; or 0 and *key, the free key to file st under (the hash of its
- * frame ids, or the next one free after it). */
-static int same_stack(const tr_src_t *s, const tr_stack_t *st, uint32_t *stack, uint64_t *key)
+/* The stack whose frames equal st's (just written at st->first, h their
+ * hash): 1 and *stack; or 0 and *key, the free key to file st under (h, or
+ * the next one free after it). */
+static int same_stack(const tr_src_t *s, const tr_stack_t *st, uint64_t h, uint32_t *stack, uint64_t *key)
 {
 	const uint32_t *f = &TR_AT(s->stack_fids, uint32_t, st->first);
-	uint64_t h = mp_hash_bytes(f, st->n * sizeof(*f));
 	uint32_t id;
 
 	for (;; h++) {
@@ -489,14 +488,27 @@ int tr_frames_op(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *op, uint32_t *s
 		s->fbuf = b;
 		s->fbuf_cap = st.n;
 	}
-	for (size_t i = 0; i < frames->n; i++) { /* every frame interned: a later list may share them */
-		if ((rc = frame_id(s, &frames->items[i], &fid, diag)) < 0 ||
-		    (rc = tr_vec_push(&s->stack_fids, &fid, sizeof(fid))) < 0)
-			return rc;
+	if (s->stack_fids.n + st.n > s->stack_fids.cap) { /* room for its frame ids */
+		size_t cap = s->stack_fids.cap ? s->stack_fids.cap : 1024;
+		void *v;
+		while (cap < s->stack_fids.n + st.n)
+			cap *= 2;
+		if (!(v = realloc(s->stack_fids.v, cap * sizeof(uint32_t))))
+			return MP_ENOMEM;
+		s->stack_fids.v = v;
+		s->stack_fids.cap = cap;
 	}
+	for (size_t i = 0; i < frames->n; i++) { /* every frame interned: a later list may share them */
+		if ((rc = frame_id(s, &frames->items[i], &fid, diag)) < 0)
+			return rc;
+		TR_AT(s->stack_fids, uint32_t, st.first + i) = fid;
+		st_key = (st_key ^ fid) * 0x9e3779b97f4a7c15ull; /* the hash of the frame ids, a word a step */
+		st_key ^= st_key >> 29;
+	}
+	s->stack_fids.n += st.n;
 	/* a list equal to one seen before (PyTorch gives each entry a list
 	 * of its own, of shared frame dicts) is that stack */
-	if (same_stack(s, &st, stack, &st_key)) {
+	if (same_stack(s, &st, st_key, stack, &st_key)) {
 		s->stack_fids.n = st.first;
 		*op = TR_AT(s->stacks, tr_stack_t, *stack - 1).op;
 		frames->user = *stack;
