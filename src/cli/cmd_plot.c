@@ -71,7 +71,7 @@ int cmd_plot(int argc, char **argv)
 	mp_plot_options_t po = {.charts = MP_PLOT_TIMELINE};
 	mp_solver_options_t sopt;
 	mp_xplane_input_options_t xin = {NULL, 0};
-	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0, NULL};
+	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0, NULL, 0, 0};
 	cli_inputs_t ci;
 	cli_run_select_t sel = {0, 0, 0};
 	cli_runs_t runs = {0};

@@ -25,6 +25,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: memprof report [--peak] [--timeline] [--breakdown] [--leaks] [--oom] [--by-function]\n"
+		"                      [--tree[=peak|leaks|allocated] [--min-percent P]]\n"
 		"                      [--device ID] [--steps A:B] [--top N] [--points N]\n"
 		"                      [--compat=xprof] [--run NAME] [--pid N | --process all]\n"
 		"                      [--json | --csv]\n"
@@ -39,6 +40,11 @@ static void usage(FILE *out)
 		"  --oom         every failed allocation and the state at that instant\n"
 		"  --by-function allocations by allocating function (captures recorded with\n"
 		"                --stacks; shown with --peak/--breakdown/--leaks by default)\n"
+		"  --tree[=KIND] the call tree of the bytes live at the peak (KIND peak, the\n"
+		"                default), live at the end (leaks) or allocated over the run\n"
+		"                (allocated); captures with stacks, PyTorch snapshots\n"
+		"  --min-percent P  fold the tree's frames under P%% of its root into (other)\n"
+		"                (default 1; 0 keeps every frame)\n"
 		"  --device ID   only this memory id (a number, or a name such as GPU_0_bfc)\n"
 		"  --steps A:B   only steps A to B (A:, :B and A also accepted)\n"
 		"  --top N       print at most N rows per table (text default 20)\n"
@@ -70,11 +76,11 @@ static void usage(FILE *out)
 		"            3 file not readable, 4 not a capture or corrupted\n");
 }
 
-/* JSON with each input's "functions" object (docs/report.md) next to the
- * solver's sections, and the process trees of runs ("runs"): the same
- * document mp_report_json writes, plus those. */
-static int report_json_functions(const mp_report_input_t *in, mp_functions_t **funcs, size_t n,
-				 const mp_report_options_t *o, const cli_runs_t *runs)
+/* JSON with each input's "functions" and "call_tree" objects
+ * (docs/report.md) next to the solver's sections, and the process trees of
+ * runs ("runs"): the same document mp_report_json writes, plus those. */
+static int report_json_functions(const mp_report_input_t *in, mp_functions_t **funcs, mp_calltree_t **trees,
+				 int tree_kind, size_t n, const mp_report_options_t *o, const cli_runs_t *runs)
 {
 	json_t *doc = NULL, *files = NULL;
 	int rc;
@@ -90,6 +96,13 @@ static int report_json_functions(const mp_report_input_t *in, mp_functions_t **f
 		if (funcs[i]) {
 			fj = mp_functions_json(funcs[i], in[i].source, o->top, in[i].device_set, in[i].device);
 			if (!fj || json_object_set_new(one, "functions", fj)) {
+				json_decref(one);
+				goto nomem;
+			}
+		}
+		if (trees[i]) {
+			fj = mp_calltree_json(trees[i], in[i].source, tree_kind, in[i].device_set, in[i].device);
+			if (!fj || json_object_set_new(one, "call_tree", fj)) {
 				json_decref(one);
 				goto nomem;
 			}
@@ -120,7 +133,7 @@ nomem:
 int cmd_report(int argc, char **argv)
 {
 	enum { O_PEAK = 256, O_TIMELINE, O_BREAKDOWN, O_LEAKS, O_OOM, O_DEVICE, O_STEPS, O_TOP, O_POINTS, O_JSON, O_CSV,
-	       O_COMPAT, O_RUN, O_FUNCS, O_SVG, O_PNG, O_PID, O_PROCESS, O_ALL_FRAMES, O_USER_CODE };
+	       O_COMPAT, O_RUN, O_FUNCS, O_SVG, O_PNG, O_PID, O_PROCESS, O_ALL_FRAMES, O_USER_CODE, O_TREE, O_MIN_PERCENT };
 	static const struct option longopts[] = {
 		{"peak", no_argument, NULL, O_PEAK},       {"timeline", no_argument, NULL, O_TIMELINE},
 		{"breakdown", no_argument, NULL, O_BREAKDOWN}, {"leaks", no_argument, NULL, O_LEAKS},
@@ -135,17 +148,19 @@ int cmd_report(int argc, char **argv)
 		{"png", required_argument, NULL, O_PNG},
 		{"all-frames", no_argument, NULL, O_ALL_FRAMES},
 		{"user-code", required_argument, NULL, O_USER_CODE},
+		{"tree", optional_argument, NULL, O_TREE},
+		{"min-percent", required_argument, NULL, O_MIN_PERCENT},
 		{NULL, 0, NULL, 0},
 	};
 	mp_report_options_t ropt = {0};
 	mp_solver_options_t sopt;
-	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0, NULL};
+	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0, NULL, 0, MP_CALLTREE_MIN_PERCENT_DEFAULT};
 	cli_inputs_t ci;
 	const char *device = NULL, *picture = NULL, *picture_opt = NULL;
 	int format = 0, c, rc = MP_EXIT_OK, nfiles;
 	mp_xplane_input_options_t xin = {NULL, 0};
 	mp_xprof_options_t xcompat = {1};
-	int compat = 0, by_function = 0;
+	int compat = 0, by_function = 0, tree = -1, min_percent_set = 0;
 	cli_run_select_t sel = {0, 0, 0};
 	cli_runs_t runs = {0};
 
@@ -172,6 +187,23 @@ int cmd_report(int argc, char **argv)
 		case O_FUNCS:
 			by_function = 1;
 			break;
+		case O_TREE:
+			if ((tree = optarg ? mp_tree_kind_parse(optarg) : MP_TREE_PEAK) < 0) {
+				mp_cli_error("invalid --tree '%s' (expected peak, leaks or allocated)", optarg);
+				return MP_EXIT_USAGE;
+			}
+			break;
+		case O_MIN_PERCENT: {
+			char *end;
+			errno = 0;
+			io.tree_min_percent = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(io.tree_min_percent >= 0 && io.tree_min_percent <= 100)) {
+				mp_cli_error("invalid --min-percent '%s' (expected a number from 0 to 100)", optarg);
+				return MP_EXIT_USAGE;
+			}
+			min_percent_set = 1;
+			break;
+		}
 		case O_ALL_FRAMES:
 			io.torch_all_frames = 1;
 			break;
@@ -260,15 +292,25 @@ int cmd_report(int argc, char **argv)
 		mp_cli_error("--by-function cannot be combined with --compat");
 		return MP_EXIT_USAGE;
 	}
+	if (tree >= 0 && compat) {
+		mp_cli_error("--tree cannot be combined with --compat");
+		return MP_EXIT_USAGE;
+	}
+	if (min_percent_set && tree < 0) {
+		mp_cli_error("--min-percent applies to --tree");
+		return MP_EXIT_USAGE;
+	}
 	if (picture && compat) {
 		mp_cli_error("%s cannot be combined with --compat (the charts show memprof's figures)", picture_opt);
 		return MP_EXIT_USAGE;
 	}
-	/* --by-function alone: only that table in text (JSON keeps the peak) */
-	int functions_only = by_function && !ropt.sections;
+	/* --by-function or --tree alone: only those in text (JSON keeps the
+	 * peak); --tree alone computes no by-function table */
+	int functions_only = (by_function || tree >= 0) && !ropt.sections;
+	int tree_alone = tree >= 0 && !by_function && !ropt.sections;
 	if (!ropt.sections)
 		ropt.sections = MP_REPORT_PEAK;
-	if (ropt.sections & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN | MP_REPORT_LEAKS))
+	if ((ropt.sections & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN | MP_REPORT_LEAKS)) && !tree_alone)
 		by_function |= 2; /* when the capture has stacks */
 	sopt.breakdown = (ropt.sections & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN)) != 0 || picture;
 	sopt.timeline = (ropt.sections & MP_REPORT_TIMELINE) != 0 || picture;
@@ -284,6 +326,7 @@ int cmd_report(int argc, char **argv)
 	io.xplane = &xin;
 	io.device = device;
 	io.functions = (by_function & 1) ? 1 : by_function ? 2 : 0;
+	io.tree = tree + 1;
 	memset(&ci, 0, sizeof(ci));
 	if ((rc = cli_runs_expand(&runs, argv + optind, nfiles, &sel)) != MP_EXIT_OK)
 		goto out;
@@ -306,18 +349,27 @@ int cmd_report(int argc, char **argv)
 		int err = 0, any = 0;
 
 		for (int i = 0; i < ci.n; i++)
-			any |= ci.functions[i] != NULL;
+			any |= ci.functions[i] != NULL || ci.trees[i] != NULL;
 		if (format == O_JSON)
-			err = any || runs.nruns ? report_json_functions(ci.in, ci.functions, (size_t)ci.n, &ropt, &runs)
+			err = any || runs.nruns ? report_json_functions(ci.in, ci.functions, ci.trees, tree, (size_t)ci.n,
+									&ropt, &runs)
 						: mp_report_json(stdout, ci.in, (size_t)ci.n, &ropt);
 		else if (format == O_CSV) {
 			err = mp_report_csv(stdout, ci.in, (size_t)ci.n, &ropt);
-			if (!err && any)
+			int any_functions = 0;
+			for (int i = 0; i < ci.n; i++)
+				any_functions |= ci.functions[i] != NULL;
+			if (!err && any_functions)
 				printf("\n%s\n", mp_functions_csv_header);
 			for (int i = 0; !err && i < ci.n; i++)
 				if (ci.functions[i])
 					err = mp_functions_csv(stdout, ci.functions[i], ci.in[i].path, ropt.top,
 							       ci.in[i].device_set, ci.in[i].device);
+			if (!err && tree >= 0)
+				printf("\n%s\n", mp_calltree_csv_header);
+			for (int i = 0; !err && tree >= 0 && i < ci.n; i++)
+				err = mp_calltree_csv(stdout, ci.trees[i], ci.sources[i], ci.in[i].path, tree,
+						      ci.in[i].device_set, ci.in[i].device);
 		}
 		else if (!functions_only) {
 			cli_runs_print(stdout, &runs);
@@ -330,6 +382,12 @@ int cmd_report(int argc, char **argv)
 				printf("\n%s\n", ci.in[i].path);
 			err = mp_functions_text(stdout, ci.functions[i], ci.sources[i], ropt.top, ci.in[i].device_set,
 						ci.in[i].device);
+		}
+		for (int i = 0; format != O_JSON && format != O_CSV && !err && tree >= 0 && i < ci.n; i++) {
+			if (ci.n > 1)
+				printf("\n%s\n", ci.in[i].path);
+			err = mp_calltree_text(stdout, ci.trees[i], ci.sources[i], ci.solvers[i], tree,
+					       ci.in[i].device_set, ci.in[i].device);
 		}
 		if (err < 0) {
 			mp_cli_error("writing the report: %s", mp_strerror(err));

@@ -127,6 +127,31 @@ static int fail(mp_diag_t *diag, const char *path, int err)
 	return mp_cli_diag(diag);
 }
 
+/* --tree: the call tree of input i, or one line saying why there is none
+ * (an exit code). */
+static int open_tree(cli_inputs_t *ci, int i, const char *path, const cli_inputs_options_t *o, mp_diag_t *diag)
+{
+	mp_calltree_options_t to = {o->tree_min_percent, 1u << (o->tree - 1)};
+	int err = mp_calltree_compute(&ci->trees[i], ci->sources[i], ci->solvers[i], &to, diag);
+
+	if (err == MP_ENODATA) {
+		if (mp_torch_is_source(ci->sources[i]))
+			mp_cli_error("'%s': no call tree: the snapshot's blocks and trace entries carry no frames", path);
+		else if (mp_capture_from_source(ci->sources[i]))
+			mp_cli_error("'%s': no call tree: the capture has no call stacks (record it with "
+				     "'memprof record --stacks')", path);
+		else
+			mp_cli_error("'%s': no call tree: the input has no call stacks", path);
+		return MP_EXIT_FAILURE;
+	}
+	if (err < 0) {
+		if (!diag->file[0])
+			mp_diag_set_file(diag, path);
+		return mp_cli_diag(diag);
+	}
+	return MP_EXIT_OK;
+}
+
 int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_inputs_options_t *o)
 {
 	memset(ci, 0, sizeof(*ci));
@@ -135,7 +160,8 @@ int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_
 	ci->sources = calloc((size_t)nfiles, sizeof(*ci->sources));
 	ci->paths = calloc((size_t)nfiles, sizeof(*ci->paths));
 	ci->functions = calloc((size_t)nfiles, sizeof(*ci->functions));
-	if (!ci->in || !ci->solvers || !ci->sources || !ci->paths || !ci->functions) {
+	ci->trees = calloc((size_t)nfiles, sizeof(*ci->trees));
+	if (!ci->in || !ci->solvers || !ci->sources || !ci->paths || !ci->functions || !ci->trees) {
 		mp_cli_error("out of memory");
 		return MP_EXIT_FAILURE;
 	}
@@ -212,6 +238,8 @@ int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_
 				return mp_cli_diag(&diag);
 			}
 		}
+		if (o->tree && (err = open_tree(ci, i, path, o, &diag)) != MP_EXIT_OK)
+			return err;
 	}
 	return MP_EXIT_OK;
 }
@@ -220,6 +248,8 @@ void cli_inputs_close(cli_inputs_t *ci)
 {
 	for (int i = 0; i < ci->cap; i++) {
 		mp_functions_free(ci->functions[i]);
+		if (ci->trees)
+			mp_calltree_free(ci->trees[i]);
 		mp_solver_free(ci->solvers[i]);
 		mp_source_close(ci->sources[i]);
 	}
@@ -228,5 +258,6 @@ void cli_inputs_close(cli_inputs_t *ci)
 	free(ci->sources);
 	free(ci->paths);
 	free(ci->functions);
+	free(ci->trees);
 	memset(ci, 0, sizeof(*ci));
 }

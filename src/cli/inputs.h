@@ -5,6 +5,7 @@
 #ifndef MEMPROF_CLI_INPUTS_H
 #define MEMPROF_CLI_INPUTS_H
 
+#include <memprof/calltree.h>
 #include <memprof/functions.h>
 #include <memprof/report.h>
 #include <memprof/solver.h>
@@ -27,6 +28,8 @@ typedef struct cli_inputs_options {
 	int functions;                     /* 1: required (--by-function), 2: when the capture has stacks, 0: never */
 	int torch_all_frames;              /* --all-frames: PyTorch snapshots' ops from any frame */
 	const char *torch_user_code;       /* --user-code: more Python files that are the user's, or NULL */
+	int tree;                          /* --tree: 1 + the mp_tree_kind_t to build (required), 0: none */
+	double tree_min_percent;           /* --min-percent */
 } cli_inputs_options_t;
 
 typedef struct cli_inputs {
@@ -36,6 +39,7 @@ typedef struct cli_inputs {
 	mp_source_t **sources;       /* owned */
 	mp_solver_t **solvers;       /* owned; NULL without a solver */
 	mp_functions_t **functions;  /* owned; NULL where none */
+	mp_calltree_t **trees;       /* owned; NULL where none (without --tree) */
 	const char **paths;          /* borrowed from argv or the sources */
 } cli_inputs_t;
 

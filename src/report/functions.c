@@ -10,7 +10,8 @@
 #include <memprof/capture.h>
 #include <memprof/functions.h>
 
-#include "demangle.h"
+#include "livemap.h"
+#include "stackframes.h"
 #include "symbolize.h"
 
 #include <errno.h>
@@ -43,14 +44,6 @@ struct mp_functions {
 };
 
 /* --- small hash maps -------------------------------------------------------- */
-
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return x;
-}
 
 static uint64_t str_hash(const char *s)
 {
@@ -118,7 +111,7 @@ static long row_of(mp_functions_t *f, uint32_t memory, uint32_t name, const char
 			size_t k;
 			if (!f->row_keys[j])
 				continue;
-			for (k = mix(f->row_keys[j]) & (cap - 1); keys[k]; k = (k + 1) & (cap - 1))
+			for (k = rp_mix(f->row_keys[j]) & (cap - 1); keys[k]; k = (k + 1) & (cap - 1))
 				;
 			keys[k] = f->row_keys[j];
 			vals[k] = f->row_vals[j];
@@ -129,7 +122,7 @@ static long row_of(mp_functions_t *f, uint32_t memory, uint32_t name, const char
 		f->row_vals = vals;
 		f->row_mask = cap - 1;
 	}
-	for (i = mix(key) & f->row_mask; f->row_keys[i]; i = (i + 1) & f->row_mask)
+	for (i = rp_mix(key) & f->row_mask; f->row_keys[i]; i = (i + 1) & f->row_mask)
 		if (f->row_keys[i] == key)
 			return (long)f->row_vals[i];
 	if (f->nrows == f->cap_rows) {
@@ -149,133 +142,7 @@ static long row_of(mp_functions_t *f, uint32_t memory, uint32_t name, const char
 	return (long)f->nrows++;
 }
 
-/* Live blocks: (memory, address) -> (row, allocated bytes); linear probing
- * with backward-shift deletion. */
-typedef struct live_slot {
-	uint64_t addr;
-	uint32_t memory, row; /* row + 1; 0 = empty */
-	uint64_t bytes;
-} live_slot_t;
-
-typedef struct live_map {
-	live_slot_t *s;
-	size_t mask, n;
-} live_map_t;
-
-static size_t live_hash(const live_map_t *m, uint32_t memory, uint64_t addr)
-{
-	return (size_t)(mix(addr ^ ((uint64_t)memory << 56)) & m->mask);
-}
-
-static int live_grow(live_map_t *m)
-{
-	size_t cap = m->mask ? (m->mask + 1) * 2 : 1024, j;
-	live_map_t nm = {calloc(cap, sizeof(live_slot_t)), cap - 1, 0};
-
-	if (!nm.s)
-		return -1;
-	for (j = 0; m->s && j <= m->mask; j++) {
-		size_t k;
-		if (!m->s[j].row)
-			continue;
-		for (k = live_hash(&nm, m->s[j].memory, m->s[j].addr); nm.s[k].row; k = (k + 1) & nm.mask)
-			;
-		nm.s[k] = m->s[j];
-		nm.n++;
-	}
-	free(m->s);
-	*m = nm;
-	return 0;
-}
-
-static live_slot_t *live_find(live_map_t *m, uint32_t memory, uint64_t addr)
-{
-	size_t i;
-
-	if (!m->s)
-		return NULL;
-	for (i = live_hash(m, memory, addr); m->s[i].row; i = (i + 1) & m->mask)
-		if (m->s[i].addr == addr && m->s[i].memory == memory)
-			return &m->s[i];
-	return NULL;
-}
-
-static void live_remove(live_map_t *m, live_slot_t *slot)
-{
-	size_t i = (size_t)(slot - m->s), j = i;
-
-	m->s[i].row = 0;
-	m->n--;
-	for (;;) {
-		size_t home;
-		j = (j + 1) & m->mask;
-		if (!m->s[j].row)
-			return;
-		home = live_hash(m, m->s[j].memory, m->s[j].addr);
-		/* move j back to i when i lies cyclically in [home, j) */
-		if ((j > i && (home <= i || home > j)) || (j < i && home <= i && home > j)) {
-			m->s[i] = m->s[j];
-			m->s[j].row = 0;
-			i = j;
-		}
-	}
-}
-
 /* --- the allocating function of a stack --------------------------------- */
-
-static const char *const entry_points[] = {
-	"malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign", "aligned_alloc", "memalign",
-	"valloc", "pvalloc", "__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_memalign",
-	"__libc_valloc", "__libc_pvalloc", "__posix_memalign", "strdup", "strndup", "__strdup", "__strndup",
-	"wcsdup", "__GI___libc_malloc", "__GI___libc_realloc", "__GI___strdup",
-};
-
-/* A symbol's length without its version ("malloc@@GLIBC_2.2.5"). */
-static size_t sym_len(const char *fn)
-{
-	const char *at = strchr(fn, '@');
-
-	return at && at != fn ? (size_t)(at - fn) : strlen(fn);
-}
-
-static int is_entry_point(const char *fn)
-{
-	size_t i, n;
-
-	if (!fn)
-		return 0;
-	if (!strncmp(fn, "_Znw", 4) || !strncmp(fn, "_Zna", 4)) /* operator new, new[] (all overloads) */
-		return 1;
-	n = sym_len(fn);
-	for (i = 0; i < sizeof(entry_points) / sizeof(entry_points[0]); i++)
-		if (strlen(entry_points[i]) == n && !strncmp(fn, entry_points[i], n))
-			return 1;
-	return 0;
-}
-
-static int in_memprof(const char *object)
-{
-	const char *base = object ? strrchr(object, '/') : NULL;
-
-	base = base ? base + 1 : object;
-	return base && !strncmp(base, "libmemprof_preload", 18);
-}
-
-/* The name a frame is shown under: its symbol (a C++ or Rust one
- * demangled, as far as it fits), else object+offset, else the address. */
-static void frame_name(const mp_symbol_t *s, uint64_t pc, char *buf, size_t size)
-{
-	const char *base = s->object ? strrchr(s->object, '/') : NULL;
-
-	if (s->function && mp_demangle(s->function, sym_len(s->function), buf, size))
-		return;
-	if (s->function)
-		snprintf(buf, size, "%.*s", (int)sym_len(s->function), s->function);
-	else if (s->object)
-		snprintf(buf, size, "%s+%#" PRIx64, base ? base + 1 : s->object, s->offset);
-	else
-		snprintf(buf, size, "%#" PRIx64, pc);
-}
 
 /* Resolve stack id (1..) to a function name index; *object its object. */
 static long stack_function(mp_functions_t *f, uint32_t id, const char **object)
@@ -290,11 +157,11 @@ static long stack_function(mp_functions_t *f, uint32_t id, const char **object)
 		return name_id(f, NO_STACK);
 	for (i = 0; i < n && !pick; i++) { /* up to the allocating frame only */
 		mp_symbolize(f->sym, pcs[i], &f->syms[i]);
-		if (!in_memprof(f->syms[i].object) && !is_entry_point(f->syms[i].function))
+		if (!rp_in_memprof(f->syms[i].object) && !rp_is_entry_point(f->syms[i].function))
 			pick = i + 1;
 	}
 	pick = pick ? pick - 1 : 0;
-	frame_name(&f->syms[pick], pcs[pick], buf, sizeof(buf));
+	rp_frame_name(&f->syms[pick], pcs[pick], buf, sizeof(buf));
 	*object = f->syms[pick].object;
 	nid = name_id(f, buf);
 	return nid;
@@ -565,7 +432,7 @@ int mp_functions_frames(mp_functions_t *f, uint32_t stack, const mp_func_frame_t
 		mp_symbolize(f->sym, pcs[i], &s);
 		if (s.function) {
 			char buf[512];
-			snprintf(buf, sizeof(buf), "%.*s", (int)sym_len(s.function), s.function);
+			snprintf(buf, sizeof(buf), "%.*s", (int)rp_sym_len(s.function), s.function);
 			nid = name_id(f, buf); /* without its version; owned by f */
 		}
 		f->frames[i].address = pcs[i];

@@ -6,8 +6,9 @@
  * map names the victim), then `memprof report --by-function --json` must
  * charge exactly what each function allocated: alloc_a 3 x 1000, alloc_b
  * 2 x 5000, grow_c 100 then a realloc to 200, fail_d one failed request.
- * Both unwinders (libunwind, frame pointers) must agree; a capture without
- * --stacks must read and report as before.
+ * `report --tree` must show them as main's children. Both unwinders
+ * (libunwind, frame pointers) must agree; a capture without --stacks must
+ * read and report as before.
  */
 #include "test_common.h"
 
@@ -162,6 +163,55 @@ static void check_report(const char *path)
 	json_decref(root);
 }
 
+/* `report --tree`: at the peak, main's children are the three functions
+ * with what each holds (fail_d's request failed: in no tree), malloc and
+ * realloc dropped; the root is the peak. */
+static void check_tree(const char *path)
+{
+	static const struct {
+		const char *fn;
+		long bytes, count;
+	} want[] = {{"alloc_b", 10000, 2}, {"alloc_a", 3000, 3}, {"grow_c", 200, 1}};
+	int status;
+	json_t *root = report_json("--tree --min-percent 0", path, &status), *ct, *nodes, *n = NULL;
+	size_t i, main_i = 0;
+	long k;
+
+	if (!root)
+		fail_msg("`memprof report --tree --json` gave no JSON");
+	assert_int_equal(status, 0);
+	ct = json_object_get(root, "call_tree");
+	assert_non_null(ct);
+	nodes = json_object_get(json_array_get(json_object_get(ct, "trees"), 0), "nodes");
+	assert_int_equal(FIELD(json_array_get(nodes, 0), "total_bytes"), 13200);
+	if (strcmp(json_string_value(json_object_get(ct, "symbolizer")), "libdw")) {
+		print_message("memprof built without libdw: the tree's names not checked\n");
+		json_decref(root);
+		return;
+	}
+	json_array_foreach(nodes, i, n)
+		if (!strcmp(json_string_value(json_object_get(n, "name")), "main"))
+			break;
+	assert_true(i < json_array_size(nodes));
+	main_i = i;
+	assert_int_equal(FIELD(n, "total_bytes"), 13200);
+	k = FIELD(n, "first_child");
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++, k = FIELD(n, "next_sibling")) {
+		assert_true(k > 0);
+		n = json_array_get(nodes, (size_t)k);
+		assert_string_equal(json_string_value(json_object_get(n, "name")), want[i].fn);
+		assert_int_equal(FIELD(n, "parent"), (long)main_i);
+		assert_int_equal(FIELD(n, "total_bytes"), want[i].bytes);
+		assert_int_equal(FIELD(n, "self_bytes"), want[i].bytes);
+		assert_int_equal(FIELD(n, "total_count"), want[i].count);
+		assert_int_equal(FIELD(n, "first_child"), -1); /* malloc, realloc: dropped */
+		assert_string_equal(json_string_value(json_object_get(n, "kind")), "native");
+		assert_non_null(strstr(json_string_value(json_object_get(n, "file")), "victim_stacks"));
+	}
+	assert_int_equal(k, -1);
+	json_decref(root);
+}
+
 /* The CSV table: alloc_a's row, field by field. */
 static void check_csv(const char *path)
 {
@@ -190,6 +240,7 @@ static void test_stacks_unwind(void **state)
 	assert_int_equal(hk_record(t->cap, opts, "victim_stacks", NULL, NULL), 0);
 	check_capture(t->cap, 1);
 	check_report(t->cap);
+	check_tree(t->cap);
 	if (HK_HAVE_LIBDW)
 		check_csv(t->cap);
 }
@@ -203,6 +254,7 @@ static void test_stacks_frame_pointers(void **state)
 	assert_int_equal(hk_record(t->cap, opts, "victim_stacks", NULL, env), 0);
 	check_capture(t->cap, 1);
 	check_report(t->cap);
+	check_tree(t->cap);
 }
 
 /* Without --stacks: no stacks, no module map, the report as before, and

@@ -4,12 +4,16 @@
  * report tests and scripts/bench_report.sh.
  *
  *   memprof_gen_capture OUT [--events N] [--live L] [--regions R]
- *                           [--steps S] [--oom K] [--seed X]
+ *                           [--steps S] [--oom K] [--seed X] [--stacks K]
  *
  * The first L allocations build the live set; then each free of a random
  * live block is followed by an allocation, until N events are written.
  * Blocks occupy 1 KiB slots (sizes 16 B .. 1 KiB) in R regions sized so the
- * pool is half full at L live blocks.
+ * pool is half full at L live blocks. With --stacks K, every allocation
+ * carries one of K call stacks of 24 made-up return addresses (no module
+ * map: the report names them by address), which share their outer frames
+ * as the stacks of a program do: the frame at depth d (0 outermost) is one
+ * of 1 + d * d (scripts/bench_tree.sh).
  */
 #include <memprof/capture.h>
 
@@ -39,7 +43,8 @@ static int arg_u64(const char *s, uint64_t *v)
 
 int main(int argc, char **argv)
 {
-	uint64_t events = 1000000, live = 10000, regions = 4, steps = 10, ooms = 0, written = 0;
+	uint64_t events = 1000000, live = 10000, regions = 4, steps = 10, ooms = 0, written = 0, nstacks = 0;
+	uint32_t *stack_ids = NULL;
 	static const char *const opnames[] = {"matmul", "conv2d", "relu", "softmax", "embedding", "layernorm", "add", "gather"};
 	static const char *const dtypes[] = {"float", "half", "int32"};
 	static const char *const shapes[] = {"[1024,1024]", "[64,3,224,224]", "[4096]", "[8,128,768]"};
@@ -52,7 +57,8 @@ int main(int argc, char **argv)
 	int mem, rc;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s OUT [--events N] [--live L] [--regions R] [--steps S] [--oom K] [--seed X]\n", argv[0]);
+		fprintf(stderr, "usage: %s OUT [--events N] [--live L] [--regions R] [--steps S] [--oom K] [--seed X] "
+			"[--stacks K]\n", argv[0]);
 		return 2;
 	}
 	for (int i = 2; i + 1 < argc; i += 2) {
@@ -71,6 +77,8 @@ int main(int argc, char **argv)
 			ooms = v;
 		else if (!strcmp(argv[i], "--seed"))
 			rng = v ? v : 1;
+		else if (!strcmp(argv[i], "--stacks"))
+			nstacks = v;
 		else
 			return fprintf(stderr, "unknown option '%s'\n", argv[i]), 2;
 	}
@@ -99,6 +107,15 @@ int main(int argc, char **argv)
 		dt[i] = mp_writer_intern(w, dtypes[i]);
 	for (int i = 0; i < 4; i++)
 		sh[i] = mp_writer_intern(w, shapes[i]);
+	if (nstacks && !(stack_ids = malloc(nstacks * sizeof(*stack_ids))))
+		return fprintf(stderr, "out of memory\n"), 1;
+	for (uint64_t k = 0; k < nstacks; k++) {
+		uint64_t pcs[24];
+		for (uint64_t d = 0; d < 24; d++) /* innermost first: pcs[23] is the outermost */
+			pcs[23 - d] = 0x400000 + d * 0x10000 + (k % (1 + d * d)) * 0x10;
+		if ((rc = mp_writer_stack(w, pcs, 24, &stack_ids[k])) < 0)
+			return fprintf(stderr, "stack: %s\n", mp_strerror(rc)), 1;
+	}
 	for (uint64_t r = 0; r < regions; r++, written++)
 		mp_writer_region_add(w, (uint32_t)mem, (r + 1) << 40, per_region * SLOT);
 	step_every = events / steps ? events / steps : 1;
@@ -114,6 +131,8 @@ int main(int argc, char **argv)
 		}
 		if (written >= next_oom) {
 			mp_writer_set_context(w, op[rnd(8)], MP_REGION_TEMP, dt[0], sh[0]);
+			if (nstacks)
+				mp_writer_next_stack(w, stack_ids[rnd(nstacks)]);
 			/* 64 KiB: fits in the free bytes, not in any free chunk */
 			mp_writer_alloc_failed(w, (uint32_t)mem, 64 * 1024);
 			next_oom += oom_every;
@@ -135,6 +154,8 @@ int main(int argc, char **argv)
 			if (alloc > SLOT)
 				alloc = SLOT;
 			mp_writer_set_context(w, op[o], 1 + o % 4, dt[o % 3], sh[o % 4]);
+			if (nstacks)
+				mp_writer_next_stack(w, stack_ids[rnd(nstacks)]);
 			mp_writer_alloc(w, (uint32_t)mem, (((uint64_t)slot / per_region) + 1) << 40 | (slot % per_region) * SLOT, req,
 					alloc);
 		}
@@ -143,6 +164,7 @@ int main(int argc, char **argv)
 	rc = mp_writer_close(w);
 	free(freeslot);
 	free(liveslot);
+	free(stack_ids);
 	if (rc < 0)
 		return fprintf(stderr, "%s: %s\n", argv[1], mp_strerror(rc)), 3;
 	return 0;

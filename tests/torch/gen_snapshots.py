@@ -713,6 +713,110 @@ def unknown_line_fixtures(out, expected):
         'says': "device 0, trace entry 0: field 'size' does not fit in 64 bits"}
 
 
+# -- Call trees (memprof report --tree) --------------------------------------
+# calltree.pickle: blocks from stacks that share their outer frames, with
+# the unwinder's and the caching allocator's frames innermost (dropped by
+# the tree) and one stack of only those (kept whole). The trees -- live at
+# the peak, at the end, allocated -- are computed here from the script:
+# per node, from the outermost frame in, its bytes and blocks, inclusive
+# and exclusive. A node is "name\tfile\tline\tkind"; a path joins them
+# with "\n".
+
+TREE_DROPPED = ('torch::unwind::', 'torch::CapturedTraceback::', 'torch::cuda::(anonymous namespace)::gather',
+                'c10::cuda::CUDACachingAllocator::', 'operator new')
+
+
+def _tree_frames(frames):
+    """A stack as the tree sees it: outermost first, without its innermost
+    unwinder and allocator frames (all kept when all are)."""
+    keep = 0
+    while keep < len(frames) and frames[keep]['name'].startswith(TREE_DROPPED):
+        keep += 1
+    if keep == len(frames):
+        keep = 0
+    out = []
+    for f in reversed(frames[keep:]):
+        fn = f['filename']
+        kind = 'python' if fn.endswith('.py') or fn.startswith('<') else 'native'
+        out.append('%s\t%s\t%d\t%s' % (f['name'], '' if fn == '??' else fn, max(f['line'], 0), kind))
+    return out
+
+
+def _tree(blocks):
+    """{path: [total bytes, self bytes, total blocks, self blocks]} of
+    blocks [(bytes, stack key)]; the root's path is ''."""
+    nodes = {'': [0, 0, 0, 0]}
+    for size, key in blocks:
+        path = _tree_frames(STACKS[key]) if key else ['(no stack)\t\t0\tunknown']
+        nodes[''][0] += size
+        nodes[''][2] += 1
+        for i in range(len(path)):
+            n = nodes.setdefault('\n'.join(path[:i + 1]), [0, 0, 0, 0])
+            n[0] += size
+            n[2] += 1
+        n[1] += size
+        n[3] += 1
+    return nodes
+
+
+def calltree(out, expected):
+    UNW = UNWIND[:6]  # the unwinder's and the caching allocator's frames
+    main_f = frame('/home/u/train.py', 90, 'main')
+    STACKS.update({
+        'tr_mm': UNW + kernel('mm') + [frame('/home/u/model.py', 39, 'forward'), main_f],
+        'tr_add': UNW + kernel('add') + [frame('/home/u/model.py', 39, 'forward'), main_f],
+        'tr_py': [frame('/home/u/model.py', 40, 'forward'), main_f],
+        'tr_step': [TORCH_ALLOC, frame('/home/u/optim.py', 5, 'step'), frame('/home/u/train.py', 95, 'main')],
+        'tr_unwind': UNW,
+    })
+    base = 0x7c0000000000
+    script = [
+        (0, 10, 'seg', base, 64 * MiB),
+        (0, 20, 'alloc', base, 4 * MiB, 'tr_mm'),
+        (0, 30, 'alloc', base + 4 * MiB, 2 * MiB, 'tr_add'),
+        (0, 40, 'alloc', base + 6 * MiB, 1000, 'tr_py'),      # a 1024-byte block
+        (0, 50, 'alloc', base + 7 * MiB, 8 * MiB, 'tr_mm'),
+        (0, 60, 'alloc', base + 15 * MiB, 3 * MiB, 'tr_step'),
+        (0, 70, 'alloc', base + 18 * MiB, 512, 'tr_unwind'),  # the peak
+        (0, 80, 'free', base + 7 * MiB),
+        (0, 90, 'free', base + 4 * MiB),
+        (0, 100, 'alloc', base + 20 * MiB, 1 * MiB, 'tr_add'),
+        (0, 110, 'free', base + 15 * MiB),
+    ]
+    snap, exp = play(script)
+    with open(os.path.join(out, 'calltree.pickle'), 'wb') as f:
+        pickle.dump(snap, f, protocol=4)
+    expected['calltree'] = exp
+    # the model again, for the live blocks and their stacks
+    dev, allocated, heap, peak, at_peak = Device(), [], 0, -1, []
+    for _, _, op, *args in script:
+        if op == 'seg':
+            dev.regions[args[0]] = args[1]
+        elif op == 'alloc':
+            addr, req, key = args
+            dev.blocks[addr] = (dev.block_size(addr, req), req, key, '')
+            allocated.append((dev.blocks[addr][0], key))
+        else:
+            dev.blocks.pop(args[0])
+        heap = sum(b[0] for b in dev.blocks.values())
+        if heap > peak:
+            peak, at_peak = heap, [(b[0], b[2]) for b in dev.blocks.values()]
+    end = [(b[0], b[2]) for b in dev.blocks.values()]
+    addrs = {k: a for _, _, op, *args in script if op == 'alloc' for a, _, k in [args]}
+    # a snapshot without frames (recorded with context=None): no call tree
+    snap, _ = play([(0, 10, 'seg', base, 2 * MiB), (0, 20, 'alloc', base, 4096, None), (0, 30, 'free', base)])
+    with open(os.path.join(out, 'noframes.pickle'), 'wb') as f:
+        pickle.dump(snap, f, protocol=4)
+    expected['_calltree'] = {
+        'file': 'calltree.pickle', 'peak_bytes': peak,
+        'trees': {'peak': _tree(at_peak), 'leaks': _tree(end), 'allocated': _tree(allocated)},
+        # an allocation's frames as the source gives them, innermost first
+        'frames': {str(addrs[k]): [[f['name'], '' if f['filename'] == '??' else f['filename'], max(f['line'], 0),
+                                    'python' if f['filename'].endswith('.py') else 'native'] for f in STACKS[k]]
+                   for k in ('tr_mm', 'tr_py')},
+    }
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -758,6 +862,7 @@ def main():
     }
     unknown_line_fixtures(out, expected)
     attribution(out, expected)
+    calltree(out, expected)
     with open(os.path.join(out, 'expected.json'), 'w') as f:
         json.dump(expected, f, indent=1)
 

@@ -272,8 +272,8 @@ static void test_text(void **state)
 	free(out);
 }
 
-/* memprof dump of a snapshot: the events, their metadata and the marks
- * (times: time_us from the first entry, 10 us, in ns) */
+/* memprof dump of a snapshot: the events, their metadata, stacks and the
+ * marks (times: time_us from the first entry, 10 us, in ns) */
 static void test_dump(void **state)
 {
 	char *out = sh(MEMPROF " dump " SNAP);
@@ -284,12 +284,13 @@ static void test_dump(void **state)
 	assert_non_null(strstr(out, " t=35000 thread=0 step=-1 mark label=\"stage: backward\"\n"));
 	assert_non_null(strstr(out, " t=90000 thread=0 step=-1 mark label=\"stage: end\"\n"));
 	assert_non_null(strstr(out, " t=10000 thread=0 step=-1 alloc memory=cuda:0 addr=0x7f0000000000 requested=1048576 "
-				    "allocated=1048576 op=\"forward (/home/u/train.py:42)\"\n"));
+				    "allocated=1048576 op=\"forward (/home/u/train.py:42)\" stack=1\n"));
 	/* a pending free leaves allocated bytes (cuda:0) for the awaiting memory id */
 	assert_non_null(strstr(out, " t=50000 thread=0 step=-1 free memory=cuda:0 addr=0x7f0000100000\n"));
 	assert_non_null(strstr(out, " t=50000 thread=0 step=-1 alloc memory=cuda:0 awaiting another stream "
 				    "addr=0x7f0000100000 requested=4194304 allocated=4194304 "
-				    "op=\"awaiting another stream: forward (/home/u/train.py:42)\" metadata=\"forward\"\n"));
+				    "op=\"awaiting another stream: forward (/home/u/train.py:42)\" metadata=\"forward\" "
+				    "stack=1\n")); /* its allocation's stack (the shared 'fwd' list, the first read) */
 	assert_non_null(strstr(out, "\n17 events\n"));
 	free(out);
 }

@@ -1,5 +1,6 @@
-/* event.c - names of event kinds, region types and memory kinds. */
+/* event.c - names of event kinds, region types, memory kinds and frame kinds. */
 #include <memprof/event.h>
+#include <memprof/source.h>
 
 #include <string.h>
 
@@ -37,6 +38,19 @@ const char *mp_memory_kind_name(int kind)
 		return str;
 		MP_MEMORY_KIND_MAP(MP__MK_NAME)
 #undef MP__MK_NAME
+	default:
+		return "?";
+	}
+}
+
+const char *mp_frame_kind_name(int kind)
+{
+	switch (kind) {
+#define MP__FK_NAME(name, val, str) \
+	case val:                   \
+		return str;
+		MP_FRAME_KIND_MAP(MP__FK_NAME)
+#undef MP__FK_NAME
 	default:
 		return "?";
 	}

@@ -20,12 +20,15 @@
  * "(backward)" on such a stack. With all_frames set, the innermost frame
  * is always the op.
  *
- * PyTorch hands identical stacks the same frames list and the same frame
- * dicts, and the pickle refers back to them, so frames are interned once
- * per dict (their kind judged then) and the op computed once per list;
- * both are cached in the object (obj->user), and once the entry holding
- * them is handed over the pickle reader keeps only that number for later
- * references (memprof/pickle.h, MP_PK_TOKEN).
+ * PyTorch shares frame dicts between stacks (and at times a whole frames
+ * list), and the pickle refers back to them, so frames are interned once
+ * per dict (their kind judged then); a list is a stack id, one per
+ * distinct sequence of frames (lists of equal frames are one stack:
+ * PyTorch usually gives each entry a list of its own), with its op
+ * computed once. Both ids are cached in the object (obj->user), and once
+ * the entry holding them is handed over the pickle reader keeps only that
+ * number for later references (memprof/pickle.h, MP_PK_TOKEN). The stacks
+ * keep their frame ids (4 bytes a frame) for mp_source_stack_frames.
  *
  * A line that is not a line -- Python 3.13 PyTorch writes 2**64-1 where
  * it has none, an integer the pickle reader hands over as MP_PK_BIGINT --
@@ -37,6 +40,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* What a frame is (tr_frame_t.kind), judged once when it is interned. */
@@ -420,38 +424,134 @@ static void op_text(const tr_src_t *s, const pick_t *p, char *buf, size_t size)
 	snprintf(buf + n, size - n, "%s", suffix);
 }
 
-int tr_frames_op(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *op, mp_diag_t *diag)
+/* The stack of a list seen before: its id, cached in the list (obj->user)
+ * or handed over as the token of it. */
+static int known_stack(const tr_src_t *s, uint64_t id, uint32_t *op, uint32_t *stack, mp_diag_t *diag)
+{
+	if (id < 1 || id > s->stacks.n)
+		return mp_diag_set(diag, MP_EFORMAT, -1, -1, "a stack refers to an object that is not a frames list");
+	*stack = (uint32_t)id;
+	*op = TR_AT(s->stacks, tr_stack_t, id - 1).op;
+	return 0;
+}
+
+/* The stack whose frames equal st's (just written at st->first, h their
+ * hash): 1 and *stack; or 0 and *key, the free key to file st under (h, or
+ * the next one free after it). */
+static int same_stack(const tr_src_t *s, const tr_stack_t *st, uint64_t h, uint32_t *stack, uint64_t *key)
+{
+	const uint32_t *f = &TR_AT(s->stack_fids, uint32_t, st->first);
+	uint32_t id;
+
+	for (;; h++) {
+		const tr_stack_t *o;
+		if (!mp_imap_get(&s->stack_ids, (int64_t)h, &id)) {
+			*key = h;
+			return 0;
+		}
+		o = &TR_AT(s->stacks, tr_stack_t, id - 1);
+		if (o->n == st->n && !memcmp(&TR_AT(s->stack_fids, uint32_t, o->first), f, st->n * sizeof(*f))) {
+			*stack = id;
+			return 1;
+		}
+	}
+}
+
+int tr_frames_op(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *op, uint32_t *stack, mp_diag_t *diag)
 {
 	char text[1024];
 	mp_pk_obj_t *frames;
 	pick_t p = {NONE, NONE, NONE, NONE, NONE, NONE, NONE, NONE, NONE, 0};
+	tr_stack_t st;
+	uint64_t st_key = 0;
 	uint32_t fid = 0;
 	int rc;
 
-	*op = 0;
-	if (fv->kind == MP_PK_TOKEN) { /* a frames list seen before */
-		*op = (uint32_t)(fv->u.i - 1);
-		return 0;
-	}
+	*op = *stack = 0;
+	if (fv->kind == MP_PK_TOKEN) /* a frames list seen before */
+		return known_stack(s, (uint64_t)fv->u.i, op, stack, diag);
 	if (fv->kind != MP_PK_LIST)
 		return 0;
 	frames = fv->u.obj;
-	if (frames->user) {
-		*op = frames->user - 1;
-		return 0;
-	}
+	if (frames->user)
+		return known_stack(s, frames->user, op, stack, diag);
 	if (!frames->n)
 		return 0;
+	if (s->stacks.n >= UINT32_MAX - 1 || s->stack_fids.n + frames->n >= UINT32_MAX)
+		return mp_diag_set(diag, MP_ELIMIT, -1, -1, "more than 4 billion frames in distinct stacks");
+	st.first = (uint32_t)s->stack_fids.n;
+	st.n = (uint32_t)frames->n;
+	if (st.n > s->fbuf_cap) { /* room for tr_stack_frames' answer, made now: it is const */
+		mp_source_frame_t *b = realloc(s->fbuf, st.n * sizeof(*b));
+		if (!b)
+			return MP_ENOMEM;
+		s->fbuf = b;
+		s->fbuf_cap = st.n;
+	}
+	if (s->stack_fids.n + st.n > s->stack_fids.cap) { /* room for its frame ids */
+		size_t cap = s->stack_fids.cap ? s->stack_fids.cap : 1024;
+		void *v;
+		while (cap < s->stack_fids.n + st.n)
+			cap *= 2;
+		if (!(v = realloc(s->stack_fids.v, cap * sizeof(uint32_t))))
+			return MP_ENOMEM;
+		s->stack_fids.v = v;
+		s->stack_fids.cap = cap;
+	}
 	for (size_t i = 0; i < frames->n; i++) { /* every frame interned: a later list may share them */
 		if ((rc = frame_id(s, &frames->items[i], &fid, diag)) < 0)
 			return rc;
+		TR_AT(s->stack_fids, uint32_t, st.first + i) = fid;
+		st_key = (st_key ^ fid) * 0x9e3779b97f4a7c15ull; /* the hash of the frame ids, a word a step */
+		st_key ^= st_key >> 29;
+	}
+	s->stack_fids.n += st.n;
+	/* a list equal to one seen before (PyTorch gives each entry a list
+	 * of its own, of shared frame dicts) is that stack */
+	if (same_stack(s, &st, st_key, stack, &st_key)) {
+		s->stack_fids.n = st.first;
+		*op = TR_AT(s->stacks, tr_stack_t, *stack - 1).op;
+		frames->user = *stack;
+		return 0;
+	}
+	for (uint32_t i = 0; i < st.n; i++) {
+		fid = TR_AT(s->stack_fids, uint32_t, st.first + i);
 		pick_add(&p, fid, frame_at(s, fid)->kind);
 	}
 	op_text(s, &p, text, sizeof(text));
-	*op = mp_strtab_intern(&s->strings, text, strlen(text));
-	if (*op == UINT32_MAX)
+	st.op = mp_strtab_intern(&s->strings, text, strlen(text));
+	if (st.op == UINT32_MAX || (rc = tr_vec_push(&s->stacks, &st, sizeof(st))) < 0 ||
+	    (rc = mp_imap_put(&s->stack_ids, (int64_t)st_key, (uint32_t)s->stacks.n)) < 0)
 		return MP_ENOMEM;
-	frames->user = *op + 1;
+	*op = st.op;
+	*stack = (uint32_t)s->stacks.n; /* ids from 1 */
+	frames->user = *stack;
 	s->info.stacks++;
+	return 0;
+}
+
+/* A stack's frames as mp_source_frame_t: PyTorch's own names, "??" (its
+ * word for an unknown file) as "", an unknown line as 0. */
+int tr_stack_frames(const mp_source_t *src, uint32_t stack, const mp_source_frame_t **out, uint32_t *n)
+{
+	const tr_src_t *s = (const tr_src_t *)src;
+	const tr_stack_t *st;
+
+	*out = NULL;
+	*n = 0;
+	if (!stack || stack > s->stacks.n)
+		return MP_ENOTFOUND;
+	st = &TR_AT(s->stacks, tr_stack_t, stack - 1);
+	for (uint32_t i = 0; i < st->n; i++) {
+		const tr_frame_t *f = frame_at(s, TR_AT(s->stack_fids, uint32_t, st->first + i));
+		const char *file = mp_strtab_get(&s->strings, f->file);
+		int python = file[0] == '<' || has_suffix(file, ".py");
+		s->fbuf[i].name = mp_strtab_get(&s->strings, f->name);
+		s->fbuf[i].file = strcmp(file, "??") ? file : "";
+		s->fbuf[i].line = f->line > 0 ? f->line : 0;
+		s->fbuf[i].kind = python ? MP_FRAME_PYTHON : MP_FRAME_NATIVE;
+	}
+	*out = s->fbuf;
+	*n = st->n;
 	return 0;
 }

@@ -46,6 +46,7 @@ typedef struct tr_span {
 	uint64_t size_max; /* a block before the trace: the most its size can be (the
 	                    * layout's bound); = size when the size is exact */
 	uint32_t op;
+	uint32_t stack;    /* its frames' stack id (tr_src_t.stacks), 0 = none */
 	uint8_t expandable;
 	uint8_t small;     /* a segment of the small pool (blocks of 1 MiB or less) */
 	uint8_t awaiting;  /* a block freed by the program, its free not completed
@@ -91,6 +92,14 @@ typedef struct tr_counters {
 	                                  * are compared by bytes, not one by one */
 } tr_counters_t;
 
+/* A distinct list of frames (a stack), by stack id - 1: its frame ids are
+ * stack_fids[first .. first + n), innermost first; op is what the list is
+ * attributed to (torch_frames.c). */
+typedef struct tr_stack {
+	uint32_t first, n;
+	uint32_t op;
+} tr_stack_t;
+
 /* A distinct frame. */
 typedef struct tr_frame {
 	uint32_t file, name; /* string ids */
@@ -105,6 +114,8 @@ typedef struct tr_vec {
 
 typedef struct tr_dev {
 	tr_vec_t recs;   /* tr_rec_t, in trace order */
+	tr_vec_t rstacks; /* uint32_t per record: the stack id of its frames (0 = none); the
+	                   * record keeps its 32 bytes, the op is still its own */
 	tr_vec_t segs;   /* tr_span_t: segments at dump time */
 	tr_vec_t blocks; /* tr_span_t: allocated blocks at dump time */
 	tr_vec_t init_regions; /* tr_span_t: regions before the trace */
@@ -129,6 +140,12 @@ typedef struct tr_src {
 	char *path;           /* base.path, owned */
 	mp_strtab_t strings;
 	tr_vec_t frames;      /* tr_frame_t, by frame id */
+	tr_vec_t stacks;      /* tr_stack_t, by stack id - 1: one per distinct list of frames */
+	mp_imap_t stack_ids;  /* the hash of a stack's frame ids (then the next free keys) -> id */
+	tr_vec_t stack_fids;  /* uint32_t: the frame ids of every stack, back to back */
+	mp_source_frame_t *fbuf; /* stack_frames' answer (torch_frames.c): room for the
+	                          * longest stack, made while reading */
+	size_t fbuf_cap;
 	uint32_t key[48];     /* ids of the schema's keys and actions (torch_read.c) */
 	tr_dev_t *devs;
 	uint32_t ndevs;       /* devices seen (ids 0 .. ndevs-1) */
@@ -175,9 +192,12 @@ int tr_read(tr_src_t *s, const char *path, mp_diag_t *diag);
 /* torch_read.c: the slot of a user_metadata string id (0 for none); the
  * values past TR_MAX_META share its last slot. UINT32_MAX when out of memory. */
 uint32_t tr_meta_slot(tr_src_t *s, uint32_t str);
-/* torch_frames.c: the op of a frames value (a list, or the token of one
- * seen before; its op is cached in the list). */
-int tr_frames_op(tr_src_t *s, const mp_pk_value_t *frames, uint32_t *op, mp_diag_t *diag);
+/* torch_frames.c: the op and the stack id of a frames value (a list, or
+ * the token of one seen before; its stack id is cached in the list). Both
+ * 0 for an empty list or no list. */
+int tr_frames_op(tr_src_t *s, const mp_pk_value_t *frames, uint32_t *op, uint32_t *stack, mp_diag_t *diag);
+/* torch_frames.c: mp_source_ops_t.stack_frames. */
+int tr_stack_frames(const mp_source_t *src, uint32_t stack, const mp_source_frame_t **out, uint32_t *n);
 /* torch_state.c: the state before the trace, per device. */
 int tr_rebuild(tr_src_t *s, mp_diag_t *diag);
 /* torch_layout.c: replay the allocator's layout of a device: the real size

@@ -6,8 +6,9 @@
  * (handler.open) to stream the top-level dict, the segments list and each
  * device's list: every segment dict and trace entry dict is handed over
  * here as soon as the pickle appends it, turned into a tr_span_t or a
- * 32-byte tr_rec_t, and freed. Frames are turned into an op once per
- * distinct frames list (torch_frames.c). */
+ * 32-byte tr_rec_t (and the 4-byte id of its stack), and freed. Frames
+ * are turned into an op and a stack id once per distinct frames list
+ * (torch_frames.c). */
 #include "torch_impl.h"
 
 #include <errno.h>
@@ -142,12 +143,12 @@ static int device_slot(tr_src_t *s, int64_t dev, tr_dev_t **out, mp_diag_t *diag
 	return 0;
 }
 
-static int frames_of(tr_src_t *s, const mp_pk_obj_t *d, uint32_t *op, mp_diag_t *diag)
+static int frames_of(tr_src_t *s, const mp_pk_obj_t *d, uint32_t *op, uint32_t *stack, mp_diag_t *diag)
 {
 	const mp_pk_value_t *f = get(s, d, K_FRAMES);
 
-	*op = 0;
-	return f ? tr_frames_op(s, f, op, diag) : 0;
+	*op = *stack = 0;
+	return f ? tr_frames_op(s, f, op, stack, diag) : 0;
 }
 
 /* A block of a segment at dump time: kept when allocated (or allocated
@@ -182,7 +183,7 @@ static int read_block(tr_src_t *s, tr_dev_t *dev, const mp_pk_value_t *bv, uint6
 	b.size_max = b.size;
 	if (!b.requested)
 		b.requested = b.size;
-	if ((rc = frames_of(s, bv->u.obj, &b.op, diag)) < 0)
+	if ((rc = frames_of(s, bv->u.obj, &b.op, &b.stack, diag)) < 0)
 		return rc;
 	return tr_vec_push(&dev->blocks, &b, sizeof(b));
 }
@@ -253,7 +254,7 @@ static int read_entry(tr_src_t *s, uint32_t device, const mp_pk_value_t *ev, mp_
 	const mp_pk_value_t *action, *meta;
 	tr_dev_t *dev = NULL;
 	int64_t addr;
-	uint32_t slot;
+	uint32_t slot, stack = 0;
 	int rc;
 
 	if ((rc = device_slot(s, device, &dev, diag)) < 0)
@@ -273,7 +274,7 @@ static int read_entry(tr_src_t *s, uint32_t device, const mp_pk_value_t *ev, mp_
 	if ((rc = get_int(s, ev->u.obj, r.action == TA_OOM ? K_DEVICE_FREE : K_ADDR, 0, &addr, what, diag)) < 0 ||
 	    (rc = get_size(s, ev->u.obj, K_SIZE, &r.size, what, diag)) < 0 ||
 	    (rc = get_int(s, ev->u.obj, K_TIME_US, 0, &r.time_us, what, diag)) < 0 ||
-	    (rc = frames_of(s, ev->u.obj, &r.op, diag)) < 0)
+	    (rc = frames_of(s, ev->u.obj, &r.op, &stack, diag)) < 0)
 		return rc;
 	r.addr = (uint64_t)addr;
 	meta = get(s, ev->u.obj, K_USER_METADATA);
@@ -281,6 +282,7 @@ static int read_entry(tr_src_t *s, uint32_t device, const mp_pk_value_t *ev, mp_
 		if (!meta || meta->kind != MP_PK_STR)
 			meta = get(s, ev->u.obj, K_NAME);
 		r.op = meta_of(meta);
+		stack = 0;
 	} else if ((slot = tr_meta_slot(s, meta_of(meta))) == UINT32_MAX) {
 		return MP_ENOMEM;
 	} else {
@@ -288,6 +290,7 @@ static int read_entry(tr_src_t *s, uint32_t device, const mp_pk_value_t *ev, mp_
 	}
 	if (r.action == TA_SNAPSHOT) {
 		r.op = s->op_snapshot;
+		stack = 0;
 	} else if (r.action == TA_OOM && (r.op = oom_op(s, r.op, r.addr)) == UINT32_MAX) {
 		return MP_ENOMEM;
 	}
@@ -297,7 +300,9 @@ static int read_entry(tr_src_t *s, uint32_t device, const mp_pk_value_t *ev, mp_
 		s->has_time = 1;
 	dev->seen = 1;
 	s->info.trace_entries++;
-	return tr_vec_push(&dev->recs, &r, sizeof(r));
+	if ((rc = tr_vec_push(&dev->recs, &r, sizeof(r))) < 0)
+		return rc;
+	return tr_vec_push(&dev->rstacks, &stack, sizeof(stack));
 }
 
 /* allocator_settings: what shapes the blocks (torch_layout.c). Values of

@@ -32,9 +32,10 @@ static tr_vec_t *queue_of(tr_src_t *s)
 	return &s->queue;
 }
 
-/* An ALLOC's metadata is a string id; other events have none. */
+/* An ALLOC's metadata is a string id, its stack a stack id
+ * (tr_src_t.stacks); other events have neither. */
 static int put_meta(tr_src_t *s, uint8_t kind, uint32_t mem, uint64_t addr, uint64_t req, uint64_t alloc, uint32_t op,
-		    uint32_t meta)
+		    uint32_t meta, uint32_t stack)
 {
 	mp_event_t ev;
 
@@ -46,6 +47,7 @@ static int put_meta(tr_src_t *s, uint8_t kind, uint32_t mem, uint64_t addr, uint
 	ev.allocated_bytes = alloc;
 	ev.op = op;
 	ev.metadata = meta;
+	ev.stack = stack;
 	ev.step = -1;
 	if (kind == MP_EV_MARK)
 		ev.label = op, ev.op = 0;
@@ -54,7 +56,7 @@ static int put_meta(tr_src_t *s, uint8_t kind, uint32_t mem, uint64_t addr, uint
 
 static int put(tr_src_t *s, uint8_t kind, uint32_t mem, uint64_t addr, uint64_t req, uint64_t alloc, uint32_t op)
 {
-	return put_meta(s, kind, mem, addr, req, alloc, op, 0);
+	return put_meta(s, kind, mem, addr, req, alloc, op, 0, 0);
 }
 
 static int run_removed(void *ctx, uint64_t base, uint64_t size)
@@ -85,17 +87,17 @@ static int emit_rec(tr_src_t *s, tr_dev_t *d, size_t i)
 	uint32_t mem = d->mem, await = d->nmem > MEM_AWAITING ? mem + MEM_AWAITING : mem;
 	emit_t e = {s, mem, s->op_segment};
 	tr_runs_cb_t cb = {&e, run_removed, run_added};
-	uint32_t meta = r->meta ? s->meta_ids[r->meta] : 0;
+	uint32_t meta = r->meta ? s->meta_ids[r->meta] : 0, stack = TR_AT(d->rstacks, uint32_t, i);
 	int rc;
 
 	switch (r->action) {
 	case TA_ALLOC:
-		return put_meta(s, MP_EV_ALLOC, mem, r->addr, r->size, tr_block_bytes(d, i), r->op, meta);
+		return put_meta(s, MP_EV_ALLOC, mem, r->addr, r->size, tr_block_bytes(d, i), r->op, meta, stack);
 	case TA_FREE_REQUESTED: /* out of allocated bytes (memory_allocated()) */
 		if ((rc = put(s, MP_EV_FREE, mem, r->addr, 0, 0, 0)) < 0 || !r->pending)
 			return rc;
 		/* still in its segment until another stream's work is done */
-		return put_meta(s, MP_EV_ALLOC, await, r->addr, r->size, tr_block_bytes(d, i), r->op, meta);
+		return put_meta(s, MP_EV_ALLOC, await, r->addr, r->size, tr_block_bytes(d, i), r->op, meta, stack);
 	case TA_FREE_COMPLETED: /* the end of a wait, or nothing: the request came just before */
 		if (i && r[-1].action == TA_FREE_REQUESTED && r[-1].addr == r->addr && !r[-1].pending)
 			return 0;
@@ -104,7 +106,7 @@ static int emit_rec(tr_src_t *s, tr_dev_t *d, size_t i)
 		if ((rc = put(s, MP_EV_REGION_ADD, mem, r->addr, r->size, 0, 0)) < 0)
 			return rc;
 		return put_meta(s, MP_EV_ALLOC, mem + MEM_RESERVED, r->addr, r->size, r->size,
-				r->op ? r->op : s->op_segment, meta);
+				r->op ? r->op : s->op_segment, meta, stack);
 	case TA_SEGMENT_FREE:
 		if ((rc = put(s, MP_EV_REGION_REMOVE, mem, r->addr, 0, 0, 0)) < 0)
 			return rc;
@@ -114,7 +116,7 @@ static int emit_rec(tr_src_t *s, tr_dev_t *d, size_t i)
 	case TA_SEGMENT_UNMAP:
 		return tr_runs_sub(&d->runs, r->addr, r->addr + r->size, &cb);
 	case TA_OOM:
-		return put(s, MP_EV_ALLOC_FAILED, mem, 0, r->size, 0, r->op);
+		return put_meta(s, MP_EV_ALLOC_FAILED, mem, 0, r->size, 0, r->op, 0, stack);
 	default: /* snapshot, annotate */
 		return r->op ? put(s, MP_EV_MARK, mem, 0, 0, 0, r->op) : 0;
 	}
@@ -150,8 +152,8 @@ static int emit_init(tr_src_t *s, tr_dev_t *d)
 	 * is in the notes); metadata unknown (their alloc entry is gone) */
 	for (size_t i = 0; i < d->init_blocks.n && rc == 0; i++) {
 		const tr_span_t *b = &TR_AT(d->init_blocks, tr_span_t, i);
-		rc = put(s, MP_EV_ALLOC, b->awaiting && d->nmem > MEM_AWAITING ? mem + MEM_AWAITING : mem, b->addr,
-			 b->requested, b->size, b->op ? b->op : s->op_before);
+		rc = put_meta(s, MP_EV_ALLOC, b->awaiting && d->nmem > MEM_AWAITING ? mem + MEM_AWAITING : mem, b->addr,
+			      b->requested, b->size, b->op ? b->op : s->op_before, 0, b->stack);
 	}
 	return rc;
 }
@@ -324,7 +326,8 @@ static void tr_close(mp_source_t *src)
 
 	for (uint32_t i = 0; i < s->ndevs; i++) {
 		tr_dev_t *d = &s->devs[i];
-		tr_vec_t *v[] = {&d->recs, &d->segs, &d->blocks, &d->init_regions, &d->init_blocks, &d->runs, &d->phases};
+		tr_vec_t *v[] = {&d->recs, &d->rstacks, &d->segs, &d->blocks, &d->init_regions, &d->init_blocks, &d->runs,
+				 &d->phases};
 		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
 			free(v[k]->v);
 		mp_imap_free(&d->extra);
@@ -340,6 +343,10 @@ static void tr_close(mp_source_t *src)
 	free(s->note_text);
 	free(queue_of(s)->v);
 	free(s->frames.v);
+	free(s->stacks.v);
+	mp_imap_free(&s->stack_ids);
+	free(s->stack_fids.v);
+	free(s->fbuf);
 	free(s->meta_ids);
 	mp_imap_free(&s->meta_slot);
 	mp_strtab_free(&s->strings);
@@ -357,6 +364,7 @@ static const mp_source_ops_t tr_ops = {
 	.close = tr_close,
 	.time_unit = tr_time_unit,
 	.notes = tr_notes,
+	.stack_frames = tr_stack_frames,
 };
 
 /* A device has a third memory id when some block of it waited on

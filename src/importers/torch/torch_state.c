@@ -273,6 +273,7 @@ static int mark_pending(tr_src_t *s, tr_dev_t *d)
 			const tr_rec_t *a = &TR_AT(d->recs, tr_rec_t, v);
 			r->meta = a->meta;
 			op = a->op;
+			TR_AT(d->rstacks, uint32_t, i) = TR_AT(d->rstacks, uint32_t, v); /* its allocation's frames */
 		} else {
 			r->meta = 0;
 		}

@@ -54,6 +54,35 @@ typedef struct mp_source_note {
 	int warning;       /* 1: the user must not miss it (a check failed, a value was unusable) */
 } mp_source_note_t;
 
+/* What kind of code a stack frame is. A source says it per frame: a
+ * PyTorch snapshot's frames in a .py file (or <frozen ...>, <string>) are
+ * Python, the others native; a capture's return addresses are native.
+ * Python frames recorded by the hooks (interpreter stacks) will be
+ * MP_FRAME_PYTHON with their file and line too. */
+#define MP_FRAME_KIND_MAP(X)               \
+	X(MP_FRAME_UNKNOWN, 0, "unknown")  \
+	X(MP_FRAME_NATIVE,  1, "native")   \
+	X(MP_FRAME_PYTHON,  2, "python")   \
+	X(MP_FRAME_KERNEL,  3, "kernel")
+
+typedef enum {
+#define MP__FK_ENUM(name, val, str) name = (val),
+	MP_FRAME_KIND_MAP(MP__FK_ENUM)
+#undef MP__FK_ENUM
+	MP_FRAME_KIND_MAX = 3
+} mp_frame_kind_t;
+
+/* Static name of a frame kind ("python"); "?" out of range. Never NULL. */
+const char *mp_frame_kind_name(int kind);
+
+/* One frame of a call stack, as its source knows it. */
+typedef struct mp_source_frame {
+	const char *name;  /* the function (demangled for C++); never NULL, "" unknown */
+	const char *file;  /* source file (Python: its path), or the object; never NULL, "" unknown */
+	int64_t line;      /* 1-based; 0 unknown */
+	int kind;          /* mp_frame_kind_t */
+} mp_source_frame_t;
+
 /* How a source ended (valid once next() has returned 0). */
 typedef enum {
 	MP_END_CLEAN = 0,   /* the capture was closed properly */
@@ -99,6 +128,20 @@ typedef struct mp_source_ops {
 	 * returned 0 (some are known only after the whole input was read).
 	 * *out is borrowed, valid until mp_source_close(). Returns the count. */
 	size_t (*notes)(const mp_source_t *src, const mp_source_note_t **out);
+	/* Optional (NULL: the source names no frames itself): the frames of
+	 * call stack `stack` (an mp_event_t.stack > 0), innermost first,
+	 * into *out (borrowed: valid until the next call or
+	 * mp_source_close()) and *n. Returns 0, or MP_ENOTFOUND for an id
+	 * the source never gave. Valid once next() has returned 0. A
+	 * PyTorch snapshot implements it (its frames are names already).
+	 * An op of the source rather than a call of one importer, so that
+	 * whatever reads stacks (the call tree, memprof/calltree.h) asks
+	 * every source the same way: a capture whose hooks record Python
+	 * frames, or a capture symbolized ahead, can answer it later
+	 * without its readers changing. A capture's return addresses are
+	 * symbolized by the report (memprof_report, with libdw), which the
+	 * capture core must not depend on, so today it has none. */
+	int (*stack_frames)(const mp_source_t *src, uint32_t stack, const mp_source_frame_t **out, uint32_t *n);
 } mp_source_ops_t;
 
 struct mp_source {
@@ -125,6 +168,15 @@ static inline size_t mp_source_notes(const mp_source_t *s, const mp_source_note_
 {
 	*out = NULL;
 	return s->ops->notes ? s->ops->notes(s, out) : 0;
+}
+/* See stack_frames above; MP_ENOTFOUND (and *out NULL, *n 0) for sources
+ * without it. */
+static inline int mp_source_stack_frames(const mp_source_t *s, uint32_t stack, const mp_source_frame_t **out,
+					 uint32_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	return s->ops->stack_frames ? s->ops->stack_frames(s, stack, out, n) : MP_ENOTFOUND;
 }
 /* See help above; 0 for sources without it. */
 static inline int mp_source_help(mp_source_t *s) { return s->ops->help ? s->ops->help(s) : 0; }

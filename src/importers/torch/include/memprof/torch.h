@@ -14,10 +14,17 @@
  * counters and the check of the replay against the dump.
  *
  * Reading is one streaming pass over the file (raw or gzip) with the
- * reader of memprof/pickle.h: trace entries become 32-byte records as they
- * are read and their dicts are freed; frames are interned per distinct
- * stack. Memory: 32 bytes per trace entry, the segments at dump time, the
- * distinct stacks and strings -- never the pickle's object tree.
+ * reader of memprof/pickle.h: trace entries become 32-byte records (and
+ * the 4-byte id of their stack) as they are read and their dicts are
+ * freed; frames are interned per distinct stack. Memory: 36 bytes per
+ * trace entry, the segments at dump time, the distinct frames, stacks (4
+ * bytes per frame of each) and strings -- never the pickle's object tree.
+ *
+ * Stacks: an event made from a trace entry or a block with frames carries
+ * a stack id (mp_event_t.stack, one per distinct frames list, from 1), and
+ * mp_source_stack_frames() gives its frames, innermost first, with their
+ * kind (MP_FRAME_PYTHON for a .py file or <frozen ...>/<string> code,
+ * MP_FRAME_NATIVE for the others).
  */
 #ifndef MEMPROF_TORCH_H
 #define MEMPROF_TORCH_H

@@ -1,0 +1,510 @@
+/* calltree.c - call trees of allocations (memprof/calltree.h).
+ *
+ * One pass over the source after the solver, as functions.c does: each
+ * allocation is charged to its (memory id, stack) -- bytes allocated over
+ * the run, bytes live now (a map of live blocks) -- and at each memory
+ * id's peak event (the solver's) the live figures are copied aside; at the
+ * end they are the leaks. Only then are the stacks that hold anything
+ * resolved, once each, into frames (symbolized for a capture, once per
+ * distinct return address; named by the source otherwise), and each tree
+ * built as a trie of frames from the outermost in, then written out in
+ * depth-first order, children sorted and small ones folded. Memory: the
+ * live blocks (24 B each), one record per (memory id, stack) and the
+ * distinct frames; per tree, its nodes.
+ */
+#include <memprof/calltree.h>
+#include <memprof/capture.h>
+
+#include "calltree_impl.h"
+#include "livemap.h"
+#include "stackframes.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *mp_tree_kind_name(int kind)
+{
+	switch (kind) {
+#define MP__TK_NAME(name, val, str) \
+	case val:                   \
+		return str;
+		MP_TREE_KIND_MAP(MP__TK_NAME)
+#undef MP__TK_NAME
+	default:
+		return "?";
+	}
+}
+
+int mp_tree_kind_parse(const char *name)
+{
+#define MP__TK_PARSE(n, val, str) \
+	if (!strcmp(name, str))   \
+		return val;
+	MP_TREE_KIND_MAP(MP__TK_PARSE)
+#undef MP__TK_PARSE
+	return -1;
+}
+
+/* --- u64 -> u32 map (open addressing; a value is stored + 1) -------------- */
+
+int ct_map_put(ct_map_t *m, uint64_t key, uint32_t val)
+{
+	size_t i;
+
+	if ((m->n + 1) * 2 > m->mask + 1) {
+		size_t cap = m->mask ? (m->mask + 1) * 2 : 64, j;
+		uint64_t *keys = calloc(cap, sizeof(*keys));
+		uint32_t *vals = calloc(cap, sizeof(*vals));
+		if (!keys || !vals) {
+			free(keys);
+			free(vals);
+			return -1;
+		}
+		for (j = 0; m->vals && j <= m->mask; j++) {
+			size_t k;
+			if (!m->vals[j])
+				continue;
+			for (k = rp_mix(m->keys[j]) & (cap - 1); vals[k]; k = (k + 1) & (cap - 1))
+				;
+			keys[k] = m->keys[j];
+			vals[k] = m->vals[j];
+		}
+		free(m->keys);
+		free(m->vals);
+		m->keys = keys;
+		m->vals = vals;
+		m->mask = cap - 1;
+	}
+	for (i = rp_mix(key) & m->mask; m->vals[i]; i = (i + 1) & m->mask)
+		if (m->keys[i] == key) {
+			m->vals[i] = val + 1;
+			return 0;
+		}
+	m->keys[i] = key;
+	m->vals[i] = val + 1;
+	m->n++;
+	return 0;
+}
+
+int ct_map_get(const ct_map_t *m, uint64_t key, uint32_t *val)
+{
+	size_t i;
+
+	if (!m->vals)
+		return 0;
+	for (i = rp_mix(key) & m->mask; m->vals[i]; i = (i + 1) & m->mask)
+		if (m->keys[i] == key) {
+			*val = m->vals[i] - 1;
+			return 1;
+		}
+	return 0;
+}
+
+void ct_map_free(ct_map_t *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/* --- strings and frames, interned ----------------------------------------- */
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (*s) {
+		h ^= (uint8_t)*s++;
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* Grow *v (n items of size) to hold one more; 0 or -1. */
+static int grow(void **v, size_t n, size_t *cap, size_t size)
+{
+	void *a;
+	size_t c;
+
+	if (n < *cap)
+		return 0;
+	c = *cap ? *cap * 2 : 64;
+	if (!(a = realloc(*v, c * size)))
+		return -1;
+	*v = a;
+	*cap = c;
+	return 0;
+}
+
+/* The interned copy of s (owned by t); NULL when out of memory. Keys are
+ * the string's hash, then the next values where another string had it. */
+const char *ct_intern(mp_calltree_t *t, const char *s)
+{
+	uint64_t k = str_hash(s);
+	uint32_t i;
+
+	for (; ct_map_get(&t->str_map, k, &i); k++)
+		if (!strcmp(t->strs[i], s))
+			return t->strs[i];
+	if (grow((void **)&t->strs, t->nstrs, &t->cap_strs, sizeof(*t->strs)) < 0 ||
+	    !(t->strs[t->nstrs] = strdup(s)))
+		return NULL;
+	if (ct_map_put(&t->str_map, k, (uint32_t)t->nstrs) < 0) {
+		free(t->strs[t->nstrs]);
+		return NULL;
+	}
+	return t->strs[t->nstrs++];
+}
+
+/* The id of a frame (name, file, line, kind); -1 when out of memory. */
+static long frame_id(mp_calltree_t *t, const char *name, const char *file, int64_t line, int kind)
+{
+	const char *n = ct_intern(t, name), *f = ct_intern(t, file);
+	uint64_t h;
+	uint32_t i;
+
+	if (!n || !f)
+		return -1;
+	h = rp_mix((uint64_t)(uintptr_t)n ^ rp_mix((uint64_t)(uintptr_t)f ^ rp_mix((uint64_t)line)) ^ (uint64_t)kind);
+	for (; ct_map_get(&t->frame_map, h, &i); h++) {
+		const ct_frame_t *x = &t->frames[i];
+		if (x->name == n && x->file == f && x->line == line && x->kind == kind)
+			return (long)i;
+	}
+	if (t->nframes >= CT_SPECIAL || grow((void **)&t->frames, t->nframes, &t->cap_frames, sizeof(*t->frames)) < 0 ||
+	    ct_map_put(&t->frame_map, h, (uint32_t)t->nframes) < 0)
+		return -1;
+	t->frames[t->nframes] = (ct_frame_t){n, f, line, kind};
+	return (long)t->nframes++;
+}
+
+/* --- stacks into paths of frames ------------------------------------------ */
+
+/* A frame a source names that only shows how the memory was handed out:
+ * an allocator entry point, PyTorch's unwinder and caching allocator. */
+static int source_frame_dropped(const char *name)
+{
+	static const char *const prefixes[] = {
+		"torch::unwind::", "torch::CapturedTraceback::", "torch::cuda::(anonymous namespace)::gather",
+		"c10::cuda::CUDACachingAllocator::", "operator new",
+	};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	return rp_is_entry_point(name);
+}
+
+/* A capture's return address as a frame, symbolized once per address:
+ * *id, and *dropped when it is memprof's or an allocator entry point. */
+static int pc_frame(mp_calltree_t *t, uint64_t pc, uint32_t *id, int *dropped)
+{
+	char buf[1024];
+	mp_symbol_t s;
+	uint32_t v;
+	long fid;
+
+	if (ct_map_get(&t->pc_map, pc, &v)) {
+		*id = v >> 1;
+		*dropped = v & 1;
+		return 0;
+	}
+	mp_symbolize(t->sym, pc, &s);
+	rp_frame_name(&s, pc, buf, sizeof(buf));
+	if ((fid = frame_id(t, buf, s.object ? s.object : "", 0, MP_FRAME_NATIVE)) < 0 || fid >= (1l << 30))
+		return -1;
+	*id = (uint32_t)fid;
+	*dropped = rp_in_memprof(s.object) || rp_is_entry_point(s.function);
+	return ct_map_put(&t->pc_map, pc, (uint32_t)fid << 1 | (uint32_t)*dropped);
+}
+
+/* Resolve stack (1..) into t->path[..]: its frame ids from the outermost
+ * to the innermost kept one. Stacks that cannot be read have no frames. */
+static int resolve(mp_calltree_t *t, uint32_t stack)
+{
+	ct_stack_t *st = &t->stacks[stack];
+	uint32_t n = 0, pick = 0, i, *ids = NULL;
+	int rc = 0;
+
+	st->resolved = 1;
+	if (t->cap) {
+		const uint64_t *pcs;
+		if (mp_capture_stack(t->cap, stack, &pcs, &n) || !n)
+			return 0;
+		if (!(ids = malloc(n * sizeof(*ids))))
+			return -1;
+		for (i = 0; i < n && rc == 0; i++) {
+			int dropped;
+			rc = pc_frame(t, pcs[i], &ids[i], &dropped);
+			if (!dropped && !pick)
+				pick = i + 1;
+		}
+	} else {
+		const mp_source_frame_t *fr;
+		if (mp_source_stack_frames(t->src, stack, &fr, &n) || !n)
+			return 0;
+		if (!(ids = malloc(n * sizeof(*ids))))
+			return -1;
+		for (i = 0; i < n && rc == 0; i++) {
+			long fid = frame_id(t, fr[i].name, fr[i].file, fr[i].line, fr[i].kind);
+			rc = fid < 0 ? -1 : 0;
+			ids[i] = (uint32_t)fid;
+			if (!pick && !source_frame_dropped(fr[i].name))
+				pick = i + 1;
+		}
+	}
+	pick = pick ? pick - 1 : 0; /* every frame an allocator's: all kept */
+	if (rc == 0 && t->npath + (n - pick) > UINT32_MAX)
+		rc = -1;
+	while (rc == 0 && t->npath + (n - pick) > t->cap_path)
+		rc = grow((void **)&t->path, t->cap_path, &t->cap_path, sizeof(*t->path));
+	if (rc == 0) {
+		st->first = (uint32_t)t->npath;
+		st->n = n - pick;
+		for (i = n; i > pick; i--) /* outermost first */
+			t->path[t->npath++] = ids[i - 1];
+	}
+	free(ids);
+	return rc;
+}
+
+/* --- the pass --------------------------------------------------------------- */
+
+static int oom(mp_diag_t *diag)
+{
+	return mp_diag_set(diag, MP_ENOMEM, -1, -1, "out of memory");
+}
+
+/* The record of (memory, stack); -1 when out of memory. */
+static long agg_of(mp_calltree_t *t, uint32_t memory, uint32_t stack)
+{
+	uint64_t key = (uint64_t)memory << 32 | stack;
+	uint32_t i;
+
+	if (ct_map_get(&t->agg_map, key, &i))
+		return (long)i;
+	if (t->naggs >= UINT32_MAX - 1 || grow((void **)&t->aggs, t->naggs, &t->cap_aggs, sizeof(*t->aggs)) < 0 ||
+	    ct_map_put(&t->agg_map, key, (uint32_t)t->naggs) < 0)
+		return -1;
+	memset(&t->aggs[t->naggs], 0, sizeof(t->aggs[0]));
+	t->aggs[t->naggs].memory = memory;
+	t->aggs[t->naggs].stack = stack;
+	return (long)t->naggs++;
+}
+
+/* Room for stack ids up to id in t->stacks; 0 or -1. */
+static int stack_slot(mp_calltree_t *t, uint32_t id)
+{
+	size_t n;
+	ct_stack_t *a;
+
+	if (id < t->nstacks_cap)
+		return 0;
+	n = t->nstacks_cap ? t->nstacks_cap : 256;
+	while (n <= id)
+		n *= 2;
+	if (!(a = realloc(t->stacks, n * sizeof(*a))))
+		return -1;
+	memset(a + t->nstacks_cap, 0, (n - t->nstacks_cap) * sizeof(*a));
+	t->stacks = a;
+	t->nstacks_cap = n;
+	return 0;
+}
+
+static int pass(mp_calltree_t *t, mp_source_t *src, const uint64_t *peak_at, uint32_t npeak, mp_diag_t *diag)
+{
+	live_map_t live = {NULL, 0, 0};
+	mp_event_t ev;
+	int rc;
+
+	if (live_grow(&live))
+		return oom(diag);
+	if ((rc = mp_source_rewind(src, diag)) < 0)
+		goto out;
+	while ((rc = mp_source_next(src, &ev, diag)) == 1) {
+		if (ev.stack && (ev.kind == MP_EV_ALLOC || ev.kind == MP_EV_ALLOC_FAILED)) {
+			if (stack_slot(t, ev.stack) < 0)
+				goto nomem;
+			if (!t->stacks[ev.stack].seen) {
+				t->stacks[ev.stack].seen = 1;
+				t->distinct_stacks++;
+			}
+		}
+		if (ev.kind == MP_EV_ALLOC) {
+			uint64_t bytes = ev.allocated_bytes ? ev.allocated_bytes : ev.requested_bytes;
+			long a = agg_of(t, ev.memory, ev.stack);
+			live_slot_t *slot;
+			if (a < 0)
+				goto nomem;
+			if (ev.stack)
+				t->any_stack = 1;
+			if ((slot = live_find(&live, ev.memory, ev.address))) { /* allocated twice: the older is gone */
+				t->aggs[slot->row - 1].v[CT_LIVE_B] -= slot->bytes;
+				t->aggs[slot->row - 1].v[CT_LIVE_C]--;
+				live_remove(&live, slot);
+			}
+			if (!(slot = live_insert(&live, ev.memory, ev.address)))
+				goto nomem;
+			slot->row = (uint32_t)a + 1;
+			slot->bytes = bytes;
+			t->aggs[a].v[CT_LIVE_B] += bytes;
+			t->aggs[a].v[CT_LIVE_C]++;
+			t->aggs[a].v[CT_ALLOC_B] += bytes;
+			t->aggs[a].v[CT_ALLOC_C]++;
+		} else if (ev.kind == MP_EV_FREE) {
+			live_slot_t *slot = live_find(&live, ev.memory, ev.address);
+			if (slot) {
+				t->aggs[slot->row - 1].v[CT_LIVE_B] -= slot->bytes;
+				t->aggs[slot->row - 1].v[CT_LIVE_C]--;
+				live_remove(&live, slot);
+			}
+		}
+		if (ev.memory < npeak && ev.index == peak_at[ev.memory])
+			for (size_t j = 0; j < t->naggs; j++)
+				if (t->aggs[j].memory == ev.memory) {
+					t->aggs[j].v[CT_PEAK_B] = t->aggs[j].v[CT_LIVE_B];
+					t->aggs[j].v[CT_PEAK_C] = t->aggs[j].v[CT_LIVE_C];
+				}
+	}
+out:
+	free(live.s);
+	return rc;
+nomem:
+	free(live.s);
+	return oom(diag);
+}
+
+/* Each memory id's peak event, from the solver (UINT64_MAX: none). */
+static uint64_t *peak_events(const mp_solver_t *solver, uint32_t *n)
+{
+	uint32_t max = 0;
+	uint64_t *at;
+
+	for (size_t d = 0; d < mp_solver_device_count(solver); d++)
+		if (mp_solver_device(solver, d)->id + 1 > max)
+			max = mp_solver_device(solver, d)->id + 1;
+	if (!(at = malloc((max ? max : 1) * sizeof(*at))))
+		return NULL;
+	for (uint32_t i = 0; i < max; i++)
+		at[i] = UINT64_MAX;
+	for (size_t d = 0; d < mp_solver_device_count(solver); d++) {
+		const mp_solver_device_t *dev = mp_solver_device(solver, d);
+		at[dev->id] = dev->has_peak ? dev->peak.event_index : UINT64_MAX;
+	}
+	*n = max;
+	return at;
+}
+
+int mp_calltree_compute(mp_calltree_t **out, mp_source_t *src, const mp_solver_t *solver,
+			const mp_calltree_options_t *opts, mp_diag_t *diag)
+{
+	mp_capture_t *cap = src->ops->stack_frames ? NULL : mp_capture_from_source(src);
+	mp_calltree_t *t;
+	uint64_t *peak_at = NULL;
+	uint32_t npeak = 0;
+	int rc;
+
+	*out = NULL;
+	if (!src->ops->stack_frames && (!cap || mp_capture_stack_count(cap) == 0))
+		return MP_ENODATA;
+	if (!(t = calloc(1, sizeof(*t))))
+		return oom(diag);
+	t->src = src;
+	t->cap = cap;
+	t->min_percent = opts ? opts->min_percent : MP_CALLTREE_MIN_PERCENT_DEFAULT;
+	if (!(t->min_percent >= 0) || t->min_percent > 100) /* NaN too */
+		t->min_percent = MP_CALLTREE_MIN_PERCENT_DEFAULT;
+	t->kinds = opts && opts->kinds ? opts->kinds : (1u << (MP_TREE_KIND_MAX + 1)) - 1;
+	if ((cap && !(t->sym = mp_symbolizer_new(cap))) || !(peak_at = peak_events(solver, &npeak))) {
+		rc = oom(diag);
+		goto fail;
+	}
+	if ((rc = pass(t, src, peak_at, npeak, diag)) < 0)
+		goto fail;
+	free(peak_at);
+	peak_at = NULL;
+	if (!t->any_stack) {
+		rc = MP_ENODATA;
+		goto fail;
+	}
+	if ((rc = ct_build_all(t, ct_resolve_needed)) < 0) {
+		rc = oom(diag);
+		goto fail;
+	}
+	*out = t;
+	return 0;
+fail:
+	free(peak_at);
+	mp_calltree_free(t);
+	return rc;
+}
+
+/* For ct_build_all: the stack's path, resolved on first use. */
+int ct_resolve_needed(mp_calltree_t *t, uint32_t stack, const uint32_t **path, uint32_t *n)
+{
+	*path = NULL;
+	*n = 0;
+	if (!stack || stack >= t->nstacks_cap)
+		return 0;
+	if (!t->stacks[stack].resolved && resolve(t, stack) < 0)
+		return -1;
+	*path = t->path + t->stacks[stack].first;
+	*n = t->stacks[stack].n;
+	return 0;
+}
+
+void mp_calltree_free(mp_calltree_t *t)
+{
+	if (!t)
+		return;
+	mp_symbolizer_free(t->sym);
+	for (size_t i = 0; i < t->nstrs; i++)
+		free(t->strs[i]);
+	free(t->strs);
+	ct_map_free(&t->str_map);
+	ct_map_free(&t->frame_map);
+	ct_map_free(&t->pc_map);
+	ct_map_free(&t->agg_map);
+	free(t->frames);
+	free(t->stacks);
+	free(t->path);
+	free(t->aggs);
+	for (size_t i = 0; i < t->ntrees; i++)
+		free((void *)(uintptr_t)t->trees[i].nodes); /* ours: const to readers */
+	free(t->trees);
+	free(t);
+}
+
+size_t mp_calltree_count(const mp_calltree_t *t)
+{
+	return t->ntrees;
+}
+
+const mp_tree_t *mp_calltree_tree(const mp_calltree_t *t, size_t i)
+{
+	return i < t->ntrees ? &t->trees[i] : NULL;
+}
+
+const mp_tree_t *mp_calltree_find(const mp_calltree_t *t, uint32_t memory, int kind)
+{
+	for (size_t i = 0; i < t->ntrees; i++)
+		if (t->trees[i].memory == memory && t->trees[i].kind == kind)
+			return &t->trees[i];
+	return NULL;
+}
+
+uint32_t mp_calltree_distinct_stacks(const mp_calltree_t *t)
+{
+	return t->distinct_stacks;
+}
+
+const char *mp_calltree_symbolizer(const mp_calltree_t *t)
+{
+	return t->cap ? mp_symbolizer_backend() : "source";
+}
+
+double mp_calltree_min_percent(const mp_calltree_t *t)
+{
+	return t->min_percent;
+}
