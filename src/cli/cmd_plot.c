@@ -16,10 +16,11 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: memprof plot FILE... -o OUT.svg|OUT.png [--chart timeline|breakdown|map|all]\n"
+		"usage: memprof plot FILE... -o OUT.svg|OUT.png [--chart timeline|breakdown|map|all|flame]\n"
 		"                    [--device ID] [--steps A:B] [--width W] [--height H]\n"
 		"                    [--top N] [--oom-maps N] [--run NAME] [--pid N | --process all]\n"
 		"                    [--all-frames] [--user-code LIST]\n"
+		"                    [--tree peak|leaks|allocated] [--min-percent P]\n"
 		"\n"
 		"Draw the charts of captures into one picture (SVG or PNG, from the\n"
 		"extension): per memory id, highest peak first,\n"
@@ -29,6 +30,9 @@ static void usage(FILE *out)
 		"  map        the memory map at the peak and at each failed allocation: every\n"
 		"             region as an address strip, the largest free chunk, the request\n"
 		"  all        all of them, stacked\n"
+		"  flame      the call tree of what was live at the peak (or --tree leaks,\n"
+		"             allocated) as an icicle: captures recorded with --stacks, and\n"
+		"             PyTorch snapshots (their frames)\n"
 		"\n"
 		"  -o, --output OUT  the picture to write (.svg or .png)\n"
 		"  --device ID   only this memory id (a number, or a name such as GPU_0_bfc)\n"
@@ -42,6 +46,9 @@ static void usage(FILE *out)
 		"  --pid N       in a 'memprof record' run, that process (default: the main\n"
 		"                process, the one with the largest peak)\n"
 		"  --process all in a 'memprof record' run, every process that did work\n"
+		"  --tree KIND   with --chart flame: peak (default), leaks or allocated\n"
+		"  --min-percent P  with --chart flame: frames under P%% of the root folded\n"
+		"                into (other) (default 1)\n"
 		"  --all-frames  PyTorch snapshots: ops from the innermost frame (docs/torch.md)\n"		"  --user-code LIST  PyTorch snapshots: Python files that count as your code:\n"
 		"                'packages', package names or path prefixes (docs/torch.md)\n"
 		"\n"
@@ -56,7 +63,7 @@ static void usage(FILE *out)
 int cmd_plot(int argc, char **argv)
 {
 	enum { O_CHART = 256, O_DEVICE, O_STEPS, O_WIDTH, O_HEIGHT, O_TOP, O_OOM_MAPS, O_RUN, O_PID, O_PROCESS,
-	       O_ALL_FRAMES, O_USER_CODE };
+	       O_ALL_FRAMES, O_USER_CODE, O_TREE, O_MIN_PERCENT };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},  {"chart", required_argument, NULL, O_CHART},
 		{"device", required_argument, NULL, O_DEVICE}, {"steps", required_argument, NULL, O_STEPS},
@@ -66,12 +73,14 @@ int cmd_plot(int argc, char **argv)
 		{"pid", required_argument, NULL, O_PID},   {"process", required_argument, NULL, O_PROCESS},
 		{"all-frames", no_argument, NULL, O_ALL_FRAMES},
 		{"user-code", required_argument, NULL, O_USER_CODE},
+		{"tree", required_argument, NULL, O_TREE}, {"min-percent", required_argument, NULL, O_MIN_PERCENT},
 		{NULL, 0, NULL, 0},
 	};
 	mp_plot_options_t po = {.charts = MP_PLOT_TIMELINE};
 	mp_solver_options_t sopt;
 	mp_xplane_input_options_t xin = {NULL, 0};
-	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0, NULL, 0, 0};
+	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0, NULL, 0, MP_CALLTREE_MIN_PERCENT_DEFAULT};
+	int flame = 0, tree = MP_TREE_PEAK, tree_set = 0, min_percent_set = 0;
 	cli_inputs_t ci;
 	cli_run_select_t sel = {0, 0, 0};
 	cli_runs_t runs = {0};
@@ -89,11 +98,31 @@ int cmd_plot(int argc, char **argv)
 			out = optarg;
 			break;
 		case O_CHART:
+			if ((flame = !strcmp(optarg, "flame")))
+				break;
 			if (!(po.charts = mp_plot_chart_parse(optarg))) {
-				mp_cli_error("unknown --chart '%s' (expected timeline, breakdown, map or all)", optarg);
+				mp_cli_error("unknown --chart '%s' (expected timeline, breakdown, map, all or flame)", optarg);
 				return MP_EXIT_USAGE;
 			}
 			break;
+		case O_TREE:
+			if ((tree = mp_tree_kind_parse(optarg)) < 0) {
+				mp_cli_error("invalid --tree '%s' (expected peak, leaks or allocated)", optarg);
+				return MP_EXIT_USAGE;
+			}
+			tree_set = 1;
+			break;
+		case O_MIN_PERCENT: {
+			char *end;
+			errno = 0;
+			io.tree_min_percent = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(io.tree_min_percent >= 0 && io.tree_min_percent <= 100)) {
+				mp_cli_error("invalid --min-percent '%s' (expected a number from 0 to 100)", optarg);
+				return MP_EXIT_USAGE;
+			}
+			min_percent_set = 1;
+			break;
+		}
 		case O_DEVICE:
 			io.device = optarg;
 			break;
@@ -159,6 +188,10 @@ int cmd_plot(int argc, char **argv)
 	}
 	if ((rc = cli_plot_check_path(out, "-o")) != MP_EXIT_OK)
 		return rc;
+	if ((tree_set || min_percent_set) && !flame) {
+		mp_cli_error("%s applies to --chart flame", tree_set ? "--tree" : "--min-percent");
+		return MP_EXIT_USAGE;
+	}
 	if (po.top)
 		sopt.top = (uint32_t)po.top;
 	/* the timeline's exact fragmentation at every point is most of the
@@ -172,6 +205,12 @@ int cmd_plot(int argc, char **argv)
 	 * snapshot always: its ops are frames); the timeline's peak label
 	 * names its first bar, as the breakdown under it shows */
 	io.functions = (po.charts & (MP_PLOT_BREAKDOWN | MP_PLOT_TIMELINE)) ? 2 : 0;
+	if (flame) { /* the call tree alone: no timeline, breakdown or functions */
+		sopt.timeline = 0;
+		sopt.breakdown = 0;
+		io.functions = 0;
+		io.tree = tree + 1;
+	}
 	memset(&ci, 0, sizeof(ci));
 	rc = cli_runs_expand(&runs, argv + optind, argc - optind, &sel);
 	if (rc == MP_EXIT_OK)
@@ -181,7 +220,7 @@ int cmd_plot(int argc, char **argv)
 		rc = MP_EXIT_FAILURE;
 	} else if (rc == MP_EXIT_OK) {
 		cli_runs_title_inputs(&runs, &ci);
-		rc = cli_plot_write(&ci, &po, out);
+		rc = flame ? cli_plot_flame(&ci, tree, &po, out) : cli_plot_write(&ci, &po, out);
 	}
 	cli_inputs_close(&ci);
 	cli_runs_free(&runs);

@@ -13,6 +13,11 @@
  * stderr. Returns an exit code; the message of a failure is printed. */
 int cli_plot_write(const cli_inputs_t *ci, const mp_plot_options_t *o, const char *path);
 
+/* plot --chart flame (plot_flame.c): the call trees of kind (mp_tree_kind_t)
+ * of every input (ci->trees, opened with --tree) as icicles, one per memory
+ * id with a peak, into path. Returns an exit code; failures are printed. */
+int cli_plot_flame(const cli_inputs_t *ci, int kind, const mp_plot_options_t *o, const char *path);
+
 /* Warn (once a run) when the charts' font is not installed: the picture
  * is drawn with another, and its bytes then depend on the machine. */
 void cli_picture_font_check(const char *path);

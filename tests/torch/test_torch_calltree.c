@@ -9,6 +9,9 @@
  * from the pickle with Python's pickle module. */
 #include "test_common.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "calltree_check.h"
 #include "json_check.h"
 
@@ -340,6 +343,39 @@ static void test_cli(void **state)
 	}
 }
 
+/* plot --chart flame: the trees as icicles, one line and exit 1 without
+ * frames, and --tree without the flame chart a usage error. */
+static void test_plot_flame(void **state)
+{
+	static const char *const kinds[] = {"", " --tree peak", " --tree leaks", " --tree allocated"};
+	char cmd[MP_TEST_CMD_MAX];
+	struct stat sb;
+	char *out;
+	int st;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		unlink(OUT "/flame.png");
+		snprintf(cmd, sizeof(cmd), MEMPROF " plot --chart flame%s -o " OUT "/flame.png " OUT "/calltree.pickle 2>&1",
+			 kinds[k]);
+		out = sh(cmd, &st);
+		assert_int_equal(st, 0);
+		assert_non_null(strstr(out, "memprof: wrote " OUT "/flame.png (1200x"));
+		assert_int_equal(stat(OUT "/flame.png", &sb), 0);
+		assert_true(sb.st_size > 1000);
+		free(out);
+	}
+	out = sh(MEMPROF " plot --chart flame -o " OUT "/flame.png " OUT "/noframes.pickle 2>&1", &st);
+	assert_int_equal(st, 1);
+	assert_string_equal(out, "memprof: error: '" OUT "/noframes.pickle': no call tree: the snapshot's blocks "
+				 "and trace entries carry no frames\n");
+	free(out);
+	out = sh(MEMPROF " plot --tree leaks -o " OUT "/flame.png " OUT "/calltree.pickle 2>&1", &st);
+	assert_int_equal(st, 2);
+	assert_non_null(strstr(out, "--tree applies to --chart flame"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -348,6 +384,7 @@ int main(void)
 		cmocka_unit_test(test_real_roots),
 		cmocka_unit_test(test_real_cnn),
 		cmocka_unit_test(test_cli),
+		cmocka_unit_test(test_plot_flame),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
