@@ -270,7 +270,7 @@ int cmd_dump(int argc, char **argv)
 		cli_runs_free(&runs);
 		return rc;
 	}
-	cli_runs_print(stdout, &runs);
+	cli_runs_print(stdout, &runs, 1); /* a dump lists every process */
 	if (mp_torch_path_is_candidate(runs.files[0]))
 		rc = dump_snapshot(runs.files[0], header_only);
 	else

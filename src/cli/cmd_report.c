@@ -28,6 +28,7 @@ static void usage(FILE *out)
 		"                      [--tree[=peak|leaks|allocated] [--min-percent P]]\n"
 		"                      [--device ID] [--steps A:B] [--top N] [--points N]\n"
 		"                      [--compat=xprof] [--run NAME] [--pid N | --process all]\n"
+		"                      [--all-processes]\n"
 		"                      [--json | --csv]\n"
 		"                      [--svg OUT.svg | --png OUT.png] [--all-frames] [--user-code LIST]\n"
 		"                      FILE...\n"
@@ -57,6 +58,10 @@ static void usage(FILE *out)
 		"                process, the one with the largest peak)\n"
 		"  --process all in a 'memprof record' run, every process that did work, side\n"
 		"                by side (helpers -- shells, exec'd wrappers -- only in the tree)\n"
+		"  --all-processes  in a 'memprof record' run's process tree, every process on\n"
+		"                its line with its whole command line (by default: the main\n"
+		"                process, the 5 largest others, a count of the rest and one\n"
+		"                line for the helpers; --json lists them all either way)\n"
 		"  --all-frames  PyTorch snapshots: an allocation's op is its innermost frame,\n"
 		"                even inside torch/ or the standard library (docs/torch.md)\n"
 		"  --user-code LIST  PyTorch snapshots: Python files that count as your code\n"
@@ -133,7 +138,8 @@ nomem:
 int cmd_report(int argc, char **argv)
 {
 	enum { O_PEAK = 256, O_TIMELINE, O_BREAKDOWN, O_LEAKS, O_OOM, O_DEVICE, O_STEPS, O_TOP, O_POINTS, O_JSON, O_CSV,
-	       O_COMPAT, O_RUN, O_FUNCS, O_SVG, O_PNG, O_PID, O_PROCESS, O_ALL_FRAMES, O_USER_CODE, O_TREE, O_MIN_PERCENT };
+	       O_COMPAT, O_RUN, O_FUNCS, O_SVG, O_PNG, O_PID, O_PROCESS, O_ALL_FRAMES, O_USER_CODE, O_TREE, O_MIN_PERCENT,
+	       O_ALL_PROCESSES };
 	static const struct option longopts[] = {
 		{"peak", no_argument, NULL, O_PEAK},       {"timeline", no_argument, NULL, O_TIMELINE},
 		{"breakdown", no_argument, NULL, O_BREAKDOWN}, {"leaks", no_argument, NULL, O_LEAKS},
@@ -145,6 +151,7 @@ int cmd_report(int argc, char **argv)
 		{"by-function", no_argument, NULL, O_FUNCS}, {"svg", required_argument, NULL, O_SVG},
 		{"png", required_argument, NULL, O_PNG},   {"pid", required_argument, NULL, O_PID},
 		{"process", required_argument, NULL, O_PROCESS},
+		{"all-processes", no_argument, NULL, O_ALL_PROCESSES},
 		{"png", required_argument, NULL, O_PNG},
 		{"all-frames", no_argument, NULL, O_ALL_FRAMES},
 		{"user-code", required_argument, NULL, O_USER_CODE},
@@ -160,7 +167,7 @@ int cmd_report(int argc, char **argv)
 	int format = 0, c, rc = MP_EXIT_OK, nfiles;
 	mp_xplane_input_options_t xin = {NULL, 0};
 	mp_xprof_options_t xcompat = {1};
-	int compat = 0, by_function = 0, tree = -1, min_percent_set = 0;
+	int compat = 0, by_function = 0, tree = -1, min_percent_set = 0, all_processes = 0;
 	cli_run_select_t sel = {0, 0, 0};
 	cli_runs_t runs = {0};
 
@@ -261,6 +268,9 @@ int cmd_report(int argc, char **argv)
 		case O_PROCESS:
 			if (cli_run_parse_process(optarg, &sel))
 				return MP_EXIT_USAGE;
+			break;
+		case O_ALL_PROCESSES:
+			all_processes = 1;
 			break;
 		case O_SVG:
 		case O_PNG:
@@ -372,7 +382,7 @@ int cmd_report(int argc, char **argv)
 						      ci.in[i].device_set, ci.in[i].device);
 		}
 		else if (!functions_only) {
-			cli_runs_print(stdout, &runs);
+			cli_runs_print(stdout, &runs, all_processes);
 			err = mp_report_text(stdout, ci.in, (size_t)ci.n, &ropt);
 		}
 		for (int i = 0; format != O_JSON && format != O_CSV && !err && i < ci.n; i++) {

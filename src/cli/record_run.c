@@ -177,9 +177,9 @@ static const char *ended_how(const mp_run_proc_t *p, char *buf, size_t n)
 
 void mp_cli_run_summary(const mp_run_t *run, char **main_path)
 {
-	char b[64], c[64], how[160];
+	char b[64], c[64], how[160], cmd[CLI_RUN_COMMAND_WIDTH + 8];
 	const mp_run_proc_t *m;
-	size_t i, helpers = 0, abrupt = 0, live = 0;
+	size_t i, helpers = 0, abrupt = 0, live = 0, idx[CLI_RUN_SHOWN_OTHERS], shown, others;
 	int k;
 
 	*main_path = NULL;
@@ -199,14 +199,22 @@ void mp_cli_run_summary(const mp_run_t *run, char **main_path)
 	if ((k = mp_run_main(run)) < 0)
 		return;
 	m = mp_run_proc(run, (size_t)k);
-	fprintf(stderr, "memprof: main process: pid %" PRIu64 " '%s', peak %s%s\n", m->pid, m->command_line,
+	fprintf(stderr, "memprof: main process: pid %" PRIu64 " '%s', peak %s%s\n", m->pid,
+		cli_run_short_command(m->command_line, CLI_RUN_COMMAND_WIDTH, cmd, sizeof(cmd)),
 		mp_cli_bytes(b, sizeof(b), m->peak_bytes), ended_how(m, how, sizeof(how)));
-	for (i = 0; i < mp_run_count(run); i++) {
-		const mp_run_proc_t *p = mp_run_proc(run, i);
-		if ((int)i != k && !p->helper)
-			fprintf(stderr, "memprof:   also pid %" PRIu64 " '%s', peak %s%s\n", p->pid, p->command_line,
-				mp_cli_bytes(c, sizeof(c), p->peak_bytes), ended_how(p, how, sizeof(how)));
+	/* the largest others, one short line each, and how many more */
+	others = cli_run_largest_others(run, idx, CLI_RUN_SHOWN_OTHERS, &shown);
+	for (i = 0; i < shown; i++) {
+		const mp_run_proc_t *p = mp_run_proc(run, idx[i]);
+		fprintf(stderr, "memprof:   also pid %" PRIu64 " '%s', peak %s%s\n", p->pid,
+			cli_run_short_command(p->command_line, CLI_RUN_COMMAND_WIDTH, cmd, sizeof(cmd)),
+			mp_cli_bytes(c, sizeof(c), p->peak_bytes), ended_how(p, how, sizeof(how)));
 	}
+	if (others > shown)
+		fprintf(stderr,
+			"memprof:   and %zu other process%s with smaller peaks ('memprof report --all-processes' "
+			"lists them)\n",
+			others - shown, others - shown == 1 ? "" : "es");
 	if (abrupt)
 		fprintf(stderr, "memprof: %zu capture%s ended abruptly\n", abrupt, abrupt > 1 ? "s" : "");
 	if (live)

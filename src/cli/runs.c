@@ -239,37 +239,234 @@ static void seconds(char *buf, size_t size, uint64_t ns)
 	snprintf(buf, size, "%" PRIu64 ".%03" PRIu64 " s", ns / 1000000000u, ns / 1000000u % 1000u);
 }
 
-static void print_run(FILE *out, const mp_run_t *run)
+/* argv[0]'s last component of a process (its name when it has no command
+ * line): pointer and length into *len. */
+static const char *prog_name(const mp_run_proc_t *p, size_t *len)
+{
+	const char *cmd = *p->command_line ? p->command_line : p->name, *prog = cmd;
+	size_t n = strcspn(cmd, " ");
+
+	for (size_t i = 0; i < n; i++)
+		if (cmd[i] == '/')
+			prog = cmd + i + 1;
+	*len = n - (size_t)(prog - cmd);
+	return prog;
+}
+
+const char *cli_run_short_command(const char *cmd, size_t width, char *buf, size_t n)
+{
+	size_t len = strlen(cmd), pn = strcspn(cmd, " "), tail;
+	const char *prog = cmd, *end;
+
+	if (len <= width || width < 40 || n <= width) {
+		snprintf(buf, n, "%s", cmd);
+		return buf;
+	}
+	for (size_t i = 0; i < pn; i++)
+		if (cmd[i] == '/')
+			prog = cmd + i + 1;
+	pn -= (size_t)(prog - cmd);
+	if (pn > width / 3) /* (a program name that long is cut too) */
+		pn = width / 3;
+	tail = width - pn - 5;
+	end = cmd + len - tail;
+	while (*end && ((unsigned char)*end & 0xc0) == 0x80) /* not inside a UTF-8 character */
+		end++;
+	snprintf(buf, n, "%.*s ... %s", (int)pn, prog, end);
+	return buf;
+}
+
+size_t cli_run_largest_others(const mp_run_t *run, size_t *idx, size_t max, size_t *shown)
+{
+	int main = mp_run_main(run);
+	size_t i, j, n = 0, total = 0;
+
+	for (i = 0; i < mp_run_count(run); i++) {
+		const mp_run_proc_t *p = mp_run_proc(run, i);
+		if ((int)i == main || p->helper)
+			continue;
+		total++;
+		/* keep idx[0..n) the largest peaks seen, largest first */
+		for (j = n; j > 0 && mp_run_proc(run, idx[j - 1])->peak_bytes < p->peak_bytes; j--)
+			if (j < max)
+				idx[j] = idx[j - 1];
+		if (j < max) {
+			idx[j] = i;
+			if (n < max)
+				n++;
+		}
+	}
+	/* back to tree order */
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && idx[j - 1] > idx[j]; j--) {
+			size_t x = idx[j];
+			idx[j] = idx[j - 1];
+			idx[j - 1] = x;
+		}
+	*shown = n;
+	return total;
+}
+
+static int is_shell(const char *s, size_t n)
+{
+	static const char *const shells[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"};
+
+	for (size_t i = 0; i < sizeof(shells) / sizeof(*shells); i++)
+		if (strlen(shells[i]) == n && !memcmp(s, shells[i], n))
+			return 1;
+	return 0;
+}
+
+typedef struct {
+	const char *name;
+	size_t len, count;
+} helper_group_t;
+
+size_t cli_run_helpers_text(const mp_run_t *run, char *buf, size_t size)
+{
+	helper_group_t *g;
+	size_t i, j, ng = 0, nh = 0, o;
+	int main = mp_run_main(run);
+
+	buf[0] = '\0';
+	if (!(g = calloc(mp_run_count(run) + 1, sizeof(*g))))
+		return 0;
+	for (i = 0; i < mp_run_count(run); i++) {
+		const mp_run_proc_t *p = mp_run_proc(run, i);
+		size_t n;
+		const char *s;
+
+		if (!p->helper || (int)i == main)
+			continue;
+		nh++;
+		s = prog_name(p, &n);
+		if (is_shell(s, n)) { /* a script's name: "bash /x/pyenv-exec ARGS" is pyenv-exec */
+			const char *arg = s + n + strspn(s + n, " "), *b = arg;
+			size_t an = strcspn(arg, " ");
+			for (size_t c = 0; c < an; c++)
+				if (arg[c] == '/')
+					b = arg + c + 1;
+			if (an && *arg != '-' && b < arg + an) {
+				s = b;
+				n = an - (size_t)(b - arg);
+			} else {
+				s = "shells";
+				n = 6;
+			}
+		}
+		for (j = 0; j < ng && (g[j].len != n || memcmp(g[j].name, s, n)); j++)
+			;
+		if (j == ng)
+			g[ng++] = (helper_group_t){s, n, 0};
+		g[j].count++;
+	}
+	/* "pyenv-exec" counts as "pyenv" when "pyenv" is among them */
+	for (i = 0; i < ng; i++) {
+		const char *dash = memchr(g[i].name, '-', g[i].len);
+		if (!dash || !g[i].count)
+			continue;
+		for (j = 0; j < ng; j++)
+			if (j != i && g[j].count && g[j].len == (size_t)(dash - g[i].name) &&
+			    !memcmp(g[j].name, g[i].name, g[j].len)) {
+				g[j].count += g[i].count;
+				g[i].count = 0;
+				break;
+			}
+	}
+	/* most common first */
+	for (i = 1; i < ng; i++)
+		for (j = i; j > 0 && g[j - 1].count < g[j].count; j--) {
+			helper_group_t x = g[j];
+			g[j] = g[j - 1];
+			g[j - 1] = x;
+		}
+	while (ng && !g[ng - 1].count)
+		ng--;
+	if (nh) {
+		o = (size_t)snprintf(buf, size, "%zu helper%s: ", nh, nh == 1 ? "" : "s");
+		for (i = 0; i < ng && i < 3 && o < size; i++)
+			o += (size_t)snprintf(buf + o, size - o, "%s%.*s", i ? ", " : "",
+					      (int)(g[i].len > 40 ? 40 : g[i].len), g[i].name);
+		if (ng > 3 && o < size) {
+			size_t rest = 0;
+			for (i = 3; i < ng; i++)
+				rest += g[i].count;
+			snprintf(buf + o, size - o, " and %zu other%s", rest, rest == 1 ? "" : "s");
+		}
+	}
+	free(g);
+	return nh;
+}
+
+static void print_proc(FILE *out, const mp_run_t *run, size_t i, uint64_t t0, int main, int shorten)
+{
+	const mp_run_proc_t *p = mp_run_proc(run, i);
+	char start[32], dur[32], peak[64], parent[24] = "-", ended[48], cmd[CLI_RUN_COMMAND_WIDTH + 8];
+	const char *prog = *p->command_line ? p->command_line : p->name;
+
+	if (shorten)
+		prog = cli_run_short_command(prog, CLI_RUN_COMMAND_WIDTH, cmd, sizeof(cmd));
+	if (p->parent >= 0) /* (an exec'd program's is its pid's: the same process) */
+		snprintf(parent, sizeof(parent), "%" PRIu64, p->ppid);
+	seconds(start, sizeof(start), p->start_wall_ns - t0);
+	seconds(dur, sizeof(dur), p->end_wall_ns - p->start_wall_ns);
+	mp_cli_bytes(peak, sizeof(peak), p->peak_bytes);
+	fprintf(out, "%c %-8" PRIu64 " %-8s %10s %10s %10" PRIu64 " %-16s %24s  %*s%s%s%s\n",
+		(int)i == main ? '*' : p->helper ? '-' : ' ', p->pid, parent, start, dur, p->events,
+		end_text(p, ended, sizeof(ended)), peak, 2 * p->depth, "",
+		p->parent >= 0 && mp_run_proc(run, (size_t)p->parent)->pid == p->pid ? "exec: " : "", prog,
+		p->error ? " -- " : "");
+	if (p->error)
+		fprintf(out, "      %s\n", p->error);
+}
+
+static void print_run(FILE *out, const mp_run_t *run, int all)
 {
 	const mp_run_proc_t *first = mp_run_proc(run, 0);
 	uint64_t t0 = first ? first->start_wall_ns : 0;
 	int main = mp_run_main(run);
-	size_t i;
+	size_t i, idx[CLI_RUN_SHOWN_OTHERS], nshown = 0, nothers, s = 0;
+	char helpers[256], cmd[CLI_RUN_COMMAND_WIDTH + 8], peak[64];
 
 	fprintf(out, "Run %s: %zu capture%s; command: %s%s%s\n", mp_run_path(run), mp_run_count(run),
-		mp_run_count(run) == 1 ? "" : "s", mp_run_command(run), *mp_run_outcome(run) ? "; ended: " : "",
-		mp_run_outcome(run));
+		mp_run_count(run) == 1 ? "" : "s",
+		all ? mp_run_command(run)
+		    : cli_run_short_command(mp_run_command(run), CLI_RUN_COMMAND_WIDTH, cmd, sizeof(cmd)),
+		*mp_run_outcome(run) ? "; ended: " : "", mp_run_outcome(run));
 	fprintf(out, "  (* the main process, the largest peak, analysed below; - a helper: shell, launcher, "
 		     "exec'd wrapper)\n");
 	fprintf(out, "  %-8s %-8s %10s %10s %10s %-16s %24s  %s\n", "pid", "parent", "start", "duration", "events",
 		"ended", "peak", "program");
-	for (i = 0; i < mp_run_count(run); i++) {
-		const mp_run_proc_t *p = mp_run_proc(run, i);
-		char start[32], dur[32], peak[64], parent[24] = "-", ended[48];
-		const char *prog = *p->command_line ? p->command_line : p->name;
-
-		if (p->parent >= 0) /* (an exec'd program's is its pid's: the same process) */
-			snprintf(parent, sizeof(parent), "%" PRIu64, p->ppid);
-		seconds(start, sizeof(start), p->start_wall_ns - t0);
-		seconds(dur, sizeof(dur), p->end_wall_ns - p->start_wall_ns);
-		mp_cli_bytes(peak, sizeof(peak), p->peak_bytes);
-		fprintf(out, "%c %-8" PRIu64 " %-8s %10s %10s %10" PRIu64 " %-16s %24s  %*s%s%s%s\n",
-			(int)i == main ? '*' : p->helper ? '-' : ' ', p->pid, parent, start, dur, p->events,
-			end_text(p, ended, sizeof(ended)), peak, 2 * p->depth, "",
-			p->parent >= 0 && mp_run_proc(run, (size_t)p->parent)->pid == p->pid ? "exec: " : "", prog,
-			p->error ? " -- " : "");
-		if (p->error)
-			fprintf(out, "      %s\n", p->error);
+	if (all) {
+		for (i = 0; i < mp_run_count(run); i++)
+			print_proc(out, run, i, t0, main, 0);
+	} else {
+		/* the main process and the largest others, in tree order */
+		nothers = cli_run_largest_others(run, idx, CLI_RUN_SHOWN_OTHERS, &nshown);
+		for (i = 0; i < mp_run_count(run); i++) {
+			if ((int)i == main)
+				print_proc(out, run, i, t0, main, 1);
+			else if (s < nshown && idx[s] == i) {
+				print_proc(out, run, i, t0, main, 1);
+				s++;
+			}
+		}
+		if (nothers > nshown) {
+			uint64_t top = 0;
+			for (i = 0; i < mp_run_count(run); i++) {
+				const mp_run_proc_t *p = mp_run_proc(run, i);
+				int listed = (int)i == main || p->helper;
+				for (s = 0; !listed && s < nshown; s++)
+					listed = idx[s] == i;
+				if (!listed && p->peak_bytes > top)
+					top = p->peak_bytes;
+			}
+			fprintf(out, "  %zu other process%s, peaks up to %s (--all-processes lists them)\n",
+				nothers - nshown, nothers - nshown == 1 ? "" : "es",
+				mp_cli_bytes(peak, sizeof(peak), top));
+		}
+		if (cli_run_helpers_text(run, helpers, sizeof(helpers)))
+			fprintf(out, "- %s (--all-processes lists them)\n", helpers);
 	}
 	if (mp_run_ends_bad_line(run))
 		fprintf(out, "  (%s line %zu is not \"PID STATUS WALL_NS\": skipped)\n", MP_RUN_ENDS,
@@ -277,10 +474,10 @@ static void print_run(FILE *out, const mp_run_t *run)
 	fputc('\n', out);
 }
 
-void cli_runs_print(FILE *out, const cli_runs_t *r)
+void cli_runs_print(FILE *out, const cli_runs_t *r, int all_processes)
 {
 	for (int i = 0; i < r->nruns; i++)
-		print_run(out, r->runs[i]);
+		print_run(out, r->runs[i], all_processes);
 }
 
 json_t *cli_run_json(const mp_run_t *run)

@@ -50,7 +50,27 @@ const char *cli_status_text(int status, char *buf, size_t n);
 /* The process trees, as text (one line a capture), or as the report's
  * "run" object (docs/report.md; NULL: out of memory; the first run only:
  * a report of several runs gets one object per run in "runs"). */
-void cli_runs_print(FILE *out, const cli_runs_t *r);
+void cli_runs_print(FILE *out, const cli_runs_t *r, int all_processes);
+
+/* How many other processes text names one by one (the largest peaks) by
+ * default: report's tree and record's closing lines; --all-processes
+ * lists every one. */
+#define CLI_RUN_SHOWN_OTHERS 5
+/* The width a command line is shortened to in those lists. */
+#define CLI_RUN_COMMAND_WIDTH 100
+
+/* cmd, or when longer than width bytes, its program's name (argv[0]'s last
+ * component), " ... " and its end, width bytes in all (as near as UTF-8
+ * allows): into buf (n bytes), which is returned. */
+const char *cli_run_short_command(const char *cmd, size_t width, char *buf, size_t n);
+/* The processes other than the main one and the helpers: how many, and
+ * the indices of the (up to) max with the largest peaks, in tree order,
+ * into idx. */
+size_t cli_run_largest_others(const mp_run_t *run, size_t *idx, size_t max, size_t *shown);
+/* "78 helpers: shells, pyenv, env and 5 others" -- the
+ * run's helpers, the most common programs named -- into buf (n bytes).
+ * Returns the number of helpers (0: buf is ""). */
+size_t cli_run_helpers_text(const mp_run_t *run, char *buf, size_t n);
 json_t *cli_run_json(const mp_run_t *run);
 
 #endif
