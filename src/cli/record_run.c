@@ -212,9 +212,10 @@ void mp_cli_run_summary(const mp_run_t *run, char **main_path)
 	}
 	if (others > shown)
 		fprintf(stderr,
-			"memprof:   and %zu other process%s with smaller peaks ('memprof report --all-processes' "
+			"memprof:   and %zu other process%s, peaks up to %s ('memprof report --all-processes' "
 			"lists them)\n",
-			others - shown, others - shown == 1 ? "" : "es");
+			others - shown, others - shown == 1 ? "" : "es",
+			mp_cli_bytes(c, sizeof(c), cli_run_rest_peak(run, idx, shown)));
 	if (abrupt)
 		fprintf(stderr, "memprof: %zu capture%s ended abruptly\n", abrupt, abrupt > 1 ? "s" : "");
 	if (live)

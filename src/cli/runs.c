@@ -307,6 +307,22 @@ size_t cli_run_largest_others(const mp_run_t *run, size_t *idx, size_t max, size
 	return total;
 }
 
+uint64_t cli_run_rest_peak(const mp_run_t *run, const size_t *idx, size_t shown)
+{
+	int main = mp_run_main(run);
+	uint64_t top = 0;
+
+	for (size_t i = 0; i < mp_run_count(run); i++) {
+		const mp_run_proc_t *p = mp_run_proc(run, i);
+		int listed = (int)i == main || p->helper;
+		for (size_t s = 0; !listed && s < shown; s++)
+			listed = idx[s] == i;
+		if (!listed && p->peak_bytes > top)
+			top = p->peak_bytes;
+	}
+	return top;
+}
+
 static int is_shell(const char *s, size_t n)
 {
 	static const char *const shells[] = {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"};
@@ -451,20 +467,10 @@ static void print_run(FILE *out, const mp_run_t *run, int all)
 				s++;
 			}
 		}
-		if (nothers > nshown) {
-			uint64_t top = 0;
-			for (i = 0; i < mp_run_count(run); i++) {
-				const mp_run_proc_t *p = mp_run_proc(run, i);
-				int listed = (int)i == main || p->helper;
-				for (s = 0; !listed && s < nshown; s++)
-					listed = idx[s] == i;
-				if (!listed && p->peak_bytes > top)
-					top = p->peak_bytes;
-			}
+		if (nothers > nshown)
 			fprintf(out, "  %zu other process%s, peaks up to %s (--all-processes lists them)\n",
 				nothers - nshown, nothers - nshown == 1 ? "" : "es",
-				mp_cli_bytes(peak, sizeof(peak), top));
-		}
+				mp_cli_bytes(peak, sizeof(peak), cli_run_rest_peak(run, idx, nshown)));
 		if (cli_run_helpers_text(run, helpers, sizeof(helpers)))
 			fprintf(out, "- %s (--all-processes lists them)\n", helpers);
 	}

@@ -67,6 +67,8 @@ const char *cli_run_short_command(const char *cmd, size_t width, char *buf, size
  * the indices of the (up to) max with the largest peaks, in tree order,
  * into idx. */
 size_t cli_run_largest_others(const mp_run_t *run, size_t *idx, size_t max, size_t *shown);
+/* The largest peak among the others left out of idx[0..shown). */
+uint64_t cli_run_rest_peak(const mp_run_t *run, const size_t *idx, size_t shown);
 /* "78 helpers: shells, pyenv, env and 5 others" -- the
  * run's helpers, the most common programs named -- into buf (n bytes).
  * Returns the number of helpers (0: buf is ""). */
