@@ -272,6 +272,11 @@ const char *cli_run_short_command(const char *cmd, size_t width, char *buf, size
 	end = cmd + len - tail;
 	while (*end && ((unsigned char)*end & 0xc0) == 0x80) /* not inside a UTF-8 character */
 		end++;
+	for (size_t k = 0; k < 20 && end[k]; k++) /* nor inside a word, when one starts near */
+		if (end[k] == ' ' && end[-1] != ' ') {
+			end += k + 1;
+			break;
+		}
 	snprintf(buf, n, "%.*s ... %s", (int)pn, prog, end);
 	return buf;
 }
