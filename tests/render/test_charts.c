@@ -367,6 +367,36 @@ static void test_long_names(void **state)
 	free(ev);
 }
 
+/* A dtype "INVALID" (TensorFlow's DataType 0, every JAX allocation) is
+ * no dtype: the bars show none, as for a row without one. */
+static void test_breakdown_invalid_dtype(void **state)
+{
+	const char *strings[4] = {"", "INVALID", "float", "matmul"};
+	mp_memory_info_t mem[1] = {{"GPU_0_bfc", 0, MP_MEMORY_DEVICE, NULL}};
+	mp_solver_row_t rows[3] = {
+		{.dtype = 1, .region = MP_REGION_UNKNOWN, .allocated_bytes = 240 * MiB, .occurrences = 1,
+		 .total_bytes = 240 * MiB},
+		{.op = 3, .dtype = 1, .region = MP_REGION_TEMP, .allocated_bytes = MiB, .occurrences = 2,
+		 .total_bytes = 2 * MiB},
+		{.op = 3, .dtype = 2, .region = MP_REGION_TEMP, .allocated_bytes = MiB, .occurrences = 1,
+		 .total_bytes = MiB},
+	};
+	mp_chart_bar_t bars[3];
+	char text[3 * 160];
+	uint64_t rest_bytes, rest_count;
+	mp_source_t *src;
+
+	(void)state;
+	assert_int_equal(mp_array_source_new(&src, NULL, 0, strings, 4, mem, 1, "jax.xplane.pb"), 0);
+	assert_int_equal(mp_chart_bars_from_rows(bars, 3, rows, 3, src, text, sizeof(text), &rest_bytes, &rest_count),
+			 3);
+	assert_string_equal(bars[0].label, "(no op) · 1 × 240 MiB");
+	assert_string_equal(bars[0].detail, ""); /* nothing more is known */
+	assert_string_equal(bars[1].detail, "temp · 2 × 1.00 MiB");
+	assert_string_equal(bars[2].detail, "temp · float · 1 × 1.00 MiB");
+	mp_source_close(src);
+}
+
 /* ---- shared xplane captures ---- */
 
 static void test_xplane_tf(void **state)
@@ -588,6 +618,7 @@ int main(void)
 		cmocka_unit_test(test_demo_maps),
 		cmocka_unit_test(test_demo_all),
 		cmocka_unit_test(test_long_names),
+		cmocka_unit_test(test_breakdown_invalid_dtype),
 		cmocka_unit_test(test_xplane_tf),
 		cmocka_unit_test(test_xplane_multi),
 		cmocka_unit_test(test_cli_plot_files),
