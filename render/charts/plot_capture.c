@@ -364,10 +364,15 @@ static int share_height(plot_t *pl, double asked, double *total, mp_diag_t *diag
 			*total += pl->p[i].height;
 		return 0;
 	}
-	if (asked < fixed + (double)ntl * MP_CHART_TIMELINE_MIN_HEIGHT)
+	if (asked < fixed + (double)ntl * MP_CHART_TIMELINE_MIN_HEIGHT) {
+		if (pl->n == 1)
+			return mp_diag_set(diag, MP_EUSAGE, -1, -1,
+					   "a height of %.0f px is too small for the chart: it needs at least %.0f px", asked,
+					   fixed + (double)ntl * MP_CHART_TIMELINE_MIN_HEIGHT);
 		return mp_diag_set(diag, MP_EUSAGE, -1, -1,
 				   "a height of %.0f px is too small for these %zu charts: they need at least %.0f px", asked,
 				   pl->n, fixed + (double)ntl * MP_CHART_TIMELINE_MIN_HEIGHT);
+	}
 	for (size_t i = 0; i < pl->n; i++)
 		if (pl->p[i].kind == P_TIMELINE)
 			pl->p[i].height = (asked - fixed) / (double)ntl;

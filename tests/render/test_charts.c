@@ -362,6 +362,13 @@ static void test_long_names(void **state)
 	po.height = 300;
 	assert_int_equal(mp_plot_capture(&scene, &in, 1, &po, mp_render_measure(), &d), MP_EUSAGE);
 	assert_non_null(strstr(d.text, "too small"));
+	/* one chart is "the chart", not "these 1 charts" */
+	po.charts = MP_PLOT_TIMELINE;
+	po.height = 50;
+	in.device_set = 1;
+	in.device = 0;
+	assert_int_equal(mp_plot_capture(&scene, &in, 1, &po, mp_render_measure(), &d), MP_EUSAGE);
+	assert_non_null(strstr(d.text, "a height of 50 px is too small for the chart: it needs at least "));
 	mp_source_close(src);
 	mp_solver_free(s);
 	free(ev);
