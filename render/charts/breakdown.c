@@ -85,7 +85,12 @@ static void region_legend(const mp_chart_area_t *a, const mp_chart_bars_t *b, do
 		if (used)
 			e[n++] = (cx_legend_entry_t){mp_region_type_name(t), mp_color_region(t), CX_KEY_BOX};
 	}
-	cx_legend(a, x, y, w, e, n, 1);
+	/* bars of no known type only (a PyTorch snapshot's, JAX's): a lone
+	 * "unknown" would tell nothing apart */
+	if (n == 1 && !strcmp(e[0].label, mp_region_type_name(MP_REGION_UNKNOWN)))
+		n = 0;
+	if (n)
+		cx_legend(a, x, y, w, e, n, 1);
 }
 
 int mp_chart_breakdown(const mp_chart_area_t *a, const mp_chart_bars_t *b)

@@ -422,8 +422,26 @@ static void test_xplane_tf(void **state)
 	 * peakBytesInUse 53543168 for GPU_0_bfc, 3072 for gpu_host_bfc */
 	assert_string_equal(mp_scene_string(a.scene, cc_find(a.scene, "peak-label", 0)), "peak 53543168 B (51.06 MiB)");
 	assert_string_equal(mp_scene_string(a.scene, cc_find(a.scene, "peak-label", 1)), "peak 3072 B (3.00 KiB)");
-	/* no regions in xplane captures: no map, and the picture says why */
+	/* no regions in xplane captures: no map, and the picture says why in
+	 * one line for both memory ids, the last of the picture */
 	assert_int_equal(cc_count(a.scene, "map-row"), 0);
+	{
+		size_t lines = 0, last = 0;
+		for (size_t i = 0; i < mp_scene_count(a.scene); i++) {
+			const mp_scene_item_t *it = mp_scene_item(a.scene, i);
+			const char *t = it->kind == MP_SCENE_TEXT ? mp_scene_string(a.scene, it) : NULL;
+			if (t && strstr(t, "no map"))
+				fail_msg("a panel per memory id: %s", t);
+			if (t && strstr(t, "no memory map for ")) {
+				lines++;
+				assert_string_equal(t, "no memory map for GPU_0_bfc (device), gpu_host_bfc (pinned_host): no "
+						       "regions (pools, segments, arenas) were declared");
+				last = it->y > mp_scene_height(a.scene) - 60;
+			}
+		}
+		assert_int_equal(lines, 1);
+		assert_true(last);
+	}
 	assert_int_equal(cc_texts_clear(a.scene, mp_render_measure()), 0);
 	png = write_png(a.scene);
 	plot = cc_find(a.scene, "plot", 0);
