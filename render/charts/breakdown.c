@@ -25,6 +25,7 @@ size_t mp_chart_bars_from_rows(mp_chart_bar_t *out, size_t max, const mp_solver_
 	for (size_t i = 0; i < n; i++) {
 		const mp_solver_row_t *r = &rows[i];
 		char each[32], *label = text + used, *detail;
+		const char *dtype = mp_dtype_shown(r->dtype ? mp_source_string(src, r->dtype) : NULL);
 		size_t room = textsz - used;
 		int w;
 
@@ -45,15 +46,15 @@ size_t mp_chart_bars_from_rows(mp_chart_bar_t *out, size_t max, const mp_solver_
 			w = snprintf(detail, room, "reported by the allocator, no tracked block");
 		else
 			w = snprintf(detail, room, "%s%s%s%s%s%s%" PRIu64 " × %s", mp_region_type_name(r->region),
-				     r->dtype ? " · " : "", r->dtype ? mp_source_string(src, r->dtype) : "",
+				     *dtype ? " · " : "", dtype,
 				     r->shape ? " " : "", r->shape ? mp_source_string(src, r->shape) : "", " · ",
 				     r->occurrences, each);
 		if (!r->op && !r->unknown_origin && w > 0) { /* the count is in the label already */
-			if (r->region == MP_REGION_UNKNOWN && !r->dtype && !r->shape)
+			if (r->region == MP_REGION_UNKNOWN && !*dtype && !r->shape)
 				w = snprintf(detail, room, "%s", ""); /* nothing more is known */
 			else
-				w = snprintf(detail, room, "%s%s%s%s%s", mp_region_type_name(r->region), r->dtype ? " · " : "",
-					     r->dtype ? mp_source_string(src, r->dtype) : "", r->shape ? " " : "",
+				w = snprintf(detail, room, "%s%s%s%s%s", mp_region_type_name(r->region), *dtype ? " · " : "",
+					     dtype, r->shape ? " " : "",
 					     r->shape ? mp_source_string(src, r->shape) : "");
 		}
 		if (w < 0 || (size_t)w + 1 >= room)
@@ -84,7 +85,12 @@ static void region_legend(const mp_chart_area_t *a, const mp_chart_bars_t *b, do
 		if (used)
 			e[n++] = (cx_legend_entry_t){mp_region_type_name(t), mp_color_region(t), CX_KEY_BOX};
 	}
-	cx_legend(a, x, y, w, e, n, 1);
+	/* bars of no known type only (a PyTorch snapshot's, JAX's): a lone
+	 * "unknown" would tell nothing apart */
+	if (n == 1 && !strcmp(e[0].label, mp_region_type_name(MP_REGION_UNKNOWN)))
+		n = 0;
+	if (n)
+		cx_legend(a, x, y, w, e, n, 1);
 }
 
 int mp_chart_breakdown(const mp_chart_area_t *a, const mp_chart_bars_t *b)

@@ -96,6 +96,10 @@ static double legend(const mp_chart_area_t *a, const mp_memmap_t *m, double x, d
 		if (b)
 			e[n++] = (cx_legend_entry_t){mp_region_type_name(t), mp_color_region(t), CX_KEY_BOX};
 	}
+	/* blocks of no known type only (a PyTorch snapshot's): "unknown"
+	 * would tell nothing apart; they are what is in use */
+	if (n == 1 && !strcmp(e[0].label, mp_region_type_name(MP_REGION_UNKNOWN)))
+		e[0].label = "in use";
 	e[n++] = (cx_legend_entry_t){"free", MAP_FREE, CX_KEY_BOX};
 	if (m->largest_free)
 		e[n++] = (cx_legend_entry_t){"largest free chunk", MP_COLOR_OOM, CX_KEY_OUTLINE};

@@ -255,21 +255,59 @@ static int build_maps(plot_t *pl, const mp_plot_input_t *in, size_t nin, const m
 			return rc;
 		}
 	}
-	/* what cannot be drawn becomes a line saying why */
-	for (size_t k = 0; k < pl->n; k++) {
-		panel_t *p = &pl->p[k];
-		if (p->kind != P_MAP)
-			continue;
-		if (p->have_map) {
-			mp_chart_map_t c = {p->title, p->subtitle, &p->map, p->requested};
-			p->height = mp_chart_map_height(&c, m);
-			continue;
+	/* what cannot be drawn becomes a line saying why: too many regions,
+	 * a panel of its own; no regions, left out, all of them named in one
+	 * line at the end of the picture */
+	{
+		panel_t none;
+		size_t kept = 0, nnone = 0;
+		int full = 0;
+		memset(&none, 0, sizeof(none));
+		for (size_t k = 0; k < pl->n; k++) {
+			panel_t *p = &pl->p[k];
+			if (p->kind == P_MAP && !p->have_map && p->map_rc != MP_EUSAGE) {
+				char item[256], name[160];
+				size_t len = strlen(none.title);
+				memory_name(p->in, p->dev->id, name, sizeof(name));
+				if (p->oom == SIZE_MAX)
+					snprintf(item, sizeof(item), "%s", name);
+				else
+					snprintf(item, sizeof(item), "%s at failed allocation %zu", name, p->oom + 1);
+				if (!nnone++) {
+					none.kind = P_NOTE;
+					none.in = p->in;
+					none.dev = p->dev;
+					none.map_rc = p->map_rc;
+					none.oom = SIZE_MAX;
+					len = (size_t)snprintf(none.title, sizeof(none.title), "no memory map for %s", item);
+				} else if (!full && len + strlen(item) + 2 + 64 < sizeof(none.title)) {
+					snprintf(none.title + len, sizeof(none.title) - len, ", %s", item);
+				} else if (!full) {
+					snprintf(none.title + len, sizeof(none.title) - len, ", ...");
+					full = 1;
+				}
+				mp_memmap_free(&p->map);
+				continue;
+			}
+			if (p->kind == P_MAP && p->have_map) {
+				mp_chart_map_t c = {p->title, p->subtitle, &p->map, p->requested};
+				p->height = mp_chart_map_height(&c, m);
+			} else if (p->kind == P_MAP) {
+				p->kind = P_NOTE;
+				snprintf(p->subtitle, sizeof(p->subtitle), "%s",
+					 "more regions than the map has pixels: narrow the capture with --steps, or widen the picture");
+				p->height = cx_header_height(1);
+			}
+			pl->p[kept++] = *p;
 		}
-		p->kind = P_NOTE;
-		snprintf(p->subtitle, sizeof(p->subtitle), "%s",
-			 p->map_rc == MP_EUSAGE ? "more regions than the map has pixels: narrow the capture with --steps, or widen the picture"
-						: "no map: no regions (pools, segments, arenas) were declared for this memory id at that instant");
-		p->height = cx_header_height(1);
+		pl->n = kept;
+		if (nnone) { /* room for it: the panels left out freed at least one slot */
+			size_t len = strlen(none.title);
+			snprintf(none.title + len, sizeof(none.title) - len, "%s",
+				 ": no regions (pools, segments, arenas) were declared");
+			none.height = cx_header_height(0);
+			pl->p[pl->n++] = none;
+		}
 	}
 	return 0;
 }
@@ -364,10 +402,15 @@ static int share_height(plot_t *pl, double asked, double *total, mp_diag_t *diag
 			*total += pl->p[i].height;
 		return 0;
 	}
-	if (asked < fixed + (double)ntl * MP_CHART_TIMELINE_MIN_HEIGHT)
+	if (asked < fixed + (double)ntl * MP_CHART_TIMELINE_MIN_HEIGHT) {
+		if (pl->n == 1)
+			return mp_diag_set(diag, MP_EUSAGE, -1, -1,
+					   "a height of %.0f px is too small for the chart: it needs at least %.0f px", asked,
+					   fixed + (double)ntl * MP_CHART_TIMELINE_MIN_HEIGHT);
 		return mp_diag_set(diag, MP_EUSAGE, -1, -1,
 				   "a height of %.0f px is too small for these %zu charts: they need at least %.0f px", asked,
 				   pl->n, fixed + (double)ntl * MP_CHART_TIMELINE_MIN_HEIGHT);
+	}
 	for (size_t i = 0; i < pl->n; i++)
 		if (pl->p[i].kind == P_TIMELINE)
 			pl->p[i].height = (asked - fixed) / (double)ntl;
@@ -443,7 +486,7 @@ static int draw_panel(const mp_chart_area_t *a, const plot_t *pl, size_t input, 
 		return mp_chart_map(a, &c);
 	}
 	default:
-		cx_header(a, p->title, p->subtitle);
+		cx_header(a, p->title, p->subtitle[0] ? p->subtitle : NULL);
 		return mp_scene_status(a->scene);
 	}
 }

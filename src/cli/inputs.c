@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int cli_parse_u32(const char *s, uint32_t *out)
 {
@@ -188,6 +189,16 @@ int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_
 				err = mp_capture_open_source(&ci->sources[i], path, &diag);
 		}
 		if (err >= 0 && mp_xplane_is_source(ci->sources[i]) && mp_xplane_memory_event_count(ci->sources[i]) == 0) {
+			struct stat st;
+			for (int k = f; k < f + used; k++)
+				if (stat(files[k], &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
+					/* an empty XSpace to the reader, but no capture: a profile
+					 * that was never written (or cut before its first byte) */
+					mp_cli_error("'%s': the file is empty (0 bytes): not a capture", files[k]);
+					mp_source_close(ci->sources[i]);
+					ci->sources[i] = NULL;
+					return MP_EXIT_FORMAT;
+				}
 			fprintf(stderr, "memprof: '%s': no memory events in this capture (TensorFlow records them "
 					"for GPU allocators with host_trace_level >= 2)\n", path);
 			mp_source_close(ci->sources[i]);

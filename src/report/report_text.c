@@ -135,7 +135,7 @@ static void rows_table(FILE *out, const mp_report_input_t *in, const mp_solver_r
 		snprintf(e, sizeof(e), "%" PRIu64, r->requested_bytes);
 		v[0] = a, v[1] = b, v[2] = c, v[3] = d, v[4] = e;
 		v[5] = mp_region_type_name(r->region);
-		v[6] = *rp_str(in, r->dtype) ? rp_str(in, r->dtype) : "-";
+		v[6] = *mp_dtype_shown(rp_str(in, r->dtype)) ? rp_str(in, r->dtype) : "-";
 		v[7] = *rp_str(in, r->shape) ? rp_str(in, r->shape) : "-";
 		v[8] = *rp_str(in, r->metadata) ? rp_str(in, r->metadata) : "-";
 		v[t.ncol - 1] = *rp_row_op(in, r) ? rp_row_op(in, r) : "-";

@@ -258,6 +258,14 @@ static void test_snapshot_words(void **state)
 	/* the breakdown's and the map's subtitles too */
 	assert_non_null(text_item(r.scene, "peak reserved 20971520 B (20.00 MiB)", 1));
 	assert_non_null(text_item(r.scene, "B (12.00 MiB) allocated", 1));
+	/* the map's blocks have no region type: the legend says "in use",
+	 * not "unknown"; the memory id without regions is one line at the
+	 * end, not a section of its own */
+	assert_int_equal(cc_count(r.scene, "map-row") > 0, 1);
+	assert_null(text_item(r.scene, "unknown", 0));
+	assert_non_null(text_item(r.scene, "in use", 0));
+	assert_null(text_item(r.scene, "no map", 1));
+	assert_non_null(text_item(r.scene, "no memory map for cuda:0 reserved (device): no regions", 1));
 	release(&r);
 }
 

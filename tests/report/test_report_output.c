@@ -18,14 +18,14 @@ typedef struct fixture {
 	mp_report_input_t in;
 } fixture_t;
 
-static const char *const strings[] = {"", "matmul", "float", "[2,\"x\"]", "oom,op"};
+static const char *const strings[] = {"", "matmul", "float", "[2,\"x\"]", "oom,op", "INVALID"};
 
 static void load(fixture_t *f, const mp_event_t *ev, size_t n, const char *path)
 {
 	mp_memory_info_t mem[2] = {{"GPU_0_bfc", 1 << 20, MP_MEMORY_DEVICE, NULL}, {"host", 0, MP_MEMORY_HOST, NULL}};
 	mp_diag_t d;
 
-	assert_int_equal(mp_array_source_new(&f->src, ev, n, strings, 5, mem, 2, path), 0);
+	assert_int_equal(mp_array_source_new(&f->src, ev, n, strings, 6, mem, 2, path), 0);
 	f->s = mp_solver_new(NULL);
 	mp_diag_clear(&d);
 	assert_int_equal(mp_solver_run(f->s, f->src, &d), 0);
@@ -197,11 +197,36 @@ static void test_several_files_and_csv(void **state)
 	unload(&f[1]);
 }
 
+/* A dtype "INVALID" (TensorFlow's DataType 0: JAX's allocations) is no
+ * dtype: the text shows "-" as for none; the JSON keeps the source's word. */
+static void test_invalid_dtype(void **state)
+{
+	mp_event_t ev[8];
+	size_t n = sample(ev);
+	fixture_t f;
+	mp_report_options_t o = {0};
+	char *out;
+
+	(void)state;
+	ev[1].dtype = ev[2].dtype = 5;
+	load(&f, ev, n, "jax.xplane.pb");
+	o.sections = MP_REPORT_PEAK;
+	out = capture_output(mp_report_text, &f.in, 1, &o);
+	assert_null(strstr(out, "INVALID"));
+	assert_non_null(strstr(out, " persist  -  "));
+	free(out);
+	out = capture_output(mp_report_json, &f.in, 1, &o);
+	assert_non_null(strstr(out, "\"dtype\": \"INVALID\""));
+	free(out);
+	unload(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_contract),
 		cmocka_unit_test(test_several_files_and_csv),
+		cmocka_unit_test(test_invalid_dtype),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

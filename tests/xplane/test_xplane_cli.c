@@ -225,6 +225,30 @@ static void truncated_file(void **state)
 	free(cut);
 }
 
+/* A zero-byte file: exit 4 (not a capture), one line saying it is empty,
+ * no hint about memory events. */
+static void empty_file(void **state)
+{
+	char *empty = mp_test_tmpfile(".xplane.pb"), cmd[MP_TEST_CMD_MAX], err[4096], *out, *nl;
+
+	(void)state;
+	fclose(fopen(empty, "w"));
+	snprintf(cmd, sizeof(cmd), MEMPROF " report '%s'", empty);
+	assert_int_equal(run(cmd, &out, err, sizeof(err)), 4);
+	assert_non_null(strstr(err, "the file is empty (0 bytes): not a capture"));
+	assert_non_null(strstr(err, empty));
+	assert_null(strstr(err, "host_trace_level"));
+	nl = strchr(err, '\n');
+	assert_true(nl && nl[1] == '\0'); /* one line */
+	free(out);
+	snprintf(cmd, sizeof(cmd), MEMPROF " plot '%s' -o %s.png", empty, empty);
+	assert_int_equal(run(cmd, &out, err, sizeof(err)), 4);
+	assert_non_null(strstr(err, "the file is empty"));
+	free(out);
+	unlink(empty);
+	free(empty);
+}
+
 /* convert -> report: the same JSON report as the original (but the name). */
 static void convert_round_trip(void **state)
 {
@@ -450,6 +474,7 @@ int main(void)
 		cmocka_unit_test(log_directory_runs),
 		cmocka_unit_test(no_memory_events),
 		cmocka_unit_test(truncated_file),
+		cmocka_unit_test(empty_file),
 		cmocka_unit_test(convert_round_trip),
 		cmocka_unit_test(several_hosts),
 		cmocka_unit_test(csv_and_v1_names),

@@ -30,6 +30,13 @@ const char *mp_region_type_name(int region)
 	}
 }
 
+const char *mp_dtype_shown(const char *dtype)
+{
+	if (!dtype || !strcmp(dtype, "INVALID"))
+		return "";
+	return dtype;
+}
+
 const char *mp_memory_kind_name(int kind)
 {
 	switch (kind) {

@@ -112,6 +112,11 @@ const char *mp_event_kind_name(int kind);
 const char *mp_region_type_name(int region);
 const char *mp_memory_kind_name(int kind);
 
+/* A dtype as the report's text and the charts show it: "" for none (NULL,
+ * empty, or "INVALID": TensorFlow's name of DataType 0, which means no
+ * dtype), else the name itself. Never NULL. */
+const char *mp_dtype_shown(const char *dtype);
+
 /* Parse a region type name ("temp"); returns -1 if unknown. */
 int mp_region_type_parse(const char *name);
 

@@ -1,0 +1,132 @@
+/* test_chart_words.c - what the capture charts say in words, where a
+ * reader found them wrong: no dtype "INVALID" in the bars, "the chart"
+ * for one chart, one line for every memory id without a map. */
+#include "test_common.h"
+
+#include <memprof/array_source.h>
+#include <memprof/charts.h>
+#include <memprof/plot.h>
+#include <memprof/render.h>
+#include <memprof/solver.h>
+#include <memprof/xplane.h>
+
+#include "render_check.h"
+
+#define MiB 1048576ull
+
+/* A dtype "INVALID" (TensorFlow's DataType 0, every JAX allocation) is
+ * no dtype: the bars show none, as for a row without one. */
+static void test_breakdown_invalid_dtype(void **state)
+{
+	const char *strings[4] = {"", "INVALID", "float", "matmul"};
+	mp_memory_info_t mem[1] = {{"GPU_0_bfc", 0, MP_MEMORY_DEVICE, NULL}};
+	mp_solver_row_t rows[3] = {
+		{.dtype = 1, .region = MP_REGION_UNKNOWN, .allocated_bytes = 240 * MiB, .occurrences = 1,
+		 .total_bytes = 240 * MiB},
+		{.op = 3, .dtype = 1, .region = MP_REGION_TEMP, .allocated_bytes = MiB, .occurrences = 2,
+		 .total_bytes = 2 * MiB},
+		{.op = 3, .dtype = 2, .region = MP_REGION_TEMP, .allocated_bytes = MiB, .occurrences = 1,
+		 .total_bytes = MiB},
+	};
+	mp_chart_bar_t bars[3];
+	char text[3 * 160];
+	uint64_t rest_bytes, rest_count;
+	mp_source_t *src;
+
+	(void)state;
+	assert_int_equal(mp_array_source_new(&src, NULL, 0, strings, 4, mem, 1, "jax.xplane.pb"), 0);
+	assert_int_equal(mp_chart_bars_from_rows(bars, 3, rows, 3, src, text, sizeof(text), &rest_bytes, &rest_count),
+			 3);
+	assert_string_equal(bars[0].label, "(no op) · 1 × 240 MiB");
+	assert_string_equal(bars[0].detail, ""); /* nothing more is known */
+	assert_string_equal(bars[1].detail, "temp · 2 × 1.00 MiB");
+	assert_string_equal(bars[2].detail, "temp · float · 1 × 1.00 MiB");
+	mp_source_close(src);
+}
+
+/* Too small a height for one chart names "the chart", not "these 1 charts". */
+static void test_one_chart_too_small(void **state)
+{
+	mp_memory_info_t mem[1] = {{"pool", 0, MP_MEMORY_DEVICE, NULL}};
+	mp_event_t ev[2];
+	mp_solver_t *s = mp_solver_new(NULL);
+	mp_plot_options_t po = {.charts = MP_PLOT_TIMELINE, .height = 50};
+	mp_plot_input_t in;
+	mp_scene_t *scene;
+	mp_source_t *src;
+	mp_diag_t d;
+
+	(void)state;
+	memset(ev, 0, sizeof(ev));
+	ev[0].kind = MP_EV_ALLOC, ev[0].time_ns = 1000, ev[0].address = 4096;
+	ev[0].requested_bytes = ev[0].allocated_bytes = MiB;
+	ev[1].kind = MP_EV_FREE, ev[1].time_ns = 2000, ev[1].address = 4096;
+	assert_int_equal(mp_array_source_new(&src, ev, 2, NULL, 0, mem, 1, "one.memprof"), 0);
+	assert_int_equal(mp_solver_run(s, src, &d), 0);
+	memset(&in, 0, sizeof(in));
+	in.name = "one.memprof";
+	in.solver = s;
+	in.source = src;
+	assert_int_equal(mp_plot_capture(&scene, &in, 1, &po, mp_render_measure(), &d), MP_EUSAGE);
+	assert_non_null(strstr(d.text, "a height of 50 px is too small for the chart: it needs at least "));
+	mp_source_close(src);
+	mp_solver_free(s);
+	mp_render_shutdown();
+}
+
+/* The memory ids without regions (an xplane capture's) have no map: one
+ * line names them all, no panel each. */
+static void test_no_map_one_line(void **state)
+{
+	const char *path = mp_test_shared("xplane/tf24-gpu-e4040-2022/logs/fit/20221104-212610/train/plugins/profile/"
+					  "2022_11_04_21_26_12/instance-ecbm.xplane.pb");
+	mp_plot_options_t po = {.charts = MP_PLOT_ALL};
+	mp_plot_input_t in;
+	mp_source_t *src;
+	mp_solver_t *s = mp_solver_new(NULL);
+	mp_scene_t *scene;
+	mp_diag_t d;
+	char note[256];
+	size_t lines = 0;
+
+	(void)state;
+	if (!path) {
+		mp_solver_free(s);
+		skip();
+	}
+	assert_true(mp_xplane_open_args(&src, &path, 1, NULL, note, sizeof(note), &d) > 0);
+	assert_int_equal(mp_solver_run(s, src, &d), 0);
+	memset(&in, 0, sizeof(in));
+	in.name = path;
+	in.solver = s;
+	in.source = src;
+	assert_int_equal(mp_plot_capture(&scene, &in, 1, &po, mp_render_measure(), &d), 0);
+	for (size_t i = 0; i < mp_scene_count(scene); i++) {
+		const mp_scene_item_t *it = mp_scene_item(scene, i);
+		const char *t = it->kind == MP_SCENE_TEXT ? mp_scene_string(scene, it) : "";
+		if (strstr(t, "no map"))
+			fail_msg("a panel per memory id: %s", t);
+		if (strstr(t, "no memory map for ")) {
+			lines++;
+			assert_string_equal(t, "no memory map for GPU_0_bfc (device), gpu_host_bfc (pinned_host): no regions "
+					       "(pools, segments, arenas) were declared");
+			assert_true(it->y > mp_scene_height(scene) - 60); /* the picture's last line */
+		}
+	}
+	assert_int_equal(lines, 1);
+	mp_scene_free(scene);
+	mp_solver_free(s);
+	mp_source_close(src);
+	mp_render_shutdown();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_breakdown_invalid_dtype),
+		cmocka_unit_test(test_one_chart_too_small),
+		cmocka_unit_test(test_no_map_one_line),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
