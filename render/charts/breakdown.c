@@ -6,32 +6,148 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ROW_H 36.0
 #define BAR_H 16.0
 
+/* The rows of an op are one bar: sorted by op, then by size, largest
+ * first; a row without an op (or of bytes from before the capture) is a
+ * group alone. */
+typedef struct member {
+	uint32_t op; /* 0: alone */
+	uint64_t each;
+	size_t i;
+} member_t;
+
+typedef struct group {
+	size_t first, n; /* members[first .. first + n) */
+	size_t order;    /* the least row index: ties keep the solver's order */
+	uint64_t total;
+} group_t;
+
+static int by_op_then_size(const void *x, const void *y)
+{
+	const member_t *a = x, *b = y;
+
+	if (a->op != b->op)
+		return a->op < b->op ? -1 : 1;
+	if (a->each != b->each)
+		return a->each > b->each ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+static int by_total(const void *x, const void *y)
+{
+	const group_t *a = x, *b = y;
+
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* "persist · uint8 [1024] · 4 × 4.00 MiB, 2 × 1.00 MiB": the regions, the
+ * dtype and shape when the rows share them, then count × size per size
+ * (largest first; the count in the label already for a row without op). */
+static void group_detail(char *d, size_t dsz, const mp_solver_row_t *rows, const member_t *m, size_t n,
+			 const mp_source_t *src)
+{
+	const mp_solver_row_t *r0 = &rows[m[0].i];
+	const char *dtype = mp_dtype_shown(r0->dtype ? mp_source_string(src, r0->dtype) : NULL);
+	unsigned seen = 0;
+	int same_dtype = 1, same_shape = 1, no_op = !r0->op;
+	size_t len = 0, shown = 0;
+	char each[32];
+
+#define PUT(...)                                                                                                       \
+	do {                                                                                                           \
+		int w_ = snprintf(d + len, dsz - len, __VA_ARGS__);                                                     \
+		if (w_ > 0)                                                                                            \
+			len = len + (size_t)w_ < dsz ? len + (size_t)w_ : dsz - 1;                                     \
+	} while (0)
+	d[0] = '\0';
+	for (size_t k = 0; k < n; k++) {
+		const mp_solver_row_t *r = &rows[m[k].i];
+		same_dtype &= r->dtype == r0->dtype;
+		same_shape &= r->shape == r0->shape;
+		if (r->region <= 31 && !(seen & 1u << r->region)) {
+			PUT("%s%s", seen ? "/" : "", mp_region_type_name(r->region));
+			seen |= 1u << r->region;
+		}
+	}
+	if (no_op && r0->region == MP_REGION_UNKNOWN && !*dtype && !r0->shape) {
+		d[0] = '\0'; /* nothing more is known */
+		return;
+	}
+	if (same_dtype && *dtype)
+		PUT(" · %s", dtype);
+	if (same_shape && r0->shape)
+		PUT(" %s", mp_source_string(src, r0->shape));
+	if (no_op)
+		return;
+	for (size_t k = 0; k < n;) {
+		uint64_t count = 0, size = rows[m[k].i].allocated_bytes;
+		if (shown == 4) { /* the rest counted, not listed */
+			size_t sizes_left = 1;
+			for (size_t j = k + 1; j < n; j++)
+				sizes_left += rows[m[j].i].allocated_bytes != rows[m[j - 1].i].allocated_bytes;
+			PUT(", %zu more size%s", sizes_left, sizes_left == 1 ? "" : "s");
+			break;
+		}
+		for (; k < n && rows[m[k].i].allocated_bytes == size; k++)
+			count += rows[m[k].i].occurrences;
+		mp_fmt_bytes(each, sizeof(each), size);
+		PUT("%s%" PRIu64 " × %s", shown ? ", " : " · ", count, each);
+		shown++;
+	}
+#undef PUT
+}
+
 size_t mp_chart_bars_from_rows(mp_chart_bar_t *out, size_t max, const mp_solver_row_t *rows, size_t nrows,
 			       const mp_source_t *src, char *text, size_t textsz, uint64_t *rest_bytes,
 			       uint64_t *rest_count)
 {
-	size_t n = nrows < max ? nrows : max, used = 0;
+	member_t *m = malloc((nrows ? nrows : 1) * sizeof(*m));
+	group_t *g = malloc((nrows ? nrows : 1) * sizeof(*g));
+	size_t ng = 0, n, used = 0, made = 0;
 
 	*rest_bytes = *rest_count = 0;
-	for (size_t i = n; i < nrows; i++) {
-		*rest_bytes += rows[i].total_bytes;
+	if (!m || !g) {
+		free(m);
+		free(g);
+		for (size_t i = 0; i < nrows; i++)
+			*rest_bytes += rows[i].total_bytes;
+		*rest_count = nrows;
+		return 0;
+	}
+	for (size_t i = 0; i < nrows; i++)
+		m[i] = (member_t){rows[i].unknown_origin ? 0 : rows[i].op, rows[i].allocated_bytes, i};
+	qsort(m, nrows, sizeof(*m), by_op_then_size);
+	for (size_t k = 0; k < nrows; k++) {
+		if (!ng || !m[k].op || m[k].op != m[g[ng - 1].first].op)
+			g[ng++] = (group_t){k, 0, m[k].i, 0};
+		g[ng - 1].n++;
+		g[ng - 1].total += rows[m[k].i].total_bytes;
+		if (m[k].i < g[ng - 1].order)
+			g[ng - 1].order = m[k].i;
+	}
+	qsort(g, ng, sizeof(*g), by_total);
+	n = ng < max ? ng : max;
+	for (size_t i = n; i < ng; i++) {
+		*rest_bytes += g[i].total;
 		(*rest_count)++;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const mp_solver_row_t *r = &rows[i];
-		char each[32], *label = text + used, *detail;
-		const char *dtype = mp_dtype_shown(r->dtype ? mp_source_string(src, r->dtype) : NULL);
+		const member_t *gm = &m[g[i].first];
+		const mp_solver_row_t *r = &rows[gm[0].i];
+		char each[32], detail[512], *label = text + used;
 		size_t room = textsz - used;
 		int w;
 
-		if (room < 8)
-			return i;
 		mp_fmt_bytes(each, sizeof(each), r->allocated_bytes);
+		if (room < 8)
+			break;
 		if (r->unknown_origin)
 			w = snprintf(label, room, "(in use before the capture)");
 		else if (r->op)
@@ -39,33 +155,36 @@ size_t mp_chart_bars_from_rows(mp_chart_bar_t *out, size_t max, const mp_solver_
 		else /* no op: what tells the groups apart is their size */
 			w = snprintf(label, room, "(no op) · %" PRIu64 " × %s", r->occurrences, each);
 		if (w < 0 || (size_t)w + 1 >= room)
-			return i;
-		detail = label + w + 1;
+			break;
 		room -= (size_t)w + 1;
 		if (r->unknown_origin)
-			w = snprintf(detail, room, "reported by the allocator, no tracked block");
+			snprintf(detail, sizeof(detail), "reported by the allocator, no tracked block");
 		else
-			w = snprintf(detail, room, "%s%s%s%s%s%s%" PRIu64 " × %s", mp_region_type_name(r->region),
-				     *dtype ? " · " : "", dtype,
-				     r->shape ? " " : "", r->shape ? mp_source_string(src, r->shape) : "", " · ",
-				     r->occurrences, each);
-		if (!r->op && !r->unknown_origin && w > 0) { /* the count is in the label already */
-			if (r->region == MP_REGION_UNKNOWN && !*dtype && !r->shape)
-				w = snprintf(detail, room, "%s", ""); /* nothing more is known */
-			else
-				w = snprintf(detail, room, "%s%s%s%s%s", mp_region_type_name(r->region), *dtype ? " · " : "",
-					     dtype, r->shape ? " " : "",
-					     r->shape ? mp_source_string(src, r->shape) : "");
-		}
-		if (w < 0 || (size_t)w + 1 >= room)
-			return i;
-		used += (size_t)(detail - label) + (size_t)w + 1;
+			group_detail(detail, sizeof(detail), rows, gm, g[i].n, src);
+		if (strlen(detail) + 1 > room)
+			break;
+		memcpy(label + w + 1, detail, strlen(detail) + 1);
+		used += (size_t)w + 1 + strlen(detail) + 1;
 		out[i].label = label;
-		out[i].detail = detail;
-		out[i].bytes = r->total_bytes;
-		out[i].color = r->unknown_origin ? 0x8C8C8C : mp_color_region(r->region);
+		out[i].detail = label + w + 1;
+		out[i].bytes = g[i].total;
+		/* the colour of its largest part */
+		{
+			const mp_solver_row_t *big = r;
+			for (size_t k = 1; k < g[i].n; k++)
+				if (rows[gm[k].i].total_bytes > big->total_bytes)
+					big = &rows[gm[k].i];
+			out[i].color = r->unknown_origin ? 0x8C8C8C : mp_color_region(big->region);
+		}
+		made++;
 	}
-	return n;
+	for (size_t i = made; i < n; i++) { /* out of room for text: summed with the rest */
+		*rest_bytes += g[i].total;
+		(*rest_count)++;
+	}
+	free(m);
+	free(g);
+	return made;
 }
 
 double mp_chart_breakdown_height(size_t nbars)
@@ -96,22 +215,44 @@ static void region_legend(const mp_chart_area_t *a, const mp_chart_bars_t *b, do
 int mp_chart_breakdown(const mp_chart_area_t *a, const mp_chart_bars_t *b)
 {
 	double y = cx_header(a, b->title, b->subtitle), x0 = a->box.x + CX_PAD, w = a->box.w - 2 * CX_PAD;
-	double label_w = w * 0.36, bar_x = x0 + label_w + 10, value_w, bar_w;
+	double label_w = w * 0.36, bar_x, value_w, bar_w, need = 0;
 	uint64_t max = b->rest_bytes;
 	size_t rows = b->n + (b->rest_count ? 1 : 0);
-	char value[64], rest_label[64];
+	char value[64], rest_label[64], fitted[1024];
+	const char **names = calloc(b->n ? b->n : 1, sizeof(*names));
+
+	if (!names)
+		return MP_ENOMEM;
+	value_w = cx_width(a, "999.99 MiB (100.0 %)", CX_SMALL, 0) + 12;
+	/* the label column grows to the longest name or detail, up to what
+	 * leaves the bars 40 % of the width */
+	for (size_t i = 0; i < b->n; i++) {
+		double lw = cx_width(a, b->bars[i].label, CX_TEXT, 0);
+		names[i] = b->bars[i].label[0] ? b->bars[i].label : "(no op)";
+		if (lw > need)
+			need = lw;
+		if (b->bars[i].detail && (lw = cx_width(a, b->bars[i].detail, CX_TINY, 0)) > need)
+			need = lw;
+	}
+	if (need + 2 > label_w)
+		label_w = need + 2;
+	if (label_w > w - value_w - 10 - w * 0.4)
+		label_w = w - value_w - 10 - w * 0.4;
+	if (label_w < w * 0.36)
+		label_w = w * 0.36;
+	bar_x = x0 + label_w + 10;
 
 	if (b->legend_regions) {
 		region_legend(a, b, x0, y, w);
 		y += CX_SMALL * CX_LINE + 8;
 	}
-	value_w = cx_width(a, "999.99 MiB (100.0 %)", CX_SMALL, 0) + 12;
 	bar_w = x0 + w - value_w - bar_x;
 	for (size_t i = 0; i < b->n; i++)
 		if (b->bars[i].bytes > max)
 			max = b->bars[i].bytes;
 	if (!rows) {
 		cx_text(a, x0, y, "nothing was live", CX_TEXT, 0, MP_COLOR_MUTED, MP_ALIGN_LEFT, MP_VALIGN_TOP);
+		free(names);
 		return mp_scene_status(a->scene);
 	}
 	{
@@ -129,9 +270,12 @@ int mp_chart_breakdown(const mp_chart_area_t *a, const mp_chart_bars_t *b)
 			if (rest)
 				snprintf(rest_label, sizeof(rest_label), "other (%" PRIu64 " %s)", b->rest_count,
 					 b->rest_what ? b->rest_what : "groups");
+			if (rest)
+				mp_text_fit(a->measure, label, CX_TEXT, 0, label_w, MP_ELLIPSIS_MIDDLE, fitted, sizeof(fitted));
+			else /* keeping what tells it from the other names */
+				mp_text_fit_apart(a->measure, names, b->n, i, CX_TEXT, 0, label_w, fitted, sizeof(fitted));
 			mp_scene_tag(a->scene,
-				     cx_text_fit(a, x0, ry + 1, label, label_w, CX_TEXT, 0, MP_COLOR_TEXT, MP_ALIGN_LEFT,
-						 MP_VALIGN_TOP, MP_ELLIPSIS_MIDDLE),
+				     cx_text(a, x0, ry + 1, fitted, CX_TEXT, 0, MP_COLOR_TEXT, MP_ALIGN_LEFT, MP_VALIGN_TOP),
 				     "bar-label");
 			if (!rest && b->bars[i].detail && b->bars[i].detail[0])
 				cx_text_fit(a, x0, ry + 1 + CX_TEXT * CX_LINE, b->bars[i].detail, label_w, CX_TINY, 0,
@@ -145,5 +289,6 @@ int mp_chart_breakdown(const mp_chart_area_t *a, const mp_chart_bars_t *b)
 				MP_VALIGN_MIDDLE);
 		}
 	}
+	free(names);
 	return mp_scene_status(a->scene);
 }

@@ -173,7 +173,7 @@ static int breakdown_panel(panel_t *p, const mp_plot_options_t *o)
 			count += d->breakdown[i].occurrences;
 		snprintf(p->subtitle, sizeof(p->subtitle), "%s%s%s in %" PRIu64 " allocations (%zu groups) at %s%s",
 			 w[0] ? "peak " : "", w, mp_fmt_bytes_exact(b1, sizeof(b1), d->peak.heap_bytes), count,
-			 d->breakdown_count, cx_fmt_at(p->in->source, b2, sizeof(b2), d->peak.time_ns),
+			 (size_t)(p->nbars + p->rest_count), cx_fmt_at(p->in->source, b2, sizeof(b2), d->peak.time_ns),
 			 step_text(b3, sizeof(b3), d->peak.step));
 	}
 	p->height = mp_chart_breakdown_height(p->nbars + (p->rest_count ? 1 : 0));

@@ -163,3 +163,131 @@ int mp_text_fit(const mp_text_measure_t *m, const char *s, double size, int bold
 	free(off);
 	return 1;
 }
+
+/* Separators of a name's components: paths, scopes, qualified names. */
+static int separator(char c)
+{
+	return c == '/' || c == ':' || c == '.' || c == ' ';
+}
+
+/* Bytes s and t share at their start and at their end, the two not
+ * overlapping in the shorter. */
+static void common_ends(const char *s, size_t ls, const char *t, size_t lt, size_t *pre, size_t *suf)
+{
+	size_t m = ls < lt ? ls : lt, p = 0, q = 0;
+
+	while (p < m && s[p] == t[p])
+		p++;
+	while (q < m - p && s[ls - 1 - q] == t[lt - 1 - q])
+		q++;
+	*pre = p;
+	*suf = q;
+}
+
+/* s as head…keep…tail, with k of the code points around [lo, hi) kept:
+ * half before it, half after, what one side cannot take going to the
+ * other. */
+static void shorten_around(const char *s, const size_t *off, size_t n, size_t lo_cp, size_t hi_cp, size_t k,
+			   char *out, size_t outsize)
+{
+	size_t before = lo_cp, after = n - hi_cp, h = (k + 1) / 2, t;
+	size_t len = 0;
+
+	if (h > before)
+		h = before;
+	t = k - h;
+	if (t > after) {
+		t = after;
+		h = k - t < before ? k - t : before;
+	}
+	if (off[n] + 2 * strlen(ELLIPSIS) + 1 > outsize) {
+		out[0] = '\0';
+		return;
+	}
+	memcpy(out, s, off[h]);
+	len = off[h];
+	if (h < before) {
+		memcpy(out + len, ELLIPSIS, strlen(ELLIPSIS));
+		len += strlen(ELLIPSIS);
+	}
+	memcpy(out + len, s + off[lo_cp], off[hi_cp] - off[lo_cp]);
+	len += off[hi_cp] - off[lo_cp];
+	if (t < after) {
+		memcpy(out + len, ELLIPSIS, strlen(ELLIPSIS));
+		len += strlen(ELLIPSIS);
+	}
+	memcpy(out + len, s + off[n - t], off[n] - off[n - t]);
+	len += off[n] - off[n - t];
+	out[len] = '\0';
+}
+
+int mp_text_fit_apart(const mp_text_measure_t *m, const char *const *names, size_t count, size_t i, double size,
+		      int bold, double max_w, char *out, size_t outsize)
+{
+	const char *s = names[i];
+	size_t ls = strlen(s), a = 0, b = SIZE_MAX, lo, hi, n, lo_cp = 0, hi_cp, *off, klo = 0, khi;
+	int others = 0;
+
+	if (!outsize)
+		return 1;
+	if (ls < outsize && mp_text_width(m, s, size, bold) <= max_w) {
+		memcpy(out, s, ls + 1);
+		return 0;
+	}
+	/* where s differs from each other name: [pre, ls - suf); the window
+	 * kept must meet every one of them */
+	for (size_t j = 0; j < count && ls; j++) {
+		size_t pre, suf, from, to;
+		if (j == i || !names[j] || !strcmp(names[j], s))
+			continue;
+		common_ends(s, ls, names[j], strlen(names[j]), &pre, &suf);
+		from = pre, to = ls - suf;
+		if (to <= from) { /* s is the other's start or end: its end or start tells */
+			to = from < ls ? from + 1 : ls;
+			from = to - 1;
+		}
+		if (!others || from > a)
+			a = from;
+		if (to < b)
+			b = to;
+		others = 1;
+	}
+	if (!others)
+		return mp_text_fit(m, s, size, bold, max_w, MP_ELLIPSIS_MIDDLE, out, outsize);
+	lo = a < b - 1 ? a : b - 1;
+	hi = (a > b - 1 ? a : b - 1) + 1;
+	/* whole components: back to after a separator, on to the next */
+	while (lo > 0 && !separator(s[lo - 1]))
+		lo--;
+	while (hi < ls && !separator(s[hi]))
+		hi++;
+	/* and the separators around it: "…/layer_3/…" reads whole */
+	if (lo > 0)
+		lo--;
+	if (hi < ls)
+		hi++;
+	if (!(off = offsets(s, &n)))
+		return mp_text_fit(m, s, size, bold, max_w, MP_ELLIPSIS_MIDDLE, out, outsize);
+	while (lo_cp < n && off[lo_cp] < lo)
+		lo_cp++;
+	hi_cp = lo_cp;
+	while (hi_cp < n && off[hi_cp] < hi)
+		hi_cp++;
+	khi = lo_cp + (n - hi_cp);
+	shorten_around(s, off, n, lo_cp, hi_cp, 0, out, outsize);
+	if (!out[0] || mp_text_width(m, out, size, bold) > max_w) { /* not even the part that differs */
+		free(off);
+		return mp_text_fit(m, s, size, bold, max_w, MP_ELLIPSIS_MIDDLE, out, outsize);
+	}
+	while (klo < khi) {
+		size_t mid = (klo + khi + 1) / 2;
+		shorten_around(s, off, n, lo_cp, hi_cp, mid, out, outsize);
+		if (out[0] && mp_text_width(m, out, size, bold) <= max_w)
+			klo = mid;
+		else
+			khi = mid - 1;
+	}
+	shorten_around(s, off, n, lo_cp, hi_cp, klo, out, outsize);
+	free(off);
+	return 1;
+}

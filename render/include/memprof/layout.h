@@ -55,6 +55,15 @@ typedef enum { MP_ELLIPSIS_END, MP_ELLIPSIS_MIDDLE, MP_ELLIPSIS_START } mp_ellip
 int mp_text_fit(const mp_text_measure_t *m, const char *s, double size, int bold, double max_w,
 		mp_ellipsis_t where, char *out, size_t outsize);
 
+/* names[i] fitted to max_w as mp_text_fit does, but keeping the part that
+ * tells it apart from the other names (the path components where it
+ * differs from them), the rest shortened around it: "a/b…/layer_3/…/Cast"
+ * rather than a middle ellipsis that may remove the only difference. Falls
+ * back to a middle ellipsis when even that part does not fit. Returns 1
+ * when shortened, 0 when names[i] fits as it is. */
+int mp_text_fit_apart(const mp_text_measure_t *m, const char *const *names, size_t count, size_t i, double size,
+		      int bold, double max_w, char *out, size_t outsize);
+
 /* ---- human units ------------------------------------------------------- */
 
 /* "63.0 MiB", "512 B", "1.50 GiB": binary units, three significant digits. */
