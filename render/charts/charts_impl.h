@@ -59,9 +59,11 @@ long cx_text_fit(const mp_chart_area_t *a, double x, double y, const char *s, do
 
 /* Rewind src and read it for its phases (phases.c), in the order they
  * begin; those still open at the end last until its last event. At most
- * 100,000 are kept. *out is the caller's (free). Returns 0, MP_ENOMEM or
+ * 100,000 are kept. And for its step marks, in its order (the rule is in
+ * phases.c). *out and *steps are the caller's (free). Returns 0, MP_ENOMEM or
  * the source's error (diag filled, its file name `name` when unset). */
-int cx_collect_phases(mp_source_t *src, const char *name, mp_chart_phase_t **out, size_t *nout, mp_diag_t *diag);
+int cx_collect_phases(mp_source_t *src, const char *name, mp_chart_phase_t **out, size_t *nout, mp_chart_step_t **steps,
+		      size_t *nsteps, mp_diag_t *diag);
 
 /* The panel's title (bold) and subtitle (muted; may be NULL) at the top of
  * its box, each shortened to the box's width; returns the y under them. */

@@ -1,7 +1,8 @@
-/* phases.c - the phases of an input for its timelines: MARK events with
- * MP_EVENT_F_PHASE_BEGIN/END, which the solver does not keep (it names
- * only the innermost phase open at a peak), read in one more pass over
- * the source and paired as the solver pairs them. */
+/* phases.c - the phases and the step marks of an input for its
+ * timelines: MARK events with MP_EVENT_F_PHASE_BEGIN/END, which the solver
+ * does not keep (it names only the innermost phase open at a peak), read
+ * in one more pass over the source and paired as the solver pairs them,
+ * and the STEP events (the solver keeps only each event's step). */
 #include "charts_impl.h"
 
 #include <stdlib.h>
@@ -61,8 +62,91 @@ static int phase_event(phase_run_t *r, const mp_source_t *src, const mp_event_t 
 	return 0;
 }
 
-int cx_collect_phases(mp_source_t *src, const char *name, mp_chart_phase_t **out, size_t *nout, mp_diag_t *diag)
+/* The step marks: every MP_EV_STEP event but one that marks the step
+ * already current again (another thread, the same step). An input without
+ * any (xplane: each event carries its step, per allocator, so that the
+ * allocators' events interleave steps 0 and 1) gets one at the first event
+ * of each step id, of any memory id, in time order. Kept up to MAX_STEPS. */
+#define MAX_STEPS 1000000
+
+typedef struct step_run {
+	mp_chart_step_t *v;
+	size_t n, cap;
+	int marked;         /* an MP_EV_STEP was seen: the events' steps are not used */
+	int64_t derived;    /* the step of the events so far (-1: none) */
+	mp_chart_step_t *d; /* the marks derived from the events' steps */
+	size_t nd, capd;
+} step_run_t;
+
+static int step_push(mp_chart_step_t **v, size_t *n, size_t *cap, uint64_t time_ns, int64_t step)
 {
+	if (*n && (*v)[*n - 1].step == step)
+		return 0;
+	if (*n >= MAX_STEPS)
+		return 0;
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		mp_chart_step_t *nv = realloc(*v, nc * sizeof(*nv));
+		if (!nv)
+			return MP_ENOMEM;
+		*v = nv;
+		*cap = nc;
+	}
+	(*v)[(*n)++] = (mp_chart_step_t){time_ns, step};
+	return 0;
+}
+
+static int step_event(step_run_t *r, const mp_event_t *ev)
+{
+	if (ev->kind == MP_EV_STEP) {
+		r->marked = 1;
+		return ev->step >= 0 ? step_push(&r->v, &r->n, &r->cap, ev->time_ns, ev->step) : 0;
+	}
+	if (r->marked || ev->step < 0 || ev->step == r->derived || ev->kind == MP_EV_MEMORY ||
+	    ev->kind == MP_EV_MARK || ev->kind == MP_EV_DROPPED)
+		return 0;
+	r->derived = ev->step;
+	return step_push(&r->d, &r->nd, &r->capd, ev->time_ns, ev->step);
+}
+
+static int by_step(const void *a, const void *b)
+{
+	const mp_chart_step_t *x = a, *y = b;
+
+	if (x->step != y->step)
+		return x->step < y->step ? -1 : 1;
+	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const mp_chart_step_t *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->step < y->step ? -1 : x->step > y->step;
+}
+
+/* The first event of each step id, in time order. */
+static size_t first_of_each(mp_chart_step_t *v, size_t n)
+{
+	size_t k = 0;
+
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), by_step);
+	for (size_t i = 0; i < n; i++)
+		if (!k || v[k - 1].step != v[i].step)
+			v[k++] = v[i];
+	qsort(v, k, sizeof(*v), by_time);
+	return k;
+}
+
+int cx_collect_phases(mp_source_t *src, const char *name, mp_chart_phase_t **out, size_t *nout, mp_chart_step_t **steps,
+		      size_t *nsteps, mp_diag_t *diag)
+{
+	step_run_t sr = {NULL, 0, 0, 0, -1, NULL, 0, 0};
+
 	enum { BATCH = 1024 };
 	mp_event_t *ev = malloc(BATCH * sizeof(*ev));
 	phase_run_t r;
@@ -72,6 +156,8 @@ int cx_collect_phases(mp_source_t *src, const char *name, mp_chart_phase_t **out
 	memset(&r, 0, sizeof(r));
 	*out = NULL;
 	*nout = 0;
+	*steps = NULL;
+	*nsteps = 0;
 	if (!ev)
 		return MP_ENOMEM;
 	rc = mp_source_rewind(src, diag);
@@ -83,6 +169,8 @@ int cx_collect_phases(mp_source_t *src, const char *name, mp_chart_phase_t **out
 				last = ev[i].time_ns;
 			if (ev[i].kind == MP_EV_MARK && (ev[i].flags & (MP_EVENT_F_PHASE_BEGIN | MP_EVENT_F_PHASE_END)))
 				rc = phase_event(&r, src, &ev[i]);
+			else
+				rc = step_event(&sr, &ev[i]);
 		}
 		if (more <= 0) {
 			if (more < 0)
@@ -91,8 +179,16 @@ int cx_collect_phases(mp_source_t *src, const char *name, mp_chart_phase_t **out
 		}
 	}
 	free(ev);
+	if (sr.marked) {
+		free(sr.d);
+	} else {
+		free(sr.v);
+		sr.v = sr.d;
+		sr.n = first_of_each(sr.d, sr.nd);
+	}
 	if (rc < 0) {
 		free(r.v);
+		free(sr.v);
 		if (diag && !diag->file[0])
 			mp_diag_set_file(diag, name);
 		return rc;
@@ -102,5 +198,7 @@ int cx_collect_phases(mp_source_t *src, const char *name, mp_chart_phase_t **out
 			r.v[i].t1_ns = last > r.v[i].t0_ns ? last : r.v[i].t0_ns;
 	*out = r.v;
 	*nout = r.n;
+	*steps = sr.v;
+	*nsteps = sr.n;
 	return 0;
 }

@@ -48,6 +48,8 @@ typedef struct plot {
 	double width;
 	mp_chart_phase_t **phases; /* per input: its phases (cx_collect_phases), or NULL */
 	size_t *nphases;
+	mp_chart_step_t **steps;   /* per input: its step marks, or NULL */
+	size_t *nsteps;
 } plot_t;
 
 unsigned mp_plot_chart_parse(const char *name)
@@ -372,6 +374,10 @@ static void free_plot(plot_t *pl, size_t ninputs)
 		free(pl->phases[i]);
 	free(pl->phases);
 	free(pl->nphases);
+	for (size_t i = 0; pl->steps && i < ninputs; i++)
+		free(pl->steps[i]);
+	free(pl->steps);
+	free(pl->nsteps);
 	for (size_t i = 0; i < pl->n; i++) {
 		if (!pl->p[i].by_function)
 			free(pl->p[i].bars);
@@ -448,6 +454,18 @@ static const char *first_function(const mp_plot_input_t *in, uint32_t memory)
 	return NULL;
 }
 
+/* Whether an event of any memory id the solver kept is in a step. */
+static int has_steps(const mp_solver_t *s)
+{
+	for (size_t i = 0; i < mp_solver_device_count(s); i++) {
+		const mp_solver_device_t *d = mp_solver_device(s, i);
+		for (size_t k = 0; d && k < d->timeline_count; k++)
+			if (d->timeline[k].step >= 0)
+				return 1;
+	}
+	return 0;
+}
+
 static int draw_panel(const mp_chart_area_t *a, const plot_t *pl, size_t input, panel_t *p)
 {
 	char title[320], name[160];
@@ -469,6 +487,8 @@ static int draw_panel(const mp_chart_area_t *a, const plot_t *pl, size_t input, 
 		if (pl->phases) {
 			m.phases = pl->phases[input];
 			m.nphases = pl->nphases[input];
+			m.steps = pl->steps[input];
+			m.nsteps = pl->nsteps[input];
 		}
 		return mp_chart_timeline(a, &m);
 	}
@@ -495,7 +515,7 @@ int mp_plot_capture(mp_scene_t **out, const mp_plot_input_t *in, size_t n, const
 		    const mp_text_measure_t *m, mp_diag_t *diag)
 {
 	mp_plot_options_t o = *opt;
-	plot_t pl = {NULL, 0, 0, opt->width ? opt->width : MP_PLOT_DEFAULT_WIDTH, NULL, NULL};
+	plot_t pl = {NULL, 0, 0, opt->width ? opt->width : MP_PLOT_DEFAULT_WIDTH, NULL, NULL, NULL, NULL};
 	double total = 0, y = 0;
 	int rc = 0, any_map = 0;
 
@@ -514,12 +534,15 @@ int mp_plot_capture(mp_scene_t **out, const mp_plot_input_t *in, size_t n, const
 	if (rc == 0 && (o.charts & MP_PLOT_TIMELINE) && pl.n) {
 		pl.phases = calloc(n, sizeof(*pl.phases));
 		pl.nphases = calloc(n, sizeof(*pl.nphases));
-		if (!pl.phases || !pl.nphases)
+		pl.steps = calloc(n, sizeof(*pl.steps));
+		pl.nsteps = calloc(n, sizeof(*pl.nsteps));
+		if (!pl.phases || !pl.nphases || !pl.steps || !pl.nsteps)
 			rc = MP_ENOMEM;
-		/* a pass over the input only where the solver saw phases */
+		/* a pass over the input only where the solver saw phases or steps */
 		for (size_t i = 0; i < n && rc == 0; i++)
-			if (mp_solver_phase_marks(in[i].solver))
-				rc = cx_collect_phases(in[i].source, in[i].name, &pl.phases[i], &pl.nphases[i], diag);
+			if (mp_solver_phase_marks(in[i].solver) || has_steps(in[i].solver))
+				rc = cx_collect_phases(in[i].source, in[i].name, &pl.phases[i], &pl.nphases[i], &pl.steps[i],
+						       &pl.nsteps[i], diag);
 	}
 	for (size_t i = 0; i < pl.n; i++)
 		any_map |= pl.p[i].kind != P_NOTE;

@@ -196,7 +196,7 @@ static double legend(const tl_t *t, double x, double y, double w, int draw)
 	return cx_legend(t->a, x, y, w, e, n, draw);
 }
 
-int mp_chart_timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem)
+static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_chart_step_t **own)
 {
 	const mp_solver_device_t *d = mem->dev;
 	const mp_memory_info_t *mi = mem->source ? mp_source_memory(mem->source, d->id) : NULL;
@@ -244,7 +244,6 @@ int mp_chart_timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem)
 		t.off_scale = t.capacity && all > 4 * used;
 		t.ymax = t.off_scale ? used + used / 4 : all;
 	}
-	t.nsteps = tl_count_steps(d);
 
 	/* this memory id's points, within the axis its input's others share
 	 * (a PyTorch snapshot's reserved segments, all made at the start,
@@ -266,6 +265,10 @@ int mp_chart_timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem)
 	t.t0 = t0;
 	t.t1 = t1;
 	t.lanes = tl_count_lanes(mem, t0, t1);
+	rc = tl_steps(&t, mem);
+	*own = t.own;
+	if (rc < 0)
+		return rc;
 
 	/* header */
 	word[0] = '\0';
@@ -283,6 +286,13 @@ int mp_chart_timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem)
 		 mp_fmt_count(b3, sizeof(b3), d->allocations), mp_fmt_count(b4, sizeof(b4), d->failed_allocations),
 		 d->oom_total > d->oom_count ? " (the first 1000 marked)" : "");
 	top = cx_header(a, title, sub);
+	if (t.step_note[0]) { /* one line under the header: the lane draws the ids as they come */
+		mp_scene_tag(a->scene,
+			     cx_text_fit(a, a->box.x + CX_PAD, top - 4, t.step_note, a->box.w - 2 * CX_PAD, CX_SMALL, 0,
+					 MP_COLOR_OOM, MP_ALIGN_LEFT, MP_VALIGN_TOP, MP_ELLIPSIS_END),
+			     "step-note");
+		top += CX_SMALL * CX_LINE + 2;
+	}
 
 	/* axes: the y ticks decide the left margin */
 	if ((rc = mp_ticks_fit(&ty, MP_AXIS_BYTES, 0, (double)t.ymax * 1.04 + 1, a->box.h * 0.6, 0, a->measure, CX_SMALL)) < 0)
@@ -440,6 +450,15 @@ out:
 	free(t.frag);
 	free(t.resv);
 	return rc ? rc : mp_scene_status(a->scene);
+}
+
+int mp_chart_timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem)
+{
+	mp_chart_step_t *own = NULL;
+	int rc = timeline(a, mem, &own);
+
+	free(own);
+	return rc;
 }
 
 double mp_chart_timeline_height(void)

@@ -24,7 +24,11 @@ typedef struct tl {
 	uint64_t capacity;         /* known capacity (declared, or the allocator's), else 0 */
 	const char *word;          /* the memory's word for what is in use ("allocated"), or NULL */
 	const char *unit;          /* what time_ns counts when not time ("trace entry"), or NULL */
-	size_t nsteps;             /* step boundaries seen */
+	size_t nsteps;             /* steps with a span on the axis */
+	const mp_chart_step_t *marks; /* the step marks: the input's, or made from this id's points */
+	size_t nmarks;
+	mp_chart_step_t *own;      /* the latter (freed by the chart) */
+	char step_note[200];       /* "": the step ids never go backwards */
 	uint32_t lanes;            /* lanes of phases over the plot (nesting depths drawn) */
 	uint64_t ymax;
 	uint64_t used;             /* the most in use at any point */
@@ -67,7 +71,9 @@ static inline double tl_py(const tl_t *t, double bytes)
 #define TL_MAX_LANES 3  /* phases: nesting depths drawn */
 #define TL_PHASE_H 14.0 /* a phases' lane */
 
-size_t tl_count_steps(const mp_solver_device_t *d);
+/* The step marks (mem's, else made from this id's points), the spans
+ * on the axis and the note when the ids go backwards. MP_ENOMEM or 0. */
+int tl_steps(tl_t *t, const mp_chart_memory_t *mem);
 void tl_step_lane(tl_t *t);
 /* Lanes the phases of mem that meet [t0, t1] need. */
 uint32_t tl_count_lanes(const mp_chart_memory_t *mem, uint64_t t0, uint64_t t1);

@@ -6,28 +6,80 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* The steps: a span from each mark to the next (the last to the axis'
+ * end), in the marks' order, whatever their ids; the note says so when an
+ * id is not above the one before it. */
+int tl_steps(tl_t *t, const mp_chart_memory_t *mem)
+{
+	const mp_solver_point_t *p = t->d->timeline;
+	size_t back = 0, first = 0;
+
+	if (mem->steps) {
+		t->marks = mem->steps;
+		t->nmarks = mem->nsteps;
+	} else { /* no input's marks: where this id's points change step */
+		for (size_t i = 0; i < t->d->timeline_count; i++) {
+			if (p[i].step < 0 || (t->nmarks && t->own[t->nmarks - 1].step == p[i].step))
+				continue;
+			if (!t->own || !(t->nmarks & (t->nmarks - 1))) {
+				mp_chart_step_t *nv = realloc(t->own, (t->nmarks ? t->nmarks * 2 : 1) * sizeof(*nv));
+				if (!nv)
+					return MP_ENOMEM;
+				t->own = nv;
+			}
+			t->own[t->nmarks] = (mp_chart_step_t){t->nmarks ? p[i].time_ns : t->t0, p[i].step};
+			t->nmarks++;
+		}
+		t->marks = t->own;
+	}
+	t->nsteps = 0;
+	for (size_t i = 0; i < t->nmarks; i++) {
+		uint64_t end = i + 1 < t->nmarks ? t->marks[i + 1].time_ns : UINT64_MAX;
+		t->nsteps += t->marks[i].time_ns <= t->t1 && end > t->t0 && end > t->marks[i].time_ns;
+		if (i && t->marks[i].step <= t->marks[i - 1].step && !back++)
+			first = i;
+	}
+	t->step_note[0] = '\0';
+	if (back) {
+		int64_t was = t->marks[first - 1].step, now = t->marks[first].step;
+		int again = 0;
+		for (size_t i = 0; i < first && !again; i++)
+			again = t->marks[i].step == now;
+		if (again)
+			snprintf(t->step_note, sizeof(t->step_note),
+				 "steps repeat (%" PRId64 " again after %" PRId64 ")%s: drawn as the capture marks them", now,
+				 was, back > 1 ? ", and more" : "");
+		else
+			snprintf(t->step_note, sizeof(t->step_note),
+				 "steps go backwards (%" PRId64 " \xe2\x86\x92 %" PRId64 ")%s: drawn as the capture marks them", was,
+				 now, back > 1 ? ", and more" : "");
+	}
+	return 0;
+}
 
 /* The steps as a lane over the plot, one shaded span per step, numbered
  * where the number fits, and a light line down the plot where each
  * starts (while there are few enough to tell apart). */
 void tl_step_lane(tl_t *t)
 {
-	const mp_solver_point_t *p = t->d->timeline;
-	size_t n = t->d->timeline_count, start = 0, shade = 0;
-	double lane_y = t->plot.y - TL_LANE_H - 3;
+	double lane_y = t->plot.y - TL_LANE_H - 3, right = t->plot.x + t->plot.w;
 	mp_style_t line = cx_stroke(MP_COLOR_STEP, 1, MP_DASH_DOTTED);
+	size_t shade = 0;
 
-	for (size_t i = 1; i <= n; i++) {
-		if (i < n && (p[i].step == p[start].step || p[i].step < 0))
-			continue;
-		double x0 = i == 1 || start == 0 ? t->plot.x : tl_px(t, p[start].time_ns);
-		double x1 = i < n ? tl_px(t, p[i].time_ns) : t->plot.x + t->plot.w;
-		if (p[start].step >= 0 && x1 > x0) {
+	for (size_t i = 0; i < t->nmarks; i++) {
+		const mp_chart_step_t *m = &t->marks[i];
+		double at = tl_px(t, m->time_ns), x0 = at < t->plot.x ? t->plot.x : at;
+		double x1 = i + 1 < t->nmarks ? tl_px(t, t->marks[i + 1].time_ns) : right;
+		if (x1 > right)
+			x1 = right;
+		if (x1 > x0) {
 			mp_style_t fill = cx_fill(shade++ % 2 ? 0xE4E4E4 : 0xF1F1F1);
 			char num[32], label[40];
-			mp_scene_rect(t->a->scene, x0, lane_y, x1 - x0, TL_LANE_H, &fill);
-			snprintf(num, sizeof(num), "%" PRId64, p[start].step);
+			mp_scene_tag(t->a->scene, mp_scene_rect(t->a->scene, x0, lane_y, x1 - x0, TL_LANE_H, &fill), "step");
+			snprintf(num, sizeof(num), "%" PRId64, m->step);
 			snprintf(label, sizeof(label), "step %s", num);
 			if (cx_width(t->a, label, CX_TINY, 0) + 4 <= x1 - x0)
 				cx_text(t->a, (x0 + x1) / 2, lane_y + TL_LANE_H / 2, label, CX_TINY, 0, MP_COLOR_MUTED,
@@ -36,12 +88,11 @@ void tl_step_lane(tl_t *t)
 				cx_text(t->a, (x0 + x1) / 2, lane_y + TL_LANE_H / 2, num, CX_TINY, 0, MP_COLOR_MUTED,
 					MP_ALIGN_CENTER, MP_VALIGN_MIDDLE);
 		}
-		if (start > 0 && t->nsteps <= 40) {
-			double x = cx_crisp(tl_px(t, p[start].time_ns));
+		if (at > t->plot.x && at <= right && t->nsteps <= 40) {
+			double x = cx_crisp(at);
 			mp_scene_tag(t->a->scene, mp_scene_line(t->a->scene, x, t->plot.y, x, t->plot.y + t->plot.h, &line),
 				     "step-tick");
 		}
-		start = i;
 	}
 }
 
@@ -109,13 +160,4 @@ void tl_phase_lanes(tl_t *t, const mp_chart_memory_t *mem)
 					     MP_VALIGN_MIDDLE),
 				     "phase-label");
 	}
-}
-
-size_t tl_count_steps(const mp_solver_device_t *d)
-{
-	size_t n = 0;
-
-	for (size_t i = 1; i < d->timeline_count; i++)
-		n += d->timeline[i].step != d->timeline[i - 1].step && d->timeline[i].step >= 0;
-	return n;
 }

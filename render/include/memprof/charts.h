@@ -65,6 +65,13 @@ typedef struct mp_chart_phase {
 	uint32_t depth;
 } mp_chart_phase_t;
 
+/* A step mark of the input (an MP_EV_STEP event, of any memory id: the
+ * step it starts and when), in the input's order. */
+typedef struct mp_chart_step {
+	uint64_t time_ns;
+	int64_t step;
+} mp_chart_step_t;
+
 /* One memory id of an analysed capture. */
 typedef struct mp_chart_memory {
 	const char *title;             /* "demo.memprof: GPU_0_bfc (device)"; the chart adds the capacity */
@@ -78,6 +85,10 @@ typedef struct mp_chart_memory {
 					  names it (its first bar); NULL: the solver's first row's op */
 	const mp_chart_phase_t *phases; /* the input's phases, by t0 (may be NULL) */
 	size_t nphases;
+	const mp_chart_step_t *steps;   /* the input's step marks (cx_collect_phases), the same for
+					   every memory id of it; NULL: where the steps of this memory
+					   id's points change */
+	size_t nsteps;
 } mp_chart_memory_t;
 
 /* The memory timeline: stack, heap and free as stacked areas, fragmentation
@@ -96,7 +107,8 @@ typedef struct mp_chart_memory {
  * the x axis counts that unit and its title says so. Tags: "peak-line",
  * "peak-dot", "peak-label", "oom-mark" (one each), "oom-label", "area-heap",
  * "area-stack", "area-free", "fragmentation", "capacity", "reserved",
- * "step-tick", "phase" (a phase's span in its lane), "phase-label",
+ * "step-tick", "step" (a step's span in its lane), "step-note" (the line
+ * saying the step ids repeat or go backwards), "phase" (a phase's span in its lane), "phase-label",
  * "x-title", "plot" (the plot frame rect). Returns 0, MP_ENODATA (no event
  * of this memory id in the window) or MP_ENOMEM. */
 int mp_chart_timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem);
