@@ -200,17 +200,11 @@ int cmd_report(int argc, char **argv)
 				return MP_EXIT_USAGE;
 			}
 			break;
-		case O_MIN_PERCENT: {
-			char *end;
-			errno = 0;
-			io.tree_min_percent = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(io.tree_min_percent >= 0 && io.tree_min_percent <= 100)) {
-				mp_cli_error("invalid --min-percent '%s' (expected a number from 0 to 100)", optarg);
+		case O_MIN_PERCENT:
+			if (cli_parse_min_percent(optarg, &io.tree_min_percent) != MP_EXIT_OK)
 				return MP_EXIT_USAGE;
-			}
 			min_percent_set = 1;
 			break;
-		}
 		case O_ALL_FRAMES:
 			io.torch_all_frames = 1;
 			break;

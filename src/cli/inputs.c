@@ -66,6 +66,19 @@ int cli_parse_steps(const char *s, int64_t *first, int64_t *last)
 	return *first <= *last ? 0 : -1;
 }
 
+int cli_parse_min_percent(const char *arg, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(arg, &end);
+	if (errno || end == arg || *end || !(*out >= 0 && *out <= 100)) {
+		mp_cli_error("invalid --min-percent '%s' (expected a number from 0 to 100)", arg);
+		return MP_EXIT_USAGE;
+	}
+	return MP_EXIT_OK;
+}
+
 int cli_parse_user_code(const char *arg, const char **out)
 {
 	size_t n = strlen(arg);

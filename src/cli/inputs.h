@@ -20,6 +20,9 @@ int cli_parse_steps(const char *s, int64_t *first, int64_t *last);
 /* --user-code LIST (docs/torch.md): once, comma-separated, no empty item.
  * Prints what is wrong and returns MP_EXIT_USAGE, else MP_EXIT_OK. */
 int cli_parse_user_code(const char *arg, const char **out);
+/* --min-percent P of report --tree and plot --chart flame: a number from 0
+ * to 100. Prints what is wrong and returns MP_EXIT_USAGE, else MP_EXIT_OK. */
+int cli_parse_min_percent(const char *arg, double *out);
 
 typedef struct cli_inputs_options {
 	const mp_solver_options_t *solver; /* NULL: no solver is run (--compat) */

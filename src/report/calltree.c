@@ -46,68 +46,6 @@ int mp_tree_kind_parse(const char *name)
 	return -1;
 }
 
-/* --- u64 -> u32 map (open addressing; a value is stored + 1) -------------- */
-
-int ct_map_put(ct_map_t *m, uint64_t key, uint32_t val)
-{
-	size_t i;
-
-	if ((m->n + 1) * 2 > m->mask + 1) {
-		size_t cap = m->mask ? (m->mask + 1) * 2 : 64, j;
-		uint64_t *keys = calloc(cap, sizeof(*keys));
-		uint32_t *vals = calloc(cap, sizeof(*vals));
-		if (!keys || !vals) {
-			free(keys);
-			free(vals);
-			return -1;
-		}
-		for (j = 0; m->vals && j <= m->mask; j++) {
-			size_t k;
-			if (!m->vals[j])
-				continue;
-			for (k = rp_mix(m->keys[j]) & (cap - 1); vals[k]; k = (k + 1) & (cap - 1))
-				;
-			keys[k] = m->keys[j];
-			vals[k] = m->vals[j];
-		}
-		free(m->keys);
-		free(m->vals);
-		m->keys = keys;
-		m->vals = vals;
-		m->mask = cap - 1;
-	}
-	for (i = rp_mix(key) & m->mask; m->vals[i]; i = (i + 1) & m->mask)
-		if (m->keys[i] == key) {
-			m->vals[i] = val + 1;
-			return 0;
-		}
-	m->keys[i] = key;
-	m->vals[i] = val + 1;
-	m->n++;
-	return 0;
-}
-
-int ct_map_get(const ct_map_t *m, uint64_t key, uint32_t *val)
-{
-	size_t i;
-
-	if (!m->vals)
-		return 0;
-	for (i = rp_mix(key) & m->mask; m->vals[i]; i = (i + 1) & m->mask)
-		if (m->keys[i] == key) {
-			*val = m->vals[i] - 1;
-			return 1;
-		}
-	return 0;
-}
-
-void ct_map_free(ct_map_t *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
-
 /* --- strings and frames, interned ----------------------------------------- */
 
 static uint64_t str_hash(const char *s)
@@ -144,13 +82,13 @@ const char *ct_intern(mp_calltree_t *t, const char *s)
 	uint64_t k = str_hash(s);
 	uint32_t i;
 
-	for (; ct_map_get(&t->str_map, k, &i); k++)
+	for (; rp_map_get(&t->str_map, k, &i); k++)
 		if (!strcmp(t->strs[i], s))
 			return t->strs[i];
 	if (grow((void **)&t->strs, t->nstrs, &t->cap_strs, sizeof(*t->strs)) < 0 ||
 	    !(t->strs[t->nstrs] = strdup(s)))
 		return NULL;
-	if (ct_map_put(&t->str_map, k, (uint32_t)t->nstrs) < 0) {
+	if (rp_map_put(&t->str_map, k, (uint32_t)t->nstrs) < 0) {
 		free(t->strs[t->nstrs]);
 		return NULL;
 	}
@@ -167,13 +105,13 @@ static long frame_id(mp_calltree_t *t, const char *name, const char *file, int64
 	if (!n || !f)
 		return -1;
 	h = rp_mix((uint64_t)(uintptr_t)n ^ rp_mix((uint64_t)(uintptr_t)f ^ rp_mix((uint64_t)line)) ^ (uint64_t)kind);
-	for (; ct_map_get(&t->frame_map, h, &i); h++) {
+	for (; rp_map_get(&t->frame_map, h, &i); h++) {
 		const ct_frame_t *x = &t->frames[i];
 		if (x->name == n && x->file == f && x->line == line && x->kind == kind)
 			return (long)i;
 	}
 	if (t->nframes >= CT_SPECIAL || grow((void **)&t->frames, t->nframes, &t->cap_frames, sizeof(*t->frames)) < 0 ||
-	    ct_map_put(&t->frame_map, h, (uint32_t)t->nframes) < 0)
+	    rp_map_put(&t->frame_map, h, (uint32_t)t->nframes) < 0)
 		return -1;
 	t->frames[t->nframes] = (ct_frame_t){n, f, line, kind};
 	return (long)t->nframes++;
@@ -205,7 +143,7 @@ static int pc_frame(mp_calltree_t *t, uint64_t pc, uint32_t *id, int *dropped)
 	uint32_t v;
 	long fid;
 
-	if (ct_map_get(&t->pc_map, pc, &v)) {
+	if (rp_map_get(&t->pc_map, pc, &v)) {
 		*id = v >> 1;
 		*dropped = v & 1;
 		return 0;
@@ -216,7 +154,7 @@ static int pc_frame(mp_calltree_t *t, uint64_t pc, uint32_t *id, int *dropped)
 		return -1;
 	*id = (uint32_t)fid;
 	*dropped = rp_in_memprof(s.object) || rp_is_entry_point(s.function);
-	return ct_map_put(&t->pc_map, pc, (uint32_t)fid << 1 | (uint32_t)*dropped);
+	return rp_map_put(&t->pc_map, pc, (uint32_t)fid << 1 | (uint32_t)*dropped);
 }
 
 /* Resolve stack (1..) into t->path[..]: its frame ids from the outermost
@@ -282,10 +220,10 @@ static long agg_of(mp_calltree_t *t, uint32_t memory, uint32_t stack)
 	uint64_t key = (uint64_t)memory << 32 | stack;
 	uint32_t i;
 
-	if (ct_map_get(&t->agg_map, key, &i))
+	if (rp_map_get(&t->agg_map, key, &i))
 		return (long)i;
 	if (t->naggs >= UINT32_MAX - 1 || grow((void **)&t->aggs, t->naggs, &t->cap_aggs, sizeof(*t->aggs)) < 0 ||
-	    ct_map_put(&t->agg_map, key, (uint32_t)t->naggs) < 0)
+	    rp_map_put(&t->agg_map, key, (uint32_t)t->naggs) < 0)
 		return -1;
 	memset(&t->aggs[t->naggs], 0, sizeof(t->aggs[0]));
 	t->aggs[t->naggs].memory = memory;
@@ -462,10 +400,10 @@ void mp_calltree_free(mp_calltree_t *t)
 	for (size_t i = 0; i < t->nstrs; i++)
 		free(t->strs[i]);
 	free(t->strs);
-	ct_map_free(&t->str_map);
-	ct_map_free(&t->frame_map);
-	ct_map_free(&t->pc_map);
-	ct_map_free(&t->agg_map);
+	rp_map_free(&t->str_map);
+	rp_map_free(&t->frame_map);
+	rp_map_free(&t->pc_map);
+	rp_map_free(&t->agg_map);
 	free(t->frames);
 	free(t->stacks);
 	free(t->path);

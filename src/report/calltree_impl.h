@@ -9,19 +9,10 @@
 
 #include "symbolize.h"
 
+#include "report_impl.h" /* rp_map_t */
+
 #include <stddef.h>
 #include <stdint.h>
-
-/* u64 -> u32, open addressing; values stored + 1 (0 = an empty slot). */
-typedef struct ct_map {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t mask, n;
-} ct_map_t;
-
-int ct_map_put(ct_map_t *m, uint64_t key, uint32_t val); /* 0, or -1 out of memory */
-int ct_map_get(const ct_map_t *m, uint64_t key, uint32_t *val); /* 1 found, 0 not */
-void ct_map_free(ct_map_t *m);
 
 /* A distinct frame; strings interned in mp_calltree_t.strs. */
 typedef struct ct_frame {
@@ -57,11 +48,11 @@ struct mp_calltree {
 	unsigned kinds;
 	char **strs;               /* interned strings (owned), str_map: hash -> index */
 	size_t nstrs, cap_strs;
-	ct_map_t str_map;
+	rp_map_t str_map;
 	ct_frame_t *frames;        /* frame_map: hash of (name, file, line, kind) -> index */
 	size_t nframes, cap_frames;
-	ct_map_t frame_map;
-	ct_map_t pc_map;           /* a capture's return address -> frame id << 1 | dropped */
+	rp_map_t frame_map;
+	rp_map_t pc_map;           /* a capture's return address -> frame id << 1 | dropped */
 	ct_stack_t *stacks;        /* by stack id */
 	size_t nstacks_cap;
 	uint32_t *path;            /* the stacks' frame ids, back to back */
@@ -70,7 +61,7 @@ struct mp_calltree {
 	int any_stack;             /* some allocation had a stack */
 	ct_agg_t *aggs;            /* agg_map: memory << 32 | stack -> index */
 	size_t naggs, cap_aggs;
-	ct_map_t agg_map;
+	rp_map_t agg_map;
 	mp_tree_t *trees;          /* by memory id, then kind; nodes owned */
 	size_t ntrees;
 };

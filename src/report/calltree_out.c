@@ -19,24 +19,6 @@ static int wanted(const mp_tree_t *tr, int kind, int device_set, uint32_t device
 	return tr->kind == kind && (!device_set || tr->memory == device);
 }
 
-/* "512 B", "1.50 KiB", "105.01 MiB". */
-static const char *short_bytes(char *buf, size_t size, uint64_t bytes)
-{
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-	double v = (double)bytes;
-	int u = -1;
-
-	while (v >= 1024.0 && u < 5) {
-		v /= 1024.0;
-		u++;
-	}
-	if (u < 0)
-		snprintf(buf, size, "%" PRIu64 " B", bytes);
-	else
-		snprintf(buf, size, "%.2f %s", v, units[u]);
-	return buf;
-}
-
 static const char *base_name(const char *path)
 {
 	const char *b = strrchr(path, '/');
@@ -120,8 +102,8 @@ static void print_tree(FILE *out, const mp_calltree_t *t, const mp_tree_t *tr, c
 			d = disp[i] = i ? disp[p] + 1 : 0;
 		}
 		frame_text(&n[i], frame, sizeof(frame));
-		fprintf(out, "  %10s  %5.1f%%  %*" PRIu64 "  %10s  %*s", short_bytes(total, sizeof(total), n[i].total_bytes),
-			pct, cw, n[i].total_count, short_bytes(self, sizeof(self), n[i].self_bytes),
+		fprintf(out, "  %10s  %5.1f%%  %*" PRIu64 "  %10s  %*s", rp_human_bytes(total, sizeof(total), n[i].total_bytes),
+			pct, cw, n[i].total_count, rp_human_bytes(self, sizeof(self), n[i].self_bytes),
 			2 * (int)(d < INDENT_MAX ? d : INDENT_MAX), "");
 		if (d > INDENT_MAX) /* as deep as the indentation goes: the depth says the rest */
 			fprintf(out, "[%" PRIu32 "] ", d);

@@ -11,6 +11,7 @@
 #include <memprof/functions.h>
 
 #include "livemap.h"
+#include "report_impl.h" /* rp_map_t */
 #include "stackframes.h"
 #include "symbolize.h"
 
@@ -30,9 +31,7 @@ struct mp_functions {
 	size_t nnames, cap_names;
 	uint32_t *name_slots;    /* hash: name index + 1 */
 	size_t name_mask;
-	uint64_t *row_keys;      /* hash: (memory, name) -> row index + 1 */
-	uint32_t *row_vals;
-	size_t row_mask;
+	rp_map_t row_index;      /* (memory, name) -> row index */
 	uint32_t *stack_name;    /* per stack id: name index + 1 (0: not yet resolved) */
 	uint32_t *stack_row;     /* per stack id: the row it was last charged to + 1 */
 	const char **stack_object; /* per stack id: the object of its allocating frame */
@@ -95,36 +94,11 @@ static long name_id(mp_functions_t *f, const char *s)
 /* The row of (memory, name); returns its index or -1 when out of memory. */
 static long row_of(mp_functions_t *f, uint32_t memory, uint32_t name, const char *object)
 {
-	uint64_t key = ((uint64_t)memory << 32 | name) + 1;
-	size_t i;
+	uint64_t key = (uint64_t)memory << 32 | name;
+	uint32_t row;
 
-	if ((f->nrows + 1) * 2 > f->row_mask + 1) {
-		size_t cap = f->row_mask ? (f->row_mask + 1) * 2 : 256, j;
-		uint64_t *keys = calloc(cap, sizeof(*keys));
-		uint32_t *vals = calloc(cap, sizeof(*vals));
-		if (!keys || !vals) {
-			free(keys);
-			free(vals);
-			return -1;
-		}
-		for (j = 0; j <= f->row_mask && f->row_keys; j++) {
-			size_t k;
-			if (!f->row_keys[j])
-				continue;
-			for (k = rp_mix(f->row_keys[j]) & (cap - 1); keys[k]; k = (k + 1) & (cap - 1))
-				;
-			keys[k] = f->row_keys[j];
-			vals[k] = f->row_vals[j];
-		}
-		free(f->row_keys);
-		free(f->row_vals);
-		f->row_keys = keys;
-		f->row_vals = vals;
-		f->row_mask = cap - 1;
-	}
-	for (i = rp_mix(key) & f->row_mask; f->row_keys[i]; i = (i + 1) & f->row_mask)
-		if (f->row_keys[i] == key)
-			return (long)f->row_vals[i];
+	if (rp_map_get(&f->row_index, key, &row))
+		return (long)row;
 	if (f->nrows == f->cap_rows) {
 		size_t n = f->cap_rows ? f->cap_rows * 2 : 64;
 		mp_func_row_t *a = realloc(f->rows, n * sizeof(*a));
@@ -133,12 +107,12 @@ static long row_of(mp_functions_t *f, uint32_t memory, uint32_t name, const char
 		f->rows = a;
 		f->cap_rows = n;
 	}
+	if (rp_map_put(&f->row_index, key, (uint32_t)f->nrows) < 0)
+		return -1;
 	memset(&f->rows[f->nrows], 0, sizeof(f->rows[0]));
 	f->rows[f->nrows].memory = memory;
 	f->rows[f->nrows].function = f->names[name];
 	f->rows[f->nrows].object = object ? object : "";
-	f->row_keys[i] = key;
-	f->row_vals[i] = (uint32_t)f->nrows;
 	return (long)f->nrows++;
 }
 
@@ -386,8 +360,7 @@ void mp_functions_free(mp_functions_t *f)
 	free(f->names);
 	free(f->name_slots);
 	free(f->rows);
-	free(f->row_keys);
-	free(f->row_vals);
+	rp_map_free(&f->row_index);
 	free(f->stack_name);
 	free(f->stack_row);
 	free((void *)f->stack_object);

@@ -77,7 +77,7 @@ uint64_t rp_rest_bytes(const mp_solver_row_t *rows, size_t n, size_t shown)
 	return b;
 }
 
-const char *mp_report_bytes(char *buf, size_t size, uint64_t bytes)
+const char *rp_human_bytes(char *buf, size_t size, uint64_t bytes)
 {
 	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
 	double v = (double)bytes;
@@ -90,7 +90,18 @@ const char *mp_report_bytes(char *buf, size_t size, uint64_t bytes)
 	if (u < 0)
 		snprintf(buf, size, "%" PRIu64 " B", bytes);
 	else
-		snprintf(buf, size, "%" PRIu64 " B (%.2f %s)", bytes, v, units[u]);
+		snprintf(buf, size, "%.2f %s", v, units[u]);
+	return buf;
+}
+
+const char *mp_report_bytes(char *buf, size_t size, uint64_t bytes)
+{
+	char h[32];
+
+	if (bytes < 1024)
+		snprintf(buf, size, "%" PRIu64 " B", bytes);
+	else
+		snprintf(buf, size, "%" PRIu64 " B (%s)", bytes, rp_human_bytes(h, sizeof(h), bytes));
 	return buf;
 }
 

@@ -26,6 +26,22 @@ const char *rp_row_op(const mp_report_input_t *in, const mp_solver_row_t *r);
  * source's time_ns counts something else (mp_source_time_unit). */
 const char *rp_time(const mp_report_input_t *in, char *buf, size_t n, uint64_t time_ns);
 
+/* u64 -> u32, open addressing; values stored + 1 (0 = an empty slot):
+ * u64map.c. */
+typedef struct rp_map {
+	uint64_t *keys;
+	uint32_t *vals;
+	size_t mask, n;
+} rp_map_t;
+
+int rp_map_put(rp_map_t *m, uint64_t key, uint32_t val); /* 0, or -1 out of memory */
+int rp_map_get(const rp_map_t *m, uint64_t key, uint32_t *val); /* 1 found, 0 not */
+void rp_map_free(rp_map_t *m);
+
+/* "512 B", "1.50 KiB", "105.01 MiB": the human unit alone (mp_report_bytes
+ * puts it beside the exact count). Returns buf. */
+const char *rp_human_bytes(char *buf, size_t size, uint64_t bytes);
+
 /* The source's notes about one memory id (MP_NOTE_INPUT: the input's own),
  * in the source's order: *i is the cursor (start at 0); NULL at the end. */
 const mp_source_note_t *rp_next_note(const mp_report_input_t *in, uint32_t memory, size_t *i);

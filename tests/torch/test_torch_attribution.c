@@ -5,6 +5,7 @@
  * snapshots of ../shared/data/torch (skipped when absent): no op of the
  * unwinder, no package's frame where the user's code is in the stack. */
 #include "test_common.h"
+#include "torch_test.h"
 
 #include "json_check.h"
 
@@ -20,14 +21,8 @@ static json_t *expected, *attr;
 
 static int setup(void **state)
 {
-	json_error_t err;
-
 	(void)state;
-	if (system("python3 " MEMPROF_SOURCE_DIR "/tests/torch/gen_snapshots.py " OUT) != 0) {
-		fprintf(stderr, "gen_snapshots.py failed (python3 is a test dependency: scripts/deps.sh)\n");
-		return -1;
-	}
-	expected = json_load_file(OUT "/expected.json", 0, &err);
+	expected = mp_test_gen_snapshots(OUT);
 	attr = json_object_get(expected, "_attribution");
 	return attr ? 0 : -1;
 }

@@ -8,6 +8,7 @@
  * cnn_counterfactual_marks.pickle the top frames are those read by hand
  * from the pickle with Python's pickle module. */
 #include "test_common.h"
+#include "torch_test.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,14 +29,8 @@ static json_t *expected, *ct;
 
 static int setup(void **state)
 {
-	json_error_t err;
-
 	(void)state;
-	if (system("python3 " MEMPROF_SOURCE_DIR "/tests/torch/gen_snapshots.py " OUT) != 0) {
-		fprintf(stderr, "gen_snapshots.py failed (python3 is a test dependency: scripts/deps.sh)\n");
-		return -1;
-	}
-	expected = json_load_file(OUT "/expected.json", 0, &err);
+	expected = mp_test_gen_snapshots(OUT);
 	ct = json_object_get(expected, "_calltree");
 	return ct ? 0 : -1;
 }

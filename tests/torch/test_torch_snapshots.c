@@ -5,7 +5,7 @@
  * into the build tree (python3's pickle module, protocols 2, 4 and 5, and
  * gzip). */
 #include "test_common.h"
-#include "notes.h"
+#include "torch_test.h"
 
 #include <memprof/solver.h>
 #include <memprof/torch.h>
@@ -32,16 +32,8 @@ static const mp_source_note_t *note(const mp_source_t *src, uint32_t memory, con
 
 static int setup(void **state)
 {
-	json_error_t err;
-	int rc;
-
 	(void)state;
-	rc = system("python3 " MEMPROF_SOURCE_DIR "/tests/torch/gen_snapshots.py " OUT);
-	if (rc != 0) {
-		fprintf(stderr, "gen_snapshots.py failed (python3 is a test dependency: scripts/deps.sh)\n");
-		return -1;
-	}
-	expected = json_load_file(OUT "/expected.json", 0, &err);
+	expected = mp_test_gen_snapshots(OUT);
 	return expected ? 0 : -1;
 }
 
