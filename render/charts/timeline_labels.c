@@ -60,19 +60,28 @@ static int covers_use(const tl_t *t, const mp_box_t *b)
 	return 0;
 }
 
-/* Place the labels; when the peak's label can only go over the data (a
- * peak near the plot's edge, a short panel among many), raise the top of
- * the y scale so that the band at the top, where it goes first, is clear
+/* Place the labels; when one can only go over the data (a peak near the
+ * plot's edge, a failed allocation beside the peak, a short panel among
+ * many), raise the top of the y scale so that the band at the top, where
+ * the labels go first, stacked, is clear
  * of what was in use (and of the reserved line), and place them again. Returns the number placed, or
  * MP_ENOMEM. */
 long tl_place_labels(tl_t *t, mp_ticks_t *ty, mp_label_t *labels, size_t n)
 {
-	double need, top;
+	double need = 8, top; /* the top candidates' offset and a gap */
 	long rc = mp_labels_place(labels, n, &t->plot, NULL, 0, 3);
+	int covers = 0;
 
-	if (rc < 0 || !n || !labels[0].placed || !covers_use(t, &labels[0].box))
+	if (rc < 0 || !n)
 		return rc;
-	need = labels[0].h + 12; /* the top candidates' offset, the label, a gap */
+	/* any label (the failed allocation's too: it stacks under the peak's
+	 * at the top when both are near) over the data makes room for all */
+	for (size_t i = 0; i < n; i++) {
+		covers |= labels[i].placed && covers_use(t, &labels[i].box);
+		need += labels[i].h + 4;
+	}
+	if (!covers)
+		return rc;
 	if (need > t->plot.h * 0.5)
 		return rc; /* a plot this short: better over the data than no data */
 	top = (double)t->drawn * t->plot.h / (t->plot.h - need);
