@@ -120,6 +120,14 @@ uint32_t mp_capture_stack_count(const mp_capture_t *cap);
  * an id not (yet) defined. */
 int mp_capture_stack(const mp_capture_t *cap, uint32_t id, const uint64_t **pcs, uint32_t *n);
 
+/* The interpreter frame a stack value names (a value with
+ * MP_STACK_FRAME_TAG set, format 2.2): its function, file (borrowed, valid
+ * until mp_capture_close(); "" when unknown, never NULL), line (0 unknown)
+ * and kind (mp_frame_kind_t). Returns 0, or MP_ENOTFOUND for a value that
+ * is not a frame or a frame not (yet) defined. */
+int mp_capture_frame(const mp_capture_t *cap, uint64_t value, const char **function, const char **file,
+		     uint32_t *line, int *kind);
+
 /* The loaded objects described so far, in file order. Borrowed. */
 size_t mp_capture_module_count(const mp_capture_t *cap);
 const mp_capture_module_t *mp_capture_module(const mp_capture_t *cap, size_t i);

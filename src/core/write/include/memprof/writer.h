@@ -132,6 +132,21 @@ int mp_writer_mark(mp_writer_t *w, uint32_t label);
 #define MP_WRITER_STACK_MAX 256
 int mp_writer_stack(mp_writer_t *w, const uint64_t *pcs, uint32_t n, uint32_t *id);
 
+/* Interpreter frames (format 2.2; docs/format.md, "Interpreter frames"):
+ * a stack may hold, beside return addresses, frames of an interpreted
+ * language (a Python function at a line). Such a frame is a value with
+ * MP_STACK_FRAME_TAG set: the tag | a frame id, defined once by a FRAME
+ * section (frame id, function string id, file string id, line, kind).
+ * mp_writer_frame interns (function, file, line, kind) -- function and
+ * file are string ids from mp_writer_intern, kind an mp_frame_kind_t
+ * (MP_FRAME_PYTHON) -- and returns the value to put in the stack, or 0 when
+ * it could not be stored (out of memory, or -EDEADLK as mp_writer_stack).
+ * Lock-free when the frame was seen before; the first sight takes the defs
+ * mutex and queues the FRAME definition, so it is written before any stack
+ * that holds it. Never calls malloc. */
+#define MP_STACK_FRAME_TAG (1ull << 63)
+uint64_t mp_writer_frame(mp_writer_t *w, uint32_t function, uint32_t file, uint32_t line, int kind);
+
 /* The stack of the calling thread's next ALLOC, REALLOC or ALLOC_FAILED
  * (a STACK record; no time, not an event). Returns 0 or a negative code. */
 int mp_writer_next_stack(mp_writer_t *w, uint32_t id);
