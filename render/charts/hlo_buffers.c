@@ -14,6 +14,8 @@
 #include <string.h>
 
 #define STRIP_H 28.0
+#define TYPE_H 5.0                /* the band of allocation types under the strip */
+#define BELOW (TYPE_H + 1)        /* what the band adds under the strip */
 #define ROW 18.0                  /* pitch of the label rows */
 #define LBL_H (CX_SMALL * 1.2)    /* a label's box */
 #define MAX_LABELS 16
@@ -25,7 +27,7 @@ static double legend_h(void)
 
 double mp_chart_hlo_buffers_height(void)
 {
-	return cx_header_height(1) + 2 * ROW + 6 + STRIP_H + 6 + 2 * ROW + 4 + legend_h() + 10;
+	return cx_header_height(1) + 2 * ROW + 6 + STRIP_H + BELOW + 6 + 2 * ROW + 4 + legend_h() + 10;
 }
 
 double hx_buffers_height(const mp_hlo_result_t *r, double width, const mp_text_measure_t *m)
@@ -60,8 +62,8 @@ static int clear(const strip_t *s, const mp_box_t *b, double gap)
  * where the label and its leader line are clear of those placed. */
 static int place(strip_t *s, double cx, const char *text)
 {
-	const double rows[4] = {s->y - 6 - LBL_H, s->y + STRIP_H + 6, s->y - 6 - LBL_H - ROW,
-				s->y + STRIP_H + 6 + ROW};
+	const double rows[4] = {s->y - 6 - LBL_H, s->y + STRIP_H + BELOW + 6, s->y - 6 - LBL_H - ROW,
+				s->y + STRIP_H + BELOW + 6 + ROW};
 	double w = cx_width(s->a, text, CX_SMALL, 0);
 	mp_style_t ls = cx_stroke(MP_COLOR_MUTED, 1, MP_DASH_SOLID);
 
@@ -76,7 +78,7 @@ static int place(strip_t *s, double cx, const char *text)
 			b.x = s->x + s->w - b.w;
 		lead.x = cx - 1;
 		lead.w = 2;
-		lead.y = above ? b.y + b.h : s->y + STRIP_H;
+		lead.y = above ? b.y + b.h : s->y + STRIP_H + BELOW;
 		lead.h = above ? s->y - lead.y : b.y - lead.y;
 		if (!clear(s, &b, 6) || !clear(s, &lead, 1))
 			continue;
@@ -91,7 +93,8 @@ static int place(strip_t *s, double cx, const char *text)
 	return 0;
 }
 
-/* Runs of pixel columns of one dominant type, one rect each. */
+/* The band under the strip: runs of pixel columns of one dominant
+ * allocation type, one rect each. */
 static int draw_runs(strip_t *s, const mp_hlo_result_t *r, const size_t *order, const uint64_t *off)
 {
 	mp_memmap_region_t region = {0, s->total};
@@ -118,7 +121,8 @@ static int draw_runs(strip_t *s, const mp_hlo_result_t *r, const size_t *order, 
 			double x0 = s->x + round((double)first * s->w / (double)map.ncol);
 			double x1 = s->x + round((double)i * s->w / (double)map.ncol);
 			mp_style_t st = cx_fill(mp_color_hlo((mp_hlo_category_t)map.col[first].dominant));
-			mp_scene_tag(s->a->scene, mp_scene_rect(s->a->scene, x0, s->y, x1 - x0, STRIP_H, &st), "buffer");
+			mp_scene_tag(s->a->scene, mp_scene_rect(s->a->scene, x0, s->y + STRIP_H + 1, x1 - x0, TYPE_H, &st),
+				     "buffer-type");
 		}
 		first = i;
 	}
@@ -129,7 +133,7 @@ static int draw_runs(strip_t *s, const mp_hlo_result_t *r, const size_t *order, 
 int mp_chart_hlo_buffers(const mp_chart_area_t *a, const mp_hlo_result_t *r, int by_size)
 {
 	strip_t s;
-	size_t *order = NULL, *rank = NULL, nlab = 0;
+	size_t *order = NULL, *rank = NULL, nlab = 0, colored[HX_PALETTE], ncolored = hx_pick_colored(r, colored);
 	uint64_t *off = NULL, acc = 0;
 	double y, last_sep = -1;
 	char sub[256], text[1024], fit[1024];
@@ -153,8 +157,9 @@ int mp_chart_hlo_buffers(const mp_chart_area_t *a, const mp_hlo_result_t *r, int
 		acc += (uint64_t)(r->buffers[order[j]].size > 0 ? r->buffers[order[j]].size : 0);
 	}
 	s.total = acc;
-	snprintf(sub, sizeof(sub), "%zu buffers, %s in all. A bar's width is its share of the bytes, its colour its "
-		 "allocation type; #n is its rank by size.", r->n_buffers, mp_fmt_bytes((char[32]){0}, 32, acc));
+	snprintf(sub, sizeof(sub), "%zu buffers, %s. Width: share of the bytes; colour: the buffer's own, as in the "
+		 "lanes and the table (grey: the others); band under it: allocation type; #n: rank by size.",
+		 r->n_buffers, mp_fmt_bytes((char[32]){0}, 32, acc));
 	y = cx_header(a, by_size ? "Buffers live at the peak, by size" : "Buffers live at the peak, in program order",
 		      sub);
 	s.x = floor(a->box.x + CX_PAD);
@@ -169,6 +174,26 @@ int mp_chart_hlo_buffers(const mp_chart_area_t *a, const mp_hlo_result_t *r, int
 	}
 	if ((rc = draw_runs(&s, r, order, off)) < 0)
 		goto out;
+	{ /* the strip: every buffer grey, those with a colour of their own over it */
+		mp_style_t st = cx_fill(HX_COLOR_REST);
+		mp_scene_tag(a->scene, mp_scene_rect(a->scene, s.x, s.y, s.w, STRIP_H, &st), "buffer-rest");
+		for (size_t j = 0; j < r->n_buffers; j++) {
+			double x0 = round(byte_x(&s, (double)off[j])), x1;
+			uint32_t c = hx_buffer_color(colored, ncolored, order[j]);
+			char note[32];
+			long it;
+			if (c == HX_COLOR_REST)
+				continue;
+			x1 = round(byte_x(&s, (double)off[j] + (double)r->buffers[order[j]].size));
+			if (x1 < x0 + 1)
+				x1 = x0 + 1; /* a colour of its own is seen, however small */
+			st = cx_fill(c);
+			it = mp_scene_rect(a->scene, x0, s.y, x1 - x0, STRIP_H, &st);
+			mp_scene_tag(a->scene, it, "buffer");
+			snprintf(note, sizeof(note), "#%zu", rank[order[j]] + 1);
+			mp_scene_note(a->scene, it, note, (uint32_t)order[j]);
+		}
+	}
 	/* separators where a segment is wide enough to be told apart */
 	for (size_t j = 0; j < r->n_buffers; j++) {
 		const mp_hlo_buffer_t *b = &r->buffers[order[j]];
@@ -176,9 +201,9 @@ int mp_chart_hlo_buffers(const mp_chart_area_t *a, const mp_hlo_result_t *r, int
 		if (x1 - x0 < 4)
 			continue;
 		if (x0 > s.x && x0 != last_sep)
-			mp_scene_line(a->scene, x0 + 0.5, s.y, x0 + 0.5, s.y + STRIP_H, &sep);
+			mp_scene_line(a->scene, x0 + 0.5, s.y, x0 + 0.5, s.y + STRIP_H + BELOW, &sep);
 		if (x1 < s.x + s.w)
-			mp_scene_line(a->scene, x1 - 0.5, s.y, x1 - 0.5, s.y + STRIP_H, &sep);
+			mp_scene_line(a->scene, x1 - 0.5, s.y, x1 - 0.5, s.y + STRIP_H + BELOW, &sep);
 		last_sep = x1 - 1;
 	}
 	/* labels, largest first */
@@ -202,7 +227,7 @@ int mp_chart_hlo_buffers(const mp_chart_area_t *a, const mp_hlo_result_t *r, int
 		}
 		nlab++;
 	}
-	hx_type_legend(a, a->box.x + CX_PAD, s.y + STRIP_H + 6 + 2 * ROW + 4, a->box.w - 2 * CX_PAD, r, 1);
+	hx_type_legend(a, a->box.x + CX_PAD, s.y + STRIP_H + BELOW + 6 + 2 * ROW + 4, a->box.w - 2 * CX_PAD, r, 1);
 out:
 	free(order);
 	free(off);

@@ -53,7 +53,7 @@ int mp_plot_hlo(mp_scene_t **out, const mp_hlo_result_t *r, const mp_plot_hlo_op
 	if (charts & MP_PLOT_HLO_WORKING_SPACE)
 		lanes = hx_pick_lifetimes(r, lifetimes, life);
 	nrows = hx_pick_table(r, rows, lanes, tab);
-	h[P_HEADER] = hx_header_height(width);
+	h[P_HEADER] = hx_header_height(width, r);
 	if (charts & MP_PLOT_HLO_WORKING_SPACE)
 		h[P_SPACE] = hx_space_height(r, lanes, width, m);
 	if (charts & MP_PLOT_HLO_BY_ORDER)

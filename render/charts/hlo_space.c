@@ -27,7 +27,9 @@ static double legend_h(void)
 
 static double band_h(size_t lanes)
 {
-	return lanes ? 4 + CX_SMALL * CX_LINE + 2 + (double)lanes * LANE_H : 0;
+	/* the caption's two lines (what the lanes are; which ranks have none
+	 * and what the colours are) and the lanes */
+	return lanes ? 4 + 2 * CX_SMALL * CX_LINE + 2 + (double)lanes * LANE_H : 0;
 }
 
 /* Everything but the plot: header, legend, band, tick labels, x title. */
@@ -157,23 +159,29 @@ static void clear_of_peak(space_t *s, double cy, double px, const char *text)
 static void lifetimes(space_t *s, double top, const size_t *idx, size_t lanes, double px, int labels)
 {
 	const mp_hlo_result_t *r = s->r;
-	size_t *rank = labels ? hx_ranks(r) : NULL;
+	size_t *rank = labels ? hx_ranks(r) : NULL, colored[HX_PALETTE], ncolored = hx_pick_colored(r, colored);
 	double maxsize = (double)r->buffers[idx[0]].size;
-	char text[512];
+	char text[512], gaps[320];
 
 	if (labels) {
-		snprintf(text, sizeof(text), "Lifetimes of the %zu largest buffers at the peak, allocation to release "
+		snprintf(text, sizeof(text), "Lifetimes of the %zu largest buffers allocated and released in the trace "
 			 "(thickness \xE2\x88\x9D size)", lanes);
 		clear_of_peak(s, top + 4 + CX_SMALL * CX_LINE / 2, px, text);
+		/* the ranks the lanes skip are said, not left to be guessed */
+		if (hx_lane_gaps(r, idx, lanes, gaps, sizeof(gaps)))
+			snprintf(text, sizeof(text), "%s; colours as in the strips and the table", gaps);
+		else
+			snprintf(text, sizeof(text), "Each its own colour, as in the strips and the table");
+		clear_of_peak(s, top + 4 + CX_SMALL * CX_LINE * 1.5, px, text);
 	}
-	top += 4 + CX_SMALL * CX_LINE + 2;
+	top += 4 + 2 * CX_SMALL * CX_LINE + 2;
 	for (size_t l = 0; l < lanes; l++) {
 		const mp_hlo_buffer_t *b = &r->buffers[idx[l]];
 		double cy = top + (double)l * LANE_H + LANE_H / 2, t = round(14.0 * (double)b->size / maxsize);
 		double x0 = round(mp_scale_map(&s->xs, (double)b->span_start));
 		double x1 = round(mp_scale_map(&s->xs, (double)b->span_limit));
 		double right = s->plot.x + s->plot.w;
-		mp_style_t st = cx_fill(mp_color_hlo(b->category));
+		mp_style_t st = cx_fill(hx_buffer_color(colored, ncolored, idx[l]));
 
 		/* spans beyond the trace (a hostile file) stay in the plot */
 		x0 = x0 < s->plot.x ? s->plot.x : x0 > right - 2 ? right - 2 : x0;
@@ -184,24 +192,29 @@ static void lifetimes(space_t *s, double top, const size_t *idx, size_t lanes, d
 		if (x1 < x0 + 2)
 			x1 = x0 + 2;
 		if (!labels) {
-			mp_scene_tag(s->a->scene, mp_scene_rect(s->a->scene, x0, round(cy - t / 2), x1 - x0, t, &st),
-				     "lifetime");
+			long it = mp_scene_rect(s->a->scene, x0, round(cy - t / 2), x1 - x0, t, &st);
+			mp_scene_tag(s->a->scene, it, "lifetime");
+			/* the rank, for a test or a reader pointing at the bar */
+			snprintf(text, sizeof(text), "#%zu %s", l + 1, mp_hlo_category_name(b->category));
+			mp_scene_note(s->a->scene, it, text, (uint32_t)idx[l]);
 			continue;
 		}
 		hx_buffer_text(text, sizeof(text), rank ? rank[idx[l]] : l, b, 0);
+		if (b->category != MP_HLO_CAT_TEMPORARY) /* the type, where it is not the usual one */
+			snprintf(text + strlen(text), sizeof(text) - strlen(text), " (%s)", mp_hlo_category_name(b->category));
 		lane_label(s, x0, x1, cy, px, text);
 	}
 	free(rank);
 }
 
-/* The legend: the curves, the peak and the types of the lifetimes drawn.
+/* The legend: the curves and the peak.
  * Returns its height; with draw 0 only measures (a may have no scene). */
 static double legend(const mp_chart_area_t *a, const mp_hlo_result_t *r, double y, const size_t *idx, size_t lanes,
 		     int draw)
 {
 	cx_legend_entry_t e[12];
 	size_t n = 0;
-	int same = 1, seen[MP_HLO_CAT_SMALL + 1] = {0};
+	int same = 1;
 
 	for (size_t i = 0; i < r->n_points && same; i++)
 		same = r->heap_sizes[i] == r->unpadded_heap_sizes[i];
@@ -212,14 +225,8 @@ static double legend(const mp_chart_area_t *a, const mp_hlo_result_t *r, double 
 		e[n++] = (cx_legend_entry_t){"indefinite allocations (parameters, outputs\xE2\x80\xA6)", MP_COLOR_MUTED,
 					     CX_KEY_DASH};
 	e[n++] = (cx_legend_entry_t){"peak", MP_COLOR_PEAK, CX_KEY_TICK};
-	for (size_t l = 0; l < lanes; l++) {
-		int c = r->buffers[idx[l]].category;
-		if (c >= 0 && c <= MP_HLO_CAT_SMALL && !seen[c]) {
-			seen[c] = 1;
-			e[n++] = (cx_legend_entry_t){mp_hlo_category_name((mp_hlo_category_t)c),
-						     mp_color_hlo((mp_hlo_category_t)c), CX_KEY_BOX};
-		}
-	}
+	(void)idx; /* the lanes' colours are the buffers', said under the plot */
+	(void)lanes;
 	return cx_legend(a, a->box.x + CX_PAD, y, a->box.w - 2 * CX_PAD, e, n, draw);
 }
 

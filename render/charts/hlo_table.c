@@ -17,7 +17,7 @@
 #define HEAD_H 20.0
 #define CELL_PAD 12.0
 #define NCOL 9
-#define CELL 160
+#define CELL 2048 /* an op name whole, its parameters dropped */
 #define FLEX_MIN 120.0 /* a free-text column narrower than this says nothing */
 
 double mp_chart_hlo_table_height(size_t rows)
@@ -68,9 +68,9 @@ static const char *cell_raw(int c, const mp_hlo_buffer_t *b, size_t rank, char *
 		}
 		return buf;
 	case C_SHAPE:
-		return b->shape ? b->shape : "";
+		return hx_shape_text(buf, size, b->shape);
 	case C_OP:
-		return b->op_name && *b->op_name ? b->op_name : (b->opcode ? b->opcode : "");
+		return b->op_name && *b->op_name ? hx_op_text(buf, size, b->op_name) : (b->opcode ? b->opcode : "");
 	case C_SOURCE:
 		return b->source ? b->source : "";
 	default:
@@ -90,8 +90,9 @@ static char *cell(int c, const mp_hlo_buffer_t *b, size_t rank)
 }
 
 /* Share `room` px between the flexible columns: each gets what it needs
- * when all fit, else the name gets what it needs (up to 40 %), the narrow
- * ones theirs and the wide ones split the rest evenly (water filling). */
+ * when all fit, else the name gets what it needs (up to 40 %), then the
+ * shape (up to half of the rest: a shape cut loses dims), the narrow ones
+ * theirs and the wide ones split the rest evenly (water filling). */
 static void share(double *w, const double *need, const int *show, double room)
 {
 	int done[NCOL] = {0}, left = 0;
@@ -116,6 +117,12 @@ static void share(double *w, const double *need, const int *show, double room)
 	room -= w[C_NAME];
 	done[C_NAME] = 1;
 	left--;
+	if (show[C_SHAPE]) {
+		w[C_SHAPE] = need[C_SHAPE] < 0.5 * room ? need[C_SHAPE] : 0.5 * room;
+		room -= w[C_SHAPE];
+		done[C_SHAPE] = 1;
+		left--;
+	}
 	for (int changed = 1; changed && left;) {
 		double fair = room / left;
 		changed = 0;
@@ -136,6 +143,7 @@ static void share(double *w, const double *need, const int *show, double room)
 int hx_table(const mp_chart_area_t *a, const mp_hlo_result_t *r, size_t rows, size_t lifetimes)
 {
 	size_t idx[HX_MAX_TABLE_ROWS], n = hx_pick_table(r, rows, lifetimes, idx), *rank = hx_ranks(r);
+	size_t colored[HX_PALETTE], ncolored = hx_pick_colored(r, colored);
 	static const int drop[] = {C_SOURCE, C_OP, C_TYPE, C_UNPADDED, C_SHAPE, C_SPAN};
 	int show[NCOL];
 	double need[NCOL], w[NCOL], x0 = a->box.x + CX_PAD, width = a->box.w - 2 * CX_PAD, fixed = 0, y, cx;
@@ -145,8 +153,8 @@ int hx_table(const mp_chart_area_t *a, const mp_hlo_result_t *r, size_t rows, si
 	if (r->n_buffers && !rank)
 		return MP_ENOMEM;
 	y = cx_header(a, "Largest buffers at the peak",
-		      "By size; #n as in the charts. Span: the events of the heap-simulator trace that allocate and "
-		      "release the buffer (\xE2\x80\x94: live throughout).");
+		      "By size, every rank down to the last lane's; #n and colour as in the charts. Span: the "
+		      "trace's events that allocate and release the buffer (\xE2\x80\x94: live throughout).");
 	for (int c = 0; c < NCOL; c++) {
 		need[c] = cx_width(a, cols[c].head, CX_SMALL, 1);
 		for (size_t k = 0; k < n; k++) {
@@ -196,7 +204,7 @@ int hx_table(const mp_chart_area_t *a, const mp_hlo_result_t *r, size_t rows, si
 			MP_ALIGN_LEFT, MP_VALIGN_MIDDLE);
 	for (size_t k = 0; k < n; k++, y += ROW_H) {
 		const mp_hlo_buffer_t *b = &r->buffers[idx[k]];
-		mp_style_t sw = cx_fill(mp_color_hlo(b->category));
+		mp_style_t sw = cx_fill(hx_buffer_color(colored, ncolored, idx[k]));
 
 		mp_scene_tag(a->scene, mp_scene_rect(a->scene, x0, y, width, ROW_H, k % 2 ? &zebra : &white), "table-row");
 		sw.stroke = MP_RGBA(0x000000, 0x40);
@@ -207,10 +215,15 @@ int hx_table(const mp_chart_area_t *a, const mp_hlo_result_t *r, size_t rows, si
 			char *t = show[c] ? cell(c, b, rank[idx[k]]) : NULL;
 			double tx = cols[c].right ? cx + w[c] - CELL_PAD : cx + (c == C_RANK ? SWATCH + 4 : 0);
 			double max = w[c] - CELL_PAD - (c == C_RANK ? SWATCH + 4 : 0);
-			if (t)
-				cx_text_fit(a, tx, y + ROW_H / 2, t, max, CX_SMALL, c == C_NAME, MP_COLOR_TEXT,
-					    cols[c].right ? MP_ALIGN_RIGHT : MP_ALIGN_LEFT, MP_VALIGN_MIDDLE,
-					    (mp_ellipsis_t)cols[c].ellipsis);
+			if (t) {
+				long it = cx_text_fit(a, tx, y + ROW_H / 2, t, max, CX_SMALL, c == C_NAME, MP_COLOR_TEXT,
+						      cols[c].right ? MP_ALIGN_RIGHT : MP_ALIGN_LEFT, MP_VALIGN_MIDDLE,
+						      (mp_ellipsis_t)cols[c].ellipsis);
+				if (c == C_OP || c == C_SHAPE) /* what the cell shortened, for a reader pointing at it */
+					mp_scene_tag(a->scene, it, c == C_OP ? "table-op" : "table-shape");
+				if (c == C_OP && b->op_name && *b->op_name)
+					mp_scene_note(a->scene, it, b->op_name, (uint32_t)idx[k]);
+			}
 			free(t);
 			cx += w[c];
 		}

@@ -184,6 +184,7 @@ static inline void check_space(const mp_scene_t *s, const json_t *doc, size_t li
 	const json_t *bysize = json_object_get(doc, "buffers_by_size");
 	const mp_point_t *lp = mp_scene_points(s, line), *hp = mp_scene_points(s, heap);
 	double px_per_ev = plot.w / (double)n, top = 1e300, bytes_per_px;
+	uint32_t fills[8];
 	char want[128], hb[32];
 	const char *label = mp_scene_string(s, find1(s, "peak-label"));
 
@@ -210,7 +211,8 @@ static inline void check_space(const mp_scene_t *s, const json_t *doc, size_t li
 		assert_true(json_equal(json_object_get(doc, "heap_sizes"), json_object_get(doc, "unpadded_heap_sizes")));
 	from = 0;
 	/* lifetimes: the largest buffers with a span, in size order, from
-	 * allocation to release, in their type's colour */
+	 * allocation to release; the first eight each in a colour of its own
+	 * (grey after them), none of them a type's grey */
 	for (size_t j = 0; j < json_array_size(bysize) && nlife < lifetimes; j++) {
 		const json_t *b = json_array_get(bysize, j);
 		double x0, x1;
@@ -222,15 +224,20 @@ static inline void check_space(const mp_scene_t *s, const json_t *doc, size_t li
 		x1 = plot.x + (double)jint(b, "span_limit") * px_per_ev;
 		assert_true(fabs(it->x - x0) <= 0.5 + 1e-9);
 		assert_true(fabs(it->x + it->w - x1) <= 0.5 + 1e-9 || it->w == 2);
-		assert_int_equal(it->style.fill, MP_RGB(category_color(json_string_value(json_object_get(b, "category")))));
+		if (nlife < 8) {
+			assert_int_not_equal(it->style.fill, MP_RGB(0xD9D9D9));
+			for (size_t k = 0; k < nlife; k++)
+				assert_int_not_equal(it->style.fill, fills[k]);
+			fills[nlife] = it->style.fill;
+		}
 		assert_true(it->h >= 2 && it->h <= 14);
 		nlife++;
 	}
 	assert_null(mp_scene_find(s, "lifetime", &from));
 }
 
-/* The strips: runs that tile each strip; where a buffer wide enough to be
- * seen alone lies, its type's colour. With two strips the first is in
+/* The strips' bands of types: runs that tile each strip's width; where a
+ * buffer wide enough to be seen alone lies, its type's colour. With two strips the first is in
  * program order, the second by size. The first such place is returned for
  * a pixel test. */
 static inline void check_strips(const mp_scene_t *s, const json_t *doc, int nstrips, double *px, double *py,
@@ -247,7 +254,7 @@ static inline void check_strips(const mp_scene_t *s, const json_t *doc, int nstr
 	assert_true(runs[0] && runs[1]);
 	for (size_t i = 0; i < json_array_size(order); i++)
 		total += (double)jint(json_array_get(order, i), "size_bytes");
-	while ((it = mp_scene_find(s, "buffer", &from))) {
+	while ((it = mp_scene_find(s, "buffer-type", &from))) {
 		if (strip < 0 || it->y != runs[strip][0]->y) {
 			strip++;
 			assert_true(strip < nstrips);
@@ -300,19 +307,24 @@ static inline size_t count_tag(const mp_scene_t *s, const char *tag)
 	return n;
 }
 
-/* The table's rows: the lifetimes' buffers and the largest others, 10 in
- * all (more when there are more lifetimes), the small aggregate left out. */
+/* The table's rows: every buffer by size down to the last lifetime's
+ * (10 at least, when there are as many), the small aggregate left out. */
 static inline size_t table_rows_expected(const json_t *doc, size_t lifetimes, size_t rows)
 {
 	const json_t *bysize = json_object_get(doc, "buffers_by_size");
-	size_t life = 0, others = 0, n = json_array_size(bysize);
+	size_t life = 0, last = 0, out = 0, n = json_array_size(bysize);
 
 	for (size_t j = 0; j < n && life < lifetimes; j++)
-		life += !json_is_null(json_object_get(json_array_get(bysize, j), "span_start"));
-	for (size_t j = 0; j < n; j++)
-		others += strcmp(json_string_value(json_object_get(json_array_get(bysize, j), "category")), "Small") != 0;
-	others -= life;
-	return life + (rows > life ? (rows - life < others ? rows - life : others) : 0);
+		if (!json_is_null(json_object_get(json_array_get(bysize, j), "span_start"))) {
+			life++;
+			last = j + 1;
+		}
+	for (size_t j = 0; j < n; j++) {
+		int small = !strcmp(json_string_value(json_object_get(json_array_get(bysize, j), "category")), "Small");
+		if (!small && (out < rows || j < last))
+			out++;
+	}
+	return out;
 }
 
 /* The scene of r (charts: 0 = all; w, h: 0 = the default size). Owned by

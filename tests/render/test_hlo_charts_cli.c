@@ -34,12 +34,12 @@ static void test_cli_options(void **state)
 	assert_int_equal(h, (int)mp_scene_height(s));
 	mp_scene_free(s);
 
-	snprintf(args, sizeof(args), "--chart working-space --width 900 --height 1000 -o '%s' '%s'", png, path);
+	snprintf(args, sizeof(args), "--chart working-space --width 900 --height 1100 -o '%s' '%s'", png, path);
 	assert_int_equal(run(args, NULL), 0);
 	assert_int_equal(rc_png_size(png, &w, &h), 0);
 	assert_int_equal(w, 900);
-	assert_int_equal(h, 1000);
-	s = plot(r, MP_PLOT_HLO_WORKING_SPACE, 900, 1000);
+	assert_int_equal(h, 1100);
+	s = plot(r, MP_PLOT_HLO_WORKING_SPACE, 900, 1100);
 	check_texts(s, mp_render_measure());
 	mp_scene_free(s);
 
