@@ -245,15 +245,31 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 		t.ymax = t.off_scale ? used + used / 4 : all;
 	}
 
-	/* this memory id's points, within the axis its input's others share
-	 * (a PyTorch snapshot's reserved segments, all made at the start,
-	 * on the same 85 µs as the blocks inside them; the last value is
-	 * held to the end, as the series is a step function) */
+	/* this memory id's points, on the axis its input's others share (the
+	 * panels line up) while they cover most of it; a memory id whose
+	 * history is a sliver of the run (a GPU used for 5 ms of 2.7 s) gets
+	 * its own span, and a strip under the axis shows where that lies in
+	 * the input's. Times count from the input's first event, whatever
+	 * clock the capture keeps (a profiler's session may start seconds
+	 * earlier). The last value is held to the end, as the series is a
+	 * step function. */
 	t0 = d->timeline[0].time_ns;
 	t1 = d->timeline[d->timeline_count - 1].time_ns;
+	t.base = t.unit ? 0 : t0;
 	if (mem->t1_ns > mem->t0_ns) {
-		t0 = mem->t0_ns < t0 ? mem->t0_ns : t0;
-		t1 = mem->t1_ns > t1 ? mem->t1_ns : t1;
+		uint64_t s0 = mem->t0_ns < t0 ? mem->t0_ns : t0, s1 = mem->t1_ns > t1 ? mem->t1_ns : t1;
+		if (!t.unit)
+			t.base = s0;
+		/* (an input's phases are drawn on every panel: a PyTorch
+		 * snapshot's reserved segments, made in its first 85 µs, keep the
+		 * whole trace's axis and its phases) */
+		if ((double)(t1 - t0) >= TL_OWN_SPAN * (double)(s1 - s0) || mem->nphases) {
+			t0 = s0;
+			t1 = s1;
+		} else {
+			t.s0 = s0;
+			t.s1 = s1;
+		}
 	}
 	if (t1 <= t0 && t.unit) { /* one entry: one either side */
 		t0 = t0 > 0 ? t0 - 1 : 0;
@@ -262,6 +278,8 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 		t0 = t0 > 500 ? t0 - 500 : 0;
 		t1 = t0 + 1000;
 	}
+	if (t.base > t0)
+		t.base = t0;
 	t.t0 = t0;
 	t.t1 = t1;
 	t.lanes = tl_count_lanes(mem, t0, t1);
@@ -282,9 +300,12 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 	if (d->peak.step >= 0)
 		snprintf(steps, sizeof(steps), ", step %" PRId64, d->peak.step);
 	snprintf(sub, sizeof(sub), "peak %s%s at %s%s · %s allocations, %s failed%s", word,
-		 mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes), cx_fmt_at(mem->source, b2, sizeof(b2), d->peak.time_ns), steps,
+		 mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes), cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(&t, d->peak.time_ns)), steps,
 		 mp_fmt_count(b3, sizeof(b3), d->allocations), mp_fmt_count(b4, sizeof(b4), d->failed_allocations),
 		 d->oom_total > d->oom_count ? " (the first 1000 marked)" : "");
+	if (t.base && !t.s1) /* (a panel of its own span says it under its axis) */
+		snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub), " · time 0: the input's first event, %s on the "
+			 "capture's clock", mp_fmt_time(b2, sizeof(b2), t.base));
 	top = cx_header(a, title, sub);
 	if (t.step_note[0]) { /* one line under the header: the lane draws the ids as they come */
 		mp_scene_tag(a->scene,
@@ -308,7 +329,7 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 	t.plot.w = floor(a->box.x + a->box.w - CX_PAD - right_w - t.plot.x);
 	t.show_steps = t.nsteps > 0 && (double)t.nsteps <= t.plot.w / 4; /* before the legend: it has an entry */
 	t.plot.y = top + legend(&t, a->box.x + CX_PAD, top, a->box.w - 2 * CX_PAD, 0) + 8;
-	bottom_h = CX_SMALL * CX_LINE + 8 + (t.unit ? CX_SMALL * CX_LINE + 2 : 0);
+	bottom_h = CX_SMALL * CX_LINE + 8 + (t.unit || t.s1 ? CX_SMALL * CX_LINE + 2 : 0);
 	t.plot.h = a->box.y + a->box.h - CX_PAD - bottom_h - t.plot.y;
 	if (t.plot.w < 50 || t.plot.h < 40)
 		return MP_EUSAGE;
@@ -326,9 +347,11 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 
 	t.sx = (mp_scale_t){(double)t0, (double)t1, t.plot.x, t.plot.x + t.plot.w};
 	if ((rc = tl_fit_y_ticks(&t, &ty, (double)t.ymax * 1.04 + 1)) < 0 ||
-	    (rc = mp_ticks_fit(&tx, t.unit ? MP_AXIS_INTEGER : MP_AXIS_TIME_NS, (double)t0, (double)t1, t.plot.w, 1,
-			       a->measure, CX_SMALL)) < 0)
+	    (rc = mp_ticks_fit(&tx, t.unit ? MP_AXIS_INTEGER : MP_AXIS_TIME_NS, (double)(t0 - t.base),
+			       (double)(t1 - t.base), t.plot.w, 1, a->measure, CX_SMALL)) < 0)
 		return rc;
+	for (size_t i = 0; i < tx.count; i++) /* labelled from the input's start, placed on the capture's clock */
+		tx.value[i] += (double)t.base;
 	t.sy = (mp_scale_t){0, (double)t.ymax * 1.04 + 1, t.plot.y + t.plot.h, t.plot.y};
 	t.sf = (mp_scale_t){0, 1, t.plot.y + t.plot.h, t.plot.y};
 	if (t.has_frag) {
@@ -348,7 +371,8 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 		const char *op = mem->top_name ? mem->top_name : top_op(mem);
 		const char *phase = d->peak_phase && mem->source ? mp_source_string(mem->source, d->peak_phase) : "";
 		snprintf(l1, sizeof(l1), "peak %s%s", word, mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes));
-		snprintf(l2, sizeof(l2), "%s%s%s%s%s%s", cx_fmt_at(mem->source, b2, sizeof(b2), d->peak.time_ns), steps,
+		snprintf(l2, sizeof(l2), "%s%s%s%s%s%s", cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(&t, d->peak.time_ns)),
+			 steps,
 			 phase[0] ? ", in " : "", phase, op[0] ? " · " : "", op);
 		{
 			char fit[512];
@@ -367,7 +391,8 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 		snprintf(o1, sizeof(o1), "failed: %s asked", mp_fmt_bytes(b1, sizeof(b1), o->requested_bytes));
 		if (d->oom_total > 1)
 			snprintf(o1 + strlen(o1), sizeof(o1) - strlen(o1), " (1 of %" PRIu64 ")", d->oom_total);
-		snprintf(o2, sizeof(o2), "at %s%s%s", cx_fmt_at(mem->source, b2, sizeof(b2), o->at.time_ns), o->op ? ", op " : "",
+		snprintf(o2, sizeof(o2), "at %s%s%s", cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(&t, o->at.time_ns)),
+			 o->op ? ", op " : "",
 			 o->op ? mp_source_string(mem->source, o->op) : "");
 		memset(&labels[1], 0, sizeof(labels[1]));
 		tl_label_size(a, o1, o2, &labels[1].w, &labels[1].h);
@@ -389,6 +414,8 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 			     cx_text_fit(a, t.plot.x + t.plot.w / 2, t.plot.y + t.plot.h + 6 + CX_SMALL * CX_LINE + 2, xtitle,
 					 t.plot.w, CX_SMALL, 0, MP_COLOR_MUTED, MP_ALIGN_CENTER, MP_VALIGN_TOP, MP_ELLIPSIS_END),
 			     "x-title");
+	} else if (t.s1) {
+		tl_time_note(&t);
 	}
 	/* stacked by painting: free from the axis, then what is in use over
 	 * it, then the reserved part over that */

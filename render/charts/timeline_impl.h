@@ -19,6 +19,8 @@ typedef struct tl {
 	mp_column_range_t *frag;   /* per column: fragmentation */
 	mp_column_range_t *resv;   /* per column: reserved (the regions' bytes) */
 	uint64_t t0, t1;           /* the x axis */
+	uint64_t base;             /* time 0 on the axis and in the labels: the input's first event */
+	uint64_t s0, s1;           /* the input's span, when this panel's axis is only its own part of it */
 	int has_stack, has_free, has_frag, has_resv, show_steps;
 	int off_scale;             /* the capacity is far above what was used: free is cut at the top */
 	uint64_t capacity;         /* known capacity (declared, or the allocator's), else 0 */
@@ -80,6 +82,23 @@ uint32_t tl_count_lanes(const mp_chart_memory_t *mem, uint64_t t0, uint64_t t1);
 /* Height they take over the plot (over the steps' lane). */
 double tl_lanes_height(const tl_t *t);
 void tl_phase_lanes(tl_t *t, const mp_chart_memory_t *mem);
+
+/* ---- the time axis' span (timeline_span.c) ---- */
+
+/* A memory id whose points cover less than this share of its input's span
+ * gets an axis of its own span (a strip under it shows the input's). */
+#define TL_OWN_SPAN 0.6
+#define TL_OVERVIEW_W 120.0 /* the strip's width */
+
+/* time_ns as the chart gives it: from the input's first event. */
+static inline uint64_t tl_rel(const tl_t *t, uint64_t time_ns)
+{
+	return time_ns > t->base ? time_ns - t->base : 0;
+}
+
+/* The line under the x axis of a panel of its own span (t->s1 set):
+ * where it lies in the input's span, and what time 0 is. */
+void tl_time_note(tl_t *t);
 
 /* ---- labels (timeline_labels.c) ---- */
 

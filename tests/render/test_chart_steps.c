@@ -27,7 +27,8 @@ typedef struct plotted {
 } plotted_t;
 
 /* Two memory ids: "early" allocates every ms from 0 to 100 ms, "late" from
- * 50 ms; the steps marked at marks_ms[i] with ids[i]. */
+ * 35 ms (65 % of the input's span: its panel keeps the input's axis); the
+ * steps marked at marks_ms[i] with ids[i]. */
 static void plot_marks(plotted_t *p, const uint64_t *marks_ms, const int64_t *ids, size_t nmarks)
 {
 	static const char *strings[1] = {""};
@@ -48,7 +49,7 @@ static void plot_marks(plotted_t *p, const uint64_t *marks_ms, const int64_t *id
 		}
 		for (uint32_t m = 0; m < 2; m++) {
 			mp_event_t *e = &p->ev[n++];
-			if (m == 1 && t < 50) {
+			if (m == 1 && t < 35) {
 				n--;
 				continue;
 			}
@@ -145,7 +146,7 @@ static size_t texts(const mp_scene_t *s, const char *text)
 }
 
 /* Monotonic marks: four spans per panel at the marks' times, the second
- * memory id's panel (first event at 50 ms) with the same edges, the
+ * memory id's panel (first event at 35 ms) with the same edges, the
  * numbers in order, no note. */
 static void test_marks_monotonic(void **state)
 {
@@ -203,7 +204,8 @@ static void test_marks_backwards(void **state)
 
 /* The shared TF 2.4 capture: steps carried by each event, per allocator
  * (GPU_0_bfc and gpu_host_bfc disagreed: "step 0 | step 1 | step 0"):
- * one span per step id from its first event, the same in both panels. */
+ * one span per step id from its first event, the same steps in both
+ * panels. */
 static void test_xplane_tf_steps(void **state)
 {
 	const char *path = mp_test_shared("xplane/tf24-gpu-e4040-2022/logs/fit/20221104-212610/train/plugins/profile/"
@@ -238,7 +240,17 @@ static void test_xplane_tf_steps(void **state)
 	nl = lanes(scene, l, 4);
 	assert_int_equal(nl, 2);
 	assert_true(l[0].n >= 1);
-	same_spans(scene, l, nl);
+	/* gpu_host_bfc's 3 allocations span 1.9 of the input's 9.95 ms: its
+	 * panel has an axis of its own (a strip under it shows where), so its
+	 * spans are the same steps at other x; in time order, touching */
+	assert_int_equal(cc_count(scene, "overview-span"), 1);
+	for (size_t p = 0; p < nl; p++)
+		for (size_t i = 0; i < l[p].n; i++) {
+			assert_true(l[p].x1[i] > l[p].x0[i]);
+			if (i)
+				assert_true(fabs(l[p].x0[i] - l[p].x1[i - 1]) < 0.01);
+		}
+	assert_int_equal(l[0].n, l[1].n);
 	assert_int_equal(cc_count(scene, "step-note"), 0);
 	for (size_t i = 0; i < mp_scene_count(scene); i++) {
 		const mp_scene_item_t *it = mp_scene_item(scene, i);
