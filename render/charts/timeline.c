@@ -400,7 +400,7 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 		labels[1].priority = 5;
 		nlabels = 2;
 	}
-	if ((rc = (int)tl_place_labels(&t, &ty, labels, nlabels)) < 0)
+	if ((rc = (int)tl_place_labels(&t, &ty, labels, nlabels, tl_mark_x(&t, d->peak.time_ns))) < 0)
 		goto out;
 	rc = 0;
 
@@ -467,9 +467,9 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 	if (t.lanes)
 		tl_phase_lanes(&t, mem);
 	if (labels[0].placed)
-		tl_draw_label(a, &labels[0].box, l1, l2, MP_COLOR_PEAK, "peak-label");
+		tl_draw_label(a, &labels[0].box, l1, l2, MP_COLOR_PEAK, "peak-label", tl_mark_x(&t, d->peak.time_ns));
 	if (nlabels > 1 && d->oom_count && labels[1].placed)
-		tl_draw_label(a, &labels[1].box, o1, o2, MP_COLOR_OOM, "oom-label");
+		tl_draw_label(a, &labels[1].box, o1, o2, MP_COLOR_OOM, "oom-label", tl_mark_x(&t, d->oom[0].at.time_ns));
 out:
 	free(t.use);
 	free(t.top);

@@ -103,10 +103,12 @@ void tl_time_note(tl_t *t);
 /* ---- labels (timeline_labels.c) ---- */
 
 void tl_label_size(const mp_chart_area_t *a, const char *l1, const char *l2, double *w, double *h);
+/* With a leader line from the label to its mark's line at anchor_x when
+ * the label was put away from it. */
 void tl_draw_label(const mp_chart_area_t *a, const mp_box_t *b, const char *l1, const char *l2, uint32_t color,
-		   const char *tag);
+		   const char *tag, double anchor_x);
 void tl_candidates(mp_label_t *l, double x, const mp_box_t *plot, double y_hint);
-long tl_place_labels(tl_t *t, mp_ticks_t *ty, mp_label_t *labels, size_t n);
+long tl_place_labels(tl_t *t, mp_ticks_t *ty, mp_label_t *labels, size_t n, double peak_x);
 /* The y axis' ticks from 0 to top along the plot, as dense as fits and no
  * wider than the left margin the plot left them. Returns 0 or MP_EUSAGE. */
 int tl_fit_y_ticks(tl_t *t, mp_ticks_t *ty, double top);

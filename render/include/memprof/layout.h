@@ -134,7 +134,7 @@ static inline int mp_box_inside(const mp_box_t *in, const mp_box_t *outer)
 	       in->y + in->h <= outer->y + outer->h;
 }
 
-#define MP_LABEL_CANDIDATES 8
+#define MP_LABEL_CANDIDATES 16
 
 /* A label to place: its size, the positions (top-left corners) it may take
  * in order of preference, and its priority (higher placed first; ties keep
