@@ -186,7 +186,11 @@ double mp_chart_map_height(const mp_chart_map_t *map, const mp_text_measure_t *m
  * "#n" by their rank by size, the same in every chart and the table. */
 
 /* The header: module, peak, unpadded peak, padding overhead, total
- * allocation, fragmentation, as cards. Tag: "header-peak". */
+ * allocation, fragmentation, as cards. A fragmentation of a space under
+ * 1 % of the total allocation is not in bold and a line under the cards
+ * gives its context (one line more than mp_chart_hlo_header_height(),
+ * which mp_plot_hlo gives it). Tags: "header-peak",
+ * "header-fragmentation", "header-note". */
 int mp_chart_hlo_header(const mp_chart_area_t *a, const mp_hlo_result_t *r);
 double mp_chart_hlo_header_height(void);
 
@@ -194,7 +198,8 @@ double mp_chart_hlo_header_height(void);
  * the heap after it), the peak marked with its value and position, and
  * under it the lifetimes of the `lifetimes` largest buffers at the peak
  * (from the program point where each is allocated to where it is freed,
- * as thick as its size allows, in its bar's colour). Tags: "peak-line",
+ * as thick as its size allows, in the buffer's own colour, the same in the
+ * strips and the table; a caption names the larger buffers without a lane). Tags: "peak-line",
  * "peak-label", "heap", "heap-area", "unpadded" (left out when it is the
  * same curve as the heap: the legend says so), "indefinite", "lifetime",
  * "lifetime-label", "lifetime-caption", "plot". Returns 0, MP_ENODATA (no
@@ -203,16 +208,21 @@ int mp_chart_hlo_working_space(const mp_chart_area_t *a, const mp_hlo_result_t *
 double mp_chart_hlo_working_space_height(size_t lifetimes);
 
 /* The buffers live at the peak as one strip of bars proportional to their
- * size, in program order or by size, coloured by allocation type, the
- * largest labelled (name, shape, size; shorter where room is short). Tags:
- * "buffer" (runs of pixel columns), "buffer-label", "buffer-leader". */
+ * size, in program order or by size: those of the lifetime lanes (else
+ * the 8 largest) in a colour of their own, the others grey, a band under
+ * the strip coloured by allocation type; the largest labelled (name,
+ * shape, size; shorter where room is short). Tags: "buffer" (a buffer with
+ * its own colour, noted "#rank"), "buffer-rest", "buffer-type" (runs of
+ * pixel columns of the band), "buffer-label", "buffer-leader". */
 int mp_chart_hlo_buffers(const mp_chart_area_t *a, const mp_hlo_result_t *r, int by_size);
 double mp_chart_hlo_buffers_height(void);
 
 /* The details of the `rows` largest buffers (the small-buffer aggregate,
- * which has none, left out): name, size, unpadded size, shape, op name,
+ * which has none, left out): name, size, unpadded size, shape (without
+ * the default layout), op name (without the primitive's parameters),
  * source, span; columns are dropped, least telling first, when the width
- * is short. Tag: "table-row". */
+ * is short. Tags: "table-row", "table-op" (noted with the whole op name),
+ * "table-shape". */
 int mp_chart_hlo_table(const mp_chart_area_t *a, const mp_hlo_result_t *r, size_t rows);
 double mp_chart_hlo_table_height(size_t rows);
 
