@@ -132,6 +132,20 @@ static const char *cause_text(const mp_solver_oom_t *o)
 	return "cause: a free chunk was large enough (a limit outside the tracked regions)";
 }
 
+static void input_span(const mp_plot_input_t *in, uint64_t *t0, uint64_t *t1);
+
+/* Time as every panel says it: from the input's first event, as the
+ * timeline's axis counts it (trace entries as they are). */
+static uint64_t since(const mp_plot_input_t *in, uint64_t time_ns)
+{
+	uint64_t t0, t1;
+
+	if (in->source && mp_source_time_unit(in->source))
+		return time_ns;
+	input_span(in, &t0, &t1);
+	return time_ns > t0 ? time_ns - t0 : 0;
+}
+
 static int breakdown_panel(panel_t *p, const mp_plot_options_t *o)
 {
 	const mp_solver_device_t *d = p->dev;
@@ -157,7 +171,7 @@ static int breakdown_panel(panel_t *p, const mp_plot_options_t *o)
 		snprintf(p->title, sizeof(p->title), "Live at the peak by allocating function: %s", name);
 		snprintf(p->subtitle, sizeof(p->subtitle), "%s%s%s at %s%s", w[0] ? "peak " : "", w,
 			 mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes),
-			 cx_fmt_at(p->in->source, b2, sizeof(b2), d->peak.time_ns), step_text(b3, sizeof(b3), d->peak.step));
+			 cx_fmt_at(p->in->source, b2, sizeof(b2), since(p->in, d->peak.time_ns)), step_text(b3, sizeof(b3), d->peak.step));
 		p->height = mp_chart_breakdown_height(p->nbars + (p->rest_count ? 1 : 0));
 		return 0;
 	}
@@ -175,7 +189,7 @@ static int breakdown_panel(panel_t *p, const mp_plot_options_t *o)
 			count += d->breakdown[i].occurrences;
 		snprintf(p->subtitle, sizeof(p->subtitle), "%s%s%s in %" PRIu64 " allocations (%zu groups) at %s%s",
 			 w[0] ? "peak " : "", w, mp_fmt_bytes_exact(b1, sizeof(b1), d->peak.heap_bytes), count,
-			 (size_t)(p->nbars + p->rest_count), cx_fmt_at(p->in->source, b2, sizeof(b2), d->peak.time_ns),
+			 (size_t)(p->nbars + p->rest_count), cx_fmt_at(p->in->source, b2, sizeof(b2), since(p->in, d->peak.time_ns)),
 			 step_text(b3, sizeof(b3), d->peak.step));
 	}
 	p->height = mp_chart_breakdown_height(p->nbars + (p->rest_count ? 1 : 0));
@@ -192,7 +206,7 @@ static void map_titles(panel_t *p)
 		word_of(p->in, d->id, w, sizeof(w));
 		snprintf(p->title, sizeof(p->title), "Memory map of %s at the peak", name);
 		snprintf(p->subtitle, sizeof(p->subtitle), "at %s%s: %s %.*s",
-			 cx_fmt_at(p->in->source, b1, sizeof(b1), d->peak.time_ns), step_text(b3, sizeof(b3), d->peak.step),
+			 cx_fmt_at(p->in->source, b1, sizeof(b1), since(p->in, d->peak.time_ns)), step_text(b3, sizeof(b3), d->peak.step),
 			 mp_fmt_bytes_exact(b2, sizeof(b2), d->peak_bytes), w[0] ? (int)strlen(w) - 1 : 6, w[0] ? w : "in use");
 		return;
 	}
@@ -202,7 +216,7 @@ static void map_titles(panel_t *p)
 		snprintf(p->title, sizeof(p->title), "Memory map of %s at failed allocation %zu of %" PRIu64 ": %s asked", name,
 			 p->oom + 1, d->oom_total, mp_fmt_bytes(b1, sizeof(b1), o->requested_bytes));
 		snprintf(p->subtitle, sizeof(p->subtitle), "at %s%s%s%s · %s",
-			 cx_fmt_at(p->in->source, b2, sizeof(b2), o->at.time_ns),
+			 cx_fmt_at(p->in->source, b2, sizeof(b2), since(p->in, o->at.time_ns)),
 			 step_text(b3, sizeof(b3), o->at.step), op[0] ? ", op " : "", op, cause_text(o));
 		p->requested = o->requested_bytes;
 	}

@@ -107,35 +107,48 @@ static size_t data_boxes(const tl_t *t, double peak_x, int frag, mp_box_t **out)
 	return n;
 }
 
-/* Place the labels clear of what is drawn; n: how many were placed. */
-static long place(tl_t *t, mp_label_t *labels, size_t n, double peak_x, int frag)
+#define NEAR 6 /* tl_candidates' places beside the line, before the far ones */
+
+/* Place the labels clear of what is drawn, at their first `ncand`
+ * candidates (all: 0); returns how many were placed. */
+static long place(tl_t *t, mp_label_t *labels, size_t n, double peak_x, int frag, size_t ncand)
 {
+	size_t keep[8];
 	mp_box_t *ob;
 	size_t nob = data_boxes(t, peak_x, frag, &ob);
 	long rc;
 
 	if (!ob)
 		return MP_ENOMEM;
+	for (size_t i = 0; i < n && i < 8; i++) {
+		keep[i] = labels[i].ncand;
+		if (ncand && labels[i].ncand > ncand)
+			labels[i].ncand = ncand;
+	}
 	rc = mp_labels_place(labels, n, &t->plot, ob, nob, 3);
+	for (size_t i = 0; i < n && i < 8; i++)
+		labels[i].ncand = keep[i];
 	free(ob);
 	return rc;
 }
 
 /* Place the labels (the peak's and the first failed allocation's) where
  * they hide nothing drawn: not what was in use, not the reserved or the
- * fragmentation line, not the peak's line. When one has no such place (a
- * peak near the plot's edge, a failed allocation beside the peak, a short
- * panel among many), the top of the y scale is raised so that the band at
- * the top, where the labels go first, stacked, is clear of what was in use
- * (and of the reserved line), and they are placed again; the
- * fragmentation line, on an axis of its own no scale moves, may still
- * fill that band: then only what is in use is kept clear, and last (a plot
- * too short for any of this) nothing. Returns the number placed, or
- * MP_ENOMEM. */
+ * fragmentation line, not the peak's line. Beside their line first; when
+ * one has no such place there (a peak near the plot's edge, a failed
+ * allocation beside the peak, a short panel among many), the top of the y
+ * scale is raised so that the band at the top, where the labels go first,
+ * stacked, is clear of what was in use (and of the reserved line), if
+ * that puts them beside their lines; else farther along (a leader joins
+ * them to their line). The fragmentation line, on an axis of its own no
+ * scale moves, may fill every place: then only what is in use is kept
+ * clear, and last (a plot too short for any of this) nothing. Returns the
+ * number placed, or MP_ENOMEM. */
 long tl_place_labels(tl_t *t, mp_ticks_t *ty, mp_label_t *labels, size_t n, double peak_x)
 {
-	double need = 8, top; /* the top candidates' offset and a gap */
-	long rc = place(t, labels, n, peak_x, 1);
+	double need = 8, top, d1 = t->sy.d1; /* the top candidates' offset and a gap */
+	mp_ticks_t was = *ty;
+	long rc = place(t, labels, n, peak_x, 1, NEAR), near = rc;
 
 	if (rc < 0 || (size_t)rc == n)
 		return rc;
@@ -146,10 +159,16 @@ long tl_place_labels(tl_t *t, mp_ticks_t *ty, mp_label_t *labels, size_t n, doub
 		t->sy.d1 = top;
 		if ((rc = tl_fit_y_ticks(t, ty, top)) < 0)
 			return rc;
-		if ((rc = place(t, labels, n, peak_x, 1)) < 0 || (size_t)rc == n)
+		if ((rc = place(t, labels, n, peak_x, 1, NEAR)) < 0 || (size_t)rc == n)
 			return rc;
+		if (rc <= near) { /* it put no more beside their line: the data keeps its height */
+			t->sy.d1 = d1;
+			*ty = was;
+		}
 	}
-	if ((rc = place(t, labels, n, peak_x, 0)) < 0 || (size_t)rc == n)
+	if ((rc = place(t, labels, n, peak_x, 1, 0)) < 0 || (size_t)rc == n)
+		return rc;
+	if ((rc = place(t, labels, n, peak_x, 0, 0)) < 0 || (size_t)rc == n)
 		return rc;
 	return mp_labels_place(labels, n, &t->plot, NULL, 0, 3);
 }
