@@ -137,7 +137,15 @@ static void share(double *w, const double *need, const int *show, double room)
 	}
 	for (int c = 0; c < NCOL; c++)
 		if ((cols[c].flex && show[c]) && !done[c])
-			w[c] = left ? room / left : 0;
+			w[c] = room / left;
+	if (!left) /* every column had its need but the name and the shape: theirs first */
+		for (int k = 0; k < 2 && room > 0; k++) {
+			int c = k ? C_NAME : C_SHAPE;
+			double more = show[c] && need[c] > w[c] ? need[c] - w[c] : 0;
+			more = more < room ? more : room;
+			w[c] += more;
+			room -= more;
+		}
 }
 
 int hx_table(const mp_chart_area_t *a, const mp_hlo_result_t *r, size_t rows, size_t lifetimes)

@@ -89,6 +89,15 @@ static void test_train_step_words(void **state)
 		assert_int_equal(want[strlen(t)], '{'); /* only the layout is left out */
 	}
 	assert_string_equal(mp_scene_string(s, shapes[0]), "bf16[8,2,2048,8192]");
+	{ /* whole in a narrow picture too: the shape is served after the name */
+		mp_scene_t *narrow = plot(r, 0, 640, 0);
+		const mp_scene_item_t *ns[64];
+		size_t nn = texts(narrow, "table-shape", ns, 64);
+		assert_int_equal(nn, nshapes);
+		for (size_t k = 0; k < nn; k++)
+			assert_string_equal(mp_scene_string(narrow, ns[k]), mp_scene_string(s, shapes[k]));
+		mp_scene_free(narrow);
+	}
 
 	/* ranks: the lanes show #1-#3 and #13-#17 (#4-#12 are parameters, live
 	 * throughout); the table has every rank from #1 to #17, no gap, and
