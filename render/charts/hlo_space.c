@@ -207,10 +207,10 @@ static void lifetimes(space_t *s, double top, const size_t *idx, size_t lanes, d
 	free(rank);
 }
 
-/* The legend: the curves and the peak.
+/* The legend: the curves and the peak (the lanes' colours are the
+ * buffers', said under the plot).
  * Returns its height; with draw 0 only measures (a may have no scene). */
-static double legend(const mp_chart_area_t *a, const mp_hlo_result_t *r, double y, const size_t *idx, size_t lanes,
-		     int draw)
+static double legend(const mp_chart_area_t *a, const mp_hlo_result_t *r, double y, int draw)
 {
 	cx_legend_entry_t e[12];
 	size_t n = 0;
@@ -225,8 +225,6 @@ static double legend(const mp_chart_area_t *a, const mp_hlo_result_t *r, double 
 		e[n++] = (cx_legend_entry_t){"indefinite allocations (parameters, outputs\xE2\x80\xA6)", MP_COLOR_MUTED,
 					     CX_KEY_DASH};
 	e[n++] = (cx_legend_entry_t){"peak", MP_COLOR_PEAK, CX_KEY_TICK};
-	(void)idx; /* the lanes' colours are the buffers', said under the plot */
-	(void)lanes;
 	return cx_legend(a, a->box.x + CX_PAD, y, a->box.w - 2 * CX_PAD, e, n, draw);
 }
 
@@ -236,7 +234,7 @@ double hx_space_height(const mp_hlo_result_t *r, size_t lanes, double width, con
 	size_t idx[HX_MAX_LIFETIMES];
 
 	lanes = hx_pick_lifetimes(r, lanes, idx);
-	return fixed_h(lanes) - legend_h() + legend(&a, r, 0, idx, lanes, 0) + HX_SPACE_PLOT_H;
+	return fixed_h(lanes) - legend_h() + legend(&a, r, 0, 0) + HX_SPACE_PLOT_H;
 }
 
 /* The peak's label on a white backing at the top of the plot, on the side
@@ -298,7 +296,7 @@ int mp_chart_hlo_working_space(const mp_chart_area_t *a, const mp_hlo_result_t *
 	/* vertical layout: header, legend, plot, band, ticks, x title */
 	y = cx_header(a, "Working space",
 		      "Heap at each program point of the heap-simulator trace, indefinite allocations included");
-	s.plot.y = round(y + legend(a, r, y, idx, lanes, 1) + 8);
+	s.plot.y = round(y + legend(a, r, y, 1) + 8);
 	plot_bottom = a->box.y + a->box.h - (fixed_h(lanes) - cx_header_height(1) - legend_h() - 8);
 	s.plot.h = round(plot_bottom - s.plot.y);
 	if (s.plot.h < 40)
