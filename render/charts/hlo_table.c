@@ -160,9 +160,18 @@ int hx_table(const mp_chart_area_t *a, const mp_hlo_result_t *r, size_t rows, si
 
 	if (r->n_buffers && !rank)
 		return MP_ENOMEM;
-	y = cx_header(a, "Largest buffers at the peak",
-		      "By size, every rank down to the last lane's; #n and colour as in the charts. Span: the "
-		      "trace's events that allocate and release the buffer (\xE2\x80\x94: live throughout).");
+	{ /* the ranks past the row cap, where the lanes reach beyond it, are said */
+		char sub[360], gap[96] = "";
+		for (size_t k = 1; k < n && !gap[0]; k++)
+			if (rank[idx[k]] > rank[idx[k - 1]] + 1 && r->buffers[r->by_size[rank[idx[k - 1]] + 1]].category !=
+									 MP_HLO_CAT_SMALL)
+				snprintf(gap, sizeof(gap), " (#%zu\xE2\x80\x93#%zu not listed: %d rows at most)",
+					 rank[idx[k - 1]] + 2, rank[idx[k]], HX_MAX_TABLE_ROWS);
+		snprintf(sub, sizeof(sub), "By size, every rank down to the last lane's%s; #n and colour as in the "
+			 "charts. Span: the trace's events that allocate and release the buffer (\xE2\x80\x94: live "
+			 "throughout).", gap);
+		y = cx_header(a, "Largest buffers at the peak", sub);
+	}
 	for (int c = 0; c < NCOL; c++) {
 		need[c] = cx_width(a, cols[c].head, CX_SMALL, 1);
 		for (size_t k = 0; k < n; k++) {

@@ -208,11 +208,57 @@ static void test_minor_fragmentation(void **state)
 	mp_hlo_result_free(r);
 }
 
+/* 70 parameters (live throughout) larger than 8 temporaries with a
+ * lifetime each: the lanes are #71-#78, the table's 64 rows #1-#56 and
+ * the lanes', and its subtitle says #57-#70 are not listed and why. */
+static void test_table_cap_said(void **state)
+{
+	static char name[] = "b", shape[] = "f32[8]{0}", empty[] = "", op[] = "fusion";
+	int64_t heap[11];
+	char *points[11];
+	mp_hlo_buffer_t b[78];
+	size_t by[78];
+	mp_hlo_result_t r;
+	mp_scene_t *s;
+	const mp_scene_item_t *it;
+	size_t from = 0, rows = 0, said = 0;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	memset(b, 0, sizeof(b));
+	for (size_t i = 0; i < 11; i++)
+		heap[i] = 1 << 30, points[i] = empty;
+	for (size_t i = 0; i < 78; i++) {
+		b[i].category = i < 70 ? MP_HLO_CAT_PARAMETER : MP_HLO_CAT_TEMPORARY;
+		b[i].size = b[i].unpadded_size = (int64_t)(1000 - i) * 1024;
+		b[i].instruction_name = name, b[i].shape = shape, b[i].op_name = empty, b[i].opcode = op;
+		b[i].source = empty, b[i].label = name;
+		b[i].has_span = i >= 70, b[i].span_start = 1, b[i].span_limit = 8;
+		by[i] = i;
+	}
+	r.module_name = r.entry_computation_name = r.peak_instruction = name;
+	r.n_events = 10, r.n_points = 11, r.heap_sizes = r.unpadded_heap_sizes = heap, r.point_names = points;
+	r.peak_heap_bytes = r.peak_unpadded_heap_bytes = heap[0], r.peak_position = 5;
+	r.buffers = b, r.by_size = by, r.n_buffers = 78, r.small_buffer_size = 16384;
+	s = plot(&r, 0, 0, 0);
+	while ((it = mp_scene_find(s, "table-row", &from)))
+		rows++;
+	assert_int_equal(rows, 64);
+	for (size_t i = 0; i < mp_scene_count(s); i++) {
+		it = mp_scene_item(s, i);
+		said += it->kind == MP_SCENE_TEXT &&
+			strstr(mp_scene_string(s, it), "(#57\xE2\x80\x93#70 not listed: 64 rows at most)") != NULL;
+	}
+	assert_int_equal(said, 1);
+	mp_scene_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_train_step_words),
 		cmocka_unit_test(test_minor_fragmentation),
+		cmocka_unit_test(test_table_cap_said),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 
