@@ -4,10 +4,11 @@
  * rather than stored, one with call stacks and the module map of this
  * program, and one whose stacks hold Python frames (v22-frames: FRAME
  * sections, format 2.2). usage: gen_reader_corpus DIR
- * The files are named v21-*.memprof (format 2.1, with SUMMARY sections); the
- * corpus's v2-* files were written by the 2.0 writer and those without a
- * prefix by the 1.x writer, and stay as they are: they keep the reader's
- * 2.0 and 1.x paths (mp__chunk_upgrade) fuzzed. */
+ * The files are named v22-*.memprof (format 2.2); the corpus's v21-* files
+ * were written by the 2.1 writer (SUMMARY sections, no FRAME section), its
+ * v2-* files by the 2.0 writer and those without a prefix by the 1.x
+ * writer, and stay as they are: they keep the reader's 2.1, 2.0 and 1.x
+ * paths (mp__chunk_upgrade) fuzzed. */
 #include <memprof/capture.h>
 
 #include <pthread.h>
@@ -44,7 +45,7 @@ static int write_stacks(const char *dir)
 	uint32_t a, b;
 	int i;
 
-	snprintf(path, sizeof(path), "%s/v21-stacks.memprof", dir);
+	snprintf(path, sizeof(path), "%s/v22-stacks.memprof", dir);
 	if (mp_writer_open(&w, path, 1, NULL, &diag)) {
 		fprintf(stderr, "%s\n", diag.text);
 		return 1;
@@ -107,7 +108,7 @@ static int write_file(const char *dir, const char *name, int threads, long trunc
 	pthread_t tid[4];
 	int t;
 
-	snprintf(path, sizeof(path), "%s/v21-%s", dir, name);
+	snprintf(path, sizeof(path), "%s/v22-%s", dir, name);
 	if (mp_writer_open(&w, path, 1, NULL, &diag)) {
 		fprintf(stderr, "%s\n", diag.text);
 		return 1;
