@@ -292,9 +292,29 @@ static void say(const char *a, const char *b, const char *c)
 	(void)r;
 }
 
+/* A failed dlsym leaves glibc's error state allocated (the thread's
+ * dl_action_result and its message, made here with the guard held, so
+ * not recorded); the program's next dl* call or its thread's exit would
+ * free them -- a recorded free of a block never seen allocated, in every
+ * program that is not a Python. Two dlerror() calls, here, free them
+ * unrecorded (the first formats the message, the second frees it all). */
+static int failed;
+
 static void *sym(const char *name)
 {
-	return dlsym(RTLD_DEFAULT, name);
+	void *p = dlsym(RTLD_DEFAULT, name);
+
+	failed |= !p;
+	return p;
+}
+
+static void forget_errors(void)
+{
+	if (failed) {
+		(void)dlerror();
+		(void)dlerror();
+		failed = 0;
+	}
 }
 
 /* 3.13: the debug offsets at the start of _PyRuntime, for the fields they
@@ -328,10 +348,18 @@ static int use_debug_offsets(const unsigned char *rt, unsigned long hex)
 	return 0;
 }
 
+static void configure(void);
+
 void mp__py_configure(void)
 {
+	configure();
+	forget_errors();
+}
+
+static void configure(void)
+{
 	const char *off = getenv("MEMPROF_PYTHON");
-	const unsigned long *ver = sym("Py_Version");
+	const unsigned long *ver;
 	const mp_pyoffsets_t *t;
 	const char *(*getver)(void);
 	const char *missing = NULL;
@@ -344,6 +372,7 @@ void mp__py_configure(void)
 	mp__py_on = 0;
 	if (off && (!strcmp(off, "0") || !strcmp(off, "off") || !strcmp(off, "no")))
 		return;
+	ver = sym("Py_Version");
 	if (ver) {
 		hex = *ver;
 	} else if ((*(void **)&getver = sym("Py_GetVersion")) != NULL) {

@@ -272,7 +272,7 @@ static void test_pystack_unsupported(void **state)
 		text = hk_read_text(log);
 		at = strstr(text, want);
 		assert_non_null(at);
-		assert_null(strstr(at + 1, "frames not supported")); /* once */
+		assert_null(strstr(at + strlen(want), "frames not supported")); /* once */
 		free(text);
 		expect_native_only(t->cap);
 		ran++;
