@@ -183,6 +183,15 @@ static void record(const uint64_t *pcs, int n)
 		mp_writer_next_stack(mp__writer, id);
 }
 
+/* Out of line: a program that is not a Python keeps
+ * mp__stacks_record's frame as it was (no merge buffer), one branch more. */
+static __attribute__((noinline)) void record_merged(const uint64_t *pcs, int n)
+{
+	uint64_t merged[MP_STACK_DEPTH];
+
+	record(merged, merge_python(pcs, n, merged, depth));
+}
+
 void mp__stacks_record(void)
 {
 	uint64_t raw[MP_STACK_DEPTH + 16];
@@ -202,8 +211,7 @@ void mp__stacks_record(void)
 		skip++; /* our own frames: the hook, this function */
 	n -= skip;
 	if (__builtin_expect(mp__py_on, 0)) {
-		uint64_t merged[MP_STACK_DEPTH];
-		record(merged, merge_python(raw + skip, n, merged, depth));
+		record_merged(raw + skip, n);
 		return;
 	}
 	if (n > depth)
