@@ -11,7 +11,9 @@
  *    the Python function at the allocating line, then its caller at the
  *    calling line -- lines counted by hand in victim_py.py --; the second
  *    thread's allocation has its own frames (worker, never main).
- * 3. Python 3.10: one warning, native stacks only; MEMPROF_PYTHON=0: no
+ * 3. MEMPROF_STACKS=fp (3.12): the walk stops in libpython, built without
+ *    frame pointers, and the three Python frames follow.
+ * 4. Python 3.10: one warning, native stacks only; MEMPROF_PYTHON=0: no
  *    Python frame either.
  */
 #include "test_common.h"
@@ -242,6 +244,35 @@ static void test_pystack_frames(void **state)
 		skip();
 }
 
+/* The frame-pointer walk stops at the first frame built without frame
+ * pointers (pyenv's libpython: at once); the Python frames follow what it
+ * found, all of them. */
+static void test_pystack_fp(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--stacks", NULL}, *args[] = {SCRIPT, NULL};
+	const char *env[] = {"MEMPROF_STACKS=fp", NULL};
+	const char *py = PYENV "3.12.1/bin/python3.12";
+	mp_capture_t *cap;
+	mp_diag_t diag;
+	pyframe_t f[64];
+	int native, n;
+
+	if (access(py, X_OK) != 0) {
+		print_message("skip: %s absent\n", py);
+		skip();
+	}
+	assert_int_equal(hk_record(t->cap, opts, py, args, env), 0);
+	assert_int_equal(mp_capture_open(&cap, t->cap, &diag), 0);
+	n = stack_of(cap, (1u << 20) + 1, &native, f, 64);
+	assert_int_equal(n, 3);
+	assert_true(native >= 1);
+	expect_frame(&f[0], "make_buffer", LINE_MAKE_BUFFER);
+	expect_frame(&f[1], "main", LINE_MAIN_CALLS_BUFFER);
+	expect_frame(&f[2], "<module>", LINE_MODULE_CALLS_MAIN);
+	mp_capture_close(cap);
+}
+
 /* No Python frame anywhere in the capture; the 1 MiB allocation has a
  * (native) stack. */
 static void expect_native_only(const char *path)
@@ -297,6 +328,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_pystack_offsets, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_pystack_frames, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_pystack_fp, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_pystack_unsupported, hk_setup_dir, hk_teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
