@@ -6,7 +6,7 @@
  *    offsetof() of every field memprof reads; each must equal the table's.
  *    A Python whose headers are absent is skipped with a message.
  * 2. victim_py.py under `memprof record --stacks` with CPython 3.11, 3.12
- *    and 3.13: the stack of each of its three big bytearrays (a malloc of
+ *    and 3.13 (pyenv's) and Debian's 3.11: the stack of each of its three big bytearrays (a malloc of
  *    N + 1 bytes) holds native frames first (the allocator's callers), then
  *    the Python function at the allocating line, then its caller at the
  *    calling line -- lines counted by hand in victim_py.py --; the second
@@ -183,7 +183,9 @@ static void expect_frame(const pyframe_t *f, const char *function, uint32_t line
 
 static void test_pystack_frames(void **state)
 {
-	static const char *const versions[] = {"3.11.7", "3.12.1", "3.13.0"};
+	/* pyenv's builds load libpython3.X.so; Debian's python3.11 is one
+	 * static binary (the interpreter's symbols in the program itself) */
+	static const char *const versions[] = {"3.11.7", "3.12.1", "3.13.0", "Debian 3.11"};
 	tmpdir_t *t = *state;
 	const char *opts[] = {"--stacks", NULL}, *args[] = {SCRIPT, NULL};
 	int done = 0;
@@ -196,7 +198,10 @@ static void test_pystack_frames(void **state)
 		mp_diag_t diag;
 		int native, n, j;
 
-		snprintf(py, sizeof(py), PYENV "%s/bin/python%.4s", versions[i], versions[i]);
+		if (!strcmp(versions[i], "Debian 3.11"))
+			snprintf(py, sizeof(py), "/usr/bin/python3.11");
+		else
+			snprintf(py, sizeof(py), PYENV "%s/bin/python%.4s", versions[i], versions[i]);
 		if (access(py, X_OK) != 0) {
 			print_message("skip Python %s: %s absent\n", versions[i], py);
 			continue;
