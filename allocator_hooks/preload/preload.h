@@ -309,6 +309,32 @@ void mp__stacks_start(mp_writer_t *w);
  * allocation record. Guard held; allocates nothing, takes no lock once
  * the stack has been seen. */
 void mp__stacks_record(void);
+/* The calling thread's Python frames only (no native unwind: the cheap
+ * path for an allocation made through Python's own allocator, as
+ * PyMem_Malloc), as the STACK record of its next allocation record; a
+ * thread without Python frames (or a program that is not a Python
+ * mp__py_on can read) gets mp__stacks_record's native stack. Guard held;
+ * call it only when mp__stacks_on. */
+void mp__stacks_record_python(void);
+
+/* ---- Python frames (pystack.c, pyoffsets.c; docs/hooks.md, "Python frames") ---- */
+
+extern int mp__py_on; /* a CPython 3.11-3.13 whose frames can be read (MEMPROF_PYTHON != 0) */
+/* _PyEval_EvalFrameDefault's code: a native pc in [lo, hi) is one C call
+ * of the interpreter loop, replaced by the Python frames it runs. */
+extern uint64_t mp__py_eval_lo, mp__py_eval_hi;
+/* Find the interpreter (dlsym; guard held, from mp__stacks_configure);
+ * prints why once when it is a Python that cannot be read. */
+void mp__py_configure(void);
+/* A capture was opened: frame values cached for the last one are void. */
+void mp__py_start(void);
+/* The calling thread's Python frames, innermost first: at most max values
+ * (mp_writer_frame's) into out; groups[0..*ngroups) the number of them
+ * each C call of _PyEval_EvalFrameDefault runs, innermost call first (0:
+ * a call none of whose frames has started). Returns how many frames (0:
+ * no Python thread state, or finalizing). No allocation, no lock once the
+ * frames have been seen. */
+int mp__py_walk(mp_writer_t *w, uint64_t *out, int max, uint8_t *groups, int *ngroups);
 
 /* ---- host regions (regions.c) ---- */
 

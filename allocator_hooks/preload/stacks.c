@@ -10,7 +10,9 @@
  *               astray, bounded by the thread's stack) at the first frame
  *               built without frame pointers. The fallback without libunwind.
  * At most MP_STACK_DEPTH frames are kept (the innermost), after dropping
- * the frames inside this library.
+ * the frames inside this library. In a CPython 3.11-3.13 (pystack.c), the
+ * interpreter loop's native frames are replaced by the Python frames they
+ * run (merge_python).
  *
  * On the event path nothing here allocates or locks: unwinding reads the
  * stack and libunwind's caches, and mp_writer_stack is a lock-free lookup
@@ -82,6 +84,7 @@ void mp__stacks_configure(void)
 		if (n >= 1 && n <= MP_STACK_DEPTH)
 			depth = (int)n;
 	}
+	mp__py_configure();
 	if (!self_hi)
 		dl_iterate_phdr(find_self, (void *)(uintptr_t)&mp__stacks_configure);
 #ifdef MEMPROF_HAVE_LIBUNWIND
@@ -94,6 +97,7 @@ void mp__stacks_start(mp_writer_t *w)
 {
 	if (mp__stacks_on)
 		mp_writer_modules(w);
+	mp__py_start();
 }
 
 static uintptr_t thread_stack_hi(void)
@@ -140,11 +144,58 @@ static __attribute__((noinline)) int walk_fp(uint64_t *pcs, int max)
 	return n;
 }
 
+/* Native pcs (innermost first) with the Python frames of the calling
+ * thread merged in: a pc in _PyEval_EvalFrameDefault is one C call of the
+ * interpreter, replaced by the frames that call runs (the next group of
+ * the chain; an empty group keeps the pc); frames left when the natives
+ * end (the depth cut them, or an unwind that stopped early) follow. At
+ * most max values, the innermost. */
+static int merge_python(const uint64_t *pcs, int n, uint64_t *out, int max)
+{
+	uint64_t py[MP_STACK_DEPTH];
+	uint8_t groups[MP_STACK_DEPTH];
+	int np, ng, g = 0, at = 0, k = 0, i, j;
+
+	np = mp__py_walk(mp__writer, py, max, groups, &ng);
+	for (i = 0; i < n && k < max; i++) {
+		if (pcs[i] - mp__py_eval_lo < mp__py_eval_hi - mp__py_eval_lo && g < ng) {
+			if (groups[g] == 0) {
+				out[k++] = pcs[i];
+			} else {
+				for (j = 0; j < groups[g] && k < max; j++)
+					out[k++] = py[at + j];
+			}
+			at += groups[g++];
+		} else {
+			out[k++] = pcs[i];
+		}
+	}
+	while (at < np && k < max)
+		out[k++] = py[at++];
+	return k;
+}
+
+static void record(const uint64_t *pcs, int n)
+{
+	uint32_t id;
+
+	if (n > 0 && mp_writer_stack(mp__writer, pcs, (uint32_t)n, &id) == 0)
+		mp_writer_next_stack(mp__writer, id);
+}
+
+/* Out of line: a program that is not a Python keeps
+ * mp__stacks_record's frame as it was (no merge buffer), one branch more. */
+static __attribute__((noinline)) void record_merged(const uint64_t *pcs, int n)
+{
+	uint64_t merged[MP_STACK_DEPTH];
+
+	record(merged, merge_python(pcs, n, merged, depth));
+}
+
 void mp__stacks_record(void)
 {
 	uint64_t raw[MP_STACK_DEPTH + 16];
 	int n, skip = 0, max = depth + 16;
-	uint32_t id;
 
 #ifdef MEMPROF_HAVE_LIBUNWIND
 	if (!use_fp) {
@@ -159,10 +210,25 @@ void mp__stacks_record(void)
 	while (skip < n && raw[skip] >= self_lo && raw[skip] < self_hi)
 		skip++; /* our own frames: the hook, this function */
 	n -= skip;
+	if (__builtin_expect(mp__py_on, 0)) {
+		record_merged(raw + skip, n);
+		return;
+	}
 	if (n > depth)
 		n = depth;
-	if (n <= 0)
-		return;
-	if (mp_writer_stack(mp__writer, raw + skip, (uint32_t)n, &id) == 0)
-		mp_writer_next_stack(mp__writer, id);
+	record(raw + skip, n);
+}
+
+void mp__stacks_record_python(void)
+{
+	uint64_t py[MP_STACK_DEPTH];
+	uint8_t groups[MP_STACK_DEPTH];
+	int n = 0, ng;
+
+	if (mp__py_on)
+		n = mp__py_walk(mp__writer, py, depth, groups, &ng);
+	if (n > 0)
+		record(py, n);
+	else
+		mp__stacks_record();
 }

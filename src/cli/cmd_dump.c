@@ -110,7 +110,8 @@ static void print_event(const mp_source_t *src, const mp_event_t *e)
 	putchar('\n');
 }
 
-/* --stacks: the call stacks (frames as module+offset) and the module map. */
+/* --stacks: the call stacks (frames as module+offset; an interpreter
+ * frame, format 2.2, as "py:function@file:line") and the module map. */
 static void print_stacks(const mp_capture_t *cap)
 {
 	size_t i;
@@ -131,8 +132,20 @@ static void print_stacks(const mp_capture_t *cap)
 			break;
 		printf("stack %u:", id);
 		for (f = 0; f < n; f++) {
-			const mp_capture_module_t *m = mp_capture_module_at(cap, pcs[f]);
-			const char *base = m ? strrchr(m->path, '/') : NULL;
+			const mp_capture_module_t *m;
+			const char *base, *fn, *file;
+			uint32_t line;
+			int kind;
+			if (pcs[f] & MP_STACK_FRAME_TAG) {
+				if (mp_capture_frame(cap, pcs[f], &fn, &file, &line, &kind))
+					printf(" frame#%" PRIu64 "?", (uint64_t)(pcs[f] & ~MP_STACK_FRAME_TAG));
+				else
+					printf(" %s:%s@%s:%" PRIu32, kind == MP_FRAME_PYTHON ? "py" : mp_frame_kind_name(kind),
+					       fn[0] ? fn : "?", file[0] ? file : "?", line);
+				continue;
+			}
+			m = mp_capture_module_at(cap, pcs[f]);
+			base = m ? strrchr(m->path, '/') : NULL;
 			if (m)
 				printf(" %s+%#" PRIx64, base ? base + 1 : m->path, pcs[f] - m->bias);
 			else

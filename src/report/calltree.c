@@ -135,7 +135,9 @@ static int source_frame_dropped(const char *name)
 }
 
 /* A capture's return address as a frame, symbolized once per address:
- * *id, and *dropped when it is memprof's or an allocator entry point. */
+ * *id, and *dropped when it is memprof's or an allocator entry point. A
+ * value with MP_STACK_FRAME_TAG is an interpreter frame the capture names
+ * (a Python function at a line). */
 static int pc_frame(mp_calltree_t *t, uint64_t pc, uint32_t *id, int *dropped)
 {
 	char buf[1024];
@@ -148,12 +150,24 @@ static int pc_frame(mp_calltree_t *t, uint64_t pc, uint32_t *id, int *dropped)
 		*dropped = v & 1;
 		return 0;
 	}
-	mp_symbolize(t->sym, pc, &s);
-	rp_frame_name(&s, pc, buf, sizeof(buf));
-	if ((fid = frame_id(t, buf, s.object ? s.object : "", 0, MP_FRAME_NATIVE)) < 0 || fid >= (1l << 30))
+	if (pc & MP_STACK_FRAME_TAG) {
+		/* an interpreter frame (format 2.2): named by the capture, not symbolized */
+		const char *fn, *file;
+		uint32_t line;
+		int kind;
+		if (mp_capture_frame(t->cap, pc, &fn, &file, &line, &kind))
+			fn = RP_UNKNOWN_FRAME, kind = MP_FRAME_PYTHON;
+		fid = frame_id(t, fn[0] ? fn : "?", file, line, kind);
+		*dropped = 0;
+	} else {
+		mp_symbolize(t->sym, pc, &s);
+		rp_frame_name(&s, pc, buf, sizeof(buf));
+		fid = frame_id(t, buf, s.object ? s.object : "", 0, MP_FRAME_NATIVE);
+		*dropped = rp_in_memprof(s.object) || rp_is_entry_point(s.function);
+	}
+	if (fid < 0 || fid >= (1l << 30))
 		return -1;
 	*id = (uint32_t)fid;
-	*dropped = rp_in_memprof(s.object) || rp_is_entry_point(s.function);
 	return rp_map_put(&t->pc_map, pc, (uint32_t)fid << 1 | (uint32_t)*dropped);
 }
 

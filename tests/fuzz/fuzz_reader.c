@@ -59,7 +59,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (mp_capture_stack(cap, ev.stack, &pcs, &n))
 				__builtin_trap();
 			for (i = 0; i < n; i++) {
-				const mp_capture_module_t *mod = mp_capture_module_at(cap, pcs[i]);
+				const mp_capture_module_t *mod;
+				const char *fn, *file;
+				uint32_t line;
+				int kind;
+				if (pcs[i] & MP_STACK_FRAME_TAG) { /* an interpreter frame (2.2) */
+					if (mp_capture_frame(cap, pcs[i], &fn, &file, &line, &kind) == 0)
+						sink += strlen(fn) + strlen(file) + line + (uint64_t)kind;
+					continue;
+				}
+				mod = mp_capture_module_at(cap, pcs[i]);
 				sink += pcs[i] + (mod ? strlen(mod->path) + mod->build_id_len : 0);
 			}
 		}

@@ -1,12 +1,14 @@
 /* gen_reader_corpus.c - writes the reader fuzzer's seed corpus with the real
  * writer: an empty capture, a small multi-thread one with every event kind,
  * a truncated copy, one long enough that its columns are Huffman-coded
- * rather than stored, and one with call stacks and the module map of this
- * program. usage: gen_reader_corpus DIR
- * The files are named v21-*.memprof (format 2.1, with SUMMARY sections); the
- * corpus's v2-* files were written by the 2.0 writer and those without a
- * prefix by the 1.x writer, and stay as they are: they keep the reader's
- * 2.0 and 1.x paths (mp__chunk_upgrade) fuzzed. */
+ * rather than stored, one with call stacks and the module map of this
+ * program, and one whose stacks hold Python frames (v22-frames: FRAME
+ * sections, format 2.2). usage: gen_reader_corpus DIR
+ * The files are named v22-*.memprof (format 2.2); the corpus's v21-* files
+ * were written by the 2.1 writer (SUMMARY sections, no FRAME section), its
+ * v2-* files by the 2.0 writer and those without a prefix by the 1.x
+ * writer, and stay as they are: they keep the reader's 2.1, 2.0 and 1.x
+ * paths (mp__chunk_upgrade) fuzzed. */
 #include <memprof/capture.h>
 
 #include <pthread.h>
@@ -43,7 +45,7 @@ static int write_stacks(const char *dir)
 	uint32_t a, b;
 	int i;
 
-	snprintf(path, sizeof(path), "%s/v21-stacks.memprof", dir);
+	snprintf(path, sizeof(path), "%s/v22-stacks.memprof", dir);
 	if (mp_writer_open(&w, path, 1, NULL, &diag)) {
 		fprintf(stderr, "%s\n", diag.text);
 		return 1;
@@ -66,6 +68,39 @@ static int write_stacks(const char *dir)
 	return mp_writer_close(w) != 0;
 }
 
+/* Stacks that mix return addresses and Python frames (format 2.2). */
+static int write_frames(const char *dir)
+{
+	uint64_t s[4] = {0x401000, 0, 0, 0x7f0000001000};
+	uint32_t fn, file, a = 0;
+	char path[4096];
+	mp_diag_t diag;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/v22-frames.memprof", dir);
+	if (mp_writer_open(&w, path, 1, NULL, &diag)) {
+		fprintf(stderr, "%s\n", diag.text);
+		return 1;
+	}
+	mp_writer_memory(w, "host", 1, 0);
+	fn = mp_writer_intern(w, "main");
+	file = mp_writer_intern(w, "/home/u/train.py");
+	s[1] = mp_writer_frame(w, mp_writer_intern(w, "decode"),
+			       mp_writer_intern(w, "/usr/lib/python3.11/json/decoder.py"), 337, MP_FRAME_PYTHON);
+	s[2] = mp_writer_frame(w, fn, file, 12, MP_FRAME_PYTHON);
+	mp_writer_stack(w, s, 4, &a);
+	for (i = 0; i < 4; i++) {
+		if (i == 2) {
+			mp_writer_flush(w);
+			s[2] = mp_writer_frame(w, fn, file, 14, MP_FRAME_PYTHON); /* defined in the second block */
+			mp_writer_stack(w, s + 1, 2, &a);
+		}
+		mp_writer_next_stack(w, a);
+		mp_writer_alloc(w, 0, 0x1000 + (uint64_t)i * 32, 24, 24);
+	}
+	return mp_writer_close(w) != 0;
+}
+
 static int write_file(const char *dir, const char *name, int threads, long truncate_to)
 {
 	char path[4096];
@@ -73,7 +108,7 @@ static int write_file(const char *dir, const char *name, int threads, long trunc
 	pthread_t tid[4];
 	int t;
 
-	snprintf(path, sizeof(path), "%s/v21-%s", dir, name);
+	snprintf(path, sizeof(path), "%s/v22-%s", dir, name);
 	if (mp_writer_open(&w, path, 1, NULL, &diag)) {
 		fprintf(stderr, "%s\n", diag.text);
 		return 1;
@@ -103,7 +138,8 @@ int main(int argc, char **argv)
 	if (argc != 2)
 		return 2;
 	if (write_file(argv[1], "empty.memprof", 0, 0) || write_file(argv[1], "small.memprof", 3, 0) ||
-	    write_file(argv[1], "truncated.memprof", 2, 300) || write_stacks(argv[1]))
+	    write_file(argv[1], "truncated.memprof", 2, 300) || write_stacks(argv[1]) ||
+	    write_frames(argv[1]))
 		return 1;
 	iterations = 1500;
 	return write_file(argv[1], "coded.memprof", 1, 0);

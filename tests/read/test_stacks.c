@@ -1,9 +1,10 @@
 /* test_stacks.c - call stacks and the module map in a capture (format 1.1):
  * interning and deduplication, a stack carried across a flush round, the
  * module map of this very process, 1.0 files, and damaged STACK / MODULE
- * sections (a clear error, never a crash). */
+ * sections (a clear error, never a crash), 2.1 files. */
 #include "test_common.h"
 
+#include "capture_damage.h"
 #include "capture_helpers.h"
 
 #include <memprof/capture.h>
@@ -127,107 +128,7 @@ static void test_stacks_roundtrip(void **state)
 	free(path);
 }
 
-/* --- damaged files --------------------------------------------------------- */
-
-typedef struct {
-	uint8_t *data;
-	size_t size, body;   /* file, offset of block 0 */
-	uint8_t *raw;        /* block 0 inflated */
-	uint32_t raw_len;
-} file_t;
-
-static void load(const char *path, file_t *f)
-{
-	FILE *fp = fopen(path, "rb");
-	z_stream z;
-	uint32_t hlen, plen;
-
-	assert_non_null(fp);
-	fseek(fp, 0, SEEK_END);
-	f->size = (size_t)ftell(fp);
-	fseek(fp, 0, SEEK_SET);
-	f->data = malloc(f->size);
-	assert_int_equal(fread(f->data, 1, f->size, fp), f->size);
-	fclose(fp);
-	memcpy(&hlen, f->data + 12, 4);
-	f->body = 16 + hlen + 4;
-	memcpy(&plen, f->data + f->body + 8, 4);
-	memcpy(&f->raw_len, f->data + f->body + 12, 4);
-	f->raw = malloc(f->raw_len);
-	memset(&z, 0, sizeof(z));
-	assert_int_equal(inflateInit2(&z, -15), Z_OK);
-	z.next_in = f->data + f->body + 24;
-	z.avail_in = plen;
-	z.next_out = f->raw;
-	z.avail_out = f->raw_len;
-	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
-	inflateEnd(&z);
-}
-
-/* Write f with block 0 replaced by f->raw (deflated again, lengths and
- * checksums made right: the damage is in the section, not the framing). */
-static void store(const file_t *f, const char *path)
-{
-	uint32_t plen, v;
-	uLong bound = compressBound(f->raw_len) + 64;
-	uint8_t *out = malloc(bound), hdr[24];
-	FILE *fp = fopen(path, "wb");
-	z_stream z;
-
-	memset(&z, 0, sizeof(z));
-	assert_int_equal(deflateInit2(&z, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY), Z_OK);
-	z.next_in = f->raw;
-	z.avail_in = f->raw_len;
-	z.next_out = out;
-	z.avail_out = (uInt)bound;
-	assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-	plen = (uint32_t)(bound - z.avail_out);
-	deflateEnd(&z);
-	memcpy(&v, f->data + f->body + 8, 4);
-	memcpy(hdr, f->data + f->body, 24);
-	memcpy(hdr + 8, &plen, 4);
-	v = (uint32_t)crc32(0, out, plen);
-	memcpy(hdr + 16, &v, 4);
-	v = (uint32_t)crc32(0, hdr, 20);
-	memcpy(hdr + 20, &v, 4);
-	assert_non_null(fp);
-	fwrite(f->data, 1, f->body, fp);
-	fwrite(hdr, 1, 24, fp);
-	fwrite(out, 1, plen, fp);
-	{
-		uint32_t old;
-		memcpy(&old, f->data + f->body + 8, 4);
-		fwrite(f->data + f->body + 24 + old, 1, f->size - (f->body + 24 + old), fp);
-	}
-	fclose(fp);
-	free(out);
-}
-
-static uint8_t *find(const file_t *f, const uint8_t *pat, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i + n <= f->raw_len; i++)
-		if (!memcmp(f->raw + i, pat, n))
-			return f->raw + i;
-	return NULL;
-}
-
-/* Read path; expect an error whose text contains what. */
-static void expect_error(const char *path, const char *what)
-{
-	mp_event_t *ev;
-	mp_diag_t diag;
-	int rc;
-	size_t n = read_all(path, &ev, &rc, &diag, NULL);
-
-	free(ev);
-	(void)n;
-	assert_int_equal(rc, MP_ECORRUPT);
-	if (!strstr(diag.text, what))
-		fail_msg("expected '%s' in: %s", what, diag.text);
-	assert_non_null(strstr(diag.text, "block 0 at offset"));
-}
+/* --- damaged files ----------------------------------------------------- */
 
 static void test_stacks_damaged(void **state)
 {
@@ -340,12 +241,63 @@ static void test_stacks_version_1_0(void **state)
 	free(path);
 }
 
+/* A 2.1 capture reads as before: a 2.2 writer's file without FRAME
+ * sections is, byte for byte, what a 2.1 writer wrote (only the version
+ * differs), relabelled 2.1 it reads back the same events and stacks. */
+static void test_stacks_version_2_1(void **state)
+{
+	char *path = mp_test_tmpfile("v21.memprof");
+	mp_event_t *ev, *ev21;
+	const uint64_t *pcs;
+	mp_capture_t *cap;
+	mp_diag_t diag;
+	uint32_t hlen, crc, n32;
+	size_t n, n21;
+	file_t f;
+	FILE *fp;
+	int rc;
+
+	(void)state;
+	write_capture(path, 1);
+	n = read_all(path, &ev, &rc, &diag, NULL);
+	assert_int_equal(rc, 0);
+	assert_int_equal(n, 9);
+	load(path, &f);
+	assert_int_equal(f.data[10], 2);
+	f.data[10] = 1; /* minor 1, header checksum made right */
+	memcpy(&hlen, f.data + 12, 4);
+	crc = (uint32_t)crc32(0, f.data, 16 + hlen);
+	memcpy(f.data + 16 + hlen, &crc, 4);
+	fp = fopen(path, "wb");
+	fwrite(f.data, 1, f.size, fp);
+	fclose(fp);
+	n21 = read_all(path, &ev21, &rc, &diag, NULL);
+	assert_int_equal(rc, 0);
+	assert_int_equal(n21, n);
+	assert_memory_equal(ev21, ev, n * sizeof(*ev));
+	assert_int_equal(mp_capture_open(&cap, path, &diag), 0);
+	assert_int_equal(mp_capture_header(cap)->version_minor, 1);
+	while (mp_source_next(mp_capture_source(cap), ev21, &diag) == 1)
+		;
+	assert_int_equal(mp_capture_stack(cap, 1, &pcs, &n32), 0);
+	assert_int_equal(n32, 3);
+	assert_memory_equal(pcs, A, sizeof(A));
+	mp_capture_close(cap);
+	free(ev);
+	free(ev21);
+	free(f.raw);
+	free(f.data);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stacks_roundtrip),
 		cmocka_unit_test(test_stacks_damaged),
 		cmocka_unit_test(test_stacks_version_1_0),
+		cmocka_unit_test(test_stacks_version_2_1),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -119,6 +119,9 @@ static int skip_section(const uint8_t **pp, const uint8_t *end, mp_capture_summa
 	case MP_SEC_HORIZON:
 		nv = 1;
 		break;
+	case MP_SEC_FRAME: /* (2.2) id, function, file, line, kind */
+		nv = 5;
+		break;
 	case MP_SEC_STACK:
 		if (mp_varint_get(pp, end, &v[0]) || mp_varint_get(pp, end, &n) || n > MP_STACK_MAX_FRAMES)
 			return -1;

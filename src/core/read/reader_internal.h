@@ -91,6 +91,12 @@ struct mp_capture {
 	mp_capture_module_t *modules;
 	uint32_t nmodules, cap_modules;
 	uint32_t module_defs;    /* MODULE sections read since the last rewind */
+	/* interpreter frames (format 2.2; reader_stacks.c): iframes[id - 1] */
+	struct mp_iframe {
+		uint32_t function, file, line; /* string ids (0: none), line (0: unknown) */
+		int kind;                      /* mp_frame_kind_t */
+	} *iframes;
+	uint32_t niframes, cap_iframes;
 
 	/* pending synthetic events (memory declarations, dropped counts) */
 	mp_event_t *synth;
@@ -138,6 +144,8 @@ int mp__capture_help(mp_capture_t *cap);
  * not parse (corruption) or -ENOMEM. */
 int mp__read_stack_section(mp_capture_t *cap, const uint8_t **p, const uint8_t *end, int apply);
 int mp__read_module_section(mp_capture_t *cap, const uint8_t **p, const uint8_t *end, int apply);
+/* The same for a FRAME section (2.2); on -1, *why names what is wrong. */
+int mp__read_frame_section(mp_capture_t *cap, const uint8_t **p, const uint8_t *end, int apply, const char **why);
 void mp__stacks_release(mp_capture_t *cap);
 
 /* merge.c */

@@ -1,6 +1,6 @@
 /* reader_sections.c - a block's sections, checked then applied: strings,
- * memory ids, thread chunks (queued for merge.c), stacks and modules
- * (reader_stacks.c), horizons. A section that does not parse is corruption
+ * memory ids, thread chunks (queued for merge.c), stacks, modules and
+ * interpreter frames (reader_stacks.c), horizons. A section that does not parse is corruption
  * of its block (see reader.c for the failure policy).
  */
 #include <memprof/format.h>
@@ -172,6 +172,12 @@ int mp__capture_sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint
 				return rc == -1 ? corrupt(cap, diag, boff, "bad loaded-object (module) definition")
 						: mp_diag_set(diag, rc, -1, -1, "out of memory");
 			break;
+		case MP_SEC_FRAME: {
+			const char *why = NULL;
+			if ((rc = mp__read_frame_section(cap, &p, end, apply, &why)))
+				return rc == -1 ? corrupt(cap, diag, boff, why) : mp_diag_set(diag, rc, -1, -1, "out of memory");
+			break;
+		}
 		case MP_SEC_SUMMARY:
 			/* (2.1) the writer's own figures (capsummary.c reads them):
 			 * checked, not needed for the events */

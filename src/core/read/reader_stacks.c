@@ -1,11 +1,14 @@
 /* reader_stacks.c - the STACK and MODULE sections of a capture (format
- * 1.1): call stacks by id, and the objects loaded in the traced process,
- * kept for the reader's lifetime (they survive a rewind, like strings).
+ * 1.1): call stacks by id, and the objects loaded in the traced process;
+ * the FRAME sections (2.2): interpreter frames that stacks hold as tagged
+ * values. Kept for the reader's lifetime (they survive a rewind, like
+ * strings).
  * Input is hostile: every count and length is checked against the section
  * and the limits in memprof/format.h before anything is allocated.
  */
 #include <memprof/format.h>
 #include <memprof/format/varint.h>
+#include <memprof/source.h>
 
 #include "reader_internal.h"
 
@@ -138,8 +141,98 @@ int mp__read_module_section(mp_capture_t *cap, const uint8_t **p, const uint8_t 
 	return 0;
 }
 
+int mp__read_frame_section(mp_capture_t *cap, const uint8_t **p, const uint8_t *end, int apply, const char **why)
+{
+	static const char *const truncated[5] = {
+		"bad interpreter frame definition: its frame id does not parse",
+		"bad interpreter frame definition: its function does not parse",
+		"bad interpreter frame definition: its file does not parse",
+		"bad interpreter frame definition: its line does not parse",
+		"bad interpreter frame definition: its kind does not parse",
+	};
+	uint64_t v[5];
+	size_t cap_if = cap->cap_iframes;
+	struct mp_iframe *f;
+	int i;
+
+	for (i = 0; i < 5; i++)
+		if (mp_varint_get(p, end, &v[i])) {
+			*why = truncated[i];
+			return -1;
+		}
+	if (v[0] == 0 || v[0] >= UINT32_MAX) {
+		*why = "bad interpreter frame definition: its frame id is 0 or beyond 32 bits";
+		return -1;
+	}
+	if (v[1] > UINT32_MAX || v[2] > UINT32_MAX) {
+		*why = v[1] > UINT32_MAX ? "bad interpreter frame definition: its function is beyond 32 bits" : "bad interpreter frame definition: its file is beyond 32 bits";
+		return -1;
+	}
+	if (v[3] > UINT32_MAX) {
+		*why = "bad interpreter frame definition: its line is beyond 32 bits";
+		return -1;
+	}
+	if (v[4] > MP_FRAME_KIND_MAX) {
+		*why = "bad interpreter frame definition: its kind is unknown";
+		return -1;
+	}
+	if (!apply || v[0] <= cap->niframes)
+		return 0; /* checking, or known already (a rewind re-reads definitions) */
+	if (v[0] != (uint64_t)cap->niframes + 1) {
+		*why = "interpreter frame id out of sequence";
+		return -1;
+	}
+	if (v[1] > cap->nstrings) {
+		*why = "interpreter frame's function is not a defined string";
+		return -1;
+	}
+	if (v[2] > cap->nstrings) {
+		*why = "interpreter frame's file is not a defined string";
+		return -1;
+	}
+	if (grow((void **)&cap->iframes, &cap_if, (size_t)cap->niframes + 1, sizeof(*cap->iframes)))
+		return -ENOMEM;
+	cap->cap_iframes = (uint32_t)cap_if;
+	f = &cap->iframes[cap->niframes++];
+	f->function = (uint32_t)v[1];
+	f->file = (uint32_t)v[2];
+	f->line = (uint32_t)v[3];
+	f->kind = (int)v[4];
+	return 0;
+}
+
+int mp_capture_frame(const mp_capture_t *cap, uint64_t value, const char **function, const char **file,
+		     uint32_t *line, int *kind)
+{
+	const struct mp_iframe *f;
+	uint64_t id = value & ~MP_STACK_FRAME_TAG;
+
+	if (!(value & MP_STACK_FRAME_TAG) || id == 0 || id > cap->niframes) {
+		if (function)
+			*function = "";
+		if (file)
+			*file = "";
+		if (line)
+			*line = 0;
+		if (kind)
+			*kind = MP_FRAME_UNKNOWN;
+		return MP_ENOTFOUND;
+	}
+	f = &cap->iframes[id - 1];
+	if (function)
+		*function = f->function ? cap->strings[f->function - 1] : "";
+	if (file)
+		*file = f->file ? cap->strings[f->file - 1] : "";
+	if (line)
+		*line = f->line;
+	if (kind)
+		*kind = f->kind;
+	return 0;
+}
+
 void mp__stacks_release(mp_capture_t *cap)
 {
+	free(cap->iframes);
 	uint32_t i;
 
 	for (i = 0; i < cap->nmodules; i++) {

@@ -35,6 +35,8 @@ int mp__modules_cover_locked(const mp_writer_t *w, const uint64_t *pcs, uint32_t
 	uint32_t i, m;
 
 	for (i = 0; i < n; i++) {
+		if (pcs[i] & MP_STACK_FRAME_TAG)
+			continue; /* an interpreter frame (wframe.c), not code */
 		for (m = 0; m < w->module_count; m++)
 			if (pcs[i] >= w->modules[m].lo && pcs[i] < w->modules[m].hi)
 				break;

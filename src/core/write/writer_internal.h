@@ -137,6 +137,21 @@ typedef struct mp_stack_table {
 	mp_stack_slot_t slots[];
 } mp_stack_table_t;
 
+/* Interpreter frames (wframe.c): (function, file, line, kind) to a frame
+ * id, interned like stacks; id published last (0: an empty slot). */
+typedef struct mp_frame_slot {
+	_Atomic uint32_t id;
+	uint32_t line;
+	uint32_t function, file;
+	uint64_t hash;
+	int kind;
+} mp_frame_slot_t;
+
+typedef struct mp_frame_table {
+	uint32_t mask;
+	mp_frame_slot_t slots[];
+} mp_frame_table_t;
+
 /* A loaded object the capture describes (wmodules.c): the address range
  * of its PT_LOAD segments, to tell whether a stack frame is covered. */
 typedef struct mp_wmodule {
@@ -257,6 +272,9 @@ struct mp_writer {
 	char modules_exe[4096];      /* the refresh's buffer for the main program's path:
 					not on the stack of the thread that met new code */
 	_Atomic uint64_t modules_adds; /* the loader's load count at the last refresh */
+	/* interpreter frames (format 2.2; wframe.c): inserts under defs_mu */
+	_Atomic(mp_frame_table_t *) frames;
+	uint32_t frame_count;
 };
 
 enum { BEHIND_NOT, BEHIND_SOME /* no aged frees */, BEHIND_FAR /* and stored blocks */ };
@@ -265,6 +283,10 @@ enum { BEHIND_NOT, BEHIND_SOME /* no aged frees */, BEHIND_FAR /* and stored blo
 uint32_t mp__intern_lookup(mp_writer_t *w, const char *s, size_t len, uint64_t hash);
 uint64_t mp__hash(const char *s, size_t len);
 int mp__intern_insert_locked(mp_writer_t *w, const char *s, size_t len, uint64_t hash, uint32_t *id);
+
+/* wstack.c: take defs_mu, giving up after 20 ms (-EDEADLK): a signal
+ * handler may interrupt its own thread's definition. */
+int mp__defs_lock(mp_writer_t *w);
 
 /* wmodules.c: whether every frame lies inside a described object (defs_mu held). */
 int mp__modules_cover_locked(const mp_writer_t *w, const uint64_t *pcs, uint32_t n);

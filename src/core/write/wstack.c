@@ -121,7 +121,7 @@ static int insert_locked(mp_writer_t *w, const uint64_t *pcs, uint32_t n, uint64
  * stack) while its thread is inside mp_writer_intern would wait on itself.
  * The holder only appends a few bytes: after 20 ms the stack is given up
  * (that allocation is recorded without one). */
-static int defs_lock(mp_writer_t *w)
+int mp__defs_lock(mp_writer_t *w)
 {
 	struct timespec t0, t;
 	int i;
@@ -151,7 +151,7 @@ int mp_writer_stack(mp_writer_t *w, const uint64_t *pcs, uint32_t n, uint32_t *i
 	hash = stack_hash(pcs, n);
 	if ((*id = stack_lookup(w, pcs, n, hash)))
 		return 0;
-	if ((rc = defs_lock(w)))
+	if ((rc = mp__defs_lock(w)))
 		return rc;
 	rc = insert_locked(w, pcs, n, hash, id, &fresh);
 	if (!rc && fresh)

@@ -38,6 +38,8 @@
  * and keeps the first for the report to name. */
 #include "torch_impl.h"
 
+#include <memprof/pyfile.h>
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,69 +74,16 @@ static int has_suffix(const char *s, const char *suffix)
 
 /* --- Python frames ---------------------------------------------------------- */
 
-static int is_torch_file(const char *f)
-{
-	return has_prefix(f, "torch/") || strstr(f, "/torch/");
-}
-
 #define LINE_UNKNOWN (-1) /* tr_frame_t.line: see above */
 
-/* The path inside an installed-packages directory ("transformers/x.py" of
- * ".../site-packages/transformers/x.py"), from `from` on; NULL if none. */
-static const char *package_path(const char *from)
-{
-	for (const char *p = strstr(from, "-packages/"); p; p = strstr(p + 1, "-packages/"))
-		if (p - from >= 4 && (!strncmp(p - 4, "site", 4) || !strncmp(p - 4, "dist", 4)))
-			return p + strlen("-packages/");
-	return NULL;
-}
-
-/* f is in the installed package name[0..n): its directory or its module. */
-static int in_package(const char *f, const char *name, size_t n)
-{
-	for (const char *p = package_path(f); p; p = package_path(p))
-		if (!strncmp(p, name, n) && (p[n] == '/' || !strcmp(p + n, ".py")))
-			return 1;
-	return 0;
-}
-
-/* One item of --user-code: "packages" (every third-party package), a path
- * prefix (it has a '/'), or the name of an installed package. */
-static int user_item_matches(const char *item, size_t n, const char *f)
-{
-	if (n == strlen("packages") && !strncmp(item, "packages", n))
-		return package_path(f) && !is_torch_file(f);
-	if (memchr(item, '/', n))
-		return !strncmp(f, item, n);
-	return in_package(f, item, n);
-}
-
-/* The comma-separated list opts.user_code names f. */
-static int user_code_names(const char *list, const char *f)
-{
-	while (list && *list) {
-		const char *end = strchr(list, ',');
-		size_t n = end ? (size_t)(end - list) : strlen(list);
-		if (n && user_item_matches(list, n, f))
-			return 1;
-		list = end ? end + 1 : NULL;
-	}
-	return 0;
-}
-
+/* The rule of whose code a file is lives in memprof/pyfile.h (captures
+ * with Python frames use it too). */
 static int python_kind(const char *f, const char *user_code)
 {
-	if (f[0] == '<')
-		return FK_PY;
-	if (user_code_names(user_code, f)) /* named by the user: before every rule that skips */
-		return FK_USER;
-	if (is_torch_file(f))
-		return FK_PY;
-	if (package_path(f))
-		return FK_LIB;
-	if (strstr(f, "/lib/python") || strstr(f, "/lib64/python")) /* the standard library */
-		return FK_PY;
-	return FK_USER;
+	static const int kind[] = {[MP_PYFILE_USER] = FK_USER, [MP_PYFILE_PACKAGE] = FK_LIB,
+				   [MP_PYFILE_INTERNAL] = FK_PY};
+
+	return kind[mp_pyfile_kind(f, user_code)];
 }
 
 /* --- C/C++ frames ----------------------------------------------------------- */

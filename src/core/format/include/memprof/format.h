@@ -30,7 +30,8 @@
 #include <stdint.h>
 
 #define MP_FORMAT_VERSION_MAJOR 2 /* written; readers also read 1.x */
-#define MP_FORMAT_VERSION_MINOR 1 /* 2.1: parent pid and executable in the header, SUMMARY sections */
+#define MP_FORMAT_VERSION_MINOR 2 /* 2.1: parent pid and executable in the header, SUMMARY sections;
+				   2.2: FRAME sections (interpreter frames in stacks) */
 
 #define MP_FILE_MAGIC "MEMPROF"      /* 8 bytes with the NUL */
 #define MP_FILE_MAGIC_LEN 8
@@ -62,6 +63,7 @@ enum {
 	MP_SEC_MODULE = 8,  /* (1.1) a loaded object: path, load bias, build id, segments */
 	MP_SEC_CHUNK2 = 9,  /* (2.0) thread, start state, byte length, 11 part lengths, parts */
 	MP_SEC_SUMMARY = 10,/* (2.1) body length, body: the writer's figures up to a horizon (below) */
+	MP_SEC_FRAME = 11,  /* (2.2) frame id, function string id, file string id, line, kind */
 };
 
 /* The SUMMARY section's body (2.1; docs/format.md "Summary"): flags
@@ -93,6 +95,10 @@ enum {
 #define MP_STACK_MAX_FRAMES 256  /* frames per stack (the hooks keep 64) */
 #define MP_MODULE_MAX_SEGMENTS 64
 #define MP_MODULE_MAX_BUILD_ID 64
+/* (2.2) A stack value with bit 63 set is an interpreter frame: the bit | a
+ * FRAME section's id (mp_writer_frame, mp_capture_frame). No return
+ * address has it (user space is the low half of the address space). */
+#define MP_STACK_FRAME_TAG ((uint64_t)1 << 63)
 
 /* Records inside a chunk: low 4 bits kind, high bits flags. */
 enum {

@@ -144,7 +144,8 @@ int mp_writer_stack(mp_writer_t *w, const uint64_t *pcs, uint32_t n, uint32_t *i
  * Lock-free when the frame was seen before; the first sight takes the defs
  * mutex and queues the FRAME definition, so it is written before any stack
  * that holds it. Never calls malloc. */
-#define MP_STACK_FRAME_TAG (1ull << 63)
+/* MP_STACK_FRAME_TAG (1ull << 63) is in <memprof/format.h>, which this
+ * header includes (readers need it too). */
 uint64_t mp_writer_frame(mp_writer_t *w, uint32_t function, uint32_t file, uint32_t line, int kind);
 
 /* The stack of the calling thread's next ALLOC, REALLOC or ALLOC_FAILED
