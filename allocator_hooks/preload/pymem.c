@@ -461,8 +461,15 @@ void mp__pymem_install(void)
 	if (installed || env_off("MEMPROF_PYMALLOC"))
 		return;
 	*(void **)&set = dlsym(RTLD_DEFAULT, "PyMem_SetAllocator");
-	if (!set)
-		return; /* not a CPython (the common case) */
+	if (!set) {
+		/* Not a CPython (the common case). The failed lookup left its
+		 * message in blocks glibc allocated here (guarded: unrecorded) and
+		 * would free at the program's next dl call (recorded: frees of
+		 * unknown blocks); the second dlerror() frees them now. */
+		(void)dlerror();
+		(void)dlerror();
+		return;
+	}
 	*(void **)&get_alloc = dlsym(RTLD_DEFAULT, "PyMem_GetAllocator");
 	*(void **)&is_init = dlsym(RTLD_DEFAULT, "Py_IsInitialized");
 	*(void **)&version = dlsym(RTLD_DEFAULT, "Py_GetVersion");
