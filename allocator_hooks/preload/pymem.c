@@ -75,7 +75,6 @@ static uint64_t align_mask = 15;  /* pymalloc's ALIGNMENT - 1: 15 since 3.8, 7 b
 static uintptr_t pool_mask;       /* ~(POOL_SIZE - 1); 0: pool headers are not read */
 static _Atomic int pool_checks;   /* pool headers found inside an arena so far */
 static _Atomic int mem_id = -1;   /* the memory id "pymalloc" in the open capture; -1: not yet */
-static uint32_t id;               /* (mem_id, read by the recording paths once they hold it) */
 
 static struct {
 	uint64_t base, len;
@@ -105,19 +104,22 @@ static void say(const char *line)
 
 /* The memory id, declared with the capture's first pymalloc event (so
  * that a Python whose allocator is not ours -- PYTHONMALLOC=malloc -- has
- * no empty "pymalloc"). Guard held. 0 when it cannot be. */
-static int declare(void)
+ * no empty "pymalloc"). Guard held. -1 when it cannot be. */
+static int declare_slow(void)
+{
+	int v = mp_writer_memory(mp__writer, "pymalloc", MP_MEMORY_HOST, 0);
+
+	if (v < 0 || v > MP_RING_MAX_MEMORY)
+		return -1;
+	atomic_store_explicit(&mem_id, v, memory_order_release);
+	return v;
+}
+
+static inline int declare(void)
 {
 	int v = atomic_load_explicit(&mem_id, memory_order_acquire);
 
-	if (__builtin_expect(v < 0, 0)) {
-		v = mp_writer_memory(mp__writer, "pymalloc", MP_MEMORY_HOST, 0);
-		if (v < 0 || v > MP_RING_MAX_MEMORY)
-			return 0;
-		atomic_store_explicit(&mem_id, v, memory_order_release);
-	}
-	id = (uint32_t)v;
-	return 1;
+	return __builtin_expect(v >= 0, 1) ? v : declare_slow();
 }
 
 /* With --stacks, the object's stack. (Issue 40's Python frames: the lead
@@ -140,7 +142,7 @@ static inline int small(size_t n)
 	return n - 1 < PY_SMALL_MAX;
 }
 
-static inline __attribute__((always_inline)) void rec_object(void *p, size_t n)
+static inline __attribute__((always_inline)) void rec_object(uint32_t id, void *p, size_t n)
 {
 	mp_writer_t *w;
 	mp_wthread_t *t;
@@ -152,7 +154,7 @@ static inline __attribute__((always_inline)) void rec_object(void *p, size_t n)
 		mp__wthread_unbound_drop(w, id, 1);
 }
 
-static inline __attribute__((always_inline)) void rec_object_free(uintptr_t p)
+static inline __attribute__((always_inline)) void rec_object_free(uint32_t id, uintptr_t p)
 {
 	mp_writer_t *w;
 	mp_wthread_t *t = ring(&w);
@@ -163,7 +165,7 @@ static inline __attribute__((always_inline)) void rec_object_free(uintptr_t p)
 		mp__wthread_unbound_drop(w, id, 1);
 }
 
-static void rec_object_failed(size_t n)
+static void rec_object_failed(uint32_t id, size_t n)
 {
 	py_stack();
 	mp_writer_alloc_failed(mp__writer, id, n);
@@ -223,10 +225,11 @@ static inline __attribute__((always_inline)) void after_alloc(void *p, size_t n)
 		return;
 	e = errno;
 	if (enter()) {
-		if (declare() && p)
-			rec_object(p, n);
-		else if (declare())
-			rec_object_failed(n);
+		int id = declare();
+		if (id >= 0 && p)
+			rec_object((uint32_t)id, p, n);
+		else if (id >= 0)
+			rec_object_failed((uint32_t)id, n);
 		leave(e);
 	} else {
 		errno = e;
@@ -287,8 +290,9 @@ static void py_free(void *ctx, void *p)
 	if (mp__pymem.freeing) {
 		e = errno;
 		if (enter()) {
-			if (declare())
-				rec_object_free((uintptr_t)p);
+			int id = declare();
+			if (id >= 0)
+				rec_object_free((uint32_t)id, (uintptr_t)p);
 			leave(e);
 		} else {
 			errno = e;
@@ -306,7 +310,7 @@ static void *py_realloc(void *ctx, void *p, size_t n)
 	const py_alloc_t *o = ctx;
 	uintptr_t was;
 	void *q;
-	int e, old_ours, new_ours;
+	int e, id, old_ours, new_ours;
 
 	if (__builtin_expect(mp__guard, 0))
 		return o->realloc(o->ctx, p, n);
@@ -329,24 +333,25 @@ static void *py_realloc(void *ctx, void *p, size_t n)
 		errno = e;
 		return q;
 	}
-	if (!declare()) {
+	id = declare();
+	if (id < 0) {
 		/* no memory id: nothing to record */
 	} else if (!q) {
-		rec_object_failed(n); /* p is still live */
+		rec_object_failed((uint32_t)id, n); /* p is still live */
 	} else if (new_ours && old_ours) {
 		mp_writer_t *w;
 		mp_wthread_t *t;
 		uint64_t allocated = q == p ? in_place_size((uintptr_t)q, n) : size_class(n);
 		py_stack();
 		if ((t = ring(&w)))
-			mp__rec_realloc(w, t, id, (uintptr_t)p, (uintptr_t)q, n, allocated);
+			mp__rec_realloc(w, t, (uint32_t)id, (uintptr_t)p, (uintptr_t)q, n, allocated);
 		else if (w)
-			mp__wthread_unbound_drop(w, id, 2);
+			mp__wthread_unbound_drop(w, (uint32_t)id, 2);
 	} else {
 		if (old_ours)
-			rec_object_free((uintptr_t)p);
+			rec_object_free((uint32_t)id, (uintptr_t)p);
 		if (new_ours)
-			rec_object(q, n);
+			rec_object((uint32_t)id, q, n);
 	}
 	leave(e);
 	return q;
@@ -379,8 +384,9 @@ void *mp__pymem_arena_map(void *a, size_t n, int prot, int flags, int fd, off_t 
 	give();
 	if (enter()) {
 		mp_writer_t *w = mp__writer;
-		if (declare())
-			mp_writer_region_add(w, id, (uintptr_t)p, len);
+		int id = declare();
+		if (id >= 0)
+			mp_writer_region_add(w, (uint32_t)id, (uintptr_t)p, len);
 		mp__net_moved(w, (int64_t)len, 0); /* the process grew (preload.h) */
 		leave(e);
 	} else {
@@ -409,14 +415,15 @@ int mp__pymem_arena_unmap(void *a, size_t n, int *rc)
 	if (enter()) {
 		mp_writer_t *w = mp__writer;
 		uintptr_t f = mp__pymem.freeing;
+		int id = declare();
 		/* the object whose free emptied the arena goes first: no object
 		 * outlives its region */
-		if (declare()) {
+		if (id >= 0) {
 			if (f && f - base < len) {
-				mp_writer_free(w, id, f);
+				mp_writer_free(w, (uint32_t)id, f);
 				mp__pymem.freeing = 0;
 			}
-			mp_writer_region_remove(w, id, base);
+			mp_writer_region_remove(w, (uint32_t)id, base);
 		}
 		mp__net_moved(w, -(int64_t)len, len);
 		leave(e);
@@ -501,14 +508,15 @@ void mp__pymem_install(void)
 void mp__pymem_start(mp_writer_t *w)
 {
 	uint32_t i;
+	int id;
 
 	atomic_store(&mem_id, -1);
 	if (!installed)
 		return;
 	take();
-	if (narenas && declare())
+	if (narenas && (id = declare()) >= 0)
 		for (i = 0; i < narenas; i++)
-			mp_writer_region_add(w, id, arenas[i].base, arenas[i].len);
+			mp_writer_region_add(w, (uint32_t)id, arenas[i].base, arenas[i].len);
 	give();
 }
 
