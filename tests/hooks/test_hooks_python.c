@@ -163,7 +163,7 @@ static void scan(const char *cap, marks_t *mk)
 
 static void check_python(const char *dir, const char *cap, const char *python)
 {
-	char script[200], expect[200], *text;
+	char script[200], expect[200], log[200], *text;
 	const char *args[4];
 	hk_stats_t py = {0}, host = {0};
 	unsigned long long size = 0, total = 0;
@@ -180,7 +180,12 @@ static void check_python(const char *dir, const char *cap, const char *python)
 	args[1] = expect;
 	args[2] = NULL;
 	fprintf(stderr, "%s\n", python);
-	assert_int_equal(hk_record(cap, NULL, python, args, NULL), 0);
+	snprintf(log, sizeof(log), "%s/record.log", dir);
+	assert_int_equal(hk_record_logged(cap, log, NULL, python, args, NULL), 0);
+	text = hk_read_text(log); /* memprof record's closing line names the objects' peak */
+	assert_non_null(strstr(text, "; Python objects (pymalloc): peak "));
+	assert_null(strstr(text, "warning"));
+	free(text);
 	text = hk_read_text(expect);
 	assert_int_equal(sscanf(text, "%llu %llu", &size, &total), 2);
 	free(text);
@@ -233,6 +238,38 @@ static void check_python(const char *dir, const char *cap, const char *python)
 	assert_int_equal(host.double_allocs, 0);
 }
 
+/* PYTHONMALLOC=pymalloc makes CPython set its allocators itself at start,
+ * replacing ours: memprof says so, once, and the arenas are anonymous
+ * memory (host_mmap) as before; no "pymalloc" memory id. */
+static void test_hooks_python_replaced(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *python = "/root/.pyenv/versions/3.12.1/bin/python3";
+	const char *args[] = {"-c", "s = [str(i) * 3 for i in range(100000)]", NULL};
+	const char *env[] = {"PYTHONMALLOC=pymalloc", NULL};
+	hk_stats_t mapped = {0}, py = {0};
+	char log[200], *text, *w;
+
+	if (access(python, X_OK)) {
+		fprintf(stderr, "skip: %s not installed\n", python);
+		skip();
+	}
+	snprintf(log, sizeof(log), "%s/record.log", t->dir);
+	assert_int_equal(hk_record_logged(t->cap, log, NULL, python, args, env), 0);
+	text = hk_read_text(log);
+	w = strstr(text, "memprof: warning: Python replaced memprof's allocator wrappers");
+	assert_non_null(w);
+	assert_null(strstr(w + 1, "memprof: warning: Python replaced")); /* once */
+	assert_null(strstr(text, "Python objects (pymalloc)"));
+	free(text);
+	mapped.memory = "host_mmap";
+	hk_replay_ok(t->cap, &mapped);
+	assert_true(mapped.peak >= 2u << 20); /* the arenas of 100000 strings */
+	py.memory = "pymalloc";
+	hk_replay_ok(t->cap, &py);
+	assert_int_equal(py.allocs + py.regions_added, 0);
+}
+
 static const char *const pythons[] = {
 	"/root/.pyenv/versions/3.10.13/bin/python3", "/root/.pyenv/versions/3.11.7/bin/python3",
 	"/root/.pyenv/versions/3.12.1/bin/python3", "/root/.pyenv/versions/3.13.0/bin/python3",
@@ -263,6 +300,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_hooks_python, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_python_replaced, hk_setup_dir, hk_teardown_dir),
 	};
 	return cmocka_run_group_tests_name("hooks_python", tests, NULL, NULL);
 }
