@@ -136,8 +136,11 @@ static inline __attribute__((always_inline)) void rec_free(void *p)
 
 static inline __attribute__((always_inline)) void rec_alloc(void *p, uint64_t requested)
 {
-	if (!mp__pymem.alloc) /* a wrapped Python allocation's first block (preload.h) */
-		mp__pymem.alloc = p ? (uintptr_t)p : 1;
+	uintptr_t noted = p ? (uintptr_t)p : 1; /* for a wrapped Python allocation (preload.h) */
+
+	if (!mp__pymem.alloc)
+		mp__pymem.alloc = noted;
+	mp__pymem.alloc_last = noted;
 	if (p) {
 		mp_writer_t *w;
 		mp_wthread_t *t;

@@ -305,18 +305,20 @@ void mp__mmap_reset_child(void);
  * tell it. pymalloc serves requests up to 512 bytes from its arenas and
  * hands larger ones (and 0) to malloc, which the malloc hooks record in
  * "host"; the wrapper records an object in "pymalloc" only where they did
- * not. The wrapper clears alloc and sets freeing before it forwards; the
- * malloc hooks note the first block they record allocating in alloc, and
- * clear freeing when they record its free. The first block, not the last:
- * what a wrapped call allocates besides the object comes after it
- * (tracemalloc's raw hooks add a trace once malloc returned) or is not the
- * object (pymalloc growing its arena list before it hands out a block).
+ * not. The wrapper clears alloc and alloc_last and sets freeing before it
+ * forwards; the malloc hooks note the first and the last block they record
+ * allocating, and clear freeing when they record its free. The object is
+ * one of the two: what a wrapped call allocates besides it comes after it
+ * (tracemalloc's raw hooks add a trace once malloc returned) or before it
+ * (pymalloc growing its arena list, then, out of memory for an arena,
+ * handing the request to malloc).
  * An anonymous mmap made while inside is one of pymalloc's arenas (mmap.c
  * sends it to mp__pymem_arena_map), its munmap the arena's end.
  * Initial-exec TLS. */
 typedef struct {
 	uint32_t inside;   /* wrapped calls this thread is in (0: none) */
-	uintptr_t alloc;   /* the first block the malloc hooks recorded allocating; 1: a failure */
+	uintptr_t alloc;      /* the first block the malloc hooks recorded allocating; 1: a failure */
+	uintptr_t alloc_last; /* ... and the last */
 	uintptr_t freeing; /* the object a wrapped free or realloc gives back, until its FREE is recorded */
 } mp_pymem_tls_t;
 extern __thread mp_pymem_tls_t mp__pymem __attribute__((tls_model("initial-exec")));

@@ -215,13 +215,31 @@ static uint64_t in_place_size(uintptr_t p, size_t n)
 
 /* ---- the wrappers -------------------------------------------------------- */
 
+/* Whether the malloc hooks recorded p (NULL: the failure) during the call. */
+static inline int hooked(void *p)
+{
+	uintptr_t v = p ? (uintptr_t)p : 1;
+
+	return v == mp__pymem.alloc || v == mp__pymem.alloc_last;
+}
+
+/* Before forwarding an allocation. */
+static inline void enter_call(void)
+{
+	if (__builtin_expect(mp__pymem_watch, 0))
+		mp__pymem_watch = 0; /* ours are in place */
+	mp__pymem.inside++;
+	mp__pymem.alloc = 0;
+	mp__pymem.alloc_last = 0;
+}
+
 /* After the original returned p for n bytes: record p as an object unless
  * a malloc hook recorded it (or its failure). errno as the call left it. */
 static inline __attribute__((always_inline)) void after_alloc(void *p, size_t n)
 {
 	int e;
 
-	if ((p ? (uintptr_t)p : 1) == mp__pymem.alloc || !small(n))
+	if (hooked(p) || !small(n))
 		return;
 	e = errno;
 	if (enter()) {
@@ -243,10 +261,7 @@ static void *py_malloc(void *ctx, size_t n)
 
 	if (__builtin_expect(mp__guard, 0))
 		return o->malloc(o->ctx, n);
-	if (__builtin_expect(mp__pymem_watch, 0))
-		mp__pymem_watch = 0; /* ours are in place */
-	mp__pymem.inside++;
-	mp__pymem.alloc = 0;
+	enter_call();
 	p = o->malloc(o->ctx, n);
 	mp__pymem.inside--;
 	after_alloc(p, n);
@@ -260,10 +275,7 @@ static void *py_calloc(void *ctx, size_t nelem, size_t elsize)
 
 	if (__builtin_expect(mp__guard, 0))
 		return o->calloc(o->ctx, nelem, elsize);
-	if (__builtin_expect(mp__pymem_watch, 0))
-		mp__pymem_watch = 0;
-	mp__pymem.inside++;
-	mp__pymem.alloc = 0;
+	enter_call();
 	p = o->calloc(o->ctx, nelem, elsize);
 	mp__pymem.inside--;
 	/* (CPython checked nelem * elsize for overflow before the call) */
@@ -314,15 +326,12 @@ static void *py_realloc(void *ctx, void *p, size_t n)
 
 	if (__builtin_expect(mp__guard, 0))
 		return o->realloc(o->ctx, p, n);
-	if (__builtin_expect(mp__pymem_watch, 0))
-		mp__pymem_watch = 0;
 	was = mp__pymem.freeing;
-	mp__pymem.inside++;
-	mp__pymem.alloc = 0;
+	enter_call();
 	mp__pymem.freeing = (uintptr_t)p;
 	q = o->realloc(o->ctx, p, n);
 	mp__pymem.inside--;
-	new_ours = (q ? (uintptr_t)q : 1) != mp__pymem.alloc && small(n);
+	new_ours = !hooked(q) && small(n);
 	/* p was given back (q set) by pymalloc and its FREE is not recorded yet */
 	old_ours = q && p && mp__pymem.freeing;
 	mp__pymem.freeing = was;
