@@ -44,7 +44,7 @@ static const char victim[] =
 
 /* Live requested bytes of one memory by address (open addressing). */
 typedef struct {
-	uint64_t *addr, *size; /* size + 1; 0: empty */
+	uint64_t *addr, *size, *alloc; /* size: requested + 1 (0: empty); alloc: allocated */
 	size_t cap, n;
 	uint64_t bytes;
 } live_t;
@@ -58,19 +58,21 @@ static size_t slot(const live_t *m, uint64_t a)
 	return i;
 }
 
-static void live_put(live_t *m, uint64_t a, uint64_t n)
+static void live_put(live_t *m, uint64_t a, uint64_t n, uint64_t allocated)
 {
 	size_t i;
 
 	if ((m->n + 1) * 2 > m->cap) {
-		live_t g = {calloc(m->cap * 2, 8), calloc(m->cap * 2, 8), m->cap * 2, 0, 0};
+		live_t g = {calloc(m->cap * 2, 8), calloc(m->cap * 2, 8), calloc(m->cap * 2, 8), m->cap * 2, 0, 0};
 		assert_non_null(g.addr);
 		assert_non_null(g.size);
+		assert_non_null(g.alloc);
 		for (i = 0; i < m->cap; i++)
 			if (m->size[i])
-				live_put(&g, m->addr[i], m->size[i] - 1);
+				live_put(&g, m->addr[i], m->size[i] - 1, m->alloc[i]);
 		free(m->addr);
 		free(m->size);
+		free(m->alloc);
 		g.bytes = m->bytes;
 		*m = g;
 	}
@@ -81,37 +83,44 @@ static void live_put(live_t *m, uint64_t a, uint64_t n)
 		m->bytes -= m->size[i] - 1;
 	m->addr[i] = a;
 	m->size[i] = n + 1;
+	m->alloc[i] = allocated;
 	m->bytes += n;
 }
 
-static void live_drop(live_t *m, uint64_t a)
+/* Forgets a; returns its allocated bytes (0: not live). */
+static uint64_t live_drop(live_t *m, uint64_t a)
 {
 	size_t i = slot(m, a), j;
+	uint64_t allocated = m->alloc[i];
 
 	if (!m->size[i])
-		return;
+		return 0;
 	m->bytes -= m->size[i] - 1;
 	m->size[i] = 0;
 	m->n--;
 	for (j = (i + 1) & (m->cap - 1); m->size[j]; j = (j + 1) & (m->cap - 1)) {
-		uint64_t a2 = m->addr[j], s2 = m->size[j];
+		uint64_t a2 = m->addr[j], s2 = m->size[j], al2 = m->alloc[j];
 		m->size[j] = 0;
 		m->n--;
 		m->bytes -= s2 - 1;
-		live_put(m, a2, s2 - 1);
+		live_put(m, a2, s2 - 1, al2);
 	}
+	return allocated;
 }
 
 typedef struct {
 	uint64_t at_a, peak_ab, at_b, at_c; /* pymalloc's live requested bytes */
 	uint64_t class_ok, class_bad;       /* ALLOCs of n bytes whose allocated size is n's 16-byte class */
+	uint64_t in_place, in_place_bad;    /* reallocs in place: keeping the block's allocated size or not */
+	uint64_t in_place_kept;             /* ... of which pymalloc kept a class larger than n's */
 } marks_t;
 
 /* pymalloc's live requested bytes at the markers, and its peak between the
  * first two. */
 static void scan(const char *cap, marks_t *mk)
 {
-	live_t py = {calloc(1024, 8), calloc(1024, 8), 1024, 0, 0};
+	live_t py = {calloc(1024, 8), calloc(1024, 8), calloc(1024, 8), 1024, 0, 0};
+	uint64_t moved_from = 0, moved_alloc = 0;
 	int64_t host = -1, pym = -1;
 	int phase = 0;
 	mp_source_t *src;
@@ -144,13 +153,21 @@ static void scan(const char *cap, marks_t *mk)
 		if ((int64_t)ev.memory != pym)
 			continue;
 		if (ev.kind == MP_EV_ALLOC) {
-			live_put(&py, ev.address, ev.requested_bytes);
-			if (ev.allocated_bytes == ((ev.requested_bytes + 15) & ~15ull))
+			live_put(&py, ev.address, ev.requested_bytes, ev.allocated_bytes);
+			if ((ev.flags & MP_EVENT_F_REALLOC) && ev.address == moved_from) {
+				/* in place: pymalloc keeps the block (its pool's class) */
+				mk->in_place++;
+				mk->in_place_bad += ev.allocated_bytes != moved_alloc;
+				mk->in_place_kept += ev.allocated_bytes != ((ev.requested_bytes + 15) & ~15ull);
+			} else if (ev.allocated_bytes == ((ev.requested_bytes + 15) & ~15ull)) {
 				mk->class_ok++;
-			else if (!(ev.flags & MP_EVENT_F_REALLOC)) /* (in place: the old block's class) */
+			} else {
 				mk->class_bad++;
+			}
 		} else if (ev.kind == MP_EV_FREE) {
-			live_drop(&py, ev.address);
+			uint64_t allocated = live_drop(&py, ev.address);
+			moved_from = ev.flags & MP_EVENT_F_REALLOC ? ev.address : 0;
+			moved_alloc = allocated;
 		}
 		if (phase == 1 && py.bytes > mk->peak_ab)
 			mk->peak_ab = py.bytes;
@@ -159,6 +176,7 @@ static void scan(const char *cap, marks_t *mk)
 	mp_source_close(src);
 	free(py.addr);
 	free(py.size);
+	free(py.alloc);
 }
 
 /* trace: with tracemalloc started first (its hooks wrap ours, and its raw
@@ -204,6 +222,9 @@ static void check_python(const char *dir, const char *cap, const char *python, i
 	assert_true(mk.peak_ab - mk.at_a <= total + total * 3 / 100);
 	assert_true(mk.class_ok >= NSTR);
 	assert_int_equal(mk.class_bad, 0);
+	fprintf(stderr, "  %llu reallocs in place (%llu in a class larger than the new size's)\n",
+		(unsigned long long)mk.in_place, (unsigned long long)mk.in_place_kept);
+	assert_int_equal(mk.in_place_bad, 0);
 	/* 10000 objects moved from pymalloc to malloc and freed there: none
 	 * left behind in pymalloc (each would be 101 bytes) */
 	fprintf(stderr, "  pymalloc live %llu B before the moves, %llu B after\n", (unsigned long long)mk.at_b,
