@@ -120,6 +120,8 @@ static inline __attribute__((always_inline)) void rec_free(void *p)
 	mp_writer_t *w;
 	mp_wthread_t *t = ring(&w);
 
+	if ((uintptr_t)p == mp__pymem.freeing)
+		mp__pymem.freeing = 0; /* a wrapped Python free's object was malloc's (preload.h) */
 	if (t) {
 		uint64_t bytes;
 		mp__rec_free(w, t, mp__host, (uintptr_t)p);
@@ -134,6 +136,11 @@ static inline __attribute__((always_inline)) void rec_free(void *p)
 
 static inline __attribute__((always_inline)) void rec_alloc(void *p, uint64_t requested)
 {
+	uintptr_t noted = p ? (uintptr_t)p : 1; /* for a wrapped Python allocation (preload.h) */
+
+	if (!mp__pymem.alloc)
+		mp__pymem.alloc = noted;
+	mp__pymem.alloc_last = noted;
 	if (p) {
 		mp_writer_t *w;
 		mp_wthread_t *t;

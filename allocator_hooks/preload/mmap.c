@@ -93,6 +93,20 @@ static int do_mprotect(void *a, size_t n, int prot)
 	return (int)syscall(SYS_mprotect, a, n, prot);
 }
 
+void *mp__mmap_real(void *a, size_t n, int prot, int flags, int fd, off_t off)
+{
+	if (!real_mmap)
+		resolve();
+	return do_mmap(a, n, prot, flags, fd, off);
+}
+
+int mp__munmap_real(void *a, size_t n)
+{
+	if (!real_munmap)
+		resolve();
+	return do_munmap(a, n);
+}
+
 static uint64_t page_up(uint64_t n)
 {
 	uint64_t ps = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -257,6 +271,11 @@ MP_EXPORT void *mmap(void *a, size_t n, int prot, int flags, int fd, off_t off)
 	void *p;
 	int e;
 
+	/* inside a wrapped Python allocator call: one of pymalloc's arenas */
+	if (__builtin_expect(mp__pymem.inside, 0) && (flags & MAP_ANONYMOUS) && !(flags & MAP_FIXED) && !mp__guard)
+		return mp__pymem_arena_map(a, n, prot, flags, fd, off);
+	if (__builtin_expect(mp__pymem_watch, 0) && (flags & MAP_ANONYMOUS) && !mp__guard)
+		mp__pymem_check_replaced(n);
 	/* a file mapping counts only where it replaces anonymous memory */
 	if (!(flags & (MAP_ANONYMOUS | MAP_FIXED)) || !enter())
 		return do_mmap(a, n, prot, flags, fd, off);
@@ -287,6 +306,8 @@ MP_EXPORT int munmap(void *a, size_t n)
 {
 	int rc, e, id;
 
+	if (__builtin_expect(mp__pymem.inside, 0) && !mp__guard && mp__pymem_arena_unmap(a, n, &rc))
+		return rc; /* one of pymalloc's arenas */
 	if (!enter())
 		return do_munmap(a, n);
 	id = atomic_load_explicit(&mem_id, memory_order_acquire);

@@ -19,6 +19,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define MP_EXPORT __attribute__((visibility("default")))
 
@@ -296,6 +297,54 @@ extern int mp__mmap_on;   /* MEMPROF_MMAP != 0 */
 void mp__mmap_reset(void);
 /* In a forked child: release the table's lock (see mp__regions_reset_child). */
 void mp__mmap_reset_child(void);
+
+/* ---- Python's object allocator (pymem.c; docs/hooks.md, "Python's allocator") ---- */
+
+/* What a thread inside a wrapped CPython allocator call (PyObject_Malloc,
+ * PyMem_Malloc and their calloc, realloc, free) needs the other hooks to
+ * tell it. pymalloc serves requests up to 512 bytes from its arenas and
+ * hands larger ones (and 0) to malloc, which the malloc hooks record in
+ * "host"; the wrapper records an object in "pymalloc" only where they did
+ * not. The wrapper clears alloc and alloc_last and sets freeing before it
+ * forwards; the malloc hooks note the first and the last block they record
+ * allocating, and clear freeing when they record its free. The object is
+ * one of the two: what a wrapped call allocates besides it comes after it
+ * (tracemalloc's raw hooks add a trace once malloc returned) or before it
+ * (pymalloc growing its arena list, then, out of memory for an arena,
+ * handing the request to malloc).
+ * An anonymous mmap made while inside is one of pymalloc's arenas (mmap.c
+ * sends it to mp__pymem_arena_map), its munmap the arena's end.
+ * Initial-exec TLS. */
+typedef struct {
+	uint32_t inside;   /* wrapped calls this thread is in (0: none) */
+	uintptr_t alloc;      /* the first block the malloc hooks recorded allocating; 1: a failure */
+	uintptr_t alloc_last; /* ... and the last */
+	uintptr_t freeing; /* the object a wrapped free or realloc gives back, until its FREE is recorded */
+} mp_pymem_tls_t;
+extern __thread mp_pymem_tls_t mp__pymem __attribute__((tls_model("initial-exec")));
+
+/* Wrap CPython's MEM and OBJ allocators when this process is a CPython
+ * whose runtime is not initialized yet (session start, guard held). */
+void mp__pymem_install(void);
+/* A capture was opened: declare the memory id "pymalloc" and the arenas
+ * already mapped (a fork child's, or those of a --delay window). */
+void mp__pymem_start(mp_writer_t *w);
+/* In a forked child: release the arena table's lock. */
+void mp__pymem_reset_child(void);
+/* An anonymous mapping made inside a wrapped call (an arena): mapped,
+ * recorded as a region of "pymalloc". Same contract as mmap. */
+void *mp__pymem_arena_map(void *a, size_t n, int prot, int flags, int fd, off_t off);
+/* munmap inside a wrapped call: when [a, a + n) is an arena, its removal
+ * is recorded (and the object whose free emptied it, first), it is
+ * unmapped, *rc is munmap's result and 1 is returned; else 0. */
+int mp__pymem_arena_unmap(void *a, size_t n, int *rc);
+/* Installed, and no wrapped call seen yet: an anonymous mmap outside one
+ * asks mp__pymem_check_replaced whether Python replaced our allocator. */
+extern int mp__pymem_watch;
+void mp__pymem_check_replaced(size_t n);
+/* The real mmap and munmap (mmap.c), for pymem.c. */
+void *mp__mmap_real(void *a, size_t n, int prot, int flags, int fd, off_t off);
+int mp__munmap_real(void *a, size_t n);
 
 /* ---- call stacks (stacks.c; MEMPROF_STACKS, `memprof record --stacks`) ---- */
 

@@ -173,6 +173,7 @@ opened:
 	mp__host = rc < 0 ? 0 : (uint32_t)rc;
 	if (S.regions && mp__real_is_glibc)
 		mp__regions_start(mp__writer, mp__host);
+	mp__pymem_start(mp__writer);
 	mp__stacks_start(mp__writer);
 	return 0;
 }
@@ -191,6 +192,7 @@ static void in_child(void)
 	 * unused if it never does. */
 	mp__regions_reset_child();
 	mp__mmap_reset_child();
+	mp__pymem_reset_child();
 	mp__quiesce_reset_child();
 	if (st == MP_ST_OFF || st == MP_ST_UNINIT || !S.fork_traced)
 		atomic_store(&mp__state, MP_ST_OFF);
@@ -268,6 +270,7 @@ static void session_start(void)
 	S.regions = !env_off("MEMPROF_REGIONS");
 	mp__mmap_on = !env_off("MEMPROF_MMAP");
 	mp__stacks_configure();
+	mp__pymem_install(); /* before any capture opens: it declares "pymalloc" */
 	if (!S.children_traced)
 		strip_preload();
 	S.opts.flush_interval_ms = (uint32_t)env_u64("MEMPROF_FLUSH_MS", 0);

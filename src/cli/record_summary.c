@@ -25,8 +25,8 @@
 
 void mp_cli_record_summary(const char *path)
 {
-	const mp_summary_memory_t *host, *mapped;
-	char b1[64], b2[64], b3[64], b4[64], maps[128], stack_text[64];
+	const mp_summary_memory_t *host, *mapped, *py;
+	char b1[64], b2[64], b3[64], b4[64], b5[64], maps[128], pys[160], stack_text[64];
 	mp_capture_summary_t s;
 	mp_diag_t diag;
 	mp_summary_memory_t none;
@@ -42,9 +42,15 @@ void mp_cli_record_summary(const char *path)
 	memset(&none, 0, sizeof(none));
 	host = mp_capture_summary_find(&s, "host");
 	mapped = mp_capture_summary_find(&s, "host_mmap");
+	py = mp_capture_summary_find(&s, "pymalloc");
 	if (!host)
 		host = &none;
-	maps[0] = stack_text[0] = '\0';
+	maps[0] = pys[0] = stack_text[0] = '\0';
+	/* CPython's small objects, inside pymalloc's arenas (docs/hooks.md,
+	 * "Python's allocator"): the objects' peak, not the arenas' */
+	if (py && py->allocations + py->reallocs)
+		snprintf(pys, sizeof(pys), "; Python objects (pymalloc): peak %s in use, %" PRIu64 " live at the end",
+			 mp_cli_bytes(b5, sizeof(b5), py->peak_bytes), py->live_blocks);
 	if (mapped && mapped->allocations + mapped->reallocs)
 		snprintf(maps, sizeof(maps), "; mapped by the program (host_mmap): peak %s",
 			 mp_cli_bytes(b3, sizeof(b3), mapped->peak_bytes));
@@ -52,10 +58,10 @@ void mp_cli_record_summary(const char *path)
 		snprintf(stack_text, sizeof(stack_text), "; %" PRIu64 " distinct call stacks", s.stacks);
 	fprintf(stderr,
 		"memprof: %" PRIu64 " events; host heap: %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64
-		" failed, peak %s in use, %s requested; live at the end: %" PRIu64 " blocks, %s%s%s%s\n",
+		" failed, peak %s in use, %s requested; live at the end: %" PRIu64 " blocks, %s%s%s%s%s\n",
 		s.events, host->allocations + host->reallocs, host->frees + host->reallocs, host->failed,
 		mp_cli_bytes(b1, sizeof(b1), host->peak_bytes), mp_cli_bytes(b4, sizeof(b4), host->peak_requested),
-		host->live_blocks, mp_cli_bytes(b2, sizeof(b2), host->live_bytes), maps, stack_text,
+		host->live_blocks, mp_cli_bytes(b2, sizeof(b2), host->live_bytes), pys, maps, stack_text,
 		s.ended_cleanly ? "" : " (the capture ended abruptly)");
 	if (host->dropped)
 		mp_cli_warning("%" PRIu64 " host heap events were not recorded (dropped), so the figures above "

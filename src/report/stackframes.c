@@ -13,6 +13,13 @@ static const char *const entry_points[] = {
 	"valloc", "pvalloc", "__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_memalign",
 	"__libc_valloc", "__libc_pvalloc", "__posix_memalign", "strdup", "strndup", "__strdup", "__strndup",
 	"wcsdup", "__GI___libc_malloc", "__GI___libc_realloc", "__GI___strdup",
+	/* CPython's allocator API: an object's allocating function is its
+	 * caller (PyUnicode_New, list_resize), not _PyObject_Malloc, which
+	 * hands every block above 512 bytes to malloc (docs/hooks.md, "Python's
+	 * allocator") */
+	"PyObject_Malloc", "PyObject_Calloc", "PyObject_Realloc", "_PyObject_Malloc", "_PyObject_Calloc",
+	"_PyObject_Realloc", "PyMem_Malloc", "PyMem_Calloc", "PyMem_Realloc", "PyMem_RawMalloc", "PyMem_RawCalloc",
+	"PyMem_RawRealloc", "_PyMem_RawMalloc", "_PyMem_RawCalloc", "_PyMem_RawRealloc",
 };
 
 /* A symbol's length without its version ("malloc@@GLIBC_2.2.5"). */
