@@ -247,10 +247,13 @@ int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_
 			ci->in[i].device_set = 1;
 		}
 		if (o->functions) {
-			/* a PyTorch snapshot's op is already the allocating frame */
-			err = (mp_torch_is_source(ci->sources[i]) ? mp_functions_compute_ops
-								 : mp_functions_compute)(&ci->functions[i], ci->sources[i],
-											   ci->solvers[i], &diag);
+			/* a PyTorch snapshot's op is already the allocating frame; a
+			 * capture's is found by the same rule and options */
+			mp_functions_options_t fopt = {o->torch_all_frames, o->torch_user_code};
+			err = mp_torch_is_source(ci->sources[i])
+				      ? mp_functions_compute_ops(&ci->functions[i], ci->sources[i], ci->solvers[i], &diag)
+				      : mp_functions_compute_opts(&ci->functions[i], ci->sources[i], ci->solvers[i], &fopt,
+								  &diag);
 			if (err == MP_ENODATA && o->functions == 1) {
 				mp_cli_error("'%s': the capture has no call stacks (record it with 'memprof record --stacks')",
 					     path);
