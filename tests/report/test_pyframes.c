@@ -342,6 +342,51 @@ static void test_cli(void **state)
 	free(png);
 }
 
+/* The breakdown at the peak (report --breakdown): allocations without an
+ * op grouped by their stack's Python frame of the user's code; the
+ * native-only stack keeps none. Rows per size: bytes by op summed. */
+static void test_breakdown_ops(void **state)
+{
+	static const struct {
+		const char *op;
+		json_int_t bytes;
+	} want[] = {
+		{"step (" TRAIN ":30)", 2000}, {"main (" TRAIN ":12)", 1060}, {"zeros (" NUMERIC ":100)", 500},
+		{"main (" TRAIN ":20)", 300},  {"", 40},
+	};
+	json_int_t got[5] = {0};
+	char cmd[MP_TEST_CMD_MAX], *out;
+	json_t *doc, *rows;
+	size_t i, k;
+	int st;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), MEMPROF " report --breakdown --json %s", path);
+	out = sh(cmd, &st);
+	assert_int_equal(st, 0);
+	doc = mp_test_json_loads(out, "report");
+	rows = json_object_get(json_array_get(json_object_get(doc, "devices"), 0), "breakdown");
+	assert_int_equal(json_array_size(rows), 6); /* main (train.py:12): 1000 and 60 */
+	for (i = 0; i < json_array_size(rows); i++) {
+		const char *op = json_string_value(json_object_get(json_array_get(rows, i), "op"));
+		for (k = 0; k < 5 && strcmp(op, want[k].op); k++)
+			;
+		if (k == 5)
+			fail_msg("unexpected op '%s'", op);
+		got[k] += json_integer_value(json_object_get(json_array_get(rows, i), "total_bytes"));
+	}
+	for (k = 0; k < 5; k++)
+		assert_int_equal(got[k], want[k].bytes);
+	json_decref(doc);
+	free(out);
+	/* --all-frames: the standard library's decode is the op */
+	snprintf(cmd, sizeof(cmd), MEMPROF " report --breakdown --all-frames %s", path);
+	out = sh(cmd, &st);
+	assert_int_equal(st, 0);
+	assert_non_null(strstr(out, "  decode (/usr/lib/python3.11/json/decoder.py:337)\n"));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +394,7 @@ int main(void)
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_tree),
 		cmocka_unit_test(test_cli),
+		cmocka_unit_test(test_breakdown_ops),
 	};
 	return cmocka_run_group_tests(tests, write_capture, remove_capture);
 }
