@@ -235,6 +235,8 @@ int mp_capture_frame(const mp_capture_t *cap, uint64_t value, const char **funct
 
 void mp_capture_set_frame_ops(mp_capture_t *cap, int all_frames, const char *user_code)
 {
+	if (!cap)
+		return;
 	cap->frame_ops = 1;
 	cap->frame_ops_all = all_frames;
 	cap->frame_ops_user = user_code;
