@@ -218,6 +218,48 @@ static void test_frames_damaged(void **state)
 	free(bad);
 }
 
+/* A new stack of interpreter frames only is not code the module map
+ * misses: no refresh (MODULE sections) for it; one with a return address
+ * outside every described object gets one. */
+static void test_frames_no_module_refresh(void **state)
+{
+	char *path = mp_test_tmpfile("frames_modules.memprof");
+	uint64_t st[2];
+	mp_capture_t *cap;
+	mp_source_t *src;
+	mp_writer_t *w;
+	mp_diag_t diag;
+	mp_event_t ev;
+	uint32_t id;
+	size_t before;
+
+	(void)state;
+	assert_int_equal(mp_writer_open(&w, path, 1, NULL, &diag), 0);
+	st[0] = mp_writer_frame(w, mp_writer_intern(w, "f"), mp_writer_intern(w, "/home/u/a.py"), 3, MP_FRAME_PYTHON);
+	st[1] = mp_writer_frame(w, mp_writer_intern(w, "g"), mp_writer_intern(w, "/home/u/a.py"), 9, MP_FRAME_PYTHON);
+	assert_int_equal(mp_writer_stack(w, st, 2, &id), 0);
+	mp_writer_flush(w);
+	assert_int_equal(mp_capture_open(&cap, path, &diag), 0);
+	src = mp_capture_source(cap);
+	while (mp_source_next(src, &ev, &diag) == 1)
+		;
+	before = mp_capture_module_count(cap);
+	mp_capture_close(cap);
+	assert_int_equal(before, 0);
+	st[0] = (uint64_t)(uintptr_t)&test_frames_no_module_refresh; /* this program's code */
+	assert_int_equal(mp_writer_stack(w, st, 2, &id), 0);
+	assert_int_equal(mp_writer_close(w), 0);
+	assert_int_equal(mp_capture_open(&cap, path, &diag), 0);
+	src = mp_capture_source(cap);
+	while (mp_source_next(src, &ev, &diag) == 1)
+		;
+	assert_true(mp_capture_module_count(cap) > 0);
+	assert_non_null(mp_capture_module_at(cap, st[0]));
+	mp_capture_close(cap);
+	unlink(path);
+	free(path);
+}
+
 /* Threads interning the same frames at once (the preload's hooks do, on
  * every allocation): each frame gets one id, whoever saw it first, and
  * every thread gets that id for it. */
@@ -302,6 +344,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_frames_roundtrip),
 		cmocka_unit_test(test_frames_damaged),
+		cmocka_unit_test(test_frames_no_module_refresh),
 		cmocka_unit_test(test_frames_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
