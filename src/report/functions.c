@@ -44,6 +44,7 @@ struct mp_functions {
 	site_t *stack_site;      /* per stack id: its allocating frame (label 0: not yet resolved) */
 	uint32_t *stack_row;     /* per stack id: the row it was last charged to + 1 */
 	uint64_t *stack_bytes;   /* per stack id: requested bytes */
+	long empty_name;         /* the name index of "", or -1 */
 	int all_frames;          /* mp_functions_options_t */
 	const char *user_code;
 	uint32_t nstacks;
@@ -138,7 +139,10 @@ static long row_of(mp_functions_t *f, uint32_t memory, const site_t *st)
 static int site_of(mp_functions_t *f, site_t *st, const char *label, const char *function, const char *file,
 		   uint32_t line, int kind, const char *object)
 {
-	long a = name_id(f, label), b = a < 0 ? -1 : name_id(f, function), c = b < 0 ? -1 : name_id(f, file);
+	/* a snapshot's op names a row per event: one lookup when label is
+	 * the function and there is no file */
+	long a = name_id(f, label), b = function == label ? a : a < 0 ? -1 : name_id(f, function),
+	     c = b < 0 ? -1 : !file[0] && f->empty_name >= 0 ? f->empty_name : name_id(f, file);
 
 	if (c < 0)
 		return -1;
@@ -223,6 +227,7 @@ static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *so
 		return oom(diag);
 	f->cap = cap;
 	f->by_op = by_op;
+	f->empty_name = -1;
 	f->all_frames = opts ? opts->all_frames : 0;
 	f->user_code = opts ? opts->user_code : NULL;
 	f->nstacks = by_op ? 0 : mp_capture_stack_count(cap);
@@ -233,6 +238,7 @@ static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *so
 	f->syms = calloc(MP_WRITER_STACK_MAX, sizeof(*f->syms));
 	f->frames = calloc(MP_WRITER_STACK_MAX, sizeof(*f->frames));
 	if ((!f->sym && !by_op) || !f->stack_site || !f->stack_row || !f->stack_bytes || !f->syms || !f->frames ||
+	    (f->empty_name = name_id(f, "")) < 0 ||
 	    site_of(f, &nostack, NO_STACK, NO_STACK, "", 0, MP_FRAME_UNKNOWN, NULL) || live_grow(&live)) {
 		rc = oom(diag);
 		goto fail;

@@ -168,7 +168,8 @@ int mp__read_frame_section(mp_capture_t *cap, const uint8_t **p, const uint8_t *
 		return -1;
 	}
 	if (v[1] > UINT32_MAX || v[2] > UINT32_MAX) {
-		*why = v[1] > UINT32_MAX ? "bad interpreter frame definition: its function is beyond 32 bits" : "bad interpreter frame definition: its file is beyond 32 bits";
+		*why = v[1] > UINT32_MAX ? "bad interpreter frame definition: its function is beyond 32 bits"
+					 : "bad interpreter frame definition: its file is beyond 32 bits";
 		return -1;
 	}
 	if (v[3] > UINT32_MAX) {
