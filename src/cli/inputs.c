@@ -198,8 +198,11 @@ int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_
 			used = err > 0 ? err : 1;
 			if (note[0])
 				fprintf(stderr, "memprof: %s\n", note);
-			if (err == 0)
-				err = mp_capture_open_source(&ci->sources[i], path, &diag);
+			if (err == 0 && (err = mp_capture_open_source(&ci->sources[i], path, &diag)) == 0)
+				/* allocations without an op grouped by their Python frame of
+				 * the user's code, as --by-function charges them */
+				mp_capture_set_frame_ops(mp_capture_from_source(ci->sources[i]), o->torch_all_frames,
+							 o->torch_user_code);
 		}
 		if (err >= 0 && mp_xplane_is_source(ci->sources[i]) && mp_xplane_memory_event_count(ci->sources[i]) == 0) {
 			struct stat st;
@@ -247,10 +250,13 @@ int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_
 			ci->in[i].device_set = 1;
 		}
 		if (o->functions) {
-			/* a PyTorch snapshot's op is already the allocating frame */
-			err = (mp_torch_is_source(ci->sources[i]) ? mp_functions_compute_ops
-								 : mp_functions_compute)(&ci->functions[i], ci->sources[i],
-											   ci->solvers[i], &diag);
+			/* a PyTorch snapshot's op is already the allocating frame; a
+			 * capture's is found by the same rule and options */
+			mp_functions_options_t fopt = {o->torch_all_frames, o->torch_user_code};
+			err = mp_torch_is_source(ci->sources[i])
+				      ? mp_functions_compute_ops(&ci->functions[i], ci->sources[i], ci->solvers[i], &diag)
+				      : mp_functions_compute_opts(&ci->functions[i], ci->sources[i], ci->solvers[i], &fopt,
+								  &diag);
 			if (err == MP_ENODATA && o->functions == 1) {
 				mp_cli_error("'%s': the capture has no call stacks (record it with 'memprof record --stacks')",
 					     path);

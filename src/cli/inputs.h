@@ -29,8 +29,10 @@ typedef struct cli_inputs_options {
 	const mp_xplane_input_options_t *xplane;
 	const char *device;                /* --device, or NULL */
 	int functions;                     /* 1: required (--by-function), 2: when the capture has stacks, 0: never */
-	int torch_all_frames;              /* --all-frames: PyTorch snapshots' ops from any frame */
-	const char *torch_user_code;       /* --user-code: more Python files that are the user's, or NULL */
+	int torch_all_frames;              /* --all-frames: PyTorch snapshots' ops, captures' allocating
+					      functions from any frame */
+	const char *torch_user_code;       /* --user-code: more Python files that are the user's (snapshots
+					      and captures with Python frames), or NULL */
 	int tree;                          /* --tree: 1 + the mp_tree_kind_t to build (required), 0: none */
 	double tree_min_percent;           /* --min-percent */
 } cli_inputs_options_t;

@@ -78,7 +78,7 @@ static int function_bars(mp_functions_t *f, mp_plot_function_bars_t **out, size_
 			g[ng].bars = &b[nb];
 			ng++;
 		}
-		b[nb].label = r->function;
+		b[nb].label = r->label; /* a Python frame's with its file:line */
 		int w = snprintf(t + used, 64, "%" PRIu64 " live, %s requested in all", r->peak_count,
 				 mp_fmt_bytes(hb, sizeof(hb), r->requested_bytes));
 		b[nb].detail = t + used;

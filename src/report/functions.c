@@ -1,8 +1,9 @@
 /* functions.c - allocations by allocating function (memprof/functions.h).
  *
  * One extra pass over the capture, after the solver: each allocation is
- * charged to the function its stack names (stacks are symbolized once per
- * distinct stack, not per event), a map of live blocks keeps what each
+ * charged to the frame of the user's code its stack names (userframe.c;
+ * stacks are symbolized once per distinct stack, not per event), a map of
+ * live blocks keeps what each
  * function holds, and at each memory id's peak event (from the solver) the
  * live figures are copied into the rows. Memory: the live blocks (24 B
  * each), the distinct stacks and the rows.
@@ -22,6 +23,14 @@
 
 #define NO_STACK "(no stack)"
 
+/* The allocating frame of a stack: name indexes + 1 of its label, function
+ * and file, its line and kind, its object. */
+typedef struct site {
+	uint32_t label, function, file, line;
+	int kind;
+	const char *object;
+} site_t;
+
 struct mp_functions {
 	mp_capture_t *cap;
 	mp_symbolizer_t *sym;
@@ -31,11 +40,13 @@ struct mp_functions {
 	size_t nnames, cap_names;
 	uint32_t *name_slots;    /* hash: name index + 1 */
 	size_t name_mask;
-	rp_map_t row_index;      /* (memory, name) -> row index */
-	uint32_t *stack_name;    /* per stack id: name index + 1 (0: not yet resolved) */
+	rp_map_t row_index;      /* (memory, label) -> row index */
+	site_t *stack_site;      /* per stack id: its allocating frame (label 0: not yet resolved) */
 	uint32_t *stack_row;     /* per stack id: the row it was last charged to + 1 */
-	const char **stack_object; /* per stack id: the object of its allocating frame */
 	uint64_t *stack_bytes;   /* per stack id: requested bytes */
+	long empty_name;         /* the name index of "", or -1 */
+	int all_frames;          /* mp_functions_options_t */
+	const char *user_code;
 	uint32_t nstacks;
 	mp_func_frame_t *frames; /* mp_functions_frames' buffer */
 	mp_symbol_t *syms;       /* per stack frame, scratch */
@@ -91,11 +102,13 @@ static long name_id(mp_functions_t *f, const char *s)
 	return (long)f->nnames - 1;
 }
 
-/* The row of (memory, name); returns its index or -1 when out of memory. */
-static long row_of(mp_functions_t *f, uint32_t memory, uint32_t name, const char *object)
+/* The row of (memory, site's label); returns its index or -1 when out of
+ * memory. */
+static long row_of(mp_functions_t *f, uint32_t memory, const site_t *st)
 {
-	uint64_t key = (uint64_t)memory << 32 | name;
+	uint64_t key = (uint64_t)memory << 32 | (st->label - 1);
 	uint32_t row;
+	mp_func_row_t *r;
 
 	if (rp_map_get(&f->row_index, key, &row))
 		return (long)row;
@@ -109,36 +122,68 @@ static long row_of(mp_functions_t *f, uint32_t memory, uint32_t name, const char
 	}
 	if (rp_map_put(&f->row_index, key, (uint32_t)f->nrows) < 0)
 		return -1;
-	memset(&f->rows[f->nrows], 0, sizeof(f->rows[0]));
-	f->rows[f->nrows].memory = memory;
-	f->rows[f->nrows].function = f->names[name];
-	f->rows[f->nrows].object = object ? object : "";
+	r = &f->rows[f->nrows];
+	memset(r, 0, sizeof(*r));
+	r->memory = memory;
+	r->label = f->names[st->label - 1];
+	r->function = f->names[st->function - 1];
+	r->file = f->names[st->file - 1];
+	r->line = st->line;
+	r->kind = st->kind;
+	r->object = st->object ? st->object : "";
 	return (long)f->nrows++;
+}
+
+/* A site of names (the label, function and file interned); -1 when out of
+ * memory. */
+static int site_of(mp_functions_t *f, site_t *st, const char *label, const char *function, const char *file,
+		   uint32_t line, int kind, const char *object)
+{
+	/* a snapshot's op names a row per event: one lookup when label is
+	 * the function and there is no file */
+	long a = name_id(f, label), b = function == label ? a : a < 0 ? -1 : name_id(f, function),
+	     c = b < 0 ? -1 : !file[0] && f->empty_name >= 0 ? f->empty_name : name_id(f, file);
+
+	if (c < 0)
+		return -1;
+	st->label = (uint32_t)a + 1;
+	st->function = (uint32_t)b + 1;
+	st->file = (uint32_t)c + 1;
+	st->line = line;
+	st->kind = kind;
+	st->object = object;
+	return 0;
 }
 
 /* --- the allocating function of a stack --------------------------------- */
 
-/* Resolve stack id (1..) to a function name index; *object its object. */
-static long stack_function(mp_functions_t *f, uint32_t id, const char **object)
+/* Resolve stack id (1..) to its allocating frame. 0, or -1 when out of
+ * memory. */
+static int stack_site(mp_functions_t *f, uint32_t id, site_t *st)
 {
 	const uint64_t *pcs;
-	uint32_t n, i, pick = 0;
+	const char *fn, *file;
+	uint32_t n, pick, line;
 	char buf[1024];
-	long nid;
+	int kind;
 
-	*object = NULL;
 	if (mp_capture_stack(f->cap, id, &pcs, &n) || n == 0)
-		return name_id(f, NO_STACK);
-	for (i = 0; i < n && !pick; i++) { /* up to the allocating frame only */
-		mp_symbolize(f->sym, pcs[i], &f->syms[i]);
-		if (!rp_in_memprof(f->syms[i].object) && !rp_is_entry_point(f->syms[i].function))
-			pick = i + 1;
+		return site_of(f, st, NO_STACK, NO_STACK, "", 0, MP_FRAME_UNKNOWN, NULL);
+	pick = rp_user_frame(f->cap, f->sym, pcs, n, f->all_frames, f->user_code, f->syms);
+	if (!(pcs[pick] & MP_STACK_FRAME_TAG)) {
+		rp_frame_name(&f->syms[pick], pcs[pick], buf, sizeof(buf));
+		return site_of(f, st, buf, buf, "", 0, MP_FRAME_NATIVE, f->syms[pick].object);
 	}
-	pick = pick ? pick - 1 : 0;
-	rp_frame_name(&f->syms[pick], pcs[pick], buf, sizeof(buf));
-	*object = f->syms[pick].object;
-	nid = name_id(f, buf);
-	return nid;
+	if (mp_capture_frame(f->cap, pcs[pick], &fn, &file, &line, &kind))
+		fn = RP_UNKNOWN_FRAME, kind = MP_FRAME_PYTHON;
+	fn = fn[0] ? fn : "?";
+	if (file[0] && line)
+		snprintf(buf, sizeof(buf), "%s (%s:%" PRIu32 ")", fn, file, line);
+	else if (file[0])
+		snprintf(buf, sizeof(buf), "%s (%s)", fn, file);
+	else
+		snprintf(buf, sizeof(buf), "%s", fn);
+	return site_of(f, st, buf, fn, file, line, kind, NULL);
 }
 
 /* --- the pass ------------------------------------------------------------- */
@@ -153,7 +198,7 @@ static int cmp_rows(const void *a, const void *b)
 		return x->peak_bytes > y->peak_bytes ? -1 : 1;
 	if (x->requested_bytes != y->requested_bytes)
 		return x->requested_bytes > y->requested_bytes ? -1 : 1;
-	return strcmp(x->function, y->function);
+	return strcmp(x->label, y->label);
 }
 
 static int oom(mp_diag_t *diag)
@@ -161,13 +206,15 @@ static int oom(mp_diag_t *diag)
 	return mp_diag_set(diag, MP_ENOMEM, -1, -1, "out of memory");
 }
 
-static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver, int by_op, mp_diag_t *diag)
+static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver, int by_op,
+		   const mp_functions_options_t *opts, mp_diag_t *diag)
 {
 	mp_capture_t *cap = by_op ? NULL : mp_capture_from_source(src);
 	mp_functions_t *f;
 	live_map_t live = {NULL, 0, 0};
 	uint64_t *peak_at = NULL;
-	uint32_t npeak = 0, i, nostack_name;
+	uint32_t npeak = 0, i;
+	site_t nostack;
 	unsigned char *has_stacks = NULL;
 	mp_event_t ev;
 	int rc;
@@ -180,20 +227,22 @@ static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *so
 		return oom(diag);
 	f->cap = cap;
 	f->by_op = by_op;
+	f->empty_name = -1;
+	f->all_frames = opts ? opts->all_frames : 0;
+	f->user_code = opts ? opts->user_code : NULL;
 	f->nstacks = by_op ? 0 : mp_capture_stack_count(cap);
 	f->sym = by_op ? NULL : mp_symbolizer_new(cap);
-	f->stack_name = calloc((size_t)f->nstacks + 1, sizeof(*f->stack_name));
+	f->stack_site = calloc((size_t)f->nstacks + 1, sizeof(*f->stack_site));
 	f->stack_row = calloc((size_t)f->nstacks + 1, sizeof(*f->stack_row));
-	f->stack_object = calloc((size_t)f->nstacks + 1, sizeof(*f->stack_object));
 	f->stack_bytes = calloc((size_t)f->nstacks + 1, sizeof(*f->stack_bytes));
 	f->syms = calloc(MP_WRITER_STACK_MAX, sizeof(*f->syms));
 	f->frames = calloc(MP_WRITER_STACK_MAX, sizeof(*f->frames));
-	if ((!f->sym && !by_op) || !f->stack_name || !f->stack_row || !f->stack_object || !f->stack_bytes || !f->syms || !f->frames ||
-	    (r = name_id(f, NO_STACK)) < 0 || live_grow(&live)) {
+	if ((!f->sym && !by_op) || !f->stack_site || !f->stack_row || !f->stack_bytes || !f->syms || !f->frames ||
+	    (f->empty_name = name_id(f, "")) < 0 ||
+	    site_of(f, &nostack, NO_STACK, NO_STACK, "", 0, MP_FRAME_UNKNOWN, NULL) || live_grow(&live)) {
 		rc = oom(diag);
 		goto fail;
 	}
-	nostack_name = (uint32_t)r;
 	/* Each memory id's peak event, from the solver. */
 	for (size_t d = 0; d < mp_solver_device_count(solver); d++) {
 		const mp_solver_device_t *dev = mp_solver_device(solver, d);
@@ -215,32 +264,27 @@ static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *so
 		goto fail;
 	while ((rc = mp_source_next(src, &ev, diag)) == 1) {
 		if (ev.kind == MP_EV_ALLOC || ev.kind == MP_EV_ALLOC_FAILED) {
-			uint32_t name = nostack_name;
-			const char *object = NULL;
+			const site_t *site = &nostack;
+			site_t op;
 			live_slot_t *slot;
 			size_t k;
 
 			if (by_op && ev.op) { /* the source named the allocating frame */
-				if ((r = name_id(f, mp_source_string(src, ev.op))) < 0) {
+				const char *name = mp_source_string(src, ev.op);
+				if (site_of(f, &op, name, name, "", 0, MP_FRAME_UNKNOWN, NULL)) {
 					rc = oom(diag);
 					goto fail;
 				}
-				name = (uint32_t)r;
+				site = &op;
 			}
 			if (ev.stack && ev.stack <= f->nstacks) {
-				if (!f->stack_name[ev.stack]) {
-					long nid = stack_function(f, ev.stack, &object);
-					if (nid < 0) {
-						rc = oom(diag);
-						goto fail;
-					}
-					f->stack_name[ev.stack] = (uint32_t)nid + 1;
-					f->stack_object[ev.stack] = object;
+				if (!f->stack_site[ev.stack].label && stack_site(f, ev.stack, &f->stack_site[ev.stack])) {
+					rc = oom(diag);
+					goto fail;
 				}
-				name = f->stack_name[ev.stack] - 1;
-				object = f->stack_object[ev.stack];
+				site = &f->stack_site[ev.stack];
 			}
-			if ((r = row_of(f, ev.memory, name, object)) < 0) {
+			if ((r = row_of(f, ev.memory, site)) < 0) {
 				rc = oom(diag);
 				goto fail;
 			}
@@ -340,12 +384,18 @@ fail:
 
 int mp_functions_compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver, mp_diag_t *diag)
 {
-	return compute(out, src, solver, 0, diag);
+	return compute(out, src, solver, 0, NULL, diag);
+}
+
+int mp_functions_compute_opts(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver,
+			      const mp_functions_options_t *opts, mp_diag_t *diag)
+{
+	return compute(out, src, solver, 0, opts, diag);
 }
 
 int mp_functions_compute_ops(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver, mp_diag_t *diag)
 {
-	return compute(out, src, solver, 1, diag);
+	return compute(out, src, solver, 1, NULL, diag);
 }
 
 void mp_functions_free(mp_functions_t *f)
@@ -361,9 +411,8 @@ void mp_functions_free(mp_functions_t *f)
 	free(f->name_slots);
 	free(f->rows);
 	rp_map_free(&f->row_index);
-	free(f->stack_name);
+	free(f->stack_site);
 	free(f->stack_row);
-	free((void *)f->stack_object);
 	free(f->stack_bytes);
 	free(f->frames);
 	free(f->syms);
@@ -400,18 +449,31 @@ int mp_functions_frames(mp_functions_t *f, uint32_t stack, const mp_func_frame_t
 	if (!f->cap || mp_capture_stack(f->cap, stack, &pcs, n))
 		return MP_ENOTFOUND;
 	for (i = 0; i < *n; i++) {
+		mp_func_frame_t *fr = &f->frames[i];
 		mp_symbol_t s;
 		long nid = -1;
+		memset(fr, 0, sizeof(*fr));
+		fr->address = pcs[i];
+		if (pcs[i] & MP_STACK_FRAME_TAG) { /* an interpreter frame, named by the capture */
+			const char *fn, *file;
+			int kind;
+			if (mp_capture_frame(f->cap, pcs[i], &fn, &file, &fr->line, &kind))
+				fn = RP_UNKNOWN_FRAME, kind = MP_FRAME_PYTHON;
+			fr->function = fn[0] ? fn : NULL;
+			fr->file = file;
+			fr->kind = kind;
+			continue;
+		}
 		mp_symbolize(f->sym, pcs[i], &s);
 		if (s.function) {
 			char buf[512];
 			snprintf(buf, sizeof(buf), "%.*s", (int)rp_sym_len(s.function), s.function);
 			nid = name_id(f, buf); /* without its version; owned by f */
 		}
-		f->frames[i].address = pcs[i];
-		f->frames[i].function = nid >= 0 ? f->names[nid] : NULL;
-		f->frames[i].object = s.object;
-		f->frames[i].offset = s.offset;
+		fr->function = nid >= 0 ? f->names[nid] : NULL;
+		fr->object = s.object;
+		fr->offset = s.offset;
+		fr->kind = MP_FRAME_NATIVE;
 	}
 	*frames = f->frames;
 	return 0;

@@ -35,6 +35,28 @@ static int wanted(const mp_func_row_t *r, int device_set, uint32_t device)
 /* The most characters of a function name the text table shows. */
 #define FN_TEXT_MAX 120
 
+/* A row's label, at most FN_TEXT_MAX characters: a long name (C++
+ * templates, demangled) is cut, and says so; a Python frame's file loses
+ * its leading directories instead ("main (...u/train.py:12)"), so that
+ * its line stays. JSON and CSV have them whole. */
+static void label_text(const mp_func_row_t *row, char *buf, size_t size)
+{
+	size_t fn = strlen(row->function), room, len;
+	char line[16];
+
+	if (strlen(row->label) <= FN_TEXT_MAX) {
+		snprintf(buf, size, "%s", row->label);
+		return;
+	}
+	snprintf(line, sizeof(line), row->line ? ":%" PRIu32 : "", row->line);
+	room = FN_TEXT_MAX - (fn < FN_TEXT_MAX / 2 ? fn : FN_TEXT_MAX / 2) - strlen(line) - 6; /* " (...)" */
+	len = strlen(row->file);
+	if (row->kind == MP_FRAME_PYTHON && row->file[0] && len > room)
+		snprintf(buf, size, "%.*s (...%s%s)", FN_TEXT_MAX / 2, row->function, row->file + len - room, line);
+	else
+		snprintf(buf, size, "%.*s...", FN_TEXT_MAX - 3, row->label);
+}
+
 /* One table per memory id: cells formatted first, then widths, then rows. */
 int mp_functions_text(FILE *out, mp_functions_t *f, const mp_source_t *src, uint32_t top, int device_set,
 		      uint32_t device)
@@ -65,12 +87,7 @@ int mp_functions_text(FILE *out, mp_functions_t *f, const mp_source_t *src, uint
 			w[c] = strlen(head[c]);
 		for (r = 0; r < shown; r++) {
 			const mp_func_row_t *row = mp_functions_row(f, i + r);
-			/* a long name (C++ templates, demangled) is cut, and says so:
-			 * JSON and CSV have it whole */
-			if (strlen(row->function) > FN_TEXT_MAX)
-				snprintf(cell[r][0], sizeof(cell[r][0]), "%.*s...", FN_TEXT_MAX - 3, row->function);
-			else
-				snprintf(cell[r][0], sizeof(cell[r][0]), "%s", row->function);
+			label_text(row, cell[r][0], sizeof(cell[r][0]));
 			mp_report_bytes(cell[r][1], sizeof(cell[r][1]), row->peak_bytes);
 			snprintf(cell[r][2], sizeof(cell[r][2]), "%" PRIu64, row->peak_count);
 			if (row->failed)
@@ -135,7 +152,11 @@ static json_t *frames_json(mp_functions_t *f, uint32_t stack, int *bad)
 		if (!o || put(o, "address", hex(fr[i].address)) ||
 		    put(o, "function", fr[i].function ? json_string(fr[i].function) : json_null()) ||
 		    put(o, "object", fr[i].object ? json_string(fr[i].object) : json_null()) ||
-		    put(o, "offset", hex(fr[i].offset)) || json_array_append_new(arr, o)) {
+		    put(o, "offset", hex(fr[i].offset)) ||
+		    put(o, "kind", json_string(mp_frame_kind_name(fr[i].kind))) ||
+		    (fr[i].kind == MP_FRAME_PYTHON && (put(o, "file", json_string(fr[i].file ? fr[i].file : "")) ||
+						       put(o, "line", json_integer(fr[i].line)))) ||
+		    json_array_append_new(arr, o)) {
 			*bad = 1;
 			break;
 		}
@@ -164,7 +185,8 @@ json_t *mp_functions_json(mp_functions_t *f, const mp_source_t *src, uint32_t to
 		o = json_object();
 		if (!o || put(o, "memory", json_string(memory_name(src, r->memory))) ||
 		    put(o, "memory_id", json_integer(r->memory)) || put(o, "function", json_string(r->function)) ||
-		    put(o, "object", json_string(r->object)) ||
+		    put(o, "object", json_string(r->object)) || put(o, "file", json_string(r->file)) ||
+		    put(o, "line", json_integer(r->line)) || put(o, "kind", json_string(mp_frame_kind_name(r->kind))) ||
 		    put(o, "allocations", json_integer((json_int_t)r->allocations)) ||
 		    put(o, "requested_bytes", json_integer((json_int_t)r->requested_bytes)) ||
 		    put(o, "failed_allocations", json_integer((json_int_t)r->failed)) ||
@@ -192,7 +214,7 @@ static void csv_field(FILE *out, const char *s)
 
 const char *const mp_functions_csv_header =
 	"section,file,device,function,object,allocations,requested_bytes,failed_allocations,peak_bytes,"
-	"peak_count,leak_bytes,leak_count,stacks";
+	"peak_count,leak_bytes,leak_count,stacks,source_file,line";
 
 int mp_functions_csv(FILE *out, mp_functions_t *f, const char *file, uint32_t top, int device_set, uint32_t device)
 {
@@ -211,9 +233,11 @@ int mp_functions_csv(FILE *out, mp_functions_t *f, const char *file, uint32_t to
 		fprintf(out, ",%" PRIu32, r->memory);
 		csv_field(out, r->function);
 		csv_field(out, r->object);
-		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu32 "\n",
+		fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu32,
 			r->allocations, r->requested_bytes, r->failed, r->peak_bytes, r->peak_count, r->leak_bytes,
 			r->leak_count, r->stacks);
+		csv_field(out, r->file);
+		fprintf(out, ",%" PRIu32 "\n", r->line);
 	}
 	return ferror(out) ? -EIO : 0;
 }

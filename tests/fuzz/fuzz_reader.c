@@ -45,6 +45,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (mp_capture_open_memory(&cap, data, size, "fuzz.memprof", &diag))
 		return 0;
 	src = mp_capture_source(cap);
+	/* half the inputs: ops from the stacks' Python frames (format 2.2) */
+	if (size & 1)
+		mp_capture_set_frame_ops(cap, (size & 2) != 0, (size & 4) ? "packages,/home/" : NULL);
 	sink += strlen(mp_capture_header(cap)->command_line);
 	/* Pass 1: one event at a time. */
 	while ((rc = mp_source_next(src, &ev, &diag)) == 1) {

@@ -1,7 +1,8 @@
 /* test_frames.c - interpreter frames in call stacks (format 2.2): FRAME
  * sections written by mp_writer_frame (deduplicated, tables grown, bad
  * arguments refused), read back by mp_capture_frame beside return
- * addresses, the writer's summary read past them, and damaged FRAME
+ * addresses, the writer's summary read past them, threads interning at
+ * once, and damaged FRAME
  * sections (a diagnostic naming the field, never a crash). */
 #include "test_common.h"
 
@@ -11,6 +12,7 @@
 #include <memprof/capsummary.h>
 #include <memprof/capture.h>
 
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -216,11 +218,134 @@ static void test_frames_damaged(void **state)
 	free(bad);
 }
 
+/* A new stack of interpreter frames only is not code the module map
+ * misses: no refresh (MODULE sections) for it; one with a return address
+ * outside every described object gets one. */
+static void test_frames_no_module_refresh(void **state)
+{
+	char *path = mp_test_tmpfile("frames_modules.memprof");
+	uint64_t st[2];
+	mp_capture_t *cap;
+	mp_source_t *src;
+	mp_writer_t *w;
+	mp_diag_t diag;
+	mp_event_t ev;
+	uint32_t id;
+	size_t before;
+
+	(void)state;
+	assert_int_equal(mp_writer_open(&w, path, 1, NULL, &diag), 0);
+	st[0] = mp_writer_frame(w, mp_writer_intern(w, "f"), mp_writer_intern(w, "/home/u/a.py"), 3, MP_FRAME_PYTHON);
+	st[1] = mp_writer_frame(w, mp_writer_intern(w, "g"), mp_writer_intern(w, "/home/u/a.py"), 9, MP_FRAME_PYTHON);
+	assert_int_equal(mp_writer_stack(w, st, 2, &id), 0);
+	mp_writer_flush(w);
+	assert_int_equal(mp_capture_open(&cap, path, &diag), 0);
+	src = mp_capture_source(cap);
+	while (mp_source_next(src, &ev, &diag) == 1)
+		;
+	before = mp_capture_module_count(cap);
+	mp_capture_close(cap);
+	assert_int_equal(before, 0);
+	st[0] = (uint64_t)(uintptr_t)&test_frames_no_module_refresh; /* this program's code */
+	assert_int_equal(mp_writer_stack(w, st, 2, &id), 0);
+	assert_int_equal(mp_writer_close(w), 0);
+	assert_int_equal(mp_capture_open(&cap, path, &diag), 0);
+	src = mp_capture_source(cap);
+	while (mp_source_next(src, &ev, &diag) == 1)
+		;
+	assert_true(mp_capture_module_count(cap) > 0);
+	assert_non_null(mp_capture_module_at(cap, st[0]));
+	mp_capture_close(cap);
+	unlink(path);
+	free(path);
+}
+
+/* Threads interning the same frames at once (the preload's hooks do, on
+ * every allocation): each frame gets one id, whoever saw it first, and
+ * every thread gets that id for it. */
+#define RACE_THREADS 4
+#define RACE_FRAMES 3000
+
+typedef struct {
+	mp_writer_t *w;
+	uint32_t fn, file;
+	uint64_t v[RACE_FRAMES];
+	int start; /* each thread walks the lines from its own point */
+} race_t;
+
+static void *race(void *arg)
+{
+	race_t *r = arg;
+
+	for (int k = 0; k < RACE_FRAMES; k++) {
+		int i = (r->start + k) % RACE_FRAMES;
+		r->v[i] = mp_writer_frame(r->w, r->fn, r->file, (uint32_t)i + 1, MP_FRAME_PYTHON);
+	}
+	return NULL;
+}
+
+static void test_frames_threads(void **state)
+{
+	char *path = mp_test_tmpfile("frames_race.memprof");
+	static race_t r[RACE_THREADS];
+	static unsigned char seen[RACE_FRAMES + 1];
+	pthread_t t[RACE_THREADS];
+	const char *fn, *file;
+	mp_capture_t *cap;
+	mp_source_t *src;
+	mp_writer_t *w;
+	mp_diag_t diag;
+	mp_event_t ev;
+	uint32_t line, id;
+	int i, k, kind;
+
+	(void)state;
+	assert_int_equal(mp_writer_open(&w, path, 1, NULL, &diag), 0);
+	for (i = 0; i < RACE_THREADS; i++) {
+		r[i].w = w;
+		r[i].fn = mp_writer_intern(w, "f");
+		r[i].file = mp_writer_intern(w, "/home/u/race.py");
+		r[i].start = i * (RACE_FRAMES / RACE_THREADS);
+		assert_int_equal(pthread_create(&t[i], NULL, race, &r[i]), 0);
+	}
+	for (i = 0; i < RACE_THREADS; i++)
+		pthread_join(t[i], NULL);
+	memset(seen, 0, sizeof(seen));
+	for (k = 0; k < RACE_FRAMES; k++) {
+		for (i = 1; i < RACE_THREADS; i++)
+			assert_int_equal(r[i].v[k], r[0].v[k]);
+		assert_true(r[0].v[k] & MP_STACK_FRAME_TAG);
+		id = (uint32_t)(r[0].v[k] & ~MP_STACK_FRAME_TAG);
+		assert_true(id >= 1 && id <= RACE_FRAMES);
+		assert_false(seen[id]); /* ids 1 .. RACE_FRAMES, each once */
+		seen[id] = 1;
+	}
+	assert_int_equal(mp_writer_stack(w, r[0].v, MP_WRITER_STACK_MAX, &id), 0);
+	mp_writer_next_stack(w, id);
+	mp_writer_alloc(w, 0, 0x1000, 8, 8);
+	assert_int_equal(mp_writer_close(w), 0);
+	/* every one defined in the file, as its thread saw it */
+	assert_int_equal(mp_capture_open(&cap, path, &diag), 0);
+	src = mp_capture_source(cap);
+	while (mp_source_next(src, &ev, &diag) == 1)
+		;
+	for (k = 0; k < RACE_FRAMES; k++) {
+		assert_int_equal(mp_capture_frame(cap, r[0].v[k], &fn, &file, &line, &kind), 0);
+		assert_int_equal(line, k + 1);
+		assert_string_equal(file, "/home/u/race.py");
+	}
+	mp_capture_close(cap);
+	unlink(path);
+	free(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_frames_roundtrip),
 		cmocka_unit_test(test_frames_damaged),
+		cmocka_unit_test(test_frames_no_module_refresh),
+		cmocka_unit_test(test_frames_threads),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -245,11 +245,14 @@ static void test_functions_and_hlo(void **state)
 {
 	static const char *const fn =
 		"{\"symbolizer\": \"libdw\", \"distinct_stacks\": 5, \"rows\": [{\"memory\": \"host\", \"memory_id\": 0,"
-		" \"function\": \"alloc_a\", \"object\": \"/t/victim_stacks\", \"allocations\": 3, \"requested_bytes\": 3000,"
+		" \"function\": \"alloc_a\", \"object\": \"/t/victim_stacks\", \"file\": \"\", \"line\": 0, \"kind\": \"native\","
+		" \"allocations\": 3, \"requested_bytes\": 3000,"
 		" \"failed_allocations\": 0, \"peak_bytes\": 3000, \"peak_count\": 3, \"leak_bytes\": 0, \"leak_count\": 0,"
 		" \"stacks\": 1, \"stack\": [{\"address\": \"0x55d0c2a01177\", \"function\": \"alloc_a\","
-		" \"object\": \"/t/victim_stacks\", \"offset\": \"0x1177\"}, {\"address\": \"0x7f00\", \"function\": null,"
-		" \"object\": null, \"offset\": \"0\"}]}]}";
+		" \"object\": \"/t/victim_stacks\", \"offset\": \"0x1177\", \"kind\": \"native\"}, {\"address\": \"0x7f00\","
+		" \"function\": null, \"object\": null, \"offset\": \"0\", \"kind\": \"native\"},"
+		" {\"address\": \"0x8000000000000001\", \"function\": \"main\", \"object\": null, \"offset\": \"0\","
+		" \"kind\": \"python\", \"file\": \"/home/u/train.py\", \"line\": 12}]}]}";
 	static const char *const hlo =
 		"{\"schema\": \"memprof.hlo/1\", \"module_name\": \"m\", \"program_id\": \"18446744073709551615\","
 		" \"entry_computation_name\": \"main\", \"mode\": \"xprof\", \"color\": 0, \"colors\": [0, 5],"

@@ -31,6 +31,8 @@ static const char *src_string(const mp_source_t *s, uint32_t id)
 {
 	const mp_capture_t *cap = CCAP(s);
 
+	if (id & MP_FRAME_OP_BASE)
+		return mp__frame_op_label(cap, id); /* mp_capture_set_frame_ops */
 	return id && id <= cap->nstrings ? cap->strings[id - 1] : "";
 }
 

@@ -269,6 +269,8 @@ int mp__capture_help(mp_capture_t *cap)
 static void stamp(mp_capture_t *cap, mp_event_t *ev)
 {
 	ev->index = cap->next_index++;
+	if (__builtin_expect(cap->frame_ops, 0) && ev->stack && !ev->op)
+		ev->op = mp__stack_op(cap, ev->stack);
 	if (ev->kind == MP_EV_STEP)
 		cap->step = ev->step;
 	else

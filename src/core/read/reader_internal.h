@@ -97,6 +97,14 @@ struct mp_capture {
 		int kind;                      /* mp_frame_kind_t */
 	} *iframes;
 	uint32_t niframes, cap_iframes;
+	/* mp_capture_set_frame_ops (reader_stacks.c): allocations without an
+	 * op get their stack's Python frame of the user's code as one */
+	int frame_ops, frame_ops_all;
+	const char *frame_ops_user;  /* borrowed */
+	uint32_t *stack_op;          /* per stack id - 1: the op (0: not yet looked at; MP_FRAME_OP_NONE) */
+	uint32_t cap_stack_op;
+	char **frame_label;          /* per frame id - 1: "function (file:line)", made when first an op */
+	uint32_t cap_frame_label;
 
 	/* pending synthetic events (memory declarations, dropped counts) */
 	mp_event_t *synth;
@@ -147,6 +155,13 @@ int mp__read_module_section(mp_capture_t *cap, const uint8_t **p, const uint8_t 
 /* The same for a FRAME section (2.2); on -1, *why names what is wrong. */
 int mp__read_frame_section(mp_capture_t *cap, const uint8_t **p, const uint8_t *end, int apply, const char **why);
 void mp__stacks_release(mp_capture_t *cap);
+/* The op of an allocation without one, by its stack (frame_ops set): a
+ * string id of MP_FRAME_OP_BASE | frame id, or 0. */
+#define MP_FRAME_OP_BASE 0x80000000u
+#define MP_FRAME_OP_NONE UINT32_MAX
+uint32_t mp__stack_op(mp_capture_t *cap, uint32_t stack);
+/* The label of op id (MP_FRAME_OP_BASE set); "" when none. */
+const char *mp__frame_op_label(const mp_capture_t *cap, uint32_t id);
 
 /* merge.c */
 void mp__merge_init(mp_merge_t *m);

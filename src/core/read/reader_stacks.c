@@ -8,11 +8,14 @@
  */
 #include <memprof/format.h>
 #include <memprof/format/varint.h>
+#include <memprof/pyfile.h>
 #include <memprof/source.h>
 
 #include "reader_internal.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,7 +168,8 @@ int mp__read_frame_section(mp_capture_t *cap, const uint8_t **p, const uint8_t *
 		return -1;
 	}
 	if (v[1] > UINT32_MAX || v[2] > UINT32_MAX) {
-		*why = v[1] > UINT32_MAX ? "bad interpreter frame definition: its function is beyond 32 bits" : "bad interpreter frame definition: its file is beyond 32 bits";
+		*why = v[1] > UINT32_MAX ? "bad interpreter frame definition: its function is beyond 32 bits"
+					 : "bad interpreter frame definition: its file is beyond 32 bits";
 		return -1;
 	}
 	if (v[3] > UINT32_MAX) {
@@ -230,8 +234,101 @@ int mp_capture_frame(const mp_capture_t *cap, uint64_t value, const char **funct
 	return 0;
 }
 
+void mp_capture_set_frame_ops(mp_capture_t *cap, int all_frames, const char *user_code)
+{
+	if (!cap)
+		return;
+	cap->frame_ops = 1;
+	cap->frame_ops_all = all_frames;
+	cap->frame_ops_user = user_code;
+}
+
+/* The frame id stack's op names: its innermost Python frame of the user's
+ * code, else of a package (memprof/pyfile.h; with all_frames, its
+ * innermost Python frame); 0 when it has none. */
+static uint32_t op_frame(const mp_capture_t *cap, uint32_t stack)
+{
+	const uint64_t *pcs;
+	const char *fn, *file;
+	uint32_t n, i, line, pkg = 0;
+	int kind;
+
+	if (mp_capture_stack(cap, stack, &pcs, &n))
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!(pcs[i] & MP_STACK_FRAME_TAG) || mp_capture_frame(cap, pcs[i], &fn, &file, &line, &kind) ||
+		    kind != MP_FRAME_PYTHON || !file[0])
+			continue;
+		if (cap->frame_ops_all)
+			return (uint32_t)(pcs[i] & ~MP_STACK_FRAME_TAG);
+		kind = mp_pyfile_kind(file, cap->frame_ops_user);
+		if (kind == MP_PYFILE_USER)
+			return (uint32_t)(pcs[i] & ~MP_STACK_FRAME_TAG);
+		if (kind == MP_PYFILE_PACKAGE && !pkg)
+			pkg = (uint32_t)(pcs[i] & ~MP_STACK_FRAME_TAG);
+	}
+	return pkg;
+}
+
+/* Frame f's label, "function (file:line)", made once; 0 or -ENOMEM. */
+static int frame_label(mp_capture_t *cap, uint32_t f)
+{
+	size_t cap_l = cap->cap_frame_label, len;
+	const char *fn, *file;
+	uint32_t line;
+	int kind;
+
+	if (grow((void **)&cap->frame_label, &cap_l, cap->niframes, sizeof(char *)))
+		return -ENOMEM;
+	if (cap_l > cap->cap_frame_label)
+		memset(cap->frame_label + cap->cap_frame_label, 0, (cap_l - cap->cap_frame_label) * sizeof(char *));
+	cap->cap_frame_label = (uint32_t)cap_l;
+	if (cap->frame_label[f - 1])
+		return 0;
+	mp_capture_frame(cap, MP_STACK_FRAME_TAG | f, &fn, &file, &line, &kind);
+	len = strlen(fn) + strlen(file) + 24;
+	if (!(cap->frame_label[f - 1] = malloc(len)))
+		return -ENOMEM;
+	if (line)
+		snprintf(cap->frame_label[f - 1], len, "%s (%s:%" PRIu32 ")", fn[0] ? fn : "?", file, line);
+	else
+		snprintf(cap->frame_label[f - 1], len, "%s (%s)", fn[0] ? fn : "?", file);
+	return 0;
+}
+
+uint32_t mp__stack_op(mp_capture_t *cap, uint32_t stack)
+{
+	size_t cap_s = cap->cap_stack_op;
+	uint32_t f;
+
+	if (stack == 0 || stack > cap->nstacks)
+		return 0;
+	if (stack > cap->cap_stack_op) {
+		if (grow((void **)&cap->stack_op, &cap_s, cap->nstacks, sizeof(uint32_t)))
+			return 0;
+		memset(cap->stack_op + cap->cap_stack_op, 0, (cap_s - cap->cap_stack_op) * sizeof(uint32_t));
+		cap->cap_stack_op = (uint32_t)cap_s;
+	}
+	if (!cap->stack_op[stack - 1]) {
+		f = op_frame(cap, stack);
+		cap->stack_op[stack - 1] = f && !frame_label(cap, f) ? MP_FRAME_OP_BASE | f : MP_FRAME_OP_NONE;
+	}
+	return cap->stack_op[stack - 1] == MP_FRAME_OP_NONE ? 0 : cap->stack_op[stack - 1];
+}
+
+const char *mp__frame_op_label(const mp_capture_t *cap, uint32_t id)
+{
+	uint32_t f = id & ~MP_FRAME_OP_BASE;
+
+	return f && f <= cap->cap_frame_label && cap->frame_label[f - 1] ? cap->frame_label[f - 1] : "";
+}
+
 void mp__stacks_release(mp_capture_t *cap)
 {
+	for (uint32_t i = 0; i < cap->cap_frame_label; i++)
+		free(cap->frame_label[i]);
+	free(cap->frame_label);
+	free(cap->stack_op);
 	free(cap->iframes);
 	uint32_t i;
 

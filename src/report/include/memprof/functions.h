@@ -2,10 +2,15 @@
  * for captures recorded with call stacks (`memprof record --stacks`).
  *
  * The "allocating function" of an allocation is the innermost frame of its
- * stack that is neither inside memprof's preload library nor an allocator
- * entry point (malloc, calloc, realloc, operator new, strdup, ...): the
- * code that asked for the memory. Frames are symbolized offline, now, from
- * the objects on disk (see docs/report.md, "Allocations by function").
+ * stack in the user's code: a Python frame of the user's (not the standard
+ * library's, not an installed package's) when the stack holds Python
+ * frames (format 2.2), else the innermost frame that is neither inside
+ * memprof's preload library, nor an allocator entry point (malloc, calloc,
+ * realloc, operator new, strdup, ...), nor the interpreter's: the code that
+ * asked for the memory (the rule: src/report/userframe.c). Native frames
+ * are symbolized offline, now, from the objects on disk; Python frames
+ * are named by the capture (see docs/report.md, "Allocations by
+ * function").
  *
  * PyTorch snapshots name the allocating frame themselves (the event's op):
  * mp_functions_compute_ops() groups by it.
@@ -30,16 +35,26 @@ extern "C" {
 #endif
 
 typedef struct mp_func_frame {
-	uint64_t address;     /* the return address as recorded */
-	const char *function; /* symbol, or NULL when unknown */
-	const char *object;   /* path of the object holding it, or NULL */
-	uint64_t offset;      /* address - the object's load bias */
+	uint64_t address;     /* the return address as recorded (an interpreter frame: the tagged value) */
+	const char *function; /* symbol, a Python function, or NULL when unknown */
+	const char *object;   /* path of the object holding it, or NULL (always for a Python frame) */
+	uint64_t offset;      /* address - the object's load bias (0 for a Python frame) */
+	const char *file;     /* a Python frame's file, else NULL */
+	uint32_t line;        /* a Python frame's line (0: unknown) */
+	int kind;             /* mp_frame_kind_t: MP_FRAME_NATIVE, MP_FRAME_PYTHON */
 } mp_func_frame_t;
 
 typedef struct mp_func_row {
 	uint32_t memory;          /* memory id */
-	const char *function;     /* "alloc_a", "libfoo.so+0x1234" without a symbol, "(no stack)" */
-	const char *object;       /* path of the object holding it, "" when unknown */
+	const char *function;     /* "alloc_a", "libfoo.so+0x1234" without a symbol, "(no stack)"; a Python
+				     frame's function ("main") */
+	const char *object;       /* path of the object holding it, "" when unknown or a Python frame */
+	const char *file;         /* a Python frame's file, "" for the others */
+	uint32_t line;            /* a Python frame's line, 0 for the others (and when unknown) */
+	int kind;                 /* mp_frame_kind_t: MP_FRAME_PYTHON, MP_FRAME_NATIVE, MP_FRAME_UNKNOWN
+				     ("(no stack)", a PyTorch snapshot's op) */
+	const char *label;        /* what people read: "main (/home/u/train.py:12)" for a Python frame,
+				     else function */
 	uint64_t allocations;     /* ALLOC events (a realloc counts one) */
 	uint64_t requested_bytes; /* their requested bytes, summed */
 	uint64_t failed;          /* failed allocations */
@@ -57,6 +72,17 @@ typedef struct mp_functions mp_functions_t;
  * with mp_functions_free), MP_ENODATA when src has no call stacks (*out
  * NULL), or the source's error with diag filled. */
 int mp_functions_compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver, mp_diag_t *diag);
+/* Which frame is the allocating one (docs/report.md "Allocations by
+ * function"; the same options as PyTorch snapshots', docs/torch.md). */
+typedef struct mp_functions_options {
+	int all_frames;        /* --all-frames: the innermost frame that is neither memprof's nor an
+				  allocator entry point, whatever code it is */
+	const char *user_code; /* --user-code: more Python files that are the user's (memprof/pyfile.h),
+				  or NULL */
+} mp_functions_options_t;
+/* mp_functions_compute with options (NULL: the defaults, all zero). */
+int mp_functions_compute_opts(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver,
+			      const mp_functions_options_t *opts, mp_diag_t *diag);
 /* The same for a source whose events' op already names the allocating
  * frame (PyTorch snapshots: the innermost frame of the user's code,
  * docs/torch.md): rows by (memory id, op), every memory id kept, no stacks

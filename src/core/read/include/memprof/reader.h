@@ -128,6 +128,16 @@ int mp_capture_stack(const mp_capture_t *cap, uint32_t id, const uint64_t **pcs,
 int mp_capture_frame(const mp_capture_t *cap, uint64_t value, const char **function, const char **file,
 		     uint32_t *line, int *kind);
 
+/* From now on, an allocation (ALLOC, ALLOC_FAILED, REALLOC) that has a
+ * stack but no op gets as its op the stack's innermost Python frame of the
+ * user's code, else of an installed package (format 2.2; the rule of
+ * memprof/pyfile.h, user_code its --user-code list, borrowed, or NULL;
+ * all_frames: the innermost Python frame), a string id that
+ * mp_source_string names "function (file:line)": what the report's
+ * breakdown, leaks and OOM tables group by, as a PyTorch snapshot's ops.
+ * Stacks without such a frame keep no op. Before reading events. */
+void mp_capture_set_frame_ops(mp_capture_t *cap, int all_frames, const char *user_code);
+
 /* The loaded objects described so far, in file order. Borrowed. */
 size_t mp_capture_module_count(const mp_capture_t *cap);
 const mp_capture_module_t *mp_capture_module(const mp_capture_t *cap, size_t i);

@@ -140,10 +140,15 @@ int mp_writer_stack(mp_writer_t *w, const uint64_t *pcs, uint32_t n, uint32_t *i
  * mp_writer_frame interns (function, file, line, kind) -- function and
  * file are string ids from mp_writer_intern, kind an mp_frame_kind_t
  * (MP_FRAME_PYTHON) -- and returns the value to put in the stack, or 0 when
- * it could not be stored (out of memory, or -EDEADLK as mp_writer_stack).
- * Lock-free when the frame was seen before; the first sight takes the defs
- * mutex and queues the FRAME definition, so it is written before any stack
- * that holds it. Never calls malloc. */
+ * it could not be stored (out of memory; the defs mutex stayed taken for
+ * 20 ms, as mp_writer_stack's -EDEADLK; a kind beyond MP_FRAME_KIND_MAX or
+ * a string id the writer never gave). Frame ids are 1, 2, 3, ... in the
+ * order frames are first seen; equal tuples get the same value, from any
+ * thread. Lock-free when the frame was seen before (a few tens of ns); the
+ * first sight takes the defs mutex and queues the FRAME definition, so it
+ * is written before any stack that holds it (call it before
+ * mp_writer_stack). Never calls malloc. A stack of such values only does
+ * not make mp_writer_stack refresh the module map. */
 /* MP_STACK_FRAME_TAG (1ull << 63) is in <memprof/format.h>, which this
  * header includes (readers need it too). */
 uint64_t mp_writer_frame(mp_writer_t *w, uint32_t function, uint32_t file, uint32_t line, int kind);
