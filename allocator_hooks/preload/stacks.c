@@ -34,6 +34,7 @@
 
 int mp__stacks_on;
 static int use_fp;
+static int use_cache = 1; /* MEMPROF_STACKS_CACHE=0: unwind every time (stackcache.c) */
 static int depth = MP_STACK_DEPTH;
 static uint64_t self_lo, self_hi; /* this library's segments: frames to drop */
 
@@ -77,6 +78,8 @@ void mp__stacks_configure(void)
 #else
 	use_fp = 1;
 #endif
+	v = getenv("MEMPROF_STACKS_CACHE");
+	use_cache = !(v && !strcmp(v, "0"));
 	if (d && *d) {
 		long n = strtol(d, NULL, 10);
 		if (n >= 1 && n <= MP_STACK_DEPTH)
@@ -145,9 +148,19 @@ void mp__stacks_record(void)
 	uint64_t raw[MP_STACK_DEPTH + 16];
 	int n, skip = 0, max = depth + 16;
 	uint32_t id;
+#ifdef MEMPROF_HAVE_LIBUNWIND
+	uint64_t start[3] = {0, 0, 0};
+	int fill = 0;
+#endif
 
 #ifdef MEMPROF_HAVE_LIBUNWIND
-	if (!use_fp) {
+	if (!use_fp && use_cache) {
+		if (mp__stackcache_hit(mp__writer, self_lo, self_hi, &id, start)) {
+			mp_writer_next_stack(mp__writer, id); /* the same stack as last time here */
+			return;
+		}
+		n = mp__stackcache_walk(start, raw, max, &fill);
+	} else if (!use_fp) {
 		void *ips[MP_STACK_DEPTH + 16];
 		int i;
 		n = unw_backtrace(ips, max);
@@ -163,6 +176,10 @@ void mp__stacks_record(void)
 		n = depth;
 	if (n <= 0)
 		return;
-	if (mp_writer_stack(mp__writer, raw + skip, (uint32_t)n, &id) == 0)
+	if (mp_writer_stack(mp__writer, raw + skip, (uint32_t)n, &id) == 0) {
+#ifdef MEMPROF_HAVE_LIBUNWIND
+		mp__stackcache_put(mp__writer, start, fill, id);
+#endif
 		mp_writer_next_stack(mp__writer, id);
+	}
 }
