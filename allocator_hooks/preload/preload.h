@@ -321,6 +321,8 @@ void mp__stacks_record(void);
 int mp__stackcache_hit(mp_writer_t *w, uint64_t lo, uint64_t hi, uint32_t *id, uint64_t start[3]);
 int mp__stackcache_walk(const uint64_t start[3], uint64_t *pcs, int max, int *fill);
 void mp__stackcache_put(mp_writer_t *w, const uint64_t start[3], int fill, uint32_t id);
+/* unw_backtrace into pcs (at most max), in a frame of its own. */
+int mp__stackcache_backtrace(uint64_t *pcs, int max);
 
 /* ---- host regions (regions.c) ---- */
 

@@ -130,35 +130,28 @@ static int add_cell(sc_entry_t *e, unw_cursor_t *c, int reg, uint64_t sp0)
 	return 0;
 }
 
-int mp__stackcache_walk(const uint64_t start[3], uint64_t *pcs, int max, int *fill)
+/* unw_backtrace into pcs. Each walk in a frame of its own, so that the
+ * cursor walk's context and cursor and this array are never on the
+ * stack together: the hooks run on the program's threads, some of them
+ * of 16 KiB (docs/hooks.md, "Threads with small stacks"). */
+__attribute__((noinline)) int mp__stackcache_backtrace(uint64_t *pcs, int max)
+{
+	void *ips[MP_STACK_DEPTH + 16];
+	int i, n = unw_backtrace(ips, max);
+
+	for (i = 0; i < n; i++)
+		pcs[i] = (uint64_t)(uintptr_t)ips[i];
+	return n;
+}
+
+/* The cursor walk: pcs as unw_backtrace's, and the entry's cells. */
+static __attribute__((noinline)) int cursor_walk(const uint64_t start[3], uint64_t *pcs, int max, int *fill)
 {
 	unw_context_t ctx;
 	unw_cursor_t c;
 	sc_entry_t *e;
-	int n = 0, found = 0, ok = 1, step, k;
+	int n = 0, found = 0, ok = 1, step;
 
-	*fill = 0;
-	for (k = 0; k < SC_ENTRIES && start[0]; k++)
-		if (sc.missed[k] == (start[0] ^ start[1]))
-			break;
-	/* A start not among the latest misses, or more fills than the hits
-	 * pay for (a call site under more outer stacks than the entries hold):
-	 * a walk without save locations. The cursor walk costs about 60
-	 * unw_backtrace's (alloc_bench, every allocation so: 7-8 CPU-us a
-	 * walk against 0.12, a third of it in the kernel), so after 16 fills
-	 * a thread fills once per 256 hits at most, and a program whose
-	 * stacks never repeat pays little more than before. */
-	if (!start[0] || k == SC_ENTRIES || (sc.fills >= 16 && sc.hits < 256 * sc.fills)) {
-		void *ips[MP_STACK_DEPTH + 16];
-		int i;
-		if (start[0])
-			sc.missed[sc.nmissed++ % SC_ENTRIES] = start[0] ^ start[1];
-		n = unw_backtrace(ips, max);
-		for (i = 0; i < n; i++)
-			pcs[i] = (uint64_t)(uintptr_t)ips[i];
-		return n;
-	}
-	sc.missed[k] = 0; /* filled: a miss again starts over */
 	if (unw_getcontext(&ctx) || unw_init_local(&c, &ctx) < 0)
 		return 0;
 	sc.filling = sc.next++ % SC_ENTRIES;
@@ -194,6 +187,30 @@ int mp__stackcache_walk(const uint64_t start[3], uint64_t *pcs, int max, int *fi
 		*fill = 1;
 	}
 	return n;
+}
+
+int mp__stackcache_walk(const uint64_t start[3], uint64_t *pcs, int max, int *fill)
+{
+	int k;
+
+	*fill = 0;
+	for (k = 0; k < SC_ENTRIES && start[0]; k++)
+		if (sc.missed[k] == (start[0] ^ start[1]))
+			break;
+	/* A start not among the latest misses, or more fills than the hits
+	 * pay for (a call site under more outer stacks than the entries hold):
+	 * a walk without save locations. The cursor walk costs about 60
+	 * unw_backtrace's (alloc_bench, every allocation so: 7-8 CPU-us a
+	 * walk against 0.12, a third of it in the kernel), so after 16 fills
+	 * a thread fills once per 256 hits at most, and a program whose
+	 * stacks never repeat pays little more than before. */
+	if (!start[0] || k == SC_ENTRIES || (sc.fills >= 16 && sc.hits < 256 * sc.fills)) {
+		if (start[0])
+			sc.missed[sc.nmissed++ % SC_ENTRIES] = start[0] ^ start[1];
+		return mp__stackcache_backtrace(pcs, max);
+	}
+	sc.missed[k] = 0; /* filled: a miss again starts over */
+	return cursor_walk(start, pcs, max, fill);
 }
 
 void mp__stackcache_put(mp_writer_t *w, const uint64_t start[3], int fill, uint32_t id)

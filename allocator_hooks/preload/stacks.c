@@ -161,11 +161,7 @@ void mp__stacks_record(void)
 		}
 		n = mp__stackcache_walk(start, raw, max, &fill);
 	} else if (!use_fp) {
-		void *ips[MP_STACK_DEPTH + 16];
-		int i;
-		n = unw_backtrace(ips, max);
-		for (i = 0; i < n; i++)
-			raw[i] = (uint64_t)(uintptr_t)ips[i];
+		n = mp__stackcache_backtrace(raw, max);
 	} else
 #endif
 		n = walk_fp(raw, max);
