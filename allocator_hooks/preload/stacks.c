@@ -155,6 +155,9 @@ void mp__stacks_record(void)
 
 #ifdef MEMPROF_HAVE_LIBUNWIND
 	if (!use_fp && use_cache) {
+		/* The id of the whole stack as unwound: a stack that gets
+		 * interpreter frames added after the native ones must not take
+		 * it (the cache knows the native frames only). */
 		if (mp__stackcache_hit(mp__writer, self_lo, self_hi, &id, start)) {
 			mp_writer_next_stack(mp__writer, id); /* the same stack as last time here */
 			return;
