@@ -385,6 +385,20 @@ void mp__py_start(void);
  * frames have been seen. */
 int mp__py_walk(mp_writer_t *w, uint64_t *out, int max, uint8_t *groups, int *ngroups);
 
+/* The thread's cache of stack ids by unwind start (stackcache.c; with
+ * libunwind). hit: 1 and *id when the hook's caller's state (start: pc,
+ * sp, rbp at the call into this library [lo, hi), found from its own
+ * frame-pointer chain; start[0] = 0 when not found) and every stack cell
+ * the unwind read last time are as they were. walk: on a miss, unwind
+ * into pcs (at most max, innermost first, this library's frames
+ * included); *fill = 1 when the walk can be cached: then
+ * mp__stackcache_put(w, start, 1, id) with the stack's id. */
+int mp__stackcache_hit(mp_writer_t *w, uint64_t lo, uint64_t hi, uint32_t *id, uint64_t start[3]);
+int mp__stackcache_walk(const uint64_t start[3], uint64_t *pcs, int max, int *fill);
+void mp__stackcache_put(mp_writer_t *w, const uint64_t start[3], int fill, uint32_t id);
+/* unw_backtrace into pcs (at most max), in a frame of its own. */
+int mp__stackcache_backtrace(uint64_t *pcs, int max);
+
 /* ---- host regions (regions.c) ---- */
 
 /* Called after a successful allocation / before and after a free of p on

@@ -36,6 +36,7 @@
 
 int mp__stacks_on;
 static int use_fp;
+static int use_cache = 1; /* MEMPROF_STACKS_CACHE=0: unwind every time (stackcache.c) */
 static int depth = MP_STACK_DEPTH;
 static uint64_t self_lo, self_hi; /* this library's segments: frames to drop */
 
@@ -79,6 +80,8 @@ void mp__stacks_configure(void)
 #else
 	use_fp = 1;
 #endif
+	v = getenv("MEMPROF_STACKS_CACHE");
+	use_cache = !(v && !strcmp(v, "0"));
 	if (d && *d) {
 		long n = strtol(d, NULL, 10);
 		if (n >= 1 && n <= MP_STACK_DEPTH)
@@ -196,14 +199,26 @@ void mp__stacks_record(void)
 {
 	uint64_t raw[MP_STACK_DEPTH + 16];
 	int n, skip = 0, max = depth + 16;
+	uint32_t id;
+#ifdef MEMPROF_HAVE_LIBUNWIND
+	uint64_t start[3] = {0, 0, 0};
+	int fill = 0;
+#endif
 
 #ifdef MEMPROF_HAVE_LIBUNWIND
-	if (!use_fp) {
-		void *ips[MP_STACK_DEPTH + 16];
-		int i;
-		n = unw_backtrace(ips, max);
-		for (i = 0; i < n; i++)
-			raw[i] = (uint64_t)(uintptr_t)ips[i];
+	/* The cache knows native frames only. In a Python (mp__py_on) one C
+	 * stack runs many Python stacks -- the eval loop calls Python
+	 * functions without a C call -- so the same native frames under other
+	 * Python frames would take the wrong id: no cache there. */
+	if (!use_fp && use_cache && !mp__py_on) {
+		/* The id of the whole stack as unwound. */
+		if (mp__stackcache_hit(mp__writer, self_lo, self_hi, &id, start)) {
+			mp_writer_next_stack(mp__writer, id); /* the same stack as last time here */
+			return;
+		}
+		n = mp__stackcache_walk(start, raw, max, &fill);
+	} else if (!use_fp) {
+		n = mp__stackcache_backtrace(raw, max);
 	} else
 #endif
 		n = walk_fp(raw, max);
@@ -216,7 +231,14 @@ void mp__stacks_record(void)
 	}
 	if (n > depth)
 		n = depth;
-	record(raw + skip, n);
+	if (n <= 0)
+		return;
+	if (mp_writer_stack(mp__writer, raw + skip, (uint32_t)n, &id) == 0) {
+#ifdef MEMPROF_HAVE_LIBUNWIND
+		mp__stackcache_put(mp__writer, start, fill, id);
+#endif
+		mp_writer_next_stack(mp__writer, id);
+	}
 }
 
 void mp__stacks_record_python(void)

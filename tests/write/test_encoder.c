@@ -274,7 +274,7 @@ static void test_encoder_run_matches_general(void **state)
 	memset(&clock, 0, sizeof(clock));
 	for (i = 0; i < 300; i++)
 		pool[i] = 0x7f0000100000ull + (rnd() % 4096) * (i % 7 ? 16 : 8);
-	while (nw < sizeof(ring) / 8 - 16 - 5 * 400) {
+	while (nw < sizeof(ring) / 8 - 16 - 11 * 400) {
 		uint64_t x = rnd(), a = pool[x % 300], req = 16 + (x >> 20) % 5000, w0;
 		unsigned kind;
 		int64_t d = diffs[(x >> 40) & 3];
@@ -296,6 +296,12 @@ static void test_encoder_run_matches_general(void **state)
 			continue;
 		}
 		kind = (x >> 8) % 16 < 7 ? MP_REC_ALLOC : (x >> 8) % 16 < 14 ? MP_REC_FREE : MP_REC_REALLOC;
+		/* --stacks: a STACK record before most allocations (an id of
+		 * 2^28 or more now and then) */
+		if (kind != MP_REC_FREE && (x >> 39) % 4 != 0) {
+			ring[nw++] = W0(MP_REC_STACK, 0, 0);
+			ring[nw++] = (x >> 42) % 61 == 0 ? (1ull << 28) + 5 : 1 + (x >> 12) % 40;
+		}
 		w0 = W0(kind, mem, d);
 		if ((x >> 38) % 101 == 0 && kind != MP_REC_FREE)
 			w0 = W0(kind, mem, 0) | MP_RING_WIDE;
@@ -308,6 +314,13 @@ static void test_encoder_run_matches_general(void **state)
 			if (w0 & MP_RING_WIDE)
 				ring[nw++] = req + 40;
 		}
+	}
+	/* STACK and ALLOC records in pairs, more STACK records than a batch
+	 * of the batched loop has timed records */
+	for (i = 0; i < 400; i++) {
+		t += 5;
+		ring[nw++] = W0(MP_REC_STACK, 0, 0), ring[nw++] = 1 + i % 3;
+		ring[nw++] = W0(MP_REC_ALLOC, 0, 0), ring[nw++] = t, ring[nw++] = pool[i % 300], ring[nw++] = 48;
 	}
 	/* REALLOCs in a row, more than a batch of the batched loop holds */
 	for (i = 0; i < 400; i++) {

@@ -89,16 +89,16 @@ static inline __attribute__((always_inline)) int encode(mp_chunk_encoder_t *e, c
 		unsigned kind, k, mem, tg;
 
 		if (r < lim) {
-			run_t rs = {ctag, ctime, caddr, cidx, csize, time, addr, nallocs, nfrees, 0};
+			run_t rs = {ctag, ctime, caddr, cidx, csize, cmisc, time, addr, nallocs, nfrees, 0};
 #ifdef HAVE_BMI2_VARIANT
 			if (bmi2)
 				r = mp__chunkenc_run_bmi2(&rs, r, lim, end, memkey, table, gen, (unsigned)ages, reuse, &ccache);
 			else
 #endif
 				r = mp__chunkenc_run_plain(&rs, r, lim, end, memkey, table, gen, (unsigned)ages, reuse, &ccache);
-			ctag = rs.tag, ctime = rs.time, caddr = rs.addr, cidx = rs.idx, csize = rs.size;
+			ctag = rs.tag, ctime = rs.time, caddr = rs.addr, cidx = rs.idx, csize = rs.size, cmisc = rs.misc;
 			time = rs.last_time, addr = rs.last_addr, nallocs = rs.nallocs, nfrees = rs.nfrees;
-			events += rs.reallocs;
+			events += rs.extra;
 			if (r >= stop)
 				break;
 		}

@@ -208,14 +208,16 @@ static inline __attribute__((always_inline)) void put_sizes(col_t *c, unsigned *
 /* The state the record loops carry: write cursors, delta bases, counters. */
 typedef struct {
 	uint8_t *tag;
-	col_t time, addr, idx, size;
+	col_t time, addr, idx, size, misc;
 	uint64_t last_time, last_addr;
 	uint32_t nallocs, nfrees;
-	uint64_t reallocs; /* REALLOC records (two events each) */
+	/* events beyond one a record (mod 2^64): + REALLOC records (two
+	 * events each), - STACK records (none) */
+	uint64_t extra;
 } run_t;
 
 /* The batched loop over ALLOC/FREE/REALLOC records of the current memory
- * id (chunkenc_run.c), in two variants: with BMI2 and LZCNT, and portable.
+ * id, and the STACK records between them (--stacks: one before each ALLOC) (chunkenc_run.c), in two variants: with BMI2 and LZCNT, and portable.
  * Encodes records from r on, up to lim, into st; returns where it stopped
  * (the first record it does not take, for the general loop). */
 const uint64_t *mp__chunkenc_run_plain(run_t *st, const uint64_t *r, const uint64_t *lim, const uint64_t *end,
