@@ -1,0 +1,291 @@
+/* cmd_diff.c - `memprof diff A B`: what changed between two inputs of the
+ * same kind -- each memory id's peak, when it happened, reserved bytes,
+ * fragmentation and failed allocations, and what was live at the peak,
+ * grown, shrunk, new and gone -- with a regression gate for CI
+ * (--fail-above). docs/diff.md. */
+#include "cli.h"
+#include "inputs.h"
+#include "runs.h"
+
+#include <memprof/capture.h>
+#include <memprof/diff.h>
+#include <memprof/torch.h>
+#include <memprof/xplane.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_GATES 16
+#define MAX_MAPS 64
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: memprof diff [--fail-above [NAME:|total:]LIMIT]... [--map A_NAME=B_NAME]...\n"
+		"                    [--by-function] [--device ID] [--steps A:B] [--top N] [--json]\n"
+		"                    [--run NAME] [--all-frames] [--user-code LIST] A B\n"
+		"\n"
+		"Compare two inputs of the same kind: two captures or 'memprof record' runs,\n"
+		"two PyTorch snapshots, two xplane captures or TensorBoard log directories.\n"
+		"Per memory id (matched by name): the peak in A and in B and its change, when\n"
+		"each peak happened, reserved bytes and fragmentation at it, failed\n"
+		"allocations; then what was live at the peak, grown, shrunk, new and gone.\n"
+		"\n"
+		"  --fail-above LIMIT  exit 1 when B's peak exceeds A's by more than LIMIT, in\n"
+		"                percent (5%%) or bytes (67108864, 64MiB, 1.5GiB), for every memory\n"
+		"                id; NAME:LIMIT for one (cuda:0:5%%), total:LIMIT for the sum of\n"
+		"                the peaks; may be repeated (each gate is checked)\n"
+		"  --map A_NAME=B_NAME  pair memory ids whose names differ (repeatable)\n"
+		"  --by-function rows by allocating function (captures with stacks, snapshots)\n"
+		"                instead of by op, region, dtype and shape\n"
+		"  --device ID   only this memory id (a number, or a name) in both inputs\n"
+		"  --steps A:B   only steps A to B in both inputs\n"
+		"  --top N       rows per memory id (text default 20, JSON all)\n"
+		"  --json        JSON (fields: docs/diff.md)\n"
+		"  --run NAME    the run of TensorBoard log directories (default: the newest)\n"
+		"  --all-frames, --user-code LIST  PyTorch snapshots' ops, as in 'memprof report'\n"
+		"\n"
+		"exit codes: 0 no regression, 1 a --fail-above gate failed (one line per\n"
+		"            memory id on stderr) or the analysis failed, 2 usage (bad option,\n"
+		"            inputs of different kinds, no memory id in common), 3 file not\n"
+		"            readable, 4 not a capture or corrupted\n");
+}
+
+/* The kind of an opened input, as the diff names it. */
+static const char *kind_of(const mp_source_t *src)
+{
+	if (mp_torch_is_source(src))
+		return "snapshot";
+	if (mp_xplane_is_source(src))
+		return "xplane";
+	return "capture";
+}
+
+static int looks_hlo(const char *path)
+{
+	size_t n = strlen(path);
+
+	return (n > 7 && !strcmp(path + n - 7, ".hlo.pb")) || (n > 13 && !strcmp(path + n - 13, ".hlo_proto.pb"));
+}
+
+/* Open one side: its run expanded, one input (never read together with
+ * the other side's xplane files). */
+static int open_side(cli_inputs_t *ci, cli_runs_t *runs, char *path, const cli_run_select_t *sel,
+		     const cli_inputs_options_t *io)
+{
+	int rc = cli_runs_expand(runs, &path, 1, sel);
+
+	if (rc != MP_EXIT_OK)
+		return rc;
+	if (runs->nfiles != 1) {
+		mp_cli_error("'%s': one capture per side (a run gives its main process, or --pid N)", path);
+		return MP_EXIT_USAGE;
+	}
+	rc = cli_inputs_open(ci, runs->files, 1, io);
+	if (rc == MP_EXIT_OK && ci->n == 0) {
+		mp_cli_error("'%s': no memory events to compare", path);
+		return MP_EXIT_FAILURE;
+	}
+	return rc;
+}
+
+static void say_names(char *buf, size_t n, const char *const *v, size_t count)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < count && used < n; i++) {
+		int w = snprintf(buf + used, n - used, "%s'%s'", i ? ", " : "", v[i]);
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+	if (!count)
+		snprintf(buf, n, "none");
+}
+
+/* No common memory id: one line naming both lists. */
+static int no_common(const mp_diff_t *d, const char *pa, const char *pb)
+{
+	const char *const *va, *const *vb;
+	size_t na = mp_diff_only_a(d, &va), nb = mp_diff_only_b(d, &vb);
+	char la[1024], lb[1024];
+
+	say_names(la, sizeof(la), va, na);
+	say_names(lb, sizeof(lb), vb, nb);
+	mp_cli_error("no memory id in common: '%s' has %s; '%s' has %s (pair them with --map A_NAME=B_NAME)", pa, la,
+		     pb, lb);
+	return MP_EXIT_USAGE;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	enum { O_FAIL = 256, O_MAP, O_FUNCS, O_DEVICE, O_STEPS, O_TOP, O_JSON, O_RUN, O_ALL_FRAMES, O_USER_CODE };
+	static const struct option longopts[] = {
+		{"fail-above", required_argument, NULL, O_FAIL}, {"map", required_argument, NULL, O_MAP},
+		{"by-function", no_argument, NULL, O_FUNCS},    {"device", required_argument, NULL, O_DEVICE},
+		{"steps", required_argument, NULL, O_STEPS},    {"top", required_argument, NULL, O_TOP},
+		{"json", no_argument, NULL, O_JSON},            {"run", required_argument, NULL, O_RUN},
+		{"all-frames", no_argument, NULL, O_ALL_FRAMES}, {"user-code", required_argument, NULL, O_USER_CODE},
+		{"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0},
+	};
+	mp_diff_gate_t gates[MAX_GATES];
+	const char *maps[MAX_MAPS];
+	size_t ngates = 0, nmaps = 0;
+	mp_solver_options_t sopt;
+	mp_xplane_input_options_t xin = {NULL, 0};
+	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0, NULL, 0, 0};
+	cli_run_select_t sel = {0, 0, 0};
+	cli_inputs_t ca, cb;
+	cli_runs_t ra = {0}, rb = {0};
+	mp_diff_t *d = NULL;
+	uint32_t top = 0;
+	int json = 0, by_function = 0, c, rc;
+	char why[512];
+
+	mp_solver_options_init(&sopt);
+	sopt.timeline = 0;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_FAIL:
+			if (ngates == MAX_GATES) {
+				mp_cli_error("at most %d --fail-above gates", MAX_GATES);
+				return MP_EXIT_USAGE;
+			}
+			if (mp_diff_gate_parse(optarg, &gates[ngates], why, sizeof(why)) < 0) {
+				mp_cli_error("%s", why);
+				return MP_EXIT_USAGE;
+			}
+			ngates++;
+			break;
+		case O_MAP:
+			if (nmaps == MAX_MAPS) {
+				mp_cli_error("at most %d --map pairs", MAX_MAPS);
+				return MP_EXIT_USAGE;
+			}
+			maps[nmaps++] = optarg;
+			break;
+		case O_FUNCS:
+			by_function = 1;
+			break;
+		case O_DEVICE:
+			io.device = optarg;
+			break;
+		case O_STEPS:
+			if (cli_parse_steps(optarg, &sopt.step_first, &sopt.step_last) < 0) {
+				mp_cli_error("invalid --steps range '%s' (expected A:B with 0 <= A <= B)", optarg);
+				return MP_EXIT_USAGE;
+			}
+			sopt.steps_set = 1;
+			break;
+		case O_TOP:
+			if (cli_parse_u32(optarg, &top) < 0 || top == 0) {
+				mp_cli_error("invalid --top '%s' (expected a positive number)", optarg);
+				return MP_EXIT_USAGE;
+			}
+			break;
+		case O_JSON:
+			json = 1;
+			break;
+		case O_RUN:
+			xin.run = optarg;
+			break;
+		case O_ALL_FRAMES:
+			io.torch_all_frames = 1;
+			break;
+		case O_USER_CODE:
+			if (cli_parse_user_code(optarg, &io.torch_user_code) != MP_EXIT_OK)
+				return MP_EXIT_USAGE;
+			break;
+		case 'h':
+			usage(stdout);
+			return MP_EXIT_OK;
+		default:
+			mp_cli_error("unknown or incomplete option '%s' (see 'memprof diff --help')", argv[optind - 1]);
+			return MP_EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2) {
+		mp_cli_error("expected two inputs, A and B (see 'memprof diff --help'), got %d", argc - optind);
+		return MP_EXIT_USAGE;
+	}
+	if (looks_hlo(argv[optind]) || looks_hlo(argv[optind + 1])) {
+		mp_cli_error("HLO modules are not compared yet: 'memprof hlo' reports each one");
+		return MP_EXIT_USAGE;
+	}
+	io.solver = &sopt;
+	io.xplane = &xin;
+	io.functions = by_function;
+	memset(&ca, 0, sizeof(ca));
+	memset(&cb, 0, sizeof(cb));
+	if ((rc = open_side(&ca, &ra, argv[optind], &sel, &io)) != MP_EXIT_OK ||
+	    (rc = open_side(&cb, &rb, argv[optind + 1], &sel, &io)) != MP_EXIT_OK)
+		goto out;
+	{
+		const char *ka = kind_of(ca.sources[0]), *kb = kind_of(cb.sources[0]);
+		mp_diff_options_t dopt = {by_function, maps, nmaps};
+		int err;
+
+		if (strcmp(ka, kb)) {
+			mp_cli_error("'%s' is a %s and '%s' a %s: diff compares two inputs of the same kind", ca.paths[0], ka,
+				     cb.paths[0], kb);
+			rc = MP_EXIT_USAGE;
+			goto out;
+		}
+		err = mp_diff_compute(&d, &ca.in[0], &cb.in[0], ca.functions[0], cb.functions[0], ka, &dopt, why,
+				      sizeof(why));
+		if (err == MP_EUSAGE) {
+			mp_cli_error("%s", why);
+			rc = MP_EXIT_USAGE;
+			goto out;
+		}
+		if (err < 0) {
+			mp_cli_error("out of memory");
+			rc = MP_EXIT_FAILURE;
+			goto out;
+		}
+		if (mp_diff_count(d) == 0) {
+			rc = no_common(d, ca.paths[0], cb.paths[0]);
+			goto out;
+		}
+		if (ngates && mp_diff_gate_check(d, gates, ngates, NULL) == MP_EUSAGE) {
+			(void)mp_diff_gate_check(d, gates, ngates, stderr); /* names the gate */
+			rc = MP_EXIT_USAGE;
+			goto out;
+		}
+		if (json) {
+			json_t *doc = mp_diff_json(d, top, gates, ngates);
+			if (!doc) {
+				mp_cli_error("out of memory");
+				rc = MP_EXIT_FAILURE;
+				goto out;
+			}
+			err = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+			json_decref(doc);
+			if (err < 0 || fputc('\n', stdout) == EOF || fflush(stdout) == EOF)
+				err = errno ? -errno : -EIO;
+		} else {
+			err = mp_diff_text(stdout, d, top);
+		}
+		if (err < 0) {
+			mp_cli_error("writing the diff: %s", mp_strerror(err));
+			rc = MP_EXIT_IO;
+			goto out;
+		}
+		if (ngates) {
+			int failed = mp_diff_gate_check(d, gates, ngates, stderr);
+			rc = failed == MP_EUSAGE ? MP_EXIT_USAGE : failed ? MP_EXIT_FAILURE : MP_EXIT_OK;
+		}
+	}
+out:
+	mp_diff_free(d);
+	cli_inputs_close(&ca);
+	cli_inputs_close(&cb);
+	cli_runs_free(&ra);
+	cli_runs_free(&rb);
+	return rc;
+}
