@@ -63,6 +63,12 @@ static const char *kind_of(const mp_source_t *src)
 	return "capture";
 }
 
+static const char *kind_words(const char *kind)
+{
+	return !strcmp(kind, "snapshot") ? "a PyTorch snapshot" : !strcmp(kind, "xplane") ? "an xplane profile"
+											: "a memprof capture";
+}
+
 static int looks_hlo(const char *path)
 {
 	size_t n = strlen(path);
@@ -231,8 +237,8 @@ int cmd_diff(int argc, char **argv)
 		int err;
 
 		if (strcmp(ka, kb)) {
-			mp_cli_error("'%s' is a %s and '%s' a %s: diff compares two inputs of the same kind", ca.paths[0], ka,
-				     cb.paths[0], kb);
+			mp_cli_error("'%s' is %s and '%s' %s: diff compares two inputs of the same kind", ca.paths[0],
+				     kind_words(ka), cb.paths[0], kind_words(kb));
 			rc = MP_EXIT_USAGE;
 			goto out;
 		}

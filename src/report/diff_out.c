@@ -70,9 +70,10 @@ static void row_text(FILE *out, const mp_diff_row_t *r)
 		mp_diff_kind_name(r->kind));
 	if (r->function)
 		fprintf(out, "%s\n", r->function[0] ? r->function : "(unknown)");
-	else
-		fprintf(out, "%s  %s  %s  %s%s%s\n", r->op[0] ? r->op : "(no op)", r->region, r->dtype[0] ? r->dtype : "-",
-			r->shape[0] ? r->shape : "-", r->metadata ? "  " : "", r->metadata ? r->metadata : "");
+	else /* the key's fields that say something; PyTorch snapshots have only the op */
+		fprintf(out, "%s%s%s%s%s%s%s%s%s\n", r->op[0] ? r->op : "(no op)", strcmp(r->region, "unknown") ? "  " : "",
+			strcmp(r->region, "unknown") ? r->region : "", r->dtype[0] ? "  " : "", r->dtype,
+			r->shape[0] ? "  " : "", r->shape, r->metadata ? "  " : "", r->metadata ? r->metadata : "");
 }
 
 static void memory_text(FILE *out, const mp_diff_memory_t *m, uint32_t top, int by_function)
