@@ -4,6 +4,7 @@
  * grown, shrunk, new and gone -- with a regression gate for CI
  * (--fail-above). docs/diff.md. */
 #include "cli.h"
+#include "diff_hlo.h"
 #include "inputs.h"
 #include "runs.h"
 
@@ -25,10 +26,11 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: memprof diff [--fail-above [NAME:|total:]LIMIT]... [--map A_NAME=B_NAME]...\n"
 		"                    [--by-function] [--device ID] [--steps A:B] [--top N] [--json]\n"
-		"                    [--run NAME] [--all-frames] [--user-code LIST] A B\n"
+		"                    [--run NAME] [--all-frames] [--user-code LIST] [--module NAME|ID] A B\n"
 		"\n"
 		"Compare two inputs of the same kind: two captures or 'memprof record' runs,\n"
-		"two PyTorch snapshots, two xplane captures or TensorBoard log directories.\n"
+		"two PyTorch snapshots, two xplane captures or TensorBoard log directories,\n"
+		"two HLO modules (*.hlo.pb: the peak working space and the buffers at it).\n"
 		"Per memory id (matched by name): the peak in A and in B and its change, when\n"
 		"each peak happened, reserved bytes and fragmentation at it, failed\n"
 		"allocations; then what was live at the peak, grown, shrunk, new and gone.\n"
@@ -46,6 +48,7 @@ static void usage(FILE *out)
 		"  --json        JSON (fields: docs/diff.md)\n"
 		"  --run NAME    the run of TensorBoard log directories (default: the newest)\n"
 		"  --all-frames, --user-code LIST  PyTorch snapshots' ops, as in 'memprof report'\n"
+		"  --module NAME|ID  the module of HLO files holding several\n"
 		"\n"
 		"exit codes: 0 no regression, 1 a --fail-above gate failed (one line per\n"
 		"            memory id on stderr) or the analysis failed, 2 usage (bad option,\n"
@@ -67,13 +70,6 @@ static const char *kind_words(const char *kind)
 {
 	return !strcmp(kind, "snapshot") ? "a PyTorch snapshot" : !strcmp(kind, "xplane") ? "an xplane profile"
 											: "a memprof capture";
-}
-
-static int looks_hlo(const char *path)
-{
-	size_t n = strlen(path);
-
-	return (n > 7 && !strcmp(path + n - 7, ".hlo.pb")) || (n > 13 && !strcmp(path + n - 13, ".hlo_proto.pb"));
 }
 
 /* Open one side: its run expanded, one input (never read together with
@@ -128,17 +124,18 @@ static int no_common(const mp_diff_t *d, const char *pa, const char *pb)
 
 int cmd_diff(int argc, char **argv)
 {
-	enum { O_FAIL = 256, O_MAP, O_FUNCS, O_DEVICE, O_STEPS, O_TOP, O_JSON, O_RUN, O_ALL_FRAMES, O_USER_CODE };
+	enum { O_FAIL = 256, O_MAP, O_FUNCS, O_DEVICE, O_STEPS, O_TOP, O_JSON, O_RUN, O_ALL_FRAMES, O_USER_CODE, O_MODULE };
 	static const struct option longopts[] = {
 		{"fail-above", required_argument, NULL, O_FAIL}, {"map", required_argument, NULL, O_MAP},
 		{"by-function", no_argument, NULL, O_FUNCS},    {"device", required_argument, NULL, O_DEVICE},
 		{"steps", required_argument, NULL, O_STEPS},    {"top", required_argument, NULL, O_TOP},
 		{"json", no_argument, NULL, O_JSON},            {"run", required_argument, NULL, O_RUN},
 		{"all-frames", no_argument, NULL, O_ALL_FRAMES}, {"user-code", required_argument, NULL, O_USER_CODE},
-		{"help", no_argument, NULL, 'h'},               {NULL, 0, NULL, 0},
+		{"module", required_argument, NULL, O_MODULE},  {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	mp_diff_gate_t gates[MAX_GATES];
-	const char *maps[MAX_MAPS];
+	const char *maps[MAX_MAPS], *module = NULL;
 	size_t ngates = 0, nmaps = 0;
 	mp_solver_options_t sopt;
 	mp_xplane_input_options_t xin = {NULL, 0};
@@ -174,6 +171,9 @@ int cmd_diff(int argc, char **argv)
 				return MP_EXIT_USAGE;
 			}
 			maps[nmaps++] = optarg;
+			break;
+		case O_MODULE:
+			module = optarg;
 			break;
 		case O_FUNCS:
 			by_function = 1;
@@ -219,8 +219,22 @@ int cmd_diff(int argc, char **argv)
 		mp_cli_error("expected two inputs, A and B (see 'memprof diff --help'), got %d", argc - optind);
 		return MP_EXIT_USAGE;
 	}
-	if (looks_hlo(argv[optind]) || looks_hlo(argv[optind + 1])) {
-		mp_cli_error("HLO modules are not compared yet: 'memprof hlo' reports each one");
+	if (cli_diff_looks_hlo(argv[optind]) || cli_diff_looks_hlo(argv[optind + 1])) {
+		cli_diff_hlo_options_t ho = {module, json, top, gates, ngates};
+		if (!cli_diff_looks_hlo(argv[optind]) || !cli_diff_looks_hlo(argv[optind + 1])) {
+			int h = cli_diff_looks_hlo(argv[optind]) ? optind : optind + 1;
+			mp_cli_error("'%s' is an HLO module and '%s' is not: diff compares two inputs of the same kind",
+				     argv[h], argv[h == optind ? optind + 1 : optind]);
+			return MP_EXIT_USAGE;
+		}
+		if (nmaps || by_function || io.device || sopt.steps_set) {
+			mp_cli_error("--map, --by-function, --device and --steps do not apply to HLO modules");
+			return MP_EXIT_USAGE;
+		}
+		return cli_diff_hlo(argv[optind], argv[optind + 1], &ho);
+	}
+	if (module) {
+		mp_cli_error("--module applies to HLO modules");
 		return MP_EXIT_USAGE;
 	}
 	io.solver = &sopt;

@@ -97,7 +97,7 @@ int mp_diff_gate_parse(const char *spec, mp_diff_gate_t *g, char *why, size_t wh
 	return 0;
 }
 
-static int exceeds(const mp_diff_gate_t *g, uint64_t a, uint64_t b)
+int mp_diff_gate_exceeds(const mp_diff_gate_t *g, uint64_t a, uint64_t b)
 {
 	if (b <= a)
 		return 0;
@@ -118,7 +118,7 @@ int dp_gate_eval(const mp_diff_t *d, const mp_diff_gate_t *g, dp_gate_result_t *
 			a += d->mem[i].a.dev->peak_bytes;
 			b += d->mem[i].b.dev->peak_bytes;
 		}
-		res[0] = (dp_gate_result_t){"total", a, b, exceeds(g, a, b)};
+		res[0] = (dp_gate_result_t){"total", a, b, mp_diff_gate_exceeds(g, a, b)};
 		return 1;
 	}
 	for (size_t i = 0; i < d->n; i++) {
@@ -126,7 +126,7 @@ int dp_gate_eval(const mp_diff_t *d, const mp_diff_gate_t *g, dp_gate_result_t *
 		if (g->memory[0] && strcmp(g->memory, m->a.name) && strcmp(g->memory, m->b.name))
 			continue;
 		res[n++] = (dp_gate_result_t){m->a.name, m->a.dev->peak_bytes, m->b.dev->peak_bytes,
-					      exceeds(g, m->a.dev->peak_bytes, m->b.dev->peak_bytes)};
+					      mp_diff_gate_exceeds(g, m->a.dev->peak_bytes, m->b.dev->peak_bytes)};
 	}
 	return g->memory[0] && !n ? MP_EUSAGE : n;
 }

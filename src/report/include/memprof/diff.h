@@ -113,6 +113,10 @@ typedef struct mp_diff_gate {
 /* Parse spec into g. Returns 0, or MP_EUSAGE with a sentence in why. */
 int mp_diff_gate_parse(const char *spec, mp_diff_gate_t *g, char *why, size_t whysize);
 
+/* 1 when B's figure b exceeds A's a by more than g's limit (the test
+ * every gate makes; HLO modules' peaks are checked with it directly). */
+int mp_diff_gate_exceeds(const mp_diff_gate_t *g, uint64_t a, uint64_t b);
+
 /* Check gates[0..n) on d: writes one line per failure to err (NULL: none)
  * as "memprof: diff: regression: NAME: peak +N B (+H, +P%) from X B to Y B,
  * above --fail-above SPEC". Returns the number of failures, or MP_EUSAGE
