@@ -4,13 +4,11 @@
  * grown, shrunk, new and gone -- with a regression gate for CI
  * (--fail-above). docs/diff.md. */
 #include "cli.h"
-#include "diff_hlo.h"
+#include "diff_cli.h"
 #include "inputs.h"
 #include "runs.h"
 
-#include <memprof/capture.h>
 #include <memprof/diff.h>
-#include <memprof/torch.h>
 #include <memprof/xplane.h>
 
 #include <errno.h>
@@ -56,72 +54,6 @@ static void usage(FILE *out)
 		"            readable, 4 not a capture or corrupted\n");
 }
 
-/* The kind of an opened input, as the diff names it. */
-static const char *kind_of(const mp_source_t *src)
-{
-	if (mp_torch_is_source(src))
-		return "snapshot";
-	if (mp_xplane_is_source(src))
-		return "xplane";
-	return "capture";
-}
-
-static const char *kind_words(const char *kind)
-{
-	return !strcmp(kind, "snapshot") ? "a PyTorch snapshot" : !strcmp(kind, "xplane") ? "an xplane profile"
-											: "a memprof capture";
-}
-
-/* Open one side: its run expanded, one input (never read together with
- * the other side's xplane files). */
-static int open_side(cli_inputs_t *ci, cli_runs_t *runs, char *path, const cli_run_select_t *sel,
-		     const cli_inputs_options_t *io)
-{
-	int rc = cli_runs_expand(runs, &path, 1, sel);
-
-	if (rc != MP_EXIT_OK)
-		return rc;
-	if (runs->nfiles != 1) {
-		mp_cli_error("'%s': one capture per side (a run gives its main process, or --pid N)", path);
-		return MP_EXIT_USAGE;
-	}
-	rc = cli_inputs_open(ci, runs->files, 1, io);
-	if (rc == MP_EXIT_OK && ci->n == 0) {
-		mp_cli_error("'%s': no memory events to compare", path);
-		return MP_EXIT_FAILURE;
-	}
-	return rc;
-}
-
-static void say_names(char *buf, size_t n, const char *const *v, size_t count)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < count && used < n; i++) {
-		int w = snprintf(buf + used, n - used, "%s'%s'", i ? ", " : "", v[i]);
-		if (w < 0)
-			break;
-		used += (size_t)w;
-	}
-	if (!count)
-		snprintf(buf, n, "none");
-}
-
-/* No common memory id: one line naming both lists. */
-static int no_common(const mp_diff_t *d, const char *pa, const char *pb)
-{
-	const char *const *va, *const *vb;
-	size_t na = mp_diff_only_a(d, &va), nb = mp_diff_only_b(d, &vb);
-	char la[1024], lb[1024];
-
-	say_names(la, sizeof(la), va, na);
-	say_names(lb, sizeof(lb), vb, nb);
-	mp_cli_error("no memory id in common: '%s' has %s; '%s' has %s (pair them with --map A_NAME=B_NAME)", pa, la,
-		     pb, lb);
-	return MP_EXIT_USAGE;
-}
-
 int cmd_diff(int argc, char **argv)
 {
 	enum { O_FAIL = 256, O_MAP, O_FUNCS, O_DEVICE, O_STEPS, O_TOP, O_JSON, O_RUN, O_ALL_FRAMES, O_USER_CODE, O_MODULE };
@@ -140,14 +72,13 @@ int cmd_diff(int argc, char **argv)
 	mp_solver_options_t sopt;
 	mp_xplane_input_options_t xin = {NULL, 0};
 	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0, NULL, 0, 0};
-	cli_run_select_t sel = {0, 0, 0};
-	cli_inputs_t ca, cb;
-	cli_runs_t ra = {0}, rb = {0};
+	cli_diff_pair_t pair;
 	mp_diff_t *d = NULL;
 	uint32_t top = 0;
 	int json = 0, by_function = 0, c, rc;
 	char why[512];
 
+	memset(&pair, 0, sizeof(pair));
 	mp_solver_options_init(&sopt);
 	sopt.timeline = 0;
 	optind = 1;
@@ -240,38 +171,13 @@ int cmd_diff(int argc, char **argv)
 	io.solver = &sopt;
 	io.xplane = &xin;
 	io.functions = by_function;
-	memset(&ca, 0, sizeof(ca));
-	memset(&cb, 0, sizeof(cb));
-	if ((rc = open_side(&ca, &ra, argv[optind], &sel, &io)) != MP_EXIT_OK ||
-	    (rc = open_side(&cb, &rb, argv[optind + 1], &sel, &io)) != MP_EXIT_OK)
-		goto out;
 	{
-		const char *ka = kind_of(ca.sources[0]), *kb = kind_of(cb.sources[0]);
 		mp_diff_options_t dopt = {by_function, maps, nmaps};
 		int err;
 
-		if (strcmp(ka, kb)) {
-			mp_cli_error("'%s' is %s and '%s' %s: diff compares two inputs of the same kind", ca.paths[0],
-				     kind_words(ka), cb.paths[0], kind_words(kb));
-			rc = MP_EXIT_USAGE;
+		if ((rc = cli_diff_pair_open(&pair, argv[optind], argv[optind + 1], &io, &dopt)) != MP_EXIT_OK)
 			goto out;
-		}
-		err = mp_diff_compute(&d, &ca.in[0], &cb.in[0], ca.functions[0], cb.functions[0], ka, &dopt, why,
-				      sizeof(why));
-		if (err == MP_EUSAGE) {
-			mp_cli_error("%s", why);
-			rc = MP_EXIT_USAGE;
-			goto out;
-		}
-		if (err < 0) {
-			mp_cli_error("out of memory");
-			rc = MP_EXIT_FAILURE;
-			goto out;
-		}
-		if (mp_diff_count(d) == 0) {
-			rc = no_common(d, ca.paths[0], cb.paths[0]);
-			goto out;
-		}
+		d = pair.diff;
 		if (ngates && mp_diff_gate_check(d, gates, ngates, NULL) == MP_EUSAGE) {
 			(void)mp_diff_gate_check(d, gates, ngates, stderr); /* names the gate */
 			rc = MP_EXIT_USAGE;
@@ -302,10 +208,6 @@ int cmd_diff(int argc, char **argv)
 		}
 	}
 out:
-	mp_diff_free(d);
-	cli_inputs_close(&ca);
-	cli_inputs_close(&cb);
-	cli_runs_free(&ra);
-	cli_runs_free(&rb);
+	cli_diff_pair_close(&pair);
 	return rc;
 }

@@ -2,7 +2,7 @@
  * working space and the buffers at it (memprof/hlo_diff.h), with the same
  * gates as the other inputs (docs/diff.md). */
 #include "cli.h"
-#include "diff_hlo.h"
+#include "diff_cli.h"
 
 #include <memprof/hlo.h>
 #include <memprof/hlo_diff.h>
