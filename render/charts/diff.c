@@ -128,8 +128,8 @@ static void bars(const mp_chart_area_t *a, double y, const mp_plot_diff_memory_t
 		it = mp_scene_rect(a->scene, bx, cy - BAR_H / 2, len < 1 ? 1 : len, BAR_H, &fill);
 		mp_scene_tag(a->scene, it, b->change_bytes < 0 ? "diff-bar-shrunk" : "diff-bar-grown");
 		snprintf(h, sizeof(h), "%s%s", b->change_bytes < 0 ? "-" : "+", mp_fmt_bytes(v_s, sizeof(v_s), v));
-		if (b->change_bytes < 0)
-			cx_text(a, bx - 4, cy, h, 11, 0, MP_COLOR_MUTED, MP_ALIGN_RIGHT, MP_VALIGN_MIDDLE);
+		if (b->change_bytes < 0) /* right of the zero line, where a shrinking row has room */
+			cx_text(a, mid + 4, cy, h, 11, 0, MP_COLOR_MUTED, MP_ALIGN_LEFT, MP_VALIGN_MIDDLE);
 		else
 			cx_text(a, bx + len + 4, cy, h, 11, 0, MP_COLOR_MUTED, MP_ALIGN_LEFT, MP_VALIGN_MIDDLE);
 	}

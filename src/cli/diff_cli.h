@@ -40,4 +40,9 @@ int cli_diff_pair_open(cli_diff_pair_t *p, char *a, char *b, const cli_inputs_op
 		       const mp_diff_options_t *dopt);
 void cli_diff_pair_close(cli_diff_pair_t *p);
 
+/* plot --diff A B -o out (plot_diff.c): the picture of the diff. Returns
+ * an exit code. */
+struct mp_plot_options;
+int cli_plot_diff(char *a, char *b, const char *out, const struct mp_plot_options *po, const cli_inputs_options_t *io);
+
 #endif

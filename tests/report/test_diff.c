@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #define MEMPROF MEMPROF_BINARY_DIR "/src/cli/memprof"
@@ -484,12 +485,36 @@ static void test_shared(void **state)
 	json_decref(doc);
 }
 
+/* plot --diff: the picture is written; one input, or two of different
+ * kinds, are usage errors and leave nothing. */
+static void test_plot(void **state)
+{
+	char cmd[MP_TEST_CMD_MAX], *png = mp_test_tmpfile(".png");
+	struct stat st;
+	int rc;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "%s plot --diff '%s' '%s' -o '%s' 2>/dev/null", MEMPROF, cap_a, cap_b, png);
+	rc = system(cmd);
+	assert_int_equal(WEXITSTATUS(rc), 0);
+	assert_int_equal(stat(png, &st), 0);
+	assert_true(st.st_size > 1000);
+	unlink(png);
+	snprintf(cmd, sizeof(cmd), "%s plot --diff '%s' -o '%s' 2>/dev/null", MEMPROF, cap_a, png);
+	assert_int_equal(WEXITSTATUS(system(cmd)), 2);
+	snprintf(cmd, sizeof(cmd), "%s plot --diff '%s' '%s/blocks.pickle' -o '%s' 2>/dev/null", MEMPROF, cap_a, snapdir,
+		 png);
+	assert_int_equal(WEXITSTATUS(system(cmd)), 2);
+	assert_int_equal(stat(png, &st), -1);
+	free(png);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_captures), cmocka_unit_test(test_text),      cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_gates),    cmocka_unit_test(test_errors),    cmocka_unit_test(test_snapshots),
-		cmocka_unit_test(test_shared),
+		cmocka_unit_test(test_shared),   cmocka_unit_test(test_plot),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
