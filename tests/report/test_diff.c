@@ -485,6 +485,49 @@ static void test_shared(void **state)
 	json_decref(doc);
 }
 
+/* Synthetic captures with stacks (memprof_gen_capture): what was live at
+ * each peak sums to the peak (address model), so the rows' changes sum to
+ * the change of the peak, by breakdown and by function; identity. */
+static void test_rows_sum(void **state)
+{
+	char *g1 = mp_test_tmpfile(".memprof"), *g2 = mp_test_tmpfile(".memprof"), cmd[MP_TEST_CMD_MAX];
+	static const char *const by[] = {"", "--by-function"};
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd),
+		 "%s/tests/report/memprof_gen_capture '%s' --events 3000 --live 200 --stacks 8 --seed 1 >/dev/null && "
+		 "%s/tests/report/memprof_gen_capture '%s' --events 3000 --live 300 --stacks 8 --seed 2 >/dev/null",
+		 MEMPROF_BINARY_DIR, g1, MEMPROF_BINARY_DIR, g2);
+	assert_int_equal(system(cmd), 0);
+	for (int k = 0; k < 2; k++) {
+		json_t *doc = diff_json(by[k], g1, g2, 0), *m, *r;
+		json_int_t sum = 0, grown = 0;
+		size_t i;
+		assert_string_equal(js(doc, "rows_by"), k ? "function" : "breakdown");
+		m = memory(doc, "pool");
+		json_array_foreach(json_object_get(m, "rows"), i, r) {
+			sum += ji(r, "change_bytes");
+			assert_int_equal(ji(r, "change_bytes"), ji(r, "b_bytes") - ji(r, "a_bytes"));
+			grown += !strcmp(js(r, "kind"), "grown");
+		}
+		assert_int_equal(sum, ji(m, "change_bytes"));
+		assert_int_equal(grown, ji(m, "grown"));
+		assert_true(ji(m, "change_bytes") > 0); /* 300 live blocks against 200 */
+		json_decref(doc);
+		doc = diff_json(k ? "--by-function --fail-above 0%" : "--fail-above 0%", g2, g2, 0);
+		m = memory(doc, "pool");
+		assert_int_equal(ji(m, "change_bytes"), 0);
+		assert_int_equal(json_array_size(json_object_get(m, "rows")), 0);
+		assert_true(ji(m, "unchanged_rows") > 0);
+		assert_int_equal(ji(m, "unchanged_bytes"), ji(json_object_get(m, "a"), "peak_bytes"));
+		json_decref(doc);
+	}
+	unlink(g1);
+	unlink(g2);
+	free(g1);
+	free(g2);
+}
+
 /* plot --diff: the picture is written; one input, or two of different
  * kinds, are usage errors and leave nothing. */
 static void test_plot(void **state)
@@ -515,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_captures), cmocka_unit_test(test_text),      cmocka_unit_test(test_identity),
 		cmocka_unit_test(test_gates),    cmocka_unit_test(test_errors),    cmocka_unit_test(test_snapshots),
 		cmocka_unit_test(test_shared),   cmocka_unit_test(test_plot),
+		cmocka_unit_test(test_rows_sum),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
