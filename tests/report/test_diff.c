@@ -168,8 +168,9 @@ static json_t *diff_json(const char *opts, const char *a, const char *b, int wan
 {
 	char args[MP_TEST_CMD_MAX], *out, *err;
 	json_t *doc;
+	int w = snprintf(args, sizeof(args), "--json %s '%s' '%s'", opts, a, b);
 
-	snprintf(args, sizeof(args), "--json %s '%s' '%s'", opts, a, b);
+	assert_true(w > 0 && (size_t)w < sizeof(args));
 	assert_int_equal(run(args, &out, &err), want_rc);
 	doc = mp_test_json_loads(out, "diff");
 	free(out);
@@ -470,8 +471,8 @@ static void test_shared(void **state)
 	const char *fit = mp_test_shared("xplane/tf24-gpu-e4040-2022/logs/fit");
 	if (!fit)
 		skip();
-	snprintf(a, sizeof(a), "%s/20221104-212610", fit);
-	snprintf(b, sizeof(b), "%s/20221104-213654", fit);
+	assert_true(snprintf(a, sizeof(a), "%s/20221104-212610", fit) < (int)sizeof(a));
+	assert_true(snprintf(b, sizeof(b), "%s/20221104-213654", fit) < (int)sizeof(b));
 	doc = diff_json("--fail-above 6%", a, b, 1);
 	assert_string_equal(js(doc, "kind"), "xplane");
 	m = memory(doc, "GPU_0_bfc");
