@@ -1,6 +1,7 @@
 /* cmd_plot.c - `memprof plot FILE... -o OUT.svg|OUT.png`: the charts of
  * captures as a picture for a bug report (docs/charts.md). */
 #include "cli.h"
+#include "diff_cli.h"
 #include "inputs.h"
 #include "plot_out.h"
 #include "runs.h"
@@ -21,6 +22,7 @@ static void usage(FILE *out)
 		"                    [--top N] [--oom-maps N] [--run NAME] [--pid N | --process all]\n"
 		"                    [--all-frames] [--user-code LIST]\n"
 		"                    [--tree peak|leaks|allocated] [--min-percent P]\n"
+		"       memprof plot --diff A B -o OUT.svg|OUT.png [--width W] [--top N] [--device ID]\n"
 		"\n"
 		"Draw the charts of captures into one picture (SVG or PNG, from the\n"
 		"extension): per memory id, highest peak first,\n"
@@ -30,6 +32,9 @@ static void usage(FILE *out)
 		"  map        the memory map at the peak and at each failed allocation: every\n"
 		"             region as an address strip, the largest free chunk, the request\n"
 		"  all        all of them, stacked\n"
+		"  --diff A B what changed (see 'memprof diff'): per memory id in both, the two\n"
+		"             timelines on one axis with their peaks, and the largest changes\n"
+		"             at the peak as bars (growth right, shrinkage left)\n"
 		"  flame      the call tree of what was live at the peak (or --tree leaks,\n"
 		"             allocated) as an icicle: captures recorded with --stacks, and\n"
 		"             PyTorch snapshots (their frames)\n"
@@ -66,7 +71,7 @@ static void usage(FILE *out)
 int cmd_plot(int argc, char **argv)
 {
 	enum { O_CHART = 256, O_DEVICE, O_STEPS, O_WIDTH, O_HEIGHT, O_TOP, O_OOM_MAPS, O_RUN, O_PID, O_PROCESS,
-	       O_ALL_FRAMES, O_USER_CODE, O_TREE, O_MIN_PERCENT };
+	       O_ALL_FRAMES, O_USER_CODE, O_TREE, O_MIN_PERCENT, O_DIFF };
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},  {"chart", required_argument, NULL, O_CHART},
 		{"device", required_argument, NULL, O_DEVICE}, {"steps", required_argument, NULL, O_STEPS},
@@ -77,13 +82,13 @@ int cmd_plot(int argc, char **argv)
 		{"all-frames", no_argument, NULL, O_ALL_FRAMES},
 		{"user-code", required_argument, NULL, O_USER_CODE},
 		{"tree", required_argument, NULL, O_TREE}, {"min-percent", required_argument, NULL, O_MIN_PERCENT},
-		{NULL, 0, NULL, 0},
+		{"diff", no_argument, NULL, O_DIFF},       {NULL, 0, NULL, 0},
 	};
 	mp_plot_options_t po = {.charts = MP_PLOT_TIMELINE};
 	mp_solver_options_t sopt;
 	mp_xplane_input_options_t xin = {NULL, 0};
 	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0, NULL, 0, MP_CALLTREE_MIN_PERCENT_DEFAULT};
-	int flame = 0, tree = MP_TREE_PEAK, tree_set = 0, min_percent_set = 0;
+	int diff = 0, chart_set = 0, flame = 0, tree = MP_TREE_PEAK, tree_set = 0, min_percent_set = 0;
 	cli_inputs_t ci;
 	cli_run_select_t sel = {0, 0, 0};
 	cli_runs_t runs = {0};
@@ -100,7 +105,11 @@ int cmd_plot(int argc, char **argv)
 		case 'o':
 			out = optarg;
 			break;
+		case O_DIFF:
+			diff = 1;
+			break;
 		case O_CHART:
+			chart_set = 1;
 			if ((flame = !strcmp(optarg, "flame")))
 				break;
 			if (!(po.charts = mp_plot_chart_parse(optarg))) {
@@ -188,6 +197,18 @@ int cmd_plot(int argc, char **argv)
 	if ((tree_set || min_percent_set) && !flame) {
 		mp_cli_error("%s applies to --chart flame", tree_set ? "--tree" : "--min-percent");
 		return MP_EXIT_USAGE;
+	}
+	if (diff) { /* two inputs' timelines and their changes at the peak */
+		if (argc - optind != 2 || chart_set || tree_set || min_percent_set || sel.all || sel.pid_set) {
+			mp_cli_error("--diff draws two inputs, A B, and takes no --chart, --tree, --min-percent, --pid "
+				     "or --process");
+			return MP_EXIT_USAGE;
+		}
+		io.solver = &sopt;
+		io.xplane = &xin;
+		sopt.timeline = 1;
+		sopt.breakdown = 1;
+		return cli_plot_diff(argv[optind], argv[optind + 1], out, &po, &io);
 	}
 	if (po.top)
 		sopt.top = (uint32_t)po.top;

@@ -127,11 +127,11 @@ static void must_fail(const json_t *s, const char *text, const char *why)
 /* Both schemas are whole: what they say is what is checked. */
 static void test_schemas_whole(void **state)
 {
-	static const char *const names[] = {"report", "hlo"};
+	static const char *const names[] = {"report", "hlo", "diff"};
 	char err[512];
 
 	(void)state;
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < 3; i++) {
 		json_t *s = schema(names[i]);
 		if (mp_schema_check(s, err, sizeof(err)) != 0)
 			fail_msg("docs/schema/%s.schema.json: %s", names[i], err);
@@ -308,6 +308,54 @@ static void test_functions_and_hlo(void **state)
 	json_decref(h);
 }
 
+/* memprof diff --json (docs/diff.md): a capture pair with one new row
+ * and a failed gate, then each way of breaking it. */
+static void test_diff_contract(void **state)
+{
+	static const char *const diff =
+		"{\"format\": \"memprof-diff\", \"version\": 1, \"kind\": \"capture\", \"rows_by\": \"breakdown\","
+		" \"a\": {\"file\": \"a.memprof\", \"time_unit\": \"ns\"}, \"b\": {\"file\": \"b.memprof\", \"time_unit\": \"ns\"},"
+		" \"memories\": [{\"a\": {\"name\": \"gpu\", \"id\": 0, \"peak_bytes\": 12288, \"time_ns\": 10, \"time\": \"0.000010 ms\","
+		" \"step\": 1, \"phase\": null, \"reserved_bytes\": 1048576, \"fragmentation\": 0.003952569169960474,"
+		" \"failed_allocations\": 0}, \"b\": {\"name\": \"gpu\", \"id\": 0, \"peak_bytes\": 20480, \"time_ns\": 12,"
+		" \"time\": \"0.000012 ms\", \"step\": 1, \"phase\": \"forward\", \"reserved_bytes\": null, \"fragmentation\": null,"
+		" \"failed_allocations\": 1}, \"change_bytes\": 8192, \"change\": \"+8.00 KiB\", \"change_percent\": 66.67,"
+		" \"has_rows\": true, \"grown\": 0, \"shrunk\": 0, \"new\": 1, \"gone\": 0, \"unchanged_rows\": 2,"
+		" \"unchanged_bytes\": 12288, \"rows\": [{\"kind\": \"new\", \"op\": \"attn\", \"region\": \"output\","
+		" \"dtype\": \"float\", \"shape\": \"[64]\", \"metadata\": null, \"a_bytes\": 0, \"b_bytes\": 8192,"
+		" \"change_bytes\": 8192, \"a_count\": 0, \"b_count\": 1}], \"rows_omitted\": 0}],"
+		" \"only_in_a\": [], \"only_in_b\": [\"cpu\"], \"gates\": [{\"gate\": \"5%\", \"memory\": \"gpu\","
+		" \"a_bytes\": 12288, \"b_bytes\": 20480, \"change_bytes\": 8192, \"failed\": true}]}";
+	json_t *s = schema("diff");
+	char *t;
+
+	(void)state;
+	must_pass(s, diff);
+	t = with(diff, "\"op\": \"attn\", \"region\": \"output\", \"dtype\": \"float\", \"shape\": \"[64]\", \"metadata\": null",
+		 "\"function\": \"attn\"");
+	must_pass(s, t); /* --by-function */
+	free(t);
+	t = with(diff, "\"metadata\": null,", "\"metadata\": null, \"function\": \"attn\",");
+	must_fail(s, t, "/memories/0/rows/0: matches 2 schemas of oneOf (0 and 1), not exactly one");
+	free(t);
+	t = with(diff, "\"kind\": \"new\"", "\"kind\": \"same\"");
+	must_fail(s, t, "/memories/0/rows/0/kind: 'same' is not one of the values allowed");
+	free(t);
+	t = with(diff, "\"kind\": \"capture\"", "\"kind\": \"hlo\"");
+	must_fail(s, t, "/kind: 'hlo' is not one of the values allowed");
+	free(t);
+	t = with(diff, "\"change_bytes\": 8192, \"change\"", "\"change_bytes\": 8192.5, \"change\"");
+	must_fail(s, t, "/memories/0/change_bytes: a real number, not integer");
+	free(t);
+	t = with(diff, "\"version\": 1", "\"version\": 2");
+	must_fail(s, t, "/version: not the value the schema requires");
+	free(t);
+	t = with(diff, ", \"gates\": [", ", \"gate\": [");
+	must_fail(s, t, "property 'gates' is required");
+	free(t);
+	json_decref(s);
+}
+
 /* The tests' shared check (json_check.h) accepts what the schemas accept. */
 static void test_shared_check(void **state)
 {
@@ -327,6 +375,7 @@ int main(void)
 		cmocka_unit_test(test_schemas_whole),
 		cmocka_unit_test(test_report_contract),
 		cmocka_unit_test(test_functions_and_hlo),
+		cmocka_unit_test(test_diff_contract),
 		cmocka_unit_test(test_shared_check),
 	};
 

@@ -305,6 +305,20 @@ def scenarios():
         (0, 1060, 'free', base),
         (0, 1070, 'alloc', base, 3 * MiB, 'int'),
     ])
+    # The same program with one more block live at the peak (memprof diff):
+    # 1 MiB from torch's own frames at base + 14 MiB, split off the free
+    # space above it (5 MiB remain), so the peak is 13 MiB at 1055.
+    S['blocks_plus'] = play([
+        (0, 1000, 'seg', base, 20 * MiB),
+        (0, 1010, 'alloc', base, 4 * MiB, 'fwd'),
+        (0, 1020, 'alloc', base + 4 * MiB, 1000, 'fwd'),
+        (0, 1030, 'alloc', base + 4 * MiB + 1024, 6 * MiB, 'bwd'),
+        (0, 1040, 'free', base + 4 * MiB),
+        (0, 1050, 'alloc', base + 10 * MiB + 1024, 2 * MiB, 'opt'),
+        (0, 1055, 'alloc', base + 14 * MiB, 1 * MiB, 'int'),
+        (0, 1060, 'free', base),
+        (0, 1070, 'alloc', base, 3 * MiB, 'int'),
+    ])
     # The trace starts after allocations were made: the ring buffer kept
     # only the last 5 entries; two blocks and the segment are older.
     S['ring'] = play([

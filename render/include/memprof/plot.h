@@ -69,6 +69,33 @@ typedef struct mp_plot_options {
 int mp_plot_capture(mp_scene_t **out, const mp_plot_input_t *in, size_t n, const mp_plot_options_t *opt,
 		    const mp_text_measure_t *m, mp_diag_t *diag);
 
+/* ---- memprof plot --diff A B ------------------------------------------- */
+
+/* A change at the peak: a row of the diff (memprof/diff.h), named. */
+typedef struct mp_plot_diff_bar {
+	const char *label;     /* op (with region, dtype, shape) or function */
+	int64_t change_bytes;  /* B - A */
+} mp_plot_diff_bar_t;
+
+/* One memory id in both inputs. Borrowed. */
+typedef struct mp_plot_diff_memory {
+	const char *title;                /* "GPU_0_bfc" */
+	const mp_solver_device_t *a, *b;  /* timelines (time-ordered) and peaks */
+	const char *name_a, *name_b;      /* the inputs, for the legend */
+	int index_time;                   /* 1: time_ns counts entries (an integer axis) */
+	const mp_plot_diff_bar_t *bars;   /* largest change first */
+	size_t nbars;
+} mp_plot_diff_memory_t;
+
+/* Per memory id: both timelines on one time axis (from each one's first
+ * point) with the peaks marked (tags diff-series-a/-b, diff-peak-a/-b),
+ * then a diverging bar per change (diff-bar-grown right of the zero line,
+ * diff-bar-shrunk left), its length in proportion to the largest. width 0:
+ * 1200. Caller owns *out. Returns 0, MP_EUSAGE (too narrow), MP_ENODATA
+ * (n == 0) or MP_ENOMEM; diag says why. */
+int mp_plot_diff(mp_scene_t **out, const mp_plot_diff_memory_t *mem, size_t n, double width,
+		 const mp_text_measure_t *m, mp_diag_t *diag);
+
 /* ---- HLO modules --------------------------------------------------- */
 
 enum {

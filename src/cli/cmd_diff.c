@@ -1,0 +1,213 @@
+/* cmd_diff.c - `memprof diff A B`: what changed between two inputs of the
+ * same kind -- each memory id's peak, when it happened, reserved bytes,
+ * fragmentation and failed allocations, and what was live at the peak,
+ * grown, shrunk, new and gone -- with a regression gate for CI
+ * (--fail-above). docs/diff.md. */
+#include "cli.h"
+#include "diff_cli.h"
+#include "inputs.h"
+#include "runs.h"
+
+#include <memprof/diff.h>
+#include <memprof/xplane.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_GATES 16
+#define MAX_MAPS 64
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: memprof diff [--fail-above [NAME:|total:]LIMIT]... [--map A_NAME=B_NAME]...\n"
+		"                    [--by-function] [--device ID] [--steps A:B] [--top N] [--json]\n"
+		"                    [--run NAME] [--all-frames] [--user-code LIST] [--module NAME|ID] A B\n"
+		"\n"
+		"Compare two inputs of the same kind: two captures or 'memprof record' runs,\n"
+		"two PyTorch snapshots, two xplane captures or TensorBoard log directories,\n"
+		"two HLO modules (*.hlo.pb: the peak working space and the buffers at it).\n"
+		"Per memory id (matched by name): the peak in A and in B and its change, when\n"
+		"each peak happened, reserved bytes and fragmentation at it, failed\n"
+		"allocations; then what was live at the peak, grown, shrunk, new and gone.\n"
+		"\n"
+		"  --fail-above LIMIT  exit 1 when B's peak exceeds A's by more than LIMIT, in\n"
+		"                percent (5%%) or bytes (67108864, 64MiB, 1.5GiB), for every memory\n"
+		"                id; NAME:LIMIT for one (cuda:0:5%%), total:LIMIT for the sum of\n"
+		"                the peaks; may be repeated (each gate is checked)\n"
+		"  --map A_NAME=B_NAME  pair memory ids whose names differ (repeatable)\n"
+		"  --by-function rows by allocating function (captures with stacks, snapshots)\n"
+		"                instead of by op, region, dtype and shape\n"
+		"  --device ID   only this memory id (a number, or a name) in both inputs\n"
+		"  --steps A:B   only steps A to B in both inputs\n"
+		"  --top N       rows per memory id (text default 20, JSON all)\n"
+		"  --json        JSON (fields: docs/diff.md)\n"
+		"  --run NAME    the run of TensorBoard log directories (default: the newest)\n"
+		"  --all-frames, --user-code LIST  PyTorch snapshots' ops, as in 'memprof report'\n"
+		"  --module NAME|ID  the module of HLO files holding several\n"
+		"\n"
+		"exit codes: 0 no regression, 1 a --fail-above gate failed (one line per\n"
+		"            memory id on stderr) or the analysis failed, 2 usage (bad option,\n"
+		"            inputs of different kinds, no memory id in common), 3 file not\n"
+		"            readable, 4 not a capture or corrupted\n");
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	enum { O_FAIL = 256, O_MAP, O_FUNCS, O_DEVICE, O_STEPS, O_TOP, O_JSON, O_RUN, O_ALL_FRAMES, O_USER_CODE, O_MODULE };
+	static const struct option longopts[] = {
+		{"fail-above", required_argument, NULL, O_FAIL}, {"map", required_argument, NULL, O_MAP},
+		{"by-function", no_argument, NULL, O_FUNCS},    {"device", required_argument, NULL, O_DEVICE},
+		{"steps", required_argument, NULL, O_STEPS},    {"top", required_argument, NULL, O_TOP},
+		{"json", no_argument, NULL, O_JSON},            {"run", required_argument, NULL, O_RUN},
+		{"all-frames", no_argument, NULL, O_ALL_FRAMES}, {"user-code", required_argument, NULL, O_USER_CODE},
+		{"module", required_argument, NULL, O_MODULE},  {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	mp_diff_gate_t gates[MAX_GATES];
+	const char *maps[MAX_MAPS], *module = NULL;
+	size_t ngates = 0, nmaps = 0;
+	mp_solver_options_t sopt;
+	mp_xplane_input_options_t xin = {NULL, 0};
+	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0, NULL, 0, 0};
+	cli_diff_pair_t pair;
+	mp_diff_t *d = NULL;
+	uint32_t top = 0;
+	int json = 0, by_function = 0, c, rc;
+	char why[512];
+
+	memset(&pair, 0, sizeof(pair));
+	mp_solver_options_init(&sopt);
+	sopt.timeline = 0;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case O_FAIL:
+			if (ngates == MAX_GATES) {
+				mp_cli_error("at most %d --fail-above gates", MAX_GATES);
+				return MP_EXIT_USAGE;
+			}
+			if (mp_diff_gate_parse(optarg, &gates[ngates], why, sizeof(why)) < 0) {
+				mp_cli_error("%s", why);
+				return MP_EXIT_USAGE;
+			}
+			ngates++;
+			break;
+		case O_MAP:
+			if (nmaps == MAX_MAPS) {
+				mp_cli_error("at most %d --map pairs", MAX_MAPS);
+				return MP_EXIT_USAGE;
+			}
+			maps[nmaps++] = optarg;
+			break;
+		case O_MODULE:
+			module = optarg;
+			break;
+		case O_FUNCS:
+			by_function = 1;
+			break;
+		case O_DEVICE:
+			io.device = optarg;
+			break;
+		case O_STEPS:
+			if (cli_parse_steps(optarg, &sopt.step_first, &sopt.step_last) < 0) {
+				mp_cli_error("invalid --steps range '%s' (expected A:B with 0 <= A <= B)", optarg);
+				return MP_EXIT_USAGE;
+			}
+			sopt.steps_set = 1;
+			break;
+		case O_TOP:
+			if (cli_parse_u32(optarg, &top) < 0 || top == 0) {
+				mp_cli_error("invalid --top '%s' (expected a positive number)", optarg);
+				return MP_EXIT_USAGE;
+			}
+			break;
+		case O_JSON:
+			json = 1;
+			break;
+		case O_RUN:
+			xin.run = optarg;
+			break;
+		case O_ALL_FRAMES:
+			io.torch_all_frames = 1;
+			break;
+		case O_USER_CODE:
+			if (cli_parse_user_code(optarg, &io.torch_user_code) != MP_EXIT_OK)
+				return MP_EXIT_USAGE;
+			break;
+		case 'h':
+			usage(stdout);
+			return MP_EXIT_OK;
+		default:
+			mp_cli_error("unknown or incomplete option '%s' (see 'memprof diff --help')", argv[optind - 1]);
+			return MP_EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2) {
+		mp_cli_error("expected two inputs, A and B (see 'memprof diff --help'), got %d", argc - optind);
+		return MP_EXIT_USAGE;
+	}
+	if (cli_diff_looks_hlo(argv[optind]) || cli_diff_looks_hlo(argv[optind + 1])) {
+		cli_diff_hlo_options_t ho = {module, json, top, gates, ngates};
+		if (!cli_diff_looks_hlo(argv[optind]) || !cli_diff_looks_hlo(argv[optind + 1])) {
+			int h = cli_diff_looks_hlo(argv[optind]) ? optind : optind + 1;
+			mp_cli_error("'%s' is an HLO module and '%s' is not: diff compares two inputs of the same kind",
+				     argv[h], argv[h == optind ? optind + 1 : optind]);
+			return MP_EXIT_USAGE;
+		}
+		if (nmaps || by_function || io.device || sopt.steps_set) {
+			mp_cli_error("--map, --by-function, --device and --steps do not apply to HLO modules");
+			return MP_EXIT_USAGE;
+		}
+		return cli_diff_hlo(argv[optind], argv[optind + 1], &ho);
+	}
+	if (module) {
+		mp_cli_error("--module applies to HLO modules");
+		return MP_EXIT_USAGE;
+	}
+	io.solver = &sopt;
+	io.xplane = &xin;
+	io.functions = by_function;
+	{
+		mp_diff_options_t dopt = {by_function, maps, nmaps};
+		int err;
+
+		if ((rc = cli_diff_pair_open(&pair, argv[optind], argv[optind + 1], &io, &dopt)) != MP_EXIT_OK)
+			goto out;
+		d = pair.diff;
+		if (ngates && mp_diff_gate_check(d, gates, ngates, NULL) == MP_EUSAGE) {
+			(void)mp_diff_gate_check(d, gates, ngates, stderr); /* names the gate */
+			rc = MP_EXIT_USAGE;
+			goto out;
+		}
+		if (json) {
+			json_t *doc = mp_diff_json(d, top, gates, ngates);
+			if (!doc) {
+				mp_cli_error("out of memory");
+				rc = MP_EXIT_FAILURE;
+				goto out;
+			}
+			err = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+			json_decref(doc);
+			if (err < 0 || fputc('\n', stdout) == EOF || fflush(stdout) == EOF)
+				err = errno ? -errno : -EIO;
+		} else {
+			err = mp_diff_text(stdout, d, top);
+		}
+		if (err < 0) {
+			mp_cli_error("writing the diff: %s", mp_strerror(err));
+			rc = MP_EXIT_IO;
+			goto out;
+		}
+		if (ngates) {
+			int failed = mp_diff_gate_check(d, gates, ngates, stderr);
+			rc = failed == MP_EUSAGE ? MP_EXIT_USAGE : failed ? MP_EXIT_FAILURE : MP_EXIT_OK;
+		}
+	}
+out:
+	cli_diff_pair_close(&pair);
+	return rc;
+}

@@ -1,0 +1,270 @@
+/* test_hlo_diff.c - `memprof diff a.hlo.pb b.hlo.pb` on modules built here
+ * with known buffers (every figure worked out by hand): B's temporary
+ * fusion.2 doubled and one padded temporary more; a module whose fusion.1
+ * was renumbered; identity; the gates; inputs of different kinds. */
+#include "test_common.h"
+
+#include "hlo_fixture.h"
+#include "json_check.h"
+
+#include <jansson.h>
+#include <sys/wait.h>
+
+#define MEMPROF MEMPROF_BINARY_DIR "/src/cli/memprof"
+#define F32 11 /* xla PrimitiveType */
+
+static char *mod_a, *mod_b, *mod_c;
+
+/* "step": parameter p0 f32[16384] (65536 B, indefinite); temporaries
+ * fusion.1 f32[8192] (32768 B) and fusion.2 f32[16384] (65536 B, with
+ * big: f32[32768], 131072 B); with big also fusion.3 f32[5120] in a
+ * 24576-byte buffer (4096 B of padding). Trace: alloc fusion.1, fusion.2
+ * (fusion.3), then free them. t1: fusion.1's name. */
+static char *write_module(int big, const char *t1)
+{
+	fx_t *fx = fx_new("step", 1);
+	int64_t d0 = 16384, d1 = 8192, d2 = big ? 32768 : 16384, d3 = 5120;
+	int64_t s2 = d2 * 4, temp_size = 32768 + s2 + (big ? 24576 : 0);
+	Xla__BufferAllocationProto *par, *tmp;
+	Xla__HeapSimulatorTrace *t;
+	char *path = mp_test_tmpfile(".hlo.pb");
+	size_t len;
+	uint8_t *buf;
+	FILE *fp;
+
+	fx_instr(fx, 1, "p0", "parameter", fx_array(fx, F32, 1, &d0), NULL);
+	fx_lb(fx, 1, 65536, 1, 0, NULL, 0);
+	par = fx_alloc(fx, 0, 65536, 0, FX_PARAM);
+	fx_assign(fx, par, 1, 0, 65536);
+	tmp = fx_alloc(fx, 1, temp_size, 0, 0);
+	fx_instr(fx, 2, t1, "fusion", fx_array(fx, F32, 1, &d1), "jit(step)/mul");
+	fx_lb(fx, 2, 32768, 2, 0, NULL, 0);
+	fx_assign(fx, tmp, 2, 0, 32768);
+	fx_instr(fx, 3, "fusion.2", "fusion", fx_array(fx, F32, 1, &d2), "jit(step)/add");
+	fx_lb(fx, 3, s2, 3, 0, NULL, 0);
+	fx_assign(fx, tmp, 3, 32768, s2);
+	if (big) {
+		fx_instr(fx, 4, "fusion.3", "fusion", fx_array(fx, F32, 1, &d3), "jit(step)/exp");
+		fx_lb(fx, 4, 24576, 4, 0, NULL, 0);
+		fx_assign(fx, tmp, 4, 32768 + s2, 24576);
+	}
+	t = fx_trace(fx);
+	fx_event(fx, t, FX_ALLOC, 2, 0, t1);
+	fx_event(fx, t, FX_ALLOC, 3, 0, "fusion.2");
+	if (big)
+		fx_event(fx, t, FX_ALLOC, 4, 0, "fusion.3");
+	fx_event(fx, t, FX_FREE, 2, 0, "end");
+	fx_event(fx, t, FX_FREE, 3, 0, "end");
+	if (big)
+		fx_event(fx, t, FX_FREE, 4, 0, "end");
+	buf = fx_pack(fx, &len);
+	fp = fopen(path, "wb");
+	assert_non_null(fp);
+	assert_int_equal(fwrite(buf, 1, len, fp), len);
+	assert_int_equal(fclose(fp), 0);
+	free(buf);
+	fx_free(fx);
+	return path;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	mod_a = write_module(0, "fusion.1");
+	mod_b = write_module(1, "fusion.1");
+	mod_c = write_module(0, "fusion.7");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(mod_a);
+	unlink(mod_b);
+	unlink(mod_c);
+	free(mod_a);
+	free(mod_b);
+	free(mod_c);
+	return 0;
+}
+
+/* `memprof diff ARGS`: the exit code, stdout in *out, stderr's lines. */
+static int run(const char *args, char **out, int *errlines, char *err, size_t errsize)
+{
+	char cmd[MP_TEST_CMD_MAX], *errpath = mp_test_tmpfile(".err");
+	FILE *p;
+	size_t cap = 1 << 16, n = 0;
+	int st, c;
+
+	snprintf(cmd, sizeof(cmd), "%s diff %s 2>%s", MEMPROF, args, errpath);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	*out = malloc(cap);
+	while ((c = fgetc(p)) != EOF) {
+		if (n + 1 >= cap)
+			*out = realloc(*out, cap *= 2);
+		(*out)[n++] = (char)c;
+	}
+	(*out)[n] = '\0';
+	st = pclose(p);
+	*errlines = 0;
+	err[0] = '\0';
+	p = fopen(errpath, "r");
+	if (p) {
+		size_t k = fread(err, 1, errsize - 1, p);
+		err[k] = '\0';
+		fclose(p);
+		for (size_t i = 0; i < k; i++)
+			*errlines += err[i] == '\n';
+	}
+	unlink(errpath);
+	free(errpath);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static json_int_t ji(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+
+	assert_true(json_is_integer(v));
+	return json_integer_value(v);
+}
+
+static const char *js(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+
+	assert_true(json_is_string(v));
+	return json_string_value(v);
+}
+
+static json_t *diff_json(const char *a, const char *b, int want)
+{
+	char args[MP_TEST_CMD_MAX], err[4096], *out;
+	int lines;
+	json_t *doc;
+
+	snprintf(args, sizeof(args), "--json '%s' '%s'", a, b);
+	assert_int_equal(run(args, &out, &lines, err, sizeof(err)), want);
+	doc = mp_test_json_loads(out, "diff");
+	free(out);
+	return doc;
+}
+
+static void test_figures(void **state)
+{
+	json_t *doc = diff_json(mod_a, mod_b, 0), *h, *a, *b, *r;
+
+	(void)state;
+	assert_string_equal(js(doc, "kind"), "hlo");
+	h = json_object_get(doc, "hlo");
+	a = json_object_get(h, "a");
+	b = json_object_get(h, "b");
+	/* A: 65536 indefinite + 32768 + 65536; B: + 131072 + 24576 instead */
+	assert_int_equal(ji(a, "peak_heap_bytes"), 163840);
+	assert_int_equal(ji(b, "peak_heap_bytes"), 253952);
+	assert_int_equal(ji(h, "change_bytes"), 90112);
+	assert_string_equal(js(a, "peak_instruction"), "fusion.2");
+	assert_string_equal(js(b, "peak_instruction"), "fusion.3");
+	assert_int_equal(ji(a, "peak_position"), 1);
+	assert_int_equal(ji(b, "peak_position"), 2);
+	assert_int_equal(ji(a, "padding_bytes"), 0);
+	assert_int_equal(ji(b, "padding_bytes"), 4096); /* 24576 - 5120 * 4 */
+	assert_int_equal(ji(a, "indefinite_bytes"), 65536);
+	assert_int_equal(ji(h, "indefinite_change_bytes"), 0);
+	assert_int_equal(ji(h, "grown"), 1);
+	assert_int_equal(ji(h, "new"), 1);
+	assert_int_equal(ji(h, "shrunk") + ji(h, "gone"), 0);
+	assert_int_equal(ji(h, "unchanged"), 2); /* p0, fusion.1 */
+	assert_int_equal(ji(h, "unchanged_bytes"), 98304);
+	assert_int_equal(json_array_size(json_object_get(h, "rows")), 2);
+	r = json_array_get(json_object_get(h, "rows"), 0);
+	assert_string_equal(js(r, "kind"), "grown");
+	assert_string_equal(js(r, "instruction"), "fusion.2");
+	assert_int_equal(ji(r, "a_bytes"), 65536);
+	assert_int_equal(ji(r, "b_bytes"), 131072);
+	assert_int_equal(ji(r, "change_bytes"), 65536);
+	r = json_array_get(json_object_get(h, "rows"), 1);
+	assert_string_equal(js(r, "kind"), "new");
+	assert_string_equal(js(r, "instruction"), "fusion.3");
+	assert_string_equal(js(r, "category"), "Temporary");
+	assert_int_equal(ji(r, "b_bytes"), 24576);
+	assert_int_equal(ji(r, "b_unpadded_bytes"), 20480);
+	assert_int_equal(ji(r, "a_bytes"), 0);
+	json_decref(doc);
+
+	/* fusion.1 renumbered fusion.7: matched by opcode, shape and size */
+	doc = diff_json(mod_a, mod_c, 0);
+	h = json_object_get(doc, "hlo");
+	assert_int_equal(ji(h, "change_bytes"), 0);
+	assert_int_equal(ji(h, "unchanged"), 3);
+	assert_int_equal(json_array_size(json_object_get(h, "rows")), 0);
+	json_decref(doc);
+}
+
+static void test_text_gates_errors(void **state)
+{
+	static const struct {
+		const char *args;
+		int rc;
+		const char *says;
+	} cases[] = {
+		{"--fail-above 0%", 1, "above --fail-above 0%"},
+		{"--fail-above 54%", 1, "memprof: diff: regression: step: peak +90112 B (+55.00%) from 163840 B to 253952 B, "
+					"above --fail-above 54%"},
+		{"--fail-above 55%", 0, NULL}, /* 90112 / 163840 is 55% exactly: not more */
+		{"--fail-above step:90112", 0, NULL},
+		{"--fail-above step:90111", 1, "regression: step: peak +90112 B"},
+		{"--fail-above total:88KiB", 0, NULL},
+		{"--fail-above other:5%", 2, "--fail-above 'other:5%': the modules are 'step' and 'step'"},
+		{"--by-function", 2, "do not apply to HLO modules"},
+	};
+	char args[MP_TEST_CMD_MAX], err[4096], *out;
+	int lines;
+
+	(void)state;
+	snprintf(args, sizeof(args), "'%s' '%s'", mod_a, mod_b);
+	assert_int_equal(run(args, &out, &lines, err, sizeof(err)), 0);
+	assert_non_null(strstr(out, "memprof diff (hlo)"));
+	assert_non_null(strstr(out, "+90112 B (+88.00 KiB, +55.00%)"));
+	assert_non_null(strstr(out, "#2 fusion.3"));
+	assert_non_null(strstr(out, "1 grown, 0 shrunk, 1 new, 0 gone; 2 unchanged (96.00 KiB)"));
+	assert_non_null(strstr(out, "fusion.3: f32[5120]{0} (Temporary)"));
+	free(out);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* the gates against A itself never fail */
+		snprintf(args, sizeof(args), "%s '%s' '%s'", cases[i].args, mod_a, mod_a);
+		assert_int_equal(run(args, &out, &lines, err, sizeof(err)), cases[i].rc == 1 ? 0 : cases[i].rc);
+		free(out);
+		snprintf(args, sizeof(args), "%s '%s' '%s'", cases[i].args, mod_a, mod_b);
+		assert_int_equal(run(args, &out, &lines, err, sizeof(err)), cases[i].rc);
+		if (cases[i].says) {
+			if (!strstr(err, cases[i].says))
+				fail_msg("%s: '%s' does not say '%s'", cases[i].args, err, cases[i].says);
+			assert_int_equal(lines, 1);
+		} else {
+			assert_int_equal(lines, 0);
+		}
+		free(out);
+	}
+	/* an HLO module and a capture: different kinds */
+	snprintf(args, sizeof(args), "'%s' /nonexistent/b.memprof", mod_a);
+	assert_int_equal(run(args, &out, &lines, err, sizeof(err)), 2);
+	assert_int_equal(lines, 1);
+	assert_non_null(strstr(err, "is an HLO module and '/nonexistent/b.memprof' is not"));
+	free(out);
+	snprintf(args, sizeof(args), "'%s' /nonexistent/b.hlo.pb", mod_a);
+	assert_int_equal(run(args, &out, &lines, err, sizeof(err)), 3);
+	assert_int_equal(lines, 1);
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_figures),
+		cmocka_unit_test(test_text_gates_errors),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,98 @@
+/* test_diff_chart.c - the picture of `memprof plot --diff` (mp_plot_diff)
+ * from hand-made timelines and changes: both series on one axis, their
+ * peaks where their bytes and times put them, diverging bars from one
+ * zero line in proportion to the changes. */
+#include "test_common.h"
+
+#include <memprof/plot.h>
+#include <memprof/render.h>
+
+#include <math.h>
+
+static const mp_scene_item_t *one(const mp_scene_t *s, const char *tag)
+{
+	size_t from = 0;
+	const mp_scene_item_t *it = mp_scene_find(s, tag, &from);
+
+	if (!it)
+		fail_msg("no item tagged %s", tag);
+	assert_null(mp_scene_find(s, tag, &from)); /* exactly one */
+	return it;
+}
+
+static void test_geometry(void **state)
+{
+	/* A: 0, 4096, 12288 (peak at 2000 ns), 8192; B: 0, 4096, 20480 (peak
+	 * at 2500 ns), 8192, over 4000 ns */
+	mp_solver_point_t pa[4], pb[4];
+	static const uint64_t ta[] = {0, 1000, 2000, 3000}, ha[] = {0, 4096, 12288, 8192};
+	static const uint64_t tb[] = {0, 1000, 2500, 4000}, hb[] = {0, 4096, 20480, 8192};
+	mp_solver_device_t a, b;
+	mp_plot_diff_bar_t bars[2] = {{"attn  output  float  [64]", 8192}, {"conv", -4096}};
+	mp_plot_diff_memory_t m;
+	mp_scene_t *s = NULL;
+	mp_diag_t diag;
+	const mp_scene_item_t *sa, *ka, *kb, *g, *k;
+	const mp_point_t *p;
+
+	(void)state;
+	memset(pa, 0, sizeof(pa));
+	memset(pb, 0, sizeof(pb));
+	for (int i = 0; i < 4; i++) {
+		pa[i].time_ns = ta[i];
+		pa[i].heap_bytes = ha[i];
+		pb[i].time_ns = tb[i];
+		pb[i].heap_bytes = hb[i];
+	}
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	a.timeline = pa;
+	a.timeline_count = 4;
+	a.has_peak = 1;
+	a.peak_bytes = 12288;
+	a.peak = pa[2];
+	b.timeline = pb;
+	b.timeline_count = 4;
+	b.has_peak = 1;
+	b.peak_bytes = 20480;
+	b.peak = pb[2];
+	m = (mp_plot_diff_memory_t){"gpu", &a, &b, "a.memprof", "b.memprof", 0, bars, 2};
+	mp_diag_clear(&diag);
+	assert_int_equal(mp_plot_diff(&s, &m, 1, 0, mp_render_measure(), &diag), 0);
+	assert_true(mp_scene_width(s) == 1200);
+	sa = one(s, "diff-series-a");
+	one(s, "diff-series-b");
+	ka = one(s, "diff-peak-a");
+	kb = one(s, "diff-peak-b");
+	p = mp_scene_points(s, sa);
+	assert_int_equal(sa->count, 4);
+	/* p[0]: (time 0, 0 bytes): the origin of both scales */
+	double xa = ka->x + ka->w / 2 - p[0].x, xb = kb->x + kb->w / 2 - p[0].x;
+	double ya = p[0].y - (ka->y + ka->h / 2), yb = p[0].y - (kb->y + kb->h / 2);
+	assert_true(fabs(xb / xa - 2500.0 / 2000.0) < 1e-9);
+	assert_true(fabs(yb / ya - 20480.0 / 12288.0) < 1e-9);
+	/* the axis runs to B's last point: A's last point at 3/4 of it */
+	assert_true(fabs((p[3].x - p[0].x) / (mp_scene_points(s, one(s, "diff-series-b"))[3].x - p[0].x) - 0.75) < 1e-9);
+	g = one(s, "diff-bar-grown");
+	k = one(s, "diff-bar-shrunk");
+	assert_true(fabs(g->x - (k->x + k->w)) < 1e-9); /* both from the zero line */
+	assert_true(fabs(g->w - 2 * k->w) < 1e-9);      /* 8192 against 4096 */
+	assert_true(fabs(g->y + g->h / 2 - (k->y + k->h / 2) + 22.0) < 1e-9); /* one row apart, largest first */
+	mp_scene_free(s);
+
+	/* nothing to draw, too narrow */
+	assert_int_equal(mp_plot_diff(&s, &m, 0, 0, mp_render_measure(), &diag), MP_ENODATA);
+	assert_null(s);
+	assert_int_equal(mp_plot_diff(&s, &m, 1, 300, mp_render_measure(), &diag), MP_EUSAGE);
+	assert_null(s);
+	mp_render_shutdown();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_geometry),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
