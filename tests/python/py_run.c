@@ -176,7 +176,7 @@ static int row_at(const json_t *r, const char *file, int line)
 	       json_integer_value(l) == line && !(m && !strcmp(m, "host_mmap"));
 }
 
-uint64_t py_line_bytes(const json_t *report, const char *file, int line)
+uint64_t py_line_sum(const json_t *report, const char *file, int line, const char *key)
 {
 	const json_t *rows = rows_of(report), *r;
 	uint64_t sum = 0;
@@ -184,7 +184,7 @@ uint64_t py_line_bytes(const json_t *report, const char *file, int line)
 
 	json_array_foreach(rows, i, r)
 		if (row_at(r, file, line))
-			sum += (uint64_t)json_integer_value(json_object_get(r, "peak_bytes"));
+			sum += (uint64_t)json_integer_value(json_object_get(r, key));
 	return sum;
 }
 

@@ -51,11 +51,12 @@ json_t *py_report_json(const char *opts, const char *run);
  * fails the test when there is none. */
 int py_site_line(const char *path, const char *name);
 
-/* memprof's bytes live at the peak charged to line of file (the rows of
- * the by-function table whose "file" is file and "line" is line, summed
- * over the memories but host_mmap, whose regions hold the same objects as
- * pymalloc's). py_file_rows counts the rows that name file at all. */
-uint64_t py_line_bytes(const json_t *report, const char *file, int line);
+/* memprof's figure key ("peak_bytes": bytes live at the peak) charged to
+ * line of file (the rows of the by-function table whose "file" is file and
+ * "line" is line, summed over the memories but host_mmap, whose regions
+ * hold the same objects as pymalloc's). py_file_rows counts the rows that name file at all. */
+uint64_t py_line_sum(const json_t *report, const char *file, int line, const char *key);
+#define py_line_bytes(report, file, line) py_line_sum(report, file, line, "peak_bytes")
 size_t py_file_rows(const json_t *report, const char *file);
 /* The function of the row with most bytes at line of file, or "" (borrowed
  * from report). */

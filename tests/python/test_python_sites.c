@@ -122,10 +122,16 @@ static int sites_on(const fixture_t *fx, const py_interp_t *py, int k)
 	for (size_t s = 0; s < NSITES; s++) {
 		int line = py_site_line(prog, sites[s]);
 		uint64_t want = traced(stats, line), got = py_line_bytes(rep, prog, line);
+		uint64_t asked = py_line_sum(rep, prog, line, "requested_bytes");
 		int ok = want > 0 && py_within(got, want, PCT);
-		fprintf(stderr, "%s: %-13s line %3d: memprof %10llu B, tracemalloc %10llu B, %+6.1f%% %s\n", py->name,
-			sites[s], line, (unsigned long long)got, (unsigned long long)want,
-			want ? 100.0 * ((double)got - (double)want) / (double)want : 0.0, ok ? "ok" : "FAIL");
+		/* requested (all): what the line asked for over the run, beside
+		 * the allocated bytes at the peak, to tell size classes from
+		 * misattribution when a figure is off */
+		fprintf(stderr, "%s: %-13s line %3d: memprof %10llu B, tracemalloc %10llu B, %+6.1f%% %s (requested, all: "
+				"%llu B)\n",
+			py->name, sites[s], line, (unsigned long long)got, (unsigned long long)want,
+			want ? 100.0 * ((double)got - (double)want) / (double)want : 0.0, ok ? "ok" : "FAIL",
+			(unsigned long long)asked);
 		bad += !ok;
 	}
 	{ /* freed before the peak: nothing of it is live there */
