@@ -6,8 +6,10 @@
 # run, RUNS (default 3) runs per mode, interleaved: plain, `memprof record`,
 # `memprof record --stacks` (the Python frames and pymalloc's objects, once
 # the preload records them). Prints per mode the median iterations per
-# second and its ratio to plain's (target: --stacks >= 0.85x), and for the
-# captures the run's size on disk and bytes per second of run. Then times
+# second of wall time and its ratio to plain's (target: --stacks >= 0.85x),
+# the same per second of the process's CPU time (its every thread: the
+# figure a loaded machine moves least), and for the captures the run's
+# size on disk and bytes per second of run. Then times
 # the whole commands a user waits for on the last --stacks capture: `report
 # --peak`, `report --tree`, `report --by-function` (RUNS each, medians; target:
 # --tree and --by-function within 1.5x of --peak), with their peak RSS.
@@ -51,10 +53,11 @@ for r in $(seq "$runs"); do
 		stacks) out=$("$memprof" record --stacks -o "$tmp/cap.run" -- "$py" "$prog" --seconds "$secs" 2>"$tmp/log") ;;
 		esac
 		t1=$(now)
-		rate=$(echo "$out" | grep -o 'per_second=[0-9.]*' | cut -d= -f2)
+		rate=$(echo "$out" | grep -o ' per_second=[0-9.]*' | cut -d= -f2)
+		cpurate=$(echo "$out" | grep -o 'per_cpu_second=[0-9.]*' | cut -d= -f2)
 		size=0
 		[ "$m" = plain ] || size=$(du -sb "$tmp/cap.run" | cut -f1)
-		echo "$m $rate $(echo "$t1 - $t0" | bc -l) $size" >>"$tmp/runs.txt"
+		echo "$m $rate $(echo "$t1 - $t0" | bc -l) $size $cpurate" >>"$tmp/runs.txt"
 		if [ "$m" != plain ] && [ "$r" = 1 ]; then
 			echo "# $m says: $(grep '^memprof: ' "$tmp/log" | tail -2 | tr '\n' ' ')"
 		fi
@@ -62,19 +65,23 @@ for r in $(seq "$runs"); do
 	done
 done
 plain=$(awk '$1=="plain" {print $2}' "$tmp/runs.txt" | median)
-printf "%-7s %12s %8s %10s %12s %12s   %s\n" mode iter_per_s ratio command_s capture_MB MB_per_s "runs (iter/s)"
+plain_cpu=$(awk '$1=="plain" {print $5}' "$tmp/runs.txt" | median)
+printf "%-7s %12s %8s %14s %8s %10s %12s %9s   %s\n" mode iter_per_s ratio iter_per_cpu_s ratio command_s capture_MB MB_per_s \
+	"runs (iter/s)"
 for m in plain record stacks; do
 	rate=$(awk -v m="$m" '$1==m {print $2}' "$tmp/runs.txt" | median)
+	cpurate=$(awk -v m="$m" '$1==m {print $5}' "$tmp/runs.txt" | median)
 	wall=$(awk -v m="$m" '$1==m {print $3}' "$tmp/runs.txt" | median)
 	size=$(awk -v m="$m" '$1==m {print $4}' "$tmp/runs.txt" | median)
-	printf "%-7s %12.0f %7.3fx %10.2f %12.2f %12.3f   %s\n" "$m" "$rate" "$(echo "$rate / $plain" | bc -l)" "$wall" \
+	printf "%-7s %12.0f %7.3fx %14.0f %7.3fx %10.2f %12.2f %9.3f   %s\n" "$m" "$rate" "$(echo "$rate / $plain" | bc -l)" \
+		"$cpurate" "$(echo "$cpurate / $plain_cpu" | bc -l)" "$wall" \
 		"$(echo "$size / 1000000" | bc -l)" "$(echo "$size / 1000000 / $wall" | bc -l)" \
 		"$(awk -v m="$m" '$1==m {printf "%.0f ", $2}' "$tmp/runs.txt")"
 done
 
 # The reports a user waits for, on the last --stacks capture: whole
-# commands, output to /dev/null, wall time and peak RSS (GNU time when
-# present).
+# commands, output to /dev/null, wall time, and CPU time (user + sys) and
+# peak RSS when GNU time is present.
 cap=$tmp/keep.run
 echo "# reports on the last --stacks capture ($(du -sb "$cap" | cut -f1) bytes on disk): $runs runs each, medians"
 gnutime=$(command -v /usr/bin/time || true)
@@ -82,21 +89,24 @@ for opt in --peak --tree --by-function; do
 	for r in $(seq "$runs"); do
 		t0=$(now)
 		if [ -n "$gnutime" ]; then
-			"$gnutime" -f '%M' -o "$tmp/rss" "$memprof" report "$opt" "$cap" >/dev/null
+			"$gnutime" -f '%M %U %S' -o "$tmp/rss" "$memprof" report "$opt" "$cap" >/dev/null
 		else
 			"$memprof" report "$opt" "$cap" >/dev/null
-			echo 0 >"$tmp/rss"
+			echo 0 0 0 >"$tmp/rss"
 		fi
 		t1=$(now)
 		echo "$opt $(echo "$t1 - $t0" | bc -l) $(tail -1 "$tmp/rss")" >>"$tmp/reports.txt"
 	done
 done
 peak=$(awk '$1=="--peak" {print $2}' "$tmp/reports.txt" | median)
-printf "%-20s %9s %8s %10s   %s\n" command wall_s ratio maxrss_MB "runs (s)"
+printf "%-20s %9s %8s %9s %8s %10s   %s\n" command wall_s ratio cpu_s ratio maxrss_MB "runs (s)"
+peak_cpu=$(awk '$1=="--peak" {print $4 + $5}' "$tmp/reports.txt" | median)
 for opt in --peak --tree --by-function; do
 	w=$(awk -v o="$opt" '$1==o {print $2}' "$tmp/reports.txt" | median)
 	rss=$(awk -v o="$opt" '$1==o {print $3}' "$tmp/reports.txt" | median)
-	printf "%-20s %9.3f %7.2fx %10.1f   %s\n" "report $opt" "$w" "$(echo "$w / $peak" | bc -l)" \
+	cpu=$(awk -v o="$opt" '$1==o {print $4 + $5}' "$tmp/reports.txt" | median)
+	printf "%-20s %9.3f %7.2fx %9.2f %7.2fx %10.1f   %s\n" "report $opt" "$w" "$(echo "$w / $peak" | bc -l)" "$cpu" \
+		"$(echo "$cpu / ($peak_cpu + 0.000001)" | bc -l)" \
 		"$(echo "$rss / 1024" | bc -l)" "$(awk -v o="$opt" '$1==o {printf "%.3f ", $2}' "$tmp/reports.txt")"
 done
 echo "# targets: stacks/plain >= 0.85x; report --tree and --by-function <= 1.5x report --peak"
