@@ -14,6 +14,9 @@
 # --peak`, `report --tree`, `report --by-function` (RUNS each, medians; target:
 # --tree and --by-function within 1.5x of --peak), with their peak RSS.
 #
+# BREAKDOWN=1 adds modes that tell the parts' costs apart: record and
+# --stacks with MEMPROF_PYMALLOC=0 (pymalloc's objects not recorded), and
+# --stacks with MEMPROF_PYTHON=0 (no Python frames in the stacks).
 # PYTHON: the interpreter (default: pyenv's 3.12.1, else python3 on PATH);
 # MEMPROF_BIN: a directory holding memprof and libmemprof_preload.so
 # (default: this tree's Release build, build-bench, built here).
@@ -43,14 +46,22 @@ now() { date +%s.%N; }
 echo "# $py ($("$py" -c 'import sys; print(sys.version.split()[0])')), py_loop.py --seconds $secs, $runs runs per mode," \
 	"interleaved; $(nproc) CPUs; uptime: $(uptime)"
 echo "# memprof: $memprof"
+modes="plain record stacks"
+[ -z "${BREAKDOWN:-}" ] || modes="$modes record_nopymalloc stacks_nopymalloc stacks_nopython"
 for r in $(seq "$runs"); do
-	for m in plain record stacks; do
+	for m in $modes; do
 		rm -rf "$tmp/cap.run"
 		t0=$(now)
 		case $m in
 		plain) out=$("$py" "$prog" --seconds "$secs") ;;
 		record) out=$("$memprof" record -o "$tmp/cap.run" -- "$py" "$prog" --seconds "$secs" 2>"$tmp/log") ;;
 		stacks) out=$("$memprof" record --stacks -o "$tmp/cap.run" -- "$py" "$prog" --seconds "$secs" 2>"$tmp/log") ;;
+		record_nopymalloc) out=$(MEMPROF_PYMALLOC=0 "$memprof" record -o "$tmp/cap.run" -- "$py" "$prog" \
+			--seconds "$secs" 2>"$tmp/log") ;;
+		stacks_nopymalloc) out=$(MEMPROF_PYMALLOC=0 "$memprof" record --stacks -o "$tmp/cap.run" -- "$py" "$prog" \
+			--seconds "$secs" 2>"$tmp/log") ;;
+		stacks_nopython) out=$(MEMPROF_PYTHON=0 "$memprof" record --stacks -o "$tmp/cap.run" -- "$py" "$prog" \
+			--seconds "$secs" 2>"$tmp/log") ;;
 		esac
 		t1=$(now)
 		rate=$(echo "$out" | grep -o ' per_second=[0-9.]*' | cut -d= -f2)
@@ -66,14 +77,14 @@ for r in $(seq "$runs"); do
 done
 plain=$(awk '$1=="plain" {print $2}' "$tmp/runs.txt" | median)
 plain_cpu=$(awk '$1=="plain" {print $5}' "$tmp/runs.txt" | median)
-printf "%-7s %12s %8s %14s %8s %10s %12s %9s   %s\n" mode iter_per_s ratio iter_per_cpu_s ratio command_s capture_MB MB_per_s \
+printf "%-17s %12s %8s %14s %8s %10s %12s %9s   %s\n" mode iter_per_s ratio iter_per_cpu_s ratio command_s capture_MB MB_per_s \
 	"runs (iter/s)"
-for m in plain record stacks; do
+for m in $modes; do
 	rate=$(awk -v m="$m" '$1==m {print $2}' "$tmp/runs.txt" | median)
 	cpurate=$(awk -v m="$m" '$1==m {print $5}' "$tmp/runs.txt" | median)
 	wall=$(awk -v m="$m" '$1==m {print $3}' "$tmp/runs.txt" | median)
 	size=$(awk -v m="$m" '$1==m {print $4}' "$tmp/runs.txt" | median)
-	printf "%-7s %12.0f %7.3fx %14.0f %7.3fx %10.2f %12.2f %9.3f   %s\n" "$m" "$rate" "$(echo "$rate / $plain" | bc -l)" \
+	printf "%-17s %12.0f %7.3fx %14.0f %7.3fx %10.2f %12.2f %9.3f   %s\n" "$m" "$rate" "$(echo "$rate / $plain" | bc -l)" \
 		"$cpurate" "$(echo "$cpurate / $plain_cpu" | bc -l)" "$wall" \
 		"$(echo "$size / 1000000" | bc -l)" "$(echo "$size / 1000000 / $wall" | bc -l)" \
 		"$(awk -v m="$m" '$1==m {printf "%.0f ", $2}' "$tmp/runs.txt")"
