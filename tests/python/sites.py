@@ -10,7 +10,8 @@ allocated and freed before the peak, so that it must count 0 there.
   python3 sites.py                 as recorded by memprof (no tracemalloc)
   python3 sites.py --tracemalloc   the reference: at the peak, tracemalloc's
                                    statistics by line for this file, printed
-                                   as JSON {"LINE": bytes, ...} on stdout
+                                   as JSON {"LINE": bytes, ..., "minor": 12}
+                                   on stdout (minor: the Python's 3.X)
 
 Sizes are chosen so that they are well above the interpreter's own noise
 (a few KiB per line): each site holds 1 MiB or more at the peak.
@@ -71,6 +72,7 @@ def report(held):
     stats = {}
     for s in snap.statistics("lineno"):
         stats[str(s.traceback[0].lineno)] = s.size
+    stats["minor"] = sys.version_info.minor
     import json
 
     print(json.dumps(stats))

@@ -6,7 +6,8 @@
  *
  * sites.py: strings, 1 MiB bytearrays, tuples of floats, a comprehension
  * (its own frame on 3.11, inlined on 3.12+), a temporary alive at the
- * peak, a transient freed before it. The reference is tracemalloc's
+ * peak, a transient freed before it; each line charged to its function
+ * (the comprehension's own on 3.11, the enclosing one on 3.12+). The reference is tracemalloc's
  * snapshot at the program's peak, by line, from a run of the same program
  * with --tracemalloc; memprof records it without, and each site's bytes
  * live at the peak (`report --by-function --json`: rows' file, line,
@@ -30,7 +31,12 @@
 #define PCT 10.0
 #define TRANSIENT_MAX (64 * 1024)
 
+/* Each site and the function its line is in (its code object's qualified
+ * name, as the rows name Python functions); the comprehension's is its own
+ * frame on 3.11, "make_comprehension.<locals>.<listcomp>", and inlined
+ * into make_comprehension on 3.12+ (PEP 709). */
 static const char *const sites[] = {"strings", "bytearrays", "tuples", "comprehension", "temporary"};
+static const char *const site_fn[] = {"make_strings", "make_buffers", "make_tuples", NULL, "at_peak"};
 #define NSITES (sizeof(sites) / sizeof(sites[0]))
 
 typedef struct {
@@ -102,13 +108,14 @@ static int sites_on(const fixture_t *fx, const py_interp_t *py, int k)
 	const char *prog = SCRIPTS "/sites.py";
 	char cmd[MP_TEST_CMD_MAX], run[128], *out;
 	json_t *stats, *rep;
-	int st, bad = 0;
+	int st, bad = 0, minor;
 
 	snprintf(cmd, sizeof(cmd), "%s '%s' --tracemalloc", py->cmd, prog);
 	out = py_sh(cmd, &st);
 	if (st != 0 || !(stats = last_json(out)))
 		fail_msg("%s: '%s' exited with %d, printing no statistics: %s", py->name, cmd, st, out);
 	free(out);
+	minor = (int)json_integer_value(json_object_get(stats, "minor"));
 	snprintf(run, sizeof(run), "%s/sites-%d.run", fx->dir, k);
 	snprintf(cmd, sizeof(cmd), "%s '%s'", py->cmd, prog);
 	if ((st = py_record(run, cmd, NULL)) != 0)
@@ -123,7 +130,14 @@ static int sites_on(const fixture_t *fx, const py_interp_t *py, int k)
 		int line = py_site_line(prog, sites[s]);
 		uint64_t want = traced(stats, line), got = py_line_bytes(rep, prog, line);
 		uint64_t asked = py_line_sum(rep, prog, line, "requested_bytes");
+		const char *fn = py_line_function(rep, prog, line), *want_fn = site_fn[s];
 		int ok = want > 0 && py_within(got, want, PCT);
+		if (!want_fn)
+			want_fn = minor == 11 ? "make_comprehension.<locals>.<listcomp>" : "make_comprehension";
+		if (strcmp(fn, want_fn)) {
+			fprintf(stderr, "%s: FAIL: line %d is charged to '%s', not to '%s'\n", py->name, line, fn, want_fn);
+			bad++;
+		}
 		/* requested (all): what the line asked for over the run, beside
 		 * the allocated bytes at the peak, to tell size classes from
 		 * misattribution when a figure is off */
