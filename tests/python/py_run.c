@@ -69,8 +69,8 @@ int py_frames_enabled(void)
 
 char *py_sh(const char *cmd, int *status)
 {
-	char *full = malloc(4 * strlen(cmd) + 128), *buf = malloc(1 << 22), *w;
-	size_t n = 0, got;
+	char *full = malloc(4 * strlen(cmd) + 128), *buf = malloc(1 << 20), *w;
+	size_t n = 0, cap = 1 << 20, got;
 	FILE *f;
 	int st;
 
@@ -85,8 +85,14 @@ char *py_sh(const char *cmd, int *status)
 	fflush(NULL);
 	f = popen(full, "r");
 	assert_non_null(f);
-	while (n + 1 < (1 << 22) && (got = fread(buf + n, 1, (1 << 22) - 1 - n, f)) > 0)
+	/* all of it: a report stopped by a closed pipe would exit with 141 */
+	while ((got = fread(buf + n, 1, cap - 1 - n, f)) > 0) {
 		n += got;
+		if (n + 1 == cap) {
+			buf = realloc(buf, cap *= 2);
+			assert_non_null(buf);
+		}
+	}
 	buf[n] = '\0';
 	st = pclose(f);
 	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
