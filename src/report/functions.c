@@ -302,6 +302,7 @@ static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *so
 				/* an address allocated twice: the older block is gone */
 				f->rows[slot->row - 1].leak_count--;
 				f->rows[slot->row - 1].leak_bytes -= slot->bytes;
+				f->rows[slot->row - 1].leak_requested_bytes -= slot->requested;
 				live_remove(&live, slot);
 			}
 			if ((live.n + 1) * 2 > live.mask + 1 && live_grow(&live)) {
@@ -314,15 +315,18 @@ static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *so
 			live.s[k].memory = ev.memory;
 			live.s[k].row = (uint32_t)r + 1;
 			live.s[k].bytes = ev.allocated_bytes ? ev.allocated_bytes : ev.requested_bytes;
+			live.s[k].requested = ev.requested_bytes;
 			live.n++;
 			/* leak_* hold what is live now; at the end, what stayed */
 			f->rows[r].leak_count++;
 			f->rows[r].leak_bytes += live.s[k].bytes;
+			f->rows[r].leak_requested_bytes += ev.requested_bytes;
 		} else if (ev.kind == MP_EV_FREE) {
 			live_slot_t *slot = live_find(&live, ev.memory, ev.address);
 			if (slot) {
 				f->rows[slot->row - 1].leak_count--;
 				f->rows[slot->row - 1].leak_bytes -= slot->bytes;
+				f->rows[slot->row - 1].leak_requested_bytes -= slot->requested;
 				live_remove(&live, slot);
 			}
 		}
@@ -333,6 +337,7 @@ static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *so
 					continue;
 				f->rows[j].peak_count = f->rows[j].leak_count;
 				f->rows[j].peak_bytes = f->rows[j].leak_bytes;
+				f->rows[j].peak_requested_bytes = f->rows[j].leak_requested_bytes;
 			}
 		}
 	}

@@ -192,6 +192,7 @@ json_t *mp_functions_json(mp_functions_t *f, const mp_source_t *src, uint32_t to
 		    put(o, "failed_allocations", json_integer((json_int_t)r->failed)) ||
 		    put(o, "peak_bytes", json_integer((json_int_t)r->peak_bytes)) ||
 		    put(o, "peak_count", json_integer((json_int_t)r->peak_count)) ||
+		    put(o, "peak_requested_bytes", json_integer((json_int_t)r->peak_requested_bytes)) ||
 		    put(o, "leak_bytes", json_integer((json_int_t)r->leak_bytes)) ||
 		    put(o, "leak_count", json_integer((json_int_t)r->leak_count)) ||
 		    put(o, "stacks", json_integer(r->stacks)) ||

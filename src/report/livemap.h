@@ -22,6 +22,7 @@ typedef struct live_slot {
 	uint64_t addr;
 	uint32_t memory, row; /* row + 1; 0 = empty */
 	uint64_t bytes;
+	uint64_t requested; /* the block's requested bytes (functions.c) */
 } live_slot_t;
 
 typedef struct live_map {

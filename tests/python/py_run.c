@@ -56,17 +56,6 @@ int py_present(const py_interp_t *py)
 	return 0;
 }
 
-int py_frames_enabled(void)
-{
-	const char *v = getenv("MEMPROF_TEST_PYTHON");
-
-	if (v && v[0] && strcmp(v, "0"))
-		return 1;
-	fprintf(stderr, "skip: MEMPROF_TEST_PYTHON is not set (the Python frames of issue 40 -- branches pyio, "
-			"pystack, pymem -- are checked only when it is)\n");
-	return 0;
-}
-
 char *py_sh(const char *cmd, int *status)
 {
 	char *full = malloc(4 * strlen(cmd) + 128), *buf = malloc(1 << 20), *w;

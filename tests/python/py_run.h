@@ -28,10 +28,6 @@ int py_interps(py_interp_t *out, int max);
 /* 1 when py is present; 0, said on stderr, when it is not. */
 int py_present(const py_interp_t *py);
 
-/* 1 when MEMPROF_TEST_PYTHON is set: the checks that need memprof's Python
- * frames (pyio, pystack, pymem) run; else they skip, saying so. */
-int py_frames_enabled(void);
-
 /* Run cmd through sh, at most 180 s (`timeout`): its exit status, its
  * stdout in a buffer the caller frees (stderr goes to the test's). */
 char *py_sh(const char *cmd, int *status);
@@ -57,6 +53,7 @@ int py_site_line(const char *path, const char *name);
  * hold the same objects as pymalloc's). py_file_rows counts the rows that name file at all. */
 uint64_t py_line_sum(const json_t *report, const char *file, int line, const char *key);
 #define py_line_bytes(report, file, line) py_line_sum(report, file, line, "peak_bytes")
+#define py_line_requested(report, file, line) py_line_sum(report, file, line, "peak_requested_bytes")
 size_t py_file_rows(const json_t *report, const char *file);
 /* The function of the row with most bytes at line of file, or "" (borrowed
  * from report). */

@@ -247,7 +247,7 @@ static void test_functions_and_hlo(void **state)
 		"{\"symbolizer\": \"libdw\", \"distinct_stacks\": 5, \"rows\": [{\"memory\": \"host\", \"memory_id\": 0,"
 		" \"function\": \"alloc_a\", \"object\": \"/t/victim_stacks\", \"file\": \"\", \"line\": 0, \"kind\": \"native\","
 		" \"allocations\": 3, \"requested_bytes\": 3000,"
-		" \"failed_allocations\": 0, \"peak_bytes\": 3000, \"peak_count\": 3, \"leak_bytes\": 0, \"leak_count\": 0,"
+		" \"failed_allocations\": 0, \"peak_bytes\": 3000, \"peak_count\": 3, \"peak_requested_bytes\": 3000, \"leak_bytes\": 0, \"leak_count\": 0,"
 		" \"stacks\": 1, \"stack\": [{\"address\": \"0x55d0c2a01177\", \"function\": \"alloc_a\","
 		" \"object\": \"/t/victim_stacks\", \"offset\": \"0x1177\", \"kind\": \"native\"}, {\"address\": \"0x7f00\","
 		" \"function\": null, \"object\": null, \"offset\": \"0\", \"kind\": \"native\"},"

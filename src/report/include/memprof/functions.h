@@ -59,7 +59,10 @@ typedef struct mp_func_row {
 	uint64_t requested_bytes; /* their requested bytes, summed */
 	uint64_t failed;          /* failed allocations */
 	uint64_t peak_count, peak_bytes; /* live at the memory id's peak (allocated bytes) */
+	uint64_t peak_requested_bytes;   /* the requested bytes of those blocks: what Python's
+					    tracemalloc counts (pymalloc rounds to 16 B classes) */
 	uint64_t leak_count, leak_bytes; /* live at the end of the capture */
+	uint64_t leak_requested_bytes;   /* their requested bytes */
 	uint32_t stacks;          /* distinct stacks in this row */
 	uint32_t stack;           /* one of them: the one with the most bytes requested */
 } mp_func_row_t;
