@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <memprof/capture.h>
+#include <memprof/functions.h>
 #include <memprof/torch.h>
 
 #include <errno.h>
@@ -198,11 +199,16 @@ int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_
 			used = err > 0 ? err : 1;
 			if (note[0])
 				fprintf(stderr, "memprof: %s\n", note);
-			if (err == 0 && (err = mp_capture_open_source(&ci->sources[i], path, &diag)) == 0)
-				/* allocations without an op grouped by their Python frame of
-				 * the user's code, as --by-function charges them */
-				mp_capture_set_frame_ops(mp_capture_from_source(ci->sources[i]), o->torch_all_frames,
-							 o->torch_user_code);
+			if (err == 0 && (err = mp_capture_open_source(&ci->sources[i], path, &diag)) == 0) {
+				/* allocations without an op grouped by the frame
+				 * --by-function charges them to: the reader names a
+				 * Python frame of the user's code, the report's
+				 * symbolizer any other (a C program's function) */
+				mp_capture_t *cap = mp_capture_from_source(ci->sources[i]);
+				mp_capture_set_frame_ops(cap, o->torch_all_frames, o->torch_user_code);
+				if (mp_functions_label_stacks(cap, o->torch_all_frames, o->torch_user_code))
+					fprintf(stderr, "memprof: out of memory: allocations without an op keep '-'\n");
+			}
 		}
 		if (err >= 0 && mp_xplane_is_source(ci->sources[i]) && mp_xplane_memory_event_count(ci->sources[i]) == 0) {
 			struct stat st;

@@ -36,6 +36,7 @@ struct mp_symbolizer {
 	Dwfl_Module **mods; /* per capture module: its dwfl module, NULL when unusable */
 	unsigned char *stale;
 	symtab_t *tabs;     /* per capture module */
+	size_t nmods;       /* the capture's modules when made: the arrays' length */
 #endif
 };
 
@@ -92,6 +93,7 @@ mp_symbolizer_t *mp_symbolizer_new(const mp_capture_t *cap)
 			mp_symbolizer_free(s);
 			return NULL;
 		}
+		s->nmods = n;
 		s->dwfl = dwfl_begin(&callbacks);
 		if (!s->dwfl)
 			return s; /* every frame stays object+offset */
@@ -125,7 +127,7 @@ void mp_symbolizer_free(mp_symbolizer_t *s)
 #ifdef MEMPROF_HAVE_LIBDW
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
-	for (size_t i = 0; s->tabs && i < mp_capture_module_count(s->cap); i++)
+	for (size_t i = 0; s->tabs && i < s->nmods; i++)
 		free(s->tabs[i].v);
 	free(s->tabs);
 	free(s->mods);
@@ -220,6 +222,8 @@ void mp_symbolize(mp_symbolizer_t *s, uint64_t pc, mp_symbol_t *out)
 #ifdef MEMPROF_HAVE_LIBDW
 	{
 		size_t i = (size_t)(m - mp_capture_module(s->cap, 0));
+		if (i >= s->nmods) /* described after this symbolizer was made */
+			return;
 		if (s->mods[i] && !s->stale[i]) {
 			if (!s->tabs[i].loaded)
 				load_symtab(s->mods[i], &s->tabs[i]);

@@ -112,6 +112,8 @@ static const json_t *row_of(const json_t *rows, const char *function)
 
 #define FIELD(r, k) json_integer_value(json_object_get((r), (k)))
 
+static void check_breakdown(const char *path);
+
 static void check_row(const json_t *rows, const char *fn, long allocs, long requested, long failed, long peak,
 		      long peak_count)
 {
@@ -157,9 +159,41 @@ static void check_report(const char *path)
 		/* sorted by bytes live at the peak */
 		assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "function")), "alloc_b");
 		assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 1), "function")), "alloc_a");
+		check_breakdown(path);
 	} else {
 		print_message("memprof built without libdw: function names not checked\n");
 	}
+	json_decref(root);
+}
+
+/* The breakdown at the peak: the victim annotates no op, so each row is
+ * named by the function --by-function charges its stack to (the report's
+ * stack labeler), not "-": alloc_b 10000 B, alloc_a 3000, grow_c 200. */
+static void check_breakdown(const char *path)
+{
+	static const struct {
+		const char *op;
+		long bytes;
+	} want[] = {{"alloc_b", 10000}, {"alloc_a", 3000}, {"grow_c", 200}};
+	long got[3] = {0};
+	int status;
+	json_t *root = report_json("--breakdown", path, &status), *rows, *r;
+	size_t i, k;
+
+	if (!root)
+		fail_msg("`memprof report --breakdown --json` gave no JSON");
+	assert_int_equal(status, 0);
+	rows = json_object_get(json_array_get(json_object_get(root, "devices"), 0), "breakdown");
+	json_array_foreach(rows, i, r) {
+		const char *op = json_string_value(json_object_get(r, "op"));
+		for (k = 0; k < 3 && strcmp(op, want[k].op); k++)
+			;
+		if (k == 3)
+			fail_msg("breakdown row '%s' is not one of the victim's functions", op);
+		got[k] += FIELD(r, "total_bytes");
+	}
+	for (k = 0; k < 3; k++)
+		assert_int_equal(got[k], want[k].bytes);
 	json_decref(root);
 }
 

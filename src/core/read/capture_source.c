@@ -33,6 +33,8 @@ static const char *src_string(const mp_source_t *s, uint32_t id)
 
 	if (id & MP_FRAME_OP_BASE)
 		return mp__frame_op_label(cap, id); /* mp_capture_set_frame_ops */
+	if (id & MP_STACK_LABEL_BASE)
+		return mp__stack_label(cap, id); /* mp_capture_set_stack_labeler */
 	return id && id <= cap->nstrings ? cap->strings[id - 1] : "";
 }
 

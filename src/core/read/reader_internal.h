@@ -104,6 +104,15 @@ struct mp_capture {
 	uint32_t *stack_op;          /* per stack id - 1: the op (0: not yet looked at; MP_FRAME_OP_NONE) */
 	uint32_t cap_stack_op;
 	char **frame_label;          /* per frame id - 1: "function (file:line)", made when first an op */
+	/* mp_capture_set_stack_labeler (reader_labels.c): the op of a stack
+	 * without a Python frame of the user's, named by the caller */
+	mp_stack_labeler_t labeler;
+	void *labeler_ctx;
+	void (*labeler_free)(void *);
+	char **labels;               /* interned labels (owned) */
+	uint32_t nlabels, cap_labels;
+	uint32_t *label_slots;       /* hash: label index + 1 */
+	uint32_t label_mask;
 	uint32_t cap_frame_label;
 
 	/* pending synthetic events (memory declarations, dropped counts) */
@@ -162,6 +171,13 @@ void mp__stacks_release(mp_capture_t *cap);
 uint32_t mp__stack_op(mp_capture_t *cap, uint32_t stack);
 /* The label of op id (MP_FRAME_OP_BASE set); "" when none. */
 const char *mp__frame_op_label(const mp_capture_t *cap, uint32_t id);
+/* reader_labels.c: a stack's op from the caller's labeler (a string id of
+ * MP_STACK_LABEL_BASE | label index + 1), 0 when none; its label; the
+ * labels' and the labeler's release at close. */
+#define MP_STACK_LABEL_BASE 0x40000000u
+uint32_t mp__stack_label_op(mp_capture_t *cap, uint32_t stack);
+const char *mp__stack_label(const mp_capture_t *cap, uint32_t id);
+void mp__labels_release(mp_capture_t *cap);
 
 /* merge.c */
 void mp__merge_init(mp_merge_t *m);

@@ -310,8 +310,13 @@ uint32_t mp__stack_op(mp_capture_t *cap, uint32_t stack)
 		cap->cap_stack_op = (uint32_t)cap_s;
 	}
 	if (!cap->stack_op[stack - 1]) {
+		uint32_t op = MP_FRAME_OP_NONE;
 		f = op_frame(cap, stack);
-		cap->stack_op[stack - 1] = f && !frame_label(cap, f) ? MP_FRAME_OP_BASE | f : MP_FRAME_OP_NONE;
+		if (f && !frame_label(cap, f))
+			op = MP_FRAME_OP_BASE | f;
+		else if (!f && (f = mp__stack_label_op(cap, stack)))
+			op = f; /* no Python frame of the user's: the caller's label */
+		cap->stack_op[stack - 1] = op;
 	}
 	return cap->stack_op[stack - 1] == MP_FRAME_OP_NONE ? 0 : cap->stack_op[stack - 1];
 }
@@ -325,6 +330,7 @@ const char *mp__frame_op_label(const mp_capture_t *cap, uint32_t id)
 
 void mp__stacks_release(mp_capture_t *cap)
 {
+	mp__labels_release(cap);
 	for (uint32_t i = 0; i < cap->cap_frame_label; i++)
 		free(cap->frame_label[i]);
 	free(cap->frame_label);

@@ -86,6 +86,15 @@ typedef struct mp_functions_options {
 /* mp_functions_compute with options (NULL: the defaults, all zero). */
 int mp_functions_compute_opts(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver,
 			      const mp_functions_options_t *opts, mp_diag_t *diag);
+
+/* Make the breakdown (and the leaks, the OOM states, the charts' labels)
+ * name an allocation without an op by the frame --by-function charges its
+ * stack to ("alloc_a", "libfoo.so+0x1234"), where the stack holds no
+ * Python frame of the user's (those the reader names itself): installs a
+ * stack labeler on cap (mp_capture_set_stack_labeler; the capture owns
+ * it). Call before the capture is read. 0, or MP_ENOMEM. */
+typedef struct mp_capture mp_capture_t;
+int mp_functions_label_stacks(mp_capture_t *cap, int all_frames, const char *user_code);
 /* The same for a source whose events' op already names the allocating
  * frame (PyTorch snapshots: the innermost frame of the user's code,
  * docs/torch.md): rows by (memory id, op), every memory id kept, no stacks

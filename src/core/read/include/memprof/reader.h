@@ -138,6 +138,18 @@ int mp_capture_frame(const mp_capture_t *cap, uint64_t value, const char **funct
  * Stacks without such a frame keep no op. Before reading events. */
 void mp_capture_set_frame_ops(mp_capture_t *cap, int all_frames, const char *user_code);
 
+/* Name the op of allocations whose stack holds no Python frame of the
+ * user's or a package's (mp_capture_set_frame_ops must be set too): fn
+ * gives the label of stack `stack` -- a string that stays valid until the
+ * next call, copied by the capture -- or NULL for none; it is asked once
+ * per stack, at the stack's first allocation read. The report's labeler
+ * (memprof/functions.h, mp_functions_label_stacks) names the frame
+ * `report --by-function` charges the stack to. The capture owns ctx from
+ * here: free_ctx(ctx) runs at mp_capture_close() or when another labeler
+ * replaces it (and at once when cap is NULL). */
+typedef const char *(*mp_stack_labeler_t)(void *ctx, const mp_capture_t *cap, uint32_t stack);
+void mp_capture_set_stack_labeler(mp_capture_t *cap, mp_stack_labeler_t fn, void *ctx, void (*free_ctx)(void *));
+
 /* The loaded objects described so far, in file order. Borrowed. */
 size_t mp_capture_module_count(const mp_capture_t *cap);
 const mp_capture_module_t *mp_capture_module(const mp_capture_t *cap, size_t i);
