@@ -1,6 +1,7 @@
 /* diff.c - `memprof plot --diff A B`: per memory id, both inputs'
- * timelines on one axis (time from each input's first point) with their
- * peaks marked, then a diverging bar chart of the largest changes at the
+ * timelines on one axis (time from each input's first point, or aligned
+ * at the first step both have) with their peaks and failed allocations
+ * marked, then a diverging bar chart of the largest changes at the
  * peak: growth to the right, shrinkage to the left of one zero line. */
 #include "charts_impl.h"
 
@@ -22,53 +23,134 @@
 #define COLOR_GROWN 0xD55E00 /* vermillion */
 #define COLOR_SHRUNK 0x009E73 /* bluish green */
 
-static double memory_height(const mp_plot_diff_memory_t *m)
+/* Where both timelines have steps, they are drawn aligned at the start of
+ * the first step both have (its first point in each): the same step's
+ * work then lies over the same stretch of the axis, which a program that
+ * starts up slower in B would otherwise shift. Else both start at 0. Each
+ * series is drawn at time - its first point + shift; the later one's shift
+ * is 0. */
+typedef struct {
+	int by_step;
+	int64_t step;
+	double shift_a, shift_b, at; /* at: the aligned step's start on the axis */
+} align_t;
+
+static int64_t first_step(const mp_solver_device_t *d)
 {
-	return cx_header_height(1) + PLOT_H + AXIS_H + LEGEND_H + PAD + cx_header_height(0) +
-	       ROW_H * (double)(m->nbars ? m->nbars : 1) + PAD;
+	int64_t s = -1;
+
+	for (size_t i = 0; i < d->timeline_count; i++)
+		if (d->timeline[i].step >= 0 && (s < 0 || d->timeline[i].step < s))
+			s = d->timeline[i].step;
+	return s;
 }
 
-static double series_end(const mp_solver_device_t *d)
+/* The time of step s's first point from d's first point; -1 when none. */
+static double step_start(const mp_solver_device_t *d, int64_t s)
 {
-	return d->timeline_count ? (double)(d->timeline[d->timeline_count - 1].time_ns - d->timeline[0].time_ns) : 0;
+	for (size_t i = 0; i < d->timeline_count; i++)
+		if (d->timeline[i].step == s)
+			return (double)(d->timeline[i].time_ns - d->timeline[0].time_ns);
+	return -1;
+}
+
+static align_t align(const mp_solver_device_t *a, const mp_solver_device_t *b)
+{
+	align_t al = {0, -1, 0, 0, 0};
+	int64_t sa = first_step(a), sb = first_step(b), s = sa > sb ? sa : sb;
+	double da, db;
+
+	if (sa < 0 || sb < 0)
+		return al;
+	da = step_start(a, s);
+	db = step_start(b, s);
+	if (da < 0 || db < 0)
+		return al;
+	al.by_step = 1;
+	al.step = s;
+	al.at = da > db ? da : db;
+	al.shift_a = al.at - da;
+	al.shift_b = al.at - db;
+	return al;
+}
+
+/* d's x value of time t: from its first point, shifted. */
+static double xval(const mp_solver_device_t *d, uint64_t t, double shift)
+{
+	return (double)(t - d->timeline[0].time_ns) + shift;
+}
+
+static double series_end(const mp_solver_device_t *d, double shift)
+{
+	return d->timeline_count ? xval(d, d->timeline[d->timeline_count - 1].time_ns, shift) : 0;
 }
 
 static void series(const mp_chart_area_t *a, const mp_solver_device_t *d, const mp_scale_t *sx, const mp_scale_t *sy,
-		   uint32_t color, const char *tag, const char *peak_tag)
+		   double shift, uint32_t color, char side)
 {
 	mp_point_t *pts = calloc(d->timeline_count ? d->timeline_count : 1, sizeof(*pts));
 	mp_style_t st = cx_stroke(color, 1.5, MP_DASH_SOLID), mk = cx_fill(color);
+	mp_style_t ls = cx_stroke(color, 1, MP_DASH_DOTTED);
+	int b = side == 'b'; /* tags are kept by reference: literals */
 	long it;
 
 	if (!pts)
 		return;
 	for (size_t i = 0; i < d->timeline_count; i++) {
 		const mp_solver_point_t *p = &d->timeline[i];
-		pts[i].x = mp_scale_map(sx, (double)(p->time_ns - d->timeline[0].time_ns));
+		pts[i].x = mp_scale_map(sx, xval(d, p->time_ns, shift));
 		pts[i].y = mp_scale_map(sy, (double)(p->stack_bytes + p->heap_bytes));
 	}
 	if (d->timeline_count > 1) {
 		it = mp_scene_path(a->scene, pts, d->timeline_count, 0, &st);
-		mp_scene_tag(a->scene, it, tag);
+		mp_scene_tag(a->scene, it, b ? "diff-series-b" : "diff-series-a");
 	}
 	free(pts);
-	if (d->has_peak && d->timeline_count) {
-		double x = mp_scale_map(sx, (double)(d->peak.time_ns - d->timeline[0].time_ns));
+	if (!d->timeline_count)
+		return;
+	if (d->has_peak) {
+		double x = mp_scale_map(sx, xval(d, d->peak.time_ns, shift));
 		double y = mp_scale_map(sy, (double)d->peak_bytes);
 		it = mp_scene_rect(a->scene, x - 4, y - 4, 8, 8, &mk);
-		mp_scene_tag(a->scene, it, peak_tag);
+		mp_scene_tag(a->scene, it, b ? "diff-peak-b" : "diff-peak-a");
 	}
+	/* failed allocations: a triangle at the top in the input's colour
+	 * (A's points down from the top edge, B's sits under it), a dotted
+	 * line down while few */
+	for (size_t i = 0; i < d->oom_count; i++) {
+		double x = mp_scale_map(sx, xval(d, d->oom[i].at.time_ns, shift)), y0 = sy->r1 + (b ? 10 : 0);
+		mp_point_t tri[3] = {{x - 5, y0}, {x + 5, y0}, {x, y0 + 9}};
+		if (d->oom_count <= 20)
+			mp_scene_line(a->scene, x, y0 + 9, x, sy->r0, &ls);
+		mp_scene_tag(a->scene, mp_scene_path(a->scene, tri, 3, 1, &mk), b ? "diff-failed-b" : "diff-failed-a");
+	}
+}
+
+/* The legend's height: a second line when there are more than the two
+ * series' entries (the aligned step, failed allocations). */
+static double legend_height(const mp_plot_diff_memory_t *m)
+{
+	return align(m->a, m->b).by_step || m->a->oom_count || m->b->oom_count ? 2 * LEGEND_H : LEGEND_H;
+}
+
+static double memory_height(const mp_plot_diff_memory_t *m)
+{
+	return cx_header_height(1) + PLOT_H + AXIS_H + legend_height(m) + PAD + cx_header_height(0) +
+	       ROW_H * (double)(m->nbars ? m->nbars : 1) + PAD;
 }
 
 static double timelines(const mp_chart_area_t *a, double y, const mp_plot_diff_memory_t *m)
 {
 	const mp_solver_device_t *da = m->a, *db = m->b;
-	double t1 = series_end(da) > series_end(db) ? series_end(da) : series_end(db);
+	align_t al = align(da, db);
+	double ea = series_end(da, al.shift_a), eb = series_end(db, al.shift_b), t1 = ea > eb ? ea : eb;
 	double top = (double)(da->peak_bytes > db->peak_bytes ? da->peak_bytes : db->peak_bytes);
 	mp_ticks_t ty, tx;
 	mp_box_t plot;
 	mp_scale_t sx, sy;
-	char la[96], lb[96], h[32];
+	char la[96], lb[96], h[32], ls[64];
+	cx_legend_entry_t e[5];
+	size_t ne = 0;
 
 	if (t1 <= 0)
 		t1 = 1;
@@ -87,13 +169,26 @@ static double timelines(const mp_chart_area_t *a, double y, const mp_plot_diff_m
 	sy = (mp_scale_t){0, top, plot.y + plot.h, plot.y};
 	cx_axis_left(a, &plot, &ty, &sy, 1);
 	cx_axis_bottom(a, &plot, &tx, &sx, 0);
-	series(a, da, &sx, &sy, COLOR_A, "diff-series-a", "diff-peak-a");
-	series(a, db, &sx, &sy, COLOR_B, "diff-series-b", "diff-peak-b");
+	if (al.by_step) { /* the aligned step's start: one line for both */
+		mp_style_t ss = cx_stroke(MP_COLOR_STEP, 1, MP_DASH_DASHED);
+		double x = cx_crisp(mp_scale_map(&sx, al.at));
+		mp_scene_tag(a->scene, mp_scene_line(a->scene, x, plot.y, x, plot.y + plot.h, &ss), "diff-step-align");
+		snprintf(ls, sizeof(ls), "step %" PRId64 " starts (both aligned here)", al.step);
+	}
+	series(a, da, &sx, &sy, al.shift_a, COLOR_A, 'a');
+	series(a, db, &sx, &sy, al.shift_b, COLOR_B, 'b');
 	snprintf(la, sizeof(la), "A %s: peak %s", m->name_a, mp_fmt_bytes(h, sizeof(h), da->peak_bytes));
 	snprintf(lb, sizeof(lb), "B %s: peak %s", m->name_b, mp_fmt_bytes(h, sizeof(h), db->peak_bytes));
-	cx_legend_entry_t e[2] = {{la, COLOR_A, CX_KEY_LINE}, {lb, COLOR_B, CX_KEY_LINE}};
-	cx_legend(a, plot.x, plot.y + plot.h + AXIS_H, plot.w, e, 2, 1);
-	return plot.y + plot.h + AXIS_H + LEGEND_H + PAD;
+	e[ne++] = (cx_legend_entry_t){la, COLOR_A, CX_KEY_LINE};
+	e[ne++] = (cx_legend_entry_t){lb, COLOR_B, CX_KEY_LINE};
+	if (al.by_step)
+		e[ne++] = (cx_legend_entry_t){ls, MP_COLOR_STEP, CX_KEY_TICK};
+	if (da->oom_count)
+		e[ne++] = (cx_legend_entry_t){"A failed allocation", COLOR_A, CX_KEY_MARK};
+	if (db->oom_count)
+		e[ne++] = (cx_legend_entry_t){"B failed allocation", COLOR_B, CX_KEY_MARK};
+	cx_legend(a, plot.x, plot.y + plot.h + AXIS_H, plot.w, e, ne, 1);
+	return plot.y + plot.h + AXIS_H + legend_height(m) + PAD;
 }
 
 static void bars(const mp_chart_area_t *a, double y, const mp_plot_diff_memory_t *m)
