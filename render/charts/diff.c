@@ -64,8 +64,8 @@ static align_t align(const mp_solver_device_t *a, const mp_solver_device_t *b)
 		return al;
 	da = step_start(a, s);
 	db = step_start(b, s);
-	if (da < 0 || db < 0)
-		return al;
+	if (da < 0 || db < 0 || (da == 0 && db == 0))
+		return al; /* (both start with it: the same as by start) */
 	al.by_step = 1;
 	al.step = s;
 	al.at = da > db ? da : db;
@@ -85,10 +85,36 @@ static double series_end(const mp_solver_device_t *d, double shift)
 	return d->timeline_count ? xval(d, d->timeline[d->timeline_count - 1].time_ns, shift) : 0;
 }
 
+static uint64_t in_use(const mp_solver_point_t *p)
+{
+	return p->stack_bytes + p->heap_bytes;
+}
+
+/* The x value of d's last change of bytes in use by more than least (what
+ * the plot can show), or failed allocation. */
+static double last_change(const mp_solver_device_t *d, double shift, uint64_t least)
+{
+	double x = d->timeline_count ? xval(d, d->timeline[0].time_ns, shift) : 0;
+
+	for (size_t i = d->timeline_count; i-- > 1;) {
+		uint64_t now = in_use(&d->timeline[i]), before = in_use(&d->timeline[i - 1]);
+		if ((now > before ? now - before : before - now) > least) {
+			x = xval(d, d->timeline[i].time_ns, shift);
+			break;
+		}
+	}
+	for (size_t i = 0; i < d->oom_count; i++)
+		if (xval(d, d->oom[i].at.time_ns, shift) > x)
+			x = xval(d, d->oom[i].at.time_ns, shift);
+	return x;
+}
+
 static void series(const mp_chart_area_t *a, const mp_solver_device_t *d, const mp_scale_t *sx, const mp_scale_t *sy,
 		   double shift, uint32_t color, char side)
 {
-	mp_point_t *pts = calloc(d->timeline_count ? d->timeline_count : 1, sizeof(*pts));
+	/* a step function: bytes in use hold until the next point (2n - 1 points) */
+	size_t n = d->timeline_count ? 2 * d->timeline_count - 1 : 0;
+	mp_point_t *pts = calloc(n ? n : 1, sizeof(*pts));
 	mp_style_t st = cx_stroke(color, 1.5, MP_DASH_SOLID), mk = cx_fill(color);
 	mp_style_t ls = cx_stroke(color, 1, MP_DASH_DOTTED);
 	int b = side == 'b'; /* tags are kept by reference: literals */
@@ -98,11 +124,14 @@ static void series(const mp_chart_area_t *a, const mp_solver_device_t *d, const 
 		return;
 	for (size_t i = 0; i < d->timeline_count; i++) {
 		const mp_solver_point_t *p = &d->timeline[i];
-		pts[i].x = mp_scale_map(sx, xval(d, p->time_ns, shift));
-		pts[i].y = mp_scale_map(sy, (double)(p->stack_bytes + p->heap_bytes));
+		double x = xval(d, p->time_ns, shift);
+		pts[2 * i].x = mp_scale_map(sx, x < sx->d1 ? x : sx->d1); /* a flat tail, cut at the axis' end */
+		pts[2 * i].y = mp_scale_map(sy, (double)in_use(p));
+		if (i) /* the level before this point, up to its time */
+			pts[2 * i - 1] = (mp_point_t){pts[2 * i].x, pts[2 * i - 2].y};
 	}
-	if (d->timeline_count > 1) {
-		it = mp_scene_path(a->scene, pts, d->timeline_count, 0, &st);
+	if (n > 1) {
+		it = mp_scene_path(a->scene, pts, n, 0, &st);
 		mp_scene_tag(a->scene, it, b ? "diff-series-b" : "diff-series-a");
 	}
 	free(pts);
@@ -148,10 +177,29 @@ static double timelines(const mp_chart_area_t *a, double y, const mp_plot_diff_m
 	mp_ticks_t ty, tx;
 	mp_box_t plot;
 	mp_scale_t sx, sy;
-	char la[96], lb[96], h[32], ls[64];
+	uint64_t least = (da->peak_bytes > db->peak_bytes ? da->peak_bytes : db->peak_bytes) / 100; /* ~2 px */
+	double ca = last_change(da, al.shift_a, least), cb = last_change(db, al.shift_b, least), cut = ca > cb ? ca : cb;
+	char la[160], lb[160], h[32], ls[64], ta[48], tb[48];
 	cx_legend_entry_t e[5];
 	size_t ne = 0;
 
+	/* Both flat for the last fifth or more (a program idle after its
+	 * work, one event long after): the axis ends soon after the last
+	 * change, where the two can be compared, and the legend says how long
+	 * each ran. */
+	cut = cut * 1.05;
+	ta[0] = tb[0] = '\0';
+	if (cut > 0 && cut < t1 * 0.8) {
+		if (ea > cut && !m->index_time)
+			snprintf(ta, sizeof(ta), ", flat until %s", mp_fmt_time(h, sizeof(h), (uint64_t)ea));
+		if (eb > cut && !m->index_time)
+			snprintf(tb, sizeof(tb), ", flat until %s", mp_fmt_time(h, sizeof(h), (uint64_t)eb));
+		if (ea > cut && m->index_time)
+			snprintf(ta, sizeof(ta), ", flat until entry %.0f", ea);
+		if (eb > cut && m->index_time)
+			snprintf(tb, sizeof(tb), ", flat until entry %.0f", eb);
+		t1 = cut;
+	}
 	if (t1 <= 0)
 		t1 = 1;
 	if (top <= 0)
@@ -177,8 +225,8 @@ static double timelines(const mp_chart_area_t *a, double y, const mp_plot_diff_m
 	}
 	series(a, da, &sx, &sy, al.shift_a, COLOR_A, 'a');
 	series(a, db, &sx, &sy, al.shift_b, COLOR_B, 'b');
-	snprintf(la, sizeof(la), "A %s: peak %s", m->name_a, mp_fmt_bytes(h, sizeof(h), da->peak_bytes));
-	snprintf(lb, sizeof(lb), "B %s: peak %s", m->name_b, mp_fmt_bytes(h, sizeof(h), db->peak_bytes));
+	snprintf(la, sizeof(la), "A %s: peak %s%s", m->name_a, mp_fmt_bytes(h, sizeof(h), da->peak_bytes), ta);
+	snprintf(lb, sizeof(lb), "B %s: peak %s%s", m->name_b, mp_fmt_bytes(h, sizeof(h), db->peak_bytes), tb);
 	e[ne++] = (cx_legend_entry_t){la, COLOR_A, CX_KEY_LINE};
 	e[ne++] = (cx_legend_entry_t){lb, COLOR_B, CX_KEY_LINE};
 	if (al.by_step)
@@ -193,7 +241,7 @@ static double timelines(const mp_chart_area_t *a, double y, const mp_plot_diff_m
 
 static void bars(const mp_chart_area_t *a, double y, const mp_plot_diff_memory_t *m)
 {
-	double label_w = a->box.w * 0.38, value_w = 90, x0 = a->box.x + label_w + 8;
+	double label_w = a->box.w * 0.38, value_w = 130, x0 = a->box.x + label_w + 8;
 	double half = (a->box.x + a->box.w - value_w - x0) / 2, mid = x0 + half;
 	uint64_t most = 1;
 	mp_style_t axis = cx_stroke(MP_COLOR_AXIS, 1, MP_DASH_SOLID);
@@ -222,7 +270,8 @@ static void bars(const mp_chart_area_t *a, double y, const mp_plot_diff_memory_t
 			    MP_ALIGN_LEFT, MP_VALIGN_MIDDLE, MP_ELLIPSIS_MIDDLE);
 		it = mp_scene_rect(a->scene, bx, cy - BAR_H / 2, len < 1 ? 1 : len, BAR_H, &fill);
 		mp_scene_tag(a->scene, it, b->change_bytes < 0 ? "diff-bar-shrunk" : "diff-bar-grown");
-		snprintf(h, sizeof(h), "%s%s", b->change_bytes < 0 ? "-" : "+", mp_fmt_bytes(v_s, sizeof(v_s), v));
+		snprintf(h, sizeof(h), "%s%s%s%s", b->change_bytes < 0 ? "-" : "+", mp_fmt_bytes(v_s, sizeof(v_s), v),
+			 b->kind ? " " : "", b->kind ? b->kind : "");
 		if (b->change_bytes < 0) /* right of the zero line, where a shrinking row has room */
 			cx_text(a, mid + 4, cy, h, 11, 0, MP_COLOR_MUTED, MP_ALIGN_LEFT, MP_VALIGN_MIDDLE);
 		else

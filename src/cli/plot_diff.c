@@ -73,7 +73,10 @@ int cli_plot_diff(char *a, char *b, const char *out, const mp_plot_options_t *po
 		for (size_t j = 0; j < k; j++) {
 			char *l = labels + (i * top + j) * LABEL;
 			row_label(l, &m->rows[j]);
-			bars[i * top + j] = (mp_plot_diff_bar_t){l, m->rows[j].change_bytes};
+			bars[i * top + j] = (mp_plot_diff_bar_t){
+				l, m->rows[j].change_bytes,
+				m->rows[j].kind == MP_DIFF_NEW || m->rows[j].kind == MP_DIFF_GONE ? mp_diff_kind_name(m->rows[j].kind)
+												  : NULL};
 		}
 	}
 	cli_picture_font_check(out);

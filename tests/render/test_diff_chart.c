@@ -29,7 +29,7 @@ static void test_geometry(void **state)
 	static const uint64_t ta[] = {0, 1000, 2000, 3000}, ha[] = {0, 4096, 12288, 8192};
 	static const uint64_t tb[] = {0, 1000, 2500, 4000}, hb[] = {0, 4096, 20480, 8192};
 	mp_solver_device_t a, b;
-	mp_plot_diff_bar_t bars[2] = {{"attn  output  float  [64]", 8192}, {"conv", -4096}};
+	mp_plot_diff_bar_t bars[2] = {{"attn  output  float  [64]", 8192, "new"}, {"conv", -4096, NULL}};
 	mp_plot_diff_memory_t m;
 	mp_scene_t *s = NULL;
 	mp_diag_t diag;
@@ -66,14 +66,15 @@ static void test_geometry(void **state)
 	ka = one(s, "diff-peak-a");
 	kb = one(s, "diff-peak-b");
 	p = mp_scene_points(s, sa);
-	assert_int_equal(sa->count, 4);
+	assert_int_equal(sa->count, 7); /* a step function: 4 points and 3 corners */
+	assert_true(p[1].x == p[2].x && p[1].y == p[0].y); /* 4096 B up to 1000 ns */
 	/* p[0]: (time 0, 0 bytes): the origin of both scales */
 	double xa = ka->x + ka->w / 2 - p[0].x, xb = kb->x + kb->w / 2 - p[0].x;
 	double ya = p[0].y - (ka->y + ka->h / 2), yb = p[0].y - (kb->y + kb->h / 2);
 	assert_true(fabs(xb / xa - 2500.0 / 2000.0) < 1e-9);
 	assert_true(fabs(yb / ya - 20480.0 / 12288.0) < 1e-9);
 	/* the axis runs to B's last point: A's last point at 3/4 of it */
-	assert_true(fabs((p[3].x - p[0].x) / (mp_scene_points(s, one(s, "diff-series-b"))[3].x - p[0].x) - 0.75) < 1e-9);
+	assert_true(fabs((p[6].x - p[0].x) / (mp_scene_points(s, one(s, "diff-series-b"))[6].x - p[0].x) - 0.75) < 1e-9);
 	g = one(s, "diff-bar-grown");
 	k = one(s, "diff-bar-shrunk");
 	assert_true(fabs(g->x - (k->x + k->w)) < 1e-9); /* both from the zero line */
@@ -138,13 +139,13 @@ static void test_align_failed(void **state)
 	p = mp_scene_points(s, one(s, "diff-series-a"));
 	q = mp_scene_points(s, one(s, "diff-series-b"));
 	x0 = p[0].x;
-	w = q[3].x - x0; /* 3500 ns */
-	assert_true(fabs(q[0].x - p[1].x) < 1e-9);             /* step 3's starts on one x */
-	assert_true(fabs((p[3].x - x0) / w - 3000.0 / 3500.0) < 1e-9);
+	w = q[6].x - x0; /* 3500 ns (points 0, 2, 4, 6; corners between) */
+	assert_true(fabs(q[0].x - p[2].x) < 1e-9);             /* step 3's starts on one x */
+	assert_true(fabs((p[6].x - x0) / w - 3000.0 / 3500.0) < 1e-9);
 	kb = one(s, "diff-peak-b");
 	assert_true(fabs((kb->x + kb->w / 2 - x0) / w - 1500.0 / 3500.0) < 1e-9);
 	line = one(s, "diff-step-align");
-	assert_true(fabs(mp_scene_points(s, line)[0].x - p[1].x) <= 0.5); /* the aligned step's line, pixel-snapped */
+	assert_true(fabs(mp_scene_points(s, line)[0].x - p[2].x) <= 0.5); /* the aligned step's line, pixel-snapped */
 	/* failed allocations: a triangle each, pointing at its time */
 	fa = mp_scene_points(s, one(s, "diff-failed-a"));
 	fb = mp_scene_points(s, one(s, "diff-failed-b"));
@@ -161,7 +162,7 @@ static void test_align_failed(void **state)
 	p = mp_scene_points(s, one(s, "diff-series-a"));
 	q = mp_scene_points(s, one(s, "diff-series-b"));
 	assert_true(fabs(q[0].x - p[0].x) < 1e-9);
-	assert_true(fabs((q[3].x - p[0].x) / (p[3].x - p[0].x) - 2500.0 / 3000.0) < 1e-9);
+	assert_true(fabs((q[6].x - p[0].x) / (p[6].x - p[0].x) - 2500.0 / 3000.0) < 1e-9);
 	mp_scene_free(s);
 	mp_render_shutdown();
 }
