@@ -200,6 +200,20 @@ static double timelines(const mp_chart_area_t *a, double y, const mp_plot_diff_m
 			snprintf(tb, sizeof(tb), ", flat until entry %.0f", eb);
 		t1 = cut;
 	}
+	/* one much shorter than the other (an unrelated pair, a run cut
+	 * short): its line is squeezed at the left; the legend says so */
+	if (!ta[0] && ea <= 0 && t1 > 0)
+		snprintf(ta, sizeof(ta), ", all at one instant");
+	else if (!ta[0] && ea < t1 * 0.1 && m->index_time)
+		snprintf(ta, sizeof(ta), ", all within the first %.0f entries", ea);
+	else if (!ta[0] && ea < t1 * 0.1)
+		snprintf(ta, sizeof(ta), ", all within the first %s", mp_fmt_time(h, sizeof(h), (uint64_t)ea));
+	if (!tb[0] && eb <= 0 && t1 > 0)
+		snprintf(tb, sizeof(tb), ", all at one instant");
+	else if (!tb[0] && eb < t1 * 0.1 && m->index_time)
+		snprintf(tb, sizeof(tb), ", all within the first %.0f entries", eb);
+	else if (!tb[0] && eb < t1 * 0.1)
+		snprintf(tb, sizeof(tb), ", all within the first %s", mp_fmt_time(h, sizeof(h), (uint64_t)eb));
 	if (t1 <= 0)
 		t1 = 1;
 	if (top <= 0)

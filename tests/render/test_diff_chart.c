@@ -167,11 +167,42 @@ static void test_align_failed(void **state)
 	mp_render_shutdown();
 }
 
+/* Both flat after 2000 ns (A's last change, 4 B at 10000 ns, is under 1%
+ * of the peak): the axis ends at 2000 * 1.05 = 2100 ns, A's tail cut there. */
+static void test_flat_tail(void **state)
+{
+	mp_solver_point_t pa[4], pb[3];
+	static const uint64_t ta[] = {0, 1000, 2000, 10000}, ha[] = {4096, 8192, 4096, 4100};
+	static const uint64_t tb[] = {0, 1000, 2000}, hb[] = {4096, 8192, 4096};
+	static const int64_t none[] = {-1, -1, -1, -1};
+	mp_solver_device_t a, b;
+	mp_plot_diff_memory_t m;
+	mp_scene_t *s = NULL;
+	mp_diag_t diag;
+	const mp_point_t *p, *q;
+
+	(void)state;
+	fill(pa, ta, ha, none, 4);
+	fill(pb, tb, hb, none, 3);
+	a = (mp_solver_device_t){.timeline = pa, .timeline_count = 4, .has_peak = 1, .peak_bytes = 8192, .peak = pa[1]};
+	b = (mp_solver_device_t){.timeline = pb, .timeline_count = 3, .has_peak = 1, .peak_bytes = 8192, .peak = pb[1]};
+	m = (mp_plot_diff_memory_t){"gpu", &a, &b, "a", "b", 0, NULL, 0};
+	mp_diag_clear(&diag);
+	assert_int_equal(mp_plot_diff(&s, &m, 1, 0, mp_render_measure(), &diag), 0);
+	p = mp_scene_points(s, one(s, "diff-series-a"));
+	q = mp_scene_points(s, one(s, "diff-series-b"));
+	assert_true(fabs((p[6].x - p[0].x) / (q[4].x - q[0].x) - 2100.0 / 2000.0) < 1e-9);
+	assert_true(fabs(q[4].x - p[4].x) < 1e-9);
+	mp_scene_free(s);
+	mp_render_shutdown();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_geometry),
 		cmocka_unit_test(test_align_failed),
+		cmocka_unit_test(test_flat_tail),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
