@@ -24,7 +24,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: memprof diff [--fail-above [NAME:|total:]LIMIT]... [--map A_NAME=B_NAME]...\n"
 		"                    [--by-function] [--device ID] [--steps A:B] [--top N] [--json]\n"
-		"                    [--run NAME] [--all-frames] [--user-code LIST] [--module NAME|ID] A B\n"
+		"                    [--run NAME] [--all-frames] [--user-code LIST] [--module NAME|ID]\n"
+		"                    [--pid A_PID:B_PID] A B\n"
 		"\n"
 		"Compare two inputs of the same kind: two captures or 'memprof record' runs,\n"
 		"two PyTorch snapshots, two xplane captures or TensorBoard log directories,\n"
@@ -47,6 +48,9 @@ static void usage(FILE *out)
 		"  --run NAME    the run of TensorBoard log directories (default: the newest)\n"
 		"  --all-frames, --user-code LIST  PyTorch snapshots' ops, as in 'memprof report'\n"
 		"  --module NAME|ID  the module of HLO files holding several\n"
+		"  --pid A_PID:B_PID  the processes of two runs to compare (default: each run's\n"
+		"                main process, the one with the largest peak); A_PID: or :B_PID\n"
+		"                picks one side only\n"
 		"\n"
 		"exit codes: 0 no regression, 1 a --fail-above gate failed (one line per\n"
 		"            memory id on stderr) or the analysis failed, 2 usage (bad option,\n"
@@ -54,16 +58,38 @@ static void usage(FILE *out)
 		"            readable, 4 not a capture or corrupted\n");
 }
 
+/* --pid A_PID:B_PID (either may be empty: that side's main process). 0,
+ * or -1 (said). */
+static int parse_pids(const char *arg, cli_run_select_t sel[2])
+{
+	const char *colon = strchr(arg, ':');
+	char a[32];
+	size_t n = colon ? (size_t)(colon - arg) : 0;
+
+	if (!colon || n >= sizeof(a) || (n == 0 && !colon[1]))
+		return mp_cli_error("--pid expects A_PID:B_PID (a process of each run; A_PID: or :B_PID for one "
+				    "side), got '%s'",
+				    arg);
+	memcpy(a, arg, n);
+	a[n] = '\0';
+	if (n && cli_run_parse_pid(a, &sel[0]) < 0)
+		return -1;
+	if (colon[1] && cli_run_parse_pid(colon + 1, &sel[1]) < 0)
+		return -1;
+	return 0;
+}
+
 int cmd_diff(int argc, char **argv)
 {
-	enum { O_FAIL = 256, O_MAP, O_FUNCS, O_DEVICE, O_STEPS, O_TOP, O_JSON, O_RUN, O_ALL_FRAMES, O_USER_CODE, O_MODULE };
+	enum { O_FAIL = 256, O_MAP, O_FUNCS, O_DEVICE, O_STEPS, O_TOP, O_JSON, O_RUN, O_ALL_FRAMES, O_USER_CODE, O_MODULE, O_PID };
 	static const struct option longopts[] = {
 		{"fail-above", required_argument, NULL, O_FAIL}, {"map", required_argument, NULL, O_MAP},
 		{"by-function", no_argument, NULL, O_FUNCS},    {"device", required_argument, NULL, O_DEVICE},
 		{"steps", required_argument, NULL, O_STEPS},    {"top", required_argument, NULL, O_TOP},
 		{"json", no_argument, NULL, O_JSON},            {"run", required_argument, NULL, O_RUN},
 		{"all-frames", no_argument, NULL, O_ALL_FRAMES}, {"user-code", required_argument, NULL, O_USER_CODE},
-		{"module", required_argument, NULL, O_MODULE},  {"help", no_argument, NULL, 'h'},
+		{"module", required_argument, NULL, O_MODULE},  {"pid", required_argument, NULL, O_PID},
+		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	mp_diff_gate_t gates[MAX_GATES];
@@ -73,6 +99,7 @@ int cmd_diff(int argc, char **argv)
 	mp_xplane_input_options_t xin = {NULL, 0};
 	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0, NULL, 0, 0};
 	cli_diff_pair_t pair;
+	cli_run_select_t sel[2] = {{0, 0, 0}, {0, 0, 0}};
 	mp_diff_t *d = NULL;
 	uint32_t top = 0;
 	int json = 0, by_function = 0, c, rc;
@@ -105,6 +132,10 @@ int cmd_diff(int argc, char **argv)
 			break;
 		case O_MODULE:
 			module = optarg;
+			break;
+		case O_PID:
+			if (parse_pids(optarg, sel) < 0)
+				return MP_EXIT_USAGE;
 			break;
 		case O_FUNCS:
 			by_function = 1;
@@ -158,8 +189,8 @@ int cmd_diff(int argc, char **argv)
 				     argv[h], argv[h == optind ? optind + 1 : optind]);
 			return MP_EXIT_USAGE;
 		}
-		if (nmaps || by_function || io.device || sopt.steps_set) {
-			mp_cli_error("--map, --by-function, --device and --steps do not apply to HLO modules");
+		if (nmaps || by_function || io.device || sopt.steps_set || sel[0].pid_set || sel[1].pid_set) {
+			mp_cli_error("--map, --by-function, --device, --steps and --pid do not apply to HLO modules");
 			return MP_EXIT_USAGE;
 		}
 		return cli_diff_hlo(argv[optind], argv[optind + 1], &ho);
@@ -175,7 +206,7 @@ int cmd_diff(int argc, char **argv)
 		mp_diff_options_t dopt = {by_function, maps, nmaps};
 		int err;
 
-		if ((rc = cli_diff_pair_open(&pair, argv[optind], argv[optind + 1], &io, &dopt)) != MP_EXIT_OK)
+		if ((rc = cli_diff_pair_open(&pair, argv[optind], argv[optind + 1], sel, &io, &dopt)) != MP_EXIT_OK)
 			goto out;
 		d = pair.diff;
 		if (ngates && mp_diff_gate_check(d, gates, ngates, NULL) == MP_EUSAGE) {

@@ -32,12 +32,13 @@ typedef struct cli_diff_pair {
 	mp_diff_t *diff;     /* owned */
 } cli_diff_pair_t;
 
-/* Open a and b with io (each alone: a run's main process), check that
- * they are of the same kind and diff them. Prints what goes wrong (inputs
+/* Open a and b with io (each alone: a run's main process, or the process
+ * sel[0] / sel[1] picks; sel NULL: main processes), check that they are of
+ * the same kind and diff them. Prints what goes wrong (inputs
  * of different kinds, no memory id in common with both lists of names) and
  * returns an exit code. Free with cli_diff_pair_close() in every case. */
-int cli_diff_pair_open(cli_diff_pair_t *p, char *a, char *b, const cli_inputs_options_t *io,
-		       const mp_diff_options_t *dopt);
+int cli_diff_pair_open(cli_diff_pair_t *p, char *a, char *b, const cli_run_select_t sel[2],
+		       const cli_inputs_options_t *io, const mp_diff_options_t *dopt);
 void cli_diff_pair_close(cli_diff_pair_t *p);
 
 /* plot --diff A B -o out (plot_diff.c): the picture of the diff. Returns

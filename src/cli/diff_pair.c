@@ -35,7 +35,7 @@ static int open_side(cli_inputs_t *ci, cli_runs_t *runs, char *path, const cli_r
 	if (rc != MP_EXIT_OK)
 		return rc;
 	if (runs->nfiles != 1) {
-		mp_cli_error("'%s': one capture per side (a run gives its main process, or --pid N)", path);
+		mp_cli_error("'%s': one capture per side (a run gives its main process, or --pid A_PID:B_PID)", path);
 		return MP_EXIT_USAGE;
 	}
 	rc = cli_inputs_open(ci, runs->files, 1, io);
@@ -75,17 +75,19 @@ static int no_common(const mp_diff_t *d, const char *pa, const char *pb)
 	return MP_EXIT_USAGE;
 }
 
-int cli_diff_pair_open(cli_diff_pair_t *p, char *a, char *b, const cli_inputs_options_t *io,
-		       const mp_diff_options_t *dopt)
+int cli_diff_pair_open(cli_diff_pair_t *p, char *a, char *b, const cli_run_select_t sel[2],
+		       const cli_inputs_options_t *io, const mp_diff_options_t *dopt)
 {
-	cli_run_select_t sel = {0, 0, 0};
+	static const cli_run_select_t main_only[2] = {{0, 0, 0}, {0, 0, 0}};
 	const char *ka, *kb;
 	char why[512];
 	int rc, err;
 
 	memset(p, 0, sizeof(*p));
-	if ((rc = open_side(&p->ca, &p->ra, a, &sel, io)) != MP_EXIT_OK ||
-	    (rc = open_side(&p->cb, &p->rb, b, &sel, io)) != MP_EXIT_OK)
+	if (!sel)
+		sel = main_only;
+	if ((rc = open_side(&p->ca, &p->ra, a, &sel[0], io)) != MP_EXIT_OK ||
+	    (rc = open_side(&p->cb, &p->rb, b, &sel[1], io)) != MP_EXIT_OK)
 		return rc;
 	ka = kind_of(p->ca.sources[0]);
 	kb = kind_of(p->cb.sources[0]);

@@ -43,7 +43,13 @@ int cli_plot_diff(char *a, char *b, const char *out, const mp_plot_options_t *po
 	int rc, err;
 
 	mp_diag_clear(&diag);
-	if ((rc = cli_diff_pair_open(&p, a, b, io, &dopt)) != MP_EXIT_OK)
+	if (cli_diff_looks_hlo(a) || cli_diff_looks_hlo(b)) {
+		/* one line, before anything is read: the picture is of timelines */
+		mp_cli_error("plot --diff of HLO modules is not supported: compare them with 'memprof diff', draw "
+			     "each with 'memprof hlo -o'");
+		return MP_EXIT_USAGE;
+	}
+	if ((rc = cli_diff_pair_open(&p, a, b, NULL, io, &dopt)) != MP_EXIT_OK)
 		goto out;
 	n = mp_diff_count(p.diff);
 	n = n > 8 ? 8 : n; /* a picture of at most 8 memory ids */
@@ -67,7 +73,10 @@ int cli_plot_diff(char *a, char *b, const char *out, const mp_plot_options_t *po
 		for (size_t j = 0; j < k; j++) {
 			char *l = labels + (i * top + j) * LABEL;
 			row_label(l, &m->rows[j]);
-			bars[i * top + j] = (mp_plot_diff_bar_t){l, m->rows[j].change_bytes};
+			bars[i * top + j] = (mp_plot_diff_bar_t){
+				l, m->rows[j].change_bytes,
+				m->rows[j].kind == MP_DIFF_NEW || m->rows[j].kind == MP_DIFF_GONE ? mp_diff_kind_name(m->rows[j].kind)
+												  : NULL};
 		}
 	}
 	cli_picture_font_check(out);

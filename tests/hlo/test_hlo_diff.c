@@ -8,7 +8,9 @@
 #include "json_check.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #define MEMPROF MEMPROF_BINARY_DIR "/src/cli/memprof"
 #define F32 11 /* xla PrimitiveType */
@@ -259,11 +261,100 @@ static void test_text_gates_errors(void **state)
 	free(out);
 }
 
+#define MAXTEXT "hlo/maxtext-h100/"
+#define INIT "module_0003.jit__unnamed_wrapped_function_.sm_9.0_gpu_after_optimizations.hlo.pb"
+#define STEP "module_0016.jit_train_step.sm_9.0_gpu_after_optimizations.hlo.pb"
+
+/* The reference peak (bytes) and its position of one module's colour 0. */
+static int64_t golden_peak(json_t *g, const char *file, json_int_t *position)
+{
+	json_t *c = json_object_get(json_object_get(g, file), "color0");
+	double mib = json_number_value(json_object_get(c, "peak_heap_mib"));
+
+	assert_non_null(c);
+	*position = json_integer_value(json_object_get(c, "peak_heap_size_position"));
+	return (int64_t)llround(mib * 1048576.0);
+}
+
+/* MaxText's init module (A) against its training step (B): each peak as the
+ * reference gives it (2007644692 B at event 34; 5817896006 B at event 929),
+ * the change their difference (+3810251314 B), and the rows of buffers at
+ * the peaks adding up to it. */
+static void test_maxtext(void **state)
+{
+	const char *gpath = mp_test_shared(MAXTEXT "golden_memviewer_ref.json");
+	char a[4096], b[4096];
+	json_error_t jerr;
+	json_t *g, *doc, *h, *r;
+	json_int_t pos_a, pos_b, sum = 0;
+	int64_t peak_a, peak_b;
+	size_t i;
+
+	(void)state;
+	if (!gpath) {
+		fprintf(stderr, "skipped: no shared/data/" MAXTEXT " (the MaxText modules)\n");
+		skip();
+	}
+	assert_non_null(g = json_load_file(gpath, 0, &jerr));
+	snprintf(a, sizeof(a), "%s", mp_test_shared(MAXTEXT INIT));
+	snprintf(b, sizeof(b), "%s", mp_test_shared(MAXTEXT STEP));
+	peak_a = golden_peak(g, INIT, &pos_a);
+	peak_b = golden_peak(g, STEP, &pos_b);
+	assert_int_equal(peak_a, 2007644692); /* the reference as read by hand */
+	assert_int_equal(peak_b, 5817896006);
+	doc = diff_json(a, b, 0);
+	h = json_object_get(doc, "hlo");
+	assert_int_equal(ji(json_object_get(h, "a"), "peak_heap_bytes"), peak_a);
+	assert_int_equal(ji(json_object_get(h, "b"), "peak_heap_bytes"), peak_b);
+	assert_int_equal(ji(json_object_get(h, "a"), "peak_position"), pos_a);
+	assert_int_equal(ji(json_object_get(h, "b"), "peak_position"), pos_b);
+	assert_int_equal(ji(h, "change_bytes"), peak_b - peak_a);
+	assert_int_equal(ji(h, "change_bytes"), 3810251314);
+	json_array_foreach(json_object_get(h, "rows"), i, r)
+		sum += ji(r, "change_bytes");
+	assert_int_equal(sum, peak_b - peak_a);
+	json_decref(doc);
+	/* B against itself: no change, and its peak again */
+	doc = diff_json(b, b, 0);
+	h = json_object_get(doc, "hlo");
+	assert_int_equal(ji(h, "change_bytes"), 0);
+	assert_int_equal(ji(json_object_get(h, "a"), "peak_heap_bytes"), peak_b);
+	assert_int_equal(json_array_size(json_object_get(h, "rows")), 0);
+	json_decref(doc);
+	json_decref(g);
+}
+
+/* plot --diff does not draw HLO modules: one line, exit 2, no file. */
+static void test_plot_diff_hlo(void **state)
+{
+	char cmd[MP_TEST_CMD_MAX], *png = mp_test_tmpfile(".png"), *errpath = mp_test_tmpfile(".err"), line[512];
+	FILE *f;
+	int st, lines = 0;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "%s plot --diff '%s' '%s' -o '%s' 2>'%s'", MEMPROF, mod_a, mod_b, png, errpath);
+	st = system(cmd);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 2);
+	assert_int_not_equal(access(png, F_OK), 0);
+	assert_non_null(f = fopen(errpath, "r"));
+	while (fgets(line, sizeof(line), f))
+		if (lines++ == 0)
+			assert_non_null(strstr(line, "plot --diff of HLO modules is not supported"));
+	fclose(f);
+	assert_int_equal(lines, 1);
+	unlink(errpath);
+	free(errpath);
+	free(png);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_figures),
 		cmocka_unit_test(test_text_gates_errors),
+		cmocka_unit_test(test_maxtext),
+		cmocka_unit_test(test_plot_diff_hlo),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -75,6 +75,8 @@ int mp_plot_capture(mp_scene_t **out, const mp_plot_input_t *in, size_t n, const
 typedef struct mp_plot_diff_bar {
 	const char *label;     /* op (with region, dtype, shape) or function */
 	int64_t change_bytes;  /* B - A */
+	const char *kind;      /* "new", "gone" (said after the value: a renamed op is
+				* a gone row and a new one), or NULL */
 } mp_plot_diff_bar_t;
 
 /* One memory id in both inputs. Borrowed. */
@@ -88,7 +90,10 @@ typedef struct mp_plot_diff_memory {
 } mp_plot_diff_memory_t;
 
 /* Per memory id: both timelines on one time axis (from each one's first
- * point) with the peaks marked (tags diff-series-a/-b, diff-peak-a/-b),
+ * point, or aligned at the first step both have: tag diff-step-align)
+ * with the peaks and failed allocations (diff-failed-a/-b) marked; the
+ * axis ends soon after the last change of either, flat tails cut there
+ * (the legend says until when they ran) (tags diff-series-a/-b, diff-peak-a/-b),
  * then a diverging bar per change (diff-bar-grown right of the zero line,
  * diff-bar-shrunk left), its length in proportion to the largest. width 0:
  * 1200. Caller owns *out. Returns 0, MP_EUSAGE (too narrow), MP_ENODATA
