@@ -183,10 +183,12 @@ const char *hx_buffer_note(char *buf, size_t size, const char *first, const mp_h
 	pad[0] = 0;
 	if (b->unpadded_size && b->unpadded_size != b->size)
 		snprintf(pad, sizeof(pad), ", %" PRId64 " B unpadded", b->unpadded_size);
+	int has_op = b->op_name && b->op_name[0], has_code = b->opcode && b->opcode[0];
+
 	snprintf(buf, size, "%s\n%s\nshape: %s\nop: %s%s%s%s\nsource: %s\nbytes: %s%s · %s\n%s", first,
 		 b->instruction_name ? b->instruction_name : "", b->shape && b->shape[0] ? b->shape : "(none)",
-		 b->op_name && b->op_name[0] ? b->op_name : "(none)", b->opcode && b->opcode[0] ? " (" : "",
-		 b->opcode ? b->opcode : "", b->opcode && b->opcode[0] ? ")" : "",
+		 has_op ? b->op_name : has_code ? "" : "(none)", has_op && has_code ? " (" : "",
+		 has_code ? b->opcode : "", has_op && has_code ? ")" : "",
 		 b->source && b->source[0] ? b->source : "(none)",
 		 mp_fmt_bytes_exact(hb, sizeof(hb), b->size > 0 ? (uint64_t)b->size : 0), pad,
 		 mp_hlo_category_name(b->category), span);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # html_chromium.sh MEMPROF SHOT.png - the HTML report in headless Chromium
-# (Debian: chromium; scripts/deps.sh --chromium installs it): the demo
+# (Debian: chromium; MEMPROF_TEST_CHROMIUM=1 scripts/run-tests.sh installs it): the demo
 # capture's `plot --chart all -o r.html` loads with no console message at
 # all (an error, a blocked fetch and a policy violation are all console
 # messages), a scripted hover over the peak's largest bar (the page does it
@@ -12,7 +12,7 @@ memprof=$1
 shot=$2
 browser=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$browser" ]; then
-  echo "html_chromium: SKIPPED: no chromium (Debian: apt-get install chromium, or scripts/deps.sh --chromium)"
+  echo "html_chromium: SKIPPED: no chromium (Debian: apt-get install chromium, or MEMPROF_TEST_CHROMIUM=1 scripts/run-tests.sh)"
   exit 77
 fi
 dir=$(mktemp -d /tmp/memprof-html-XXXXXX)
