@@ -128,6 +128,16 @@ static void bars(const mp_chart_area_t *a, double y, const mp_plot_diff_memory_t
 		it = mp_scene_rect(a->scene, bx, cy - BAR_H / 2, len < 1 ? 1 : len, BAR_H, &fill);
 		mp_scene_tag(a->scene, it, b->change_bytes < 0 ? "diff-bar-shrunk" : "diff-bar-grown");
 		snprintf(h, sizeof(h), "%s%s", b->change_bytes < 0 ? "-" : "+", mp_fmt_bytes(v_s, sizeof(v_s), v));
+		{ /* the hover's: the full name (the label may be shortened) and the exact change */
+			size_t nn = strlen(b->label) + 96;
+			char *note = malloc(nn);
+			if (note) {
+				snprintf(note, nn, "%s\nchange at the peak: %s%" PRIu64 " B (%s)", b->label[0] ? b->label : "(no op)",
+					 b->change_bytes < 0 ? "-" : "+", v, h);
+				mp_scene_note(a->scene, it, note, (uint32_t)i);
+				free(note);
+			}
+		}
 		if (b->change_bytes < 0) /* right of the zero line, where a shrinking row has room */
 			cx_text(a, mid + 4, cy, h, 11, 0, MP_COLOR_MUTED, MP_ALIGN_LEFT, MP_VALIGN_MIDDLE);
 		else
