@@ -45,8 +45,6 @@ static int item_box(const mp_scene_t *s, const mp_scene_item_t *it, double *x, d
 {
 	if (it->kind == MP_SCENE_RECT || it->kind == MP_SCENE_IMAGE) {
 		*x = it->x, *y = it->y, *w = it->w, *h = it->h;
-		if (it->kind == MP_SCENE_IMAGE)
-			*w = it->w, *h = it->h;
 	} else if (it->kind == MP_SCENE_PATH && it->count) {
 		const mp_point_t *p = mp_scene_points(s, it);
 		double x0 = p[0].x, x1 = p[0].x, y0 = p[0].y, y1 = p[0].y;
