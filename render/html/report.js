@@ -3,8 +3,9 @@
  * zoom and drag pan of the charts (a viewBox transform: cairo's SVG stays
  * crisp), the breakdown table sorted by a click on a header, and, when the
  * page is opened as FILE.html#selftest, a scripted hover over the first
- * breakdown bar whose tooltip text goes into <pre id="selftest"> (what the
- * headless Chromium test reads back with --dump-dom). */
+ * breakdown bar whose tooltip text goes into the pre element "selftest", then
+ * a wheel step in and a click on the table's bytes header, said there too
+ * (what the headless Chromium test reads back with --dump-dom). */
 (function () {
   "use strict";
   var svg = document.getElementById("view");
@@ -103,7 +104,16 @@
     /* what a pointer there meets first: the hit area, or what hides it */
     var hitEl = document.elementFromPoint(cx, cy);
     if (hitEl) hitEl.dispatchEvent(new MouseEvent("mousemove", { clientX: cx, clientY: cy, bubbles: true }));
-    out.textContent = "selftest: " + (hitEl === bar ? "pointer on the bar" : "pointer not on the bar") +
+    var said = "selftest: " + (hitEl === bar ? "pointer on the bar" : "pointer not on the bar") +
       ", tooltip " + (tip.style.display === "block" ? "shown" : "hidden") + "\n" + tip.textContent;
+    /* one wheel step in at the bar, then a click on the bytes header */
+    svg.dispatchEvent(new WheelEvent("wheel", { deltaY: -100, clientX: cx, clientY: cy, bubbles: true,
+                                                cancelable: true }));
+    said += "\nzoomed: viewBox width " + svg.getAttribute("viewBox").split(" ")[2];
+    if (table) {
+      table.tHead.rows[0].cells[3].click();
+      said += "\nsorted by bytes, first: " + table.tBodies[0].rows[0].cells[2].textContent;
+    }
+    out.textContent = said;
   }
 })();

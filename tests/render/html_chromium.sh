@@ -4,7 +4,9 @@
 # capture's `plot --chart all -o r.html` loads with no console message at
 # all (an error, a blocked fetch and a policy violation are all console
 # messages), a scripted hover over the peak's largest bar (the page does it
-# when opened as r.html#selftest) shows the op's full name and bytes, and a
+# when opened as r.html#selftest) shows the op's full name and bytes, a
+# wheel step zooms (1200 px wide to 960), a click on the table's bytes
+# header sorts it (4 MiB rows first, in their order), and a
 # screenshot is written to SHOT.png for a reader to look at. Exit 77
 # (skipped) when Chromium is not installed.
 set -euo pipefail
@@ -31,6 +33,9 @@ grep -q 'selftest: pointer on the bar, tooltip shown' "$dir/selftest.txt" ||
 grep -q '^data/shuffle_buffer$' "$dir/selftest.txt" || { echo "html_chromium: no op name in the tooltip"; exit 1; }
 grep -q '^bytes: 49283072 (47.0 MiB (74.6 %))$' "$dir/selftest.txt" ||
   { echo "html_chromium: not the peak's bytes in the tooltip"; exit 1; }
+grep -q '^zoomed: viewBox width 960$' "$dir/selftest.txt" || { echo "html_chromium: the wheel did not zoom"; exit 1; }
+grep -q '^sorted by bytes, first: dense_0/kernel/Initializer</pre>$' "$dir/selftest.txt" ||
+  { echo "html_chromium: the table did not sort by bytes (smallest first, ties kept)"; exit 1; }
 if grep ':CONSOLE' "$dir/log.txt"; then
   echo "html_chromium: console messages (above) while loading the report"
   exit 1
