@@ -8,9 +8,12 @@
 # finds warnings -O2 does not (maybe-uninitialized through inlining), and
 # the benchmark scripts build Release.
 # Tests that need ../shared/data skip with a message when it is absent.
+# MEMPROF_TEST_CHROMIUM=1 also installs Debian's chromium (about 120 MB to
+# download, 400 MB installed: not by default) for html_chromium, the HTML
+# report in a headless browser; without it that test skips with a message.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh
+scripts/deps.sh ${MEMPROF_TEST_CHROMIUM:+chromium}
 jobs=$(nproc)
 
 echo "== build (-Werror)"

@@ -212,6 +212,27 @@ static void region_legend(const mp_chart_area_t *a, const mp_chart_bars_t *b, do
 		cx_legend(a, x, y, w, e, n, 1);
 }
 
+/* The bar's note, for an HTML report's hover and table: its full name (the
+ * label drawn may be shortened), its exact bytes and share, what it is, and
+ * the chart it is in:
+ * "NAME\nbytes: 1048576 (1.00 MiB (12.5 %))\nDETAIL\nchart: TITLE". */
+static int bar_note(const mp_chart_area_t *a, const mp_chart_bars_t *b, long item, size_t i, const char *label,
+		    uint64_t bytes, const char *value)
+{
+	const char *detail = i < b->n && b->bars[i].detail ? b->bars[i].detail : "";
+	const char *title = b->title ? b->title : "";
+	size_t n = strlen(label) + strlen(detail) + strlen(title) + strlen(value) + 96;
+	char *t = malloc(n);
+
+	if (!t)
+		return MP_ENOMEM;
+	snprintf(t, n, "%s\nbytes: %" PRIu64 " (%s)%s%s\nchart: %s", label, bytes, value, detail[0] ? "\n" : "", detail,
+		 title);
+	mp_scene_note(a->scene, item, t, (uint32_t)i);
+	free(t);
+	return 0;
+}
+
 int mp_chart_breakdown(const mp_chart_area_t *a, const mp_chart_bars_t *b)
 {
 	double y = cx_header(a, b->title, b->subtitle), x0 = a->box.x + CX_PAD, w = a->box.w - 2 * CX_PAD;
@@ -219,6 +240,7 @@ int mp_chart_breakdown(const mp_chart_area_t *a, const mp_chart_bars_t *b)
 	uint64_t max = b->rest_bytes;
 	size_t rows = b->n + (b->rest_count ? 1 : 0);
 	char value[64], rest_label[64], fitted[1024];
+	long item;
 	const char **names = calloc(b->n ? b->n : 1, sizeof(*names));
 
 	if (!names)
@@ -282,9 +304,14 @@ int mp_chart_breakdown(const mp_chart_area_t *a, const mp_chart_bars_t *b)
 					    MP_COLOR_MUTED, MP_ALIGN_LEFT, MP_VALIGN_TOP, MP_ELLIPSIS_MIDDLE);
 			if (len < 1 && bytes)
 				len = 1; /* never invisible */
-			mp_scene_tag(a->scene, mp_scene_rect(a->scene, bar_x, ry + 3, len, BAR_H, &st), "bar");
+			item = mp_scene_rect(a->scene, bar_x, ry + 3, len, BAR_H, &st);
+			mp_scene_tag(a->scene, item, "bar");
 			snprintf(value, sizeof(value), "%s (%.1f %%)", mp_fmt_bytes(hb, sizeof(hb), bytes),
 				 total ? 100.0 * (double)bytes / (double)total : 0.0);
+			if (bar_note(a, b, item, i, label, bytes, value) < 0) {
+				free(names);
+				return MP_ENOMEM;
+			}
 			cx_text(a, bar_x + len + 6, ry + 3 + BAR_H / 2, value, CX_SMALL, 0, MP_COLOR_TEXT, MP_ALIGN_LEFT,
 				MP_VALIGN_MIDDLE);
 		}

@@ -286,6 +286,16 @@ static void bars(const mp_chart_area_t *a, double y, const mp_plot_diff_memory_t
 		mp_scene_tag(a->scene, it, b->change_bytes < 0 ? "diff-bar-shrunk" : "diff-bar-grown");
 		snprintf(h, sizeof(h), "%s%s%s%s", b->change_bytes < 0 ? "-" : "+", mp_fmt_bytes(v_s, sizeof(v_s), v),
 			 b->kind ? " " : "", b->kind ? b->kind : "");
+		{ /* the hover's: the full name (the label may be shortened) and the exact change */
+			size_t nn = strlen(b->label) + 96;
+			char *note = malloc(nn);
+			if (note) {
+				snprintf(note, nn, "%s\nchange at the peak: %s%" PRIu64 " B (%s)", b->label[0] ? b->label : "(no op)",
+					 b->change_bytes < 0 ? "-" : "+", v, h);
+				mp_scene_note(a->scene, it, note, (uint32_t)i);
+				free(note);
+			}
+		}
 		if (b->change_bytes < 0) /* right of the zero line, where a shrinking row has room */
 			cx_text(a, mid + 4, cy, h, 11, 0, MP_COLOR_MUTED, MP_ALIGN_LEFT, MP_VALIGN_MIDDLE);
 		else

@@ -180,7 +180,7 @@ int mp_chart_hlo_buffers(const mp_chart_area_t *a, const mp_hlo_result_t *r, int
 		for (size_t j = 0; j < r->n_buffers; j++) {
 			double x0 = round(byte_x(&s, (double)off[j])), x1;
 			uint32_t c = hx_buffer_color(colored, ncolored, order[j]);
-			char note[32];
+			char first[32], note[2048];
 			long it;
 			if (c == HX_COLOR_REST)
 				continue;
@@ -190,8 +190,9 @@ int mp_chart_hlo_buffers(const mp_chart_area_t *a, const mp_hlo_result_t *r, int
 			st = cx_fill(c);
 			it = mp_scene_rect(a->scene, x0, s.y, x1 - x0, STRIP_H, &st);
 			mp_scene_tag(a->scene, it, "buffer");
-			snprintf(note, sizeof(note), "#%zu", rank[order[j]] + 1);
-			mp_scene_note(a->scene, it, note, (uint32_t)order[j]);
+			snprintf(first, sizeof(first), "#%zu", rank[order[j]] + 1);
+			mp_scene_note(a->scene, it, hx_buffer_note(note, sizeof(note), first, &r->buffers[order[j]]),
+				      (uint32_t)order[j]);
 		}
 	}
 	/* separators where a segment is wide enough to be told apart */

@@ -91,4 +91,9 @@ size_t hx_lane_gaps(const mp_hlo_result_t *r, const size_t *life, size_t nlife, 
 /* "#3 name" with a shape and a size as a label says it, into buf. */
 const char *hx_buffer_text(char *buf, size_t size, size_t rank, const mp_hlo_buffer_t *b, int with_shape);
 
+/* A buffer's note (an HTML report's hover), its first line given ("#3"):
+ * the full instruction name, shape (dtype and dims), op and opcode, source
+ * line, bytes and program-point span, one a line, into buf. */
+const char *hx_buffer_note(char *buf, size_t size, const char *first, const mp_hlo_buffer_t *b);
+
 #endif

@@ -195,8 +195,9 @@ static void lifetimes(space_t *s, double top, const size_t *idx, size_t lanes, d
 			long it = mp_scene_rect(s->a->scene, x0, round(cy - t / 2), x1 - x0, t, &st);
 			mp_scene_tag(s->a->scene, it, "lifetime");
 			/* the rank, for a test or a reader pointing at the bar */
-			snprintf(text, sizeof(text), "#%zu %s", l + 1, mp_hlo_category_name(b->category));
-			mp_scene_note(s->a->scene, it, text, (uint32_t)idx[l]);
+			char first[64], note[2048];
+			snprintf(first, sizeof(first), "#%zu %s", l + 1, mp_hlo_category_name(b->category));
+			mp_scene_note(s->a->scene, it, hx_buffer_note(note, sizeof(note), first, b), (uint32_t)idx[l]);
 			continue;
 		}
 		hx_buffer_text(text, sizeof(text), rank ? rank[idx[l]] : l, b, 0);

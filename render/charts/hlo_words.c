@@ -9,6 +9,7 @@
  * row-major array (`{3,2,1,0}`) push both out of the room a cell has. */
 #include "hlo_charts_impl.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -169,4 +170,27 @@ size_t hx_lane_gaps(const mp_hlo_result_t *r, const size_t *life, size_t nlife, 
 	if (o < size)
 		snprintf(buf + o, size - o, ")");
 	return missing;
+}
+
+const char *hx_buffer_note(char *buf, size_t size, const char *first, const mp_hlo_buffer_t *b)
+{
+	char span[96], pad[64], hb[48];
+
+	if (b->has_span)
+		snprintf(span, sizeof(span), "program points %" PRId64 " to %" PRId64, b->span_start, b->span_limit);
+	else
+		snprintf(span, sizeof(span), "live throughout the trace");
+	pad[0] = 0;
+	if (b->unpadded_size && b->unpadded_size != b->size)
+		snprintf(pad, sizeof(pad), ", %" PRId64 " B unpadded", b->unpadded_size);
+	int has_op = b->op_name && b->op_name[0], has_code = b->opcode && b->opcode[0];
+
+	snprintf(buf, size, "%s\n%s\nshape: %s\nop: %s%s%s%s\nsource: %s\nbytes: %s%s · %s\n%s", first,
+		 b->instruction_name ? b->instruction_name : "", b->shape && b->shape[0] ? b->shape : "(none)",
+		 has_op ? b->op_name : has_code ? "" : "(none)", has_op && has_code ? " (" : "",
+		 has_code ? b->opcode : "", has_op && has_code ? ")" : "",
+		 b->source && b->source[0] ? b->source : "(none)",
+		 mp_fmt_bytes_exact(hb, sizeof(hb), b->size > 0 ? (uint64_t)b->size : 0), pad,
+		 mp_hlo_category_name(b->category), span);
+	return buf;
 }

@@ -186,10 +186,18 @@ static void region_edges(const mapdraw_t *d)
 		size_t j = i;
 		while (j + 1 < m->ncol && m->col[j + 1].region == m->col[i].region && m->col[j + 1].row == m->col[i].row)
 			j++;
-		mp_scene_tag(d->a->scene,
-			     mp_scene_rect(d->a->scene, d->x0 + m->col[i].x, row_y(d, m->col[i].row), (double)(j - i + 1),
-					   ROW_H, &st),
-			     "map-region");
+		long item = mp_scene_rect(d->a->scene, d->x0 + m->col[i].x, row_y(d, m->col[i].row), (double)(j - i + 1),
+					  ROW_H, &st);
+		uint64_t used = 0, free_b = 0;
+		char note[256], b1[48], b2[48];
+		for (size_t k = i; k <= j; k++)
+			used += col_used(&m->col[k]), free_b += m->col[k].free;
+		mp_scene_tag(d->a->scene, item, "map-region");
+		/* the hover's: where this part of the region is and what it holds */
+		snprintf(note, sizeof(note), "region %" PRIu32 ": 0x%" PRIx64 " to 0x%" PRIx64 "\nlive %s, free %s",
+			 m->col[i].region, m->col[i].lo, m->col[j].hi, mp_fmt_bytes_exact(b1, sizeof(b1), used),
+			 mp_fmt_bytes_exact(b2, sizeof(b2), free_b));
+		mp_scene_note(d->a->scene, item, note, m->col[i].region);
 		i = j + 1;
 	}
 }
@@ -206,8 +214,11 @@ static void largest_outline(const mapdraw_t *d, mp_box_t *first_box)
 		while (j + 1 <= m->largest_last && m->col[j + 1].row == m->col[i].row)
 			j++;
 		mp_box_t b = {d->x0 + m->col[i].x, row_y(d, m->col[i].row), (double)(j - i + 1), ROW_H};
-		mp_scene_tag(d->a->scene, mp_scene_rect(d->a->scene, b.x + 1, b.y + 1, b.w > 2 ? b.w - 2 : b.w, b.h - 2, &st),
-			     "largest-free");
+		long item = mp_scene_rect(d->a->scene, b.x + 1, b.y + 1, b.w > 2 ? b.w - 2 : b.w, b.h - 2, &st);
+		char note[128], hb[48];
+		mp_scene_tag(d->a->scene, item, "largest-free");
+		snprintf(note, sizeof(note), "largest free chunk: %s", mp_fmt_bytes_exact(hb, sizeof(hb), m->largest_free));
+		mp_scene_note(d->a->scene, item, note, 0);
 		if (!have)
 			*first_box = b;
 		have = 1;

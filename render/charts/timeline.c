@@ -201,7 +201,7 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 	const mp_solver_device_t *d = mem->dev;
 	const mp_memory_info_t *mi = mem->source ? mp_source_memory(mem->source, d->id) : NULL;
 	char title[512], sub[512], b1[64], b2[64], b3[64], b4[64], steps[32], word[48], xtitle[160];
-	char l1[160], l2[512], o1[160], o2[160];
+	char l1[160], l2[512], o1[160], o2[160], pnote[800];
 	mp_label_t labels[2];
 	size_t nlabels = 0;
 	mp_ticks_t ty, tx, tf;
@@ -374,6 +374,7 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 		snprintf(l2, sizeof(l2), "%s%s%s%s%s%s", cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(&t, d->peak.time_ns)),
 			 steps,
 			 phase[0] ? ", in " : "", phase, op[0] ? " · " : "", op);
+		snprintf(pnote, sizeof(pnote), "%s\n%s", l1, l2); /* the hover's: l2 whole */
 		{
 			char fit[512];
 			mp_text_fit(a->measure, l2, CX_SMALL, 0, t.plot.w * 0.45, MP_ELLIPSIS_MIDDLE, fit, sizeof(fit));
@@ -454,13 +455,22 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 		mp_style_t ms = cx_fill(MP_COLOR_OOM), ls = cx_stroke(MP_COLOR_OOM, 1, MP_DASH_DOTTED);
 		if (d->oom_count <= 20)
 			mp_scene_line(a->scene, x, t.plot.y + 9, x, t.plot.y + t.plot.h, &ls);
-		mp_scene_tag(a->scene, mp_scene_path(a->scene, tri, 3, 1, &ms), "oom-mark");
+		long item = mp_scene_path(a->scene, tri, 3, 1, &ms);
+		char note[400];
+		mp_scene_tag(a->scene, item, "oom-mark");
+		snprintf(note, sizeof(note), "failed allocation: %s asked\nat %s%s%s",
+			 mp_fmt_bytes_exact(b1, sizeof(b1), d->oom[i].requested_bytes),
+			 cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(&t, d->oom[i].at.time_ns)), d->oom[i].op ? ", op " : "",
+			 d->oom[i].op && mem->source ? mp_source_string(mem->source, d->oom[i].op) : "");
+		mp_scene_note(a->scene, item, note, (uint32_t)i);
 	}
 
 	{ /* the peak: a dot on its line */
 		mp_style_t dot = cx_fill(MP_COLOR_PEAK);
 		double x = tl_mark_x(&t, d->peak.time_ns), y = mp_scale_map(&t.sy, (double)d->peak_bytes);
-		mp_scene_tag(a->scene, mp_scene_rect(a->scene, x - 3, y - 3, 6, 6, &dot), "peak-dot");
+		long item = mp_scene_rect(a->scene, x - 3, y - 3, 6, 6, &dot);
+		mp_scene_tag(a->scene, item, "peak-dot");
+		mp_scene_note(a->scene, item, pnote, 0);
 	}
 	if (t.show_steps)
 		tl_step_lane(&t);

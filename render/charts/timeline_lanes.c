@@ -60,6 +60,20 @@ int tl_steps(tl_t *t, const mp_chart_memory_t *mem)
 	return 0;
 }
 
+/* A lane's note, for an HTML report's hover: what it is and its span,
+ * "step 3\n12.5 ms to 20.1 ms (7.60 ms)", from the input's start. */
+static void span_note(const tl_t *t, long item, const char *what, uint64_t t0, uint64_t t1)
+{
+	char a[48], b[48], d[48], note[600];
+
+	if (t->unit)
+		snprintf(note, sizeof(note), "%s\n%s %" PRIu64 " to %" PRIu64, what, t->unit, tl_rel(t, t0), tl_rel(t, t1));
+	else
+		snprintf(note, sizeof(note), "%s\n%s to %s (%s)", what, mp_fmt_time(a, sizeof(a), tl_rel(t, t0)),
+			 mp_fmt_time(b, sizeof(b), tl_rel(t, t1)), mp_fmt_time(d, sizeof(d), t1 > t0 ? t1 - t0 : 0));
+	mp_scene_note(t->a->scene, item, note, 0);
+}
+
 /* The steps as a lane over the plot, one shaded span per step, numbered
  * where the number fits, and a light line down the plot where each
  * starts (while there are few enough to tell apart). */
@@ -78,9 +92,12 @@ void tl_step_lane(tl_t *t)
 		if (x1 > x0) {
 			mp_style_t fill = cx_fill(shade++ % 2 ? 0xE4E4E4 : 0xF1F1F1);
 			char num[32], label[40];
-			mp_scene_tag(t->a->scene, mp_scene_rect(t->a->scene, x0, lane_y, x1 - x0, TL_LANE_H, &fill), "step");
+			long item = mp_scene_rect(t->a->scene, x0, lane_y, x1 - x0, TL_LANE_H, &fill);
+			mp_scene_tag(t->a->scene, item, "step");
 			snprintf(num, sizeof(num), "%" PRId64, m->step);
 			snprintf(label, sizeof(label), "step %s", num);
+			span_note(t, item, label, m->time_ns > t->t0 ? m->time_ns : t->t0,
+				  i + 1 < t->nmarks && t->marks[i + 1].time_ns < t->t1 ? t->marks[i + 1].time_ns : t->t1);
 			if (cx_width(t->a, label, CX_TINY, 0) + 4 <= x1 - x0)
 				cx_text(t->a, (x0 + x1) / 2, lane_y + TL_LANE_H / 2, label, CX_TINY, 0, MP_COLOR_MUTED,
 					MP_ALIGN_CENTER, MP_VALIGN_MIDDLE);
@@ -150,7 +167,13 @@ void tl_phase_lanes(tl_t *t, const mp_chart_memory_t *mem)
 		covered[p->depth] = x1;
 		y = top + (double)p->depth * (TL_PHASE_H + 2);
 		fill = cx_fill_alpha(MP_COLOR_PHASE, shade[p->depth]++ % 2 ? 0x60 : 0x90);
-		mp_scene_tag(t->a->scene, mp_scene_rect(t->a->scene, x0, y, x1 - x0, TL_PHASE_H, &fill), "phase");
+		{
+			long item = mp_scene_rect(t->a->scene, x0, y, x1 - x0, TL_PHASE_H, &fill);
+			char what[300];
+			mp_scene_tag(t->a->scene, item, "phase");
+			snprintf(what, sizeof(what), "phase %s", p->name && p->name[0] ? p->name : "(unnamed)");
+			span_note(t, item, what, p->t0_ns, p->t1_ns);
+		}
 		if (x1 - x0 < 30 || !p->name || !p->name[0])
 			continue;
 		mp_text_fit(t->a->measure, p->name, CX_TINY, 0, x1 - x0 - 6, MP_ELLIPSIS_MIDDLE, fit, sizeof(fit));

@@ -16,4 +16,9 @@ void dr_font(cairo_t *cr, double size, int bold);
  * first item that failed, or CAIRO_STATUS_SUCCESS. */
 cairo_status_t dr_paint(cairo_t *cr, const mp_scene_t *scene);
 
+/* html.c: scene as an HTML report around svg (n bytes, cairo's SVG of
+ * it) into f. Returns 0 or the errno of a failed write. */
+#include <stdio.h>
+int dr_html(const mp_scene_t *scene, const char *svg, size_t n, FILE *f);
+
 #endif

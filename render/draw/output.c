@@ -24,12 +24,16 @@ mp_render_format_t mp_render_format_of(const char *path)
 		return MP_RENDER_SVG;
 	if (!strcasecmp(dot, ".png"))
 		return MP_RENDER_PNG;
+	if (!strcasecmp(dot, ".html") || !strcasecmp(dot, ".htm"))
+		return MP_RENDER_HTML;
 	return MP_RENDER_NONE;
 }
 
 typedef struct sink {
 	FILE *f;
 	int err; /* errno of the first failed write */
+	char *mem; /* HTML: the SVG is gathered here first (f is NULL) */
+	size_t n, cap;
 } sink_t;
 
 static cairo_status_t sink_write(void *closure, const unsigned char *data, unsigned int length)
@@ -38,11 +42,42 @@ static cairo_status_t sink_write(void *closure, const unsigned char *data, unsig
 
 	if (k->err)
 		return CAIRO_STATUS_WRITE_ERROR;
+	if (!k->f) {
+		if (k->n + length > k->cap) {
+			size_t cap = (k->n + length) * 2 + 4096;
+			char *m = realloc(k->mem, cap);
+			if (!m) {
+				k->err = ENOMEM;
+				return CAIRO_STATUS_NO_MEMORY;
+			}
+			k->mem = m;
+			k->cap = cap;
+		}
+		memcpy(k->mem + k->n, data, length);
+		k->n += length;
+		return CAIRO_STATUS_SUCCESS;
+	}
 	if (fwrite(data, 1, length, k->f) != length) {
 		k->err = errno ? errno : EIO;
 		return CAIRO_STATUS_WRITE_ERROR;
 	}
 	return CAIRO_STATUS_SUCCESS;
+}
+
+static cairo_status_t paint_to(const mp_scene_t *s, mp_render_format_t fmt, sink_t *k);
+
+/* HTML: cairo's SVG into memory, then the page around it into k's file. */
+static cairo_status_t paint_html(const mp_scene_t *s, sink_t *k)
+{
+	sink_t m = {NULL, 0, NULL, 0, 0};
+	cairo_status_t st = paint_to(s, MP_RENDER_SVG, &m);
+
+	if (m.err)
+		k->err = m.err;
+	else if (st == CAIRO_STATUS_SUCCESS)
+		k->err = dr_html(s, m.mem ? m.mem : "", m.n, k->f);
+	free(m.mem);
+	return st;
 }
 
 /* Paint into a surface that writes to k; returns the first cairo error. */
@@ -53,6 +88,8 @@ static cairo_status_t paint_to(const mp_scene_t *s, mp_render_format_t fmt, sink
 	cairo_status_t st;
 	cairo_t *cr;
 
+	if (fmt == MP_RENDER_HTML)
+		return paint_html(s, k);
 	if (fmt == MP_RENDER_SVG) {
 		sf = cairo_svg_surface_create_for_stream(sink_write, k, w, h);
 		if (cairo_surface_status(sf) == CAIRO_STATUS_SUCCESS)
@@ -84,7 +121,7 @@ static cairo_status_t paint_to(const mp_scene_t *s, mp_render_format_t fmt, sink
  * written in place: renaming over it would replace the device. */
 static int write_in_place(const mp_scene_t *s, const char *path, mp_render_format_t fmt, mp_diag_t *diag)
 {
-	sink_t k = {fopen(path, "wb"), 0};
+	sink_t k = {fopen(path, "wb"), 0, NULL, 0, 0};
 	cairo_status_t st;
 	int rc = 0;
 
@@ -105,15 +142,16 @@ int mp_render_write(const mp_scene_t *s, const char *path, mp_render_format_t fm
 	struct stat target;
 	size_t n = strlen(path) + 16;
 	char *tmp;
-	sink_t k = {NULL, 0};
+	sink_t k = {NULL, 0, NULL, 0, 0};
 	cairo_status_t st;
 	mode_t mask;
 	int fd, rc = 0;
 
 	if (mp_scene_status(s))
 		return mp_diag_set(diag, mp_scene_status(s), -1, -1, "out of memory while laying out the picture");
-	if (fmt != MP_RENDER_SVG && fmt != MP_RENDER_PNG)
-		return mp_diag_set(diag, MP_EUSAGE, -1, -1, "'%s': unknown picture format (expected .svg or .png)", path);
+	if (fmt != MP_RENDER_SVG && fmt != MP_RENDER_PNG && fmt != MP_RENDER_HTML)
+		return mp_diag_set(diag, MP_EUSAGE, -1, -1, "'%s': unknown picture format (expected .svg, .png or .html)",
+				   path);
 	if (!(mp_scene_width(s) >= 1 && mp_scene_height(s) >= 1 && mp_scene_width(s) <= MP_RENDER_MAX_SIDE &&
 	      mp_scene_height(s) <= MP_RENDER_MAX_SIDE))
 		return mp_diag_set(diag, MP_EUSAGE, -1, -1, "a picture of %.0fx%.0f px is out of range (1 to %d px a side)",

@@ -36,7 +36,9 @@ static void usage(FILE *out)
 		"\n"
 		"charts (the Memory Viewer as one picture, for a bug report):\n"
 		"  -o, --output OUT.svg|OUT.png  write the charts instead of the text report\n"
-		"                           (with --json or --csv, the document is printed too)\n"
+		"                           (with --json or --csv, the document is printed too;\n"
+		"                           OUT.html: one page with every buffer's details on\n"
+		"                           hover, zoom and pan)\n"
 		"  --chart NAME             working-space, by-order, by-size or all (default);\n"
 		"                           the header and the table of the largest buffers\n"
 		"                           are always drawn\n"
@@ -141,7 +143,7 @@ int cmd_hlo(int argc, char **argv)
 		case 'o':
 			picture = optarg;
 			if (mp_render_format_of(picture) == MP_RENDER_NONE) {
-				mp_cli_error("-o '%s': unknown picture format (the name must end in .svg or .png)", picture);
+				mp_cli_error("-o '%s': unknown picture format (the name must end in .svg, .png or .html)", picture);
 				return MP_EXIT_USAGE;
 			}
 			break;

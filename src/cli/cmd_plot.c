@@ -17,7 +17,7 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: memprof plot FILE... -o OUT.svg|OUT.png [--chart timeline|breakdown|map|all|flame]\n"
+		"usage: memprof plot FILE... -o OUT.svg|OUT.png|OUT.html [--chart timeline|breakdown|map|all|flame]\n"
 		"                    [--device ID] [--steps A:B] [--width W] [--height H]\n"
 		"                    [--top N] [--oom-maps N] [--run NAME] [--pid N | --process all]\n"
 		"                    [--all-frames] [--user-code LIST]\n"
@@ -25,7 +25,9 @@ static void usage(FILE *out)
 		"       memprof plot --diff A B -o OUT.svg|OUT.png [--width W] [--top N] [--device ID]\n"
 		"\n"
 		"Draw the charts of captures into one picture (SVG or PNG, from the\n"
-		"extension): per memory id, highest peak first,\n"
+		"extension; .html: one self-contained page of that picture, with the\n"
+		"details of every bar and block on hover, zoom and pan, and the breakdown\n"
+		"as a sortable table): per memory id, highest peak first,\n"
 		"  timeline   in use over time (stack, heap, free), fragmentation, the peak,\n"
 		"             failed allocations and step starts (the default)\n"
 		"  breakdown  what was live at the peak, largest groups first\n"
@@ -39,7 +41,7 @@ static void usage(FILE *out)
 		"             allocated) as an icicle: captures recorded with --stacks, and\n"
 		"             PyTorch snapshots (their frames)\n"
 		"\n"
-		"  -o, --output OUT  the picture to write (.svg or .png)\n"
+		"  -o, --output OUT  the picture to write (.svg, .png or .html)\n"
 		"  --device ID   only this memory id (a number, or a name such as GPU_0_bfc)\n"
 		"  --steps A:B   only steps A to B (A:, :B and A also accepted)\n"
 		"  --width W     picture width in px (default 1200, at least 480)\n"
@@ -189,7 +191,7 @@ int cmd_plot(int argc, char **argv)
 		return MP_EXIT_USAGE;
 	}
 	if (!out) {
-		mp_cli_error("no output picture: give -o OUT.svg or -o OUT.png");
+		mp_cli_error("no output picture: give -o OUT.svg, -o OUT.png or -o OUT.html");
 		return MP_EXIT_USAGE;
 	}
 	if ((rc = cli_plot_check_path(out, "-o")) != MP_EXIT_OK)

@@ -30,7 +30,8 @@ static void usage(FILE *out)
 		"                      [--compat=xprof] [--run NAME] [--pid N | --process all]\n"
 		"                      [--all-processes]\n"
 		"                      [--json | --csv]\n"
-		"                      [--svg OUT.svg | --png OUT.png] [--all-frames] [--user-code LIST]\n"
+		"                      [--svg OUT.svg | --png OUT.png | --html OUT.html]\n"
+		"                      [--all-frames] [--user-code LIST]\n"
 		"                      FILE...\n"
 		"\n"
 		"  --peak        summary and what was live at the peak (the default)\n"
@@ -70,9 +71,11 @@ static void usage(FILE *out)
 		"                library and installed packages: 'packages' (all but torch),\n"
 		"                package names (transformers,peft) or path prefixes (/opt/src/),\n"
 		"                comma-separated\n"
-		"  --svg OUT.svg, --png OUT.png\n"
+		"  --svg OUT.svg, --png OUT.png, --html OUT.html\n"
 		"                also draw the timeline and the breakdown at the peak of what the\n"
-		"                report shows into a picture (see 'memprof plot' for more charts)\n"
+		"                report shows into a picture (see 'memprof plot' for more charts);\n"
+		"                --html: one self-contained page with hover details, zoom and pan\n"
+		"                and the breakdown as a sortable table\n"
 		"\n"
 		"FILE: a 'memprof record' run (its process tree, then the main process), a\n"
 		"single .memprof capture, *.xplane.pb files (one per host, read together), a\n"
@@ -140,7 +143,7 @@ nomem:
 int cmd_report(int argc, char **argv)
 {
 	enum { O_PEAK = 256, O_TIMELINE, O_BREAKDOWN, O_LEAKS, O_OOM, O_DEVICE, O_STEPS, O_TOP, O_POINTS, O_JSON, O_CSV,
-	       O_COMPAT, O_RUN, O_FUNCS, O_SVG, O_PNG, O_PID, O_PROCESS, O_ALL_FRAMES, O_USER_CODE, O_TREE, O_MIN_PERCENT,
+	       O_COMPAT, O_RUN, O_FUNCS, O_SVG, O_PNG, O_HTML, O_PID, O_PROCESS, O_ALL_FRAMES, O_USER_CODE, O_TREE, O_MIN_PERCENT,
 	       O_ALL_PROCESSES };
 	static const struct option longopts[] = {
 		{"peak", no_argument, NULL, O_PEAK},       {"timeline", no_argument, NULL, O_TIMELINE},
@@ -154,7 +157,7 @@ int cmd_report(int argc, char **argv)
 		{"png", required_argument, NULL, O_PNG},   {"pid", required_argument, NULL, O_PID},
 		{"process", required_argument, NULL, O_PROCESS},
 		{"all-processes", no_argument, NULL, O_ALL_PROCESSES},
-		{"png", required_argument, NULL, O_PNG},
+		{"html", required_argument, NULL, O_HTML},
 		{"all-frames", no_argument, NULL, O_ALL_FRAMES},
 		{"user-code", required_argument, NULL, O_USER_CODE},
 		{"tree", optional_argument, NULL, O_TREE},
@@ -270,14 +273,17 @@ int cmd_report(int argc, char **argv)
 			break;
 		case O_SVG:
 		case O_PNG:
+		case O_HTML:
 			if (picture) {
-				mp_cli_error("one picture at a time: --svg and --png cannot be combined");
+				mp_cli_error("one picture at a time: --svg, --png and --html cannot be combined");
 				return MP_EXIT_USAGE;
 			}
 			picture = optarg;
-			picture_opt = c == O_SVG ? "--svg" : "--png";
-			if (mp_render_format_of(picture) != (c == O_SVG ? MP_RENDER_SVG : MP_RENDER_PNG)) {
-				mp_cli_error("%s '%s': the file name must end in %s", picture_opt, picture, c == O_SVG ? ".svg" : ".png");
+			picture_opt = c == O_SVG ? "--svg" : c == O_PNG ? "--png" : "--html";
+			if (mp_render_format_of(picture) !=
+			    (c == O_SVG ? MP_RENDER_SVG : c == O_PNG ? MP_RENDER_PNG : MP_RENDER_HTML)) {
+				mp_cli_error("%s '%s': the file name must end in %s", picture_opt, picture,
+					     c == O_SVG ? ".svg" : c == O_PNG ? ".png" : ".html");
 				return MP_EXIT_USAGE;
 			}
 			break;

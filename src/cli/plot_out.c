@@ -25,7 +25,7 @@ int cli_plot_check_path(const char *path, const char *option)
 {
 	if (mp_render_format_of(path) != MP_RENDER_NONE)
 		return MP_EXIT_OK;
-	mp_cli_error("%s '%s': unknown picture format (the name must end in .svg or .png)", option, path);
+	mp_cli_error("%s '%s': unknown picture format (the name must end in .svg, .png or .html)", option, path);
 	return MP_EXIT_USAGE;
 }
 
@@ -46,8 +46,9 @@ int cli_picture_write(const mp_scene_t *scene, const char *path, mp_diag_t *diag
 	int rc = mp_render_write(scene, path, mp_render_format_of(path), diag);
 
 	if (rc == 0)
-		fprintf(stderr, "memprof: wrote %s (%.0fx%.0f px, %s)\n", path, mp_scene_width(scene), mp_scene_height(scene),
-			stat(path, &st) == 0 ? mp_fmt_bytes(hb, sizeof(hb), (uint64_t)st.st_size) : "?");
+		fprintf(stderr, "memprof: wrote %s (%s%.0fx%.0f px, %s)\n", path,
+			mp_render_format_of(path) == MP_RENDER_HTML ? "a page of " : "", mp_scene_width(scene),
+			mp_scene_height(scene), stat(path, &st) == 0 ? mp_fmt_bytes(hb, sizeof(hb), (uint64_t)st.st_size) : "?");
 	return rc;
 }
 

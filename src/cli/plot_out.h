@@ -33,7 +33,8 @@ int cli_picture_write(const mp_scene_t *scene, const char *path, mp_diag_t *diag
  * much they need. */
 int cli_parse_px(const char *s, const char *opt, uint32_t least, double *out);
 
-/* A usage error (printed) unless path ends in .svg or .png. */
+/* A usage error (printed) unless path ends in .svg, .png or .html (the
+ * HTML report: the same picture with hover details, zoom and a table). */
 int cli_plot_check_path(const char *path, const char *option);
 
 #endif

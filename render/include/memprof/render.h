@@ -20,10 +20,12 @@
 extern "C" {
 #endif
 
-typedef enum { MP_RENDER_NONE = 0, MP_RENDER_SVG = 1, MP_RENDER_PNG = 2 } mp_render_format_t;
+/* MP_RENDER_HTML: one self-contained page, the SVG with hover details,
+ * zoom and pan, and the breakdown as a table (docs/charts.md). */
+typedef enum { MP_RENDER_NONE = 0, MP_RENDER_SVG = 1, MP_RENDER_PNG = 2, MP_RENDER_HTML = 3 } mp_render_format_t;
 
 /* The format a file name asks for by its extension (.svg or .png, any
- * case); MP_RENDER_NONE otherwise. */
+ * case), .html or .htm; MP_RENDER_NONE otherwise. */
 mp_render_format_t mp_render_format_of(const char *path);
 
 /* Largest picture painted, either side, in px (PNG memory is 4 B a px). */
