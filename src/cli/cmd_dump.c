@@ -192,6 +192,12 @@ static int dump_capture(const char *path, int header_only, int stacks)
 		printf("\n%" PRIu64 " events; the capture ended abruptly (no trailer: the writer was killed or "
 		       "is still running): read up to its last complete block (%" PRIu64 " blocks)\n",
 		       n, mp_capture_blocks_read(cap));
+	} else if (mp_source_end_status(src) == MP_END_WRITE_FAILED) {
+		const mp_capture_trailer_t *t = mp_capture_trailer(cap);
+		printf("\n%" PRIu64 " events; the writer stopped: %s at offset %" PRIu64 " (trailer: %" PRIu64
+		       " events, %" PRIu64 " blocks, last horizon t=%" PRIu64 " ns, stopped at t=%" PRIu64 " ns)\n",
+		       n, strerror((int)t->write_errno), t->write_offset, t->events, t->blocks, t->complete_ns,
+		       t->end_time_ns);
 	} else {
 		const mp_capture_trailer_t *t = mp_capture_trailer(cap);
 		printf("\n%" PRIu64 " events; the capture ended cleanly (trailer: %" PRIu64 " events, %" PRIu64

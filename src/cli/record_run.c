@@ -151,7 +151,7 @@ int mp_cli_run_keep_main(const mp_run_t *run, long pid)
  * reaped it saw, when a traced parent did (reap.c's lines). */
 static const char *ended_how(const mp_run_proc_t *p, char *buf, size_t n)
 {
-	char st[96];
+	char st[160];
 	int sig = p->reaped && WIFSIGNALED(p->status), code = p->reaped && WIFEXITED(p->status) ? WEXITSTATUS(p->status) : 0;
 
 	switch (p->end) {
@@ -170,6 +170,9 @@ static const char *ended_how(const mp_run_proc_t *p, char *buf, size_t n)
 		snprintf(buf, n, ", ended abruptly (%s%s: read to its last flush)", sig ? "killed by " : "",
 			 cli_status_text(p->status, st, sizeof(st)));
 		return buf;
+	case MP_PROC_WRITE_FAILED:
+		snprintf(buf, n, ", %s", cli_write_failed_text(p->write_errno, p->write_offset, p->complete_ns, st, sizeof(st)));
+		return buf;
 	default:
 		return ", unreadable";
 	}
@@ -177,7 +180,7 @@ static const char *ended_how(const mp_run_proc_t *p, char *buf, size_t n)
 
 void mp_cli_run_summary(const mp_run_t *run, char **main_path)
 {
-	char b[64], c[64], how[160], cmd[CLI_RUN_COMMAND_WIDTH + 8];
+	char b[64], c[64], how[200], cmd[CLI_RUN_COMMAND_WIDTH + 8];
 	const mp_run_proc_t *m;
 	size_t i, helpers = 0, abrupt = 0, live = 0, idx[CLI_RUN_SHOWN_OTHERS], shown, others;
 	int k;

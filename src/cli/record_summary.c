@@ -17,6 +17,7 @@
 #include <memprof/capsummary.h>
 
 #include "cli.h"
+#include "runs.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,7 +27,7 @@
 void mp_cli_record_summary(const char *path)
 {
 	const mp_summary_memory_t *host, *mapped, *py;
-	char b1[64], b2[64], b3[64], b4[64], b5[64], maps[128], pys[160], stack_text[64];
+	char b1[64], b2[64], b3[64], b4[64], b5[64], maps[128], pys[160], stack_text[64], why[160], end[176];
 	mp_capture_summary_t s;
 	mp_diag_t diag;
 	mp_summary_memory_t none;
@@ -54,6 +55,12 @@ void mp_cli_record_summary(const char *path)
 	if (mapped && mapped->allocations + mapped->reallocs)
 		snprintf(maps, sizeof(maps), "; mapped by the program (host_mmap): peak %s",
 			 mp_cli_bytes(b3, sizeof(b3), mapped->peak_bytes));
+	end[0] = '\0';
+	if (s.write_errno) /* its writer stopped and said why */
+		snprintf(end, sizeof(end), " (%s)",
+			 cli_write_failed_text(s.write_errno, s.write_offset, s.complete_ns, why, sizeof(why)));
+	else if (!s.ended_cleanly)
+		snprintf(end, sizeof(end), " (the capture ended abruptly)");
 	if (s.stacks)
 		snprintf(stack_text, sizeof(stack_text), "; %" PRIu64 " distinct call stacks", s.stacks);
 	fprintf(stderr,
@@ -62,7 +69,7 @@ void mp_cli_record_summary(const char *path)
 		s.events, host->allocations + host->reallocs, host->frees + host->reallocs, host->failed,
 		mp_cli_bytes(b1, sizeof(b1), host->peak_bytes), mp_cli_bytes(b4, sizeof(b4), host->peak_requested),
 		host->live_blocks, mp_cli_bytes(b2, sizeof(b2), host->live_bytes), pys, maps, stack_text,
-		s.ended_cleanly ? "" : " (the capture ended abruptly)");
+		end);
 	if (host->dropped)
 		mp_cli_warning("%" PRIu64 " host heap events were not recorded (dropped), so the figures above "
 			       "are incomplete; docs/hooks.md says when this happens",

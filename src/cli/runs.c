@@ -6,6 +6,7 @@
 
 #include <memprof/format.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -190,9 +191,24 @@ static const char *end_word(mp_proc_end_t e)
 		return "exec'd";
 	case MP_PROC_ABRUPT:
 		return "abrupt";
+	case MP_PROC_WRITE_FAILED:
+		return "write failed";
 	default:
 		return "unreadable";
 	}
+}
+
+const char *cli_write_failed_text(int err, uint64_t offset, uint64_t complete_ns, char *buf, size_t n)
+{
+	const char *why = err == ENOSPC ? "the disk was full (ENOSPC)"
+			  : err == EDQUOT ? "the disk quota was reached (EDQUOT)"
+			  : err == EFBIG  ? "the file size limit was reached (EFBIG)"
+					  : strerror(err);
+	char b[32];
+
+	snprintf(buf, n, "cut short: %s at %s; events after %.1f s are not all in it", why,
+		 mp_cli_bytes(b, sizeof(b), offset), (double)complete_ns / 1e9);
+	return buf;
 }
 
 const char *cli_status_text(int status, char *buf, size_t n)
@@ -213,7 +229,7 @@ static const char *end_text(const mp_run_proc_t *p, char *buf, size_t n)
 	const char *how = end_word(p->end), *abbrev;
 	char status[32];
 
-	if (!p->reaped || (p->end != MP_PROC_EXITED && p->end != MP_PROC_ABRUPT))
+	if (!p->reaped || (p->end != MP_PROC_EXITED && p->end != MP_PROC_ABRUPT && p->end != MP_PROC_WRITE_FAILED))
 		return how;
 	if (WIFSIGNALED(p->status)) {
 		abbrev = sigabbrev_np(WTERMSIG(p->status));
@@ -226,7 +242,7 @@ static const char *end_text(const mp_run_proc_t *p, char *buf, size_t n)
 	} else {
 		return how;
 	}
-	if (p->end == MP_PROC_ABRUPT)
+	if (p->end == MP_PROC_ABRUPT || p->end == MP_PROC_WRITE_FAILED)
 		snprintf(buf, n, "%s: %s", how, status);
 	else
 		snprintf(buf, n, "%s", status);

@@ -47,6 +47,11 @@ void cli_runs_title_inputs(const cli_runs_t *r, struct cli_inputs *ci);
  * N", "signal N (Name)"; written into buf (n bytes), which is returned. */
 const char *cli_status_text(int status, char *buf, size_t n);
 
+/* Why a capture's writer stopped (MP_PROC_WRITE_FAILED, the trailer's
+ * write_errno): "cut short: the disk was full (ENOSPC) at 1.2GiB; events
+ * after 12.3 s are not all in it"; written into buf (n bytes), returned. */
+const char *cli_write_failed_text(int err, uint64_t offset, uint64_t complete_ns, char *buf, size_t n);
+
 /* The process trees, as text (one line a capture), or as the report's
  * "run" object (docs/report.md; NULL: out of memory; the first run only:
  * a report of several runs gets one object per run in "runs"). */

@@ -1,9 +1,13 @@
 /* report_common.c - device selection and string resolution for the writers. */
 #include "report_impl.h"
 
+#include <memprof/reader.h>
+
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 unsigned rp_sections(const mp_report_options_t *o)
 {
@@ -127,4 +131,35 @@ const mp_source_note_t *rp_next_note(const mp_report_input_t *in, uint32_t memor
 			return x;
 	}
 	return NULL;
+}
+
+const char *rp_end_text(const mp_report_input_t *in, char *buf, size_t size)
+{
+	const mp_capture_trailer_t *t;
+	mp_capture_t *cap;
+	const char *why;
+	char b[32];
+	int err;
+
+	switch (mp_solver_end_status(in->solver)) {
+	case MP_END_CLEAN:
+		return "ended cleanly";
+	case MP_END_WRITE_FAILED:
+		/* the trailer says why, when the input is one capture (a run's
+		 * merged processes are not) */
+		cap = mp_capture_from_source((mp_source_t *)(uintptr_t)in->source);
+		t = cap ? mp_capture_trailer(cap) : NULL;
+		if (!t || !t->write_errno)
+			return "cut short: its writer could not write more (disk full or file size limit)";
+		err = (int)t->write_errno;
+		why = err == ENOSPC ? "the disk was full (ENOSPC)"
+		      : err == EDQUOT ? "the disk quota was reached (EDQUOT)"
+		      : err == EFBIG  ? "the file size limit was reached (EFBIG)"
+				      : strerror(err);
+		snprintf(buf, size, "cut short: %s at %s; events after %.1f s are not all in it", why,
+			 rp_human_bytes(b, sizeof(b), t->write_offset), (double)t->complete_ns / 1e9);
+		return buf;
+	default:
+		return "cut off (read up to its last complete block)";
+	}
 }

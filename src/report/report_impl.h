@@ -46,6 +46,12 @@ const char *rp_human_bytes(char *buf, size_t size, uint64_t bytes);
  * in the source's order: *i is the cursor (start at 0); NULL at the end. */
 const mp_source_note_t *rp_next_note(const mp_report_input_t *in, uint32_t memory, size_t *i);
 
+/* How the input ended, for people: "ended cleanly", "cut off (read up to
+ * its last complete block)", or why its writer stopped ("cut short: the
+ * disk was full (ENOSPC) at 1.21 GiB; events after 12.3 s are not all in
+ * it"). Returns buf or a constant. */
+const char *rp_end_text(const mp_report_input_t *in, char *buf, size_t size);
+
 /* How many of n rows to print under `top` (0 = all), and what is left. */
 size_t rp_shown(size_t n, uint32_t top);
 uint64_t rp_rest_bytes(const mp_solver_row_t *rows, size_t n, size_t shown);

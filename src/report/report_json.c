@@ -263,7 +263,14 @@ json_t *mp_report_json_input(const mp_report_input_t *in, const mp_report_option
 	put(root, "version", json_integer(MP_REPORT_JSON_VERSION), &bad);
 	put(root, "compat", json_null(), &bad); /* "xprof" with --compat=xprof: xprof_print.c */
 	put(root, "file", json_string(in->path ? in->path : ""), &bad);
-	put(root, "end", json_string(mp_solver_end_status(in->solver) == MP_END_CLEAN ? "clean" : "abrupt"), &bad);
+	{
+		mp_end_status_t end = mp_solver_end_status(in->solver);
+		char why[192];
+		put(root, "end",
+		    json_string(end == MP_END_CLEAN ? "clean" : end == MP_END_WRITE_FAILED ? "write_failed" : "abrupt"), &bad);
+		put(root, "end_reason", end == MP_END_WRITE_FAILED ? json_string(rp_end_text(in, why, sizeof(why))) : json_null(),
+		    &bad);
+	}
 	put(root, "events", jint(mp_solver_event_count(in->solver)), &bad);
 	put(root, "dropped_events_unattributed", jint(mp_solver_dropped_unattributed(in->solver)), &bad);
 	put(root, "time_unit", json_string(mp_source_time_unit(in->source) ? mp_source_time_unit(in->source) : "ns"), &bad);

@@ -314,14 +314,14 @@ int mp_report_text(FILE *out, const mp_report_input_t *in, size_t n, const mp_re
 	for (size_t k = 0; k < n; k++) {
 		const mp_solver_device_t **devs;
 		size_t nd = rp_devices(&in[k], o, 1, &devs);
+		char end[192];
 
 		if (nd == (size_t)-1)
 			return MP_ENOMEM;
 		if (k)
 			fputc('\n', out);
 		fprintf(out, "%s: %" PRIu64 " events, capture %s", in[k].path ? in[k].path : "",
-			mp_solver_event_count(in[k].solver),
-			mp_solver_end_status(in[k].solver) == MP_END_CLEAN ? "ended cleanly" : "cut off (read up to its last complete block)");
+			mp_solver_event_count(in[k].solver), rp_end_text(&in[k], end, sizeof(end)));
 		if (o && o->steps_set)
 			fprintf(out, ", steps %" PRId64 ":%" PRId64, o->step_first, o->step_last);
 		fputc('\n', out);

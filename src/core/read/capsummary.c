@@ -241,6 +241,14 @@ static int read_trailer(const src_t *s, uint64_t off, uint64_t nblocks, mp_captu
 	    mp_varint_get(&p, end, &strings) || mp_varint_get(&p, end, &out->end_time_ns))
 		return mp_diag_set(diag, MP_ECORRUPT, (int64_t)off, -1, "trailer at offset %llu: fields do not parse",
 				   (unsigned long long)off);
+	if (p < end) { /* (2.3) why the writer stopped */
+		uint64_t e = 0;
+		if (mp_varint_get(&p, end, &e) || mp_varint_get(&p, end, &out->write_offset) ||
+		    mp_varint_get(&p, end, &out->complete_ns) || e == 0 || e > INT32_MAX)
+			return mp_diag_set(diag, MP_ECORRUPT, (int64_t)off, -1, "trailer at offset %llu: fields do not parse",
+					   (unsigned long long)off);
+		out->write_errno = (int)e;
+	}
 	if (nblocks_out)
 		*nblocks_out = blocks;
 	if (nblocks != UINT64_MAX && blocks != nblocks)
@@ -250,7 +258,7 @@ static int read_trailer(const src_t *s, uint64_t off, uint64_t nblocks, mp_captu
 	if (off + 16 + blen != s->size)
 		return mp_diag_set(diag, MP_ECORRUPT, (int64_t)(off + 16 + blen), -1,
 				   "unexpected data after the trailer at offset %llu", (unsigned long long)(off + 16 + blen));
-	out->ended_cleanly = 1;
+	out->ended_cleanly = !out->write_errno;
 	return 0;
 }
 
@@ -298,7 +306,7 @@ static uint64_t find_trailer(const src_t *w, mp_capture_summary_t *got, uint64_t
 
 	for (t = w->size - 16; t > 0 && w->size - t <= MP_TRAILER_MAX; t--)
 		if (mp_get_u32le(w->mem + t) == MP_TRAILER_MAGIC && t + 16 + mp_get_u32le(w->mem + t + 4) == w->size &&
-		    read_trailer(w, t, UINT64_MAX, got, events, nblocks, NULL) == 0 && got->ended_cleanly)
+		    read_trailer(w, t, UINT64_MAX, got, events, nblocks, NULL) == 0 && (got->ended_cleanly || got->write_errno))
 			return t;
 	return 0;
 }
@@ -435,7 +443,7 @@ static int walk(const src_t *s, uint64_t off, mp_capture_summary_t *out, mp_diag
 		mp__summary_clear_figures(out);
 	/* without the trailer the horizon is the end, but for the final
 	 * round's: it is no time (every event), and none is known */
-	if (!out->ended_cleanly)
+	if (!out->ended_cleanly && !out->write_errno)
 		out->end_time_ns = out->available && out->horizon_ns != UINT64_MAX ? out->horizon_ns : 0;
 	/* the final round's summary covers every event: the trailer's count */
 	rc = check_events(out, events, diag);

@@ -178,7 +178,10 @@ int mp_capture_summary_replay(const char *path, mp_capture_summary_t *out, mp_di
 		out->version_major = mp_capture_header(cap)->version_major;
 		out->version_minor = mp_capture_header(cap)->version_minor;
 		out->available = 1;
-		out->ended_cleanly = tr != NULL;
+		out->ended_cleanly = tr && !tr->write_errno;
+		out->write_errno = tr ? (int)tr->write_errno : 0;
+		out->write_offset = tr ? tr->write_offset : 0;
+		out->complete_ns = tr ? tr->complete_ns : 0;
 		out->horizon_ns = UINT64_MAX;
 		out->end_time_ns = tr ? tr->end_time_ns : last;
 		out->stacks = mp_capture_stack_count(cap);

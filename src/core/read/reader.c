@@ -163,6 +163,13 @@ static int read_trailer(mp_capture_t *cap, const uint8_t *first, mp_diag_t *diag
 	    mp_varint_get(&p, end, &cap->trailer.end_time_ns))
 		return mp_diag_set(diag, MP_ECORRUPT, (int64_t)cap->offset, (int64_t)cap->block_index,
 				   "trailer at offset %llu: fields do not parse", (unsigned long long)cap->offset);
+	/* (2.3) why the writer stopped, when it did not close the capture */
+	cap->trailer.write_errno = cap->trailer.write_offset = cap->trailer.complete_ns = 0;
+	if (p < end && (mp_varint_get(&p, end, &cap->trailer.write_errno) ||
+			mp_varint_get(&p, end, &cap->trailer.write_offset) ||
+			mp_varint_get(&p, end, &cap->trailer.complete_ns)))
+		return mp_diag_set(diag, MP_ECORRUPT, (int64_t)cap->offset, (int64_t)cap->block_index,
+				   "trailer at offset %llu: fields do not parse", (unsigned long long)cap->offset);
 	if (cap->trailer.blocks != cap->block_index)
 		return mp_diag_set(diag, MP_ECORRUPT, (int64_t)cap->offset, (int64_t)cap->block_index,
 				   "trailer at offset %llu: it counts %llu blocks, the file has %llu",
@@ -173,7 +180,7 @@ static int read_trailer(mp_capture_t *cap, const uint8_t *first, mp_diag_t *diag
 				   "unexpected data after the trailer at offset %llu",
 				   (unsigned long long)(cap->offset + 16 + blen));
 	cap->has_trailer = 1;
-	cap->end = MP_END_CLEAN;
+	cap->end = cap->trailer.write_errno ? MP_END_WRITE_FAILED : MP_END_CLEAN;
 	return 0;
 }
 

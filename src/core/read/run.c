@@ -98,6 +98,8 @@ typedef struct {
 	uint64_t events;
 	uint64_t last_time_ns;
 	int clean;
+	int write_errno;
+	uint64_t write_offset, complete_ns;
 } figures_t;
 
 typedef struct {
@@ -148,6 +150,9 @@ static int figures(const char *path, figures_t *out, mp_diag_t *diag)
 		out->events = sum.events;
 		out->last_time_ns = sum.end_time_ns;
 		out->clean = sum.ended_cleanly;
+		out->write_errno = sum.write_errno;
+		out->write_offset = sum.write_offset;
+		out->complete_ns = sum.complete_ns;
 		out->memory_count = sum.nmemories;
 		if (sum.nmemories && !(out->memories = calloc(sum.nmemories, sizeof(*out->memories))))
 			rc = mp_diag_set(diag, MP_ENOMEM, -1, -1, "out of memory");
@@ -196,7 +201,13 @@ static int read_capture(entry_t *e, const char *dir, const char *name)
 	}
 	e->p.events = e->fig.events;
 	e->p.end_wall_ns = h->start_wall_ns + e->fig.last_time_ns;
-	e->p.end = rc < 0 ? MP_PROC_UNREADABLE : e->fig.clean ? MP_PROC_EXITED : MP_PROC_ABRUPT;
+	e->p.end = rc < 0		  ? MP_PROC_UNREADABLE
+		   : e->fig.clean	  ? MP_PROC_EXITED
+		   : e->fig.write_errno ? MP_PROC_WRITE_FAILED
+					  : MP_PROC_ABRUPT;
+	e->p.write_errno = e->fig.write_errno;
+	e->p.write_offset = e->fig.write_offset;
+	e->p.complete_ns = e->fig.complete_ns;
 	e->strings = join5(path, name, h->command_line, h->exe, rc < 0 ? diag.text : "", out);
 	mp_capture_close(cap);
 strings:

@@ -57,11 +57,14 @@ static int snapshot(mp_wthread_t *t, snap_t *s)
 	}
 }
 
+/* The capture's first error; a lack of room ends it with a trailer that
+ * says so (writer.c). */
 static void set_error(mp_writer_t *w, int err)
 {
 	int expected = 0;
 
-	atomic_compare_exchange_strong(&w->error, &expected, err);
+	if (atomic_compare_exchange_strong(&w->error, &expected, err))
+		mp__writer_stopped(w, err);
 }
 
 /* Mark where a new column starts in w->raw: each segment gets its own
@@ -178,6 +181,7 @@ static int emit_block(mp_writer_t *w)
 	rc = mp__wfile_write(w, iov, 2);
 	if (rc)
 		return rc;
+	w->events_written = w->events_flushed; /* every event encoded is in raw or before */
 	w->block_index++;
 	w->raw.len = 0;
 	w->segs.len = 0;
@@ -475,6 +479,7 @@ int mp__writer_round_locked(mp_writer_t *w, int final)
 	pthread_mutex_unlock(&w->defs_mu);
 	if (rc || (rc = emit_block(w)))
 		goto fail;
+	w->complete_ns = horizon;
 	/* With help on, a thread that passed half full while this round ran
 	 * found it running and left its wake-up sent: each looks again at its
 	 * next event (help.c). */

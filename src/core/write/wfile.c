@@ -26,6 +26,17 @@
  * A program that closes the descriptor and opens a file into its number
  * between the check and the write (a few microseconds, once a flush
  * round) is not caught; every other case is.
+ *
+ * A full disk (ENOSPC, EDQUOT) or the file size limit (EFBIG) must not
+ * leave a capture that reads as "killed or crashed": the writer says why
+ * it stopped, in a trailer (writer.c), and that needs room. So every write
+ * first makes sure RESERVE bytes past its end stay writable: below
+ * RLIMIT_FSIZE (checked, so the writer never meets EFBIG -- nor raises
+ * SIGXFSZ, which would kill the program), and allocated on disk
+ * (fallocate FALLOC_FL_KEEP_SIZE: the file's size does not change, so
+ * readers see nothing of it). When that fails for lack of room, the write
+ * is not made and the trailer goes into the reserve. Where fallocate does
+ * not work (some file systems) the trailer is tried all the same.
  */
 #include "writer_internal.h"
 
@@ -40,6 +51,35 @@
 #include <unistd.h>
 
 #define FD_FLOOR_MAX 4096
+/* Kept writable past the end: the trailer (at most MP_TRAILER_MAX). */
+#define RESERVE 4096
+
+int mp__wfile_no_room(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT || err == -EFBIG;
+}
+
+/* Room for len more bytes at w->file_offset and the reserve after them;
+ * 0 or -ENOSPC, -EDQUOT, -EFBIG (nothing written). */
+static int make_room(mp_writer_t *w, int fd, size_t len)
+{
+	uint64_t end = w->file_offset + len + RESERVE;
+	struct rlimit rl;
+	int e;
+
+	if (w->file_stream)
+		return 0;
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && end > (uint64_t)rl.rlim_cur)
+		return -EFBIG;
+	if (w->no_reserve || fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)w->file_offset, (off_t)(len + RESERVE)) == 0)
+		return 0;
+	e = errno;
+	if (e == ENOSPC || e == EDQUOT || e == EFBIG)
+		return -e;
+	if (e != EINTR)
+		w->no_reserve = 1; /* EOPNOTSUPP, a pipe (ESPIPE), ...: no reserve */
+	return 0;
+}
 
 /* Move fd to a high number (closing the low one); fd itself when that
  * fails (a low limit: nothing lost but the distance). */
@@ -134,13 +174,20 @@ int mp__wfile_write(mp_writer_t *w, const struct iovec *iov, int n)
 {
 	struct iovec v[4];
 	int fd, i;
+	size_t len = 0;
+	uint64_t start = w->file_offset;
+	int rc;
 
 	if (n > 4)
 		return -EINVAL;
 	if ((fd = capture_fd(w)) < 0)
 		return fd;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		v[i] = iov[i];
+		len += iov[i].iov_len;
+	}
+	if ((rc = make_room(w, fd, len)))
+		return rc;
 	i = 0;
 	while (i < n) {
 		ssize_t k = w->file_stream ? writev(fd, v + i, n - i) : pwritev(fd, v + i, n - i, (off_t)w->file_offset);
@@ -151,6 +198,10 @@ int mp__wfile_write(mp_writer_t *w, const struct iovec *iov, int n)
 				w->file_stream = 1;
 				continue;
 			}
+			/* what part of it went is no block: the next write, or
+			 * the trailer that says why, goes where it began */
+			if (!w->file_stream)
+				w->file_offset = start;
 			return -errno;
 		}
 		if (k == 0 && v[i].iov_len)
@@ -168,10 +219,37 @@ int mp__wfile_write(mp_writer_t *w, const struct iovec *iov, int n)
 	return 0;
 }
 
+int mp__wfile_put_last(mp_writer_t *w, const void *buf, size_t len)
+{
+	ssize_t k;
+	int fd, e;
+
+	if (w->file_stream)
+		return -ESPIPE;
+	if ((fd = capture_fd(w)) < 0)
+		return fd;
+	do
+		k = pwrite(fd, buf, len, (off_t)w->file_offset);
+	while (k < 0 && errno == EINTR);
+	e = k < 0 ? -errno : -ENOSPC;
+	if (k == (ssize_t)len)
+		w->file_offset += len;
+	/* the file ends here: no part of a failed block after it (or of
+	 * this record, when it did not fit: then the capture ends abruptly) */
+	if (ftruncate(fd, (off_t)w->file_offset) && k == (ssize_t)len)
+		return -errno;
+	return k == (ssize_t)len ? 0 : e;
+}
+
 int mp__wfile_close(mp_writer_t *w)
 {
 	int rc = 0;
 
+	/* the reserve past the end goes back to the file system (ext4 frees
+	 * blocks past the size on a truncate to the same size) */
+	if (w->fd >= 0 && !w->file_stream && !w->no_reserve && same_file(w->fd, w) &&
+	    ftruncate(w->fd, (off_t)w->file_offset))
+		rc = -errno;
 	if (w->fd >= 0 && same_file(w->fd, w) && close(w->fd))
 		rc = -errno;
 	w->fd = -1;

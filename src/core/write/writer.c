@@ -230,7 +230,11 @@ fail:
 	return rc;
 }
 
-static int write_trailer(mp_writer_t *w)
+/* The trailer. err 0: the capture closed; else (negative) the error that
+ * stopped the writer, recorded after the end time (format 2.3) with where
+ * the file was cut and the last horizon in it, and the record put into
+ * the reserved tail (wfile.c). */
+static int write_trailer(mp_writer_t *w, int err)
 {
 	uint8_t buf[12 + 8 * MP_VARINT_MAX + 4], *p = buf + 12;
 	uint64_t events = 0, dropped = 0;
@@ -240,7 +244,7 @@ static int write_trailer(mp_writer_t *w)
 	/* What the blocks hold, not what threads counted: a thread still
 	 * recording while the capture closes (exit() with threads running) may
 	 * have committed events after the final round took its snapshot. */
-	events = w->events_flushed;
+	events = err ? w->events_written : w->events_flushed;
 	for (t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next)
 		for (i = 0; i < MP_DROP_SLOTS; i++)
 			dropped += t->dropped_reported[i];
@@ -249,15 +253,28 @@ static int write_trailer(mp_writer_t *w)
 	p = mp_varint_put(p, w->block_index);
 	p = mp_varint_put(p, w->string_count);
 	p = mp_varint_put(p, mp__capclock_read(&w->clock));
+	if (err) {
+		p = mp_varint_put(p, (uint64_t)-err);
+		p = mp_varint_put(p, w->file_offset);
+		p = mp_varint_put(p, w->complete_ns);
+	}
 	mp_put_u32le(buf, MP_TRAILER_MAGIC);
 	mp_put_u32le(buf + 4, (uint32_t)(p - (buf + 12)));
 	mp_put_u32le(buf + 8, (uint32_t)crc32(0, buf, 8));
 	mp_put_u32le(p, (uint32_t)crc32(0, buf + 12, (uInt)(p - (buf + 12))));
 	p += 4;
+	if (err)
+		return mp__wfile_put_last(w, buf, (size_t)(p - buf));
 	{
 		struct iovec iov = {buf, (size_t)(p - buf)};
 		return mp__wfile_write(w, &iov, 1);
 	}
+}
+
+void mp__writer_stopped(mp_writer_t *w, int err)
+{
+	if (mp__wfile_no_room(err))
+		(void)write_trailer(w, err); /* when even that fails: an abrupt end */
 }
 
 int mp_writer_close(mp_writer_t *w)
@@ -279,7 +296,7 @@ int mp_writer_close(mp_writer_t *w)
 		mp__writer_round(w, 1);
 	rc = atomic_load_explicit(&w->error, memory_order_relaxed);
 	if (!rc)
-		rc = write_trailer(w);
+		rc = write_trailer(w, 0);
 	{
 		int crc = mp__wfile_close(w);
 		if (crc && !rc)

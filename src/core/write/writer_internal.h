@@ -253,6 +253,9 @@ struct mp_writer {
 	uint32_t block_index;
 	uint64_t events_flushed;     /* events in the blocks written: the trailer's count */
 	uint64_t file_offset;        /* bytes written: where the next write goes */
+	uint64_t events_written;     /* events in the blocks that reached the file */
+	uint64_t complete_ns;        /* the last horizon that reached the file */
+	int no_reserve;              /* fallocate does not work here: no reserved tail (wfile.c) */
 	uint64_t file_dev, file_ino; /* the capture file, to tell it from what holds its number later */
 	int file_stream;             /* the capture is a pipe: written in order, not at offsets */
 	char path[PATH_MAX];         /* the capture's absolute path, to reopen it */
@@ -299,6 +302,18 @@ int mp__modules_cover_locked(const mp_writer_t *w, const uint64_t *pcs, uint32_t
 int mp__wfile_open(mp_writer_t *w, const char *path, int flags, mp_diag_t *diag);
 int mp__wfile_write(mp_writer_t *w, const struct iovec *iov, int n);
 int mp__wfile_close(mp_writer_t *w);
+/* The record that ends a capture whose writer stopped, at w->file_offset,
+ * into the tail every write keeps reserved past it (fallocate, and below
+ * the file size limit): see "Trailer" in docs/format.md. The file ends
+ * after it. 0 or a negative error code. */
+int mp__wfile_put_last(mp_writer_t *w, const void *buf, size_t len);
+/* Whether err (negative) says the file system has no room for the capture:
+ * ENOSPC, EDQUOT, EFBIG. */
+int mp__wfile_no_room(int err);
+
+/* writer.c: on the first write error that is a lack of room, the trailer
+ * that says so (the events before it stay readable). */
+void mp__writer_stopped(mp_writer_t *w, int err);
 
 /* The clock thread t's ring times go through (the encoder's and the
  * tally's): the capture clock, or for a lane, whose events carry ns

@@ -87,6 +87,8 @@ typedef struct mp_source_frame {
 typedef enum {
 	MP_END_CLEAN = 0,   /* the capture was closed properly */
 	MP_END_ABRUPT = 1,  /* cut off (SIGKILL, OOM kill): read up to the last complete block */
+	MP_END_WRITE_FAILED = 2, /* the writer stopped on a full disk or the file size limit and
+				    said so (format 2.3): read up to its last complete block */
 } mp_end_status_t;
 
 typedef struct mp_source mp_source_t;

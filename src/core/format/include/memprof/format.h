@@ -30,8 +30,9 @@
 #include <stdint.h>
 
 #define MP_FORMAT_VERSION_MAJOR 2 /* written; readers also read 1.x */
-#define MP_FORMAT_VERSION_MINOR 2 /* 2.1: parent pid and executable in the header, SUMMARY sections;
-				   2.2: FRAME sections (interpreter frames in stacks) */
+#define MP_FORMAT_VERSION_MINOR 3 /* 2.1: parent pid and executable in the header, SUMMARY sections;
+				   2.2: FRAME sections (interpreter frames in stacks);
+				   2.3: the trailer of a writer stopped by a full disk */
 
 #define MP_FILE_MAGIC "MEMPROF"      /* 8 bytes with the NUL */
 #define MP_FILE_MAGIC_LEN 8

@@ -54,7 +54,12 @@ typedef struct mp_capture_summary {
 	int available;          /* 0: the capture holds no summary (a writer before 2.1, one whose
 				   tally failed, or one killed before its first round): the
 				   figures below but ended_cleanly, end_time_ns and blocks are 0 */
-	int ended_cleanly;      /* the trailer is there (else the capture ended abruptly) */
+	int ended_cleanly;      /* the trailer is there and says the capture was closed (else it
+				   ended abruptly, or its writer stopped: write_errno) */
+	int write_errno;        /* (2.3) its writer stopped on this error (ENOSPC, EDQUOT, EFBIG)
+				   and said so; 0: it did not */
+	uint64_t write_offset;  /* ... the file's size when it stopped */
+	uint64_t complete_ns;   /* ... its last horizon: events after it may be missing */
 	uint64_t horizon_ns;    /* the figures count every event before this time; UINT64_MAX:
 				   all of them (the writer's final round) */
 	uint64_t events;        /* events the figures cover (a realloc counts 2), as the trailer

@@ -34,13 +34,22 @@ typedef struct mp_capture_header {
 	const char *exe;            /* (2.1) the executable's path; "": not recorded */
 } mp_capture_header_t;
 
-/* Counts from the trailer (valid only when the capture ended cleanly). */
+/* Counts from the trailer (valid only when the capture ended cleanly or
+ * its writer stopped: MP_END_WRITE_FAILED). */
 typedef struct mp_capture_trailer {
 	uint64_t events;
 	uint64_t dropped;
 	uint64_t blocks;
 	uint64_t strings;
 	uint64_t end_time_ns;
+	/* (2.3) 0: the capture was closed. Else the errno that stopped its
+	 * writer (ENOSPC, EDQUOT, EFBIG), the file's size then (where its
+	 * blocks end), and the last horizon in it: events after that time
+	 * may be missing (an unfinished round's are in it, later ones are
+	 * not). */
+	uint64_t write_errno;
+	uint64_t write_offset;
+	uint64_t complete_ns;
 } mp_capture_trailer_t;
 
 typedef struct mp_capture mp_capture_t;
@@ -73,8 +82,8 @@ int mp_capture_set_readahead(mp_capture_t *cap, int mode);
 /* The header; borrowed, valid until mp_capture_close(). */
 const mp_capture_header_t *mp_capture_header(const mp_capture_t *cap);
 
-/* The trailer, or NULL when the capture did not end cleanly (or has not been
- * read to its end yet). Borrowed. */
+/* The trailer, or NULL when the capture ended abruptly (or has not been
+ * read to its end yet); write_errno says whether it was closed. Borrowed. */
 const mp_capture_trailer_t *mp_capture_trailer(const mp_capture_t *cap);
 
 /* The capture as an event source (borrowed view: do not mp_source_close() it;

@@ -37,6 +37,8 @@ typedef enum {
 	MP_PROC_EXECED,      /* closed it to exec another program (the next in its chain) */
 	MP_PROC_ABRUPT,      /* no trailer: killed, crashed, or still running; read to its last flush */
 	MP_PROC_UNREADABLE,  /* not a capture memprof can read (see error) */
+	MP_PROC_WRITE_FAILED, /* its writer stopped (disk full, file size limit: write_errno) and
+				 said so; read to its last flush */
 } mp_proc_end_t;
 
 /* One memory id's figures in one capture: bytes in use, as report counts
@@ -63,6 +65,9 @@ typedef struct mp_run_proc {
 	int reaped;               /* 1: a traced parent reaped it (the last program of its pid) */
 	int status;               /* ... with this wait status (<sys/wait.h>'s W* macros read it) */
 	const char *error;        /* MP_PROC_UNREADABLE: why; owned by the run */
+	int write_errno;          /* MP_PROC_WRITE_FAILED: the errno that stopped the writer, */
+	uint64_t write_offset;    /* ... the capture's size then, */
+	uint64_t complete_ns;     /* ... its last horizon (ns from its start): later events may be missing */
 	uint64_t events;
 	int parent;               /* the capture that forked it, or the one it exec'd from; -1: the root */
 	int exec_next;            /* the program this one exec'd into, or -1 */
