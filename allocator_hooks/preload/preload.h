@@ -384,6 +384,13 @@ void mp__py_start(void);
  * no Python thread state, or finalizing). No allocation, no lock once the
  * frames have been seen. */
 int mp__py_walk(mp_writer_t *w, uint64_t *out, int max, uint8_t *groups, int *ngroups);
+/* The id of the calling thread's Python stack (mp__py_walk's values, at
+ * most max, interned by mp_writer_stack), from the thread's cache of its
+ * last stacks when the frames are the same: 1 and *id; 0: no Python
+ * frames; -1: the writer failed. */
+int mp__py_stack(mp_writer_t *w, int max, uint32_t *id);
+/* In a forked child: the other threads' stack caches are free again. */
+void mp__py_reset_child(void);
 
 /* The thread's cache of stack ids by unwind start (stackcache.c; with
  * libunwind). hit: 1 and *id when the hook's caller's state (start: pc,
