@@ -241,15 +241,21 @@ void mp__stacks_record(void)
 	}
 }
 
-void mp__stacks_record_python(void)
+int mp__stacks_python_id(uint32_t *id)
 {
-	uint32_t id;
 	int r = 0;
 
 	if (mp__py_on)
-		r = mp__py_stack(mp__writer, depth, &id);
-	if (r > 0)
-		mp_writer_next_stack(mp__writer, id);
-	else if (r == 0)
+		r = mp__py_stack(mp__writer, depth, id);
+	if (r == 0)
 		mp__stacks_record();
+	return r > 0;
+}
+
+void mp__stacks_record_python(void)
+{
+	uint32_t id;
+
+	if (mp__stacks_python_id(&id))
+		mp_writer_next_stack(mp__writer, id);
 }
