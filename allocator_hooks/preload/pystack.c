@@ -286,7 +286,6 @@ int mp__py_walk(mp_writer_t *w, uint64_t *out, int max, uint8_t *groups, int *ng
 }
 
 /* ---- the thread's stack cache ----
- *
  * A loop allocates from the same Python stack over and over; its frame
  * values (a cache lookup each) and the stack's id (mp_writer_stack: a hash
  * and a lookup) come out the same each time. Each thread keeps its last
@@ -336,10 +335,7 @@ static void pc_release(void *arg)
 	pc_mine = NULL; /* a later stack on this thread claims again */
 }
 
-static void pc_make_key(void)
-{
-	pc_key_ok = pthread_key_create(&pc_key, pc_release) == 0;
-}
+static void pc_make_key(void) { pc_key_ok = pthread_key_create(&pc_key, pc_release) == 0; }
 
 static __attribute__((noinline)) pc_thread_t *pc_claim(void)
 {
