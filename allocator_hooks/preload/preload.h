@@ -365,6 +365,10 @@ void mp__stacks_record(void);
  * mp__py_on can read) gets mp__stacks_record's native stack. Guard held;
  * call it only when mp__stacks_on. */
 void mp__stacks_record_python(void);
+/* The same, for a caller that writes the allocation's record with its
+ * stack's id (mp__rec_alloc_stacked): 1 and *id for Python frames; 0 when
+ * the native stack's record was written instead, or none could be. */
+int mp__stacks_python_id(uint32_t *id);
 
 /* ---- Python frames (pystack.c, pyoffsets.c; docs/hooks.md, "Python frames") ---- */
 
@@ -384,6 +388,13 @@ void mp__py_start(void);
  * no Python thread state, or finalizing). No allocation, no lock once the
  * frames have been seen. */
 int mp__py_walk(mp_writer_t *w, uint64_t *out, int max, uint8_t *groups, int *ngroups);
+/* The id of the calling thread's Python stack (mp__py_walk's values, at
+ * most max, interned by mp_writer_stack), from the thread's cache of its
+ * last stacks when the frames are the same: 1 and *id; 0: no Python
+ * frames; -1: the writer failed. */
+int mp__py_stack(mp_writer_t *w, int max, uint32_t *id);
+/* In a forked child: the other threads' stack caches are free again. */
+void mp__py_reset_child(void);
 
 /* The thread's cache of stack ids by unwind start (stackcache.c; with
  * libunwind). hit: 1 and *id when the hook's caller's state (start: pc,

@@ -149,11 +149,15 @@ static inline __attribute__((always_inline)) void rec_object(uint32_t id, void *
 {
 	mp_writer_t *w;
 	mp_wthread_t *t;
+	uint32_t stack;
+	int stacked = __builtin_expect(mp__stacks_on, 0) && mp__stacks_python_id(&stack);
 
-	py_stack();
-	if ((t = ring(&w)))
-		mp__rec_alloc(w, t, id, (uintptr_t)p, n, size_class(n));
-	else if (w)
+	if ((t = ring(&w))) {
+		if (stacked) /* the STACK record and the object's in one commit */
+			mp__rec_alloc_stacked(w, t, stack, id, (uintptr_t)p, n, size_class(n));
+		else
+			mp__rec_alloc(w, t, id, (uintptr_t)p, n, size_class(n));
+	} else if (w)
 		mp__wthread_unbound_drop(w, id, 1);
 }
 

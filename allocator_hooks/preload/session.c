@@ -194,6 +194,7 @@ static void in_child(void)
 	mp__mmap_reset_child();
 	mp__pymem_reset_child();
 	mp__quiesce_reset_child();
+	mp__py_reset_child();
 	if (st == MP_ST_OFF || st == MP_ST_UNINIT || !S.fork_traced)
 		atomic_store(&mp__state, MP_ST_OFF);
 	else if (st == MP_ST_WAIT)

@@ -241,16 +241,21 @@ void mp__stacks_record(void)
 	}
 }
 
-void mp__stacks_record_python(void)
+int mp__stacks_python_id(uint32_t *id)
 {
-	uint64_t py[MP_STACK_DEPTH];
-	uint8_t groups[MP_STACK_DEPTH];
-	int n = 0, ng;
+	int r = 0;
 
 	if (mp__py_on)
-		n = mp__py_walk(mp__writer, py, depth, groups, &ng);
-	if (n > 0)
-		record(py, n);
-	else
+		r = mp__py_stack(mp__writer, depth, id);
+	if (r == 0)
 		mp__stacks_record();
+	return r > 0;
+}
+
+void mp__stacks_record_python(void)
+{
+	uint32_t id;
+
+	if (mp__stacks_python_id(&id))
+		mp_writer_next_stack(mp__writer, id);
 }

@@ -181,6 +181,30 @@ static inline int mp__rec_realloc(mp_writer_t *w, mp_wthread_t *t, uint32_t memo
 	return mp__rec_sized(w, t, MP_REC_REALLOC, memory, addr, 2, requested, allocated);
 }
 
+/* An ALLOC preceded by the STACK record naming its stack (what
+ * mp_writer_next_stack then mp__rec_alloc write), in one commit: one seq
+ * bump, one fence and one head store for both. 2 + 4 or 5 words: within
+ * MP_REC_MAX. A full ring in drop mode drops both. */
+static inline int mp__rec_alloc_stacked(mp_writer_t *w, mp_wthread_t *t, uint32_t stack, uint32_t memory,
+					uint64_t address, uint64_t requested, uint64_t allocated)
+{
+	uint64_t *r, now;
+	int wide;
+
+	if (!(r = mp__rec_begin(w, t, memory, 1)))
+		return -ENOBUFS;
+	now = mp__rec_clock(w);
+	r[0] = MP_REC_STACK;
+	r[1] = stack;
+	r[2] = mp__rec_word0(MP_REC_ALLOC, memory, requested, allocated, &wide);
+	r[3] = now;
+	r[4] = address;
+	r[5] = requested;
+	r[6] = allocated;
+	mp__rec_commit(w, t, 6 + (unsigned)wide, 1);
+	return 0;
+}
+
 /* A record of a time and one or two values (k = 3 or 4 words). */
 static inline int mp__rec_timed(mp_writer_t *w, mp_wthread_t *t, unsigned kind, uint32_t memory, uint64_t a,
 				uint64_t b, unsigned k)
