@@ -157,6 +157,13 @@ typedef struct mp_chart_map {
 	const char *subtitle;      /* time, step, cause; may be NULL */
 	const mp_memmap_t *map;    /* from mp_chart_map_geometry */
 	uint64_t requested;        /* the failed request drawn under the map; 0 at a peak */
+	/* The live blocks (the snapshot's, sorted by address; borrowed), for
+	 * hover only: each block or free chunk of >= 2 px gets a hit area noted
+	 * with its addresses, bytes, op and type, narrower ones merge per pixel
+	 * column ("N blocks, B bytes"). Never painted. NULL: regions only. */
+	const mp_snapshot_block_t *blocks;
+	size_t nblocks;
+	const mp_source_t *source; /* names the blocks' ops; may be NULL */
 } mp_chart_map_t;
 
 /* The pixel columns of snap's regions and blocks for a map chart of this
