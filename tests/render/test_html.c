@@ -183,6 +183,10 @@ static void test_demo_cli(void **state)
 	/* the map's blocks hover, each with its exact bytes and op */
 	assert_non_null(strstr(html, "&#10;bytes: 1048576 B (1.00 MiB)&#10;op: data/shuffle_buffer&#10;type: "));
 	assert_true(count(html, "data-tag=\"map-block\"") >= 47);
+	/* the timeline's columns hover, four px each: the peak's say its bytes */
+	assert_true(count(html, "data-tag=\"timeline-column\"") > 0);
+	assert_true(count(html, "data-tag=\"timeline-column\"") <= 1200 / 4);
+	assert_non_null(strstr(html, " to 66060288 B (63.00 MiB)&#10;fragmentation: "));
 	free(html);
 	/* report --html: the same page of its charts; names checked */
 	snprintf(cmd, sizeof(cmd), "'%s' report --html '%s/r2.html' '%s/demo.memprof' >/dev/null 2>&1", MEMPROF, dir, dir);
