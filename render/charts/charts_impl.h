@@ -70,6 +70,9 @@ int cx_collect_phases(mp_source_t *src, const char *name, mp_chart_phase_t **out
 double cx_header(const mp_chart_area_t *a, const char *title, const char *subtitle);
 /* Height cx_header takes. */
 double cx_header_height(int with_subtitle);
+/* The map's hit areas for hover (map_hover.c): row 0's strip at (x0, y0),
+ * rows pitch px apart, row_h px high. Painted as nothing. */
+void cx_map_hover(const mp_chart_area_t *a, const mp_chart_map_t *c, double x0, double y0, double pitch, double row_h);
 
 /* Axes around a plot box: tick labels outside it, grid lines across it
  * (grid != 0), in the muted colour. Left/right labels are right/left

@@ -130,6 +130,51 @@ static int draw_runs(strip_t *s, const mp_hlo_result_t *r, const size_t *order, 
 	return 0;
 }
 
+/* Hit areas (painted as nothing) over the grey buffers, under the coloured
+ * ones: a grey buffer of a pixel or more is noted as the coloured are,
+ * thinner neighbours merge into one area per pixel ("N buffers, B"), so
+ * there are at most as many areas as the strip has pixels. */
+static void grey_hits(strip_t *s, const mp_hlo_result_t *r, const size_t *order, const uint64_t *off,
+		      const size_t *colored, size_t ncolored, const size_t *rank)
+{
+	static const mp_style_t hit = {MP_NONE, MP_NONE, 0, 0};
+	size_t n = 0, last = 0;
+	uint64_t bytes = 0;
+	double run_x = 0;
+	char note[2048], first[32], hb[48];
+
+	for (size_t j = 0; j <= r->n_buffers; j++) {
+		const mp_hlo_buffer_t *b = j < r->n_buffers ? &r->buffers[order[j]] : NULL;
+		int grey = b && b->size > 0 && hx_buffer_color(colored, ncolored, order[j]) == HX_COLOR_REST;
+		double x0 = b ? floor(byte_x(s, (double)off[j])) : 0, x1 = b ? byte_x(s, (double)off[j] + (double)b->size) : 0;
+		long it;
+		if (n && (!grey || x0 != run_x || x1 - x0 >= 1)) { /* the run of thin ones ends */
+			if (n == 1) {
+				snprintf(first, sizeof(first), "#%zu", rank[order[last]] + 1);
+				hx_buffer_note(note, sizeof(note), first, &r->buffers[order[last]]);
+			} else {
+				snprintf(note, sizeof(note), "%zu buffers, %s (grey: not among the coloured)", n,
+					 mp_fmt_bytes_exact(hb, sizeof(hb), bytes));
+			}
+			it = mp_scene_rect(s->a->scene, run_x, s->y, 1, STRIP_H, &hit);
+			mp_scene_tag(s->a->scene, it, "buffer-rest-hit");
+			mp_scene_note(s->a->scene, it, note, (uint32_t)order[last]);
+			n = 0, bytes = 0;
+		}
+		if (!grey)
+			continue;
+		if (x1 - x0 >= 1) {
+			snprintf(first, sizeof(first), "#%zu", rank[order[j]] + 1);
+			it = mp_scene_rect(s->a->scene, round(byte_x(s, (double)off[j])), s->y,
+					   round(x1) - round(byte_x(s, (double)off[j])), STRIP_H, &hit);
+			mp_scene_tag(s->a->scene, it, "buffer-rest-hit");
+			mp_scene_note(s->a->scene, it, hx_buffer_note(note, sizeof(note), first, b), (uint32_t)order[j]);
+			continue;
+		}
+		run_x = x0, last = j, n++, bytes += (uint64_t)b->size;
+	}
+}
+
 int mp_chart_hlo_buffers(const mp_chart_area_t *a, const mp_hlo_result_t *r, int by_size)
 {
 	strip_t s;
@@ -177,6 +222,7 @@ int mp_chart_hlo_buffers(const mp_chart_area_t *a, const mp_hlo_result_t *r, int
 	{ /* the strip: every buffer grey, those with a colour of their own over it */
 		mp_style_t st = cx_fill(HX_COLOR_REST);
 		mp_scene_tag(a->scene, mp_scene_rect(a->scene, s.x, s.y, s.w, STRIP_H, &st), "buffer-rest");
+		grey_hits(&s, r, order, off, colored, ncolored, rank);
 		for (size_t j = 0; j < r->n_buffers; j++) {
 			double x0 = round(byte_x(&s, (double)off[j])), x1;
 			uint32_t c = hx_buffer_color(colored, ncolored, order[j]);

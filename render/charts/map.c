@@ -328,6 +328,7 @@ int mp_chart_map(const mp_chart_area_t *a, const mp_chart_map_t *c)
 	if ((rc = strip_images(&d)) < 0)
 		return rc;
 	region_edges(&d);
+	cx_map_hover(a, c, d.x0, d.y0, ROW_H + ROW_GAP, ROW_H);
 	largest_outline(&d, &lf);
 	if ((rc = labels(&d, &lf)) < 0)
 		return rc;

@@ -35,6 +35,7 @@ typedef struct panel {
 	char *text;
 	/* map */
 	mp_memmap_t map;
+	mp_snapshot_block_t *blocks; size_t nblocks; /* owned: the map's live blocks, for hover */
 	int have_map, map_rc;
 	size_t oom;        /* the OOM record shown, or SIZE_MAX for the peak */
 	uint64_t requested; /* its request */
@@ -222,10 +223,7 @@ static void map_titles(panel_t *p)
 	}
 }
 
-typedef struct snap_ctx {
-	plot_t *pl;
-	size_t *panel_of; /* target -> panel */
-} snap_ctx_t;
+typedef struct snap_ctx { plot_t *pl; size_t *panel_of; /* target -> panel */ } snap_ctx_t;
 
 static int on_snapshot(void *ctx, size_t target, const mp_snapshot_t *snap)
 {
@@ -233,8 +231,10 @@ static int on_snapshot(void *ctx, size_t target, const mp_snapshot_t *snap)
 	panel_t *p = &c->pl->p[c->panel_of[target]];
 	int rc = mp_chart_map_geometry(&p->map, snap, c->pl->width);
 
-	if (rc == MP_ENOMEM)
-		return rc;
+	if (rc == MP_ENOMEM || (rc == 0 && snap->nblocks && !(p->blocks = malloc(snap->nblocks * sizeof(*p->blocks)))))
+		return MP_ENOMEM;
+	if (rc == 0 && snap->nblocks) /* kept for the map's hover */
+		memcpy(p->blocks, snap->blocks, (p->nblocks = snap->nblocks) * sizeof(*p->blocks));
 	p->map_rc = rc;
 	p->have_map = rc == 0;
 	return 0;
@@ -306,7 +306,7 @@ static int build_maps(plot_t *pl, const mp_plot_input_t *in, size_t nin, const m
 				continue;
 			}
 			if (p->kind == P_MAP && p->have_map) {
-				mp_chart_map_t c = {p->title, p->subtitle, &p->map, p->requested};
+				mp_chart_map_t c = {p->title, p->subtitle, &p->map, p->requested, NULL, 0, NULL};
 				p->height = mp_chart_map_height(&c, m);
 			} else if (p->kind == P_MAP) {
 				p->kind = P_NOTE;
@@ -397,6 +397,7 @@ static void free_plot(plot_t *pl, size_t ninputs)
 			free(pl->p[i].bars);
 		free(pl->p[i].text);
 		mp_memmap_free(&pl->p[i].map);
+		free(pl->p[i].blocks);
 	}
 	free(pl->p);
 }
@@ -516,7 +517,7 @@ static int draw_panel(const mp_chart_area_t *a, const plot_t *pl, size_t input, 
 		return mp_chart_breakdown(a, &b);
 	}
 	case P_MAP: {
-		mp_chart_map_t c = {p->title, p->subtitle, &p->map, p->requested};
+		mp_chart_map_t c = {p->title, p->subtitle, &p->map, p->requested, p->blocks, p->nblocks, p->in->source};
 		return mp_chart_map(a, &c);
 	}
 	default:

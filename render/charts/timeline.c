@@ -442,6 +442,7 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 	}
 	if (t.has_frag && (rc = fragmentation_line(&t)) < 0)
 		goto out;
+	tl_hover(&t, mem); /* under the marks' own notes */
 	{
 		mp_style_t fs = cx_stroke(MP_COLOR_AXIS, 1, MP_DASH_SOLID);
 		mp_scene_tag(a->scene, mp_scene_rect(a->scene, cx_crisp(t.plot.x) - 1, cx_crisp(t.plot.y) - 1,

@@ -99,6 +99,9 @@ static inline uint64_t tl_rel(const tl_t *t, uint64_t time_ns)
 /* The line under the x axis of a panel of its own span (t->s1 set):
  * where it lies in the input's span, and what time 0 is. */
 void tl_time_note(tl_t *t);
+/* Hit areas over the plot's columns, noted for hover (timeline_hover.c);
+ * painted as nothing. */
+void tl_hover(tl_t *t, const mp_chart_memory_t *mem);
 
 /* ---- labels (timeline_labels.c) ---- */
 

@@ -106,6 +106,17 @@
     if (hitEl) hitEl.dispatchEvent(new MouseEvent("mousemove", { clientX: cx, clientY: cy, bubbles: true }));
     var said = "selftest: " + (hitEl === bar ? "pointer on the bar" : "pointer not on the bar") +
       ", tooltip " + (tip.style.display === "block" ? "shown" : "hidden") + "\n" + tip.textContent;
+    /* then a map's block and a timeline column: the hit areas over pixels */
+    ["map-block", "timeline-column"].forEach(function (tag) {
+      var el = svg.querySelector('.hit[data-tag="' + tag + '"]');
+      if (!el) { said += "\nselftest: no " + tag; return; }
+      el.scrollIntoView({ block: "center", inline: "center" });
+      var b = el.getBoundingClientRect(), x = b.left + b.width / 2, y = b.top + b.height / 2;
+      var at = document.elementFromPoint(x, y);
+      if (at) at.dispatchEvent(new MouseEvent("mousemove", { clientX: x, clientY: y, bubbles: true }));
+      said += "\nselftest: " + tag + (at === el ? ", pointer on it" : ", pointer not on it") + "\n" + tip.textContent;
+    });
+    bar.scrollIntoView({ block: "center", inline: "center" });
     /* one wheel step in at the bar, then a click on the bytes header */
     svg.dispatchEvent(new WheelEvent("wheel", { deltaY: -100, clientX: cx, clientY: cy, bubbles: true,
                                                 cancelable: true }));

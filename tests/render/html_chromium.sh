@@ -33,6 +33,10 @@ grep -q 'selftest: pointer on the bar, tooltip shown' "$dir/selftest.txt" ||
 grep -q '^data/shuffle_buffer$' "$dir/selftest.txt" || { echo "html_chromium: no op name in the tooltip"; exit 1; }
 grep -q '^bytes: 49283072 (47.0 MiB (74.6 %))$' "$dir/selftest.txt" ||
   { echo "html_chromium: not the peak's bytes in the tooltip"; exit 1; }
+grep -q '^selftest: map-block, pointer on it$' "$dir/selftest.txt" || { echo "html_chromium: no hover on a map block"; exit 1; }
+grep -q '^bytes: 4194304 B (4.00 MiB)$' "$dir/selftest.txt" || { echo "html_chromium: not the block's bytes"; exit 1; }
+grep -q '^selftest: timeline-column, pointer on it$' "$dir/selftest.txt" ||
+  { echo "html_chromium: no hover on the timeline"; exit 1; }
 grep -q '^zoomed: viewBox width 960$' "$dir/selftest.txt" || { echo "html_chromium: the wheel did not zoom"; exit 1; }
 grep -q '^sorted by bytes, first: dense_0/kernel/Initializer</pre>$' "$dir/selftest.txt" ||
   { echo "html_chromium: the table did not sort by bytes (smallest first, ties kept)"; exit 1; }

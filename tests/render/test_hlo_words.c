@@ -204,6 +204,31 @@ static void test_minor_fragmentation(void **state)
 	while ((it = mp_scene_find(s, "buffer", &from)))
 		n++;
 	assert_int_equal(n, 16); /* 8 in each strip */
+	{ /* the grey ones hover too: each once per strip, alone ("#n" and its
+	   * instruction) or merged with its thin neighbours ("K buffers") */
+		size_t grey = 0, covered = 0;
+		const mp_hlo_buffer_t *b9 = &r->buffers[r->by_size[8]];
+		int nine = 0;
+		for (size_t k = 8; k < r->n_buffers; k++)
+			grey += r->buffers[r->by_size[k]].size > 0;
+		from = 0;
+		while ((it = mp_scene_find(s, "buffer-rest-hit", &from))) {
+			const char *nt = mp_scene_item_note(s, it);
+			assert_int_equal(it->style.fill, MP_NONE);
+			assert_int_equal(it->style.stroke, MP_NONE);
+			if (nt[0] == '#')
+				covered++;
+			else
+				covered += strtoul(nt, NULL, 10);
+			if (!strncmp(nt, "#9\n", 3)) {
+				nine++;
+				assert_non_null(strstr(nt, b9->instruction_name));
+			}
+		}
+		assert_true(grey > 0);
+		assert_int_equal(covered, 2 * grey);
+		assert_int_equal(nine, 2);
+	}
 	check_texts(s, mp_render_measure());
 	mp_scene_free(s);
 	mp_hlo_result_free(r);

@@ -103,6 +103,59 @@ static void test_breakdown_page(void **state)
 	mp_scene_free(s);
 }
 
+/* The map's hover: a hand-made region of 256 MiB at 0x10000000 (six rows
+ * of about 1150 px: some 38 KiB a px), a block of 64 MiB at its start (a
+ * quarter of the region: one and a half rows, so two hit areas), ten
+ * blocks of 16 B half way (in one pixel column: merged, "10 blocks,
+ * 160 B"), the free bytes between and after them (their own hit areas, one
+ * per row they cross), and nothing painted for any of them. */
+static void test_map_hover(void **state)
+{
+	mp_snapshot_region_t r = {0x10000000, 0x20000000};
+	mp_snapshot_block_t b[11] = {{0x10000000, 0x4000000, 0, 1}};
+	mp_snapshot_t snap = {0, 0, 0, 0, &r, 1, b, 11};
+	mp_memmap_t m;
+	mp_scene_t *s = mp_scene_new(1200, 400, MP_RGB(0xFFFFFF));
+	mp_chart_area_t a = {s, mp_render_measure(), {0, 0, 1200, 400}};
+	const mp_scene_item_t *it;
+	size_t from = 0, nblock = 0, nmerged = 0, nfree = 0;
+
+	(void)state;
+	for (int i = 0; i < 10; i++) /* at 0x18000000 */
+		b[1 + i] = (mp_snapshot_block_t){0x18000000 + 16 * (uint64_t)i, 16, 0, 1};
+	assert_int_equal(mp_chart_map_geometry(&m, &snap, 1200), 0);
+	assert_int_equal(m.rows, 6);
+	mp_chart_map_t c = {"map", NULL, &m, 0, b, 11, NULL};
+	assert_int_equal(mp_chart_map(&a, &c), 0);
+	while ((it = mp_scene_find(s, "map-block", &from))) {
+		nblock++;
+		assert_int_equal(it->style.fill, MP_NONE); /* hit only: painted as nothing */
+		assert_int_equal(it->style.stroke, MP_NONE);
+		assert_string_equal(mp_scene_item_note(s, it), "block 0x10000000 to 0x14000000\nbytes: 67108864 B (64.00 MiB)\n"
+							       "op: -\ntype: persist");
+	}
+	assert_int_equal(nblock, 2);
+	from = 0;
+	while ((it = mp_scene_find(s, "map-blocks", &from))) {
+		nmerged++;
+		assert_int_equal(it->w, 1);
+		assert_string_equal(mp_scene_item_note(s, it), "10 blocks, 160 B\n0x18000000 to 0x180000a0\nfree: 0 B\n"
+							       "largest: 16 B, op -");
+	}
+	assert_int_equal(nmerged, 1);
+	from = 0;
+	while ((it = mp_scene_find(s, "map-free", &from))) {
+		nfree++;
+		assert_string_equal(mp_scene_item_note(s, it), nfree <= 2 ? "free chunk 0x14000000 to 0x18000000\n"
+										  "bytes: 67108864 B (64.00 MiB)"
+									: "free chunk 0x180000a0 to 0x20000000\n"
+									  "bytes: 134217568 B (128.00 MiB)");
+	}
+	assert_int_equal(nfree, 5); /* 64 MiB over rows 1-2, 128 MiB less 160 B over rows 3-5 */
+	mp_scene_free(s);
+	mp_memmap_free(&m);
+}
+
 /* The demo capture through the command line. */
 static void test_demo_cli(void **state)
 {
@@ -127,6 +180,13 @@ static void test_demo_cli(void **state)
 	assert_int_equal(count(html, "<tr><td class=\"num\""), 5);
 	assert_int_equal(count(html, "data-v=\"4194304\""), 4);
 	assert_int_equal(count(html, "data-v=\"49283072\""), 1);
+	/* the map's blocks hover, each with its exact bytes and op */
+	assert_non_null(strstr(html, "&#10;bytes: 1048576 B (1.00 MiB)&#10;op: data/shuffle_buffer&#10;type: "));
+	assert_true(count(html, "data-tag=\"map-block\"") >= 47);
+	/* the timeline's columns hover, four px each: the peak's say its bytes */
+	assert_true(count(html, "data-tag=\"timeline-column\"") > 0);
+	assert_true(count(html, "data-tag=\"timeline-column\"") <= 1200 / 4);
+	assert_non_null(strstr(html, " to 66060288 B (63.00 MiB)&#10;fragmentation: "));
 	free(html);
 	/* report --html: the same page of its charts; names checked */
 	snprintf(cmd, sizeof(cmd), "'%s' report --html '%s/r2.html' '%s/demo.memprof' >/dev/null 2>&1", MEMPROF, dir, dir);
@@ -147,6 +207,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_breakdown_page),
+		cmocka_unit_test(test_map_hover),
 		cmocka_unit_test(test_demo_cli),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -109,7 +109,9 @@ typedef struct mp_chart_memory {
  * "area-stack", "area-free", "fragmentation", "capacity", "reserved",
  * "step-tick", "step" (a step's span in its lane), "step-note" (the line
  * saying the step ids repeat or go backwards), "phase" (a phase's span in its lane), "phase-label",
- * "x-title", "plot" (the plot frame rect). Returns 0, MP_ENODATA (no event
+ * "x-title", "plot" (the plot frame rect), "timeline-column" (hit only:
+ * every 4 px of the plot, noted with its time span, in use, reserved,
+ * fragmentation). Returns 0, MP_ENODATA (no event
  * of this memory id in the window) or MP_ENOMEM. */
 int mp_chart_timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem);
 double mp_chart_timeline_height(void);
@@ -157,6 +159,13 @@ typedef struct mp_chart_map {
 	const char *subtitle;      /* time, step, cause; may be NULL */
 	const mp_memmap_t *map;    /* from mp_chart_map_geometry */
 	uint64_t requested;        /* the failed request drawn under the map; 0 at a peak */
+	/* The live blocks (the snapshot's, sorted by address; borrowed), for
+	 * hover only: each block or free chunk of >= 2 px gets a hit area noted
+	 * with its addresses, bytes, op and type, narrower ones merge per pixel
+	 * column ("N blocks, B bytes"). Never painted. NULL: regions only. */
+	const mp_snapshot_block_t *blocks;
+	size_t nblocks;
+	const mp_source_t *source; /* names the blocks' ops; may be NULL */
 } mp_chart_map_t;
 
 /* The pixel columns of snap's regions and blocks for a map chart of this
@@ -174,7 +183,9 @@ int mp_chart_map_geometry(mp_memmap_t *out, const mp_snapshot_t *snap, double wi
  * "map-row" (a row's image), "map-region" (a region's part of a row, while
  * there are at most 400 regions), "largest-free" (its outline, one per row
  * it spans), "largest-free-label", "request", "largest-free-bar",
- * "free-bar" (the comparison bars). Returns 0 or MP_ENOMEM. */
+ * "free-bar" (the comparison bars); with blocks, hit only (never painted):
+ * "map-block", "map-free", "map-blocks" (see mp_chart_map_t). Returns 0
+ * or MP_ENOMEM. */
 int mp_chart_map(const mp_chart_area_t *a, const mp_chart_map_t *map);
 /* Its height, with text measured as m does (the legend may wrap). */
 double mp_chart_map_height(const mp_chart_map_t *map, const mp_text_measure_t *m);
@@ -212,7 +223,9 @@ double mp_chart_hlo_working_space_height(size_t lifetimes);
  * the 8 largest) in a colour of their own, the others grey, a band under
  * the strip coloured by allocation type; the largest labelled (name,
  * shape, size; shorter where room is short). Tags: "buffer" (a buffer with
- * its own colour, noted "#rank"), "buffer-rest", "buffer-type" (runs of
+ * its own colour, noted "#rank"), "buffer-rest", "buffer-rest-hit" (hit
+ * only: a grey buffer, or the thin ones of a pixel merged, noted),
+ * "buffer-type" (runs of
  * pixel columns of the band), "buffer-label", "buffer-leader". */
 int mp_chart_hlo_buffers(const mp_chart_area_t *a, const mp_hlo_result_t *r, int by_size);
 double mp_chart_hlo_buffers_height(void);
