@@ -33,7 +33,7 @@ void tl_hover(tl_t *t, const mp_chart_memory_t *mem)
 
 	for (size_t c0 = 0; c0 < t->ncol; c0 += TL_HOVER_PX) {
 		size_t c1 = c0 + TL_HOVER_PX < t->ncol ? c0 + TL_HOVER_PX : t->ncol;
-		double lo, hi, rlo, rhi, flo, fhi;
+		double lo = 0, hi = 0, rlo = 0, rhi = 0, flo = 0, fhi = 0;
 		char note[512], a[64], b[64], l[48], h[64], r[64];
 		int k;
 		long it;
