@@ -87,4 +87,56 @@ static inline int mp_test_wait_deadline(pid_t pid, pid_t target, int deadline_ms
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* Read all of f into a NUL-terminated buffer the caller frees. */
+static inline char *mp_test_slurp(FILE *f)
+{
+	size_t cap = 1 << 16, n = 0, k;
+	char *b = malloc(cap);
+
+	assert_non_null(b);
+	while ((k = fread(b + n, 1, cap - 1 - n, f)) > 0)
+		if ((n += k) + 1 >= cap) {
+			b = realloc(b, cap *= 2);
+			assert_non_null(b);
+		}
+	b[n] = '\0';
+	return b;
+}
+
+/* Run cmd through sh: its exit status (-1 when killed), its stdout in *out
+ * and its stderr in *err (NUL-terminated; the caller frees both). */
+static inline int mp_test_capture(const char *cmd, char **out, char **err)
+{
+	char *errpath = mp_test_tmpfile(".err"), *full;
+	size_t len = strlen(cmd) + strlen(errpath) + 8;
+	FILE *p;
+	int st;
+
+	full = malloc(len);
+	assert_non_null(full);
+	snprintf(full, len, "%s 2>%s", cmd, errpath);
+	p = popen(full, "r");
+	assert_non_null(p);
+	*out = mp_test_slurp(p);
+	st = pclose(p);
+	p = fopen(errpath, "r");
+	assert_non_null(p);
+	*err = mp_test_slurp(p);
+	fclose(p);
+	unlink(errpath);
+	free(errpath);
+	free(full);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Lines in s (its newlines). */
+static inline int mp_test_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
 #endif

@@ -120,7 +120,9 @@ static inline __attribute__((always_inline)) void rec_free(void *p)
 	mp_writer_t *w;
 	mp_wthread_t *t = ring(&w);
 
-	if ((uintptr_t)p == mp__pymem.freeing)
+	/* inside a wrapped Python call only (pymem.c): elsewhere none of it is
+	 * read, and a program that is not a Python pays one load and branch */
+	if (__builtin_expect(mp__pymem.inside, 0) && (uintptr_t)p == mp__pymem.freeing)
 		mp__pymem.freeing = 0; /* a wrapped Python free's object was malloc's (preload.h) */
 	if (t) {
 		uint64_t bytes;
@@ -136,11 +138,12 @@ static inline __attribute__((always_inline)) void rec_free(void *p)
 
 static inline __attribute__((always_inline)) void rec_alloc(void *p, uint64_t requested)
 {
-	uintptr_t noted = p ? (uintptr_t)p : 1; /* for a wrapped Python allocation (preload.h) */
-
-	if (!mp__pymem.alloc)
-		mp__pymem.alloc = noted;
-	mp__pymem.alloc_last = noted;
+	if (__builtin_expect(mp__pymem.inside, 0)) { /* for a wrapped Python allocation (preload.h) */
+		uintptr_t noted = p ? (uintptr_t)p : 1;
+		if (!mp__pymem.alloc)
+			mp__pymem.alloc = noted;
+		mp__pymem.alloc_last = noted;
+	}
 	if (p) {
 		mp_writer_t *w;
 		mp_wthread_t *t;

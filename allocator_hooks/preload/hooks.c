@@ -122,11 +122,13 @@ MP_EXPORT void *realloc(void *old, size_t n)
 	errno = e;
 	p = mp__real.realloc(old, n);
 	e = errno;
-	if (p && (uintptr_t)old == mp__pymem.freeing)
-		mp__pymem.freeing = 0; /* (see rec_free and rec_alloc) */
-	if (!mp__pymem.alloc)
-		mp__pymem.alloc = p ? (uintptr_t)p : n ? 1 : 0;
-	mp__pymem.alloc_last = p ? (uintptr_t)p : n ? 1 : 0;
+	if (__builtin_expect(mp__pymem.inside, 0)) { /* (see rec_free and rec_alloc) */
+		if (p && (uintptr_t)old == mp__pymem.freeing)
+			mp__pymem.freeing = 0;
+		if (!mp__pymem.alloc)
+			mp__pymem.alloc = p ? (uintptr_t)p : n ? 1 : 0;
+		mp__pymem.alloc_last = p ? (uintptr_t)p : n ? 1 : 0;
+	}
 	if (p) {
 		/* Moved or resized in place: one record with both addresses. */
 		if (mp__regions_on) {

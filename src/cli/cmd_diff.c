@@ -144,17 +144,13 @@ int cmd_diff(int argc, char **argv)
 			io.device = optarg;
 			break;
 		case O_STEPS:
-			if (cli_parse_steps(optarg, &sopt.step_first, &sopt.step_last) < 0) {
-				mp_cli_error("invalid --steps range '%s' (expected A:B with 0 <= A <= B)", optarg);
+			if (cli_steps_option(optarg, &sopt.step_first, &sopt.step_last) != MP_EXIT_OK)
 				return MP_EXIT_USAGE;
-			}
 			sopt.steps_set = 1;
 			break;
 		case O_TOP:
-			if (cli_parse_u32(optarg, &top) < 0 || top == 0) {
-				mp_cli_error("invalid --top '%s' (expected a positive number)", optarg);
+			if (cli_top_option(optarg, &top) != MP_EXIT_OK)
 				return MP_EXIT_USAGE;
-			}
 			break;
 		case O_JSON:
 			json = 1;

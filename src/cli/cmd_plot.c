@@ -135,10 +135,8 @@ int cmd_plot(int argc, char **argv)
 			io.device = optarg;
 			break;
 		case O_STEPS:
-			if (cli_parse_steps(optarg, &sopt.step_first, &sopt.step_last) < 0) {
-				mp_cli_error("invalid --steps range '%s' (expected A:B with 0 <= A <= B)", optarg);
+			if (cli_steps_option(optarg, &sopt.step_first, &sopt.step_last) != MP_EXIT_OK)
 				return MP_EXIT_USAGE;
-			}
 			sopt.steps_set = 1;
 			break;
 		case O_WIDTH:

@@ -221,17 +221,13 @@ int cmd_report(int argc, char **argv)
 			device = optarg;
 			break;
 		case O_STEPS:
-			if (cli_parse_steps(optarg, &ropt.step_first, &ropt.step_last) < 0) {
-				mp_cli_error("invalid --steps range '%s' (expected A:B with 0 <= A <= B)", optarg);
+			if (cli_steps_option(optarg, &ropt.step_first, &ropt.step_last) != MP_EXIT_OK)
 				return MP_EXIT_USAGE;
-			}
 			ropt.steps_set = 1;
 			break;
 		case O_TOP:
-			if (cli_parse_u32(optarg, &ropt.top) < 0 || ropt.top == 0) {
-				mp_cli_error("invalid --top '%s' (expected a positive number)", optarg);
+			if (cli_top_option(optarg, &ropt.top) != MP_EXIT_OK)
 				return MP_EXIT_USAGE;
-			}
 			break;
 		case O_POINTS:
 			if (cli_parse_u32(optarg, &sopt.timeline_points) < 0 || sopt.timeline_points == 0 ||

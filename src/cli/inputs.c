@@ -80,6 +80,24 @@ int cli_parse_min_percent(const char *arg, double *out)
 	return MP_EXIT_OK;
 }
 
+int cli_steps_option(const char *arg, int64_t *first, int64_t *last)
+{
+	if (cli_parse_steps(arg, first, last) < 0) {
+		mp_cli_error("invalid --steps range '%s' (expected A:B with 0 <= A <= B)", arg);
+		return MP_EXIT_USAGE;
+	}
+	return MP_EXIT_OK;
+}
+
+int cli_top_option(const char *arg, uint32_t *out)
+{
+	if (cli_parse_u32(arg, out) < 0 || *out == 0) {
+		mp_cli_error("invalid --top '%s' (expected a positive number)", arg);
+		return MP_EXIT_USAGE;
+	}
+	return MP_EXIT_OK;
+}
+
 int cli_parse_user_code(const char *arg, const char **out)
 {
 	size_t n = strlen(arg);

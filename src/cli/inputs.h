@@ -23,6 +23,11 @@ int cli_parse_user_code(const char *arg, const char **out);
 /* --min-percent P of report --tree and plot --chart flame: a number from 0
  * to 100. Prints what is wrong and returns MP_EXIT_USAGE, else MP_EXIT_OK. */
 int cli_parse_min_percent(const char *arg, double *out);
+/* --steps A:B (cli_parse_steps) and --top N (a positive number) of report,
+ * plot and diff. Print what is wrong and return MP_EXIT_USAGE, else
+ * MP_EXIT_OK. */
+int cli_steps_option(const char *arg, int64_t *first, int64_t *last);
+int cli_top_option(const char *arg, uint32_t *out);
 
 typedef struct cli_inputs_options {
 	const mp_solver_options_t *solver; /* NULL: no solver is run (--compat) */

@@ -90,38 +90,19 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* `memprof diff ARGS`: the exit code, stdout in *out, stderr's lines. */
+/* `memprof diff ARGS`: the exit code, stdout in *out, stderr's first
+ * errsize - 1 bytes in err and its lines in *errlines. */
 static int run(const char *args, char **out, int *errlines, char *err, size_t errsize)
 {
-	char cmd[MP_TEST_CMD_MAX], *errpath = mp_test_tmpfile(".err");
-	FILE *p;
-	size_t cap = 1 << 16, n = 0;
-	int st, c;
+	char cmd[MP_TEST_CMD_MAX], *e;
+	int st;
 
-	snprintf(cmd, sizeof(cmd), "%s diff %s 2>%s", MEMPROF, args, errpath);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	*out = malloc(cap);
-	while ((c = fgetc(p)) != EOF) {
-		if (n + 1 >= cap)
-			*out = realloc(*out, cap *= 2);
-		(*out)[n++] = (char)c;
-	}
-	(*out)[n] = '\0';
-	st = pclose(p);
-	*errlines = 0;
-	err[0] = '\0';
-	p = fopen(errpath, "r");
-	if (p) {
-		size_t k = fread(err, 1, errsize - 1, p);
-		err[k] = '\0';
-		fclose(p);
-		for (size_t i = 0; i < k; i++)
-			*errlines += err[i] == '\n';
-	}
-	unlink(errpath);
-	free(errpath);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	snprintf(cmd, sizeof(cmd), "%s diff %s", MEMPROF, args);
+	st = mp_test_capture(cmd, out, &e);
+	*errlines = mp_test_lines(e);
+	snprintf(err, errsize, "%s", e);
+	free(e);
+	return st;
 }
 
 static json_int_t ji(const json_t *o, const char *k)

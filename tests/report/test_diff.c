@@ -97,41 +97,10 @@ static int teardown(void **state)
  * in *err (both owned by the caller). */
 static int run(const char *args, char **out, char **err)
 {
-	char cmd[MP_TEST_CMD_MAX], *errpath = mp_test_tmpfile(".err");
-	FILE *p;
-	size_t cap = 1 << 16, n = 0;
-	int st, c;
+	char cmd[MP_TEST_CMD_MAX];
 
-	snprintf(cmd, sizeof(cmd), "%s diff %s 2>%s", MEMPROF, args, errpath);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	*out = malloc(cap);
-	while ((c = fgetc(p)) != EOF) {
-		if (n + 1 >= cap)
-			*out = realloc(*out, cap *= 2);
-		(*out)[n++] = (char)c;
-	}
-	(*out)[n] = '\0';
-	st = pclose(p);
-	p = fopen(errpath, "r");
-	*err = calloc(1, 1 << 16);
-	if (p) {
-		size_t k = fread(*err, 1, (1 << 16) - 1, p);
-		(*err)[k] = '\0';
-		fclose(p);
-	}
-	unlink(errpath);
-	free(errpath);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static int lines(const char *s)
-{
-	int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
+	snprintf(cmd, sizeof(cmd), "%s diff %s", MEMPROF, args);
+	return mp_test_capture(cmd, out, err);
 }
 
 static json_int_t ji(const json_t *o, const char *k)
@@ -312,7 +281,7 @@ static void test_gates(void **state)
 		if (cases[i].says) {
 			if (!strstr(err, cases[i].says))
 				fail_msg("--fail-above %s: '%s' does not say '%s'", cases[i].gate, err, cases[i].says);
-			assert_int_equal(lines(err), 1);
+			assert_int_equal(mp_test_lines(err), 1);
 		} else {
 			assert_string_equal(err, "");
 		}
@@ -330,7 +299,7 @@ static void test_errors(void **state)
 	snprintf(snap, sizeof(snap), "%s/blocks.pickle", snapdir);
 	snprintf(args, sizeof(args), "'%s' '%s'", cap_a, snap);
 	assert_int_equal(run(args, &out, &err), 2);
-	assert_int_equal(lines(err), 1);
+	assert_int_equal(mp_test_lines(err), 1);
 	assert_non_null(strstr(err, "is a memprof capture and"));
 	assert_non_null(strstr(err, "a PyTorch snapshot: diff compares two inputs of the same kind"));
 	free(out);
@@ -338,7 +307,7 @@ static void test_errors(void **state)
 	/* no common memory id: both lists said; --map pairs them */
 	snprintf(args, sizeof(args), "'%s' '%s'", cap_a, cap_c);
 	assert_int_equal(run(args, &out, &err), 2);
-	assert_int_equal(lines(err), 1);
+	assert_int_equal(mp_test_lines(err), 1);
 	assert_non_null(strstr(err, "no memory id in common"));
 	assert_non_null(strstr(err, "has 'gpu', 'host';"));
 	assert_non_null(strstr(err, "has 'cuda', 'cpu' (pair them with --map A_NAME=B_NAME)"));
@@ -374,7 +343,7 @@ static void test_errors(void **state)
 		assert_int_equal(run(args, &out, &err), bad[i].rc);
 		if (!strstr(err, bad[i].says))
 			fail_msg("%s: '%s' does not say '%s'", bad[i].args, err, bad[i].says);
-		assert_int_equal(lines(err), 1);
+		assert_int_equal(mp_test_lines(err), 1);
 		free(out);
 		free(err);
 	}
@@ -384,12 +353,12 @@ static void test_errors(void **state)
 	free(err);
 	snprintf(args, sizeof(args), "'%s' /nonexistent/b.memprof", cap_a);
 	assert_int_equal(run(args, &out, &err), 3);
-	assert_int_equal(lines(err), 1);
+	assert_int_equal(mp_test_lines(err), 1);
 	free(out);
 	free(err);
 	snprintf(args, sizeof(args), "'%s' '%s/expected.json'", cap_a, snapdir);
 	assert_int_equal(run(args, &out, &err), 4);
-	assert_int_equal(lines(err), 1);
+	assert_int_equal(mp_test_lines(err), 1);
 	free(out);
 	free(err);
 }

@@ -65,32 +65,14 @@ static int remove_capture(void **state)
  * frees), the number of stderr lines in *errlines. */
 static int run(const char *args, char **out, int *errlines)
 {
-	char cmd[4096], *errpath = mp_test_tmpfile(".err");
-	FILE *p, *e;
-	size_t cap = 1 << 16, n = 0;
-	int st, c;
+	char cmd[MP_TEST_CMD_MAX], *err;
+	int st;
 
-	snprintf(cmd, sizeof(cmd), "%s report %s 2>%s", MEMPROF, args, errpath);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	*out = malloc(cap);
-	while ((c = fgetc(p)) != EOF) {
-		if (n + 1 >= cap)
-			*out = realloc(*out, cap *= 2);
-		(*out)[n++] = (char)c;
-	}
-	(*out)[n] = '\0';
-	st = pclose(p);
-	*errlines = 0;
-	e = fopen(errpath, "r");
-	if (e) {
-		while ((c = fgetc(e)) != EOF)
-			*errlines += c == '\n';
-		fclose(e);
-	}
-	unlink(errpath);
-	free(errpath);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	snprintf(cmd, sizeof(cmd), "%s report %s", MEMPROF, args);
+	st = mp_test_capture(cmd, out, &err);
+	*errlines = mp_test_lines(err);
+	free(err);
+	return st;
 }
 
 static json_int_t jint(json_t *o, const char *k)
