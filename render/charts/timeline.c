@@ -200,7 +200,7 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 {
 	const mp_solver_device_t *d = mem->dev;
 	const mp_memory_info_t *mi = mem->source ? mp_source_memory(mem->source, d->id) : NULL;
-	char title[512], sub[512], b1[64], b2[64], b3[64], b4[64], steps[32], word[48], xtitle[160];
+	char title[512], sub[512], b1[64], b2[64], b3[64], b4[64], steps[96], lsteps[48], word[48], xtitle[160];
 	char l1[160], l2[512], o1[160], o2[160], pnote[800];
 	mp_label_t labels[2];
 	size_t nlabels = 0;
@@ -296,9 +296,25 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 		snprintf(title, sizeof(title), "%s, capacity %s", mem->title, mp_fmt_bytes(b1, sizeof(b1), t.capacity));
 	else
 		snprintf(title, sizeof(title), "%s", mem->title);
-	steps[0] = '\0';
-	if (d->peak.step >= 0)
-		snprintf(steps, sizeof(steps), ", step %" PRId64, d->peak.step);
+	steps[0] = lsteps[0] = '\0';
+	if (d->peak.step >= 0) {
+		/* The steps' lane at the peak (drawn when it fits): the span of
+		 * the last mark before it. Marks made from xplane events (the first event of each step
+		 * number, of any allocator) can run ahead of this allocator's
+		 * own count: then both are said, not a label that contradicts
+		 * the lane above it. */
+		int64_t lane = -1;
+		for (size_t i = 0; i < t.nmarks && t.marks[i].time_ns <= d->peak.time_ns; i++)
+			lane = t.marks[i].step;
+		if (lane >= 0 && lane != d->peak.step) {
+			snprintf(steps, sizeof(steps), ", step %" PRId64 " by its allocator's count (the steps' lane: %" PRId64 ")",
+				 d->peak.step, lane);
+			snprintf(lsteps, sizeof(lsteps), ", step %" PRId64 " (lane: %" PRId64 ")", d->peak.step, lane);
+		} else {
+			snprintf(steps, sizeof(steps), ", step %" PRId64, d->peak.step);
+			snprintf(lsteps, sizeof(lsteps), "%s", steps);
+		}
+	}
 	snprintf(sub, sizeof(sub), "peak %s%s at %s%s · %s allocations, %s failed%s", word,
 		 mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes), cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(&t, d->peak.time_ns)), steps,
 		 mp_fmt_count(b3, sizeof(b3), d->allocations), mp_fmt_count(b4, sizeof(b4), d->failed_allocations),
@@ -372,7 +388,7 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 		const char *phase = d->peak_phase && mem->source ? mp_source_string(mem->source, d->peak_phase) : "";
 		snprintf(l1, sizeof(l1), "peak %s%s", word, mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes));
 		snprintf(l2, sizeof(l2), "%s%s%s%s%s%s", cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(&t, d->peak.time_ns)),
-			 steps,
+			 lsteps,
 			 phase[0] ? ", in " : "", phase, op[0] ? " · " : "", op);
 		snprintf(pnote, sizeof(pnote), "%s\n%s", l1, l2); /* the hover's: l2 whole */
 		{
