@@ -200,7 +200,7 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 {
 	const mp_solver_device_t *d = mem->dev;
 	const mp_memory_info_t *mi = mem->source ? mp_source_memory(mem->source, d->id) : NULL;
-	char title[512], sub[512], b1[64], b2[64], b3[64], b4[64], steps[96], lsteps[48], word[48], xtitle[160];
+	char title[512], sub[512], b1[64], b2[64], b3[64], b4[64], steps[96], lsteps[96], word[48], xtitle[160];
 	char l1[160], l2[512], o1[160], o2[160], pnote[800];
 	mp_label_t labels[2];
 	size_t nlabels = 0;
