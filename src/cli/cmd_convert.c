@@ -1,13 +1,13 @@
 /* cmd_convert.c - `memprof convert`: a capture -> an XSpace (*.xplane.pb)
  * that TensorBoard's Memory Profile tool opens (docs/xplane.md). */
 #include "cli.h"
+#include "options.h"
 #include "runs.h"
 
 #include <memprof/capture.h>
 #include <memprof/xplane.h>
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,51 +63,44 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= k && !strcmp(s + n - k, suffix);
 }
 
+typedef struct convert_args {
+	const char *out, *host, *logdir; /* -o, --host, --logdir */
+	cli_input_args_t in;             /* --pid */
+} convert_args_t;
+
+static int convert_option(void *ctx, int c, const char *arg)
+{
+	convert_args_t *a = ctx;
+
+	*(c == 'o' ? &a->out : c == 'H' ? &a->host : &a->logdir) = arg;
+	return MP_EXIT_OK;
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"host", required_argument, NULL, 'H'},
 		{"logdir", required_argument, NULL, 'L'},
-		{"pid", required_argument, NULL, 'P'},
-		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	mp_xplane_export_options_t xo = {NULL, 0, 0};
+	convert_args_t a = {0};
 	mp_xplane_export_stats_t st;
-	const char *out = NULL, *in, *logdir = NULL;
+	const char *out, *in, *logdir;
 	char outbuf[4096], inbuf[4096];
-	cli_run_select_t sel = {0, 0, 0};
+	cli_parser_t p = {.command = "convert", .usage = usage, .shortopts = "o:h", .own = longopts,
+			  .option = convert_option, .ctx = &a, .inputs = CLI_IN_PID, .in = &a.in};
+	mp_xplane_export_options_t xo = {NULL, 0, 0};
 	mp_capture_t *cap = NULL;
 	mp_source_t *src = NULL, *owned = NULL;
 	mp_diag_t diag;
-	int c, rc;
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			out = optarg;
-			break;
-		case 'H':
-			xo.hostname = optarg;
-			break;
-		case 'L':
-			logdir = optarg;
-			break;
-		case 'P':
-			if (cli_run_parse_pid(optarg, &sel))
-				return MP_EXIT_USAGE;
-			break;
-		case 'h':
-			usage(stdout);
-			return MP_EXIT_OK;
-		default:
-			mp_cli_error("unknown or incomplete option '%s' (see 'memprof convert --help')", argv[optind - 1]);
-			return MP_EXIT_USAGE;
-		}
-	}
+	if ((rc = cli_parse_options(&p, argc, argv)) != CLI_OPT_CONTINUE)
+		return rc;
+	out = a.out;
+	logdir = a.logdir;
+	xo.hostname = a.host;
 	if (argc - optind != 1 || !out == !logdir) {
 		mp_cli_error("expected one INPUT and either -o OUTPUT or --logdir DIR (see 'memprof convert --help')");
 		return MP_EXIT_USAGE;
@@ -116,7 +109,7 @@ int cmd_convert(int argc, char **argv)
 	{
 		/* a run: the capture of its main process (or --pid's) */
 		cli_runs_t runs;
-		rc = cli_runs_expand(&runs, argv + optind, 1, &sel);
+		rc = cli_runs_expand(&runs, argv + optind, 1, &a.in.sel);
 		if (rc == MP_EXIT_OK && runs.nruns) {
 			snprintf(inbuf, sizeof(inbuf), "%s", runs.files[0]);
 			fprintf(stderr, "memprof: '%s' is a run: converting '%s'\n", in, inbuf);

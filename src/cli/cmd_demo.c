@@ -6,6 +6,7 @@
  * directory under /tmp, whose name is printed. */
 #include "cli.h"
 #include "inputs.h"
+#include "options.h"
 #include "plot_out.h"
 
 #include <errno.h>
@@ -100,32 +101,30 @@ static int draw_charts(char *capture)
 	return rc;
 }
 
+/* -o RUN: where the example's capture goes. */
+static int output_option(void *ctx, int c, const char *arg)
+{
+	(void)c;
+	(void)arg;
+	*(char **)ctx = optarg; /* arg, as argv's: report's argv takes it */
+	return MP_EXIT_OK;
+}
+
 int cmd_demo(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	char dir[] = "/tmp/memprof-demo-XXXXXX", tmp[sizeof(dir) + 16];
 	char report_name[] = "report", peak[] = "--peak", oom[] = "--oom";
 	char *path = NULL;
-	int c, rc;
+	cli_parser_t p = {.command = "demo", .usage = usage, .shortopts = "o:h", .own = opts, .option = output_option,
+			  .ctx = &path, .unknown_prints_usage = 1};
+	int rc;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			path = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return MP_EXIT_OK;
-		default:
-			usage(stderr);
-			return MP_EXIT_USAGE;
-		}
-	}
+	if ((rc = cli_parse_options(&p, argc, argv)) != CLI_OPT_CONTINUE)
+		return rc;
 	if (optind != argc) {
 		usage(stderr);
 		return MP_EXIT_USAGE;

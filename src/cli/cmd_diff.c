@@ -6,9 +6,11 @@
 #include "cli.h"
 #include "diff_cli.h"
 #include "inputs.h"
+#include "options.h"
 #include "runs.h"
 
 #include <memprof/diff.h>
+#include <memprof/report_doc.h>
 #include <memprof/xplane.h>
 
 #include <errno.h>
@@ -79,100 +81,89 @@ static int parse_pids(const char *arg, cli_run_select_t sel[2])
 	return 0;
 }
 
+/* What the command line asks for besides the input options. */
+typedef struct diff_args {
+	mp_diff_gate_t gates[MAX_GATES];
+	const char *maps[MAX_MAPS], *module;
+	size_t ngates, nmaps;
+	cli_run_select_t sel[2]; /* --pid A_PID:B_PID (diff's own) */
+	uint32_t top;
+	int json, by_function;
+} diff_args_t;
+
+enum { O_FAIL = 256, O_MAP, O_TOP, O_MODULE, O_PID };
+
+/* One option of diff's own that is not a flag. */
+static int diff_option(void *ctx, int c, const char *arg)
+{
+	diff_args_t *a = ctx;
+	char why[512];
+
+	switch (c) {
+	case O_FAIL:
+		if (a->ngates == MAX_GATES) {
+			mp_cli_error("at most %d --fail-above gates", MAX_GATES);
+			return MP_EXIT_USAGE;
+		}
+		if (mp_diff_gate_parse(arg, &a->gates[a->ngates], why, sizeof(why)) < 0) {
+			mp_cli_error("%s", why);
+			return MP_EXIT_USAGE;
+		}
+		a->ngates++;
+		break;
+	case O_MAP:
+		if (a->nmaps == MAX_MAPS) {
+			mp_cli_error("at most %d --map pairs", MAX_MAPS);
+			return MP_EXIT_USAGE;
+		}
+		a->maps[a->nmaps++] = arg;
+		break;
+	case O_MODULE:
+		a->module = arg;
+		break;
+	case O_PID:
+		return parse_pids(arg, a->sel) < 0 ? MP_EXIT_USAGE : MP_EXIT_OK;
+	default: /* O_TOP */
+		return cli_top_option(arg, &a->top);
+	}
+	return MP_EXIT_OK;
+}
+
 int cmd_diff(int argc, char **argv)
 {
-	enum { O_FAIL = 256, O_MAP, O_FUNCS, O_DEVICE, O_STEPS, O_TOP, O_JSON, O_RUN, O_ALL_FRAMES, O_USER_CODE, O_MODULE, O_PID };
-	static const struct option longopts[] = {
+	diff_args_t a = {.module = NULL};
+	const struct option longopts[] = {
 		{"fail-above", required_argument, NULL, O_FAIL}, {"map", required_argument, NULL, O_MAP},
-		{"by-function", no_argument, NULL, O_FUNCS},    {"device", required_argument, NULL, O_DEVICE},
-		{"steps", required_argument, NULL, O_STEPS},    {"top", required_argument, NULL, O_TOP},
-		{"json", no_argument, NULL, O_JSON},            {"run", required_argument, NULL, O_RUN},
-		{"all-frames", no_argument, NULL, O_ALL_FRAMES}, {"user-code", required_argument, NULL, O_USER_CODE},
-		{"module", required_argument, NULL, O_MODULE},  {"pid", required_argument, NULL, O_PID},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+		{"by-function", no_argument, &a.by_function, 1}, {"top", required_argument, NULL, O_TOP},
+		{"json", no_argument, &a.json, 1},              {"module", required_argument, NULL, O_MODULE},
+		{"pid", required_argument, NULL, O_PID},        {NULL, 0, NULL, 0},
 	};
-	mp_diff_gate_t gates[MAX_GATES];
-	const char *maps[MAX_MAPS], *module = NULL;
-	size_t ngates = 0, nmaps = 0;
 	mp_solver_options_t sopt;
-	mp_xplane_input_options_t xin = {NULL, 0};
-	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0, NULL, 0, 0};
+	cli_input_args_t in = {0};
+	cli_inputs_options_t io = {0};
+	cli_parser_t p = {.command = "diff", .usage = usage, .shortopts = "h", .own = longopts, .option = diff_option,
+			  .ctx = &a, .inputs = CLI_IN_DEVICE | CLI_IN_STEPS | CLI_IN_RUN | CLI_IN_FRAMES, .in = &in};
+	const mp_diff_gate_t *gates = a.gates;
+	const char *const *maps = a.maps, *module;
+	cli_run_select_t *sel = a.sel;
 	cli_diff_pair_t pair;
-	cli_run_select_t sel[2] = {{0, 0, 0}, {0, 0, 0}};
 	mp_diff_t *d = NULL;
-	uint32_t top = 0;
-	int json = 0, by_function = 0, c, rc;
-	char why[512];
+	size_t ngates, nmaps;
+	uint32_t top;
+	int json, by_function, rc;
 
 	memset(&pair, 0, sizeof(pair));
 	mp_solver_options_init(&sopt);
 	sopt.timeline = 0;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case O_FAIL:
-			if (ngates == MAX_GATES) {
-				mp_cli_error("at most %d --fail-above gates", MAX_GATES);
-				return MP_EXIT_USAGE;
-			}
-			if (mp_diff_gate_parse(optarg, &gates[ngates], why, sizeof(why)) < 0) {
-				mp_cli_error("%s", why);
-				return MP_EXIT_USAGE;
-			}
-			ngates++;
-			break;
-		case O_MAP:
-			if (nmaps == MAX_MAPS) {
-				mp_cli_error("at most %d --map pairs", MAX_MAPS);
-				return MP_EXIT_USAGE;
-			}
-			maps[nmaps++] = optarg;
-			break;
-		case O_MODULE:
-			module = optarg;
-			break;
-		case O_PID:
-			if (parse_pids(optarg, sel) < 0)
-				return MP_EXIT_USAGE;
-			break;
-		case O_FUNCS:
-			by_function = 1;
-			break;
-		case O_DEVICE:
-			io.device = optarg;
-			break;
-		case O_STEPS:
-			if (cli_steps_option(optarg, &sopt.step_first, &sopt.step_last) != MP_EXIT_OK)
-				return MP_EXIT_USAGE;
-			sopt.steps_set = 1;
-			break;
-		case O_TOP:
-			if (cli_top_option(optarg, &top) != MP_EXIT_OK)
-				return MP_EXIT_USAGE;
-			break;
-		case O_JSON:
-			json = 1;
-			break;
-		case O_RUN:
-			xin.run = optarg;
-			break;
-		case O_ALL_FRAMES:
-			io.torch_all_frames = 1;
-			break;
-		case O_USER_CODE:
-			if (cli_parse_user_code(optarg, &io.torch_user_code) != MP_EXIT_OK)
-				return MP_EXIT_USAGE;
-			break;
-		case 'h':
-			usage(stdout);
-			return MP_EXIT_OK;
-		default:
-			mp_cli_error("unknown or incomplete option '%s' (see 'memprof diff --help')", argv[optind - 1]);
-			return MP_EXIT_USAGE;
-		}
-	}
+	if ((rc = cli_parse_options(&p, argc, argv)) != CLI_OPT_CONTINUE)
+		return rc;
+	cli_input_args_wire(&in, &io, &sopt);
+	ngates = a.ngates;
+	nmaps = a.nmaps;
+	module = a.module;
+	top = a.top;
+	json = a.json;
+	by_function = a.by_function;
 	if (argc - optind != 2) {
 		mp_cli_error("expected two inputs, A and B (see 'memprof diff --help'), got %d", argc - optind);
 		return MP_EXIT_USAGE;
@@ -196,7 +187,6 @@ int cmd_diff(int argc, char **argv)
 		return MP_EXIT_USAGE;
 	}
 	io.solver = &sopt;
-	io.xplane = &xin;
 	io.functions = by_function;
 	{
 		mp_diff_options_t dopt = {by_function, maps, nmaps};
@@ -217,9 +207,9 @@ int cmd_diff(int argc, char **argv)
 				rc = MP_EXIT_FAILURE;
 				goto out;
 			}
-			err = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+			err = mp_report_json_dump(stdout, doc);
 			json_decref(doc);
-			if (err < 0 || fputc('\n', stdout) == EOF || fflush(stdout) == EOF)
+			if (!err && fflush(stdout) == EOF)
 				err = errno ? -errno : -EIO;
 		} else {
 			err = mp_diff_text(stdout, d, top);

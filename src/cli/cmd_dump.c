@@ -2,12 +2,12 @@
  * (or of a PyTorch memory snapshot), one line each, so the format can be
  * inspected. */
 #include "cli.h"
+#include "options.h"
 #include "runs.h"
 
 #include <memprof/capture.h>
 #include <memprof/torch.h>
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -155,13 +155,34 @@ static void print_stacks(const mp_capture_t *cap)
 	}
 }
 
+/* Every event of src, one a line, counted in *n. MP_EXIT_OK, or the exit
+ * code of a read error (in diag: the one the source was opened with, which
+ * names its file) after saying how far it got. */
+static int print_events(mp_source_t *src, uint64_t *n, mp_diag_t *diag)
+{
+	mp_event_t ev;
+	int rc;
+
+	putchar('\n');
+	while ((rc = mp_source_next(src, &ev, diag)) == 1) {
+		print_event(src, &ev);
+		(*n)++;
+	}
+	fflush(stdout);
+	if (rc < 0) {
+		printf("\n%" PRIu64 " events read before the error\n", *n);
+		fflush(stdout);
+		return mp_cli_diag(diag);
+	}
+	return MP_EXIT_OK;
+}
+
 /* The header and events of one capture (and its stacks). */
 static int dump_capture(const char *path, int header_only, int stacks)
 {
 	mp_capture_t *cap;
 	mp_source_t *src;
 	mp_diag_t diag;
-	mp_event_t ev;
 	uint64_t n = 0;
 	int rc;
 
@@ -173,16 +194,7 @@ static int dump_capture(const char *path, int header_only, int stacks)
 		return MP_EXIT_OK;
 	}
 	src = mp_capture_source(cap);
-	putchar('\n');
-	while ((rc = mp_source_next(src, &ev, &diag)) == 1) {
-		print_event(src, &ev);
-		n++;
-	}
-	fflush(stdout);
-	if (rc < 0) {
-		printf("\n%" PRIu64 " events read before the error\n", n);
-		fflush(stdout);
-		rc = mp_cli_diag(&diag);
+	if ((rc = print_events(src, &n, &diag)) != MP_EXIT_OK) {
 		mp_capture_close(cap);
 		return rc;
 	}
@@ -215,7 +227,6 @@ static int dump_snapshot(const char *path, int header_only)
 	mp_source_t *src;
 	mp_torch_info_t ti;
 	mp_diag_t diag;
-	mp_event_t ev;
 	uint64_t n = 0;
 	int rc;
 
@@ -229,15 +240,7 @@ static int dump_snapshot(const char *path, int header_only)
 	printf("rebuilt   %" PRIu64 " allocations before the trace, %" PRIu64 " frees awaiting another stream\n",
 	       ti.before_trace, ti.pending_frees);
 	if (!header_only) {
-		putchar('\n');
-		while ((rc = mp_source_next(src, &ev, &diag)) == 1) {
-			print_event(src, &ev);
-			n++;
-		}
-		if (rc < 0) {
-			printf("\n%" PRIu64 " events read before the error\n", n);
-			fflush(stdout);
-			rc = mp_cli_diag(&diag);
+		if ((rc = print_events(src, &n, &diag)) != MP_EXIT_OK) {
 			mp_source_close(src);
 			return rc;
 		}
@@ -249,43 +252,24 @@ static int dump_snapshot(const char *path, int header_only)
 
 int cmd_dump(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"header", no_argument, NULL, 'H'},
-		{"stacks", no_argument, NULL, 'S'},
-		{"pid", required_argument, NULL, 'P'},
-		{"help", no_argument, NULL, 'h'},
+	int header_only = 0, stacks = 0, rc;
+	const struct option opts[] = {
+		{"header", no_argument, &header_only, 1},
+		{"stacks", no_argument, &stacks, 1},
 		{NULL, 0, NULL, 0},
 	};
-	int header_only = 0, stacks = 0, c, rc;
-	cli_run_select_t sel = {0, 0, 0};
+	cli_input_args_t args = {0};
+	cli_parser_t p = {.command = "dump", .usage = usage, .shortopts = "h", .own = opts, .inputs = CLI_IN_PID,
+			  .unknown_prints_usage = 1, .in = &args};
 	cli_runs_t runs = {0};
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'H':
-			header_only = 1;
-			break;
-		case 'S':
-			stacks = 1;
-			break;
-		case 'P':
-			if (cli_run_parse_pid(optarg, &sel))
-				return MP_EXIT_USAGE;
-			break;
-		case 'h':
-			usage(stdout);
-			return MP_EXIT_OK;
-		default:
-			usage(stderr);
-			return MP_EXIT_USAGE;
-		}
-	}
+	if ((rc = cli_parse_options(&p, argc, argv)) != CLI_OPT_CONTINUE)
+		return rc;
 	if (optind != argc - 1) {
 		usage(stderr);
 		return MP_EXIT_USAGE;
 	}
-	if ((rc = cli_runs_expand(&runs, argv + optind, 1, &sel)) != MP_EXIT_OK) {
+	if ((rc = cli_runs_expand(&runs, argv + optind, 1, &args.sel)) != MP_EXIT_OK) {
 		cli_runs_free(&runs);
 		return rc;
 	}

@@ -3,13 +3,13 @@
 #include "cli.h"
 #include "diff_cli.h"
 #include "inputs.h"
+#include "options.h"
 #include "plot_out.h"
 #include "runs.h"
 
 #include <memprof/plot.h>
 #include <memprof/xplane.h>
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,120 +70,94 @@ static void usage(FILE *out)
 		"            writable, 4 not a capture or corrupted\n");
 }
 
+/* What the command line asks for besides the input options. */
+typedef struct plot_args {
+	mp_plot_options_t po;
+	double min_percent;
+	const char *out;    /* -o */
+	int diff, chart_set, flame, tree, tree_set, min_percent_set;
+} plot_args_t;
+
+enum { O_CHART = 256, O_WIDTH, O_HEIGHT, O_TOP, O_OOM_MAPS, O_TREE, O_MIN_PERCENT };
+
+/* One option of plot's own that is not a flag. */
+static int plot_option(void *ctx, int c, const char *arg)
+{
+	plot_args_t *a = ctx;
+	uint32_t v;
+
+	switch (c) {
+	case 'o':
+		a->out = arg;
+		break;
+	case O_CHART:
+		a->chart_set = 1;
+		if ((a->flame = !strcmp(arg, "flame")))
+			break;
+		if (!(a->po.charts = mp_plot_chart_parse(arg))) {
+			mp_cli_error("unknown --chart '%s' (expected timeline, breakdown, map, all or flame)", arg);
+			return MP_EXIT_USAGE;
+		}
+		break;
+	case O_TREE:
+		if ((a->tree = mp_tree_kind_parse(arg)) < 0) {
+			mp_cli_error("invalid --tree '%s' (expected peak, leaks or allocated)", arg);
+			return MP_EXIT_USAGE;
+		}
+		a->tree_set = 1;
+		break;
+	case O_MIN_PERCENT:
+		a->min_percent_set = 1;
+		return cli_parse_min_percent(arg, &a->min_percent);
+	case O_WIDTH:
+		return cli_parse_px(arg, "--width", (uint32_t)MP_PLOT_MIN_WIDTH, &a->po.width) < 0 ? MP_EXIT_USAGE
+												   : MP_EXIT_OK;
+	case O_HEIGHT:
+		return cli_parse_px(arg, "--height", 1, &a->po.height) < 0 ? MP_EXIT_USAGE : MP_EXIT_OK;
+	default: /* O_TOP, O_OOM_MAPS */
+		if (cli_parse_u32(arg, &v) < 0 || v == 0 || v > 1000) {
+			mp_cli_error("invalid %s '%s' (expected 1 to 1000)", c == O_TOP ? "--top" : "--oom-maps", arg);
+			return MP_EXIT_USAGE;
+		}
+		if (c == O_TOP)
+			a->po.top = v;
+		else
+			a->po.max_oom_maps = v;
+		break;
+	}
+	return MP_EXIT_OK;
+}
+
 int cmd_plot(int argc, char **argv)
 {
-	enum { O_CHART = 256, O_DEVICE, O_STEPS, O_WIDTH, O_HEIGHT, O_TOP, O_OOM_MAPS, O_RUN, O_PID, O_PROCESS,
-	       O_ALL_FRAMES, O_USER_CODE, O_TREE, O_MIN_PERCENT, O_DIFF };
-	static const struct option longopts[] = {
+	plot_args_t a = {.po = {.charts = MP_PLOT_TIMELINE}, .min_percent = MP_CALLTREE_MIN_PERCENT_DEFAULT,
+			 .tree = MP_TREE_PEAK};
+	const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},  {"chart", required_argument, NULL, O_CHART},
-		{"device", required_argument, NULL, O_DEVICE}, {"steps", required_argument, NULL, O_STEPS},
 		{"width", required_argument, NULL, O_WIDTH}, {"height", required_argument, NULL, O_HEIGHT},
 		{"top", required_argument, NULL, O_TOP},   {"oom-maps", required_argument, NULL, O_OOM_MAPS},
-		{"run", required_argument, NULL, O_RUN},   {"help", no_argument, NULL, 'h'},
-		{"pid", required_argument, NULL, O_PID},   {"process", required_argument, NULL, O_PROCESS},
-		{"all-frames", no_argument, NULL, O_ALL_FRAMES},
-		{"user-code", required_argument, NULL, O_USER_CODE},
 		{"tree", required_argument, NULL, O_TREE}, {"min-percent", required_argument, NULL, O_MIN_PERCENT},
-		{"diff", no_argument, NULL, O_DIFF},       {NULL, 0, NULL, 0},
+		{"diff", no_argument, &a.diff, 1},         {NULL, 0, NULL, 0},
 	};
-	mp_plot_options_t po = {.charts = MP_PLOT_TIMELINE};
 	mp_solver_options_t sopt;
-	mp_xplane_input_options_t xin = {NULL, 0};
-	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0, NULL, 0, MP_CALLTREE_MIN_PERCENT_DEFAULT};
-	int diff = 0, chart_set = 0, flame = 0, tree = MP_TREE_PEAK, tree_set = 0, min_percent_set = 0;
+	cli_input_args_t in = {0};
+	cli_inputs_options_t io = {0};
+	cli_parser_t p = {.command = "plot", .usage = usage, .shortopts = "ho:", .own = longopts, .option = plot_option,
+			  .ctx = &a, .inputs = CLI_IN_ALL, .in = &in};
+	mp_plot_options_t *po = &a.po;
+	const char *out;
+	int flame, tree, rc;
 	cli_inputs_t ci;
-	cli_run_select_t sel = {0, 0, 0};
 	cli_runs_t runs = {0};
-	const char *out = NULL;
-	uint32_t v;
-	int c, rc;
 
 	mp_solver_options_init(&sopt);
 	sopt.timeline_points = 2000; /* about two points a pixel column at the default width */
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			out = optarg;
-			break;
-		case O_DIFF:
-			diff = 1;
-			break;
-		case O_CHART:
-			chart_set = 1;
-			if ((flame = !strcmp(optarg, "flame")))
-				break;
-			if (!(po.charts = mp_plot_chart_parse(optarg))) {
-				mp_cli_error("unknown --chart '%s' (expected timeline, breakdown, map, all or flame)", optarg);
-				return MP_EXIT_USAGE;
-			}
-			break;
-		case O_TREE:
-			if ((tree = mp_tree_kind_parse(optarg)) < 0) {
-				mp_cli_error("invalid --tree '%s' (expected peak, leaks or allocated)", optarg);
-				return MP_EXIT_USAGE;
-			}
-			tree_set = 1;
-			break;
-		case O_MIN_PERCENT:
-			if (cli_parse_min_percent(optarg, &io.tree_min_percent) != MP_EXIT_OK)
-				return MP_EXIT_USAGE;
-			min_percent_set = 1;
-			break;
-		case O_DEVICE:
-			io.device = optarg;
-			break;
-		case O_STEPS:
-			if (cli_steps_option(optarg, &sopt.step_first, &sopt.step_last) != MP_EXIT_OK)
-				return MP_EXIT_USAGE;
-			sopt.steps_set = 1;
-			break;
-		case O_WIDTH:
-			if (cli_parse_px(optarg, "--width", (uint32_t)MP_PLOT_MIN_WIDTH, &po.width) < 0)
-				return MP_EXIT_USAGE;
-			break;
-		case O_HEIGHT:
-			if (cli_parse_px(optarg, "--height", 1, &po.height) < 0)
-				return MP_EXIT_USAGE;
-			break;
-		case O_TOP:
-		case O_OOM_MAPS:
-			if (cli_parse_u32(optarg, &v) < 0 || v == 0 || v > 1000) {
-				mp_cli_error("invalid %s '%s' (expected 1 to 1000)", c == O_TOP ? "--top" : "--oom-maps", optarg);
-				return MP_EXIT_USAGE;
-			}
-			if (c == O_TOP)
-				po.top = v;
-			else
-				po.max_oom_maps = v;
-			break;
-		case O_ALL_FRAMES:
-			io.torch_all_frames = 1;
-			break;
-		case O_USER_CODE:
-			if (cli_parse_user_code(optarg, &io.torch_user_code) != MP_EXIT_OK)
-				return MP_EXIT_USAGE;
-			break;
-		case O_RUN:
-			xin.run = optarg;
-			break;
-		case O_PID:
-			if (cli_run_parse_pid(optarg, &sel))
-				return MP_EXIT_USAGE;
-			break;
-		case O_PROCESS:
-			if (cli_run_parse_process(optarg, &sel))
-				return MP_EXIT_USAGE;
-			break;
-		case 'h':
-			usage(stdout);
-			return MP_EXIT_OK;
-		default:
-			mp_cli_error("unknown or incomplete option '%s' (see 'memprof plot --help')", argv[optind - 1]);
-			return MP_EXIT_USAGE;
-		}
-	}
+	if ((rc = cli_parse_options(&p, argc, argv)) != CLI_OPT_CONTINUE)
+		return rc;
+	out = a.out;
+	flame = a.flame;
+	tree = a.tree;
+	io.tree_min_percent = a.min_percent;
 	if (optind >= argc) {
 		mp_cli_error("no input file (see 'memprof plot --help')");
 		return MP_EXIT_USAGE;
@@ -194,35 +168,34 @@ int cmd_plot(int argc, char **argv)
 	}
 	if ((rc = cli_plot_check_path(out, "-o")) != MP_EXIT_OK)
 		return rc;
-	if ((tree_set || min_percent_set) && !flame) {
-		mp_cli_error("%s applies to --chart flame", tree_set ? "--tree" : "--min-percent");
+	if ((a.tree_set || a.min_percent_set) && !flame) {
+		mp_cli_error("%s applies to --chart flame", a.tree_set ? "--tree" : "--min-percent");
 		return MP_EXIT_USAGE;
 	}
-	if (diff) { /* two inputs' timelines and their changes at the peak */
-		if (argc - optind != 2 || chart_set || tree_set || min_percent_set || sel.all || sel.pid_set) {
+	cli_input_args_wire(&in, &io, &sopt);
+	if (a.diff) { /* two inputs' timelines and their changes at the peak */
+		if (argc - optind != 2 || a.chart_set || a.tree_set || a.min_percent_set || in.sel.all || in.sel.pid_set) {
 			mp_cli_error("--diff draws two inputs, A B, and takes no --chart, --tree, --min-percent, --pid "
 				     "or --process");
 			return MP_EXIT_USAGE;
 		}
 		io.solver = &sopt;
-		io.xplane = &xin;
 		sopt.timeline = 1;
 		sopt.breakdown = 1;
-		return cli_plot_diff(argv[optind], argv[optind + 1], out, &po, &io);
+		return cli_plot_diff(argv[optind], argv[optind + 1], out, po, &io);
 	}
-	if (po.top)
-		sopt.top = (uint32_t)po.top;
+	if (po->top)
+		sopt.top = (uint32_t)po->top;
 	/* the timeline's exact fragmentation at every point is most of the
 	 * analysis' cost (as for report --timeline): only when it is drawn */
-	sopt.timeline = (po.charts & MP_PLOT_TIMELINE) != 0;
-	sopt.breakdown = (po.charts & (MP_PLOT_BREAKDOWN | MP_PLOT_TIMELINE)) != 0; /* the peak label names its top op */
-	sopt.max_oom_records = po.max_oom_maps > 16 ? (uint32_t)po.max_oom_maps : 1000;
+	sopt.timeline = (po->charts & MP_PLOT_TIMELINE) != 0;
+	sopt.breakdown = (po->charts & (MP_PLOT_BREAKDOWN | MP_PLOT_TIMELINE)) != 0; /* the peak label names its top op */
+	sopt.max_oom_records = po->max_oom_maps > 16 ? (uint32_t)po->max_oom_maps : 1000;
 	io.solver = &sopt;
-	io.xplane = &xin;
 	/* the breakdown by function where the capture has one (a PyTorch
 	 * snapshot always: its ops are frames); the timeline's peak label
 	 * names its first bar, as the breakdown under it shows */
-	io.functions = (po.charts & (MP_PLOT_BREAKDOWN | MP_PLOT_TIMELINE)) ? 2 : 0;
+	io.functions = (po->charts & (MP_PLOT_BREAKDOWN | MP_PLOT_TIMELINE)) ? 2 : 0;
 	if (flame) { /* the call tree alone: no timeline, breakdown or functions */
 		sopt.timeline = 0;
 		sopt.breakdown = 0;
@@ -230,7 +203,7 @@ int cmd_plot(int argc, char **argv)
 		io.tree = tree + 1;
 	}
 	memset(&ci, 0, sizeof(ci));
-	rc = cli_runs_expand(&runs, argv + optind, argc - optind, &sel);
+	rc = cli_runs_expand(&runs, argv + optind, argc - optind, &in.sel);
 	if (rc == MP_EXIT_OK)
 		rc = cli_inputs_open(&ci, runs.files, runs.nfiles, &io);
 	if (rc == MP_EXIT_OK && ci.n == 0) {
@@ -238,7 +211,7 @@ int cmd_plot(int argc, char **argv)
 		rc = MP_EXIT_FAILURE;
 	} else if (rc == MP_EXIT_OK) {
 		cli_runs_title_inputs(&runs, &ci);
-		rc = flame ? cli_plot_flame(&ci, tree, &po, out) : cli_plot_write(&ci, &po, out);
+		rc = flame ? cli_plot_flame(&ci, tree, po, out) : cli_plot_write(&ci, po, out);
 	}
 	cli_inputs_close(&ci);
 	cli_runs_free(&runs);

@@ -11,8 +11,10 @@
  */
 #include "cli.h"
 #include "record.h"
+#include "options.h"
 #include "runs.h"
 
+#include <memprof/report_doc.h>
 #include <memprof/run.h>
 
 #include <errno.h>
@@ -198,120 +200,105 @@ static int check_ms(const char *what, const char *v)
 	return 0;
 }
 
-int cmd_record(int argc, char **argv)
+/* -o: a run that exists is never reused; a directory gets the default
+ * name in it. Then: can a capture be created where it goes (the directory
+ * -o names, the one its file is in, or this one)? An exit code. */
+static int check_output(rec_opts_t *o)
 {
-	enum { O_NOCHILD = 256, O_NOFORK, O_DELAY, O_DURATION, O_FLUSH, O_STACKS, O_MAINONLY, O_GPU };
-	static const struct option opts[] = {
+	char dirbuf[PATH_MAX];
+	const char *where;
+
+	if (o->output) {
+		struct stat sb;
+		size_t ol = strlen(o->output);
+		if (mp_run_is_run(o->output)) {
+			mp_cli_error("'%s' is a run already; remove it or choose another name with -o", o->output);
+			return MP_EXIT_IO;
+		} else if (stat(o->output, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+			o->output_is_dir = 1;
+		} else if (ol && o->output[ol - 1] == '/') {
+			mp_cli_error("'%s' is not a directory", o->output);
+			return MP_EXIT_IO;
+		} else if (access(o->output, F_OK) == 0) {
+			mp_cli_error("'%s' exists; remove it or choose another name with -o", o->output);
+			return MP_EXIT_IO;
+		}
+	}
+	/* fail before running CMD when the capture could not be created */
+	snprintf(dirbuf, sizeof(dirbuf), "%s", o->output ? o->output : "./x");
+	where = o->output_is_dir ? dirbuf : dirname(dirbuf);
+	if (access(where, W_OK) != 0) {
+		mp_cli_error("cannot write a capture in '%s': %s", where, strerror(errno));
+		return MP_EXIT_IO;
+	}
+	return MP_EXIT_OK;
+}
+
+enum { O_DELAY = 256, O_DURATION, O_FLUSH };
+
+/* -o, and the times in milliseconds. */
+static int record_option(void *ctx, int c, const char *arg)
+{
+	static const char *const names[] = {"--delay", "--duration", "--flush"};
+	rec_opts_t *o = ctx;
+	const char **ms[] = {&o->delay, &o->duration, &o->flush};
+
+	if (c == 'o') {
+		o->output = arg;
+		return MP_EXIT_OK;
+	}
+	if (check_ms(names[c - O_DELAY], arg))
+		return MP_EXIT_USAGE;
+	*ms[c - O_DELAY] = arg;
+	return MP_EXIT_OK;
+}
+
+/* The options into o, CMD from argv[optind]: CLI_OPT_CONTINUE, or the exit
+ * code to return. */
+static int parse_args(rec_opts_t *o, int argc, char **argv)
+{
+	const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
-		{"no-children", no_argument, NULL, O_NOCHILD},
-		{"no-fork", no_argument, NULL, O_NOFORK},
+		{"no-children", no_argument, &o->no_children, 1},
+		{"no-fork", no_argument, &o->no_fork, 1},
 		{"delay", required_argument, NULL, O_DELAY},
 		{"duration", required_argument, NULL, O_DURATION},
 		{"flush", required_argument, NULL, O_FLUSH},
-		{"stacks", no_argument, NULL, O_STACKS},
-		{"main-only", no_argument, NULL, O_MAINONLY},
-		{"gpu", no_argument, NULL, O_GPU},
-		{"help", no_argument, NULL, 'h'},
+		{"stacks", no_argument, &o->stacks, 1},
+		{"main-only", no_argument, &o->main_only, 1},
+		{"gpu", no_argument, &o->gpu, 1},
 		{NULL, 0, NULL, 0},
 	};
-	rec_opts_t o = {0};
-	char preload[PATH_MAX], path[PATH_MAX], why[4400], gpu_lib[PATH_MAX];
-	struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO};
-	struct sigaction old_int, old_quit, old_term, old_hup;
-	int c, status, fds[2], untraced;
-	size_t got = 0;
-	ssize_t k;
-	pid_t pid;
+	/* '+': the options end at CMD, whose own options are its */
+	cli_parser_t p = {.command = "record", .usage = usage, .shortopts = "+o:h", .own = opts,
+			  .option = record_option, .ctx = o, .unknown_prints_usage = 1};
+	int rc;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o':
-			o.output = optarg;
-			break;
-		case O_NOCHILD:
-			o.no_children = 1;
-			break;
-		case O_NOFORK:
-			o.no_fork = 1;
-			break;
-		case O_DELAY:
-			o.delay = optarg;
-			if (check_ms("--delay", optarg))
-				return MP_EXIT_USAGE;
-			break;
-		case O_DURATION:
-			o.duration = optarg;
-			if (check_ms("--duration", optarg))
-				return MP_EXIT_USAGE;
-			break;
-		case O_FLUSH:
-			o.flush = optarg;
-			if (check_ms("--flush", optarg))
-				return MP_EXIT_USAGE;
-			break;
-		case O_STACKS:
-			o.stacks = 1;
-			break;
-		case O_MAINONLY:
-			o.main_only = 1;
-			break;
-		case O_GPU:
-			o.gpu = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return MP_EXIT_OK;
-		default:
-			usage(stderr);
-			return MP_EXIT_USAGE;
-		}
-	}
+	if ((rc = cli_parse_options(&p, argc, argv)) != CLI_OPT_CONTINUE)
+		return rc;
 	if (optind >= argc) {
 		mp_cli_error("no command to record (usage: memprof record [options] -- CMD ARGS...)");
 		return MP_EXIT_USAGE;
 	}
-	if (o.output) {
-		struct stat sb;
-		size_t ol = strlen(o.output);
-		if (mp_run_is_run(o.output)) {
-			mp_cli_error("'%s' is a run already; remove it or choose another name with -o", o.output);
-			return MP_EXIT_IO;
-		} else if (stat(o.output, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-			o.output_is_dir = 1;
-		} else if (ol && o.output[ol - 1] == '/') {
-			mp_cli_error("'%s' is not a directory", o.output);
-			return MP_EXIT_IO;
-		} else if (access(o.output, F_OK) == 0) {
-			mp_cli_error("'%s' exists; remove it or choose another name with -o", o.output);
-			return MP_EXIT_IO;
-		}
-	}
-	{
-		/* Fail before running CMD when the capture could not be created:
-		 * the directory -o names, the one its file is in, or this one. */
-		char dirbuf[PATH_MAX];
-		const char *where;
-		snprintf(dirbuf, sizeof(dirbuf), "%s", o.output ? o.output : "./x");
-		where = o.output_is_dir ? dirbuf : dirname(dirbuf);
-		if (access(where, W_OK) != 0) {
-			mp_cli_error("cannot write a capture in '%s': %s", where, strerror(errno));
-			return MP_EXIT_IO;
-		}
-	}
-	if (mp_cli_find_preload(preload, sizeof(preload)))
-		return MP_EXIT_IO; /* beside_exe.c said which files it looked for */
-	if (o.gpu && mp_cli_record_gpu_prepare(preload, gpu_lib, sizeof(gpu_lib)) == 0)
-		o.gpu_lib = gpu_lib;
+	return (rc = check_output(o)) == MP_EXIT_OK ? CLI_OPT_CONTINUE : rc;
+}
+
+/* Run cmd under the preload and wait for it: its pid and wait status, and
+ * the run directory the child named in path ("" when it made none). An
+ * exit code (MP_EXIT_OK once CMD ended). */
+static int run_cmd(const rec_opts_t *o, const char *preload, char **cmd, char *path, size_t size, pid_t *pid,
+		   int *status)
+{
+	struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_sigaction = forward_signal, .sa_flags = SA_SIGINFO};
+	struct sigaction old_int, old_quit, old_term, old_hup;
+	int fds[2];
+	size_t got = 0;
+	ssize_t k;
+
 	if (pipe2(fds, O_CLOEXEC)) {
 		mp_cli_error("cannot create a pipe: %s", strerror(errno));
 		return MP_EXIT_IO;
 	}
-	/* Why CMD would get no capture, if it is a kind we know (said after
-	 * it ran, when there is none): one of another C library is not even
-	 * given the preload. */
-	untraced = mp_cli_untraced_reason(argv[optind], why, sizeof(why));
-	o.no_preload = untraced == MP_UNTRACED_FOREIGN;
 	fflush(NULL);
 	/* Processes CMD leaves behind (a daemon, a helper that outlives its
 	 * parent: multiprocessing's resource tracker) become ours when their
@@ -321,21 +308,21 @@ int cmd_record(int argc, char **argv)
 	/* Like time(1): ^C and ^\ go to the program; we stay to report. */
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
-	pid = fork();
-	if (pid < 0) {
+	*pid = fork();
+	if (*pid < 0) {
 		mp_cli_error("cannot fork: %s", strerror(errno));
 		return MP_EXIT_IO;
 	}
-	if (pid == 0) {
+	if (*pid == 0) {
 		close(fds[0]);
-		child(&o, preload, argv + optind, fds[1]);
+		child(o, preload, cmd, fds[1]);
 	}
-	cmd_pid = pid;
+	cmd_pid = *pid;
 	sigemptyset(&fwd.sa_mask);
 	sigaction(SIGTERM, &fwd, &old_term);
 	sigaction(SIGHUP, &fwd, &old_hup);
 	close(fds[1]);
-	while (got < sizeof(path) && (k = read(fds[0], path + got, sizeof(path) - got)) != 0) {
+	while (got < size && (k = read(fds[0], path + got, size - got)) != 0) {
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k < 0)
@@ -343,15 +330,15 @@ int cmd_record(int argc, char **argv)
 		got += (size_t)k;
 	}
 	close(fds[0]);
-	path[got < sizeof(path) ? got : sizeof(path) - 1] = '\0';
+	path[got < size ? got : size - 1] = '\0';
 	/* CMD, and meanwhile the orphans that became ours (reaped as they end,
 	 * not left as zombies until CMD's): each one's end noted in the run,
 	 * CMD's too, as a traced parent notes its children's */
 	for (;;) {
-		pid_t r = waitpid(-1, &status, 0);
+		pid_t r = waitpid(-1, status, 0);
 		if (r > 0 && got)
-			mp_cli_run_note_end(path, (long)r, status);
-		if (r == pid)
+			mp_cli_run_note_end(path, (long)r, *status);
+		if (r == *pid)
 			break;
 		if (r < 0 && errno != EINTR) {
 			mp_cli_error("waitpid: %s", strerror(errno));
@@ -363,50 +350,80 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
 	cmd_pid = 0;
+	return MP_EXIT_OK;
+}
+
+/* After CMD (pid) ended with status: the run's end noted, its orphans
+ * waited for, --main-only applied, and the closing lines; why CMD got no
+ * capture (untraced: a reason we know, in why) said when it got none. */
+static void finish_run(const rec_opts_t *o, const char *path, pid_t pid, int status, int untraced, const char *why)
+{
+	char outcome[96], *main = NULL;
+	mp_run_t *run = NULL;
+	mp_diag_t diag;
+	int rc, root_traced;
+
+	mp_cli_run_ended(path, mp_report_wait_status(status, outcome, sizeof(outcome)));
+	mp_cli_run_reap_orphans(path, ORPHAN_GRACE_MS);
+	rc = mp_run_open(&run, path, &diag); /* MP_ENOTFOUND: not one capture */
+	root_traced = rc == 0 && mp_cli_run_root(run, (long)pid) >= 0; /* (before --main-only) */
+	if (rc == 0 && o->main_only && mp_cli_run_keep_main(run, (long)pid)) {
+		mp_run_close(run);
+		run = NULL;
+		rc = mp_run_open(&run, path, &diag);
+	}
+	if (!root_traced && !(WIFEXITED(status) && WEXITSTATUS(status) >= 126)) {
+		const char *who = rc == 0 ? " for CMD itself" : "";
+		if (untraced)
+			mp_cli_warning("no capture was written%s: %s", who, why);
+		else
+			mp_cli_warning("no capture was written%s (see the messages above)", who);
+	}
+	if (rc == 0) {
+		mp_cli_run_summary(run, &main);
+	} else if (diag.code == MP_ENOTFOUND) { /* nothing at all: no empty run left behind */
+		char marker[PATH_MAX + 32];
+		snprintf(marker, sizeof(marker), "%s/%s", path, MP_RUN_MARKER);
+		unlink(marker);
+		rmdir(path);
+	} else {
+		mp_cli_diag(&diag);
+	}
+	mp_run_close(run);
+	if (main) {
+		mp_cli_record_summary(main);
+		free(main);
+	}
+}
+
+int cmd_record(int argc, char **argv)
+{
+	rec_opts_t o = {0};
+	char preload[PATH_MAX], path[PATH_MAX], why[4400], gpu_lib[PATH_MAX];
+	int status, untraced, rc;
+	pid_t pid;
+
+	if ((rc = parse_args(&o, argc, argv)) != CLI_OPT_CONTINUE)
+		return rc;
+	if (mp_cli_find_preload(preload, sizeof(preload)))
+		return MP_EXIT_IO; /* beside_exe.c said which files it looked for */
+	if (o.gpu && mp_cli_record_gpu_prepare(preload, gpu_lib, sizeof(gpu_lib)) == 0)
+		o.gpu_lib = gpu_lib;
+	/* Why CMD would get no capture, if it is a kind we know (said after
+	 * it ran, when there is none): one of another C library is not even
+	 * given the preload. */
+	untraced = mp_cli_untraced_reason(argv[optind], why, sizeof(why));
+	o.no_preload = untraced == MP_UNTRACED_FOREIGN;
+	if ((rc = run_cmd(&o, preload, argv + optind, path, sizeof(path), &pid, &status)) != MP_EXIT_OK)
+		return rc;
 	/* (whether that lost its last events, the summary's "ended abruptly"
 	 * says: abort() closes the capture first, a signal's default action
 	 * does not) */
 	if (WIFSIGNALED(status))
 		fprintf(stderr, "memprof: CMD was killed by signal %d (%s)\n", WTERMSIG(status),
 			strsignal(WTERMSIG(status)));
-	if (got) {
-		char outcome[96], *main = NULL;
-		mp_run_t *run = NULL;
-		mp_diag_t diag;
-		int rc, root_traced;
-
-		mp_cli_run_ended(path, cli_status_text(status, outcome, sizeof(outcome)));
-		mp_cli_run_reap_orphans(path, ORPHAN_GRACE_MS);
-		rc = mp_run_open(&run, path, &diag); /* MP_ENOTFOUND: not one capture */
-		root_traced = rc == 0 && mp_cli_run_root(run, (long)pid) >= 0; /* (before --main-only) */
-		if (rc == 0 && o.main_only && mp_cli_run_keep_main(run, (long)pid)) {
-			mp_run_close(run);
-			run = NULL;
-			rc = mp_run_open(&run, path, &diag);
-		}
-		if (!root_traced && !(WIFEXITED(status) && WEXITSTATUS(status) >= 126)) {
-			const char *who = rc == 0 ? " for CMD itself" : "";
-			if (untraced)
-				mp_cli_warning("no capture was written%s: %s", who, why);
-			else
-				mp_cli_warning("no capture was written%s (see the messages above)", who);
-		}
-		if (rc == 0) {
-			mp_cli_run_summary(run, &main);
-		} else if (diag.code == MP_ENOTFOUND) { /* nothing at all: no empty run left behind */
-			char marker[PATH_MAX + 32];
-			snprintf(marker, sizeof(marker), "%s/%s", path, MP_RUN_MARKER);
-			unlink(marker);
-			rmdir(path);
-		} else {
-			mp_cli_diag(&diag);
-		}
-		mp_run_close(run);
-		if (main) {
-			mp_cli_record_summary(main);
-			free(main);
-		}
-	}
+	if (path[0])
+		finish_run(&o, path, pid, status, untraced, why);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	if (WIFSIGNALED(status))

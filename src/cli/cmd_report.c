@@ -2,17 +2,18 @@
  * OOM states of captures, as text, JSON or CSV (docs/report.md). */
 #include "cli.h"
 #include "inputs.h"
+#include "options.h"
 #include "plot_out.h"
 #include "runs.h"
 
 #include <memprof/functions.h>
 #include <memprof/plot.h>
 #include <memprof/report.h>
+#include <memprof/report_doc.h>
 #include <memprof/solver.h>
 #include <memprof/xplane.h>
 #include <memprof/xprof_compat.h>
 
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -86,328 +87,283 @@ static void usage(FILE *out)
 		"            3 file not readable, 4 not a capture or corrupted\n");
 }
 
-/* JSON with each input's "functions" and "call_tree" objects
- * (docs/report.md) next to the solver's sections, and the process trees of
- * runs ("runs"): the same document mp_report_json writes, plus those. */
-static int report_json_functions(const mp_report_input_t *in, mp_functions_t **funcs, mp_calltree_t **trees,
-				 int tree_kind, size_t n, const mp_report_options_t *o, const cli_runs_t *runs)
+/* What the command line asks for. */
+typedef struct report_args {
+	mp_report_options_t ropt;
+	mp_solver_options_t sopt;
+	cli_input_args_t in;
+	mp_xprof_options_t xcompat;
+	const char *picture, *picture_opt; /* --svg/--png/--html and which */
+	int format;                        /* O_JSON, O_CSV or 0: text */
+	int compat, by_function, min_percent_set, all_processes;
+	int tree;                          /* --tree's mp_tree_kind_t, -1: none */
+	double min_percent;
+	int functions_only;                /* --by-function or --tree alone: only those in text */
+} report_args_t;
+
+enum { O_PEAK = 256, O_TIMELINE, O_BREAKDOWN, O_LEAKS, O_OOM, O_TOP, O_POINTS, O_JSON, O_CSV, O_COMPAT, O_SVG, O_PNG,
+       O_HTML, O_TREE, O_MIN_PERCENT };
+
+/* --svg, --png or --html OUT (c): one picture, its name ending as its format. */
+static int picture_option(report_args_t *a, int c, const char *arg)
 {
-	json_t *doc = NULL, *files = NULL;
+	if (a->picture) {
+		mp_cli_error("one picture at a time: --svg, --png and --html cannot be combined");
+		return MP_EXIT_USAGE;
+	}
+	a->picture = arg;
+	a->picture_opt = c == O_SVG ? "--svg" : c == O_PNG ? "--png" : "--html";
+	if (mp_render_format_of(arg) != (c == O_SVG ? MP_RENDER_SVG : c == O_PNG ? MP_RENDER_PNG : MP_RENDER_HTML)) {
+		mp_cli_error("%s '%s': the file name must end in %s", a->picture_opt, arg,
+			     c == O_SVG ? ".svg" : c == O_PNG ? ".png" : ".html");
+		return MP_EXIT_USAGE;
+	}
+	return MP_EXIT_OK;
+}
+
+/* One option of report's own (the input options are the parser's). */
+static int report_option(void *ctx, int c, const char *arg)
+{
+	report_args_t *a = ctx;
+	static const unsigned section[] = {MP_REPORT_PEAK, MP_REPORT_TIMELINE, MP_REPORT_BREAKDOWN, MP_REPORT_LEAKS,
+					   MP_REPORT_OOM};
+
+	if (c >= O_PEAK && c <= O_OOM) {
+		a->ropt.sections |= section[c - O_PEAK];
+		return MP_EXIT_OK;
+	}
+	switch (c) {
+	case O_TREE:
+		if ((a->tree = arg ? mp_tree_kind_parse(arg) : MP_TREE_PEAK) < 0) {
+			mp_cli_error("invalid --tree '%s' (expected peak, leaks or allocated)", arg);
+			return MP_EXIT_USAGE;
+		}
+		break;
+	case O_MIN_PERCENT:
+		a->min_percent_set = 1;
+		return cli_parse_min_percent(arg, &a->min_percent);
+	case O_TOP:
+		return cli_top_option(arg, &a->ropt.top);
+	case O_POINTS:
+		if (cli_parse_u32(arg, &a->sopt.timeline_points) < 0 || a->sopt.timeline_points == 0 ||
+		    a->sopt.timeline_points > 10000000) {
+			mp_cli_error("invalid --points '%s' (expected 1 to 10000000)", arg);
+			return MP_EXIT_USAGE;
+		}
+		break;
+	case O_JSON:
+	case O_CSV:
+		if (a->format && a->format != c) {
+			mp_cli_error("--json and --csv cannot be combined");
+			return MP_EXIT_USAGE;
+		}
+		a->format = c;
+		break;
+	case O_COMPAT:
+		if (strcmp(arg, "xprof") && strcmp(arg, "xprof-v1")) {
+			mp_cli_error("invalid --compat '%s' (expected xprof or xprof-v1)", arg);
+			return MP_EXIT_USAGE;
+		}
+		a->compat = 1;
+		a->in.xplane.xprof_clock = 1;
+		a->xcompat.legacy_names = !strcmp(arg, "xprof");
+		break;
+	default: /* O_SVG, O_PNG, O_HTML */
+		return picture_option(a, c, arg);
+	}
+	return MP_EXIT_OK;
+}
+
+/* The options that do not go together. */
+static int check_combinations(const report_args_t *a)
+{
+	const char *with_compat = a->by_function ? "--by-function" : a->tree >= 0 ? "--tree" : NULL;
+
+	if (with_compat && a->compat) {
+		mp_cli_error("%s cannot be combined with --compat", with_compat);
+		return MP_EXIT_USAGE;
+	}
+	if (a->min_percent_set && a->tree < 0) {
+		mp_cli_error("--min-percent applies to --tree");
+		return MP_EXIT_USAGE;
+	}
+	if (a->picture && a->compat) {
+		mp_cli_error("%s cannot be combined with --compat (the charts show memprof's figures)", a->picture_opt);
+		return MP_EXIT_USAGE;
+	}
+	return MP_EXIT_OK;
+}
+
+/* The command line into a, the inputs from argv[optind]: CLI_OPT_CONTINUE,
+ * or the exit code to return. */
+static int parse_args(report_args_t *a, int argc, char **argv)
+{
+	const struct option longopts[] = {
+		{"peak", no_argument, NULL, O_PEAK},       {"timeline", no_argument, NULL, O_TIMELINE},
+		{"breakdown", no_argument, NULL, O_BREAKDOWN}, {"leaks", no_argument, NULL, O_LEAKS},
+		{"oom", no_argument, NULL, O_OOM},         {"top", required_argument, NULL, O_TOP},
+		{"points", required_argument, NULL, O_POINTS}, {"json", no_argument, NULL, O_JSON},
+		{"csv", no_argument, NULL, O_CSV},         {"compat", required_argument, NULL, O_COMPAT},
+		{"by-function", no_argument, &a->by_function, 1}, {"svg", required_argument, NULL, O_SVG},
+		{"png", required_argument, NULL, O_PNG},   {"html", required_argument, NULL, O_HTML},
+		{"all-processes", no_argument, &a->all_processes, 1},
+		{"tree", optional_argument, NULL, O_TREE}, {"min-percent", required_argument, NULL, O_MIN_PERCENT},
+		{NULL, 0, NULL, 0},
+	};
+	cli_parser_t p = {.command = "report", .usage = usage, .shortopts = "h", .own = longopts,
+			  .option = report_option, .ctx = a, .inputs = CLI_IN_ALL, .in = &a->in};
 	int rc;
 
-	if (n > 1 && (!(doc = json_object()) || !(files = json_array()) || json_object_set_new(doc, "files", files))) {
+	if ((rc = cli_parse_options(&p, argc, argv)) != CLI_OPT_CONTINUE)
+		return rc;
+	if (argc - optind <= 0) {
+		mp_cli_error("no input file (see 'memprof report --help')");
+		return MP_EXIT_USAGE;
+	}
+	return check_combinations(a) == MP_EXIT_OK ? CLI_OPT_CONTINUE : MP_EXIT_USAGE;
+}
+
+/* What the sections asked for need of the solver and of the inputs. */
+static void plan(report_args_t *a, cli_inputs_options_t *io)
+{
+	mp_report_options_t *r = &a->ropt;
+	mp_solver_options_t *s = &a->sopt;
+	/* --by-function or --tree alone: only those in text (JSON keeps the
+	 * peak); --tree alone computes no by-function table */
+	int tree_alone = a->tree >= 0 && !a->by_function && !r->sections;
+
+	a->functions_only = (a->by_function || a->tree >= 0) && !r->sections;
+	if (!r->sections)
+		r->sections = MP_REPORT_PEAK;
+	if ((r->sections & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN | MP_REPORT_LEAKS)) && !tree_alone)
+		a->by_function |= 2; /* when the capture has stacks */
+	cli_input_args_wire(&a->in, io, s);
+	r->steps_set = s->steps_set;
+	r->step_first = s->step_first;
+	r->step_last = s->step_last;
+	s->breakdown = (r->sections & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN)) != 0 || a->picture;
+	s->timeline = (r->sections & MP_REPORT_TIMELINE) != 0 || a->picture;
+	if (r->top)
+		s->top = r->top;
+	if (a->picture && !(r->sections & MP_REPORT_TIMELINE))
+		s->timeline_points = 2000; /* the chart's resolution; the text shows no timeline */
+	io->solver = a->compat ? NULL : s;
+	io->functions = (a->by_function & 1) ? 1 : a->by_function ? 2 : 0;
+	io->tree = a->tree + 1;
+	io->tree_min_percent = a->min_percent;
+}
+
+/* --by-function's and --tree's tables after the CSV sections. */
+static int write_csv_extras(const report_args_t *a, const cli_inputs_t *ci)
+{
+	int err = 0, any_functions = 0;
+
+	for (int i = 0; i < ci->n; i++)
+		any_functions |= ci->functions[i] != NULL;
+	if (any_functions)
+		printf("\n%s\n", mp_functions_csv_header);
+	for (int i = 0; !err && i < ci->n; i++)
+		if (ci->functions[i])
+			err = mp_functions_csv(stdout, ci->functions[i], ci->in[i].path, a->ropt.top, ci->in[i].device_set,
+					       ci->in[i].device);
+	if (!err && a->tree >= 0)
+		printf("\n%s\n", mp_calltree_csv_header);
+	for (int i = 0; !err && a->tree >= 0 && i < ci->n; i++)
+		err = mp_calltree_csv(stdout, ci->trees[i], ci->sources[i], ci->in[i].path, a->tree, ci->in[i].device_set,
+				      ci->in[i].device);
+	return err;
+}
+
+/* --by-function's and --tree's tables after the text report. */
+static int write_text_extras(const report_args_t *a, const cli_inputs_t *ci)
+{
+	int err = 0;
+
+	for (int i = 0; !err && i < ci->n; i++) {
+		if (!ci->functions[i])
+			continue;
+		if (ci->n > 1)
+			printf("\n%s\n", ci->in[i].path);
+		err = mp_functions_text(stdout, ci->functions[i], ci->sources[i], a->ropt.top, ci->in[i].device_set,
+					ci->in[i].device);
+	}
+	for (int i = 0; !err && a->tree >= 0 && i < ci->n; i++) {
+		if (ci->n > 1)
+			printf("\n%s\n", ci->in[i].path);
+		err = mp_calltree_text(stdout, ci->trees[i], ci->sources[i], ci->solvers[i], a->tree, ci->in[i].device_set,
+				       ci->in[i].device);
+	}
+	return err;
+}
+
+/* The report of the opened inputs on stdout, as JSON, CSV or text. */
+static int write_report(const report_args_t *a, const cli_inputs_t *ci, const cli_runs_t *runs)
+{
+	size_t n = (size_t)ci->n;
+	int err;
+
+	if (a->format == O_JSON) {
+		mp_report_doc_extras_t x = {ci->functions, ci->trees, a->tree, runs->runs, (size_t)runs->nruns};
+		json_t *doc = mp_report_json_document(ci->in, n, &a->ropt, &x);
+		err = doc ? mp_report_json_dump(stdout, doc) : MP_ENOMEM;
 		json_decref(doc);
-		return MP_ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		json_t *one = mp_report_json_input(&in[i], o), *fj;
-		if (!one)
-			goto nomem;
-		if (funcs[i]) {
-			fj = mp_functions_json(funcs[i], in[i].source, o->top, in[i].device_set, in[i].device);
-			if (!fj || json_object_set_new(one, "functions", fj)) {
-				json_decref(one);
-				goto nomem;
-			}
+	} else if (a->format == O_CSV) {
+		err = mp_report_csv(stdout, ci->in, n, &a->ropt);
+		if (!err)
+			err = write_csv_extras(a, ci);
+	} else {
+		err = 0;
+		if (!a->functions_only) {
+			cli_runs_print(stdout, runs, a->all_processes);
+			err = mp_report_text(stdout, ci->in, n, &a->ropt);
 		}
-		if (trees[i]) {
-			fj = mp_calltree_json(trees[i], in[i].source, tree_kind, in[i].device_set, in[i].device);
-			if (!fj || json_object_set_new(one, "call_tree", fj)) {
-				json_decref(one);
-				goto nomem;
-			}
-		}
-		if (n == 1)
-			doc = one;
-		else if (json_array_append_new(files, one))
-			goto nomem;
+		if (!err)
+			err = write_text_extras(a, ci);
 	}
-	if (runs->nruns) { /* the process trees of the runs these captures came from */
-		json_t *arr = json_array();
-		if (!arr || json_object_set_new(doc, "runs", arr))
-			goto nomem;
-		for (int r = 0; r < runs->nruns; r++)
-			if (json_array_append_new(arr, cli_run_json(runs->runs[r])))
-				goto nomem;
+	if (err < 0) {
+		mp_cli_error("writing the report: %s", mp_strerror(err));
+		return err == MP_ENOMEM ? MP_EXIT_FAILURE : MP_EXIT_IO;
 	}
-	rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
-	json_decref(doc);
-	if (rc < 0 || fputc('\n', stdout) == EOF)
-		return errno ? -errno : -EIO;
-	return 0;
-nomem:
-	json_decref(doc);
-	return MP_ENOMEM;
+	return MP_EXIT_OK;
+}
+
+/* --compat=xprof: TensorBoard's Memory Profile figures instead. */
+static int write_compat(const report_args_t *a, const cli_inputs_t *ci)
+{
+	mp_diag_t diag;
+
+	mp_diag_clear(&diag);
+	if (mp_xprof_report(stdout, ci->sources, ci->paths, (size_t)ci->n, &a->xcompat,
+			    a->format == O_JSON ? MP_XPROF_JSON : a->format == O_CSV ? MP_XPROF_CSV : MP_XPROF_TEXT,
+			    a->in.device, a->ropt.top, &diag) < 0)
+		return mp_cli_diag(&diag);
+	return MP_EXIT_OK;
 }
 
 int cmd_report(int argc, char **argv)
 {
-	enum { O_PEAK = 256, O_TIMELINE, O_BREAKDOWN, O_LEAKS, O_OOM, O_DEVICE, O_STEPS, O_TOP, O_POINTS, O_JSON, O_CSV,
-	       O_COMPAT, O_RUN, O_FUNCS, O_SVG, O_PNG, O_HTML, O_PID, O_PROCESS, O_ALL_FRAMES, O_USER_CODE, O_TREE, O_MIN_PERCENT,
-	       O_ALL_PROCESSES };
-	static const struct option longopts[] = {
-		{"peak", no_argument, NULL, O_PEAK},       {"timeline", no_argument, NULL, O_TIMELINE},
-		{"breakdown", no_argument, NULL, O_BREAKDOWN}, {"leaks", no_argument, NULL, O_LEAKS},
-		{"oom", no_argument, NULL, O_OOM},         {"device", required_argument, NULL, O_DEVICE},
-		{"steps", required_argument, NULL, O_STEPS}, {"top", required_argument, NULL, O_TOP},
-		{"points", required_argument, NULL, O_POINTS}, {"json", no_argument, NULL, O_JSON},
-		{"csv", no_argument, NULL, O_CSV},         {"help", no_argument, NULL, 'h'},
-		{"compat", required_argument, NULL, O_COMPAT}, {"run", required_argument, NULL, O_RUN},
-		{"by-function", no_argument, NULL, O_FUNCS}, {"svg", required_argument, NULL, O_SVG},
-		{"png", required_argument, NULL, O_PNG},   {"pid", required_argument, NULL, O_PID},
-		{"process", required_argument, NULL, O_PROCESS},
-		{"all-processes", no_argument, NULL, O_ALL_PROCESSES},
-		{"html", required_argument, NULL, O_HTML},
-		{"all-frames", no_argument, NULL, O_ALL_FRAMES},
-		{"user-code", required_argument, NULL, O_USER_CODE},
-		{"tree", optional_argument, NULL, O_TREE},
-		{"min-percent", required_argument, NULL, O_MIN_PERCENT},
-		{NULL, 0, NULL, 0},
-	};
-	mp_report_options_t ropt = {0};
-	mp_solver_options_t sopt;
-	cli_inputs_options_t io = {NULL, NULL, NULL, 0, 0, NULL, 0, MP_CALLTREE_MIN_PERCENT_DEFAULT};
-	cli_inputs_t ci;
-	const char *device = NULL, *picture = NULL, *picture_opt = NULL;
-	int format = 0, c, rc = MP_EXIT_OK, nfiles;
-	mp_xplane_input_options_t xin = {NULL, 0};
-	mp_xprof_options_t xcompat = {1};
-	int compat = 0, by_function = 0, tree = -1, min_percent_set = 0, all_processes = 0;
-	cli_run_select_t sel = {0, 0, 0};
+	report_args_t a = {.xcompat = {1}, .tree = -1, .min_percent = MP_CALLTREE_MIN_PERCENT_DEFAULT};
+	cli_inputs_options_t io = {0};
+	cli_inputs_t ci = {0};
 	cli_runs_t runs = {0};
+	int rc;
 
-	mp_solver_options_init(&sopt);
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case O_PEAK:
-			ropt.sections |= MP_REPORT_PEAK;
-			break;
-		case O_TIMELINE:
-			ropt.sections |= MP_REPORT_TIMELINE;
-			break;
-		case O_BREAKDOWN:
-			ropt.sections |= MP_REPORT_BREAKDOWN;
-			break;
-		case O_LEAKS:
-			ropt.sections |= MP_REPORT_LEAKS;
-			break;
-		case O_OOM:
-			ropt.sections |= MP_REPORT_OOM;
-			break;
-		case O_FUNCS:
-			by_function = 1;
-			break;
-		case O_TREE:
-			if ((tree = optarg ? mp_tree_kind_parse(optarg) : MP_TREE_PEAK) < 0) {
-				mp_cli_error("invalid --tree '%s' (expected peak, leaks or allocated)", optarg);
-				return MP_EXIT_USAGE;
-			}
-			break;
-		case O_MIN_PERCENT:
-			if (cli_parse_min_percent(optarg, &io.tree_min_percent) != MP_EXIT_OK)
-				return MP_EXIT_USAGE;
-			min_percent_set = 1;
-			break;
-		case O_ALL_FRAMES:
-			io.torch_all_frames = 1;
-			break;
-		case O_USER_CODE:
-			if (cli_parse_user_code(optarg, &io.torch_user_code) != MP_EXIT_OK)
-				return MP_EXIT_USAGE;
-			break;
-		case O_DEVICE:
-			device = optarg;
-			break;
-		case O_STEPS:
-			if (cli_steps_option(optarg, &ropt.step_first, &ropt.step_last) != MP_EXIT_OK)
-				return MP_EXIT_USAGE;
-			ropt.steps_set = 1;
-			break;
-		case O_TOP:
-			if (cli_top_option(optarg, &ropt.top) != MP_EXIT_OK)
-				return MP_EXIT_USAGE;
-			break;
-		case O_POINTS:
-			if (cli_parse_u32(optarg, &sopt.timeline_points) < 0 || sopt.timeline_points == 0 ||
-			    sopt.timeline_points > 10000000) {
-				mp_cli_error("invalid --points '%s' (expected 1 to 10000000)", optarg);
-				return MP_EXIT_USAGE;
-			}
-			break;
-		case O_JSON:
-		case O_CSV:
-			if (format && format != c) {
-				mp_cli_error("--json and --csv cannot be combined");
-				return MP_EXIT_USAGE;
-			}
-			format = c;
-			break;
-		case O_COMPAT:
-			if (strcmp(optarg, "xprof") && strcmp(optarg, "xprof-v1")) {
-				mp_cli_error("invalid --compat '%s' (expected xprof or xprof-v1)", optarg);
-				return MP_EXIT_USAGE;
-			}
-			compat = 1;
-			xin.xprof_clock = 1;
-			xcompat.legacy_names = !strcmp(optarg, "xprof");
-			break;
-		case O_RUN:
-			xin.run = optarg;
-			break;
-		case O_PID:
-			if (cli_run_parse_pid(optarg, &sel))
-				return MP_EXIT_USAGE;
-			break;
-		case O_PROCESS:
-			if (cli_run_parse_process(optarg, &sel))
-				return MP_EXIT_USAGE;
-			break;
-		case O_ALL_PROCESSES:
-			all_processes = 1;
-			break;
-		case O_SVG:
-		case O_PNG:
-		case O_HTML:
-			if (picture) {
-				mp_cli_error("one picture at a time: --svg, --png and --html cannot be combined");
-				return MP_EXIT_USAGE;
-			}
-			picture = optarg;
-			picture_opt = c == O_SVG ? "--svg" : c == O_PNG ? "--png" : "--html";
-			if (mp_render_format_of(picture) !=
-			    (c == O_SVG ? MP_RENDER_SVG : c == O_PNG ? MP_RENDER_PNG : MP_RENDER_HTML)) {
-				mp_cli_error("%s '%s': the file name must end in %s", picture_opt, picture,
-					     c == O_SVG ? ".svg" : c == O_PNG ? ".png" : ".html");
-				return MP_EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			return MP_EXIT_OK;
-		default:
-			mp_cli_error("unknown or incomplete option '%s' (see 'memprof report --help')", argv[optind - 1]);
-			return MP_EXIT_USAGE;
-		}
-	}
-	nfiles = argc - optind;
-	if (nfiles <= 0) {
-		mp_cli_error("no input file (see 'memprof report --help')");
-		return MP_EXIT_USAGE;
-	}
-	if (by_function && compat) {
-		mp_cli_error("--by-function cannot be combined with --compat");
-		return MP_EXIT_USAGE;
-	}
-	if (tree >= 0 && compat) {
-		mp_cli_error("--tree cannot be combined with --compat");
-		return MP_EXIT_USAGE;
-	}
-	if (min_percent_set && tree < 0) {
-		mp_cli_error("--min-percent applies to --tree");
-		return MP_EXIT_USAGE;
-	}
-	if (picture && compat) {
-		mp_cli_error("%s cannot be combined with --compat (the charts show memprof's figures)", picture_opt);
-		return MP_EXIT_USAGE;
-	}
-	/* --by-function or --tree alone: only those in text (JSON keeps the
-	 * peak); --tree alone computes no by-function table */
-	int functions_only = (by_function || tree >= 0) && !ropt.sections;
-	int tree_alone = tree >= 0 && !by_function && !ropt.sections;
-	if (!ropt.sections)
-		ropt.sections = MP_REPORT_PEAK;
-	if ((ropt.sections & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN | MP_REPORT_LEAKS)) && !tree_alone)
-		by_function |= 2; /* when the capture has stacks */
-	sopt.breakdown = (ropt.sections & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN)) != 0 || picture;
-	sopt.timeline = (ropt.sections & MP_REPORT_TIMELINE) != 0 || picture;
-	sopt.steps_set = ropt.steps_set;
-	sopt.step_first = ropt.step_first;
-	sopt.step_last = ropt.step_last;
-	if (ropt.top)
-		sopt.top = ropt.top;
-	if (picture && !(ropt.sections & MP_REPORT_TIMELINE))
-		sopt.timeline_points = 2000; /* the chart's resolution; the text shows no timeline */
-
-	io.solver = compat ? NULL : &sopt;
-	io.xplane = &xin;
-	io.device = device;
-	io.functions = (by_function & 1) ? 1 : by_function ? 2 : 0;
-	io.tree = tree + 1;
-	memset(&ci, 0, sizeof(ci));
-	if ((rc = cli_runs_expand(&runs, argv + optind, nfiles, &sel)) != MP_EXIT_OK)
+	mp_solver_options_init(&a.sopt);
+	if ((rc = parse_args(&a, argc, argv)) != CLI_OPT_CONTINUE)
+		return rc;
+	plan(&a, &io);
+	if ((rc = cli_runs_expand(&runs, argv + optind, argc - optind, &a.in.sel)) != MP_EXIT_OK)
 		goto out;
 	rc = cli_inputs_open(&ci, runs.files, runs.nfiles, &io);
 	if (rc != MP_EXIT_OK || ci.n == 0)
 		goto out; /* an error, or only captures without memory events */
-	if (compat) {
-		mp_diag_t diag;
-		int err;
-
-		mp_diag_clear(&diag);
-		err = mp_xprof_report(stdout, ci.sources, ci.paths, (size_t)ci.n, &xcompat,
-				      format == O_JSON ? MP_XPROF_JSON : format == O_CSV ? MP_XPROF_CSV : MP_XPROF_TEXT,
-				      device, ropt.top, &diag);
-		if (err < 0)
-			rc = mp_cli_diag(&diag);
-		goto out;
-	}
-	{
-		int err = 0, any = 0;
-
-		for (int i = 0; i < ci.n; i++)
-			any |= ci.functions[i] != NULL || ci.trees[i] != NULL;
-		if (format == O_JSON)
-			err = any || runs.nruns ? report_json_functions(ci.in, ci.functions, ci.trees, tree, (size_t)ci.n,
-									&ropt, &runs)
-						: mp_report_json(stdout, ci.in, (size_t)ci.n, &ropt);
-		else if (format == O_CSV) {
-			err = mp_report_csv(stdout, ci.in, (size_t)ci.n, &ropt);
-			int any_functions = 0;
-			for (int i = 0; i < ci.n; i++)
-				any_functions |= ci.functions[i] != NULL;
-			if (!err && any_functions)
-				printf("\n%s\n", mp_functions_csv_header);
-			for (int i = 0; !err && i < ci.n; i++)
-				if (ci.functions[i])
-					err = mp_functions_csv(stdout, ci.functions[i], ci.in[i].path, ropt.top,
-							       ci.in[i].device_set, ci.in[i].device);
-			if (!err && tree >= 0)
-				printf("\n%s\n", mp_calltree_csv_header);
-			for (int i = 0; !err && tree >= 0 && i < ci.n; i++)
-				err = mp_calltree_csv(stdout, ci.trees[i], ci.sources[i], ci.in[i].path, tree,
-						      ci.in[i].device_set, ci.in[i].device);
-		}
-		else if (!functions_only) {
-			cli_runs_print(stdout, &runs, all_processes);
-			err = mp_report_text(stdout, ci.in, (size_t)ci.n, &ropt);
-		}
-		for (int i = 0; format != O_JSON && format != O_CSV && !err && i < ci.n; i++) {
-			if (!ci.functions[i])
-				continue;
-			if (ci.n > 1)
-				printf("\n%s\n", ci.in[i].path);
-			err = mp_functions_text(stdout, ci.functions[i], ci.sources[i], ropt.top, ci.in[i].device_set,
-						ci.in[i].device);
-		}
-		for (int i = 0; format != O_JSON && format != O_CSV && !err && tree >= 0 && i < ci.n; i++) {
-			if (ci.n > 1)
-				printf("\n%s\n", ci.in[i].path);
-			err = mp_calltree_text(stdout, ci.trees[i], ci.sources[i], ci.solvers[i], tree,
-					       ci.in[i].device_set, ci.in[i].device);
-		}
-		if (err < 0) {
-			mp_cli_error("writing the report: %s", mp_strerror(err));
-			rc = err == MP_ENOMEM ? MP_EXIT_FAILURE : MP_EXIT_IO;
-		}
-	}
-	if (rc == MP_EXIT_OK && picture) {
+	rc = a.compat ? write_compat(&a, &ci) : write_report(&a, &ci, &runs);
+	if (rc == MP_EXIT_OK && a.picture && !a.compat) {
 		/* the timeline and the breakdown of what the report shows, beside it */
-		mp_plot_options_t po = {.charts = MP_PLOT_TIMELINE | MP_PLOT_BREAKDOWN, .top = ropt.top};
+		mp_plot_options_t po = {.charts = MP_PLOT_TIMELINE | MP_PLOT_BREAKDOWN, .top = a.ropt.top};
 		fflush(stdout);
 		cli_runs_title_inputs(&runs, &ci);
-		rc = cli_plot_write(&ci, &po, picture);
+		rc = cli_plot_write(&ci, &po, a.picture);
 	}
 out:
 	cli_inputs_close(&ci);

@@ -1,4 +1,5 @@
-/* inputs.c - opening and solving the inputs of `report` and `plot`. */
+/* inputs.c - the input options of report, plot, diff, convert and dump,
+ * and opening and solving the inputs of report, plot and diff. */
 #include "inputs.h"
 
 #include "cli.h"
@@ -113,6 +114,74 @@ int cli_parse_user_code(const char *arg, const char **out)
 	}
 	*out = arg;
 	return MP_EXIT_OK;
+}
+
+/* The one table of input options: name, argument, which bit names it. */
+static const struct {
+	const char *name;
+	int has_arg;
+	unsigned bit;
+} input_options[] = {
+	{"device", required_argument, CLI_IN_DEVICE},
+	{"steps", required_argument, CLI_IN_STEPS},
+	{"run", required_argument, CLI_IN_RUN},
+	{"pid", required_argument, CLI_IN_PID},
+	{"process", required_argument, CLI_IN_PROCESS},
+	{"all-frames", no_argument, CLI_IN_FRAMES},
+	{"user-code", required_argument, CLI_IN_FRAMES},
+};
+enum { IN_DEVICE, IN_STEPS, IN_RUN, IN_PID, IN_PROCESS, IN_ALL_FRAMES, IN_USER_CODE, IN_COUNT };
+_Static_assert(sizeof(input_options) / sizeof(input_options[0]) == IN_COUNT, "one row per input option");
+
+size_t cli_input_longopts(unsigned mask, struct option *out, size_t max)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < IN_COUNT && n < max; i++)
+		if (mask & input_options[i].bit)
+			out[n++] = (struct option){input_options[i].name, input_options[i].has_arg, NULL, CLI_IN_OPT_BASE + i};
+	return n;
+}
+
+int cli_input_option(int val, const char *arg, cli_input_args_t *a)
+{
+	switch (val - CLI_IN_OPT_BASE) {
+	case IN_DEVICE:
+		a->device = arg;
+		return MP_EXIT_OK;
+	case IN_STEPS:
+		if (cli_steps_option(arg, &a->step_first, &a->step_last) != MP_EXIT_OK)
+			return MP_EXIT_USAGE;
+		a->steps_set = 1;
+		return MP_EXIT_OK;
+	case IN_RUN:
+		a->xplane.run = arg;
+		return MP_EXIT_OK;
+	case IN_PID:
+		return cli_run_parse_pid(arg, &a->sel) ? MP_EXIT_USAGE : MP_EXIT_OK;
+	case IN_PROCESS:
+		return cli_run_parse_process(arg, &a->sel) ? MP_EXIT_USAGE : MP_EXIT_OK;
+	case IN_ALL_FRAMES:
+		a->all_frames = 1;
+		return MP_EXIT_OK;
+	case IN_USER_CODE:
+		return cli_parse_user_code(arg, &a->user_code);
+	default:
+		return MP_EXIT_USAGE; /* not an input option: a caller's slip */
+	}
+}
+
+void cli_input_args_wire(const cli_input_args_t *a, cli_inputs_options_t *io, mp_solver_options_t *sopt)
+{
+	io->device = a->device;
+	io->xplane = &a->xplane;
+	io->torch_all_frames = a->all_frames;
+	io->torch_user_code = a->user_code;
+	if (sopt) {
+		sopt->steps_set = a->steps_set;
+		sopt->step_first = a->step_first;
+		sopt->step_last = a->step_last;
+	}
 }
 
 /* The memory id that --device names in one input: a number, or a name. */

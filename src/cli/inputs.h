@@ -1,7 +1,9 @@
-/* inputs.h - what `report` and `plot` share: their number and range
- * arguments, and the inputs they analyse (captures, xplane files read
- * together, TensorBoard log directories), opened and run through the
- * solver the same way. */
+/* inputs.h - what the commands that read inputs (report, plot, diff,
+ * convert, dump) share: the one table of input options (--device, --steps,
+ * --run, --pid, --process, --all-frames, --user-code), parsed in one place,
+ * their number and range arguments, and the inputs they analyse (captures,
+ * xplane files read together, TensorBoard log directories, PyTorch
+ * snapshots), opened and run through the solver the same way. */
 #ifndef MEMPROF_CLI_INPUTS_H
 #define MEMPROF_CLI_INPUTS_H
 
@@ -11,6 +13,9 @@
 #include <memprof/solver.h>
 #include <memprof/xplane.h>
 
+#include "runs.h"
+
+#include <getopt.h>
 #include <stdint.h>
 
 /* "123" -> 123 (no sign, no junk, fits). Returns 0 or -1. */
@@ -28,6 +33,45 @@ int cli_parse_min_percent(const char *arg, double *out);
  * MP_EXIT_OK. */
 int cli_steps_option(const char *arg, int64_t *first, int64_t *last);
 int cli_top_option(const char *arg, uint32_t *out);
+
+/* The input options, one bit each (--all-frames and --user-code go
+ * together): a command names those it takes (options.h's parser). */
+enum {
+	CLI_IN_DEVICE = 1u << 0,  /* --device ID */
+	CLI_IN_STEPS = 1u << 1,   /* --steps A:B */
+	CLI_IN_RUN = 1u << 2,     /* --run NAME (TensorBoard log directories) */
+	CLI_IN_PID = 1u << 3,     /* --pid N (a process of a 'memprof record' run) */
+	CLI_IN_PROCESS = 1u << 4, /* --process main|all */
+	CLI_IN_FRAMES = 1u << 5,  /* --all-frames, --user-code LIST */
+};
+/* report and plot take them all. */
+#define CLI_IN_ALL (CLI_IN_DEVICE | CLI_IN_STEPS | CLI_IN_RUN | CLI_IN_PID | CLI_IN_PROCESS | CLI_IN_FRAMES)
+/* getopt vals of the input options: above every command's own. */
+#define CLI_IN_OPT_BASE 0x1000
+
+/* What the input options said; zero-initialised means none given. */
+typedef struct cli_input_args {
+	const char *device;                /* --device, or NULL */
+	int steps_set;                     /* --steps A:B */
+	int64_t step_first, step_last;
+	mp_xplane_input_options_t xplane;  /* .run: --run (.xprof_clock is the command's: --compat) */
+	cli_run_select_t sel;              /* --pid, --process */
+	int all_frames;                    /* --all-frames */
+	const char *user_code;             /* --user-code, or NULL */
+} cli_input_args_t;
+
+/* The long options of the input options in mask, into out (max slots).
+ * Returns how many. */
+size_t cli_input_longopts(unsigned mask, struct option *out, size_t max);
+/* Parse input option val (from cli_input_longopts) into a. Prints what is
+ * wrong and returns MP_EXIT_USAGE, else MP_EXIT_OK. */
+int cli_input_option(int val, const char *arg, cli_input_args_t *a);
+
+struct cli_inputs_options;
+/* Wire a's options into what opens and solves the inputs: io's device,
+ * xplane and frame options (io->xplane borrows a->xplane) and, where sopt
+ * is not NULL, its steps window. */
+void cli_input_args_wire(const cli_input_args_t *a, struct cli_inputs_options *io, mp_solver_options_t *sopt);
 
 typedef struct cli_inputs_options {
 	const mp_solver_options_t *solver; /* NULL: no solver is run (--compat) */

@@ -5,6 +5,7 @@
 
 #include <memprof/format.h>
 #include <memprof/format/run_ends.h>
+#include <memprof/report_doc.h>
 #include <memprof/run.h>
 
 #include "cli.h"
@@ -158,7 +159,7 @@ static const char *ended_how(const mp_run_proc_t *p, char *buf, size_t n)
 	case MP_PROC_EXITED:
 		if (!sig && !code)
 			return "";
-		snprintf(buf, n, ", %s%s", sig ? "ended by " : "", cli_status_text(p->status, st, sizeof(st)));
+		snprintf(buf, n, ", %s%s", sig ? "ended by " : "", mp_report_wait_status(p->status, st, sizeof(st)));
 		return buf;
 	case MP_PROC_EXECED:
 		return ", then exec'd";
@@ -168,7 +169,7 @@ static const char *ended_how(const mp_run_proc_t *p, char *buf, size_t n)
 		if (!p->reaped)
 			return ", ended abruptly (killed or crashed: read to its last flush)";
 		snprintf(buf, n, ", ended abruptly (%s%s: read to its last flush)", sig ? "killed by " : "",
-			 cli_status_text(p->status, st, sizeof(st)));
+			 mp_report_wait_status(p->status, st, sizeof(st)));
 		return buf;
 	case MP_PROC_WRITE_FAILED:
 		snprintf(buf, n, ", %s", cli_write_failed_text(p->write_errno, p->write_offset, p->complete_ns, st, sizeof(st)));

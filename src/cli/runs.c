@@ -5,6 +5,7 @@
 #include "inputs.h"
 
 #include <memprof/format.h>
+#include <memprof/report_doc.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -182,22 +183,6 @@ void cli_runs_free(cli_runs_t *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static const char *end_word(mp_proc_end_t e)
-{
-	switch (e) {
-	case MP_PROC_EXITED:
-		return "exited";
-	case MP_PROC_EXECED:
-		return "exec'd";
-	case MP_PROC_ABRUPT:
-		return "abrupt";
-	case MP_PROC_WRITE_FAILED:
-		return "write failed";
-	default:
-		return "unreadable";
-	}
-}
-
 const char *cli_write_failed_text(int err, uint64_t offset, uint64_t complete_ns, char *buf, size_t n)
 {
 	const char *why = err == ENOSPC ? "the disk was full (ENOSPC)"
@@ -211,22 +196,13 @@ const char *cli_write_failed_text(int err, uint64_t offset, uint64_t complete_ns
 	return buf;
 }
 
-const char *cli_status_text(int status, char *buf, size_t n)
-{
-	if (WIFSIGNALED(status))
-		snprintf(buf, n, "signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-	else
-		snprintf(buf, n, "exit %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-	return buf;
-}
-
-/* The tree's "ended" column: how the capture ended (end_word), with what
+/* The tree's "ended" column: how the capture ended (mp_report_proc_end_word), with what
  * the parent that reaped the process saw where that says more: "exit 3",
  * "SIGABRT" (abort() closes the capture first), "abrupt: SIGTERM" (read
  * to its last flush). */
 static const char *end_text(const mp_run_proc_t *p, char *buf, size_t n)
 {
-	const char *how = end_word(p->end), *abbrev;
+	const char *how = mp_report_proc_end_word(p->end), *abbrev;
 	char status[32];
 
 	if (!p->reaped || (p->end != MP_PROC_EXITED && p->end != MP_PROC_ABRUPT && p->end != MP_PROC_WRITE_FAILED))
@@ -505,63 +481,4 @@ void cli_runs_print(FILE *out, const cli_runs_t *r, int all_processes)
 {
 	for (int i = 0; i < r->nruns; i++)
 		print_run(out, r->runs[i], all_processes);
-}
-
-json_t *cli_run_json(const mp_run_t *run)
-{
-	json_t *o = json_object(), *procs = json_array();
-	size_t i, m;
-
-	if (!o || !procs || json_object_set_new(o, "path", json_string(mp_run_path(run))) ||
-	    json_object_set_new(o, "command", json_string(mp_run_command(run))) ||
-	    json_object_set_new(o, "ended", json_string(mp_run_outcome(run))) ||
-	    json_object_set_new(o, "main", json_integer(mp_run_main(run))) || json_object_set(o, "processes", procs))
-		goto fail;
-	for (i = 0; i < mp_run_count(run); i++) {
-		const mp_run_proc_t *p = mp_run_proc(run, i);
-		json_t *j = json_object(), *mem = json_array();
-		char status[96];
-
-		if (!j || !mem || json_array_append_new(procs, j)) {
-			json_decref(j);
-			json_decref(mem);
-			goto fail;
-		}
-		if (json_object_set_new(j, "memories", mem) || json_object_set_new(j, "capture", json_string(p->path)) ||
-		    json_object_set_new(j, "pid", json_integer((json_int_t)p->pid)) ||
-		    json_object_set_new(j, "ppid", json_integer((json_int_t)p->ppid)) ||
-		    json_object_set_new(j, "parent", json_integer(p->parent)) ||
-		    json_object_set_new(j, "exec_index", json_integer(p->exec_index)) ||
-		    json_object_set_new(j, "command_line", json_string(p->command_line)) ||
-		    json_object_set_new(j, "exe", json_string(p->exe)) ||
-		    json_object_set_new(j, "start_wall_ns", json_integer((json_int_t)p->start_wall_ns)) ||
-		    json_object_set_new(j, "end_wall_ns", json_integer((json_int_t)p->end_wall_ns)) ||
-		    json_object_set_new(j, "ended", json_string(end_word(p->end))) ||
-		    json_object_set_new(j, "status", p->reaped ? json_string(cli_status_text(p->status, status,
-											sizeof(status)))
-							       : json_null()) ||
-		    json_object_set_new(j, "events", json_integer((json_int_t)p->events)) ||
-		    json_object_set_new(j, "peak_bytes", json_integer((json_int_t)p->peak_bytes)) ||
-		    json_object_set_new(j, "helper", json_boolean(p->helper)) ||
-		    json_object_set_new(j, "error", p->error ? json_string(p->error) : json_null())) {
-			goto fail;
-		}
-		for (m = 0; m < p->memory_count; m++) {
-			const mp_run_memory_t *x = &p->memories[m];
-			json_t *k = json_object();
-			if (!k || json_array_append_new(mem, k) || json_object_set_new(k, "name", json_string(x->name)) ||
-			    json_object_set_new(k, "peak_bytes", json_integer((json_int_t)x->peak_bytes)) ||
-			    json_object_set_new(k, "allocations", json_integer((json_int_t)x->allocations)) ||
-			    json_object_set_new(k, "frees", json_integer((json_int_t)x->frees)) ||
-			    json_object_set_new(k, "live_blocks", json_integer((json_int_t)x->live_blocks)) ||
-			    json_object_set_new(k, "live_bytes", json_integer((json_int_t)x->live_bytes)))
-				goto fail;
-		}
-	}
-	json_decref(procs);
-	return o;
-fail:
-	json_decref(procs);
-	json_decref(o);
-	return NULL;
 }

@@ -7,7 +7,6 @@
 
 #include <memprof/run.h>
 
-#include <jansson.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -43,18 +42,13 @@ void cli_runs_free(cli_runs_t *r);
 struct cli_inputs;
 void cli_runs_title_inputs(const cli_runs_t *r, struct cli_inputs *ci);
 
-/* A wait status as the run's outcome reads (memprof.run's "ended"): "exit
- * N", "signal N (Name)"; written into buf (n bytes), which is returned. */
-const char *cli_status_text(int status, char *buf, size_t n);
-
 /* Why a capture's writer stopped (MP_PROC_WRITE_FAILED, the trailer's
  * write_errno): "cut short: the disk was full (ENOSPC) at 1.2GiB; events
  * after 12.3 s are not all in it"; written into buf (n bytes), returned. */
 const char *cli_write_failed_text(int err, uint64_t offset, uint64_t complete_ns, char *buf, size_t n);
 
-/* The process trees, as text (one line a capture), or as the report's
- * "run" object (docs/report.md; NULL: out of memory; the first run only:
- * a report of several runs gets one object per run in "runs"). */
+/* The process trees, as text (one line a capture); the JSON "runs" are
+ * the report library's (memprof/report_doc.h). */
 void cli_runs_print(FILE *out, const cli_runs_t *r, int all_processes);
 
 /* How many other processes text names one by one (the largest peaks) by
@@ -78,6 +72,5 @@ uint64_t cli_run_rest_peak(const mp_run_t *run, const size_t *idx, size_t shown)
  * run's helpers, the most common programs named -- into buf (n bytes).
  * Returns the number of helpers (0: buf is ""). */
 size_t cli_run_helpers_text(const mp_run_t *run, char *buf, size_t n);
-json_t *cli_run_json(const mp_run_t *run);
 
 #endif

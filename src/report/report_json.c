@@ -4,6 +4,8 @@
  * are null, never a made-up number. */
 #include "report_impl.h"
 
+#include <memprof/report_doc.h>
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -295,32 +297,12 @@ json_t *mp_report_json_input(const mp_report_input_t *in, const mp_report_option
 
 int mp_report_json(FILE *out, const mp_report_input_t *in, size_t n, const mp_report_options_t *o)
 {
-	json_t *doc;
+	json_t *doc = mp_report_json_document(in, n, o, NULL);
 	int rc;
 
-	if (n == 1) {
-		doc = mp_report_json_input(&in[0], o);
-	} else {
-		json_t *files = json_array();
-		doc = json_object();
-		if (!doc || !files || json_object_set_new(doc, "files", files) < 0) {
-			json_decref(doc);
-			return MP_ENOMEM;
-		}
-		for (size_t i = 0; i < n; i++) {
-			json_t *one = mp_report_json_input(&in[i], o);
-			if (!one || json_array_append_new(files, one) < 0) {
-				json_decref(doc);
-				return MP_ENOMEM;
-			}
-		}
-	}
 	if (!doc)
 		return MP_ENOMEM;
-	/* Real numbers with full precision so fragmentation round-trips. */
-	rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+	rc = mp_report_json_dump(out, doc);
 	json_decref(doc);
-	if (rc < 0 || fputc('\n', out) == EOF)
-		return errno ? -errno : -EIO;
-	return 0;
+	return rc;
 }

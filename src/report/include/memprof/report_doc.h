@@ -1,0 +1,58 @@
+/* memprof/report_doc.h - the whole JSON document of `memprof report`
+ * (docs/report.md), built here so that the command line only prints it:
+ * each input's sections (mp_report_json_input), its "functions" and
+ * "call_tree" objects where they were computed, and the process trees of
+ * the 'memprof record' runs the inputs came from ("runs"). */
+#ifndef MEMPROF_REPORT_DOC_H
+#define MEMPROF_REPORT_DOC_H
+
+#include <memprof/calltree.h>
+#include <memprof/functions.h>
+#include <memprof/report.h>
+#include <memprof/run.h>
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a report adds to the solver's sections. All borrowed; a NULL array
+ * or entry: none for that input. */
+typedef struct mp_report_doc_extras {
+	mp_functions_t *const *functions; /* per input: --by-function's table */
+	mp_calltree_t *const *trees;      /* per input: --tree's call tree */
+	int tree_kind;                    /* the mp_tree_kind_t the trees were built for */
+	mp_run_t *const *runs;            /* the runs the inputs came from */
+	size_t nruns;
+} mp_report_doc_extras_t;
+
+/* One input -> that input's object; several -> {"files": [...]}; with
+ * "runs" (one object per run) after them where x names runs. x may be
+ * NULL. Owned by the caller (json_decref); NULL when out of memory. */
+json_t *mp_report_json_document(const mp_report_input_t *in, size_t n, const mp_report_options_t *o,
+				const mp_report_doc_extras_t *x);
+
+/* Print doc (borrowed) as every memprof JSON document is printed: indented
+ * by 2, keys in order, reals with 17 digits, then a newline. Returns 0 or
+ * -errno. */
+int mp_report_json_dump(FILE *out, const json_t *doc);
+
+/* A run's process tree as the report's "run" object (docs/report.md).
+ * Owned by the caller; NULL when out of memory. */
+json_t *mp_report_run_json(const mp_run_t *run);
+
+/* How a process's capture ended, as the tree and "ended" say it:
+ * "exited", "exec'd", "abrupt", "write failed", "unreadable". Static. */
+const char *mp_report_proc_end_word(mp_proc_end_t end);
+
+/* A wait status as the run's outcome reads ("status"): "exit N", "signal N
+ * (Name)"; written into buf (n bytes), which is returned. */
+const char *mp_report_wait_status(int status, char *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
