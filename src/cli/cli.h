@@ -3,7 +3,9 @@
  *
  * Adding a command (git's builtin.h checklist):
  *   1. write src/cli/cmd_<name>.c defining  int cmd_<name>(int argc, char **argv)
- *      (argv[0] is the command name; parse with getopt_long, print --help);
+ *      (argv[0] is the command name; parse with cli_parse_options (options.h):
+ *      its own options, the input options it takes from inputs.h's table,
+ *      --help and unknown options; it only wires what they say);
  *   2. add one X(<name>, "one-line summary") row to src/cli/commands.def;
  *   3. add the file to src/cli/CMakeLists.txt;
  *   4. add tests and a section in docs/cli.md.

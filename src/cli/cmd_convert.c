@@ -76,6 +76,82 @@ static int convert_option(void *ctx, int c, const char *arg)
 	return MP_EXIT_OK;
 }
 
+/* A run among the arguments: the capture of its main process (or --pid's)
+ * into buf, *in pointed at it. An exit code. */
+static int resolve_run(char **arg, const cli_run_select_t *sel, char *buf, size_t size, const char **in)
+{
+	cli_runs_t runs;
+	int rc = cli_runs_expand(&runs, arg, 1, sel);
+
+	if (rc == MP_EXIT_OK && runs.nruns) {
+		snprintf(buf, size, "%s", runs.files[0]);
+		fprintf(stderr, "memprof: '%s' is a run: converting '%s'\n", *in, buf);
+		*in = buf;
+	}
+	cli_runs_free(&runs);
+	return rc;
+}
+
+/* in as an xplane input (*owned) or a capture (*cap, whose start and host
+ * go into xo): its events in *src. An exit code. */
+static int open_input(const char *in, mp_source_t **owned, mp_capture_t **cap, mp_source_t **src,
+		      mp_xplane_export_options_t *xo)
+{
+	const mp_capture_header_t *h;
+	mp_diag_t diag;
+	int rc;
+
+	mp_diag_clear(&diag);
+	rc = mp_xplane_open_args(owned, &in, 1, NULL, NULL, 0, &diag);
+	if (rc < 0)
+		return mp_cli_diag(&diag);
+	if (rc > 0) {
+		*src = *owned;
+		return MP_EXIT_OK;
+	}
+	if ((rc = mp_capture_open(cap, in, &diag)) < 0)
+		return cli_input_fail(&diag, in, rc);
+	*src = mp_capture_source(*cap);
+	h = mp_capture_header(*cap);
+	xo->start_ns = (int64_t)h->start_wall_ns;
+	if (!xo->hostname && h->hostname && *h->hostname)
+		xo->hostname = h->hostname;
+	return MP_EXIT_OK;
+}
+
+/* --logdir: DIR/plugins/profile/<now>/<host>.xplane.pb into buf. An exit
+ * code. */
+static int logdir_output(const char *logdir, const char *hostname, char *buf, size_t size)
+{
+	char run[4000];
+	const char *host = hostname ? hostname : "memprof";
+	int rc = make_run_dir(logdir, run, sizeof(run));
+
+	if (rc < 0 || strchr(host, '/') || (size_t)snprintf(buf, size, "%s/%s.xplane.pb", run, host) >= size) {
+		mp_cli_error("'%s': cannot create the run directory: %s", logdir, rc < 0 ? mp_strerror(rc) : "bad host name");
+		return MP_EXIT_IO;
+	}
+	return MP_EXIT_OK;
+}
+
+/* src as an XSpace into out, said on stderr. An exit code. */
+static int export_source(mp_source_t *src, const char *in, const char *out, const mp_xplane_export_options_t *xo)
+{
+	mp_xplane_export_stats_t st;
+	mp_diag_t diag;
+	int rc;
+
+	mp_diag_clear(&diag);
+	if ((rc = mp_xplane_export(src, out, xo, &st, &diag)) < 0)
+		return cli_input_fail(&diag, in, rc);
+	fprintf(stderr, "memprof: wrote '%s': %" PRIu64 " memory events", out, st.events);
+	if (st.skipped)
+		fprintf(stderr, " (%" PRIu64 " events xprof cannot show were left out: regions, "
+				"failed allocations, marks, steps)", st.skipped);
+	fputc('\n', stderr);
+	return MP_EXIT_OK;
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -85,95 +161,36 @@ int cmd_convert(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	convert_args_t a = {0};
-	mp_xplane_export_stats_t st;
-	const char *out, *in, *logdir;
-	char outbuf[4096], inbuf[4096];
 	cli_parser_t p = {.command = "convert", .usage = usage, .shortopts = "o:h", .own = longopts,
 			  .option = convert_option, .ctx = &a, .inputs = CLI_IN_PID, .in = &a.in};
 	mp_xplane_export_options_t xo = {NULL, 0, 0};
+	char outbuf[4096], inbuf[4096];
+	const char *out, *in;
 	mp_capture_t *cap = NULL;
 	mp_source_t *src = NULL, *owned = NULL;
-	mp_diag_t diag;
 	int rc;
 
 	if ((rc = cli_parse_options(&p, argc, argv)) != CLI_OPT_CONTINUE)
 		return rc;
-	out = a.out;
-	logdir = a.logdir;
-	xo.hostname = a.host;
-	if (argc - optind != 1 || !out == !logdir) {
+	if (argc - optind != 1 || !a.out == !a.logdir) {
 		mp_cli_error("expected one INPUT and either -o OUTPUT or --logdir DIR (see 'memprof convert --help')");
 		return MP_EXIT_USAGE;
 	}
 	in = argv[optind];
-	{
-		/* a run: the capture of its main process (or --pid's) */
-		cli_runs_t runs;
-		rc = cli_runs_expand(&runs, argv + optind, 1, &a.in.sel);
-		if (rc == MP_EXIT_OK && runs.nruns) {
-			snprintf(inbuf, sizeof(inbuf), "%s", runs.files[0]);
-			fprintf(stderr, "memprof: '%s' is a run: converting '%s'\n", in, inbuf);
-			in = inbuf;
-		}
-		cli_runs_free(&runs);
-		if (rc != MP_EXIT_OK)
-			return rc;
-	}
+	if ((rc = resolve_run(argv + optind, &a.in.sel, inbuf, sizeof(inbuf), &in)) != MP_EXIT_OK)
+		return rc;
+	out = a.out;
 	if (out && !ends_with(out, ".pb") && !ends_with(out, ".pb.gz") && !ends_with(out, ".xpb")) {
 		mp_cli_error("'%s': only XSpace output is supported (name it *.xplane.pb)", out);
 		return MP_EXIT_USAGE;
 	}
+	xo.hostname = a.host;
 	xo.gzip = out && ends_with(out, ".gz");
-	mp_diag_clear(&diag);
-	rc = mp_xplane_open_args(&owned, &in, 1, NULL, NULL, 0, &diag);
-	if (rc < 0)
-		return mp_cli_diag(&diag);
-	if (rc > 0) {
-		src = owned;
-	} else {
-		rc = mp_capture_open(&cap, in, &diag);
-		if (rc < 0) {
-			if (!diag.file[0])
-				mp_diag_set_file(&diag, in);
-			if (!diag.code)
-				diag.code = rc;
-			return mp_cli_diag(&diag);
-		}
-		src = mp_capture_source(cap);
-		xo.start_ns = (int64_t)mp_capture_header(cap)->start_wall_ns;
-		if (!xo.hostname && mp_capture_header(cap)->hostname && *mp_capture_header(cap)->hostname)
-			xo.hostname = mp_capture_header(cap)->hostname;
-	}
-	if (logdir) {
-		char run[4000];
-		const char *host = xo.hostname ? xo.hostname : "memprof";
-
-		rc = make_run_dir(logdir, run, sizeof(run));
-		if (rc < 0 || strchr(host, '/') ||
-		    (size_t)snprintf(outbuf, sizeof(outbuf), "%s/%s.xplane.pb", run, host) >= sizeof(outbuf)) {
-			mp_cli_error("'%s': cannot create the run directory: %s", logdir,
-				     rc < 0 ? mp_strerror(rc) : "bad host name");
-			mp_source_close(owned);
-			mp_capture_close(cap);
-			return MP_EXIT_IO;
-		}
+	rc = open_input(in, &owned, &cap, &src, &xo);
+	if (rc == MP_EXIT_OK && a.logdir && (rc = logdir_output(a.logdir, xo.hostname, outbuf, sizeof(outbuf))) == MP_EXIT_OK)
 		out = outbuf;
-	}
-	rc = mp_xplane_export(src, out, &xo, &st, &diag);
-	if (rc < 0) {
-		if (!diag.file[0])
-			mp_diag_set_file(&diag, in);
-		if (!diag.code)
-			diag.code = rc;
-		rc = mp_cli_diag(&diag);
-	} else {
-		fprintf(stderr, "memprof: wrote '%s': %" PRIu64 " memory events", out, st.events);
-		if (st.skipped)
-			fprintf(stderr, " (%" PRIu64 " events xprof cannot show were left out: regions, "
-					"failed allocations, marks, steps)", st.skipped);
-		fputc('\n', stderr);
-		rc = MP_EXIT_OK;
-	}
+	if (rc == MP_EXIT_OK)
+		rc = export_source(src, in, out, &xo);
 	mp_source_close(owned);
 	mp_capture_close(cap);
 	return rc;

@@ -129,6 +129,56 @@ static int diff_option(void *ctx, int c, const char *arg)
 	return MP_EXIT_OK;
 }
 
+/* Two HLO modules: their peak working spaces. An exit code. */
+static int diff_hlo(const diff_args_t *a, const cli_input_args_t *in, char *pa, char *pb)
+{
+	cli_diff_hlo_options_t ho = {a->module, a->json, a->top, a->gates, a->ngates};
+
+	if (!cli_diff_looks_hlo(pa) || !cli_diff_looks_hlo(pb)) {
+		int a_is = cli_diff_looks_hlo(pa);
+		mp_cli_error("'%s' is an HLO module and '%s' is not: diff compares two inputs of the same kind",
+			     a_is ? pa : pb, a_is ? pb : pa);
+		return MP_EXIT_USAGE;
+	}
+	if (a->nmaps || a->by_function || in->device || in->steps_set || a->sel[0].pid_set || a->sel[1].pid_set) {
+		mp_cli_error("--map, --by-function, --device, --steps and --pid do not apply to HLO modules");
+		return MP_EXIT_USAGE;
+	}
+	return cli_diff_hlo(pa, pb, &ho);
+}
+
+/* The diff on stdout, then the gates checked. An exit code. */
+static int write_diff(const diff_args_t *a, const mp_diff_t *d)
+{
+	int err, failed;
+
+	if (a->ngates && mp_diff_gate_check(d, a->gates, a->ngates, NULL) == MP_EUSAGE) {
+		(void)mp_diff_gate_check(d, a->gates, a->ngates, stderr); /* names the gate */
+		return MP_EXIT_USAGE;
+	}
+	if (a->json) {
+		json_t *doc = mp_diff_json(d, a->top, a->gates, a->ngates);
+		if (!doc) {
+			mp_cli_error("out of memory");
+			return MP_EXIT_FAILURE;
+		}
+		err = mp_report_json_dump(stdout, doc);
+		json_decref(doc);
+		if (!err && fflush(stdout) == EOF)
+			err = errno ? -errno : -EIO;
+	} else {
+		err = mp_diff_text(stdout, d, a->top);
+	}
+	if (err < 0) {
+		mp_cli_error("writing the diff: %s", mp_strerror(err));
+		return MP_EXIT_IO;
+	}
+	if (!a->ngates)
+		return MP_EXIT_OK;
+	failed = mp_diff_gate_check(d, a->gates, a->ngates, stderr);
+	return failed == MP_EUSAGE ? MP_EXIT_USAGE : failed ? MP_EXIT_FAILURE : MP_EXIT_OK;
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	diff_args_t a = {.module = NULL};
@@ -143,88 +193,33 @@ int cmd_diff(int argc, char **argv)
 	cli_inputs_options_t io = {0};
 	cli_parser_t p = {.command = "diff", .usage = usage, .shortopts = "h", .own = longopts, .option = diff_option,
 			  .ctx = &a, .inputs = CLI_IN_DEVICE | CLI_IN_STEPS | CLI_IN_RUN | CLI_IN_FRAMES, .in = &in};
-	const mp_diff_gate_t *gates = a.gates;
-	const char *const *maps = a.maps, *module;
-	cli_run_select_t *sel = a.sel;
+	mp_diff_options_t dopt = {0, a.maps, 0};
 	cli_diff_pair_t pair;
-	mp_diff_t *d = NULL;
-	size_t ngates, nmaps;
-	uint32_t top;
-	int json, by_function, rc;
+	int rc;
 
-	memset(&pair, 0, sizeof(pair));
 	mp_solver_options_init(&sopt);
 	sopt.timeline = 0;
 	if ((rc = cli_parse_options(&p, argc, argv)) != CLI_OPT_CONTINUE)
 		return rc;
-	cli_input_args_wire(&in, &io, &sopt);
-	ngates = a.ngates;
-	nmaps = a.nmaps;
-	module = a.module;
-	top = a.top;
-	json = a.json;
-	by_function = a.by_function;
 	if (argc - optind != 2) {
 		mp_cli_error("expected two inputs, A and B (see 'memprof diff --help'), got %d", argc - optind);
 		return MP_EXIT_USAGE;
 	}
-	if (cli_diff_looks_hlo(argv[optind]) || cli_diff_looks_hlo(argv[optind + 1])) {
-		cli_diff_hlo_options_t ho = {module, json, top, gates, ngates};
-		if (!cli_diff_looks_hlo(argv[optind]) || !cli_diff_looks_hlo(argv[optind + 1])) {
-			int h = cli_diff_looks_hlo(argv[optind]) ? optind : optind + 1;
-			mp_cli_error("'%s' is an HLO module and '%s' is not: diff compares two inputs of the same kind",
-				     argv[h], argv[h == optind ? optind + 1 : optind]);
-			return MP_EXIT_USAGE;
-		}
-		if (nmaps || by_function || io.device || sopt.steps_set || sel[0].pid_set || sel[1].pid_set) {
-			mp_cli_error("--map, --by-function, --device, --steps and --pid do not apply to HLO modules");
-			return MP_EXIT_USAGE;
-		}
-		return cli_diff_hlo(argv[optind], argv[optind + 1], &ho);
-	}
-	if (module) {
+	if (cli_diff_looks_hlo(argv[optind]) || cli_diff_looks_hlo(argv[optind + 1]))
+		return diff_hlo(&a, &in, argv[optind], argv[optind + 1]);
+	if (a.module) {
 		mp_cli_error("--module applies to HLO modules");
 		return MP_EXIT_USAGE;
 	}
+	cli_input_args_wire(&in, &io, &sopt);
 	io.solver = &sopt;
-	io.functions = by_function;
-	{
-		mp_diff_options_t dopt = {by_function, maps, nmaps};
-		int err;
-
-		if ((rc = cli_diff_pair_open(&pair, argv[optind], argv[optind + 1], sel, &io, &dopt)) != MP_EXIT_OK)
-			goto out;
-		d = pair.diff;
-		if (ngates && mp_diff_gate_check(d, gates, ngates, NULL) == MP_EUSAGE) {
-			(void)mp_diff_gate_check(d, gates, ngates, stderr); /* names the gate */
-			rc = MP_EXIT_USAGE;
-			goto out;
-		}
-		if (json) {
-			json_t *doc = mp_diff_json(d, top, gates, ngates);
-			if (!doc) {
-				mp_cli_error("out of memory");
-				rc = MP_EXIT_FAILURE;
-				goto out;
-			}
-			err = mp_report_json_dump(stdout, doc);
-			json_decref(doc);
-			if (!err && fflush(stdout) == EOF)
-				err = errno ? -errno : -EIO;
-		} else {
-			err = mp_diff_text(stdout, d, top);
-		}
-		if (err < 0) {
-			mp_cli_error("writing the diff: %s", mp_strerror(err));
-			rc = MP_EXIT_IO;
-			goto out;
-		}
-		if (ngates) {
-			int failed = mp_diff_gate_check(d, gates, ngates, stderr);
-			rc = failed == MP_EUSAGE ? MP_EXIT_USAGE : failed ? MP_EXIT_FAILURE : MP_EXIT_OK;
-		}
-	}
-out:
+	io.functions = a.by_function;
+	dopt.by_function = a.by_function;
+	dopt.map_count = a.nmaps;
+	memset(&pair, 0, sizeof(pair));
+	rc = cli_diff_pair_open(&pair, argv[optind], argv[optind + 1], a.sel, &io, &dopt);
+	if (rc == MP_EXIT_OK)
+		rc = write_diff(&a, pair.diff);
 	cli_diff_pair_close(&pair);
 	return rc;
 }

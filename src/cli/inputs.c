@@ -219,8 +219,7 @@ static void list_devices(const mp_solver_t *s, const mp_source_t *src, char *buf
 		snprintf(buf, size, "none");
 }
 
-/* The failure of one input as an exit code, naming it. */
-static int fail(mp_diag_t *diag, const char *path, int err)
+int cli_input_fail(mp_diag_t *diag, const char *path, int err)
 {
 	if (!diag->file[0])
 		mp_diag_set_file(diag, path);
@@ -254,6 +253,118 @@ static int open_tree(cli_inputs_t *ci, int i, const char *path, const cli_inputs
 	return MP_EXIT_OK;
 }
 
+/* The source detection: files[f] (and the xplane files read with it) as
+ * a PyTorch snapshot, xplane input or capture into ci->sources[i]; how
+ * many arguments it used in *used. 0 or a negative code with diag. */
+static int open_source(cli_inputs_t *ci, int i, char *const *files, int f, int nfiles, const cli_inputs_options_t *o,
+		       int *used, mp_diag_t *diag)
+{
+	const char *path = files[f];
+	char note[512];
+	int err;
+
+	*used = 1;
+	if (mp_torch_path_is_candidate(path)) { /* a PyTorch memory snapshot */
+		mp_torch_options_t topt = {o->torch_all_frames, o->torch_user_code};
+		return mp_torch_open_source(&ci->sources[i], path, &topt, diag);
+	}
+	/* TF/JAX captures: a log directory, or xplane files read together */
+	err = mp_xplane_open_args(&ci->sources[i], (const char *const *)files + f, (size_t)(nfiles - f), o->xplane, note,
+				  sizeof(note), diag);
+	*used = err > 0 ? err : 1;
+	if (note[0])
+		fprintf(stderr, "memprof: %s\n", note);
+	if (err == 0 && (err = mp_capture_open_source(&ci->sources[i], path, diag)) == 0) {
+		/* allocations without an op grouped by the frame --by-function
+		 * charges them to: the reader names a Python frame of the
+		 * user's code, the report's symbolizer any other (a C
+		 * program's function) */
+		mp_capture_t *cap = mp_capture_from_source(ci->sources[i]);
+		mp_capture_set_frame_ops(cap, o->torch_all_frames, o->torch_user_code);
+		if (mp_functions_label_stacks(cap, o->torch_all_frames, o->torch_user_code))
+			fprintf(stderr, "memprof: out of memory: allocations without an op keep '-'\n");
+	}
+	return err;
+}
+
+/* An xplane input without memory events is skipped with a note (1), or is
+ * an empty file, no capture at all (MP_EXIT_FORMAT, said); else 0. The
+ * source is closed when it is not kept. */
+static int skip_empty(cli_inputs_t *ci, int i, char *const *files, int f, int used)
+{
+	struct stat st;
+
+	if (!mp_xplane_is_source(ci->sources[i]) || mp_xplane_memory_event_count(ci->sources[i]) != 0)
+		return 0;
+	mp_source_close(ci->sources[i]);
+	ci->sources[i] = NULL;
+	for (int k = f; k < f + used; k++)
+		if (stat(files[k], &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
+			/* an empty XSpace to the reader, but no capture: a profile
+			 * that was never written (or cut before its first byte) */
+			mp_cli_error("'%s': the file is empty (0 bytes): not a capture", files[k]);
+			return MP_EXIT_FORMAT;
+		}
+	fprintf(stderr, "memprof: '%s': no memory events in this capture (TensorFlow records them "
+			"for GPU allocators with host_trace_level >= 2)\n", files[f]);
+	return 1;
+}
+
+/* --by-function: input i's table (o->functions 1: required). An exit code. */
+static int open_functions(cli_inputs_t *ci, int i, const char *path, const cli_inputs_options_t *o, mp_diag_t *diag)
+{
+	/* a PyTorch snapshot's op is already the allocating frame; a
+	 * capture's is found by the same rule and options */
+	mp_functions_options_t fopt = {o->torch_all_frames, o->torch_user_code};
+	int err = mp_torch_is_source(ci->sources[i])
+			  ? mp_functions_compute_ops(&ci->functions[i], ci->sources[i], ci->solvers[i], diag)
+			  : mp_functions_compute_opts(&ci->functions[i], ci->sources[i], ci->solvers[i], &fopt, diag);
+
+	if (err == MP_ENODATA && o->functions == 1) {
+		mp_cli_error("'%s': the capture has no call stacks (record it with 'memprof record --stacks')", path);
+		return MP_EXIT_USAGE;
+	}
+	if (err < 0 && err != MP_ENODATA) {
+		if (!diag->file[0])
+			mp_diag_set_file(diag, path);
+		return mp_cli_diag(diag);
+	}
+	return MP_EXIT_OK;
+}
+
+/* Input i through the solver, its --device resolved, its functions and
+ * call tree computed as asked. An exit code. */
+static int analyse(cli_inputs_t *ci, int i, const char *path, const cli_inputs_options_t *o, mp_diag_t *diag)
+{
+	int err;
+
+	if (!(ci->solvers[i] = mp_solver_new(o->solver))) {
+		mp_cli_error("out of memory");
+		return MP_EXIT_FAILURE;
+	}
+	if ((err = mp_solver_run(ci->solvers[i], ci->sources[i], diag)) < 0) {
+		int rc = cli_input_fail(diag, path, err);
+		return rc == MP_EXIT_USAGE ? MP_EXIT_FORMAT : rc; /* a solver limit is a property of the input */
+	}
+	ci->in[i].path = path;
+	ci->in[i].solver = ci->solvers[i];
+	ci->in[i].source = ci->sources[i];
+	if (o->device) {
+		if (resolve_device(ci->solvers[i], ci->sources[i], o->device, &ci->in[i].device) < 0) {
+			char list[512];
+			list_devices(ci->solvers[i], ci->sources[i], list, sizeof(list));
+			mp_cli_error("'%s': unknown device '%s' (memory ids: %s)", path, o->device, list);
+			return MP_EXIT_USAGE;
+		}
+		ci->in[i].device_set = 1;
+	}
+	if (o->functions && (err = open_functions(ci, i, path, o, diag)) != MP_EXIT_OK)
+		return err;
+	if (o->tree && (err = open_tree(ci, i, path, o, diag)) != MP_EXIT_OK)
+		return err;
+	return MP_EXIT_OK;
+}
+
 int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_inputs_options_t *o)
 {
 	memset(ci, 0, sizeof(*ci));
@@ -271,97 +382,22 @@ int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_
 	for (int f = 0, used = 1; f < nfiles; f += used) {
 		const char *path = files[f];
 		mp_diag_t diag;
-		char note[512];
 		int err, i = ci->n;
 
 		mp_diag_clear(&diag);
-		if (mp_torch_path_is_candidate(path)) { /* a PyTorch memory snapshot */
-			mp_torch_options_t topt = {o->torch_all_frames, o->torch_user_code};
-			err = mp_torch_open_source(&ci->sources[i], path, &topt, &diag);
-			used = 1;
-		} else {
-			/* TF/JAX captures: a log directory, or xplane files read together */
-			err = mp_xplane_open_args(&ci->sources[i], (const char *const *)files + f, (size_t)(nfiles - f),
-						  o->xplane, note, sizeof(note), &diag);
-			used = err > 0 ? err : 1;
-			if (note[0])
-				fprintf(stderr, "memprof: %s\n", note);
-			if (err == 0 && (err = mp_capture_open_source(&ci->sources[i], path, &diag)) == 0) {
-				/* allocations without an op grouped by the frame
-				 * --by-function charges them to: the reader names a
-				 * Python frame of the user's code, the report's
-				 * symbolizer any other (a C program's function) */
-				mp_capture_t *cap = mp_capture_from_source(ci->sources[i]);
-				mp_capture_set_frame_ops(cap, o->torch_all_frames, o->torch_user_code);
-				if (mp_functions_label_stacks(cap, o->torch_all_frames, o->torch_user_code))
-					fprintf(stderr, "memprof: out of memory: allocations without an op keep '-'\n");
-			}
-		}
-		if (err >= 0 && mp_xplane_is_source(ci->sources[i]) && mp_xplane_memory_event_count(ci->sources[i]) == 0) {
-			struct stat st;
-			for (int k = f; k < f + used; k++)
-				if (stat(files[k], &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
-					/* an empty XSpace to the reader, but no capture: a profile
-					 * that was never written (or cut before its first byte) */
-					mp_cli_error("'%s': the file is empty (0 bytes): not a capture", files[k]);
-					mp_source_close(ci->sources[i]);
-					ci->sources[i] = NULL;
-					return MP_EXIT_FORMAT;
-				}
-			fprintf(stderr, "memprof: '%s': no memory events in this capture (TensorFlow records them "
-					"for GPU allocators with host_trace_level >= 2)\n", path);
-			mp_source_close(ci->sources[i]);
-			ci->sources[i] = NULL;
-			continue;
+		err = open_source(ci, i, files, f, nfiles, o, &used, &diag);
+		if (err >= 0 && (err = skip_empty(ci, i, files, f, used)) != 0) {
+			if (err == 1)
+				continue;
+			return err;
 		}
 		ci->n++;
 		if (err >= 0 && used > 1)
 			path = ci->sources[i]->path; /* "host1.xplane.pb, host2.xplane.pb" */
 		ci->paths[i] = path;
 		if (err < 0)
-			return fail(&diag, path, err);
-		if (!o->solver)
-			continue;
-		if (!(ci->solvers[i] = mp_solver_new(o->solver))) {
-			mp_cli_error("out of memory");
-			return MP_EXIT_FAILURE;
-		}
-		if ((err = mp_solver_run(ci->solvers[i], ci->sources[i], &diag)) < 0) {
-			int rc = fail(&diag, path, err);
-			return rc == MP_EXIT_USAGE ? MP_EXIT_FORMAT : rc; /* a solver limit is a property of the input */
-		}
-		ci->in[i].path = path;
-		ci->in[i].solver = ci->solvers[i];
-		ci->in[i].source = ci->sources[i];
-		if (o->device) {
-			if (resolve_device(ci->solvers[i], ci->sources[i], o->device, &ci->in[i].device) < 0) {
-				char list[512];
-				list_devices(ci->solvers[i], ci->sources[i], list, sizeof(list));
-				mp_cli_error("'%s': unknown device '%s' (memory ids: %s)", path, o->device, list);
-				return MP_EXIT_USAGE;
-			}
-			ci->in[i].device_set = 1;
-		}
-		if (o->functions) {
-			/* a PyTorch snapshot's op is already the allocating frame; a
-			 * capture's is found by the same rule and options */
-			mp_functions_options_t fopt = {o->torch_all_frames, o->torch_user_code};
-			err = mp_torch_is_source(ci->sources[i])
-				      ? mp_functions_compute_ops(&ci->functions[i], ci->sources[i], ci->solvers[i], &diag)
-				      : mp_functions_compute_opts(&ci->functions[i], ci->sources[i], ci->solvers[i], &fopt,
-								  &diag);
-			if (err == MP_ENODATA && o->functions == 1) {
-				mp_cli_error("'%s': the capture has no call stacks (record it with 'memprof record --stacks')",
-					     path);
-				return MP_EXIT_USAGE;
-			}
-			if (err < 0 && err != MP_ENODATA) {
-				if (!diag.file[0])
-					mp_diag_set_file(&diag, path);
-				return mp_cli_diag(&diag);
-			}
-		}
-		if (o->tree && (err = open_tree(ci, i, path, o, &diag)) != MP_EXIT_OK)
+			return cli_input_fail(&diag, path, err);
+		if (o->solver && (err = analyse(ci, i, path, o, &diag)) != MP_EXIT_OK)
 			return err;
 	}
 	return MP_EXIT_OK;

@@ -86,6 +86,10 @@ typedef struct cli_inputs_options {
 	double tree_min_percent;           /* --min-percent */
 } cli_inputs_options_t;
 
+/* The failure err of input path as an exit code, said: diag named after
+ * path and given err where it says neither. */
+int cli_input_fail(mp_diag_t *diag, const char *path, int err);
+
 typedef struct cli_inputs {
 	int n;                       /* inputs opened (xplane files read together count once) */
 	int cap;                     /* slots in the arrays below */
