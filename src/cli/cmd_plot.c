@@ -128,6 +128,31 @@ static int plot_option(void *ctx, int c, const char *arg)
 	return MP_EXIT_OK;
 }
 
+/* What the charts asked for need of the solver and of the inputs. */
+static void plan(const plot_args_t *a, mp_solver_options_t *sopt, cli_inputs_options_t *io)
+{
+	const mp_plot_options_t *po = &a->po;
+
+	if (po->top)
+		sopt->top = (uint32_t)po->top;
+	/* the timeline's exact fragmentation at every point is most of the
+	 * analysis' cost (as for report --timeline): only when it is drawn */
+	sopt->timeline = (po->charts & MP_PLOT_TIMELINE) != 0;
+	sopt->breakdown = (po->charts & (MP_PLOT_BREAKDOWN | MP_PLOT_TIMELINE)) != 0; /* the peak label names its top op */
+	sopt->max_oom_records = po->max_oom_maps > 16 ? (uint32_t)po->max_oom_maps : 1000;
+	io->solver = sopt;
+	/* the breakdown by function where the capture has one (a PyTorch
+	 * snapshot always: its ops are frames); the timeline's peak label
+	 * names its first bar, as the breakdown under it shows */
+	io->functions = (po->charts & (MP_PLOT_BREAKDOWN | MP_PLOT_TIMELINE)) ? 2 : 0;
+	if (a->flame) { /* the call tree alone: no timeline, breakdown or functions */
+		sopt->timeline = 0;
+		sopt->breakdown = 0;
+		io->functions = 0;
+		io->tree = a->tree + 1;
+	}
+}
+
 int cmd_plot(int argc, char **argv)
 {
 	plot_args_t a = {.po = {.charts = MP_PLOT_TIMELINE}, .min_percent = MP_CALLTREE_MIN_PERCENT_DEFAULT,
@@ -144,9 +169,7 @@ int cmd_plot(int argc, char **argv)
 	cli_inputs_options_t io = {0};
 	cli_parser_t p = {.command = "plot", .usage = usage, .shortopts = "ho:", .own = longopts, .option = plot_option,
 			  .ctx = &a, .inputs = CLI_IN_ALL, .in = &in};
-	mp_plot_options_t *po = &a.po;
-	const char *out;
-	int flame, tree, rc;
+	int rc;
 	cli_inputs_t ci;
 	cli_runs_t runs = {0};
 
@@ -154,21 +177,18 @@ int cmd_plot(int argc, char **argv)
 	sopt.timeline_points = 2000; /* about two points a pixel column at the default width */
 	if ((rc = cli_parse_options(&p, argc, argv)) != CLI_OPT_CONTINUE)
 		return rc;
-	out = a.out;
-	flame = a.flame;
-	tree = a.tree;
 	io.tree_min_percent = a.min_percent;
 	if (optind >= argc) {
 		mp_cli_error("no input file (see 'memprof plot --help')");
 		return MP_EXIT_USAGE;
 	}
-	if (!out) {
+	if (!a.out) {
 		mp_cli_error("no output picture: give -o OUT.svg, -o OUT.png or -o OUT.html");
 		return MP_EXIT_USAGE;
 	}
-	if ((rc = cli_plot_check_path(out, "-o")) != MP_EXIT_OK)
+	if ((rc = cli_plot_check_path(a.out, "-o")) != MP_EXIT_OK)
 		return rc;
-	if ((a.tree_set || a.min_percent_set) && !flame) {
+	if ((a.tree_set || a.min_percent_set) && !a.flame) {
 		mp_cli_error("%s applies to --chart flame", a.tree_set ? "--tree" : "--min-percent");
 		return MP_EXIT_USAGE;
 	}
@@ -182,36 +202,19 @@ int cmd_plot(int argc, char **argv)
 		io.solver = &sopt;
 		sopt.timeline = 1;
 		sopt.breakdown = 1;
-		return cli_plot_diff(argv[optind], argv[optind + 1], out, po, &io);
+		return cli_plot_diff(argv[optind], argv[optind + 1], a.out, &a.po, &io);
 	}
-	if (po->top)
-		sopt.top = (uint32_t)po->top;
-	/* the timeline's exact fragmentation at every point is most of the
-	 * analysis' cost (as for report --timeline): only when it is drawn */
-	sopt.timeline = (po->charts & MP_PLOT_TIMELINE) != 0;
-	sopt.breakdown = (po->charts & (MP_PLOT_BREAKDOWN | MP_PLOT_TIMELINE)) != 0; /* the peak label names its top op */
-	sopt.max_oom_records = po->max_oom_maps > 16 ? (uint32_t)po->max_oom_maps : 1000;
-	io.solver = &sopt;
-	/* the breakdown by function where the capture has one (a PyTorch
-	 * snapshot always: its ops are frames); the timeline's peak label
-	 * names its first bar, as the breakdown under it shows */
-	io.functions = (po->charts & (MP_PLOT_BREAKDOWN | MP_PLOT_TIMELINE)) ? 2 : 0;
-	if (flame) { /* the call tree alone: no timeline, breakdown or functions */
-		sopt.timeline = 0;
-		sopt.breakdown = 0;
-		io.functions = 0;
-		io.tree = tree + 1;
-	}
+	plan(&a, &sopt, &io);
 	memset(&ci, 0, sizeof(ci));
 	rc = cli_runs_expand(&runs, argv + optind, argc - optind, &in.sel);
 	if (rc == MP_EXIT_OK)
 		rc = cli_inputs_open(&ci, runs.files, runs.nfiles, &io);
 	if (rc == MP_EXIT_OK && ci.n == 0) {
-		mp_cli_error("no memory events to draw: '%s' not written", out);
+		mp_cli_error("no memory events to draw: '%s' not written", a.out);
 		rc = MP_EXIT_FAILURE;
 	} else if (rc == MP_EXIT_OK) {
 		cli_runs_title_inputs(&runs, &ci);
-		rc = flame ? cli_plot_flame(&ci, tree, po, out) : cli_plot_write(&ci, po, out);
+		rc = a.flame ? cli_plot_flame(&ci, a.tree, &a.po, a.out) : cli_plot_write(&ci, &a.po, a.out);
 	}
 	cli_inputs_close(&ci);
 	cli_runs_free(&runs);
