@@ -6,6 +6,7 @@
 
 #include <memprof/hlo.h>
 #include <memprof/hlo_diff.h>
+#include <memprof/report_doc.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -124,9 +125,9 @@ int cli_diff_hlo(const char *pa, const char *pb, const cli_diff_hlo_options_t *o
 			goto out;
 		}
 		(void)gates_check(ra, rb, o->gates, o->ngates, json_object_get(doc, "gates"), 0);
-		err = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
+		err = mp_report_json_dump(stdout, doc);
 		json_decref(doc);
-		if (err < 0 || fputc('\n', stdout) == EOF || fflush(stdout) == EOF)
+		if (!err && fflush(stdout) == EOF)
 			err = errno ? -errno : -EIO;
 	} else {
 		err = mp_hlo_diff_text(stdout, d, pa, pb, o->top ? o->top : 20);
