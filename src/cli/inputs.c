@@ -131,7 +131,8 @@ static const struct {
 	{"user-code", required_argument, CLI_IN_FRAMES},
 };
 enum { IN_DEVICE, IN_STEPS, IN_RUN, IN_PID, IN_PROCESS, IN_ALL_FRAMES, IN_USER_CODE, IN_COUNT };
-_Static_assert(sizeof(input_options) / sizeof(input_options[0]) == IN_COUNT, "one row per input option");
+_Static_assert(sizeof(input_options) / sizeof(input_options[0]) == IN_COUNT && IN_COUNT == CLI_IN_COUNT,
+	       "one row per input option");
 
 size_t cli_input_longopts(unsigned mask, struct option *out, size_t max)
 {

@@ -46,6 +46,8 @@ enum {
 };
 /* report and plot take them all. */
 #define CLI_IN_ALL (CLI_IN_DEVICE | CLI_IN_STEPS | CLI_IN_RUN | CLI_IN_PID | CLI_IN_PROCESS | CLI_IN_FRAMES)
+/* How many input options there are (--all-frames and --user-code two). */
+#define CLI_IN_COUNT 7
 /* getopt vals of the input options: above every command's own. */
 #define CLI_IN_OPT_BASE 0x1000
 

@@ -6,23 +6,30 @@
 #include <string.h>
 
 /* The command's own long options, then the input options it takes, then
- * --help. */
-static void build_longopts(cli_parser_t *p)
+ * --help. -1 when they do not fit (a command grown past CLI_OPT_MAX). */
+static int build_longopts(cli_parser_t *p)
 {
 	size_t n = 0;
 
-	for (const struct option *o = p->own; o && o->name && n < CLI_OPT_MAX - 1; o++)
+	for (const struct option *o = p->own; o && o->name; o++) {
+		if (n + CLI_IN_COUNT == CLI_OPT_MAX - 1)
+			return -1;
 		p->longopts[n++] = *o;
+	}
 	n += cli_input_longopts(p->inputs, p->longopts + n, CLI_OPT_MAX - 1 - n);
 	p->longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
 	memset(&p->longopts[n], 0, sizeof(p->longopts[n]));
+	return 0;
 }
 
 int cli_parse_options(cli_parser_t *p, int argc, char **argv)
 {
 	int c, rc;
 
-	build_longopts(p);
+	if (build_longopts(p) < 0) {
+		mp_cli_error("internal: memprof %s has more than %d options", p->command, CLI_OPT_MAX);
+		return MP_EXIT_FAILURE;
+	}
 	optind = 1;
 	/* commands that print their usage on a bad option let getopt name it
 	 * first; the others say it in one line of their own */
