@@ -12,7 +12,6 @@
 #include "json_check.h"
 #include <memprof/array_source.h>
 #include <memprof/capture.h>
-#include <memprof/plot.h>
 #include <memprof/render.h>
 #include <memprof/solver.h>
 #include <memprof/xplane.h>
