@@ -164,6 +164,171 @@ static int index_instructions(mp_hlo_module_t *m, mp_idmap_t *by_id)
 	return 0;
 }
 
+/* Logical buffer protos by id (first wins); sizes made non-negative. */
+static int index_logical_buffers(mp_hlo_module_t *m, mp_idmap_t *lbproto_by_id, size_t *color_cap)
+{
+	const Xla__BufferAssignmentProto *ba = m->ba;
+	int rc;
+
+	m->n_lbs = ba->n_logical_buffers;
+	m->lbs = calloc(m->n_lbs ? m->n_lbs : 1, sizeof(*m->lbs));
+	if (!m->lbs || (rc = mp_idmap_init(lbproto_by_id, m->n_lbs)) < 0 ||
+	    (rc = mp_idmap_init(&m->lb_by_id, m->n_lbs)) < 0)
+		return MP_ENOMEM;
+	for (size_t i = 0; i < m->n_lbs; i++) {
+		Xla__LogicalBufferProto *lb = m->proto->buffer_assignment->logical_buffers[i];
+
+		if (lb->size < 0) { /* sizes are byte counts: keep the arithmetic away from negatives */
+			WARN(m, "logical buffer %lld has a negative size; counted as 0", (long long)lb->id);
+			lb->size = 0;
+		}
+
+		m->lbs[i].proto = lb;
+		m->lbs[i].instr = -1;
+		m->lbs[i].alloc = -1;
+		if ((rc = mp_idmap_put(lbproto_by_id, lb->id, (int32_t)i)) < 0)
+			return rc;
+		if (rc == 0)
+			WARN(m, "logical buffer id %lld appears twice; the first one is kept", (long long)lb->id);
+		if ((rc = add_color(m, lb->color, color_cap)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* Allocations in ascending index order (the reference iterates a hash
+ * map); orig_to_sorted[i]: where the proto's allocation i went. */
+static int index_allocations(mp_hlo_module_t *m, int32_t *orig_to_sorted, size_t *color_cap)
+{
+	const Xla__BufferAssignmentProto *ba = m->ba;
+	mp_idmap_t pos;
+	int rc;
+
+	for (size_t i = 0; i < m->n_allocs; i++) {
+		if (ba->buffer_allocations[i]->size < 0) {
+			WARN(m, "allocation %lld has a negative size; counted as 0",
+			     (long long)ba->buffer_allocations[i]->index);
+			m->proto->buffer_assignment->buffer_allocations[i]->size = 0;
+		}
+		m->allocs[i].proto = ba->buffer_allocations[i];
+		m->allocs[i].trace_id = -1;
+		if ((rc = add_color(m, ba->buffer_allocations[i]->color, color_cap)) < 0)
+			return rc;
+	}
+	qsort(m->allocs, m->n_allocs, sizeof(*m->allocs), cmp_alloc);
+	if ((rc = mp_idmap_init(&pos, m->n_allocs)) < 0)
+		return rc;
+	for (size_t i = 0; i < m->n_allocs; i++)
+		if ((rc = mp_idmap_set(&pos, (int64_t)(uintptr_t)m->allocs[i].proto, (int32_t)i)) < 0) {
+			mp_idmap_free(&pos);
+			return rc;
+		}
+	for (size_t i = 0; i < m->n_allocs; i++)
+		orig_to_sorted[i] = mp_idmap_get(&pos, (int64_t)(uintptr_t)ba->buffer_allocations[i]);
+	mp_idmap_free(&pos);
+	for (size_t i = 1; i < m->n_allocs; i++)
+		if (m->allocs[i].proto->index == m->allocs[i - 1].proto->index)
+			WARN(m, "allocation index %lld appears twice", (long long)m->allocs[i].proto->index);
+	return 0;
+}
+
+/* The instruction a logical buffer is defined at: by id, or by name in a
+ * legacy proto whose defined_at names it (*by_name: the instructions
+ * sorted by name, made at the first such buffer). < 0: none (or
+ * MP_ENOMEM in *rc). */
+static int32_t defining_instruction(mp_hlo_module_t *m, const Xla__LogicalBufferProto__Location *loc,
+				    const mp_idmap_t *instr_by_id, int32_t **by_name, int *rc)
+{
+	if (loc && !loc->has_instruction_id && loc->instruction_name) {
+		/* legacy proto: defined_at names the instruction */
+		if (!*by_name) {
+			*by_name = malloc((m->n_instrs ? m->n_instrs : 1) * sizeof(**by_name));
+			if (!*by_name) {
+				*rc = MP_ENOMEM;
+				return -1;
+			}
+			for (size_t k = 0; k < m->n_instrs; k++)
+				(*by_name)[k] = (int32_t)k;
+			qsort_r(*by_name, m->n_instrs, sizeof(**by_name), cmp_name, m);
+		}
+		return find_by_name(m, *by_name, loc->instruction_name);
+	}
+	return mp_idmap_get(instr_by_id, loc ? loc->instruction_id : 0);
+}
+
+/* Assigned logical buffers, in proto order (a later allocation
+ * overwrites): their allocation, instruction, offset and shapes. */
+static int assign_buffers(mp_hlo_module_t *m, const int32_t *orig_to_sorted, const mp_idmap_t *lbproto_by_id,
+			  const mp_idmap_t *instr_by_id, int32_t **by_name)
+{
+	int rc = 0;
+
+	for (size_t oi = 0; oi < m->n_allocs; oi++) {
+		int32_t ai = orig_to_sorted[oi];
+		mp_hlo_alloc_t *a = &m->allocs[ai];
+		const Xla__BufferAllocationProto *ap = a->proto;
+
+		a->lbs = malloc((ap->n_assigned ? ap->n_assigned : 1) * sizeof(*a->lbs));
+		if (!a->lbs)
+			return MP_ENOMEM;
+		for (size_t j = 0; j < ap->n_assigned; j++) {
+			const Xla__BufferAllocationProto__Assigned *as = ap->assigned[j];
+			int32_t li = mp_idmap_get(lbproto_by_id, as->logical_buffer_id), ii;
+			const Xla__LogicalBufferProto__Location *loc;
+			const Xla__ShapeProto *shape;
+			mp_hlo_lb_t *lb;
+
+			if (li < 0) {
+				WARN(m, "allocation %lld assigns unknown logical buffer %lld (skipped)",
+				     (long long)ap->index, (long long)as->logical_buffer_id);
+				continue;
+			}
+			lb = &m->lbs[li];
+			loc = lb->proto->defined_at;
+			ii = defining_instruction(m, loc, instr_by_id, by_name, &rc);
+			if (rc < 0)
+				return rc;
+			if (ii < 0) {
+				WARN(m, "logical buffer %lld is defined at unknown instruction %lld (skipped)",
+				     (long long)lb->proto->id, loc ? (long long)loc->instruction_id : 0LL);
+				continue;
+			}
+			lb->instr = ii;
+			lb->alloc = ai;
+			lb->offset = as->offset;
+			shape = m->instrs[ii]->shape;
+			lb->shape_compat = mp_hlo_shape_resolve(shape, loc ? loc->shape_index : NULL,
+								loc ? loc->n_shape_index : 0, true);
+			lb->shape_full = mp_hlo_shape_resolve(shape, loc ? loc->shape_index : NULL,
+							      loc ? loc->n_shape_index : 0, false);
+			lb->unpadded_compat = mp_hlo_shape_unpadded_bytes(lb->shape_compat);
+			lb->unpadded_full = mp_hlo_shape_unpadded_bytes(lb->shape_full);
+			if ((rc = mp_idmap_set(&m->lb_by_id, lb->proto->id, li)) < 0)
+				return rc;
+			a->lbs[a->n_lbs++] = li;
+		}
+	}
+	return 0;
+}
+
+/* Trace -> allocation: by the first event's buffer (the trace's own
+ * buffer_allocation_index is not trustworthy). Later traces overwrite. */
+static void link_traces(mp_hlo_module_t *m)
+{
+	const Xla__BufferAssignmentProto *ba = m->ba;
+
+	for (size_t t = 0; t < ba->n_heap_simulator_traces; t++) {
+		const Xla__HeapSimulatorTrace *tr = ba->heap_simulator_traces[t];
+		int32_t li;
+
+		if (!tr->n_events)
+			continue;
+		li = mp_idmap_get(&m->lb_by_id, tr->events[0]->buffer_id);
+		if (li >= 0 && m->lbs[li].alloc >= 0)
+			m->allocs[m->lbs[li].alloc].trace_id = (int64_t)t;
+	}
+}
+
 int mp_hlo_model_build(mp_hlo_arena_t *arena, Xla__HloProto *proto, mp_hlo_module_t **out, mp_diag_t *diag)
 {
 	mp_hlo_module_t *m = calloc(1, sizeof(*m));
@@ -185,37 +350,8 @@ int mp_hlo_model_build(mp_hlo_arena_t *arena, Xla__HloProto *proto, mp_hlo_modul
 		rc = mp_diag_set(diag, MP_ELIMIT, -1, -1, "too many logical buffers or allocations");
 		goto fail;
 	}
-	if ((rc = index_instructions(m, &instr_by_id)) < 0)
+	if ((rc = index_instructions(m, &instr_by_id)) < 0 || (rc = index_logical_buffers(m, &lbproto_by_id, &color_cap)) < 0)
 		goto fail;
-
-	/* Logical buffer protos by id (first wins). */
-	m->n_lbs = ba->n_logical_buffers;
-	m->lbs = calloc(m->n_lbs ? m->n_lbs : 1, sizeof(*m->lbs));
-	if (!m->lbs || (rc = mp_idmap_init(&lbproto_by_id, m->n_lbs)) < 0 ||
-	    (rc = mp_idmap_init(&m->lb_by_id, m->n_lbs)) < 0) {
-		rc = MP_ENOMEM;
-		goto fail;
-	}
-	for (size_t i = 0; i < m->n_lbs; i++) {
-		Xla__LogicalBufferProto *lb = proto->buffer_assignment->logical_buffers[i];
-
-		if (lb->size < 0) { /* sizes are byte counts: keep the arithmetic away from negatives */
-			WARN(m, "logical buffer %lld has a negative size; counted as 0", (long long)lb->id);
-			lb->size = 0;
-		}
-
-		m->lbs[i].proto = lb;
-		m->lbs[i].instr = -1;
-		m->lbs[i].alloc = -1;
-		if ((rc = mp_idmap_put(&lbproto_by_id, lb->id, (int32_t)i)) < 0)
-			goto fail;
-		if (rc == 0)
-			WARN(m, "logical buffer id %lld appears twice; the first one is kept", (long long)lb->id);
-		if ((rc = add_color(m, lb->color, &color_cap)) < 0)
-			goto fail;
-	}
-
-	/* Allocations in ascending index order (the reference iterates a hash map). */
 	m->n_allocs = ba->n_buffer_allocations;
 	m->allocs = calloc(m->n_allocs ? m->n_allocs : 1, sizeof(*m->allocs));
 	orig_to_sorted = malloc((m->n_allocs ? m->n_allocs : 1) * sizeof(*orig_to_sorted));
@@ -223,110 +359,10 @@ int mp_hlo_model_build(mp_hlo_arena_t *arena, Xla__HloProto *proto, mp_hlo_modul
 		rc = MP_ENOMEM;
 		goto fail;
 	}
-	for (size_t i = 0; i < m->n_allocs; i++) {
-		if (ba->buffer_allocations[i]->size < 0) {
-			WARN(m, "allocation %lld has a negative size; counted as 0",
-			     (long long)ba->buffer_allocations[i]->index);
-			proto->buffer_assignment->buffer_allocations[i]->size = 0;
-		}
-		m->allocs[i].proto = ba->buffer_allocations[i];
-		m->allocs[i].trace_id = -1;
-		if ((rc = add_color(m, ba->buffer_allocations[i]->color, &color_cap)) < 0)
-			goto fail;
-	}
-	qsort(m->allocs, m->n_allocs, sizeof(*m->allocs), cmp_alloc);
-	{
-		mp_idmap_t pos;
-
-		if ((rc = mp_idmap_init(&pos, m->n_allocs)) < 0)
-			goto fail;
-		for (size_t i = 0; i < m->n_allocs; i++)
-			if ((rc = mp_idmap_set(&pos, (int64_t)(uintptr_t)m->allocs[i].proto, (int32_t)i)) < 0) {
-				mp_idmap_free(&pos);
-				goto fail;
-			}
-		for (size_t i = 0; i < m->n_allocs; i++)
-			orig_to_sorted[i] = mp_idmap_get(&pos, (int64_t)(uintptr_t)ba->buffer_allocations[i]);
-		mp_idmap_free(&pos);
-	}
-	for (size_t i = 1; i < m->n_allocs; i++)
-		if (m->allocs[i].proto->index == m->allocs[i - 1].proto->index)
-			WARN(m, "allocation index %lld appears twice", (long long)m->allocs[i].proto->index);
-
-	/* Assigned logical buffers, in proto order (a later allocation overwrites). */
-	for (size_t oi = 0; oi < m->n_allocs; oi++) {
-		int32_t ai = orig_to_sorted[oi];
-		mp_hlo_alloc_t *a = &m->allocs[ai];
-		const Xla__BufferAllocationProto *ap = a->proto;
-
-		a->lbs = malloc((ap->n_assigned ? ap->n_assigned : 1) * sizeof(*a->lbs));
-		if (!a->lbs) {
-			rc = MP_ENOMEM;
-			goto fail;
-		}
-		for (size_t j = 0; j < ap->n_assigned; j++) {
-			const Xla__BufferAllocationProto__Assigned *as = ap->assigned[j];
-			int32_t li = mp_idmap_get(&lbproto_by_id, as->logical_buffer_id), ii;
-			const Xla__LogicalBufferProto__Location *loc;
-			const Xla__ShapeProto *shape;
-			mp_hlo_lb_t *lb;
-
-			if (li < 0) {
-				WARN(m, "allocation %lld assigns unknown logical buffer %lld (skipped)",
-				     (long long)ap->index, (long long)as->logical_buffer_id);
-				continue;
-			}
-			lb = &m->lbs[li];
-			loc = lb->proto->defined_at;
-			if (loc && !loc->has_instruction_id && loc->instruction_name) {
-				/* legacy proto: defined_at names the instruction */
-				if (!by_name) {
-					by_name = malloc((m->n_instrs ? m->n_instrs : 1) * sizeof(*by_name));
-					if (!by_name) {
-						rc = MP_ENOMEM;
-						goto fail;
-					}
-					for (size_t k = 0; k < m->n_instrs; k++)
-						by_name[k] = (int32_t)k;
-					qsort_r(by_name, m->n_instrs, sizeof(*by_name), cmp_name, m);
-				}
-				ii = find_by_name(m, by_name, loc->instruction_name);
-			} else {
-				ii = mp_idmap_get(&instr_by_id, loc ? loc->instruction_id : 0);
-			}
-			if (ii < 0) {
-				WARN(m, "logical buffer %lld is defined at unknown instruction %lld (skipped)",
-				     (long long)lb->proto->id, loc ? (long long)loc->instruction_id : 0LL);
-				continue;
-			}
-			lb->instr = ii;
-			lb->alloc = ai;
-			lb->offset = as->offset;
-			shape = m->instrs[ii]->shape;
-			lb->shape_compat = mp_hlo_shape_resolve(shape, loc ? loc->shape_index : NULL,
-								loc ? loc->n_shape_index : 0, true);
-			lb->shape_full = mp_hlo_shape_resolve(shape, loc ? loc->shape_index : NULL,
-							      loc ? loc->n_shape_index : 0, false);
-			lb->unpadded_compat = mp_hlo_shape_unpadded_bytes(lb->shape_compat);
-			lb->unpadded_full = mp_hlo_shape_unpadded_bytes(lb->shape_full);
-			if ((rc = mp_idmap_set(&m->lb_by_id, lb->proto->id, li)) < 0)
-				goto fail;
-			a->lbs[a->n_lbs++] = li;
-		}
-	}
-
-	/* Trace -> allocation: by the first event's buffer (the trace's own
-	 * buffer_allocation_index is not trustworthy). Later traces overwrite. */
-	for (size_t t = 0; t < ba->n_heap_simulator_traces; t++) {
-		const Xla__HeapSimulatorTrace *tr = ba->heap_simulator_traces[t];
-		int32_t li;
-
-		if (!tr->n_events)
-			continue;
-		li = mp_idmap_get(&m->lb_by_id, tr->events[0]->buffer_id);
-		if (li >= 0 && m->lbs[li].alloc >= 0)
-			m->allocs[m->lbs[li].alloc].trace_id = (int64_t)t;
-	}
+	if ((rc = index_allocations(m, orig_to_sorted, &color_cap)) < 0 ||
+	    (rc = assign_buffers(m, orig_to_sorted, &lbproto_by_id, &instr_by_id, &by_name)) < 0)
+		goto fail;
+	link_traces(m);
 	if (m->n_colors)
 		qsort(m->colors, m->n_colors, sizeof(*m->colors), cmp_i64);
 	if (m->n_warnings_dropped) {

@@ -57,14 +57,6 @@ long cx_text(const mp_chart_area_t *a, double x, double y, const char *s, double
 long cx_text_fit(const mp_chart_area_t *a, double x, double y, const char *s, double max_w, double size, int bold,
 		 uint32_t rgb, int halign, int valign, mp_ellipsis_t where);
 
-/* Rewind src and read it for its phases (phases.c), in the order they
- * begin; those still open at the end last until its last event. At most
- * 100,000 are kept. And for its step marks, in its order (the rule is in
- * phases.c). *out and *steps are the caller's (free). Returns 0, MP_ENOMEM or
- * the source's error (diag filled, its file name `name` when unset). */
-int cx_collect_phases(mp_source_t *src, const char *name, mp_chart_phase_t **out, size_t *nout, mp_chart_step_t **steps,
-		      size_t *nsteps, mp_diag_t *diag);
-
 /* The panel's title (bold) and subtitle (muted; may be NULL) at the top of
  * its box, each shortened to the box's width; returns the y under them. */
 double cx_header(const mp_chart_area_t *a, const char *title, const char *subtitle);

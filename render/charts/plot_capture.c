@@ -3,13 +3,11 @@
  * (at the peak and at the first failed allocations), stacked top to bottom
  * at one width.
  *
- * Maps need the live blocks' addresses, which the solver does not keep:
- * one more pass over the source (mp_snapshot_run) hands them over at every
- * map's event, and each becomes pixel columns at once, so no snapshot is
- * kept longer than its callback. Phases (MARK events with the phase
- * flags) are not kept by the solver either: one pass over each input whose
- * timeline is drawn and where the solver saw some collects them, paired as
- * the solver pairs them. */
+ * Maps need the live blocks' addresses, which the solver does not keep,
+ * and timelines the phases and step marks, which it does not keep either:
+ * the layout reads no input for them. mp_plot_capture_reads says what the
+ * picture needs; the caller reads it (mp_replay_read, on the analysis
+ * side) and hands it over in mp_plot_input_t.replay. */
 #include "charts_impl.h"
 
 #include <memprof/plot.h>
@@ -35,7 +33,7 @@ typedef struct panel {
 	char *text;
 	/* map */
 	mp_memmap_t map;
-	mp_snapshot_block_t *blocks; size_t nblocks; /* owned: the map's live blocks, for hover */
+	const mp_snapshot_block_t *blocks; size_t nblocks; /* the map's live blocks, for hover (the input's replay) */
 	int have_map, map_rc;
 	size_t oom;        /* the OOM record shown, or SIZE_MAX for the peak */
 	uint64_t requested; /* its request */
@@ -47,10 +45,6 @@ typedef struct plot {
 	panel_t *p;
 	size_t n, cap;
 	double width;
-	mp_chart_phase_t **phases; /* per input: its phases (cx_collect_phases), or NULL */
-	size_t *nphases;
-	mp_chart_step_t **steps;   /* per input: its step marks, or NULL */
-	size_t *nsteps;
 } plot_t;
 
 unsigned mp_plot_chart_parse(const char *name)
@@ -223,53 +217,42 @@ static void map_titles(panel_t *p)
 	}
 }
 
-typedef struct snap_ctx { plot_t *pl; size_t *panel_of; /* target -> panel */ } snap_ctx_t;
-
-static int on_snapshot(void *ctx, size_t target, const mp_snapshot_t *snap)
+/* The snapshot the caller read for a map's event (mp_plot_capture_reads). */
+static const mp_snapshot_t *snapshot_of(const panel_t *p)
 {
-	snap_ctx_t *c = ctx;
-	panel_t *p = &c->pl->p[c->panel_of[target]];
-	int rc = mp_chart_map_geometry(&p->map, snap, c->pl->width);
+	const mp_replay_t *r = p->in->replay;
 
-	if (rc == MP_ENOMEM || (rc == 0 && snap->nblocks && !(p->blocks = malloc(snap->nblocks * sizeof(*p->blocks)))))
-		return MP_ENOMEM;
-	if (rc == 0 && snap->nblocks) /* kept for the map's hover */
-		memcpy(p->blocks, snap->blocks, (p->nblocks = snap->nblocks) * sizeof(*p->blocks));
-	p->map_rc = rc;
-	p->have_map = rc == 0;
-	return 0;
+	for (size_t i = 0; r && i < r->nmaps; i++)
+		if (r->maps[i].memory == p->dev->id && r->maps[i].event_index == p->event)
+			return &r->maps[i];
+	return NULL;
 }
 
-/* One pass over each input's source for all of its maps. */
-static int build_maps(plot_t *pl, const mp_plot_input_t *in, size_t nin, const mp_text_measure_t *m, mp_diag_t *diag)
+/* Each map's snapshot into pixel columns at the picture's width. */
+static int build_maps(plot_t *pl, const mp_text_measure_t *m, mp_diag_t *diag)
 {
-	for (size_t i = 0; i < nin; i++) {
-		mp_snapshot_target_t *t = calloc(pl->n ? pl->n : 1, sizeof(*t));
-		size_t *of = calloc(pl->n ? pl->n : 1, sizeof(*of)), nt = 0;
-		snap_ctx_t ctx = {pl, of};
+	for (size_t k = 0; k < pl->n; k++) {
+		panel_t *p = &pl->p[k];
+		const mp_snapshot_t *snap;
 		int rc;
-
-		if (!t || !of) {
-			free(t);
-			free(of);
-			return MP_ENOMEM;
-		}
-		for (size_t k = 0; k < pl->n; k++) {
-			panel_t *p = &pl->p[k];
-			if (p->kind != P_MAP || p->in != &in[i])
-				continue;
-			t[nt].memory = p->dev->id;
-			t[nt].event_index = p->event;
-			of[nt++] = k;
-		}
-		rc = nt ? mp_snapshot_run(in[i].source, t, nt, on_snapshot, &ctx, diag) : 0;
-		free(t);
-		free(of);
-		if (rc < 0) {
+		if (p->kind != P_MAP)
+			continue;
+		if (!(snap = snapshot_of(p))) {
+			rc = mp_diag_set(diag, MP_ENOTFOUND, -1, -1,
+					 "the map of memory %" PRIu32 " at event %" PRIu64 " was not read (mp_plot_capture_reads)",
+					 p->dev->id, p->event);
 			if (diag && !diag->file[0])
-				mp_diag_set_file(diag, in[i].name);
+				mp_diag_set_file(diag, p->in->name);
 			return rc;
 		}
+		if ((rc = mp_chart_map_geometry(&p->map, snap, pl->width)) == MP_ENOMEM)
+			return MP_ENOMEM;
+		if (rc == 0 && snap->nblocks) { /* kept for the map's hover */
+			p->blocks = snap->blocks;
+			p->nblocks = snap->nblocks;
+		}
+		p->map_rc = rc;
+		p->have_map = rc == 0;
 	}
 	/* what cannot be drawn becomes a line saying why: too many regions,
 	 * a panel of its own; no regions, left out, all of them named in one
@@ -382,22 +365,13 @@ static int plan_input(plot_t *pl, const mp_plot_input_t *in, const mp_plot_optio
 	return rc;
 }
 
-static void free_plot(plot_t *pl, size_t ninputs)
+static void free_plot(plot_t *pl)
 {
-	for (size_t i = 0; pl->phases && i < ninputs; i++)
-		free(pl->phases[i]);
-	free(pl->phases);
-	free(pl->nphases);
-	for (size_t i = 0; pl->steps && i < ninputs; i++)
-		free(pl->steps[i]);
-	free(pl->steps);
-	free(pl->nsteps);
 	for (size_t i = 0; i < pl->n; i++) {
 		if (!pl->p[i].by_function)
 			free(pl->p[i].bars);
 		free(pl->p[i].text);
 		mp_memmap_free(&pl->p[i].map);
-		free(pl->p[i].blocks);
 	}
 	free(pl->p);
 }
@@ -481,7 +455,7 @@ static int has_steps(const mp_solver_t *s)
 	return 0;
 }
 
-static int draw_panel(const mp_chart_area_t *a, const plot_t *pl, size_t input, panel_t *p)
+static int draw_panel(const mp_chart_area_t *a, panel_t *p)
 {
 	char title[320], name[160];
 
@@ -499,11 +473,11 @@ static int draw_panel(const mp_chart_area_t *a, const plot_t *pl, size_t input, 
 		input_span(p->in, &m.t0_ns, &m.t1_ns);
 		/* the peak's label names the largest group as the breakdown does */
 		m.top_name = first_function(p->in, p->dev->id);
-		if (pl->phases) {
-			m.phases = pl->phases[input];
-			m.nphases = pl->nphases[input];
-			m.steps = pl->steps[input];
-			m.nsteps = pl->nsteps[input];
+		if (p->in->replay) { /* read where mp_plot_capture_reads asked for them */
+			m.phases = p->in->replay->phases;
+			m.nphases = p->in->replay->nphases;
+			m.steps = p->in->replay->steps;
+			m.nsteps = p->in->replay->nsteps;
 		}
 		return mp_chart_timeline(a, &m);
 	}
@@ -530,7 +504,7 @@ int mp_plot_capture(mp_scene_t **out, const mp_plot_input_t *in, size_t n, const
 		    const mp_text_measure_t *m, mp_diag_t *diag)
 {
 	mp_plot_options_t o = *opt;
-	plot_t pl = {NULL, 0, 0, opt->width ? opt->width : MP_PLOT_DEFAULT_WIDTH, NULL, NULL, NULL, NULL};
+	plot_t pl = {NULL, 0, 0, opt->width ? opt->width : MP_PLOT_DEFAULT_WIDTH};
 	double total = 0, y = 0;
 	int rc = 0, any_map = 0;
 
@@ -545,20 +519,7 @@ int mp_plot_capture(mp_scene_t **out, const mp_plot_input_t *in, size_t n, const
 	if (rc == 0 && !pl.n)
 		rc = mp_diag_set(diag, MP_ENODATA, -1, -1, "no memory events to draw");
 	if (rc == 0 && (o.charts & MP_PLOT_MAP))
-		rc = build_maps(&pl, in, n, m, diag);
-	if (rc == 0 && (o.charts & MP_PLOT_TIMELINE) && pl.n) {
-		pl.phases = calloc(n, sizeof(*pl.phases));
-		pl.nphases = calloc(n, sizeof(*pl.nphases));
-		pl.steps = calloc(n, sizeof(*pl.steps));
-		pl.nsteps = calloc(n, sizeof(*pl.nsteps));
-		if (!pl.phases || !pl.nphases || !pl.steps || !pl.nsteps)
-			rc = MP_ENOMEM;
-		/* a pass over the input only where the solver saw phases or steps */
-		for (size_t i = 0; i < n && rc == 0; i++)
-			if (mp_solver_phase_marks(in[i].solver) || has_steps(in[i].solver))
-				rc = cx_collect_phases(in[i].source, in[i].name, &pl.phases[i], &pl.nphases[i], &pl.steps[i],
-						       &pl.nsteps[i], diag);
-	}
+		rc = build_maps(&pl, m, diag);
 	for (size_t i = 0; i < pl.n; i++)
 		any_map |= pl.p[i].kind != P_NOTE;
 	if (rc == 0 && !any_map) { /* only maps asked, and none can be drawn: say which memory and why */
@@ -576,7 +537,7 @@ int mp_plot_capture(mp_scene_t **out, const mp_plot_input_t *in, size_t n, const
 		rc = MP_ENOMEM;
 	for (size_t i = 0; rc == 0 && i < pl.n; i++) {
 		mp_chart_area_t a = {*out, m, {0, y, pl.width, pl.p[i].height}};
-		if ((rc = draw_panel(&a, &pl, (size_t)(pl.p[i].in - in), &pl.p[i])) == MP_ENODATA)
+		if ((rc = draw_panel(&a, &pl.p[i])) == MP_ENODATA)
 			rc = 0;
 		y += pl.p[i].height;
 		if (i + 1 < pl.n) {
@@ -594,6 +555,34 @@ int mp_plot_capture(mp_scene_t **out, const mp_plot_input_t *in, size_t n, const
 		mp_scene_free(*out);
 		*out = NULL;
 	}
-	free_plot(&pl, n);
+	free_plot(&pl);
+	return rc;
+}
+
+int mp_plot_capture_reads(const mp_plot_input_t *in, const mp_plot_options_t *opt, mp_snapshot_target_t **targets,
+			  size_t *ntargets, int *marks)
+{
+	mp_plot_options_t o = *opt;
+	plot_t pl = {NULL, 0, 0, opt->width ? opt->width : MP_PLOT_DEFAULT_WIDTH};
+	size_t nt = 0;
+	int rc;
+
+	*targets = NULL;
+	*ntargets = 0;
+	*marks = 0;
+	if (!o.charts)
+		o.charts = MP_PLOT_TIMELINE;
+	rc = plan_input(&pl, in, &o);
+	for (size_t k = 0; rc == 0 && k < pl.n; k++)
+		nt += pl.p[k].kind == P_MAP;
+	if (rc == 0 && nt && !(*targets = calloc(nt, sizeof(**targets))))
+		rc = MP_ENOMEM;
+	for (size_t k = 0; rc == 0 && k < pl.n; k++)
+		if (pl.p[k].kind == P_MAP)
+			(*targets)[(*ntargets)++] = (mp_snapshot_target_t){pl.p[k].dev->id, pl.p[k].event};
+	/* a pass for them only where the solver saw phases or steps */
+	if (rc == 0 && (o.charts & MP_PLOT_TIMELINE) && pl.n)
+		*marks = mp_solver_phase_marks(in->solver) || has_steps(in->solver);
+	free_plot(&pl);
 	return rc;
 }

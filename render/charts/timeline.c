@@ -196,21 +196,352 @@ static double legend(const tl_t *t, double x, double y, double w, int draw)
 	return cx_legend(t->a, x, y, w, e, n, draw);
 }
 
+/* The words of the panel, made in one step and drawn in another: the
+ * header's and the labels of the peak and of the first failed allocation. */
+typedef struct tl_words {
+	char word[48];   /* "allocated " or "" */
+	char lsteps[96]; /* the peak's step, as its label says it */
+	char l1[160], l2[512], o1[160], o2[160], pnote[800];
+	mp_label_t labels[2];
+	size_t nlabels;
+} tl_words_t;
+
+/* What the y axis must hold: what was used, free and reserved, the
+ * capacity where it does not flatten the rest. */
+static void y_range(tl_t *t)
+{
+	const mp_solver_device_t *d = t->d;
+	uint64_t used = d->peak_bytes, all = t->capacity;
+
+	for (size_t i = 0; i < d->timeline_count; i++) {
+		const mp_solver_point_t *p = &d->timeline[i];
+		t->has_stack |= p->stack_bytes != 0;
+		t->has_free |= p->has_free && p->free_bytes;
+		t->has_frag |= !isnan(p->fragmentation);
+		t->has_resv |= !t->capacity && p->has_reserved && p->reserved_bytes;
+		if (tl_in_use(p) > used)
+			used = tl_in_use(p);
+		if (tl_free_top(p) > all)
+			all = tl_free_top(p);
+		if (!t->capacity && p->has_reserved && p->reserved_bytes > all)
+			all = p->reserved_bytes;
+	}
+	/* 144 GiB of capacity would flatten a 432 MiB peak into the axis:
+	 * beyond 4x, the scale follows what was used and free is cut
+	 * (what was reserved, a measure, always stays on the scale) */
+	t->used = used;
+	t->drawn = t->has_resv && all > used ? all : used;
+	t->off_scale = t->capacity && all > 4 * used;
+	t->ymax = t->off_scale ? used + used / 4 : all;
+}
+
+/* this memory id's points, on the axis its input's others share (the
+ * panels line up) while they cover most of it; a memory id whose
+ * history is a sliver of the run (a GPU used for 5 ms of 2.7 s) gets
+ * its own span, and a strip under the axis shows where that lies in
+ * the input's. Times count from the input's first event, whatever
+ * clock the capture keeps (a profiler's session may start seconds
+ * earlier). The last value is held to the end, as the series is a
+ * step function. */
+static void x_range(tl_t *t, const mp_chart_memory_t *mem)
+{
+	const mp_solver_device_t *d = t->d;
+	uint64_t t0 = d->timeline[0].time_ns, t1 = d->timeline[d->timeline_count - 1].time_ns;
+
+	t->base = t->unit ? 0 : t0;
+	if (mem->t1_ns > mem->t0_ns) {
+		uint64_t s0 = mem->t0_ns < t0 ? mem->t0_ns : t0, s1 = mem->t1_ns > t1 ? mem->t1_ns : t1;
+		if (!t->unit)
+			t->base = s0;
+		/* (an input's phases are drawn on every panel: a PyTorch
+		 * snapshot's reserved segments, made in its first 85 µs, keep the
+		 * whole trace's axis and its phases) */
+		if ((double)(t1 - t0) >= TL_OWN_SPAN * (double)(s1 - s0) || mem->nphases) {
+			t0 = s0;
+			t1 = s1;
+		} else {
+			t->s0 = s0;
+			t->s1 = s1;
+		}
+	}
+	if (t1 <= t0 && t->unit) { /* one entry: one either side */
+		t0 = t0 > 0 ? t0 - 1 : 0;
+		t1 = t0 + 2;
+	} else if (t1 <= t0) { /* one instant: a microsecond around it */
+		t0 = t0 > 500 ? t0 - 500 : 0;
+		t1 = t0 + 1000;
+	}
+	if (t->base > t0)
+		t->base = t0;
+	t->t0 = t0;
+	t->t1 = t1;
+}
+
+/* The title, the subtitle and the step note; returns the y under them. */
+static double header(tl_t *t, const mp_chart_memory_t *mem, tl_words_t *w)
+{
+	const mp_chart_area_t *a = t->a;
+	const mp_solver_device_t *d = t->d;
+	char title[512], sub[512], b1[64], b2[64], b3[64], b4[64], steps[96];
+	double top;
+
+	w->word[0] = '\0';
+	if (t->word)
+		snprintf(w->word, sizeof(w->word), "%s ", t->word);
+	if (t->capacity)
+		snprintf(title, sizeof(title), "%s, capacity %s", mem->title, mp_fmt_bytes(b1, sizeof(b1), t->capacity));
+	else
+		snprintf(title, sizeof(title), "%s", mem->title);
+	steps[0] = w->lsteps[0] = '\0';
+	if (d->peak.step >= 0) {
+		/* The steps' lane at the peak (drawn when it fits): the span of
+		 * the last mark before it. Marks made from xplane events (the first event of each step
+		 * number, of any allocator) can run ahead of this allocator's
+		 * own count: then both are said, not a label that contradicts
+		 * the lane above it. */
+		int64_t lane = -1;
+		for (size_t i = 0; i < t->nmarks && t->marks[i].time_ns <= d->peak.time_ns; i++)
+			lane = t->marks[i].step;
+		if (lane >= 0 && lane != d->peak.step) {
+			snprintf(steps, sizeof(steps), ", step %" PRId64 " by its allocator's count (the steps' lane: %" PRId64 ")",
+				 d->peak.step, lane);
+			snprintf(w->lsteps, sizeof(w->lsteps), ", step %" PRId64 " (lane: %" PRId64 ")", d->peak.step, lane);
+		} else {
+			snprintf(steps, sizeof(steps), ", step %" PRId64, d->peak.step);
+			snprintf(w->lsteps, sizeof(w->lsteps), "%s", steps);
+		}
+	}
+	snprintf(sub, sizeof(sub), "peak %s%s at %s%s · %s allocations, %s failed%s", w->word,
+		 mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes), cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(t, d->peak.time_ns)), steps,
+		 mp_fmt_count(b3, sizeof(b3), d->allocations), mp_fmt_count(b4, sizeof(b4), d->failed_allocations),
+		 d->oom_total > d->oom_count ? " (the first 1000 marked)" : "");
+	if (t->base && !t->s1) /* (a panel of its own span says it under its axis) */
+		snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub), " · time 0: the input's first event, %s on the "
+			 "capture's clock", mp_fmt_time(b2, sizeof(b2), t->base));
+	top = cx_header(a, title, sub);
+	if (t->step_note[0]) { /* one line under the header: the lane draws the ids as they come */
+		mp_scene_tag(a->scene,
+			     cx_text_fit(a, a->box.x + CX_PAD, top - 4, t->step_note, a->box.w - 2 * CX_PAD, CX_SMALL, 0,
+					 MP_COLOR_OOM, MP_ALIGN_LEFT, MP_VALIGN_TOP, MP_ELLIPSIS_END),
+			     "step-note");
+		top += CX_SMALL * CX_LINE + 2;
+	}
+	return top;
+}
+
+/* The plot's box under top, its scales and ticks (the legend drawn over
+ * it): MP_EUSAGE when the box is too small. */
+static int plot_box(tl_t *t, double top, mp_ticks_t *ty, mp_ticks_t *tx, mp_ticks_t *tf)
+{
+	const mp_chart_area_t *a = t->a;
+	double left_w, right_w, bottom_h;
+	int rc;
+
+	/* axes: the y ticks decide the left margin */
+	if ((rc = mp_ticks_fit(ty, MP_AXIS_BYTES, 0, (double)t->ymax * 1.04 + 1, a->box.h * 0.6, 0, a->measure, CX_SMALL)) < 0)
+		return rc;
+	left_w = cx_ticks_width(a, ty) + 10;
+	right_w = 0;
+	if (t->has_frag) {
+		mp_ticks_nice(tf, MP_AXIS_PERCENT, 0, 100, 6);
+		right_w = cx_ticks_width(a, tf) + 10;
+	}
+	/* whole pixels: a column of the series is a pixel of the picture */
+	t->plot.x = floor(a->box.x + CX_PAD + left_w);
+	t->plot.w = floor(a->box.x + a->box.w - CX_PAD - right_w - t->plot.x);
+	t->show_steps = t->nsteps > 0 && (double)t->nsteps <= t->plot.w / 4; /* before the legend: it has an entry */
+	t->plot.y = top + legend(t, a->box.x + CX_PAD, top, a->box.w - 2 * CX_PAD, 0) + 8;
+	bottom_h = CX_SMALL * CX_LINE + 8 + (t->unit || t->s1 ? CX_SMALL * CX_LINE + 2 : 0);
+	t->plot.h = a->box.y + a->box.h - CX_PAD - bottom_h - t->plot.y;
+	if (t->plot.w < 50 || t->plot.h < 40)
+		return MP_EUSAGE;
+	legend(t, a->box.x + CX_PAD, top, a->box.w - 2 * CX_PAD, 1);
+	if (t->show_steps) { /* room for the lane of steps over the plot */
+		t->plot.y += TL_LANE_H + 4;
+		t->plot.h -= TL_LANE_H + 4;
+	}
+	if (t->lanes) { /* and for the phases' over it */
+		t->plot.y += tl_lanes_height(t);
+		t->plot.h -= tl_lanes_height(t);
+		if (t->plot.h < 40)
+			return MP_EUSAGE;
+	}
+
+	t->sx = (mp_scale_t){(double)t->t0, (double)t->t1, t->plot.x, t->plot.x + t->plot.w};
+	if ((rc = tl_fit_y_ticks(t, ty, (double)t->ymax * 1.04 + 1)) < 0 ||
+	    (rc = mp_ticks_fit(tx, t->unit ? MP_AXIS_INTEGER : MP_AXIS_TIME_NS, (double)(t->t0 - t->base),
+			       (double)(t->t1 - t->base), t->plot.w, 1, a->measure, CX_SMALL)) < 0)
+		return rc;
+	for (size_t i = 0; i < tx->count; i++) /* labelled from the input's start, placed on the capture's clock */
+		tx->value[i] += (double)t->base;
+	t->sy = (mp_scale_t){0, (double)t->ymax * 1.04 + 1, t->plot.y + t->plot.h, t->plot.y};
+	t->sf = (mp_scale_t){0, 1, t->plot.y + t->plot.h, t->plot.y};
+	if (t->has_frag) {
+		mp_ticks_fit(tf, MP_AXIS_PERCENT, 0, 100, t->plot.h, 0, a->measure, CX_SMALL);
+		for (size_t i = 0; i < tf->count; i++)
+			tf->value[i] /= 100; /* the right axis maps 0..1 */
+	}
+	return 0;
+}
+
+/* the labels of the peak and of the first failed allocation, placed
+ * before anything is painted: the scale may have to make room */
+static int mark_labels(tl_t *t, const mp_chart_memory_t *mem, mp_ticks_t *ty, tl_words_t *w)
+{
+	const mp_chart_area_t *a = t->a;
+	const mp_solver_device_t *d = t->d;
+	char b1[64], b2[64];
+	int rc;
+
+	{
+		double x = tl_mark_x(t, d->peak.time_ns), y = mp_scale_map(&t->sy, (double)d->peak_bytes);
+		const char *op = mem->top_name ? mem->top_name : top_op(mem);
+		const char *phase = d->peak_phase && mem->source ? mp_source_string(mem->source, d->peak_phase) : "";
+		snprintf(w->l1, sizeof(w->l1), "peak %s%s", w->word, mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes));
+		snprintf(w->l2, sizeof(w->l2), "%s%s%s%s%s%s", cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(t, d->peak.time_ns)),
+			 w->lsteps,
+			 phase[0] ? ", in " : "", phase, op[0] ? " · " : "", op);
+		snprintf(w->pnote, sizeof(w->pnote), "%s\n%s", w->l1, w->l2); /* the hover's: l2 whole */
+		{
+			char fit[512];
+			mp_text_fit(a->measure, w->l2, CX_SMALL, 0, t->plot.w * 0.45, MP_ELLIPSIS_MIDDLE, fit, sizeof(fit));
+			snprintf(w->l2, sizeof(w->l2), "%s", fit);
+		}
+		memset(&w->labels[0], 0, sizeof(w->labels[0]));
+		tl_label_size(a, w->l1, w->l2, &w->labels[0].w, &w->labels[0].h);
+		tl_candidates(&w->labels[0], x, &t->plot, y);
+		w->labels[0].priority = 10;
+		w->nlabels = 1;
+	}
+	if (d->oom_count) {
+		const mp_solver_oom_t *o = &d->oom[0];
+		double x = tl_mark_x(t, o->at.time_ns);
+		snprintf(w->o1, sizeof(w->o1), "failed: %s asked", mp_fmt_bytes(b1, sizeof(b1), o->requested_bytes));
+		if (d->oom_total > 1)
+			snprintf(w->o1 + strlen(w->o1), sizeof(w->o1) - strlen(w->o1), " (1 of %" PRIu64 ")", d->oom_total);
+		snprintf(w->o2, sizeof(w->o2), "at %s%s%s", cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(t, o->at.time_ns)),
+			 o->op ? ", op " : "",
+			 o->op ? mp_source_string(mem->source, o->op) : "");
+		memset(&w->labels[1], 0, sizeof(w->labels[1]));
+		tl_label_size(a, w->o1, w->o2, &w->labels[1].w, &w->labels[1].h);
+		tl_candidates(&w->labels[1], x, &t->plot, t->plot.y + t->plot.h / 2);
+		w->labels[1].priority = 5;
+		w->nlabels = 2;
+	}
+	if ((rc = (int)tl_place_labels(t, ty, w->labels, w->nlabels, tl_mark_x(t, d->peak.time_ns))) < 0)
+		return rc;
+	return 0;
+}
+
+/* failed allocations: a mark at the top, a dotted line while few */
+static void oom_marks(tl_t *t, const mp_chart_memory_t *mem)
+{
+	const mp_chart_area_t *a = t->a;
+	const mp_solver_device_t *d = t->d;
+	char b1[64], b2[64];
+
+	for (size_t i = 0; i < d->oom_count; i++) {
+		double x = tl_mark_x(t, d->oom[i].at.time_ns);
+		mp_point_t tri[3] = {{x - 5, t->plot.y}, {x + 5, t->plot.y}, {x, t->plot.y + 9}};
+		mp_style_t ms = cx_fill(MP_COLOR_OOM), ls = cx_stroke(MP_COLOR_OOM, 1, MP_DASH_DOTTED);
+		if (d->oom_count <= 20)
+			mp_scene_line(a->scene, x, t->plot.y + 9, x, t->plot.y + t->plot.h, &ls);
+		long item = mp_scene_path(a->scene, tri, 3, 1, &ms);
+		char note[400];
+		mp_scene_tag(a->scene, item, "oom-mark");
+		snprintf(note, sizeof(note), "failed allocation: %s asked\nat %s%s%s",
+			 mp_fmt_bytes_exact(b1, sizeof(b1), d->oom[i].requested_bytes),
+			 cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(t, d->oom[i].at.time_ns)), d->oom[i].op ? ", op " : "",
+			 d->oom[i].op && mem->source ? mp_source_string(mem->source, d->oom[i].op) : "");
+		mp_scene_note(a->scene, item, note, (uint32_t)i);
+	}
+}
+
+/* Everything laid out, painted bottom to top. */
+static int paint(tl_t *t, const mp_chart_memory_t *mem, const mp_ticks_t *ty, const mp_ticks_t *tx, const mp_ticks_t *tf,
+		 const tl_words_t *w)
+{
+	const mp_chart_area_t *a = t->a;
+	const mp_solver_device_t *d = t->d;
+	char xtitle[160];
+	int rc;
+
+	cx_axis_left(a, &t->plot, ty, &t->sy, 1);
+	cx_axis_bottom(a, &t->plot, tx, &t->sx, 0);
+	if (t->has_frag)
+		cx_axis_right(a, &t->plot, tf, &t->sf);
+	if (t->unit) { /* the x axis counts entries, not time: say so under it */
+		snprintf(xtitle, sizeof(xtitle), "x: %s index (the input has no times)", t->unit);
+		mp_scene_tag(a->scene,
+			     cx_text_fit(a, t->plot.x + t->plot.w / 2, t->plot.y + t->plot.h + 6 + CX_SMALL * CX_LINE + 2, xtitle,
+					 t->plot.w, CX_SMALL, 0, MP_COLOR_MUTED, MP_ALIGN_CENTER, MP_VALIGN_TOP, MP_ELLIPSIS_END),
+			     "x-title");
+	} else if (t->s1) {
+		tl_time_note(t);
+	}
+	/* stacked by painting: free from the axis, then what is in use over
+	 * it, then the reserved part over that */
+	if (t->has_free && (rc = column_area(t, t->top, MP_COLOR_FREE, "area-free")) < 0)
+		return rc;
+	{
+		/* the peak's line goes under the areas of what is in use: a spike
+		 * one event long is then drawn over it, not hidden behind it */
+		mp_style_t ps = cx_stroke(MP_COLOR_PEAK, 1.5, MP_DASH_SOLID);
+		double x = tl_mark_x(t, d->peak.time_ns);
+		mp_scene_tag(a->scene, mp_scene_line(a->scene, x, t->plot.y, x, t->plot.y + t->plot.h, &ps), "peak-line");
+	}
+	if ((rc = column_area(t, t->use, MP_COLOR_HEAP, "area-heap")) < 0)
+		return rc;
+	if (t->has_stack && (rc = column_area(t, t->stack, MP_COLOR_STACK, "area-stack")) < 0)
+		return rc;
+	if (t->has_resv && (rc = reserved_line(t)) < 0)
+		return rc;
+	if (t->capacity && !t->off_scale) {
+		mp_style_t cs = cx_stroke(MP_COLOR_TEXT, 1, MP_DASH_DASHED);
+		double y = cx_crisp(mp_scale_map(&t->sy, (double)t->capacity));
+		mp_scene_tag(a->scene, mp_scene_line(a->scene, t->plot.x, y, t->plot.x + t->plot.w, y, &cs), "capacity");
+	}
+	if (t->has_frag && (rc = fragmentation_line(t)) < 0)
+		return rc;
+	tl_hover(t, mem); /* under the marks' own notes */
+	{
+		mp_style_t fs = cx_stroke(MP_COLOR_AXIS, 1, MP_DASH_SOLID);
+		mp_scene_tag(a->scene, mp_scene_rect(a->scene, cx_crisp(t->plot.x) - 1, cx_crisp(t->plot.y) - 1,
+						      floor(t->plot.w) + 1, floor(t->plot.h) + 1, &fs), "plot");
+	}
+	oom_marks(t, mem);
+	{ /* the peak: a dot on its line */
+		mp_style_t dot = cx_fill(MP_COLOR_PEAK);
+		double x = tl_mark_x(t, d->peak.time_ns), y = mp_scale_map(&t->sy, (double)d->peak_bytes);
+		long item = mp_scene_rect(a->scene, x - 3, y - 3, 6, 6, &dot);
+		mp_scene_tag(a->scene, item, "peak-dot");
+		mp_scene_note(a->scene, item, w->pnote, 0);
+	}
+	if (t->show_steps)
+		tl_step_lane(t);
+	if (t->lanes)
+		tl_phase_lanes(t, mem);
+	if (w->labels[0].placed)
+		tl_draw_label(a, &w->labels[0].box, w->l1, w->l2, MP_COLOR_PEAK, "peak-label", tl_mark_x(t, d->peak.time_ns));
+	if (w->nlabels > 1 && d->oom_count && w->labels[1].placed)
+		tl_draw_label(a, &w->labels[1].box, w->o1, w->o2, MP_COLOR_OOM, "oom-label", tl_mark_x(t, d->oom[0].at.time_ns));
+	return 0;
+}
+
+/* The steps: the ranges of the axes, the header, the plot's box and
+ * scales, the series per pixel column, the labels' places, the paint. */
 static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_chart_step_t **own)
 {
 	const mp_solver_device_t *d = mem->dev;
 	const mp_memory_info_t *mi = mem->source ? mp_source_memory(mem->source, d->id) : NULL;
-	char title[512], sub[512], b1[64], b2[64], b3[64], b4[64], steps[96], lsteps[96], word[48], xtitle[160];
-	char l1[160], l2[512], o1[160], o2[160], pnote[800];
-	mp_label_t labels[2];
-	size_t nlabels = 0;
+	tl_words_t w;
 	mp_ticks_t ty, tx, tf;
-	double top, left_w, right_w, bottom_h;
-	uint64_t t0, t1;
+	double top;
 	tl_t t;
 	int rc = 0;
 
 	memset(&t, 0, sizeof(t));
+	memset(&w, 0, sizeof(w));
 	t.a = a;
 	t.d = d;
 	if (!d->has_peak || !d->timeline_count)
@@ -221,283 +552,19 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 	 * it; the regions' bytes at the peak are what was reserved then, which
 	 * later grows past them: no capacity, reserved over time instead */
 	t.capacity = d->declared_capacity || d->stats_model ? d->capacity_bytes : 0;
-	{
-		uint64_t used = d->peak_bytes, all = t.capacity;
-		for (size_t i = 0; i < d->timeline_count; i++) {
-			const mp_solver_point_t *p = &d->timeline[i];
-			t.has_stack |= p->stack_bytes != 0;
-			t.has_free |= p->has_free && p->free_bytes;
-			t.has_frag |= !isnan(p->fragmentation);
-			t.has_resv |= !t.capacity && p->has_reserved && p->reserved_bytes;
-			if (tl_in_use(p) > used)
-				used = tl_in_use(p);
-			if (tl_free_top(p) > all)
-				all = tl_free_top(p);
-			if (!t.capacity && p->has_reserved && p->reserved_bytes > all)
-				all = p->reserved_bytes;
-		}
-		/* 144 GiB of capacity would flatten a 432 MiB peak into the axis:
-		 * beyond 4x, the scale follows what was used and free is cut
-		 * (what was reserved, a measure, always stays on the scale) */
-		t.used = used;
-		t.drawn = t.has_resv && all > used ? all : used;
-		t.off_scale = t.capacity && all > 4 * used;
-		t.ymax = t.off_scale ? used + used / 4 : all;
-	}
-
-	/* this memory id's points, on the axis its input's others share (the
-	 * panels line up) while they cover most of it; a memory id whose
-	 * history is a sliver of the run (a GPU used for 5 ms of 2.7 s) gets
-	 * its own span, and a strip under the axis shows where that lies in
-	 * the input's. Times count from the input's first event, whatever
-	 * clock the capture keeps (a profiler's session may start seconds
-	 * earlier). The last value is held to the end, as the series is a
-	 * step function. */
-	t0 = d->timeline[0].time_ns;
-	t1 = d->timeline[d->timeline_count - 1].time_ns;
-	t.base = t.unit ? 0 : t0;
-	if (mem->t1_ns > mem->t0_ns) {
-		uint64_t s0 = mem->t0_ns < t0 ? mem->t0_ns : t0, s1 = mem->t1_ns > t1 ? mem->t1_ns : t1;
-		if (!t.unit)
-			t.base = s0;
-		/* (an input's phases are drawn on every panel: a PyTorch
-		 * snapshot's reserved segments, made in its first 85 µs, keep the
-		 * whole trace's axis and its phases) */
-		if ((double)(t1 - t0) >= TL_OWN_SPAN * (double)(s1 - s0) || mem->nphases) {
-			t0 = s0;
-			t1 = s1;
-		} else {
-			t.s0 = s0;
-			t.s1 = s1;
-		}
-	}
-	if (t1 <= t0 && t.unit) { /* one entry: one either side */
-		t0 = t0 > 0 ? t0 - 1 : 0;
-		t1 = t0 + 2;
-	} else if (t1 <= t0) { /* one instant: a microsecond around it */
-		t0 = t0 > 500 ? t0 - 500 : 0;
-		t1 = t0 + 1000;
-	}
-	if (t.base > t0)
-		t.base = t0;
-	t.t0 = t0;
-	t.t1 = t1;
-	t.lanes = tl_count_lanes(mem, t0, t1);
+	y_range(&t);
+	x_range(&t, mem);
+	t.lanes = tl_count_lanes(mem, t.t0, t.t1);
 	rc = tl_steps(&t, mem);
 	*own = t.own;
 	if (rc < 0)
 		return rc;
-
-	/* header */
-	word[0] = '\0';
-	if (t.word)
-		snprintf(word, sizeof(word), "%s ", t.word);
-	if (t.capacity)
-		snprintf(title, sizeof(title), "%s, capacity %s", mem->title, mp_fmt_bytes(b1, sizeof(b1), t.capacity));
-	else
-		snprintf(title, sizeof(title), "%s", mem->title);
-	steps[0] = lsteps[0] = '\0';
-	if (d->peak.step >= 0) {
-		/* The steps' lane at the peak (drawn when it fits): the span of
-		 * the last mark before it. Marks made from xplane events (the first event of each step
-		 * number, of any allocator) can run ahead of this allocator's
-		 * own count: then both are said, not a label that contradicts
-		 * the lane above it. */
-		int64_t lane = -1;
-		for (size_t i = 0; i < t.nmarks && t.marks[i].time_ns <= d->peak.time_ns; i++)
-			lane = t.marks[i].step;
-		if (lane >= 0 && lane != d->peak.step) {
-			snprintf(steps, sizeof(steps), ", step %" PRId64 " by its allocator's count (the steps' lane: %" PRId64 ")",
-				 d->peak.step, lane);
-			snprintf(lsteps, sizeof(lsteps), ", step %" PRId64 " (lane: %" PRId64 ")", d->peak.step, lane);
-		} else {
-			snprintf(steps, sizeof(steps), ", step %" PRId64, d->peak.step);
-			snprintf(lsteps, sizeof(lsteps), "%s", steps);
-		}
-	}
-	snprintf(sub, sizeof(sub), "peak %s%s at %s%s · %s allocations, %s failed%s", word,
-		 mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes), cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(&t, d->peak.time_ns)), steps,
-		 mp_fmt_count(b3, sizeof(b3), d->allocations), mp_fmt_count(b4, sizeof(b4), d->failed_allocations),
-		 d->oom_total > d->oom_count ? " (the first 1000 marked)" : "");
-	if (t.base && !t.s1) /* (a panel of its own span says it under its axis) */
-		snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub), " · time 0: the input's first event, %s on the "
-			 "capture's clock", mp_fmt_time(b2, sizeof(b2), t.base));
-	top = cx_header(a, title, sub);
-	if (t.step_note[0]) { /* one line under the header: the lane draws the ids as they come */
-		mp_scene_tag(a->scene,
-			     cx_text_fit(a, a->box.x + CX_PAD, top - 4, t.step_note, a->box.w - 2 * CX_PAD, CX_SMALL, 0,
-					 MP_COLOR_OOM, MP_ALIGN_LEFT, MP_VALIGN_TOP, MP_ELLIPSIS_END),
-			     "step-note");
-		top += CX_SMALL * CX_LINE + 2;
-	}
-
-	/* axes: the y ticks decide the left margin */
-	if ((rc = mp_ticks_fit(&ty, MP_AXIS_BYTES, 0, (double)t.ymax * 1.04 + 1, a->box.h * 0.6, 0, a->measure, CX_SMALL)) < 0)
+	top = header(&t, mem, &w);
+	if ((rc = plot_box(&t, top, &ty, &tx, &tf)) < 0)
 		return rc;
-	left_w = cx_ticks_width(a, &ty) + 10;
-	right_w = 0;
-	if (t.has_frag) {
-		mp_ticks_nice(&tf, MP_AXIS_PERCENT, 0, 100, 6);
-		right_w = cx_ticks_width(a, &tf) + 10;
-	}
-	/* whole pixels: a column of the series is a pixel of the picture */
-	t.plot.x = floor(a->box.x + CX_PAD + left_w);
-	t.plot.w = floor(a->box.x + a->box.w - CX_PAD - right_w - t.plot.x);
-	t.show_steps = t.nsteps > 0 && (double)t.nsteps <= t.plot.w / 4; /* before the legend: it has an entry */
-	t.plot.y = top + legend(&t, a->box.x + CX_PAD, top, a->box.w - 2 * CX_PAD, 0) + 8;
-	bottom_h = CX_SMALL * CX_LINE + 8 + (t.unit || t.s1 ? CX_SMALL * CX_LINE + 2 : 0);
-	t.plot.h = a->box.y + a->box.h - CX_PAD - bottom_h - t.plot.y;
-	if (t.plot.w < 50 || t.plot.h < 40)
-		return MP_EUSAGE;
-	legend(&t, a->box.x + CX_PAD, top, a->box.w - 2 * CX_PAD, 1);
-	if (t.show_steps) { /* room for the lane of steps over the plot */
-		t.plot.y += TL_LANE_H + 4;
-		t.plot.h -= TL_LANE_H + 4;
-	}
-	if (t.lanes) { /* and for the phases' over it */
-		t.plot.y += tl_lanes_height(&t);
-		t.plot.h -= tl_lanes_height(&t);
-		if (t.plot.h < 40)
-			return MP_EUSAGE;
-	}
-
-	t.sx = (mp_scale_t){(double)t0, (double)t1, t.plot.x, t.plot.x + t.plot.w};
-	if ((rc = tl_fit_y_ticks(&t, &ty, (double)t.ymax * 1.04 + 1)) < 0 ||
-	    (rc = mp_ticks_fit(&tx, t.unit ? MP_AXIS_INTEGER : MP_AXIS_TIME_NS, (double)(t0 - t.base),
-			       (double)(t1 - t.base), t.plot.w, 1, a->measure, CX_SMALL)) < 0)
-		return rc;
-	for (size_t i = 0; i < tx.count; i++) /* labelled from the input's start, placed on the capture's clock */
-		tx.value[i] += (double)t.base;
-	t.sy = (mp_scale_t){0, (double)t.ymax * 1.04 + 1, t.plot.y + t.plot.h, t.plot.y};
-	t.sf = (mp_scale_t){0, 1, t.plot.y + t.plot.h, t.plot.y};
-	if (t.has_frag) {
-		mp_ticks_fit(&tf, MP_AXIS_PERCENT, 0, 100, t.plot.h, 0, a->measure, CX_SMALL);
-		for (size_t i = 0; i < tf.count; i++)
-			tf.value[i] /= 100; /* the right axis maps 0..1 */
-	}
-
 	/* each series reduced to the plot's pixel columns */
-	if ((rc = columns(&t, t0, t1)) < 0)
-		goto out;
-
-	/* the labels of the peak and of the first failed allocation, placed
-	 * before anything is painted: the scale may have to make room */
-	{
-		double x = tl_mark_x(&t, d->peak.time_ns), y = mp_scale_map(&t.sy, (double)d->peak_bytes);
-		const char *op = mem->top_name ? mem->top_name : top_op(mem);
-		const char *phase = d->peak_phase && mem->source ? mp_source_string(mem->source, d->peak_phase) : "";
-		snprintf(l1, sizeof(l1), "peak %s%s", word, mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes));
-		snprintf(l2, sizeof(l2), "%s%s%s%s%s%s", cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(&t, d->peak.time_ns)),
-			 lsteps,
-			 phase[0] ? ", in " : "", phase, op[0] ? " · " : "", op);
-		snprintf(pnote, sizeof(pnote), "%s\n%s", l1, l2); /* the hover's: l2 whole */
-		{
-			char fit[512];
-			mp_text_fit(a->measure, l2, CX_SMALL, 0, t.plot.w * 0.45, MP_ELLIPSIS_MIDDLE, fit, sizeof(fit));
-			snprintf(l2, sizeof(l2), "%s", fit);
-		}
-		memset(&labels[0], 0, sizeof(labels[0]));
-		tl_label_size(a, l1, l2, &labels[0].w, &labels[0].h);
-		tl_candidates(&labels[0], x, &t.plot, y);
-		labels[0].priority = 10;
-		nlabels = 1;
-	}
-	if (d->oom_count) {
-		const mp_solver_oom_t *o = &d->oom[0];
-		double x = tl_mark_x(&t, o->at.time_ns);
-		snprintf(o1, sizeof(o1), "failed: %s asked", mp_fmt_bytes(b1, sizeof(b1), o->requested_bytes));
-		if (d->oom_total > 1)
-			snprintf(o1 + strlen(o1), sizeof(o1) - strlen(o1), " (1 of %" PRIu64 ")", d->oom_total);
-		snprintf(o2, sizeof(o2), "at %s%s%s", cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(&t, o->at.time_ns)),
-			 o->op ? ", op " : "",
-			 o->op ? mp_source_string(mem->source, o->op) : "");
-		memset(&labels[1], 0, sizeof(labels[1]));
-		tl_label_size(a, o1, o2, &labels[1].w, &labels[1].h);
-		tl_candidates(&labels[1], x, &t.plot, t.plot.y + t.plot.h / 2);
-		labels[1].priority = 5;
-		nlabels = 2;
-	}
-	if ((rc = (int)tl_place_labels(&t, &ty, labels, nlabels, tl_mark_x(&t, d->peak.time_ns))) < 0)
-		goto out;
-	rc = 0;
-
-	cx_axis_left(a, &t.plot, &ty, &t.sy, 1);
-	cx_axis_bottom(a, &t.plot, &tx, &t.sx, 0);
-	if (t.has_frag)
-		cx_axis_right(a, &t.plot, &tf, &t.sf);
-	if (t.unit) { /* the x axis counts entries, not time: say so under it */
-		snprintf(xtitle, sizeof(xtitle), "x: %s index (the input has no times)", t.unit);
-		mp_scene_tag(a->scene,
-			     cx_text_fit(a, t.plot.x + t.plot.w / 2, t.plot.y + t.plot.h + 6 + CX_SMALL * CX_LINE + 2, xtitle,
-					 t.plot.w, CX_SMALL, 0, MP_COLOR_MUTED, MP_ALIGN_CENTER, MP_VALIGN_TOP, MP_ELLIPSIS_END),
-			     "x-title");
-	} else if (t.s1) {
-		tl_time_note(&t);
-	}
-	/* stacked by painting: free from the axis, then what is in use over
-	 * it, then the reserved part over that */
-	if (t.has_free && (rc = column_area(&t, t.top, MP_COLOR_FREE, "area-free")) < 0)
-		goto out;
-	{
-		/* the peak's line goes under the areas of what is in use: a spike
-		 * one event long is then drawn over it, not hidden behind it */
-		mp_style_t ps = cx_stroke(MP_COLOR_PEAK, 1.5, MP_DASH_SOLID);
-		double x = tl_mark_x(&t, d->peak.time_ns);
-		mp_scene_tag(a->scene, mp_scene_line(a->scene, x, t.plot.y, x, t.plot.y + t.plot.h, &ps), "peak-line");
-	}
-	if ((rc = column_area(&t, t.use, MP_COLOR_HEAP, "area-heap")) < 0)
-		goto out;
-	if (t.has_stack && (rc = column_area(&t, t.stack, MP_COLOR_STACK, "area-stack")) < 0)
-		goto out;
-	if (t.has_resv && (rc = reserved_line(&t)) < 0)
-		goto out;
-	if (t.capacity && !t.off_scale) {
-		mp_style_t cs = cx_stroke(MP_COLOR_TEXT, 1, MP_DASH_DASHED);
-		double y = cx_crisp(mp_scale_map(&t.sy, (double)t.capacity));
-		mp_scene_tag(a->scene, mp_scene_line(a->scene, t.plot.x, y, t.plot.x + t.plot.w, y, &cs), "capacity");
-	}
-	if (t.has_frag && (rc = fragmentation_line(&t)) < 0)
-		goto out;
-	tl_hover(&t, mem); /* under the marks' own notes */
-	{
-		mp_style_t fs = cx_stroke(MP_COLOR_AXIS, 1, MP_DASH_SOLID);
-		mp_scene_tag(a->scene, mp_scene_rect(a->scene, cx_crisp(t.plot.x) - 1, cx_crisp(t.plot.y) - 1,
-						      floor(t.plot.w) + 1, floor(t.plot.h) + 1, &fs), "plot");
-	}
-
-	/* failed allocations: a mark at the top, a dotted line while few */
-	for (size_t i = 0; i < d->oom_count; i++) {
-		double x = tl_mark_x(&t, d->oom[i].at.time_ns);
-		mp_point_t tri[3] = {{x - 5, t.plot.y}, {x + 5, t.plot.y}, {x, t.plot.y + 9}};
-		mp_style_t ms = cx_fill(MP_COLOR_OOM), ls = cx_stroke(MP_COLOR_OOM, 1, MP_DASH_DOTTED);
-		if (d->oom_count <= 20)
-			mp_scene_line(a->scene, x, t.plot.y + 9, x, t.plot.y + t.plot.h, &ls);
-		long item = mp_scene_path(a->scene, tri, 3, 1, &ms);
-		char note[400];
-		mp_scene_tag(a->scene, item, "oom-mark");
-		snprintf(note, sizeof(note), "failed allocation: %s asked\nat %s%s%s",
-			 mp_fmt_bytes_exact(b1, sizeof(b1), d->oom[i].requested_bytes),
-			 cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(&t, d->oom[i].at.time_ns)), d->oom[i].op ? ", op " : "",
-			 d->oom[i].op && mem->source ? mp_source_string(mem->source, d->oom[i].op) : "");
-		mp_scene_note(a->scene, item, note, (uint32_t)i);
-	}
-
-	{ /* the peak: a dot on its line */
-		mp_style_t dot = cx_fill(MP_COLOR_PEAK);
-		double x = tl_mark_x(&t, d->peak.time_ns), y = mp_scale_map(&t.sy, (double)d->peak_bytes);
-		long item = mp_scene_rect(a->scene, x - 3, y - 3, 6, 6, &dot);
-		mp_scene_tag(a->scene, item, "peak-dot");
-		mp_scene_note(a->scene, item, pnote, 0);
-	}
-	if (t.show_steps)
-		tl_step_lane(&t);
-	if (t.lanes)
-		tl_phase_lanes(&t, mem);
-	if (labels[0].placed)
-		tl_draw_label(a, &labels[0].box, l1, l2, MP_COLOR_PEAK, "peak-label", tl_mark_x(&t, d->peak.time_ns));
-	if (nlabels > 1 && d->oom_count && labels[1].placed)
-		tl_draw_label(a, &labels[1].box, o1, o2, MP_COLOR_OOM, "oom-label", tl_mark_x(&t, d->oom[0].at.time_ns));
-out:
+	if ((rc = columns(&t, t.t0, t.t1)) == 0 && (rc = mark_labels(&t, mem, &ty, &w)) == 0)
+		rc = paint(&t, mem, &ty, &tx, &tf, &w);
 	free(t.use);
 	free(t.top);
 	free(t.stack);

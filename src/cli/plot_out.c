@@ -93,18 +93,42 @@ static int function_bars(mp_functions_t *f, mp_plot_function_bars_t **out, size_
 	return 0;
 }
 
+/* What the picture needs read from each input that the solver does not
+ * keep (the maps' snapshots, the timelines' phases and step marks): the
+ * layout asks, the analysis side reads (memprof/replay.h), the layout
+ * draws it. *rp[i] the caller's (mp_replay_free). Returns 0 or an error,
+ * diag filled. */
+static int plot_reads(mp_plot_input_t *in, mp_replay_t *rp, int n, const mp_plot_options_t *o, mp_diag_t *diag)
+{
+	int rc = 0;
+
+	for (int i = 0; i < n && rc == 0; i++) {
+		mp_snapshot_target_t *t = NULL;
+		size_t nt = 0;
+		int marks = 0;
+		if ((rc = mp_plot_capture_reads(&in[i], o, &t, &nt, &marks)) == 0)
+			rc = mp_replay_read(in[i].source, in[i].name, t, nt, marks, &rp[i], diag);
+		else
+			mp_diag_set(diag, rc, -1, -1, "out of memory");
+		free(t);
+		in[i].replay = &rp[i];
+	}
+	return rc;
+}
+
 int cli_plot_write(const cli_inputs_t *ci, const mp_plot_options_t *o, const char *path)
 {
 	mp_plot_input_t *in = calloc((size_t)(ci->n ? ci->n : 1), sizeof(*in));
 	mp_plot_function_bars_t **fg = calloc((size_t)(ci->n ? ci->n : 1), sizeof(*fg));
 	mp_chart_bar_t **fb = calloc((size_t)(ci->n ? ci->n : 1), sizeof(*fb));
 	char **ft = calloc((size_t)(ci->n ? ci->n : 1), sizeof(*ft));
+	mp_replay_t *rp = calloc((size_t)(ci->n ? ci->n : 1), sizeof(*rp));
 	mp_scene_t *scene = NULL;
 	mp_diag_t diag;
 	int rc = MP_EXIT_OK, err;
 
 	mp_diag_clear(&diag);
-	if (!in || !fg || !fb || !ft) {
+	if (!in || !fg || !fb || !ft || !rp) {
 		mp_cli_error("out of memory");
 		rc = MP_EXIT_FAILURE;
 		goto out;
@@ -123,7 +147,9 @@ int cli_plot_write(const cli_inputs_t *ci, const mp_plot_options_t *o, const cha
 		in[i].functions = fg[i];
 	}
 	cli_picture_font_check(path);
-	err = mp_plot_capture(&scene, in, (size_t)ci->n, o, mp_render_measure(), &diag);
+	err = plot_reads(in, rp, ci->n, o, &diag);
+	if (err == 0)
+		err = mp_plot_capture(&scene, in, (size_t)ci->n, o, mp_render_measure(), &diag);
 	if (err == 0)
 		err = cli_picture_write(scene, path, &diag);
 	if (err < 0) {
@@ -132,6 +158,8 @@ int cli_plot_write(const cli_inputs_t *ci, const mp_plot_options_t *o, const cha
 			rc = MP_EXIT_FAILURE;
 	}
 out:
+	for (int i = 0; rp && i < ci->n; i++)
+		mp_replay_free(&rp[i]);
 	for (int i = 0; ft && i < ci->n; i++) {
 		free(fg[i]);
 		free(fb[i]);
@@ -141,6 +169,7 @@ out:
 	free(fg);
 	free(fb);
 	free(ft);
+	free(rp);
 	mp_scene_free(scene);
 	mp_render_shutdown(); /* the font caches: leak checkers see a clean exit */
 	return rc;

@@ -236,31 +236,67 @@ static int is_mem_event(const mp_event_t *ev)
 	return ev->kind == MP_EV_ALLOC || ev->kind == MP_EV_FREE;
 }
 
-int mp_xprof_compute(mp_source_t *src, const mp_xprof_options_t *opts, mp_xprof_profile_t **out,
-		     mp_diag_t *diag)
+/* One ALLOC or FREE in pass 1: the memory's counts, its peak as xprof
+ * finds it, its lifetime figures and its peak step. */
+static void peak_event(cm_state *s, mp_source_t *src, const mp_event_t *ev)
 {
-	int legacy = opts ? opts->legacy_names : 1;
-	uint32_t nst = mp_source_memory_count(src), i;
+	uint64_t used, key;
+
+	s->seen = 1;
+	s->m.id = ev->memory;
+	s->m.events++;
+	s->m.stream_events++;
+	if (ev->kind == MP_EV_ALLOC)
+		s->m.allocations++;
+	else
+		s->m.deallocations++;
+	key = order_key(src, ev);
+	used = ev->stats.stack_bytes + ev->stats.heap_bytes;
+	/* xprof walks events in stored order and takes `used >= peak`:
+	 * the maximum, and among equal maxima the last one stored */
+	if (!s->m.has_peak || used > s->m.peak_bytes || (used == s->m.peak_bytes && key >= s->peak_order)) {
+		s->m.has_peak = 1;
+		s->peak_order = key;
+		s->m.peak_bytes = used;
+		s->m.peak_time_ns = ev->time_ns;
+		s->m.stack_bytes = ev->stats.stack_bytes;
+		s->m.heap_bytes = ev->stats.heap_bytes;
+		s->m.free_bytes = ev->stats.free_bytes;
+		s->m.fragmentation = ev->stats.fragmentation;
+		s->m.capacity_bytes = used + ev->stats.free_bytes;
+	}
+	if (!s->have_last || key >= s->last_order) {
+		s->have_last = 1;
+		s->last_order = key;
+		s->m.lifetime_peak_xprof = ev->stats.peak_bytes;
+	}
+	if (ev->stats.peak_bytes > s->m.lifetime_peak_max)
+		s->m.lifetime_peak_max = ev->stats.peak_bytes;
+	/* peak step: the step of the last event, in time order, whose
+	 * level equals the maximum */
+	if (!s->have_tmax || used >= s->tmax) {
+		s->have_tmax = 1;
+		s->tmax = used;
+		s->m.peak_step = ev->step;
+	}
+}
+
+/* pass 1: peaks, steps, lifetime figures; *st grows to every memory id
+ * an event names (the caller frees it). */
+static int pass_peaks(mp_source_t *src, cm_state **stp, uint32_t *nstp, mp_diag_t *diag)
+{
 	cm_state *st = NULL;
-	cm_pending *pend = NULL;
-	size_t npend = 0, cappend = 0, n = 0;
-	cm_map map = {NULL, 0, 0};
-	mp_xprof_profile_t *p = NULL;
+	uint32_t nst = mp_source_memory_count(src);
 	mp_event_t ev;
 	int rc;
 
-	*out = NULL;
 	rc = mp_source_rewind(src, diag);
 	if (rc < 0)
 		return rc;
 	/* before the first event: memory descriptions count as events too */
 	if (nst && !(st = calloc(nst, sizeof(*st))))
 		return MP_ENOMEM;
-	/* pass 1: peaks, steps, lifetime figures */
 	while ((rc = mp_source_next(src, &ev, diag)) > 0) {
-		cm_state *s;
-		uint64_t used, key;
-
 		if (!is_mem_event(&ev)) {
 			/* as the solver counts a memory's events (docs/report.md) */
 			if (ev.kind != MP_EV_STEP && ev.kind != MP_EV_MARK && ev.memory < nst)
@@ -290,50 +326,26 @@ int mp_xprof_compute(mp_source_t *src, const mp_xprof_options_t *opts, mp_xprof_
 				break;
 			}
 		}
-		s = &st[ev.memory];
-		s->seen = 1;
-		s->m.id = ev.memory;
-		s->m.events++;
-		s->m.stream_events++;
-		if (ev.kind == MP_EV_ALLOC)
-			s->m.allocations++;
-		else
-			s->m.deallocations++;
-		key = order_key(src, &ev);
-		used = ev.stats.stack_bytes + ev.stats.heap_bytes;
-		/* xprof walks events in stored order and takes `used >= peak`:
-		 * the maximum, and among equal maxima the last one stored */
-		if (!s->m.has_peak || used > s->m.peak_bytes || (used == s->m.peak_bytes && key >= s->peak_order)) {
-			s->m.has_peak = 1;
-			s->peak_order = key;
-			s->m.peak_bytes = used;
-			s->m.peak_time_ns = ev.time_ns;
-			s->m.stack_bytes = ev.stats.stack_bytes;
-			s->m.heap_bytes = ev.stats.heap_bytes;
-			s->m.free_bytes = ev.stats.free_bytes;
-			s->m.fragmentation = ev.stats.fragmentation;
-			s->m.capacity_bytes = used + ev.stats.free_bytes;
-		}
-		if (!s->have_last || key >= s->last_order) {
-			s->have_last = 1;
-			s->last_order = key;
-			s->m.lifetime_peak_xprof = ev.stats.peak_bytes;
-		}
-		if (ev.stats.peak_bytes > s->m.lifetime_peak_max)
-			s->m.lifetime_peak_max = ev.stats.peak_bytes;
-		/* peak step: the step of the last event, in time order, whose
-		 * level equals the maximum */
-		if (!s->have_tmax || used >= s->tmax) {
-			s->have_tmax = 1;
-			s->tmax = used;
-			s->m.peak_step = ev.step;
-		}
+		peak_event(&st[ev.memory], src, &ev);
 	}
-	if (rc < 0)
-		goto out;
-	for (i = 0; i < nst && st; i++)
+	*stp = st;
+	*nstp = nst;
+	return rc;
+}
+
+/* pass 2: the peak step's allocations up to the peak time, pending in
+ * *pendp (the caller's, as map) while live. */
+static int pass_peak_step(mp_source_t *src, cm_state *st, uint32_t nst, cm_pending **pendp, size_t *npendp, cm_map *mapp,
+			  mp_diag_t *diag)
+{
+	cm_pending *pend = NULL;
+	size_t npend = 0, cappend = 0;
+	cm_map map = {NULL, 0, 0};
+	mp_event_t ev;
+	int rc;
+
+	for (uint32_t i = 0; i < nst && st; i++)
 		st[i].unmapped = (int64_t)st[i].m.heap_bytes;
-	/* pass 2: the peak step's allocations up to the peak time */
 	rc = mp_source_rewind(src, diag);
 	while (rc == 0 && (rc = mp_source_next(src, &ev, diag)) > 0) {
 		cm_state *s;
@@ -379,22 +391,31 @@ int mp_xprof_compute(mp_source_t *src, const mp_xprof_options_t *opts, mp_xprof_
 			s->unmapped += (int64_t)ev.allocated_bytes;
 		}
 	}
-	if (rc < 0)
-		goto out;
-	p = calloc(1, sizeof(*p));
-	if (!p) {
-		rc = MP_ENOMEM;
-		goto out;
-	}
+	*pendp = pend;
+	*npendp = npend;
+	*mapp = map;
+	return rc;
+}
+
+/* The profile: per memory id seen, its figures and its table. */
+static int profile(mp_source_t *src, cm_state *st, uint32_t nst, const cm_pending *pend, size_t npend, int legacy,
+		   mp_xprof_profile_t **out)
+{
+	mp_xprof_profile_t *p = calloc(1, sizeof(*p));
+	size_t n = 0;
+	int rc = 0;
+
+	if (!p)
+		return MP_ENOMEM;
 	p->legacy_names = legacy;
-	for (i = 0; i < nst && st; i++)
+	for (uint32_t i = 0; i < nst && st; i++)
 		n += st[i].seen;
 	p->mems = calloc(n ? n : 1, sizeof(*p->mems));
 	if (!p->mems) {
-		rc = MP_ENOMEM;
-		goto out;
+		mp_xprof_free(p);
+		return MP_ENOMEM;
 	}
-	for (i = 0; i < nst && st && rc == 0; i++) {
+	for (uint32_t i = 0; i < nst && st && rc == 0; i++) {
 		const mp_memory_info_t *info;
 
 		if (!st[i].seen)
@@ -405,12 +426,30 @@ int mp_xprof_compute(mp_source_t *src, const mp_xprof_options_t *opts, mp_xprof_
 		rc = build_table(src, &st[i], pend, npend, legacy);
 		p->mems[p->n++] = st[i].m;
 	}
-	if (rc == 0) {
+	if (rc == 0)
 		*out = p;
-		p = NULL;
-	}
-out:
-	mp_xprof_free(p);
+	else
+		mp_xprof_free(p);
+	return rc;
+}
+
+int mp_xprof_compute(mp_source_t *src, const mp_xprof_options_t *opts, mp_xprof_profile_t **out,
+		     mp_diag_t *diag)
+{
+	int legacy = opts ? opts->legacy_names : 1;
+	uint32_t nst = 0;
+	cm_state *st = NULL;
+	cm_pending *pend = NULL;
+	size_t npend = 0;
+	cm_map map = {NULL, 0, 0};
+	int rc;
+
+	*out = NULL;
+	rc = pass_peaks(src, &st, &nst, diag);
+	if (rc == 0)
+		rc = pass_peak_step(src, st, nst, &pend, &npend, &map, diag);
+	if (rc == 0)
+		rc = profile(src, st, nst, pend, npend, legacy, out);
 	free(st);
 	free(pend);
 	free(map.s);

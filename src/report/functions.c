@@ -206,25 +206,14 @@ static int oom(mp_diag_t *diag)
 	return mp_diag_set(diag, MP_ENOMEM, -1, -1, "out of memory");
 }
 
-static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver, int by_op,
-		   const mp_functions_options_t *opts, mp_diag_t *diag)
+/* The tables before the pass: per stack id, and the symbolizer. NULL, or
+ * a table missing, when out of memory (mp_functions_free frees it). */
+static mp_functions_t *functions_new(mp_capture_t *cap, int by_op, const mp_functions_options_t *opts)
 {
-	mp_capture_t *cap = by_op ? NULL : mp_capture_from_source(src);
-	mp_functions_t *f;
-	live_map_t live = {NULL, 0, 0};
-	uint64_t *peak_at = NULL;
-	uint32_t npeak = 0, i;
-	site_t nostack;
-	unsigned char *has_stacks = NULL;
-	mp_event_t ev;
-	int rc;
-	long r;
+	mp_functions_t *f = calloc(1, sizeof(*f));
 
-	*out = NULL;
-	if (!by_op && (!cap || mp_capture_stack_count(cap) == 0))
-		return MP_ENODATA;
-	if (!(f = calloc(1, sizeof(*f))))
-		return oom(diag);
+	if (!f)
+		return NULL;
 	f->cap = cap;
 	f->by_op = by_op;
 	f->empty_name = -1;
@@ -237,31 +226,44 @@ static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *so
 	f->stack_bytes = calloc((size_t)f->nstacks + 1, sizeof(*f->stack_bytes));
 	f->syms = calloc(MP_WRITER_STACK_MAX, sizeof(*f->syms));
 	f->frames = calloc(MP_WRITER_STACK_MAX, sizeof(*f->frames));
-	if ((!f->sym && !by_op) || !f->stack_site || !f->stack_row || !f->stack_bytes || !f->syms || !f->frames ||
-	    (f->empty_name = name_id(f, "")) < 0 ||
-	    site_of(f, &nostack, NO_STACK, NO_STACK, "", 0, MP_FRAME_UNKNOWN, NULL) || live_grow(&live)) {
-		rc = oom(diag);
-		goto fail;
-	}
-	/* Each memory id's peak event, from the solver. */
+	return f;
+}
+
+/* Each memory id's peak event, from the solver: *peak_at[memory id]
+ * (UINT64_MAX: none), the caller's. */
+static int peak_events(const mp_solver_t *solver, uint64_t **peak_at, uint32_t *npeak)
+{
 	for (size_t d = 0; d < mp_solver_device_count(solver); d++) {
 		const mp_solver_device_t *dev = mp_solver_device(solver, d);
-		if (dev->id >= npeak) {
+		if (dev->id >= *npeak) {
 			uint32_t n = dev->id + 1;
-			uint64_t *a = realloc(peak_at, n * sizeof(*a));
-			if (!a) {
-				rc = oom(diag);
-				goto fail;
-			}
-			for (i = npeak; i < n; i++)
+			uint64_t *a = realloc(*peak_at, n * sizeof(*a));
+			if (!a)
+				return MP_ENOMEM;
+			for (uint32_t i = *npeak; i < n; i++)
 				a[i] = UINT64_MAX;
-			peak_at = a;
-			npeak = n;
+			*peak_at = a;
+			*npeak = n;
 		}
-		peak_at[dev->id] = dev->has_peak ? dev->peak.event_index : UINT64_MAX;
+		(*peak_at)[dev->id] = dev->has_peak ? dev->peak.event_index : UINT64_MAX;
 	}
+	return 0;
+}
+
+/* The pass: each allocation charged to its site's row, the live blocks
+ * kept in live, the rows' live figures copied at each memory id's peak
+ * event. One loop, kept whole: it runs once per event. */
+static int charge_events(mp_functions_t *f, mp_source_t *src, int by_op, const site_t *nostackp, live_map_t *livep,
+			 const uint64_t *peak_at, uint32_t npeak, mp_diag_t *diag)
+{
+	const site_t nostack = *nostackp;
+	live_map_t live = *livep;
+	mp_event_t ev;
+	int rc;
+	long r;
+
 	if ((rc = mp_source_rewind(src, diag)) < 0)
-		goto fail;
+		return rc;
 	while ((rc = mp_source_next(src, &ev, diag)) == 1) {
 		if (ev.kind == MP_EV_ALLOC || ev.kind == MP_EV_ALLOC_FAILED) {
 			const site_t *site = &nostack;
@@ -273,20 +275,20 @@ static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *so
 				const char *name = mp_source_string(src, ev.op);
 				if (site_of(f, &op, name, name, "", 0, MP_FRAME_UNKNOWN, NULL)) {
 					rc = oom(diag);
-					goto fail;
+					goto out;
 				}
 				site = &op;
 			}
 			if (ev.stack && ev.stack <= f->nstacks) {
 				if (!f->stack_site[ev.stack].label && stack_site(f, ev.stack, &f->stack_site[ev.stack])) {
 					rc = oom(diag);
-					goto fail;
+					goto out;
 				}
 				site = &f->stack_site[ev.stack];
 			}
 			if ((r = row_of(f, ev.memory, site)) < 0) {
 				rc = oom(diag);
-				goto fail;
+				goto out;
 			}
 			if (ev.stack && ev.stack <= f->nstacks) {
 				f->stack_row[ev.stack] = (uint32_t)r + 1;
@@ -307,7 +309,7 @@ static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *so
 			}
 			if ((live.n + 1) * 2 > live.mask + 1 && live_grow(&live)) {
 				rc = oom(diag);
-				goto fail;
+				goto out;
 			}
 			for (k = live_hash(&live, ev.memory, ev.address); live.s[k].row; k = (k + 1) & live.mask)
 				;
@@ -341,11 +343,20 @@ static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *so
 			}
 		}
 	}
-	if (rc < 0)
-		goto fail;
-	/* Representative stacks, then drop the rows of memory ids without
-	 * any stack (annotated pools, mappings): nothing to say about them. */
-	for (i = 1; i <= f->nstacks; i++) {
+out:
+	*livep = live;
+	return rc < 0 ? rc : 0;
+}
+
+/* Representative stacks, then drop the rows of memory ids without
+ * any stack (annotated pools, mappings): nothing to say about them. */
+static int finish_rows(mp_functions_t *f, int by_op)
+{
+	uint32_t maxmem = 0;
+	unsigned char *has_stacks;
+	size_t j, k = 0;
+
+	for (uint32_t i = 1; i <= f->nstacks; i++) {
 		mp_func_row_t *row;
 		if (!f->stack_row[i])
 			continue;
@@ -354,37 +365,56 @@ static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *so
 		if (!row->stack || f->stack_bytes[i] > f->stack_bytes[row->stack])
 			row->stack = i;
 	}
-	{
-		uint32_t maxmem = 0;
-		size_t j, k = 0;
-		for (j = 0; j < f->nrows; j++)
-			if (f->rows[j].memory + 1 > maxmem)
-				maxmem = f->rows[j].memory + 1;
-		has_stacks = calloc(maxmem ? maxmem : 1, 1);
-		if (!has_stacks) {
-			rc = oom(diag);
-			goto fail;
-		}
-		for (j = 0; j < f->nrows; j++)
-			if (f->rows[j].stacks || by_op)
-				has_stacks[f->rows[j].memory] = 1;
-		for (j = 0; j < f->nrows; j++)
-			if (has_stacks[f->rows[j].memory])
-				f->rows[k++] = f->rows[j];
-		f->nrows = k;
-	}
+	for (j = 0; j < f->nrows; j++)
+		if (f->rows[j].memory + 1 > maxmem)
+			maxmem = f->rows[j].memory + 1;
+	has_stacks = calloc(maxmem ? maxmem : 1, 1);
+	if (!has_stacks)
+		return MP_ENOMEM;
+	for (j = 0; j < f->nrows; j++)
+		if (f->rows[j].stacks || by_op)
+			has_stacks[f->rows[j].memory] = 1;
+	for (j = 0; j < f->nrows; j++)
+		if (has_stacks[f->rows[j].memory])
+			f->rows[k++] = f->rows[j];
+	f->nrows = k;
 	qsort(f->rows, f->nrows, sizeof(*f->rows), cmp_rows);
 	free(has_stacks);
+	return 0;
+}
+
+static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver, int by_op,
+		   const mp_functions_options_t *opts, mp_diag_t *diag)
+{
+	mp_capture_t *cap = by_op ? NULL : mp_capture_from_source(src);
+	mp_functions_t *f;
+	live_map_t live = {NULL, 0, 0};
+	uint64_t *peak_at = NULL;
+	uint32_t npeak = 0;
+	site_t nostack;
+	int rc;
+
+	*out = NULL;
+	if (!by_op && (!cap || mp_capture_stack_count(cap) == 0))
+		return MP_ENODATA;
+	if (!(f = functions_new(cap, by_op, opts)))
+		return oom(diag);
+	if ((!f->sym && !by_op) || !f->stack_site || !f->stack_row || !f->stack_bytes || !f->syms || !f->frames ||
+	    (f->empty_name = name_id(f, "")) < 0 ||
+	    site_of(f, &nostack, NO_STACK, NO_STACK, "", 0, MP_FRAME_UNKNOWN, NULL) || live_grow(&live) ||
+	    peak_events(solver, &peak_at, &npeak) < 0)
+		rc = oom(diag);
+	else if ((rc = charge_events(f, src, by_op, &nostack, &live, peak_at, npeak, diag)) == 0 &&
+		 finish_rows(f, by_op) < 0)
+		rc = oom(diag);
 	free(peak_at);
 	free(live.s);
+	if (rc < 0) {
+		mp_functions_free(f);
+		return rc;
+	}
 	*out = f;
 	return 0;
-fail:
-	free(has_stacks);
-	free(peak_at);
-	free(live.s);
-	mp_functions_free(f);
-	return rc;
 }
 
 int mp_functions_compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver, mp_diag_t *diag)

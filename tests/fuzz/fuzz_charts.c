@@ -12,6 +12,7 @@
 #include <memprof/solver.h>
 
 #include "chart_check.h"
+#include "plot_reads.h"
 #include "fuzz_events.h"
 
 #include <stdlib.h>
@@ -94,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (mp_snapshot_run(src, &t, 1, check_map, &po.width, &d) < 0)
 			abort();
 	}
-	rc = mp_plot_capture(&scene, &in, 1, &po, &mp_text_measure_fixed, &d);
+	rc = tr_plot_capture(&scene, &in, 1, &po, &mp_text_measure_fixed, &d);
 	if (rc == 0) {
 		if (!scene || cc_texts_clear(scene, &mp_text_measure_fixed))
 			abort();

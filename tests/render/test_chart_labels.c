@@ -15,6 +15,7 @@
 #include <memprof/solver.h>
 
 #include "chart_check.h"
+#include "plot_reads.h"
 
 #include <math.h>
 #include <sys/wait.h>
@@ -127,7 +128,7 @@ static void test_made_pool(void **state)
 		in.name = "pool.memprof";
 		in.solver = solver;
 		in.source = src;
-		if (mp_plot_capture(&s, &in, 1, &po, mp_render_measure(), &d) < 0)
+		if (tr_plot_capture(&s, &in, 1, &po, mp_render_measure(), &d) < 0)
 			fail_msg("mp_plot_capture: %s", d.text);
 		assert_int_equal(cc_count(s, "peak-label"), 1);
 		assert_int_equal(cc_count(s, "oom-label"), 1);
@@ -173,7 +174,7 @@ static void test_demo(void **state)
 	in.name = demo;
 	in.solver = solver;
 	in.source = src;
-	if (mp_plot_capture(&s, &in, 1, &po, mp_render_measure(), &d) < 0)
+	if (tr_plot_capture(&s, &in, 1, &po, mp_render_measure(), &d) < 0)
 		fail_msg("mp_plot_capture: %s", d.text);
 	assert_int_equal(check_labels(s, 0), 2); /* the peak's and the failure's */
 	mp_scene_free(s);

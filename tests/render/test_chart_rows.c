@@ -14,6 +14,7 @@
 #include <memprof/xplane.h>
 
 #include "chart_check.h"
+#include "plot_reads.h"
 
 #define MiB 1048576ull
 
@@ -118,7 +119,7 @@ static void test_xplane_8gpu_distinct(void **state)
 	in.name = path;
 	in.solver = solver;
 	in.source = src;
-	assert_true(mp_plot_capture(&scene, &in, 1, &po, mp_render_measure(), &d) >= 0);
+	assert_true(tr_plot_capture(&scene, &in, 1, &po, mp_render_measure(), &d) >= 0);
 	n = cc_count(scene, "bar-label");
 	assert_true(n > 10);
 	/* panels: a label "(in use before the capture)" or the first after an

@@ -11,6 +11,7 @@
 #include <memprof/xplane.h>
 
 #include "chart_check.h"
+#include "plot_reads.h"
 
 typedef struct plotted {
 	mp_source_t *src;
@@ -36,7 +37,7 @@ static void plot_xplane(plotted_t *p, const char *path)
 	in.name = path;
 	in.solver = p->solver;
 	in.source = p->src;
-	if (mp_plot_capture(&p->scene, &in, 1, &po, mp_render_measure(), &d) < 0)
+	if (tr_plot_capture(&p->scene, &in, 1, &po, mp_render_measure(), &d) < 0)
 		fail_msg("mp_plot_capture: %s", d.text);
 }
 

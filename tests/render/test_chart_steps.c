@@ -14,6 +14,7 @@
 #include <memprof/xplane.h>
 
 #include "chart_check.h"
+#include "plot_reads.h"
 
 #include <math.h>
 
@@ -68,7 +69,7 @@ static void plot_marks(plotted_t *p, const uint64_t *marks_ms, const int64_t *id
 	in.name = "steps.memprof";
 	in.solver = p->solver;
 	in.source = p->src;
-	if (mp_plot_capture(&p->scene, &in, 1, &po, mp_render_measure(), &d) < 0)
+	if (tr_plot_capture(&p->scene, &in, 1, &po, mp_render_measure(), &d) < 0)
 		fail_msg("mp_plot_capture: %s", d.text);
 }
 
@@ -235,7 +236,7 @@ static void test_xplane_tf_steps(void **state)
 	in.name = path;
 	in.solver = solver;
 	in.source = src;
-	if (mp_plot_capture(&scene, &in, 1, &po, mp_render_measure(), &d) < 0)
+	if (tr_plot_capture(&scene, &in, 1, &po, mp_render_measure(), &d) < 0)
 		fail_msg("mp_plot_capture: %s", d.text);
 	nl = lanes(scene, l, 4);
 	assert_int_equal(nl, 2);

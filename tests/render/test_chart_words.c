@@ -10,6 +10,7 @@
 #include <memprof/solver.h>
 #include <memprof/xplane.h>
 
+#include "plot_reads.h"
 #include "render_check.h"
 
 #define MiB 1048576ull
@@ -68,7 +69,7 @@ static void test_one_chart_too_small(void **state)
 	in.name = "one.memprof";
 	in.solver = s;
 	in.source = src;
-	assert_int_equal(mp_plot_capture(&scene, &in, 1, &po, mp_render_measure(), &d), MP_EUSAGE);
+	assert_int_equal(tr_plot_capture(&scene, &in, 1, &po, mp_render_measure(), &d), MP_EUSAGE);
 	assert_non_null(strstr(d.text, "a height of 50 px is too small for the chart: it needs at least "));
 	mp_source_close(src);
 	mp_solver_free(s);
@@ -101,7 +102,7 @@ static void test_no_map_one_line(void **state)
 	in.name = path;
 	in.solver = s;
 	in.source = src;
-	assert_int_equal(mp_plot_capture(&scene, &in, 1, &po, mp_render_measure(), &d), 0);
+	assert_int_equal(tr_plot_capture(&scene, &in, 1, &po, mp_render_measure(), &d), 0);
 	for (size_t i = 0; i < mp_scene_count(scene); i++) {
 		const mp_scene_item_t *it = mp_scene_item(scene, i);
 		const char *t = it->kind == MP_SCENE_TEXT ? mp_scene_string(scene, it) : "";

@@ -12,12 +12,12 @@
 #include "json_check.h"
 #include <memprof/array_source.h>
 #include <memprof/capture.h>
-#include <memprof/plot.h>
 #include <memprof/render.h>
 #include <memprof/solver.h>
 #include <memprof/xplane.h>
 
 #include "chart_check.h"
+#include "plot_reads.h"
 #include "render_check.h"
 
 #include <inttypes.h>
@@ -107,7 +107,7 @@ static void analyse(analysed_t *a, const char *path, unsigned charts, double hei
 	in.name = path;
 	in.solver = a->solver;
 	in.source = a->src;
-	if (mp_plot_capture(&a->scene, &in, 1, &po, mp_render_measure(), &d) < 0)
+	if (tr_plot_capture(&a->scene, &in, 1, &po, mp_render_measure(), &d) < 0)
 		fail_msg("mp_plot_capture: %s", d.text);
 }
 
@@ -347,7 +347,7 @@ static void test_long_names(void **state)
 	in.name = "a/very/long/path/to/a/capture/whose/name/is/long/as/well/long.memprof";
 	in.solver = s;
 	in.source = src;
-	if (mp_plot_capture(&scene, &in, 1, &po, mp_render_measure(), &d) < 0)
+	if (tr_plot_capture(&scene, &in, 1, &po, mp_render_measure(), &d) < 0)
 		fail_msg("%s", d.text);
 	assert_true(mp_scene_width(scene) == 900);
 	assert_true(cc_count(scene, "oom-mark") > 10);
@@ -360,7 +360,7 @@ static void test_long_names(void **state)
 	mp_scene_free(scene);
 	/* too small a height is refused, naming what the charts need */
 	po.height = 300;
-	assert_int_equal(mp_plot_capture(&scene, &in, 1, &po, mp_render_measure(), &d), MP_EUSAGE);
+	assert_int_equal(tr_plot_capture(&scene, &in, 1, &po, mp_render_measure(), &d), MP_EUSAGE);
 	assert_non_null(strstr(d.text, "too small"));
 	mp_source_close(src);
 	mp_solver_free(s);

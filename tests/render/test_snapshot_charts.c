@@ -16,6 +16,7 @@
 #include <memprof/torch.h>
 
 #include "chart_check.h"
+#include "plot_reads.h"
 #include "render_check.h"
 
 #include <inttypes.h>
@@ -66,7 +67,7 @@ static void plot(run_t *r, mp_source_t *src, unsigned charts, double width)
 	in.name = src->path ? src->path : "stream";
 	in.solver = r->solver;
 	in.source = src;
-	if (mp_plot_capture(&r->scene, &in, 1, &po, mp_render_measure(), &d) < 0)
+	if (tr_plot_capture(&r->scene, &in, 1, &po, mp_render_measure(), &d) < 0)
 		fail_msg("mp_plot_capture: %s", d.text);
 	assert_int_equal(cc_texts_clear(r->scene, mp_render_measure()), 0);
 }

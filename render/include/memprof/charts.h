@@ -15,6 +15,7 @@
 
 #include <memprof/hlo.h>
 #include <memprof/layout.h>
+#include <memprof/replay.h>
 #include <memprof/scene.h>
 #include <memprof/snapshot.h>
 #include <memprof/solver.h>
@@ -56,21 +57,10 @@ typedef struct mp_chart_area {
 
 /* ---- capture charts ------------------------------------------------- */
 
-/* A phase of the input (MARK events with MP_EVENT_F_PHASE_BEGIN/END, of
- * any memory id, as the solver pairs them): [t0_ns, t1_ns), depth 0 for
- * one open inside no other. */
-typedef struct mp_chart_phase {
-	const char *name;
-	uint64_t t0_ns, t1_ns;
-	uint32_t depth;
-} mp_chart_phase_t;
-
-/* A step mark of the input (an MP_EV_STEP event, of any memory id: the
- * step it starts and when), in the input's order. */
-typedef struct mp_chart_step {
-	uint64_t time_ns;
-	int64_t step;
-} mp_chart_step_t;
+/* A phase of the input and a step mark of it, as the caller read them
+ * (memprof/replay.h): the layout reads no input. */
+typedef mp_replay_phase_t mp_chart_phase_t;
+typedef mp_replay_step_t mp_chart_step_t;
 
 /* One memory id of an analysed capture. */
 typedef struct mp_chart_memory {
@@ -85,7 +75,7 @@ typedef struct mp_chart_memory {
 					  names it (its first bar); NULL: the solver's first row's op */
 	const mp_chart_phase_t *phases; /* the input's phases, by t0 (may be NULL) */
 	size_t nphases;
-	const mp_chart_step_t *steps;   /* the input's step marks (cx_collect_phases), the same for
+	const mp_chart_step_t *steps;   /* the input's step marks (mp_replay_read), the same for
 					   every memory id of it; NULL: where the steps of this memory
 					   id's points change */
 	size_t nsteps;

@@ -40,8 +40,11 @@ typedef struct mp_plot_function_bars {
 typedef struct mp_plot_input {
 	const char *name;          /* shown in titles: the file's name */
 	const mp_solver_t *solver; /* after mp_solver_run() */
-	mp_source_t *source;       /* still open; rewound once more for maps, once more for the phases
-				      of its timelines */
+	mp_source_t *source;       /* names (ops, memory ids) and what time_ns counts; never read
+				      here */
+	const mp_replay_t *replay; /* what mp_plot_capture_reads asked the caller to read from the
+				      source (mp_replay_read): the maps' snapshots, the timelines'
+				      phases and step marks; NULL: nothing read */
 	int device_set;            /* only memory id `device` */
 	uint32_t device;
 	const mp_plot_function_bars_t *functions; /* per memory id, or NULL */
@@ -64,10 +67,19 @@ typedef struct mp_plot_options {
  * diag saying why. A height given is shared between the panels in
  * proportion to what each asks; MP_EUSAGE when it is below their minimum
  * (diag names it), or when the width is under MP_PLOT_MIN_WIDTH. Caller owns *out (mp_scene_free). Returns 0,
- * MP_ENODATA (no memory event in the inputs), MP_EUSAGE, MP_ENOMEM or the
- * source's error while reading it again for maps. */
+ * MP_ENODATA (no memory event in the inputs), MP_EUSAGE, MP_ENOMEM or
+ * MP_ENOTFOUND (a map's snapshot is not in the input's replay). */
 int mp_plot_capture(mp_scene_t **out, const mp_plot_input_t *in, size_t n, const mp_plot_options_t *opt,
 		    const mp_text_measure_t *m, mp_diag_t *diag);
+
+/* What mp_plot_capture(opt) will need read from in's source, which the
+ * layout never reads (in.replay is not looked at): the events of its maps,
+ * as targets for mp_replay_read (*targets the caller's, free; NULL when
+ * none), and whether its timelines want the input's phases and step marks
+ * (*marks: only where the solver saw phases or steps). Returns 0 or
+ * MP_ENOMEM. */
+int mp_plot_capture_reads(const mp_plot_input_t *in, const mp_plot_options_t *opt, mp_snapshot_target_t **targets,
+			  size_t *ntargets, int *marks);
 
 /* ---- memprof plot --diff A B ------------------------------------------- */
 

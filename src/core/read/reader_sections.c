@@ -105,6 +105,98 @@ static int add_memory(mp_capture_t *cap, uint64_t id, uint64_t name, uint64_t ki
 
 /* ------------------------------------------------------------- sections */
 
+/* thread, the delta state (71 varints, MP_ST_* order), length, the
+ * column (1.x: 5) or part (2.0: 11) lengths, then those */
+enum { NST = 7 + MP_REUSE_SLOTS, LEN = 1 + NST, COLS = LEN + 1, NV = COLS + MP_PARTS };
+
+/* Checking the block: check the chunk's parts now and keep a copy for the
+ * apply pass (records are decoded from the parts in place; 1.x columns
+ * are rewritten as 2.0 parts here). */
+static int chunk_keep(mp_capture_t *cap, const uint8_t *p, const uint64_t *st, int v1, uint64_t boff, mp_diag_t *diag)
+{
+	uint64_t off = 0, lens[MP_PARTS];
+	mp_chunk_t *c = mp__chunk_new(&cap->merge, st[LEN]);
+	int i, rc;
+
+	if (!c)
+		return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+	rc = v1 ? mp__chunk_upgrade(p, st + COLS, st[LEN], c->data, lens)
+		: mp__chunk_check(p, st + COLS, st[LEN]);
+	if (rc) {
+		mp__chunk_release(&cap->merge, c);
+		return rc == -2 ? mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory")
+				: corrupt(cap, diag, boff, "chunk columns are inconsistent");
+	}
+	if (!v1) {
+		memcpy(c->data, p, st[LEN]);
+		memcpy(lens, st + COLS, sizeof(lens));
+	}
+	for (i = 0; i < MP_PARTS; i++) {
+		c->col[i] = c->data + off;
+		off += lens[i];
+		c->cend[i] = c->data + off;
+	}
+	if (cap->npend == cap->cap_pend) {
+		size_t nc = cap->cap_pend ? cap->cap_pend * 2 : 16;
+		mp_chunk_t **a = realloc(cap->pend, nc * sizeof(*a));
+		if (!a) {
+			mp__chunk_release(&cap->merge, c);
+			return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+		}
+		cap->pend = a;
+		cap->cap_pend = nc;
+	}
+	cap->pend[cap->npend++] = c;
+	return 0;
+}
+
+/* Applying the block: the chunk kept by the check, with its header, to
+ * its thread's merge queue. */
+static int chunk_apply(mp_capture_t *cap, const uint64_t *st, uint64_t boff, mp_diag_t *diag)
+{
+	mp_chunk_t *c = cap->pend[cap->pend_pos];
+
+	cap->pend[cap->pend_pos++] = NULL;
+	c->block_index = cap->block_index;
+	c->block_offset = boff;
+	c->len = st[LEN];
+	c->time = st[1];
+	c->addr = st[2];
+	c->memory = (uint32_t)st[3];
+	c->op = (uint32_t)st[4];
+	c->region = (uint32_t)st[5];
+	c->dtype = (uint32_t)st[6];
+	c->shape = (uint32_t)st[7];
+	c->stack = 0;
+	memcpy(c->reuse, st + 8, sizeof(c->reuse));
+	return mp__merge_add_chunk(cap, (uint32_t)st[0], c, diag);
+}
+
+/* A chunk section (tag MP_SEC_CHUNK or MP_SEC_CHUNK2): its header, then
+ * kept (checking pass) or applied. */
+static int chunk_section(mp_capture_t *cap, uint8_t tag, const uint8_t **pp, const uint8_t *end, uint64_t boff,
+			 int apply, mp_diag_t *diag)
+{
+	const uint8_t *p = *pp;
+	int v1 = tag == MP_SEC_CHUNK, nv = v1 ? COLS + MP_COLS1 : NV;
+	uint64_t st[NV];
+	int i, rc;
+
+	if (v1 != (cap->hdr.version_major == 1))
+		return corrupt(cap, diag, boff,
+			       v1 ? "a 1.x chunk section in a 2.x capture" : "a 2.x chunk section in a 1.x capture");
+	for (i = 0; i < nv; i++)
+		if (mp_varint_get(&p, end, &st[i]))
+			return corrupt(cap, diag, boff, "bad chunk header");
+	if (st[LEN] > (uint64_t)(end - p) || st[0] >= (1u << 24) || st[5] > MP_REGION_TYPE_MAX ||
+	    st[3] > UINT32_MAX || st[4] > UINT32_MAX || st[6] > UINT32_MAX || st[7] > UINT32_MAX)
+		return corrupt(cap, diag, boff, "chunk header out of range");
+	if ((rc = apply ? chunk_apply(cap, st, boff, diag) : chunk_keep(cap, p, st, v1, boff, diag)))
+		return rc;
+	*pp = p + st[LEN];
+	return 0;
+}
+
 /* Two passes over a block's sections: the first only checks that they
  * parse, so that a corrupted block contributes nothing; the second applies
  * them. */
@@ -192,79 +284,10 @@ int mp__capture_sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint
 				cap->horizon = v[0];
 			break;
 		case MP_SEC_CHUNK:
-		case MP_SEC_CHUNK2: {
-			/* thread, the delta state (71 varints, MP_ST_* order), length,
-			 * the column (1.x: 5) or part (2.0: 11) lengths, then those */
-			enum { NST = 7 + MP_REUSE_SLOTS, LEN = 1 + NST, COLS = LEN + 1, NV = COLS + MP_PARTS };
-			int v1 = tag == MP_SEC_CHUNK, nv = v1 ? COLS + MP_COLS1 : NV;
-			uint64_t st[NV];
-			mp_chunk_t *c;
-			if (v1 != (cap->hdr.version_major == 1))
-				return corrupt(cap, diag, boff,
-					       v1 ? "a 1.x chunk section in a 2.x capture" : "a 2.x chunk section in a 1.x capture");
-			for (i = 0; i < nv; i++)
-				if (mp_varint_get(&p, end, &st[i]))
-					return corrupt(cap, diag, boff, "bad chunk header");
-			if (st[LEN] > (uint64_t)(end - p) || st[0] >= (1u << 24) || st[5] > MP_REGION_TYPE_MAX ||
-			    st[3] > UINT32_MAX || st[4] > UINT32_MAX || st[6] > UINT32_MAX || st[7] > UINT32_MAX)
-				return corrupt(cap, diag, boff, "chunk header out of range");
-			if (!apply) {
-				/* Checking the block: check the parts now and keep a
-				 * copy for the apply pass (records are decoded from
-				 * the parts in place; 1.x columns are rewritten as
-				 * 2.0 parts here). */
-				uint64_t off = 0, lens[MP_PARTS];
-				c = mp__chunk_new(&cap->merge, st[LEN]);
-				if (!c)
-					return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
-				rc = v1 ? mp__chunk_upgrade(p, st + COLS, st[LEN], c->data, lens)
-					: mp__chunk_check(p, st + COLS, st[LEN]);
-				if (rc) {
-					mp__chunk_release(&cap->merge, c);
-					return rc == -2 ? mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory")
-							: corrupt(cap, diag, boff, "chunk columns are inconsistent");
-				}
-				if (!v1) {
-					memcpy(c->data, p, st[LEN]);
-					memcpy(lens, st + COLS, sizeof(lens));
-				}
-				for (i = 0; i < MP_PARTS; i++) {
-					c->col[i] = c->data + off;
-					off += lens[i];
-					c->cend[i] = c->data + off;
-				}
-				if (cap->npend == cap->cap_pend) {
-					size_t nc = cap->cap_pend ? cap->cap_pend * 2 : 16;
-					mp_chunk_t **a = realloc(cap->pend, nc * sizeof(*a));
-					if (!a) {
-						mp__chunk_release(&cap->merge, c);
-						return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
-					}
-					cap->pend = a;
-					cap->cap_pend = nc;
-				}
-				cap->pend[cap->npend++] = c;
-			} else {
-				c = cap->pend[cap->pend_pos];
-				cap->pend[cap->pend_pos++] = NULL;
-				c->block_index = cap->block_index;
-				c->block_offset = boff;
-				c->len = st[LEN];
-				c->time = st[1];
-				c->addr = st[2];
-				c->memory = (uint32_t)st[3];
-				c->op = (uint32_t)st[4];
-				c->region = (uint32_t)st[5];
-				c->dtype = (uint32_t)st[6];
-				c->shape = (uint32_t)st[7];
-				c->stack = 0;
-				memcpy(c->reuse, st + 8, sizeof(c->reuse));
-				if ((rc = mp__merge_add_chunk(cap, (uint32_t)st[0], c, diag)))
-					return rc;
-			}
-			p += st[LEN];
+		case MP_SEC_CHUNK2:
+			if ((rc = chunk_section(cap, tag, &p, end, boff, apply, diag)))
+				return rc;
 			break;
-		}
 		default:
 			return corrupt(cap, diag, boff, "unknown section");
 		}

@@ -320,13 +320,144 @@ static uint64_t untallied_ns(mp_writer_t *w)
 	return keep;
 }
 
-int mp__writer_round_locked(mp_writer_t *w, int final)
+/* A thread's small sections: announced once, and the drops since the
+ * last round. */
+static int thread_sections(mp_writer_t *w, mp_wthread_t *t, mp_mbuf_t *secbuf)
+{
+	int rc, slot;
+
+	if (!t->announced) {
+		uint64_t v[2] = {t->index, t->tid};
+		if ((rc = put_section(secbuf, v, 2, MP_SEC_THREAD)))
+			return rc;
+		t->announced = 1;
+	}
+	for (slot = 0; slot < MP_DROP_SLOTS; slot++) {
+		uint64_t cur = atomic_load_explicit(&t->dropped[slot], memory_order_relaxed);
+		if (cur != t->dropped_reported[slot]) {
+			uint64_t v[3] = {t->index, (uint64_t)slot, cur - t->dropped_reported[slot]};
+			if ((rc = put_section(secbuf, v, 3, MP_SEC_DROPPED)))
+				return rc;
+			if (w->tally.mem)
+				mp__tally_mem(&w->tally, (uint32_t)slot)->v[MP_SUMF_DROPPED] += v[2];
+			t->dropped_reported[slot] = cur;
+		}
+	}
+	return 0;
+}
+
+/* 1. Snapshot every ring (and the small per-thread sections) into
+ * w->snaps, w->sections and w->tally_src; *horizon lowered to what the
+ * threads still hold, *pending: the bytes the snapshots hold. */
+static int snapshot_rings(mp_writer_t *w, uint64_t *horizon, uint64_t *pending)
 {
 	mp_mbuf_t *snapbuf = &w->snaps, *secbuf = &w->sections, *tsrc = &w->tally_src;
+	uint64_t taken = 0;
+	mp_wthread_t *t;
+	int rc = 0;
+
+	snapbuf->len = 0;
+	secbuf->len = 0;
+	tsrc->len = 0;
+	pthread_mutex_lock(&w->reg_mu);
+	for (t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next) {
+		snap_t s;
+
+		if (atomic_load_explicit(&t->exited, memory_order_acquire) == 2)
+			continue;
+		if ((rc = thread_sections(w, t, secbuf)))
+			break;
+		/* A lane's promise, read before its ring: what it holds back
+		 * keeps the horizon (writer_internal.h, wlane.c). */
+		if (t->lane) {
+			uint64_t hold = atomic_load_explicit(&t->hold, memory_order_acquire);
+			if (hold < *horizon)
+				*horizon = hold;
+		}
+		if (snapshot(t, &s) != 0) {
+			if (t->flushed.v[MP_ST_TIME] < *horizon)
+				*horizon = t->flushed.v[MP_ST_TIME];
+			s.head = t->encoded; /* tallied up to what is in the file */
+		} else if (s.head != t->encoded) {
+			*pending += s.head - t->encoded;
+			if ((rc = mp_mbuf_append(snapbuf, &s, sizeof(s))))
+				break;
+		}
+		taken += s.head;
+		if (t->tallied != s.head) {
+			mp_tally_src_t ts = {t, s.head};
+			if ((rc = mp_mbuf_append(tsrc, &ts, sizeof(ts))))
+				break;
+		}
+	}
+	pthread_mutex_unlock(&w->reg_mu);
+	atomic_store_explicit(&w->round_heads, taken, memory_order_relaxed);
+	return rc;
+}
+
+/* Behind, by how much: a thread wakes the flusher at half full, so a
+ * flusher that keeps up finds the rings at about half. Past 5/8 on
+ * average it sheds the age table (a few ns an event, a few tenths of a
+ * byte); past 7/8, threads are about to wait: it stores blocks
+ * uncompressed too, so that they do not. */
+static void judge_behind(mp_writer_t *w, size_t nsnap, uint64_t pending)
+{
+	if (!nsnap || !w->shed)
+		w->behind = BEHIND_NOT;
+	else if (pending > (uint64_t)nsnap * (w->ring_bytes / 8 * 7))
+		w->behind = BEHIND_FAR;
+	else if (pending > (uint64_t)nsnap * (w->ring_bytes / 8 * 5))
+		w->behind = BEHIND_SOME;
+	else
+		w->behind = BEHIND_NOT;
+}
+
+/* 2. Definitions, taken after the rings: they cover every id in them;
+ * then the threads' sections. */
+static int append_definitions(mp_writer_t *w)
+{
+	int rc;
+
+	pthread_mutex_lock(&w->defs_mu);
+	rc = mp_mbuf_append(&w->raw, w->defs.data, w->defs.len);
+	w->defs.len = 0;
+	w->tally.stacks = w->stack_count; /* every stack interned so far is defined by now */
+	pthread_mutex_unlock(&w->defs_mu);
+	if (rc)
+		return rc;
+	return mp_mbuf_append(&w->raw, w->sections.data, w->sections.len);
+}
+
+/* 5. The horizon and the figures that end the round, in a block of
+ * their own after its chunks: the figures `memprof record` prints at the
+ * end are then a small block's inflate away (capsummary.c reads the last
+ * block), not the whole last round's (up to BLOCK_SPLIT of raw data). */
+static int end_round(mp_writer_t *w, uint64_t horizon)
+{
+	uint64_t v[1] = {horizon};
+	int rc;
+
+	atomic_store_explicit(&w->last_horizon, horizon, memory_order_relaxed);
+	if ((rc = put_section(&w->raw, v, 1, MP_SEC_HORIZON)))
+		return rc;
+	pthread_mutex_lock(&w->defs_mu); /* the memory ids' names */
+	rc = mp__tally_put_summary(&w->tally, &w->raw, horizon);
+	pthread_mutex_unlock(&w->defs_mu);
+	if (rc || (rc = emit_block(w)))
+		return rc;
+	w->complete_ns = horizon;
+	return 0;
+}
+
+/* One round, in its steps: snapshot the rings, the definitions, the
+ * chunks and their block, the tally, the block that ends the round. */
+int mp__writer_round_locked(mp_writer_t *w, int final)
+{
+	mp_mbuf_t *snapbuf = &w->snaps, *tsrc = &w->tally_src;
 	uint64_t horizon;
 	mp_wthread_t *t;
 	size_t i, nsnap;
-	uint64_t pending = 0, taken = 0;
+	uint64_t pending = 0;
 	int rc = 0;
 
 	atomic_store_explicit(&w->round_ns, mp_clock_ns(), memory_order_relaxed);
@@ -344,85 +475,11 @@ int mp__writer_round_locked(mp_writer_t *w, int final)
 	(void)mp__tally_ready(&w->tally); /* (failing, it sets tally.failed) */
 	pthread_mutex_unlock(&w->defs_mu);
 
-	/* 1. Snapshot every ring (and the small per-thread sections). */
-	snapbuf->len = 0;
-	secbuf->len = 0;
-	tsrc->len = 0;
-	pthread_mutex_lock(&w->reg_mu);
-	for (t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next) {
-		snap_t s;
-		int slot;
-
-		if (atomic_load_explicit(&t->exited, memory_order_acquire) == 2)
-			continue;
-		if (!t->announced) {
-			uint64_t v[2] = {t->index, t->tid};
-			if ((rc = put_section(secbuf, v, 2, MP_SEC_THREAD)))
-				break;
-			t->announced = 1;
-		}
-		for (slot = 0; slot < MP_DROP_SLOTS; slot++) {
-			uint64_t cur = atomic_load_explicit(&t->dropped[slot], memory_order_relaxed);
-			if (cur != t->dropped_reported[slot]) {
-				uint64_t v[3] = {t->index, (uint64_t)slot, cur - t->dropped_reported[slot]};
-				if ((rc = put_section(secbuf, v, 3, MP_SEC_DROPPED)))
-					break;
-				if (w->tally.mem)
-					mp__tally_mem(&w->tally, (uint32_t)slot)->v[MP_SUMF_DROPPED] += v[2];
-				t->dropped_reported[slot] = cur;
-			}
-		}
-		if (rc)
-			break;
-		/* A lane's promise, read before its ring: what it holds back
-		 * keeps the horizon (writer_internal.h, wlane.c). */
-		if (t->lane) {
-			uint64_t hold = atomic_load_explicit(&t->hold, memory_order_acquire);
-			if (hold < horizon)
-				horizon = hold;
-		}
-		if (snapshot(t, &s) != 0) {
-			if (t->flushed.v[MP_ST_TIME] < horizon)
-				horizon = t->flushed.v[MP_ST_TIME];
-			s.head = t->encoded; /* tallied up to what is in the file */
-		} else if (s.head != t->encoded) {
-			pending += s.head - t->encoded;
-			if ((rc = mp_mbuf_append(snapbuf, &s, sizeof(s))))
-				break;
-		}
-		taken += s.head;
-		if (t->tallied != s.head) {
-			mp_tally_src_t ts = {t, s.head};
-			if ((rc = mp_mbuf_append(tsrc, &ts, sizeof(ts))))
-				break;
-		}
-	}
-	pthread_mutex_unlock(&w->reg_mu);
-	atomic_store_explicit(&w->round_heads, taken, memory_order_relaxed);
-	if (rc)
+	if ((rc = snapshot_rings(w, &horizon, &pending)))
 		goto fail;
 	nsnap = snapbuf->len / sizeof(snap_t);
-	/* Behind, by how much: a thread wakes the flusher at half full, so a
-	 * flusher that keeps up finds the rings at about half. Past 5/8 on
-	 * average it sheds the age table (a few ns an event, a few tenths of a
-	 * byte); past 7/8, threads are about to wait: it stores blocks
-	 * uncompressed too, so that they do not. */
-	if (!nsnap || !w->shed)
-		w->behind = BEHIND_NOT;
-	else if (pending > (uint64_t)nsnap * (w->ring_bytes / 8 * 7))
-		w->behind = BEHIND_FAR;
-	else if (pending > (uint64_t)nsnap * (w->ring_bytes / 8 * 5))
-		w->behind = BEHIND_SOME;
-	else
-		w->behind = BEHIND_NOT;
-
-	/* 2. Definitions, taken after the rings: they cover every id in them. */
-	pthread_mutex_lock(&w->defs_mu);
-	rc = mp_mbuf_append(&w->raw, w->defs.data, w->defs.len);
-	w->defs.len = 0;
-	w->tally.stacks = w->stack_count; /* every stack interned so far is defined by now */
-	pthread_mutex_unlock(&w->defs_mu);
-	if (rc || (rc = mp_mbuf_append(&w->raw, secbuf->data, secbuf->len)))
+	judge_behind(w, nsnap, pending);
+	if ((rc = append_definitions(w)))
 		goto fail;
 
 	/* The horizon this round writes; the reader returns every event
@@ -463,23 +520,8 @@ int mp__writer_round_locked(mp_writer_t *w, int final)
 	for (i = 0; i < tsrc->len / sizeof(mp_tally_src_t); i++)
 		mp__writer_give_back(((mp_tally_src_t *)(void *)tsrc->data)[i].t);
 
-	/* 5. The horizon and the figures that end the round, in a block of
-	 * their own after its chunks (above): the figures `memprof record`
-	 * prints at the end are then a small block's inflate away
-	 * (capsummary.c reads the last block), not the whole last round's (up
-	 * to BLOCK_SPLIT of raw data). */
-	atomic_store_explicit(&w->last_horizon, horizon, memory_order_relaxed);
-	{
-		uint64_t v[1] = {horizon};
-		if ((rc = put_section(&w->raw, v, 1, MP_SEC_HORIZON)))
-			goto fail;
-	}
-	pthread_mutex_lock(&w->defs_mu); /* the memory ids' names */
-	rc = mp__tally_put_summary(&w->tally, &w->raw, horizon);
-	pthread_mutex_unlock(&w->defs_mu);
-	if (rc || (rc = emit_block(w)))
+	if ((rc = end_round(w, horizon)))
 		goto fail;
-	w->complete_ns = horizon;
 	/* With help on, a thread that passed half full while this round ran
 	 * found it running and left its wake-up sent: each looks again at its
 	 * next event (help.c). */

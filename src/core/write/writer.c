@@ -103,74 +103,76 @@ static int write_header(mp_writer_t *w, open_scratch_t *sc, mp_diag_t *diag)
 	return 0;
 }
 
-int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
-		   const mp_writer_options_t *opts, mp_diag_t *diag)
+/* The options, defaults filled in: MP_EUSAGE for a ring size out of range. */
+static int writer_options(mp_writer_options_t *o, const mp_writer_options_t *opts, mp_diag_t *diag)
 {
-	mp_writer_options_t o = {0};
-	open_scratch_t *sc = NULL;
-	sigset_t all, old;
-	mp_writer_t *w;
-	int rc, flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL);
-
-	*out = NULL;
-	mp_diag_clear(diag);
-	mp_diag_set_file(diag, path);
 	if (opts)
-		o = *opts;
-	if (!o.flush_interval_ms)
-		o.flush_interval_ms = 90; /* a kill loses < 100 ms, the round's own time included */
+		*o = *opts;
+	if (!o->flush_interval_ms)
+		o->flush_interval_ms = 90; /* a kill loses < 100 ms, the round's own time included */
 	/* 16 MiB: half of it is what the flusher takes per round, and what a
 	 * thread can write while the round runs before it waits for room. On
 	 * two CPUs busy with two allocating threads, 4 MiB left the flusher
 	 * too little of it: both threads waited at once, a CPU idled
 	 * (alloc_bench: 1.73 CPUs busy against 1.93; docs/hooks.md "Cost").
 	 * Address space: pages become resident as the thread writes them. */
-	if (!o.ring_bytes)
-		o.ring_bytes = 16u << 20;
-	if (o.ring_bytes < 4096 || o.ring_bytes > (64u << 20) || (o.ring_bytes & (o.ring_bytes - 1)))
+	if (!o->ring_bytes)
+		o->ring_bytes = 16u << 20;
+	if (o->ring_bytes < 4096 || o->ring_bytes > (64u << 20) || (o->ring_bytes & (o->ring_bytes - 1)))
 		return mp_diag_set(diag, MP_EUSAGE, -1, -1,
-				   "ring size %u is not a power of two between 4 KiB and 64 MiB", o.ring_bytes);
-	if (o.compression_level <= 0 || o.compression_level > 9)
-		o.compression_level = 1;
+				   "ring size %u is not a power of two between 4 KiB and 64 MiB", o->ring_bytes);
+	if (o->compression_level <= 0 || o->compression_level > 9)
+		o->compression_level = 1;
+	return 0;
+}
 
-	w = mp_map_pages(sizeof(*w)); /* no malloc: this may run inside the hooks */
+/* The writer, set up from o, with no file yet; NULL when out of memory. */
+static mp_writer_t *writer_new(const mp_writer_options_t *o)
+{
+	mp_writer_t *w = mp_map_pages(sizeof(*w)); /* no malloc: this may run inside the hooks */
+
 	if (!w)
-		return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+		return NULL;
 	mp_arena_init(&w->arena);
 	w->unbound = mp_arena_alloc(&w->arena, sizeof(*w->unbound)); /* zeroed; NULL: not counted */
 	pthread_mutex_init(&w->reg_mu, NULL);
 	pthread_mutex_init(&w->defs_mu, NULL);
 	pthread_mutex_init(&w->flush_mu, NULL);
 	w->id = atomic_fetch_add(&next_writer_id, 1);
-	w->flush_interval_ms = o.flush_interval_ms;
-	w->on_orphaned = o.on_orphaned;
-	w->orphaned_arg = o.orphaned_arg;
-	if (o.stop_after_ms && o.on_stop) {
-		w->stop_at_ns = mp_clock_ns() + (uint64_t)o.stop_after_ms * 1000000u;
-		w->on_stop = o.on_stop;
-		w->stop_arg = o.stop_arg;
+	w->flush_interval_ms = o->flush_interval_ms;
+	w->on_orphaned = o->on_orphaned;
+	w->orphaned_arg = o->orphaned_arg;
+	if (o->stop_after_ms && o->on_stop) {
+		w->stop_at_ns = mp_clock_ns() + (uint64_t)o->stop_after_ms * 1000000u;
+		w->on_stop = o->on_stop;
+		w->stop_arg = o->stop_arg;
 	}
-	w->ring_bytes = o.ring_bytes;
-	w->full_policy = o.full_policy;
-	w->shed = o.shed;
-	w->level = o.compression_level;
+	w->ring_bytes = o->ring_bytes;
+	w->full_policy = o->full_policy;
+	w->shed = o->shed;
+	w->level = o->compression_level;
 	{
 		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-		mp__help_start(&w->help, o.help, ncpu > 0 ? (unsigned)ncpu : 1);
+		mp__help_start(&w->help, o->help, ncpu > 0 ? (unsigned)ncpu : 1);
 	}
 	/* Cheap per-event fences need the asymmetric barrier (Linux >= 4.14);
 	 * so does the TSC clock. The header names the clock's origin. */
 	w->use_membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 	mp__capclock_init(&w->clock, w->use_membarrier);
 	w->fd = -1;
-	if ((rc = mp__wfile_open(w, path, flags, diag)))
-		goto fail;
-	if (!(sc = mp_map_pages(sizeof(*sc)))) {
-		rc = mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
-		goto fail;
-	}
-	if (o.command_line)
-		snprintf(sc->cmdline, sizeof(sc->cmdline), "%s", o.command_line);
+	return w;
+}
+
+/* The header, with the command line and the program it names. */
+static int write_process_header(mp_writer_t *w, const char *command_line, mp_diag_t *diag)
+{
+	open_scratch_t *sc = mp_map_pages(sizeof(*sc));
+	int rc;
+
+	if (!sc)
+		return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+	if (command_line)
+		snprintf(sc->cmdline, sizeof(sc->cmdline), "%s", command_line);
 	else
 		read_cmdline(sc->cmdline, sizeof(sc->cmdline));
 	{
@@ -179,9 +181,50 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 	}
 	rc = write_header(w, sc, diag);
 	mp_unmap_pages(sc, sizeof(*sc));
-	if (rc)
-		goto fail;
+	return rc;
+}
 
+/* The flusher thread, with every signal blocked: a handler running on it
+ * could record events and wait on itself. */
+static int start_flusher(mp_writer_t *w, mp_diag_t *diag)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&w->flusher, NULL, mp__flusher_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		return mp_diag_set(diag, -rc, -1, -1, "cannot start the flusher thread");
+	w->flusher_started = 1;
+	{
+		/* Named here, not only by itself (flusher.c): a thread the
+		 * scheduler has not run yet would still have the program's name
+		 * when the program, or top -H, looks right after the open. */
+		int e = errno;
+		(void)pthread_setname_np(w->flusher, MP_FLUSHER_NAME);
+		errno = e;
+	}
+	return 0;
+}
+
+int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
+		   const mp_writer_options_t *opts, mp_diag_t *diag)
+{
+	mp_writer_options_t o = {0};
+	mp_writer_t *w;
+	int rc, flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL);
+
+	*out = NULL;
+	mp_diag_clear(diag);
+	mp_diag_set_file(diag, path);
+	if ((rc = writer_options(&o, opts, diag)))
+		return rc;
+	if (!(w = writer_new(&o)))
+		return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+	if ((rc = mp__wfile_open(w, path, flags, diag)) || (rc = write_process_header(w, o.command_line, diag)))
+		goto fail;
 	if (w->level >= 2) {
 		w->z.zalloc = z_alloc;
 		w->z.zfree = z_free;
@@ -192,28 +235,9 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 		}
 		w->z_ok = 1;
 	}
-
 	w->key_ok = pthread_key_create(&w->key, mp__wthread_exit) == 0;
-
-	/* The flusher blocks every signal: a handler running on it could
-	 * record events and wait on itself. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&w->flusher, NULL, mp__flusher_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc) {
-		rc = mp_diag_set(diag, -rc, -1, -1, "cannot start the flusher thread");
+	if ((rc = start_flusher(w, diag)))
 		goto fail;
-	}
-	w->flusher_started = 1;
-	{
-		/* Named here, not only by itself (flusher.c): a thread the
-		 * scheduler has not run yet would still have the program's name
-		 * when the program, or top -H, looks right after the open. */
-		int e = errno;
-		(void)pthread_setname_np(w->flusher, MP_FLUSHER_NAME);
-		errno = e;
-	}
 	*out = w;
 	return 0;
 fail:

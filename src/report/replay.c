@@ -1,10 +1,12 @@
-/* phases.c - the phases and the step marks of an input for its
- * timelines: MARK events with MP_EVENT_F_PHASE_BEGIN/END, which the solver
- * does not keep (it names only the innermost phase open at a peak), read
- * in one more pass over the source and paired as the solver pairs them,
- * and the STEP events (the solver keeps only each event's step). */
-#include "charts_impl.h"
+/* replay.c - what a capture's charts show that the solver does not keep
+ * (memprof/replay.h): the phases and the step marks of an input for its
+ * timelines, MARK events with MP_EVENT_F_PHASE_BEGIN/END paired as the
+ * solver pairs them and the STEP events (the solver keeps only each
+ * event's step); and owned copies of the memory maps' snapshots. Here, on
+ * the analysis side, so that the layout never reads an input. */
+#include <memprof/replay.h>
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,7 +14,7 @@
 #define MAX_OPEN 64       /* nesting kept, as the solver keeps it (deeper ones are counted) */
 
 typedef struct phase_run {
-	mp_chart_phase_t *v;
+	mp_replay_phase_t *v;
 	size_t n, cap;
 	size_t open[MAX_OPEN]; /* the open phases, outermost first: their span, or SIZE_MAX when not kept */
 	uint32_t label[MAX_OPEN];
@@ -30,14 +32,14 @@ static int phase_event(phase_run_t *r, const mp_source_t *src, const mp_event_t 
 			if (r->n < MAX_PHASES) {
 				if (r->n == r->cap) {
 					size_t nc = r->cap ? r->cap * 2 : 64;
-					mp_chart_phase_t *nv = realloc(r->v, nc * sizeof(*nv));
+					mp_replay_phase_t *nv = realloc(r->v, nc * sizeof(*nv));
 					if (!nv)
 						return MP_ENOMEM;
 					r->v = nv;
 					r->cap = nc;
 				}
 				at = r->n++;
-				r->v[at] = (mp_chart_phase_t){mp_source_string(src, ev->label), ev->time_ns, UINT64_MAX,
+				r->v[at] = (mp_replay_phase_t){mp_source_string(src, ev->label), ev->time_ns, UINT64_MAX,
 							      r->nopen};
 			}
 			r->open[r->nopen] = at;
@@ -70,15 +72,15 @@ static int phase_event(phase_run_t *r, const mp_source_t *src, const mp_event_t 
 #define MAX_STEPS 1000000
 
 typedef struct step_run {
-	mp_chart_step_t *v;
+	mp_replay_step_t *v;
 	size_t n, cap;
 	int marked;         /* an MP_EV_STEP was seen: the events' steps are not used */
 	int64_t derived;    /* the step of the events so far (-1: none) */
-	mp_chart_step_t *d; /* the marks derived from the events' steps */
+	mp_replay_step_t *d; /* the marks derived from the events' steps */
 	size_t nd, capd;
 } step_run_t;
 
-static int step_push(mp_chart_step_t **v, size_t *n, size_t *cap, uint64_t time_ns, int64_t step)
+static int step_push(mp_replay_step_t **v, size_t *n, size_t *cap, uint64_t time_ns, int64_t step)
 {
 	if (*n && (*v)[*n - 1].step == step)
 		return 0;
@@ -86,13 +88,13 @@ static int step_push(mp_chart_step_t **v, size_t *n, size_t *cap, uint64_t time_
 		return 0;
 	if (*n == *cap) {
 		size_t nc = *cap ? *cap * 2 : 64;
-		mp_chart_step_t *nv = realloc(*v, nc * sizeof(*nv));
+		mp_replay_step_t *nv = realloc(*v, nc * sizeof(*nv));
 		if (!nv)
 			return MP_ENOMEM;
 		*v = nv;
 		*cap = nc;
 	}
-	(*v)[(*n)++] = (mp_chart_step_t){time_ns, step};
+	(*v)[(*n)++] = (mp_replay_step_t){time_ns, step};
 	return 0;
 }
 
@@ -111,7 +113,7 @@ static int step_event(step_run_t *r, const mp_event_t *ev)
 
 static int by_step(const void *a, const void *b)
 {
-	const mp_chart_step_t *x = a, *y = b;
+	const mp_replay_step_t *x = a, *y = b;
 
 	if (x->step != y->step)
 		return x->step < y->step ? -1 : 1;
@@ -120,7 +122,7 @@ static int by_step(const void *a, const void *b)
 
 static int by_time(const void *a, const void *b)
 {
-	const mp_chart_step_t *x = a, *y = b;
+	const mp_replay_step_t *x = a, *y = b;
 
 	if (x->time_ns != y->time_ns)
 		return x->time_ns < y->time_ns ? -1 : 1;
@@ -128,7 +130,7 @@ static int by_time(const void *a, const void *b)
 }
 
 /* The first event of each step id, in time order. */
-static size_t first_of_each(mp_chart_step_t *v, size_t n)
+static size_t first_of_each(mp_replay_step_t *v, size_t n)
 {
 	size_t k = 0;
 
@@ -142,7 +144,8 @@ static size_t first_of_each(mp_chart_step_t *v, size_t n)
 	return k;
 }
 
-int cx_collect_phases(mp_source_t *src, const char *name, mp_chart_phase_t **out, size_t *nout, mp_chart_step_t **steps,
+/* Rewind src and read its phases and step marks. */
+static int read_marks(mp_source_t *src, const char *name, mp_replay_phase_t **out, size_t *nout, mp_replay_step_t **steps,
 		      size_t *nsteps, mp_diag_t *diag)
 {
 	step_run_t sr = {NULL, 0, 0, 0, -1, NULL, 0, 0};
@@ -201,4 +204,59 @@ int cx_collect_phases(mp_source_t *src, const char *name, mp_chart_phase_t **out
 	*steps = sr.v;
 	*nsteps = sr.n;
 	return 0;
+}
+
+/* Each snapshot as it comes, copied: the callback's is borrowed. */
+static int keep_snapshot(void *ctx, size_t target, const mp_snapshot_t *snap)
+{
+	mp_snapshot_t *d = &((mp_snapshot_t *)ctx)[target];
+	mp_snapshot_region_t *r = malloc((snap->nregions ? snap->nregions : 1) * sizeof(*r));
+	mp_snapshot_block_t *b = malloc((snap->nblocks ? snap->nblocks : 1) * sizeof(*b));
+
+	if (!r || !b) {
+		free(r);
+		free(b);
+		return MP_ENOMEM;
+	}
+	if (snap->nregions)
+		memcpy(r, snap->regions, snap->nregions * sizeof(*r));
+	if (snap->nblocks)
+		memcpy(b, snap->blocks, snap->nblocks * sizeof(*b));
+	*d = *snap;
+	d->regions = r;
+	d->blocks = b;
+	return 0;
+}
+
+int mp_replay_read(mp_source_t *src, const char *name, const mp_snapshot_target_t *targets, size_t nt, int marks,
+		   mp_replay_t *out, mp_diag_t *diag)
+{
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (nt) {
+		if (!(out->maps = calloc(nt, sizeof(*out->maps))))
+			return MP_ENOMEM;
+		out->nmaps = nt;
+		rc = mp_snapshot_run(src, targets, nt, keep_snapshot, out->maps, diag);
+		if (rc < 0 && diag && !diag->file[0])
+			mp_diag_set_file(diag, name);
+	}
+	if (rc == 0 && marks)
+		rc = read_marks(src, name, &out->phases, &out->nphases, &out->steps, &out->nsteps, diag);
+	if (rc < 0)
+		mp_replay_free(out);
+	return rc < 0 ? rc : 0;
+}
+
+void mp_replay_free(mp_replay_t *r)
+{
+	for (size_t i = 0; i < r->nmaps; i++) { /* the copies keep_snapshot made: const to their readers */
+		free((void *)(uintptr_t)r->maps[i].regions);
+		free((void *)(uintptr_t)r->maps[i].blocks);
+	}
+	free(r->maps);
+	free(r->phases);
+	free(r->steps);
+	memset(r, 0, sizeof(*r));
 }
