@@ -106,17 +106,24 @@ static void sync_peak(sv_dev_t *d)
 
 /* Block e, which the engine says an event ends: out of the solver's own
  * data, then out of the live set. */
+/* Block e out of the fragmentation index, or out of the count of those
+ * waiting for a region (place_block undone). */
+static inline int unplace_block(sv_dev_t *d, const lm_entry_t *e)
+{
+	if (e->pend != LM_OUT)
+		return sv_fx_drop(d, e);
+	if (e->size)
+		d->unindexed--;
+	return 0;
+}
+
 static int drop_block(sv_dev_t *d, lm_entry_t *e)
 {
 	uint32_t gid = e->group;
 	int rc;
 
-	if (e->pend != LM_OUT) {
-		if ((rc = sv_fx_drop(d, e)) < 0)
-			return rc;
-	} else if (e->size) {
-		d->unindexed--;
-	}
+	if ((rc = unplace_block(d, e)) < 0)
+		return rc;
 	d->groups.g[gid].live--;
 	mp_live_drop(&d->live, e);
 	return touch_group(d, gid);
@@ -134,20 +141,30 @@ static inline int place_block(sv_dev_t *d, uint64_t addr, uint64_t fp, uint32_t 
 	return 0;
 }
 
+/* The new block of an allocation: its footprint, its group and its place
+ * in the index (place_block). */
+static inline int new_block(sv_dev_t *d, const mp_event_t *ev, uint64_t *fp, uint32_t *gid, uint32_t *pend)
+{
+	grp_key_t key = {ev->requested_bytes, 0, ev->op, ev->dtype, ev->shape, ev->region, ev->metadata};
+
+	*fp = key.allocated = mp_live_footprint(ev->requested_bytes, ev->allocated_bytes);
+	*gid = grp_intern(&d->groups, &key);
+	if (*gid == LM_EMPTY)
+		return MP_ENOMEM;
+	*pend = LM_OUT;
+	return place_block(d, ev->address, *fp, pend);
+}
+
 static int apply_alloc(sv_dev_t *d, const mp_event_t *ev)
 {
-	uint64_t fp = mp_live_footprint(ev->requested_bytes, ev->allocated_bytes);
-	grp_key_t key = {ev->requested_bytes, fp, ev->op, ev->dtype, ev->shape, ev->region, ev->metadata};
 	lm_entry_t *e = mp_live_alloc_replaces(&d->live, ev->address);
-	uint32_t gid, pend = LM_OUT;
+	uint32_t gid, pend;
+	uint64_t fp;
 	int rc;
 
 	if (e && (rc = drop_block(d, e)) < 0)
 		return rc;
-	gid = grp_intern(&d->groups, &key);
-	if (gid == LM_EMPTY)
-		return MP_ENOMEM;
-	if ((rc = place_block(d, ev->address, fp, &pend)) < 0)
+	if ((rc = new_block(d, ev, &fp, &gid, &pend)) < 0)
 		return rc;
 	if ((rc = mp_live_add(&d->live, ev->address, fp, gid, pend)) < 0)
 		return rc;
@@ -208,7 +225,7 @@ static int make_point(const sv_dev_t *d, const mp_event_t *ev, mp_solver_point_t
  * which samples every event of the window). */
 static void reserved_peak(sv_dev_t *d, const mp_event_t *ev)
 {
-	if (d->pub.has_reserved_peak && d->reg.bytes <= d->pub.reserved_peak_bytes)
+	if (!mp_live_peak_due(d->pub.has_reserved_peak, d->pub.reserved_peak_bytes, d->reg.bytes, 0))
 		return;
 	d->pub.has_reserved_peak = 1;
 	d->pub.reserved_peak_bytes = d->reg.bytes;
@@ -244,7 +261,7 @@ static int sample(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 	}
 	if (!s->opt.timeline)
 		return 0;
-	if (d->tl_fill == 0 || u > d->cand_inuse) {
+	if (mp_live_peak_due(d->tl_fill != 0, d->cand_inuse, u, 0)) { /* each bucket's own peak */
 		if (make_point(d, ev, &d->cand) && (rc = sv_mark(d, SV_MARK_CAND, &d->cand)) < 0)
 			return rc;
 		d->cand_inuse = u;
@@ -428,29 +445,19 @@ static int feed_fast(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 	int rc;
 
 	if (ev->kind == MP_EV_ALLOC) {
-		uint64_t fp = mp_live_footprint(ev->requested_bytes, ev->allocated_bytes);
-		grp_key_t key = {ev->requested_bytes, fp, ev->op, ev->dtype, ev->shape, ev->region, ev->metadata};
-		uint32_t gid, pend = LM_OUT;
+		uint32_t gid, pend;
+		uint64_t fp;
 		lm_entry_t *e;
 		int found;
 
-		gid = grp_intern(&d->groups, &key);
-		if (gid == LM_EMPTY)
-			return MP_ENOMEM;
-		if ((rc = place_block(d, ev->address, fp, &pend)) < 0)
+		if ((rc = new_block(d, ev, &fp, &gid, &pend)) < 0)
 			return rc;
 		e = mp_live_add_new(&d->live, ev->address, fp, gid, pend, &found);
 		if (!e)
 			return MP_ENOMEM;
 		if (found) { /* a duplicate: undo, the general path drops the old block first */
-			if (pend != LM_OUT) {
-				lm_entry_t tmp = {ev->address, fp, gid, pend};
-				if ((rc = sv_fx_drop(d, &tmp)) < 0)
-					return rc;
-			} else if (fp) {
-				d->unindexed--;
-			}
-			return 0;
+			lm_entry_t tmp = {ev->address, fp, gid, pend};
+			return (rc = unplace_block(d, &tmp)) < 0 ? rc : 0;
 		}
 		d->groups.g[gid].live++;
 		if ((rc = touch_group(d, gid)) < 0)
