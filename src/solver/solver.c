@@ -104,8 +104,6 @@ static void sync_peak(sv_dev_t *d)
 	d->ndirty = 0;
 }
 
-/* Block e, which the engine says an event ends: out of the solver's own
- * data, then out of the live set. */
 /* Block e out of the fragmentation index, or out of the count of those
  * waiting for a region (place_block undone). */
 static inline int unplace_block(sv_dev_t *d, const lm_entry_t *e)
@@ -117,6 +115,8 @@ static inline int unplace_block(sv_dev_t *d, const lm_entry_t *e)
 	return 0;
 }
 
+/* Block e, which the engine says an event ends: out of the solver's own
+ * data, then out of the live set. */
 static int drop_block(sv_dev_t *d, lm_entry_t *e)
 {
 	uint32_t gid = e->group;

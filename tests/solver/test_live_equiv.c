@@ -7,6 +7,9 @@
  * requested bytes, live blocks, the blocks themselves (the map: a sum of a
  * mix of address and size), the regions, and the peak with its time.
  *
+ * The solver runs twice, with its timeline and without (as `memprof report
+ * --peak`: its fast path then looks for the peak only when one is due).
+ *
  * Streams: the fuzz corpus's (tests/fuzz/corpus/solver and charts: the
  * fuzz_events.h streams, with duplicates, unknown frees, regions grown and
  * removed under live blocks, addresses near 2^64; reader: captures, which
@@ -258,14 +261,19 @@ static void check_stream(mp_event_t *ev, size_t n, const char *capture)
 {
 	ref_mem_t ref[MAX_MEM];
 	stream_check_t c = {0};
-	mp_solver_t *s = mp_solver_new(NULL);
+	mp_solver_options_t o;
+	mp_solver_t *s = mp_solver_new(NULL), *sp; /* sp: as report --peak, no timeline */
 	mp_tally_t tally;
 	mp_diag_t diag;
 	size_t fed = 0, k = 0;
 
 	memset(ref, 0, sizeof(ref));
 	memset(&tally, 0, sizeof(tally));
+	mp_solver_options_init(&o);
+	o.timeline = 0;
+	sp = mp_solver_new(&o);
 	assert_non_null(s);
+	assert_non_null(sp);
 	assert_int_equal(mp__tally_ready(&tally), 0);
 	for (size_t i = 0; i < n; i++) {
 		ev[i].index = i;
@@ -292,12 +300,15 @@ static void check_stream(mp_event_t *ev, size_t n, const char *capture)
 			continue;
 		/* a checkpoint: the solver fed up to here, in batches as mp_solver_run does */
 		assert_int_equal(mp_solver_feed_many(s, ev + fed, i + 1 - fed, &diag), 0);
+		assert_int_equal(mp_solver_feed_many(sp, ev + fed, i + 1 - fed, &diag), 0);
 		fed = i + 1;
 		c.cp[k] = i;
 		for (uint32_t m = 0; m < c.nmem; m++) {
 			c.want[k][m] = ref_digest(&ref[m]);
-			if (ref[m].seen)
+			if (ref[m].seen) {
 				check_solver(s, &ref[m], m);
+				check_solver(sp, &ref[m], m);
+			}
 			check_tally(&tally, &ref[m], m);
 		}
 		k++;
@@ -317,6 +328,7 @@ static void check_stream(mp_event_t *ev, size_t n, const char *capture)
 	}
 	mp__tally_release(&tally);
 	mp_solver_free(s);
+	mp_solver_free(sp);
 	free(c.cp);
 	free(c.want);
 }
