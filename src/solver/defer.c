@@ -64,9 +64,9 @@ static int apply_sorted(sv_dev_t *d, uint32_t from, uint32_t to)
 	for (uint32_t i = from; i < to; i++) {
 		const sv_log_t *l = &d->lg[i];
 		if (i + 16 < to && d->lg[i + 16].end)
-			lm_prefetch(&d->live, d->lg[i + 16].key & ~KEEP);
+			lm_prefetch(&d->live.map, d->lg[i + 16].key & ~KEEP);
 		if (l->end && !(l->key & KEEP)) {
-			const lm_entry_t *e = lm_find(&d->live, l->key);
+			const lm_entry_t *e = lm_find(&d->live.map, l->key);
 			if (!e || e->pend != sv_pend_of(d, i))
 				continue;
 		}
@@ -94,11 +94,11 @@ static int apply(sv_dev_t *d, uint32_t from, uint32_t to)
 		const sv_log_t *l = &d->lg[i];
 		int rc;
 		if (i + 16 < to && d->lg[i + 16].end) /* large live maps: hide the miss */
-			lm_prefetch(&d->live, d->lg[i + 16].key & ~KEEP);
+			lm_prefetch(&d->live.map, d->lg[i + 16].key & ~KEEP);
 		if (l->end) {
 			uint64_t a = l->key & ~KEEP;
 			if (!(l->key & KEEP)) {
-				const lm_entry_t *e = lm_find(&d->live, a);
+				const lm_entry_t *e = lm_find(&d->live.map, a);
 				if (!e || e->pend != sv_pend_of(d, i))
 					continue; /* freed before any mark could see it */
 			}
@@ -192,18 +192,18 @@ static fx_item_t *sort_items(fx_item_t *it, fx_item_t *tmp, size_t n)
  * region bounds and every live block that belongs in it. */
 static int rebuild(sv_dev_t *d)
 {
-	size_t n = 0, cap = 2 * d->rn + d->live.count;
+	size_t n = 0, cap = 2 * d->reg.n + d->live.map.count;
 	fx_item_t *it = malloc(2 * (cap ? cap : 1) * sizeof(*it)), *sorted;
 	int rc;
 
 	if (!it)
 		return MP_ENOMEM;
-	for (size_t r = 0; r < d->rn; r++) {
-		it[n++] = (fx_item_t){d->rbase[r], d->rbase[r], FX_START};
-		it[n++] = (fx_item_t){d->rend[r], d->rend[r], FX_END};
+	for (size_t r = 0; r < d->reg.n; r++) {
+		it[n++] = (fx_item_t){d->reg.r[r].base, d->reg.r[r].base, FX_START};
+		it[n++] = (fx_item_t){d->reg.r[r].end, d->reg.r[r].end, FX_END};
 	}
-	for (size_t i = 0; i < d->live.cap; i++) {
-		const lm_entry_t *e = &d->live.slots[i];
+	for (size_t i = 0; i < d->live.map.cap; i++) {
+		const lm_entry_t *e = &d->live.map.slots[i];
 		if (e->group != LM_EMPTY && e->pend != LM_OUT)
 			it[n++] = (fx_item_t){e->addr, e->addr + e->size, FX_BLOCK};
 	}
@@ -244,9 +244,9 @@ int sv_flush(sv_dev_t *d)
 	d->seg = 0;
 	if (++d->epoch == NEPOCH) {
 		d->epoch = 0;
-		for (size_t i = 0; i < d->live.cap; i++)
-			if (d->live.slots[i].group != LM_EMPTY && d->live.slots[i].pend >= LM_LOG)
-				d->live.slots[i].pend = LM_IN;
+		for (size_t i = 0; i < d->live.map.cap; i++)
+			if (d->live.map.slots[i].group != LM_EMPTY && d->live.map.slots[i].pend >= LM_LOG)
+				d->live.map.slots[i].pend = LM_IN;
 	}
 	return 0;
 }

@@ -1,10 +1,5 @@
-/* livemap.h - the live set (address -> size, group) and the group table,
- * internal to memprof_solver.
- *
- * Live map: open addressing with linear probing and backward-shift deletion
- * (no tombstones, so a long run of alloc/free never degrades it), 24 bytes a
- * slot, load factor at most 1/2: 48 to 96 bytes per live block (short probe
- * runs: every event looks one up, every free shifts its run back).
+/* livemap.h - the solver's group table, internal to memprof_solver (the
+ * live set itself is the live-set engine's, memprof/live.h).
  *
  * Group table: interns (op, region, dtype, shape, metadata, requested,
  * allocated) to a
@@ -17,96 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LM_EMPTY UINT32_MAX /* group value of an empty slot */
-
-/* lm_entry_t.pend: whether the block belongs in the fragmentation index.
- * LM_OUT: no (outside every region, or size 0); LM_IN: yes, and it is there;
- * LM_LOG + j: yes, and its insertion may still wait at position j of the
- * solver's deferred-update log (see defer.c: the log says whether it does). */
-#define LM_OUT 0u
-#define LM_IN 1u
-#define LM_LOG 2u
-
-typedef struct lm_entry {
-	uint64_t addr;
-	uint64_t size;
-	uint32_t group; /* LM_EMPTY: free slot */
-	uint32_t pend;  /* LM_OUT, LM_IN or LM_LOG + log position */
-} lm_entry_t;
-
-typedef struct lm_map {
-	lm_entry_t *slots; /* owned */
-	size_t cap;        /* power of two, 0 before first insert */
-	size_t count;
-	unsigned shift;    /* 64 - log2(cap) */
-} lm_map_t;
-
-void lm_init(lm_map_t *m);
-void lm_destroy(lm_map_t *m);
-/* Empty the map (keeps its storage). */
-void lm_clear(lm_map_t *m);
-/* Fibonacci hashing: addresses are aligned, so their low bits carry little;
- * the multiply spreads every bit into the top ones we keep. */
-static inline size_t lm_hash(const lm_map_t *m, uint64_t addr)
-{
-	return (size_t)((addr * 0x9E3779B97F4A7C15ull) >> m->shift);
-}
-
-/* The entry for addr, or NULL. Borrowed until the next insert/remove.
- * (Inline, as the next functions: they run for every event.) */
-static inline lm_entry_t *lm_find(const lm_map_t *m, uint64_t addr)
-{
-	size_t i, mask = m->cap - 1;
-
-	if (!m->cap)
-		return NULL;
-	for (i = lm_hash(m, addr);; i = (i + 1) & mask) {
-		lm_entry_t *e = &m->slots[i];
-		if (e->group == LM_EMPTY)
-			return NULL;
-		if (e->addr == addr)
-			return e;
-	}
-}
-
-/* Ask the CPU to start loading addr's home slot (no effect on contents). */
-static inline void lm_prefetch(const lm_map_t *m, uint64_t addr)
-{
-	if (m->cap)
-		__builtin_prefetch(&m->slots[lm_hash(m, addr)]);
-}
-
-/* Add addr (must be absent). Returns 0 or MP_ENOMEM. */
-int lm_insert(lm_map_t *m, uint64_t addr, uint64_t size, uint32_t group, uint32_t pend);
-/* The entry for addr (*found = 1), or a new one for it (*found = 0: addr
- * set, the caller fills size, group and pend, and must not leave it with
- * group LM_EMPTY); NULL when the map cannot grow. One probe instead of
- * lm_find then lm_insert. Borrowed until the next insert/remove. */
-/* Double the slots (lm_find_or_add's slow path). Returns 0 or MP_ENOMEM. */
-int lm_grow(lm_map_t *m);
-static inline lm_entry_t *lm_find_or_add(lm_map_t *m, uint64_t addr, int *found)
-{
-	size_t i, mask;
-
-	if ((m->count + 1) * 2 > m->cap && lm_grow(m) < 0)
-		return NULL;
-	mask = m->cap - 1;
-	for (i = lm_hash(m, addr);; i = (i + 1) & mask) {
-		lm_entry_t *e = &m->slots[i];
-		if (e->group == LM_EMPTY) {
-			*found = 0;
-			e->addr = addr;
-			m->count++;
-			return e;
-		}
-		if (e->addr == addr) {
-			*found = 1;
-			return e;
-		}
-	}
-}
-/* Remove an entry returned by lm_find. */
-void lm_remove(lm_map_t *m, lm_entry_t *e);
+#include <memprof/live.h>
 
 typedef struct grp_key {
 	uint64_t requested;

@@ -28,8 +28,8 @@ static int index_waiting(sv_dev_t *d, uint64_t base, uint64_t end)
 
 	if (!d->unindexed)
 		return 0;
-	for (size_t i = 0; i < d->live.cap; i++) {
-		lm_entry_t *e = &d->live.slots[i];
+	for (size_t i = 0; i < d->live.map.cap; i++) {
+		lm_entry_t *e = &d->live.map.slots[i];
 		if (e->group == LM_EMPTY || e->pend != LM_OUT || !e->size)
 			continue;
 		if (e->addr >= base && e->addr < end && e->size <= end - e->addr && (rc = index_block(d, e)) < 0)
@@ -38,89 +38,41 @@ static int index_waiting(sv_dev_t *d, uint64_t base, uint64_t end)
 	return 0;
 }
 
-/* A REGION_ADD at the base of a declared region, larger, grows it: heaps
- * (glibc's brk heap, thread arenas) are declared so as they grow, hundreds
- * of times in a run. Only the region's END marker moves; its blocks stay
- * in the index (a remove and an add would take every one of them out and
- * back in). */
-static int region_grow(sv_dev_t *d, size_t pos, uint64_t end)
-{
-	uint64_t old = d->rend[pos];
-	int rc;
-
-	if (pos + 1 < d->rn && d->rbase[pos + 1] < end) {
-		d->pub.rejected_regions++;
-		return 0;
-	}
-	if ((rc = fx_remove(&d->fx, old, FX_END, NULL)) < 0 || (rc = fx_insert(&d->fx, end, end, FX_END, NULL)) < 0)
-		return rc;
-	d->rend[pos] = end;
-	d->region_bytes += end - old;
-	return index_waiting(d, d->rbase[pos], end);
-}
-
+/* A REGION_ADD (the engine's rules, memprof/live.h): a new region's
+ * START/END markers go into the index, a grown one's END marker moves (its
+ * blocks stay in the index: a remove and an add would take every one of
+ * them out and back in; heaps are declared so hundreds of times in a run),
+ * and the blocks waiting for it join. */
 int sv_region_add(sv_dev_t *d, uint64_t base, uint64_t size)
 {
-	uint64_t end = base + size;
-	size_t pos;
-	int rc;
+	uint64_t old_end = 0;
+	size_t pos = 0;
+	int rc = mp_live_region_add(&d->reg, base, size, &pos, &old_end);
 
-	if (size == 0 || end < base || end >> 62) { /* the index keys addresses below 2^62 */
-		d->pub.rejected_regions++;
-		return 0;
-	}
-	for (pos = 0; pos < d->rn && d->rbase[pos] < base; pos++)
-		;
-	if (pos < d->rn && d->rbase[pos] == base && end > d->rend[pos])
-		return region_grow(d, pos, end);
-	if ((pos > 0 && d->rend[pos - 1] > base) || (pos < d->rn && d->rbase[pos] < end)) {
-		d->pub.rejected_regions++;
-		return 0;
-	}
-	if (d->rn == d->rcap) {
-		size_t nc = d->rcap ? d->rcap * 2 : 8;
-		uint64_t *nb, *ne;
-		if (nc > MP_SOLVER_MAX_MEMORY * 16u) { /* hostile stream: refuse, do not grow forever */
-			d->pub.rejected_regions++;
-			return 0;
-		}
-		nb = realloc(d->rbase, nc * sizeof(*nb));
-		if (!nb)
-			return MP_ENOMEM;
-		d->rbase = nb;
-		ne = realloc(d->rend, nc * sizeof(*ne));
-		if (!ne)
-			return MP_ENOMEM;
-		d->rend = ne;
-		d->rcap = nc;
-	}
-	memmove(&d->rbase[pos + 1], &d->rbase[pos], (d->rn - pos) * sizeof(*d->rbase));
-	memmove(&d->rend[pos + 1], &d->rend[pos], (d->rn - pos) * sizeof(*d->rend));
-	d->rbase[pos] = base;
-	d->rend[pos] = end;
-	d->rn++;
-	d->region_bytes += size;
-	if ((rc = fx_insert(&d->fx, base, base, FX_START, NULL)) < 0 || (rc = fx_insert(&d->fx, end, end, FX_END, NULL)) < 0)
+	d->pub.rejected_regions = d->reg.rejected;
+	if (rc == MP_LIVE_REGION_NEW)
+		rc = fx_insert(&d->fx, base, base, FX_START, NULL);
+	else if (rc == MP_LIVE_REGION_GROWN)
+		rc = fx_remove(&d->fx, old_end, FX_END, NULL);
+	else
+		return rc; /* rejected (0) or MP_ENOMEM */
+	if (rc < 0 || (rc = fx_insert(&d->fx, d->reg.r[pos].end, d->reg.r[pos].end, FX_END, NULL)) < 0)
 		return rc;
-	return index_waiting(d, base, end);
+	return index_waiting(d, d->reg.r[pos].base, d->reg.r[pos].end);
 }
 
 int sv_region_remove(sv_dev_t *d, uint64_t base)
 {
-	size_t pos;
 	uint64_t end, k, e;
 	int kind, rc;
 
-	for (pos = 0; pos < d->rn && d->rbase[pos] != base; pos++)
-		;
-	if (pos == d->rn) {
-		d->pub.rejected_regions++;
+	rc = mp_live_region_remove(&d->reg, base, &end);
+	d->pub.rejected_regions = d->reg.rejected;
+	if (!rc)
 		return 0;
-	}
-	end = d->rend[pos];
 	/* Its blocks stay live but leave the index. */
 	while (fx_next(&d->fx, base, FX_START, &k, &e, &kind) && kind == FX_BLOCK && k < end) {
-		lm_entry_t *le = lm_find(&d->live, k);
+		lm_entry_t *le = lm_find(&d->live.map, k);
 		if ((rc = fx_remove(&d->fx, k, FX_BLOCK, NULL)) < 0)
 			return rc;
 		if (le) {
@@ -130,9 +82,5 @@ int sv_region_remove(sv_dev_t *d, uint64_t base)
 	}
 	if ((rc = fx_remove(&d->fx, base, FX_START, NULL)) < 0 || (rc = fx_remove(&d->fx, end, FX_END, NULL)) < 0)
 		return rc;
-	memmove(&d->rbase[pos], &d->rbase[pos + 1], (d->rn - pos - 1) * sizeof(*d->rbase));
-	memmove(&d->rend[pos], &d->rend[pos + 1], (d->rn - pos - 1) * sizeof(*d->rend));
-	d->rn--;
-	d->region_bytes -= end - base;
 	return 0;
 }

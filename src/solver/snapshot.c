@@ -1,13 +1,12 @@
 /* snapshot.c - replay a source and hand over the regions and live blocks of
  * memory ids at chosen events (memprof/snapshot.h).
  *
- * The live set is the solver's own map (livemap.h), with the op in the
- * group field and the region type in pend; regions follow sv_region_add /
- * sv_region_remove's rules exactly, without the fragmentation index: the
- * map's picture is sorted once per target instead. */
+ * The live set and the regions are the live-set engine's (memprof/live.h),
+ * the solver's rules, with the op in the group field and the region type
+ * in pend, without the fragmentation index: the map's picture is sorted
+ * once per target instead. */
+#include <memprof/live.h>
 #include <memprof/snapshot.h>
-
-#include "livemap.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -15,9 +14,8 @@
 
 typedef struct snap_mem {
 	uint32_t id;
-	lm_map_t live;
-	mp_snapshot_region_t *reg;
-	size_t nreg, capreg;
+	mp_live_t live;
+	mp_live_regions_t reg;
 } snap_mem_t;
 
 typedef struct order {
@@ -41,80 +39,26 @@ static int by_addr(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-/* sv_region_add's rules: a larger declaration at a known base grows it;
- * empty, overflowing (the index keys addresses below 2^62) or overlapping
- * ones are ignored. */
-static int region_add(snap_mem_t *m, uint64_t base, uint64_t size)
-{
-	uint64_t end = base + size;
-	size_t pos;
-
-	if (size == 0 || end < base || end >> 62)
-		return 0;
-	for (pos = 0; pos < m->nreg && m->reg[pos].base < base; pos++)
-		;
-	if (pos < m->nreg && m->reg[pos].base == base && end > m->reg[pos].end) {
-		if (pos + 1 < m->nreg && m->reg[pos + 1].base < end)
-			return 0;
-		m->reg[pos].end = end;
-		return 0;
-	}
-	if ((pos > 0 && m->reg[pos - 1].end > base) || (pos < m->nreg && m->reg[pos].base < end))
-		return 0;
-	if (m->nreg == m->capreg) {
-		size_t nc = m->capreg ? m->capreg * 2 : 8;
-		mp_snapshot_region_t *n;
-		if (nc > 65536u * 16u) /* the solver's bound on a hostile stream */
-			return 0;
-		n = realloc(m->reg, nc * sizeof(*n));
-		if (!n)
-			return MP_ENOMEM;
-		m->reg = n;
-		m->capreg = nc;
-	}
-	memmove(&m->reg[pos + 1], &m->reg[pos], (m->nreg - pos) * sizeof(*m->reg));
-	m->reg[pos].base = base;
-	m->reg[pos].end = end;
-	m->nreg++;
-	return 0;
-}
-
-static void region_remove(snap_mem_t *m, uint64_t base)
-{
-	for (size_t pos = 0; pos < m->nreg; pos++) {
-		if (m->reg[pos].base == base) {
-			memmove(&m->reg[pos], &m->reg[pos + 1], (m->nreg - pos - 1) * sizeof(*m->reg));
-			m->nreg--;
-			return;
-		}
-	}
-}
-
 static int apply(snap_mem_t *m, const mp_event_t *ev)
 {
-	lm_entry_t *e;
+	size_t pos;
+	uint64_t end;
+	int rc;
 
 	switch (ev->kind) {
-	case MP_EV_ALLOC: {
-		uint64_t fp = ev->allocated_bytes ? ev->allocated_bytes : ev->requested_bytes;
-		int found;
-		if (!(e = lm_find_or_add(&m->live, ev->address, &found)))
-			return MP_ENOMEM;
-		e->size = fp;
-		/* the op id in `group`: LM_EMPTY marks a free slot, and no source
-		 * has that many strings */
-		e->group = ev->op == LM_EMPTY ? 0 : ev->op;
-		e->pend = ev->region;
-		return 0;
-	}
+	case MP_EV_ALLOC:
+		/* the op id in `group` (LM_EMPTY marks a free slot, and no
+		 * source has that many strings), the region type in pend */
+		return mp_live_alloc(&m->live, ev->address, mp_live_footprint(ev->requested_bytes, ev->allocated_bytes),
+				     ev->op == LM_EMPTY ? 0 : ev->op, ev->region);
 	case MP_EV_FREE:
-		if ((e = lm_find(&m->live, ev->address)))
-			lm_remove(&m->live, e);
+		mp_live_free(&m->live, ev->address);
 		return 0;
 	case MP_EV_REGION_ADD:
-		return region_add(m, ev->address, ev->requested_bytes);
+		rc = mp_live_region_add(&m->reg, ev->address, ev->requested_bytes, &pos, &end);
+		return rc < 0 ? rc : 0;
 	case MP_EV_REGION_REMOVE:
-		region_remove(m, ev->address);
+		mp_live_region_remove(&m->reg, ev->address, &end);
 		return 0;
 	default:
 		return 0;
@@ -123,15 +67,23 @@ static int apply(snap_mem_t *m, const mp_event_t *ev)
 
 static int take(snap_mem_t *m, const mp_event_t *ev, size_t target, mp_snapshot_fn fn, void *ctx)
 {
-	mp_snapshot_block_t *b = malloc((m->live.count ? m->live.count : 1) * sizeof(*b));
+	mp_snapshot_block_t *b = malloc((m->live.map.count ? m->live.map.count : 1) * sizeof(*b));
+	mp_snapshot_region_t *r = malloc((m->reg.n ? m->reg.n : 1) * sizeof(*r));
 	mp_snapshot_t snap;
 	size_t k = 0;
 	int rc;
 
-	if (!b)
+	if (!b || !r) {
+		free(b);
+		free(r);
 		return MP_ENOMEM;
-	for (size_t i = 0; i < m->live.cap; i++) {
-		const lm_entry_t *e = &m->live.slots[i];
+	}
+	for (size_t i = 0; i < m->reg.n; i++) {
+		r[i].base = m->reg.r[i].base;
+		r[i].end = m->reg.r[i].end;
+	}
+	for (size_t i = 0; i < m->live.map.cap; i++) {
+		const lm_entry_t *e = &m->live.map.slots[i];
 		if (e->group == LM_EMPTY || !e->size)
 			continue;
 		b[k].addr = e->addr;
@@ -145,12 +97,13 @@ static int take(snap_mem_t *m, const mp_event_t *ev, size_t target, mp_snapshot_
 	snap.event_index = ev->index;
 	snap.time_ns = ev->time_ns;
 	snap.step = ev->step;
-	snap.regions = m->reg;
-	snap.nregions = m->nreg;
+	snap.regions = r;
+	snap.nregions = m->reg.n;
 	snap.blocks = b;
 	snap.nblocks = k;
 	rc = fn(ctx, target, &snap);
 	free(b);
+	free(r);
 	return rc;
 }
 
@@ -177,7 +130,8 @@ int mp_snapshot_run(mp_source_t *src, const mp_snapshot_target_t *targets, size_
 			;
 		if (j == nmem) {
 			mem[nmem].id = targets[i].memory;
-			lm_init(&mem[nmem].live);
+			mp_live_init(&mem[nmem].live);
+			mp_live_regions_init(&mem[nmem].reg);
 			nmem++;
 		}
 	}
@@ -222,8 +176,8 @@ int mp_snapshot_run(mp_source_t *src, const mp_snapshot_target_t *targets, size_
 				 targets[ord[next].target].memory);
 out:
 	for (size_t j = 0; j < nmem; j++) {
-		lm_destroy(&mem[j].live);
-		free(mem[j].reg);
+		mp_live_destroy(&mem[j].live);
+		mp_live_regions_destroy(&mem[j].reg);
 	}
 	free(mem);
 	free(ord);

@@ -45,7 +45,8 @@ static sv_dev_t *get_dev(mp_solver_t *s, uint32_t id, int *rc)
 		d->pub.peak.fragmentation = NAN;
 		d->leaks_done = s->window_ended; /* first seen after the window: no leaks in it */
 		d->tl_width = 1;
-		lm_init(&d->live);
+		mp_live_init(&d->live);
+		mp_live_regions_init(&d->reg);
 		grp_init(&d->groups);
 		fx_init(&d->fx);
 		s->dev[id] = d;
@@ -65,7 +66,9 @@ int mp_solver_declare_memory(mp_solver_t *s, uint32_t id, uint64_t capacity_byte
 	return 0;
 }
 
-/* ---- live set ---- */
+/* ---- live set: the engine's rules (memprof/live.h), with the solver's
+ * own data of each block (its group, its place in the fragmentation
+ * index) ---- */
 
 /* A group's live count changed: remember it for the next peak (see sync_peak). */
 static int touch_group(sv_dev_t *d, uint32_t gid)
@@ -101,20 +104,28 @@ static void sync_peak(sv_dev_t *d)
 	d->ndirty = 0;
 }
 
+/* Block e out of the fragmentation index, or out of the count of those
+ * waiting for a region (place_block undone). */
+static inline int unplace_block(sv_dev_t *d, const lm_entry_t *e)
+{
+	if (e->pend != LM_OUT)
+		return sv_fx_drop(d, e);
+	if (e->size)
+		d->unindexed--;
+	return 0;
+}
+
+/* Block e, which the engine says an event ends: out of the solver's own
+ * data, then out of the live set. */
 static int drop_block(sv_dev_t *d, lm_entry_t *e)
 {
 	uint32_t gid = e->group;
 	int rc;
 
-	if (e->pend != LM_OUT) {
-		if ((rc = sv_fx_drop(d, e)) < 0)
-			return rc;
-	} else if (e->size) {
-		d->unindexed--;
-	}
-	d->heap -= e->size;
+	if ((rc = unplace_block(d, e)) < 0)
+		return rc;
 	d->groups.g[gid].live--;
-	lm_remove(&d->live, e);
+	mp_live_drop(&d->live, e);
 	return touch_group(d, gid);
 }
 
@@ -124,46 +135,48 @@ static inline int place_block(sv_dev_t *d, uint64_t addr, uint64_t fp, uint32_t 
 {
 	if (!fp)
 		return 0;
-	if (d->rn && sv_region_of(d, addr, fp) >= 0)
+	if (d->reg.n && sv_region_of(d, addr, fp) >= 0)
 		return sv_fx_add(d, addr, addr + fp, pend);
 	d->unindexed++;
 	return 0;
 }
 
+/* The new block of an allocation: its footprint, its group and its place
+ * in the index (place_block). */
+static inline int new_block(sv_dev_t *d, const mp_event_t *ev, uint64_t *fp, uint32_t *gid, uint32_t *pend)
+{
+	grp_key_t key = {ev->requested_bytes, 0, ev->op, ev->dtype, ev->shape, ev->region, ev->metadata};
+
+	*fp = key.allocated = mp_live_footprint(ev->requested_bytes, ev->allocated_bytes);
+	*gid = grp_intern(&d->groups, &key);
+	if (*gid == LM_EMPTY)
+		return MP_ENOMEM;
+	*pend = LM_OUT;
+	return place_block(d, ev->address, *fp, pend);
+}
+
 static int apply_alloc(sv_dev_t *d, const mp_event_t *ev)
 {
-	uint64_t fp = ev->allocated_bytes ? ev->allocated_bytes : ev->requested_bytes;
-	grp_key_t key = {ev->requested_bytes, fp, ev->op, ev->dtype, ev->shape, ev->region, ev->metadata};
-	lm_entry_t *e = lm_find(&d->live, ev->address);
-	uint32_t gid, pend = LM_OUT;
+	lm_entry_t *e = mp_live_alloc_replaces(&d->live, ev->address);
+	uint32_t gid, pend;
+	uint64_t fp;
 	int rc;
 
-	if (e) {
-		d->pub.duplicate_allocations++;
-		if ((rc = drop_block(d, e)) < 0)
-			return rc;
-	}
-	gid = grp_intern(&d->groups, &key);
-	if (gid == LM_EMPTY)
-		return MP_ENOMEM;
-	if ((rc = place_block(d, ev->address, fp, &pend)) < 0)
+	if (e && (rc = drop_block(d, e)) < 0)
 		return rc;
-	if ((rc = lm_insert(&d->live, ev->address, fp, gid, pend)) < 0)
+	if ((rc = new_block(d, ev, &fp, &gid, &pend)) < 0)
 		return rc;
-	d->heap += fp;
+	if ((rc = mp_live_add(&d->live, ev->address, fp, gid, pend)) < 0)
+		return rc;
 	d->groups.g[gid].live++;
 	return touch_group(d, gid);
 }
 
 static int apply_free(sv_dev_t *d, const mp_event_t *ev)
 {
-	lm_entry_t *e = lm_find(&d->live, ev->address);
+	lm_entry_t *e = mp_live_free_finds(&d->live, ev->address);
 
-	if (!e) {
-		d->pub.unknown_frees++;
-		return 0;
-	}
-	return drop_block(d, e);
+	return e ? drop_block(d, e) : 0;
 }
 
 /* ---- points ---- */
@@ -174,7 +187,7 @@ static uint64_t capacity_now(const sv_dev_t *d)
 		return d->st.stack_bytes + d->st.heap_bytes + d->st.free_bytes;
 	if (d->pub.declared_capacity)
 		return d->pub.declared_capacity;
-	return d->rn ? d->region_bytes : 0;
+	return d->reg.n ? d->reg.bytes : 0;
 }
 
 /* The state at ev, but for the fragmentation figures: returns 1 when they
@@ -195,16 +208,16 @@ static int make_point(const sv_dev_t *d, const mp_event_t *ev, mp_solver_point_t
 			p->fragmentation = d->st.fragmentation < 0 ? 0 : d->st.fragmentation > 1 ? 1 : d->st.fragmentation;
 		return 0;
 	}
-	p->heap_bytes = d->heap;
-	p->reserved_bytes = d->region_bytes;
+	p->heap_bytes = d->live.bytes;
+	p->reserved_bytes = d->reg.bytes;
 	p->has_reserved = (uint8_t)d->regions_seen;
 	if (capacity_now(d)) {
 		uint64_t cap = capacity_now(d);
-		p->free_bytes = cap > d->heap ? cap - d->heap : 0;
+		p->free_bytes = cap > d->live.bytes ? cap - d->live.bytes : 0;
 		p->has_free = 1;
 	}
-	p->has_largest = d->rn != 0;
-	return d->rn != 0;
+	p->has_largest = d->reg.n != 0;
+	return d->reg.n != 0;
 }
 
 /* A new most of reserved bytes (live regions), the first event inside the
@@ -212,17 +225,17 @@ static int make_point(const sv_dev_t *d, const mp_event_t *ev, mp_solver_point_t
  * which samples every event of the window). */
 static void reserved_peak(sv_dev_t *d, const mp_event_t *ev)
 {
-	if (d->pub.has_reserved_peak && d->region_bytes <= d->pub.reserved_peak_bytes)
+	if (!mp_live_peak_due(d->pub.has_reserved_peak, d->pub.reserved_peak_bytes, d->reg.bytes, 0))
 		return;
 	d->pub.has_reserved_peak = 1;
-	d->pub.reserved_peak_bytes = d->region_bytes;
+	d->pub.reserved_peak_bytes = d->reg.bytes;
 	d->pub.reserved_peak_time_ns = ev->time_ns;
 	d->pub.reserved_peak_event = ev->index;
 }
 
 static uint64_t in_use(const sv_dev_t *d)
 {
-	return d->pub.stats_model ? d->st.stack_bytes + d->st.heap_bytes : d->heap;
+	return d->pub.stats_model ? d->st.stack_bytes + d->st.heap_bytes : d->live.bytes;
 }
 
 static int sample(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
@@ -235,7 +248,7 @@ static int sample(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 	/* Ties: the first event at the maximum wins, except in the stats model,
 	 * where the last one does, as in TensorBoard's Memory Profile (its
 	 * `>=`): the allocator's own figures are what users compare there. */
-	if (!d->pub.has_peak || u > d->pub.peak_bytes || (d->pub.stats_model && u == d->pub.peak_bytes)) {
+	if (mp_live_peak_due(d->pub.has_peak, d->pub.peak_bytes, u, d->pub.stats_model)) {
 		d->pub.has_peak = 1;
 		d->pub.peak_bytes = u;
 		d->pub.peak_mark = s->last_mark;
@@ -243,12 +256,12 @@ static int sample(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 		if (make_point(d, ev, &d->pub.peak) && (rc = sv_mark(d, SV_MARK_PEAK, &d->pub.peak)) < 0)
 			return rc;
 		d->pub.capacity_bytes = capacity_now(d);
-		d->peak_tracked = d->heap;
+		d->peak_tracked = d->live.bytes;
 		sync_peak(d);
 	}
 	if (!s->opt.timeline)
 		return 0;
-	if (d->tl_fill == 0 || u > d->cand_inuse) {
+	if (mp_live_peak_due(d->tl_fill != 0, d->cand_inuse, u, 0)) { /* each bucket's own peak */
 		if (make_point(d, ev, &d->cand) && (rc = sv_mark(d, SV_MARK_CAND, &d->cand)) < 0)
 			return rc;
 		d->cand_inuse = u;
@@ -322,7 +335,7 @@ static int snapshot_leaks(sv_dev_t *d)
 	if (d->leaks_done)
 		return 0;
 	d->leaks_done = 1;
-	d->pub.leak_bytes = d->heap;
+	d->pub.leak_bytes = d->live.bytes;
 	return sv_rows_live(d, 0, &d->pub.leaks, &d->pub.leak_count);
 }
 
@@ -432,54 +445,38 @@ static int feed_fast(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 	int rc;
 
 	if (ev->kind == MP_EV_ALLOC) {
-		uint64_t fp = ev->allocated_bytes ? ev->allocated_bytes : ev->requested_bytes;
-		grp_key_t key = {ev->requested_bytes, fp, ev->op, ev->dtype, ev->shape, ev->region, ev->metadata};
-		uint32_t gid, pend = LM_OUT;
+		uint32_t gid, pend;
+		uint64_t fp;
 		lm_entry_t *e;
 		int found;
 
-		gid = grp_intern(&d->groups, &key);
-		if (gid == LM_EMPTY)
-			return MP_ENOMEM;
-		if ((rc = place_block(d, ev->address, fp, &pend)) < 0)
+		if ((rc = new_block(d, ev, &fp, &gid, &pend)) < 0)
 			return rc;
-		e = lm_find_or_add(&d->live, ev->address, &found);
+		e = mp_live_add_new(&d->live, ev->address, fp, gid, pend, &found);
 		if (!e)
 			return MP_ENOMEM;
 		if (found) { /* a duplicate: undo, the general path drops the old block first */
-			if (pend != LM_OUT) {
-				lm_entry_t tmp = {ev->address, fp, gid, pend};
-				if ((rc = sv_fx_drop(d, &tmp)) < 0)
-					return rc;
-			} else if (fp) {
-				d->unindexed--;
-			}
-			return 0;
+			lm_entry_t tmp = {ev->address, fp, gid, pend};
+			return (rc = unplace_block(d, &tmp)) < 0 ? rc : 0;
 		}
-		e->size = fp;
-		e->group = gid;
-		e->pend = pend;
-		d->heap += fp;
 		d->groups.g[gid].live++;
 		if ((rc = touch_group(d, gid)) < 0)
 			return rc;
 		d->pub.allocations++;
 	} else {
-		lm_entry_t *e = lm_find(&d->live, ev->address);
-		if (!e)
-			d->pub.unknown_frees++;
-		else if ((rc = drop_block(d, e)) < 0)
+		lm_entry_t *e = mp_live_free_finds(&d->live, ev->address);
+		if (e && (rc = drop_block(d, e)) < 0)
 			return rc;
 		d->pub.deallocations++;
 	}
 	s->events++;
 	s->ordinal++;
 	d->pub.events++;
-	u = d->heap;
+	u = d->live.bytes;
 	if (u > d->pub.lifetime_peak_bytes)
 		d->pub.lifetime_peak_bytes = u;
 	/* Without a timeline, sample() only looks for a new peak. */
-	if (s->opt.timeline || !d->pub.has_peak || u > d->pub.peak_bytes)
+	if (s->opt.timeline || mp_live_peak_due(d->pub.has_peak, d->pub.peak_bytes, u, 0))
 		if ((rc = sample(s, d, ev)) < 0)
 			return rc;
 	return 1;
@@ -502,10 +499,10 @@ int mp_solver_feed_many(mp_solver_t *s, const mp_event_t *ev, size_t n, mp_diag_
 		 * the map slot of an event a little ahead. Prefetches change
 		 * nothing but timing; with live maps that fit in L2 they only
 		 * cost, so they follow the current event's map size. */
-		if (d && d->live.cap > PREFETCH_MIN_SLOTS && i + PREFETCH_AHEAD < n) {
+		if (d && d->live.map.cap > PREFETCH_MIN_SLOTS && i + PREFETCH_AHEAD < n) {
 			const mp_event_t *f = &ev[i + PREFETCH_AHEAD];
 			if (f->memory < s->ndev && s->dev[f->memory])
-				lm_prefetch(&s->dev[f->memory]->live, f->address);
+				lm_prefetch(&s->dev[f->memory]->live.map, f->address);
 		}
 		if (fast && d && (e->kind == MP_EV_ALLOC || e->kind == MP_EV_FREE) &&
 		    !((e->flags & MP_EVENT_F_STATS) | d->pub.stats_model)) {
@@ -539,6 +536,8 @@ int mp_solver_finish(mp_solver_t *s)
 		if (!d)
 			continue;
 		n++;
+		d->pub.duplicate_allocations = d->live.duplicates;
+		d->pub.unknown_frees = d->live.unknown_frees;
 		if ((rc = sv_flush(d)) == 0)
 			rc = sv_timeline_finish(d, s->opt.timeline_points);
 		if (rc == 0)

@@ -20,15 +20,11 @@ enum { SV_MARK_PEAK, SV_MARK_CAND, SV_MARKS };
 
 typedef struct sv_dev {
 	mp_solver_device_t pub; /* results; pub.* arrays owned here */
-	lm_map_t live;
+	mp_live_t live;         /* the live blocks; live.bytes: the tracked heap */
 	grp_table_t groups;
 	fx_index_t fx;
-	/* Regions, sorted by base, not overlapping. */
-	uint64_t *rbase, *rend;
-	size_t rn, rcap;
-	uint64_t region_bytes;
+	mp_live_regions_t reg;  /* the regions (reg.bytes: reserved) */
 	int regions_seen;       /* a REGION_ADD was applied: reserved bytes are known */
-	uint64_t heap;          /* tracked heap: sum of live sizes */
 	uint64_t unindexed;     /* live blocks with size > 0 not in fx */
 	mp_allocator_stats_t st; /* last reported stats (stats model) */
 	uint64_t peak_tracked;  /* tracked heap at the peak */
@@ -78,21 +74,7 @@ struct mp_solver {
  * rejected_regions). Return 0 or MP_ENOMEM. */
 static inline long sv_region_of(const sv_dev_t *d, uint64_t a, uint64_t size)
 {
-	size_t lo = 0, hi = d->rn;
-
-	while (lo < hi) { /* first region with base > a */
-		size_t mid = (lo + hi) / 2;
-		if (d->rbase[mid] > a)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	if (lo == 0)
-		return -1;
-	lo--;
-	if (size > d->rend[lo] - a || a >= d->rend[lo])
-		return -1;
-	return (long)lo;
+	return mp_live_region_of(&d->reg, a, size);
 }
 int sv_region_add(sv_dev_t *d, uint64_t base, uint64_t size);
 int sv_region_remove(sv_dev_t *d, uint64_t base);

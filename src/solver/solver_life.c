@@ -40,11 +40,10 @@ static void dev_free(sv_dev_t *d)
 {
 	if (!d)
 		return;
-	lm_destroy(&d->live);
+	mp_live_destroy(&d->live);
 	grp_destroy(&d->groups);
 	fx_destroy(&d->fx);
-	free(d->rbase);
-	free(d->rend);
+	mp_live_regions_destroy(&d->reg);
 	free(d->tl);
 	free(d->tl_inuse);
 	free(d->dirty);
@@ -106,8 +105,8 @@ size_t mp_solver_memory_bytes(const mp_solver_t *s)
 		const sv_dev_t *d = s->dev[i];
 		if (!d)
 			continue;
-		b += sizeof(*d) + d->live.cap * sizeof(lm_entry_t) + d->groups.gcap * sizeof(grp_t) +
-		     d->groups.scap * sizeof(uint32_t) + fx_memory_bytes(&d->fx) + d->rcap * 16 +
+		b += sizeof(*d) + d->live.map.cap * sizeof(lm_entry_t) + d->groups.gcap * sizeof(grp_t) +
+		     d->groups.scap * sizeof(uint32_t) + fx_memory_bytes(&d->fx) + d->reg.cap * sizeof(mp_live_region_t) +
 		     (d->pub.breakdown_count + d->pub.leak_count) * sizeof(mp_solver_row_t);
 		b += d->tl_n * (sizeof(mp_solver_point_t) + 8) + sv_log_bytes(d);
 	}

@@ -1,99 +1,27 @@
 /* capsummary_replay.c - a capture's summary (memprof/capsummary.h) from its
  * events, for a capture whose writer kept none: one written before format
  * 2.1, one whose tally ran out of memory, one killed before its first
- * round. The figures follow the rules the writer's tally follows (and the
- * solver's): a realloc is a free and an allocation, counted apart; a free
- * of an address that is not live changes nothing; an allocation at a live
- * address first drops the block there; a block's bytes in use are what the
- * allocator reserved for it, else what was requested. */
+ * round. The live figures are the live-set engine's (memprof/live.h: the
+ * solver's rules, which the writer's tally follows too); a realloc is a
+ * free and an allocation, counted apart. */
 #include <memprof/capsummary.h>
+#include <memprof/live.h>
 #include <memprof/reader.h>
 
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-	uint64_t addr, used, req; /* used + 1; 0: an empty slot */
-} slot_t;
-
-typedef struct {
-	slot_t *s;
-	size_t cap, n;
-} live_t;
-
-static size_t slot_of(uint64_t a, size_t cap)
-{
-	return (size_t)((a >> 4) * 0x9e3779b97f4a7c15ull) & (cap - 1);
-}
-
-static int live_grow(live_t *m)
-{
-	size_t cap = m->cap ? m->cap * 2 : 1024, i, j;
-	slot_t *s = calloc(cap, sizeof(*s));
-
-	if (!s)
-		return -1;
-	for (i = 0; i < m->cap; i++) {
-		if (!m->s[i].used)
-			continue;
-		for (j = slot_of(m->s[i].addr, cap); s[j].used; j = (j + 1) & (cap - 1))
-			;
-		s[j] = m->s[i];
-	}
-	free(m->s);
-	m->s = s;
-	m->cap = cap;
-	return 0;
-}
-
-/* The slot of a, or the empty slot where it would go (m->cap > 0). */
-static slot_t *live_find(live_t *m, uint64_t a)
-{
-	size_t i;
-
-	for (i = slot_of(a, m->cap); m->s[i].used && m->s[i].addr != a; i = (i + 1) & (m->cap - 1))
-		;
-	return &m->s[i];
-}
-
-/* Remove the entry at e, shifting the chain after it back. */
-static void live_erase(live_t *m, slot_t *e)
-{
-	size_t j = (size_t)(e - m->s), k, h;
-
-	for (k = (j + 1) & (m->cap - 1); m->s[k].used; k = (k + 1) & (m->cap - 1)) {
-		h = slot_of(m->s[k].addr, m->cap);
-		if ((j <= k) ? (h <= j || h > k) : (h <= j && h > k)) {
-			m->s[j] = m->s[k];
-			j = k;
-		}
-	}
-	m->s[j].used = 0;
-	m->n--;
-}
-
+/* One memory id's figures, and its live set twice: by footprint (the
+ * figures of memprof report) and by requested size (the same rules). */
 typedef struct {
 	mp_summary_memory_t m;
-	live_t live;
+	mp_live_t live, req;
+	mp_live_peak_t peak, peak_req;
 } tally_t;
-
-/* Drop the live block at a, if there is one. */
-static void drop(tally_t *t, uint64_t a)
-{
-	slot_t *e;
-
-	if (!t->live.cap || !(e = live_find(&t->live, a))->used)
-		return;
-	t->m.live_bytes -= e->used - 1;
-	t->m.live_requested -= e->req;
-	live_erase(&t->live, e);
-	t->m.live_blocks--;
-}
 
 static int apply(tally_t *t, const mp_event_t *ev)
 {
-	slot_t *e;
-	uint64_t used;
+	int rc;
 
 	switch (ev->kind) {
 	case MP_EV_DROPPED:
@@ -104,38 +32,36 @@ static int apply(tally_t *t, const mp_event_t *ev)
 		return 0;
 	case MP_EV_FREE:
 		t->m.frees += !(ev->flags & MP_EVENT_F_REALLOC);
-		drop(t, ev->address);
-		return 0;
+		mp_live_free(&t->live, ev->address);
+		mp_live_free(&t->req, ev->address);
+		break;
 	case MP_EV_ALLOC:
+		if (ev->flags & MP_EVENT_F_REALLOC)
+			t->m.reallocs++;
+		else
+			t->m.allocations++;
+		if ((rc = mp_live_alloc(&t->live, ev->address,
+					mp_live_footprint(ev->requested_bytes, ev->allocated_bytes), 0, 0)) < 0 ||
+		    (rc = mp_live_alloc(&t->req, ev->address, ev->requested_bytes, 0, 0)) < 0)
+			return rc;
+		/* the peak is looked for after allocations only (the writer's
+		 * tally and the solver look at every event of the id: they
+		 * differ only while nothing was ever allocated, see
+		 * docs/architecture.md) */
+		mp_live_peak_at(&t->peak, t->live.bytes, ev->time_ns, ev->index, 0);
+		mp_live_peak_at(&t->peak_req, t->req.bytes, ev->time_ns, ev->index, 0);
 		break;
 	default:
 		return 0;
 	}
-	if (ev->flags & MP_EVENT_F_REALLOC)
-		t->m.reallocs++;
-	else
-		t->m.allocations++;
-	drop(t, ev->address);
-	if ((t->live.n + 1) * 2 > t->live.cap && live_grow(&t->live))
-		return MP_ENOMEM;
-	used = ev->allocated_bytes ? ev->allocated_bytes : ev->requested_bytes;
-	e = live_find(&t->live, ev->address);
-	e->addr = ev->address;
-	e->used = used + 1;
-	e->req = ev->requested_bytes;
-	t->live.n++;
-	t->m.live_blocks++;
-	t->m.live_bytes += used;
-	t->m.live_requested += ev->requested_bytes;
-	if (!t->m.has_peak || t->m.live_bytes > t->m.peak_bytes) {
-		t->m.peak_bytes = t->m.live_bytes;
-		t->m.peak_time_ns = ev->time_ns;
-	}
-	if (!t->m.has_peak || t->m.live_requested > t->m.peak_requested) {
-		t->m.peak_requested = t->m.live_requested;
-		t->m.peak_requested_time_ns = ev->time_ns;
-	}
-	t->m.has_peak = 1;
+	t->m.live_blocks = t->live.map.count;
+	t->m.live_bytes = t->live.bytes;
+	t->m.live_requested = t->req.bytes;
+	t->m.has_peak = t->peak.has;
+	t->m.peak_bytes = t->peak.bytes;
+	t->m.peak_time_ns = t->peak.time_ns;
+	t->m.peak_requested = t->peak_req.bytes;
+	t->m.peak_requested_time_ns = t->peak_req.time_ns;
 	return 0;
 }
 
@@ -198,8 +124,10 @@ int mp_capture_summary_replay(const char *path, mp_capture_summary_t *out, mp_di
 				rc = mp_diag_set(diag, MP_ENOMEM, -1, -1, "out of memory");
 		}
 	}
-	for (i = 0; i < nt; i++)
-		free(t[i].live.s);
+	for (i = 0; i < nt; i++) {
+		mp_live_destroy(&t[i].live);
+		mp_live_destroy(&t[i].req);
+	}
 	free(t);
 	mp_capture_close(cap);
 	if (rc < 0) {

@@ -11,7 +11,9 @@
  * before it reads the next round); later ones wait in their ring for the
  * next round (their space is not handed back until they are tallied).
  *
- * The rules are the solver's (src/solver/solver.c) for the address model:
+ * The rules are the live-set engine's (memprof/live.h), which the solver
+ * calls, for the address model (tests/solver/test_live_equiv.c checks
+ * this copy against the engine on the same streams):
  * an allocation at an address that is live drops the block there first
  * (report's duplicate_allocations), a free of an address that is not live
  * changes nothing (unknown_frees); a block counts its allocated size, or
