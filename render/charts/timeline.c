@@ -316,7 +316,7 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 		}
 	}
 	snprintf(sub, sizeof(sub), "peak %s%s at %s%s · %s allocations, %s failed%s", word,
-		 mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes), cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(&t, d->peak.time_ns)), steps,
+		 mp_bytes_exact(b1, sizeof(b1), d->peak_bytes), cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(&t, d->peak.time_ns)), steps,
 		 mp_fmt_count(b3, sizeof(b3), d->allocations), mp_fmt_count(b4, sizeof(b4), d->failed_allocations),
 		 d->oom_total > d->oom_count ? " (the first 1000 marked)" : "");
 	if (t.base && !t.s1) /* (a panel of its own span says it under its axis) */
@@ -386,7 +386,7 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 		double x = tl_mark_x(&t, d->peak.time_ns), y = mp_scale_map(&t.sy, (double)d->peak_bytes);
 		const char *op = mem->top_name ? mem->top_name : top_op(mem);
 		const char *phase = d->peak_phase && mem->source ? mp_source_string(mem->source, d->peak_phase) : "";
-		snprintf(l1, sizeof(l1), "peak %s%s", word, mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes));
+		snprintf(l1, sizeof(l1), "peak %s%s", word, mp_bytes_exact(b1, sizeof(b1), d->peak_bytes));
 		snprintf(l2, sizeof(l2), "%s%s%s%s%s%s", cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(&t, d->peak.time_ns)),
 			 lsteps,
 			 phase[0] ? ", in " : "", phase, op[0] ? " · " : "", op);
@@ -476,7 +476,7 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 		char note[400];
 		mp_scene_tag(a->scene, item, "oom-mark");
 		snprintf(note, sizeof(note), "failed allocation: %s asked\nat %s%s%s",
-			 mp_fmt_bytes_exact(b1, sizeof(b1), d->oom[i].requested_bytes),
+			 mp_bytes_exact(b1, sizeof(b1), d->oom[i].requested_bytes),
 			 cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(&t, d->oom[i].at.time_ns)), d->oom[i].op ? ", op " : "",
 			 d->oom[i].op && mem->source ? mp_source_string(mem->source, d->oom[i].op) : "");
 		mp_scene_note(a->scene, item, note, (uint32_t)i);

@@ -5,6 +5,7 @@
 
 #include <memprof/capture.h>
 #include <memprof/xplane.h>
+#include <memprof/xplane_export.h>
 
 #include <errno.h>
 #include <getopt.h>
@@ -73,7 +74,7 @@ int cmd_convert(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	mp_xplane_export_options_t xo = {NULL, 0, 0};
+	mp_xplane_export_options_t xo = {NULL, 0, 0, 0};
 	mp_xplane_export_stats_t st;
 	const char *out = NULL, *in, *logdir = NULL;
 	char outbuf[4096], inbuf[4096];
@@ -166,6 +167,7 @@ int cmd_convert(int argc, char **argv)
 		}
 		out = outbuf;
 	}
+	xo.source_has_stats = mp_xplane_is_source(src); /* its stats are the allocator's */
 	rc = mp_xplane_export(src, out, &xo, &st, &diag);
 	if (rc < 0) {
 		if (!diag.file[0])
