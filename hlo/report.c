@@ -2,6 +2,10 @@
  * JSON document (the contract in docs/hlo.md) and the reference's CSV. */
 #include "internal.h"
 
+#include <memprof/output/csv.h>
+#include <memprof/output/json.h>
+#include <memprof/output/units.h>
+
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -9,23 +13,6 @@
 #include <string.h>
 
 #define MIB(b) ((double)(b) / 1048576.0)
-
-static const char *human(char *buf, size_t n, int64_t bytes)
-{
-	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-	double v = (double)bytes;
-	int u = 0;
-
-	while ((v >= 1024.0 || v <= -1024.0) && u < 5) {
-		v /= 1024.0;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, n, "%" PRId64 " B", bytes);
-	else
-		snprintf(buf, n, "%.2f %s", v, units[u]);
-	return buf;
-}
 
 /* peak - unpadded peak; saturating (hostile traces can make the unpadded heap negative). */
 static int64_t padding_overhead(const mp_hlo_result_t *r)
@@ -65,23 +52,23 @@ int mp_hlo_write_text(FILE *out, const mp_hlo_result_t *r, size_t top, int progr
 		fprintf(out, "heap trace:         %" PRId64 " (%zu events)\n", r->trace_id, r->n_events);
 	else
 		fprintf(out, "heap trace:         none for this colour (only indefinite buffers)\n");
-	fprintf(out, "peak heap:          %" PRId64 " B (%s)", r->peak_heap_bytes, human(a, sizeof(a), r->peak_heap_bytes));
+	fprintf(out, "peak heap:          %" PRId64 " B (%s)", r->peak_heap_bytes, mp_bytes_human_signed(a, sizeof(a), r->peak_heap_bytes));
 	if (r->trace_id >= 0)
 		fprintf(out, " at event %" PRId64 " (%s)", r->peak_position,
 			r->peak_instruction[0] ? r->peak_instruction : "?");
 	fprintf(out, "\n");
 	fprintf(out, "unpadded peak:      %" PRId64 " B (%s)\n", r->peak_unpadded_heap_bytes,
-		human(a, sizeof(a), r->peak_unpadded_heap_bytes));
-	fprintf(out, "padding overhead:   %s\n", human(a, sizeof(a), padding_overhead(r)));
+		mp_bytes_human_signed(a, sizeof(a), r->peak_unpadded_heap_bytes));
+	fprintf(out, "padding overhead:   %s\n", mp_bytes_human_signed(a, sizeof(a), padding_overhead(r)));
 	fprintf(out, "total allocation:   %" PRId64 " B (%s)\n", r->total_allocation_bytes,
-		human(a, sizeof(a), r->total_allocation_bytes));
+		mp_bytes_human_signed(a, sizeof(a), r->total_allocation_bytes));
 	fprintf(out, "indefinite:         %s added to every point (%s in indefinite allocations)\n",
-		human(a, sizeof(a), r->indefinite_bytes), human(b, sizeof(b), r->indefinite_allocation_bytes));
-	fprintf(out, "entry parameters:   %s   maybe-live-out: %s\n", human(a, sizeof(a), r->entry_parameter_bytes),
-		human(b, sizeof(b), r->maybe_live_out_bytes));
+		mp_bytes_human_signed(a, sizeof(a), r->indefinite_bytes), mp_bytes_human_signed(b, sizeof(b), r->indefinite_allocation_bytes));
+	fprintf(out, "entry parameters:   %s   maybe-live-out: %s\n", mp_bytes_human_signed(a, sizeof(a), r->entry_parameter_bytes),
+		mp_bytes_human_signed(b, sizeof(b), r->maybe_live_out_bytes));
 	fprintf(out, "fragmentation:      %.2f %%\n", r->fragmentation_percent);
 	fprintf(out, "buffers at peak:    %zu (buffers under %" PRId64 " B summed: %s)\n\n", r->n_buffers,
-		r->small_buffer_size, human(c, sizeof(c), r->small_total_bytes));
+		r->small_buffer_size, mp_bytes_human_signed(c, sizeof(c), r->small_total_bytes));
 	if (!shown)
 		return finish(out);
 	if (program_order)
@@ -97,8 +84,8 @@ int mp_hlo_write_text(FILE *out, const mp_hlo_result_t *r, size_t top, int progr
 		if (bf->unpadded_size > 0 && bf->unpadded_size < bf->size)
 			snprintf(exp, sizeof(exp), "%.1fx", (double)bf->size / (double)bf->unpadded_size);
 		span_text(span, sizeof(span), bf);
-		fprintf(out, "%4zu %12s %12s %6s %-12s %-11s %s\n", k + 1, human(a, sizeof(a), bf->size),
-			bf->category == MP_HLO_CAT_SMALL ? "-" : human(b, sizeof(b), bf->unpadded_size), exp,
+		fprintf(out, "%4zu %12s %12s %6s %-12s %-11s %s\n", k + 1, mp_bytes_human_signed(a, sizeof(a), bf->size),
+			bf->category == MP_HLO_CAT_SMALL ? "-" : mp_bytes_human_signed(b, sizeof(b), bf->unpadded_size), exp,
 			mp_hlo_category_name(bf->category), span, bf->instruction_name);
 		if (bf->category != MP_HLO_CAT_SMALL) {
 			fprintf(out, "%58s %s  %s%s%s\n", "", bf->shape, bf->opcode, bf->op_name[0] ? "  " : "",
@@ -114,26 +101,6 @@ int mp_hlo_write_text(FILE *out, const mp_hlo_result_t *r, size_t top, int progr
 
 /* ---- JSON ---------------------------------------------------------------------- */
 
-/* A JSON string; names from damaged files may not be UTF-8, which JSON
- * cannot carry: such bytes become '?' rather than dropping the field. */
-static json_t *jstr(const char *s)
-{
-	json_t *j = json_string(s ? s : "");
-	char *copy;
-
-	if (j || !s)
-		return j;
-	copy = mp_hlo_strdup(s);
-	if (!copy)
-		return NULL;
-	for (char *p = copy; *p; p++)
-		if ((unsigned char)*p >= 0x80 || (unsigned char)*p < 0x20)
-			*p = '?';
-	j = json_string(copy);
-	free(copy);
-	return j;
-}
-
 static json_t *buffer_json(const mp_hlo_buffer_t *b, size_t order)
 {
 	json_t *o = json_object();
@@ -141,10 +108,10 @@ static json_t *buffer_json(const mp_hlo_buffer_t *b, size_t order)
 	if (!o)
 		return NULL;
 	json_object_set_new(o, "order", json_integer((json_int_t)order));
-	json_object_set_new(o, "name", jstr(b->instruction_name));
+	json_object_set_new(o, "name", mp_json_text(b->instruction_name));
 	json_object_set_new(o, "logical_buffer_id", json_integer(b->logical_buffer_id));
 	json_object_set_new(o, "allocation_index", json_integer(b->allocation_index));
-	json_object_set_new(o, "category", jstr(mp_hlo_category_name(b->category)));
+	json_object_set_new(o, "category", mp_json_text(mp_hlo_category_name(b->category)));
 	json_object_set_new(o, "size_bytes", json_integer(b->size));
 	json_object_set_new(o, "unpadded_size_bytes", json_integer(b->unpadded_size));
 	if (b->unpadded_size > 0) {
@@ -154,11 +121,11 @@ static json_t *buffer_json(const mp_hlo_buffer_t *b, size_t order)
 		json_object_set_new(o, "expansion", json_null());
 		json_object_set_new(o, "extra_bytes", json_integer(0));
 	}
-	json_object_set_new(o, "shape", jstr(b->shape));
-	json_object_set_new(o, "op_name", jstr(b->op_name));
-	json_object_set_new(o, "opcode", jstr(b->opcode));
-	json_object_set_new(o, "source", jstr(b->source));
-	json_object_set_new(o, "label", jstr(b->label));
+	json_object_set_new(o, "shape", mp_json_text(b->shape));
+	json_object_set_new(o, "op_name", mp_json_text(b->op_name));
+	json_object_set_new(o, "opcode", mp_json_text(b->opcode));
+	json_object_set_new(o, "source", mp_json_text(b->source));
+	json_object_set_new(o, "label", mp_json_text(b->label));
 	json_object_set_new(o, "span_start", b->has_span ? json_integer(b->span_start) : json_null());
 	json_object_set_new(o, "span_limit", b->has_span ? json_integer(b->span_limit) : json_null());
 	return o;
@@ -191,16 +158,16 @@ int mp_hlo_write_json(FILE *out, const mp_hlo_result_t *r)
 		return MP_ENOMEM;
 	}
 	json_object_set_new(o, "schema", json_string("memprof.hlo/1"));
-	json_object_set_new(o, "module_name", jstr(r->module_name));
+	json_object_set_new(o, "module_name", mp_json_text(r->module_name));
 	/* program ids are uint64 fingerprints: a string keeps them exact in every JSON reader */
 	{
 		char pid[32];
 
 		snprintf(pid, sizeof(pid), "%" PRIu64, r->program_id);
-		json_object_set_new(o, "program_id", jstr(pid));
+		json_object_set_new(o, "program_id", mp_json_text(pid));
 	}
-	json_object_set_new(o, "entry_computation_name", jstr(r->entry_computation_name));
-	json_object_set_new(o, "mode", jstr(r->compat ? "xprof" : "default"));
+	json_object_set_new(o, "entry_computation_name", mp_json_text(r->entry_computation_name));
+	json_object_set_new(o, "mode", mp_json_text(r->compat ? "xprof" : "default"));
 	json_object_set_new(o, "color", json_integer(r->color));
 	json_object_set_new(o, "colors", int_array(r->colors, r->n_colors));
 	json_object_set_new(o, "small_buffer_size", json_integer(r->small_buffer_size));
@@ -208,7 +175,7 @@ int mp_hlo_write_json(FILE *out, const mp_hlo_result_t *r)
 	json_object_set_new(o, "events", json_integer((json_int_t)r->n_events));
 	json_object_set_new(o, "peak_heap_bytes", json_integer(r->peak_heap_bytes));
 	json_object_set_new(o, "peak_position", json_integer(r->peak_position));
-	json_object_set_new(o, "peak_instruction", jstr(r->peak_instruction));
+	json_object_set_new(o, "peak_instruction", mp_json_text(r->peak_instruction));
 	json_object_set_new(o, "peak_unpadded_heap_bytes", json_integer(r->peak_unpadded_heap_bytes));
 	json_object_set_new(o, "padding_overhead_bytes",
 			    json_integer(padding_overhead(r)));
@@ -223,7 +190,7 @@ int mp_hlo_write_json(FILE *out, const mp_hlo_result_t *r)
 	json_object_set_new(o, "heap_sizes", int_array(r->heap_sizes, r->n_points));
 	json_object_set_new(o, "unpadded_heap_sizes", int_array(r->unpadded_heap_sizes, r->n_points));
 	for (size_t i = 0; i < r->n_points; i++)
-		json_array_append_new(names, jstr(r->point_names[i]));
+		json_array_append_new(names, mp_json_text(r->point_names[i]));
 	json_object_set_new(o, "point_instruction_names", names);
 	for (size_t i = 0; i < r->n_buffers; i++) {
 		json_array_append_new(order, buffer_json(&r->buffers[i], i));
@@ -232,13 +199,11 @@ int mp_hlo_write_json(FILE *out, const mp_hlo_result_t *r)
 	json_object_set_new(o, "buffers_by_order", order);
 	json_object_set_new(o, "buffers_by_size", bysize);
 	for (size_t i = 0; i < r->n_warnings; i++)
-		json_array_append_new(warn, jstr(r->warnings[i]));
+		json_array_append_new(warn, mp_json_text(r->warnings[i]));
 	json_object_set_new(o, "warnings", warn);
-	rc = json_dumpf(o, out, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
-	json_decref(o);
+	rc = mp_json_write(out, o, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17));
 	if (rc < 0)
-		return -EIO;
-	fputc('\n', out);
+		return rc;
 	return finish(out);
 }
 
@@ -246,17 +211,7 @@ int mp_hlo_write_json(FILE *out, const mp_hlo_result_t *r)
 
 static void csv_field(FILE *out, const char *s, int last)
 {
-	if (strpbrk(s, ",\"\n\r")) {
-		fputc('"', out);
-		for (; *s; s++) {
-			if (*s == '"')
-				fputc('"', out);
-			fputc(*s, out);
-		}
-		fputc('"', out);
-	} else {
-		fputs(s, out);
-	}
+	mp_csv_field(out, s);
 	fputc(last ? '\n' : ',', out);
 }
 

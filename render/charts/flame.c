@@ -69,8 +69,8 @@ static int frame_note(walk_t *w, long item, uint32_t c)
 	if (grow(w, strlen(fl_name(nd)) + 256) < 0)
 		return MP_ENOMEM;
 	snprintf(w->buf, w->bufsz, "%s\n%s · %s, %.1f %% of all\nself %s · %s allocations", fl_name(nd),
-		 c ? mp_flame_kind_name(fl_kind(nd)) : "all", mp_fmt_bytes_exact(total, sizeof(total), nd->total_bytes),
-		 pct, mp_fmt_bytes_exact(self, sizeof(self), nd->self_bytes),
+		 c ? mp_flame_kind_name(fl_kind(nd)) : "all", mp_bytes_exact(total, sizeof(total), nd->total_bytes),
+		 pct, mp_bytes_exact(self, sizeof(self), nd->self_bytes),
 		 mp_fmt_count(count, sizeof(count), nd->count));
 	mp_scene_note(w->a->scene, item, w->buf, c);
 	return 0;
@@ -147,7 +147,7 @@ static void draw_run(walk_t *w, uint32_t k)
 	w->last_shade[t->depth[c]] = FL_SHADES; /* no shade: any may follow */
 	mp_scene_tag(w->a->scene, item, "flame-merged");
 	snprintf(note, sizeof(note), "%" PRIu32 " frame%s under 1 px wide, merged\n%s in all", frames,
-		 frames == 1 ? "" : "s", mp_fmt_bytes_exact(bytes, sizeof(bytes), hi - lo));
+		 frames == 1 ? "" : "s", mp_bytes_exact(bytes, sizeof(bytes), hi - lo));
 	mp_scene_note(w->a->scene, item, note, p);
 }
 
@@ -250,7 +250,7 @@ static char *subtitle_of(const mp_flame_node_t *root, const char *subtitle)
 	if (!s)
 		return NULL;
 	snprintf(s, n, "%s%s%s, %s allocation%s", has ? subtitle : "", has ? " · " : "",
-		 mp_fmt_bytes_exact(bytes, sizeof(bytes), root->total_bytes),
+		 mp_bytes_exact(bytes, sizeof(bytes), root->total_bytes),
 		 mp_fmt_count(count, sizeof(count), root->count), root->count == 1 ? "" : "s");
 	return s;
 }

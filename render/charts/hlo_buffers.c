@@ -154,7 +154,7 @@ static void grey_hits(strip_t *s, const mp_hlo_result_t *r, const size_t *order,
 				hx_buffer_note(note, sizeof(note), first, &r->buffers[order[last]]);
 			} else {
 				snprintf(note, sizeof(note), "%zu buffers, %s (grey: not among the coloured)", n,
-					 mp_fmt_bytes_exact(hb, sizeof(hb), bytes));
+					 mp_bytes_exact(hb, sizeof(hb), bytes));
 			}
 			it = mp_scene_rect(s->a->scene, run_x, s->y, 1, STRIP_H, &hit);
 			mp_scene_tag(s->a->scene, it, "buffer-rest-hit");

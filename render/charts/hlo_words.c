@@ -190,7 +190,7 @@ const char *hx_buffer_note(char *buf, size_t size, const char *first, const mp_h
 		 has_op ? b->op_name : has_code ? "" : "(none)", has_op && has_code ? " (" : "",
 		 has_code ? b->opcode : "", has_op && has_code ? ")" : "",
 		 b->source && b->source[0] ? b->source : "(none)",
-		 mp_fmt_bytes_exact(hb, sizeof(hb), b->size > 0 ? (uint64_t)b->size : 0), pad,
+		 mp_bytes_exact(hb, sizeof(hb), b->size > 0 ? (uint64_t)b->size : 0), pad,
 		 mp_hlo_category_name(b->category), span);
 	return buf;
 }

@@ -195,8 +195,8 @@ static void region_edges(const mapdraw_t *d)
 		mp_scene_tag(d->a->scene, item, "map-region");
 		/* the hover's: where this part of the region is and what it holds */
 		snprintf(note, sizeof(note), "region %" PRIu32 ": 0x%" PRIx64 " to 0x%" PRIx64 "\nlive %s, free %s",
-			 m->col[i].region, m->col[i].lo, m->col[j].hi, mp_fmt_bytes_exact(b1, sizeof(b1), used),
-			 mp_fmt_bytes_exact(b2, sizeof(b2), free_b));
+			 m->col[i].region, m->col[i].lo, m->col[j].hi, mp_bytes_exact(b1, sizeof(b1), used),
+			 mp_bytes_exact(b2, sizeof(b2), free_b));
 		mp_scene_note(d->a->scene, item, note, m->col[i].region);
 		i = j + 1;
 	}
@@ -217,7 +217,7 @@ static void largest_outline(const mapdraw_t *d, mp_box_t *first_box)
 		long item = mp_scene_rect(d->a->scene, b.x + 1, b.y + 1, b.w > 2 ? b.w - 2 : b.w, b.h - 2, &st);
 		char note[128], hb[48];
 		mp_scene_tag(d->a->scene, item, "largest-free");
-		snprintf(note, sizeof(note), "largest free chunk: %s", mp_fmt_bytes_exact(hb, sizeof(hb), m->largest_free));
+		snprintf(note, sizeof(note), "largest free chunk: %s", mp_bytes_exact(hb, sizeof(hb), m->largest_free));
 		mp_scene_note(d->a->scene, item, note, 0);
 		if (!have)
 			*first_box = b;
@@ -348,7 +348,7 @@ int mp_chart_map(const mp_chart_area_t *a, const mp_chart_map_t *c)
 			char cap[160], hb[48];
 			int cut;
 			bar_rows(m, bars[i].bytes, &cut);
-			snprintf(cap, sizeof(cap), "%s: %s%s", bars[i].what, mp_fmt_bytes_exact(hb, sizeof(hb), bars[i].bytes),
+			snprintf(cap, sizeof(cap), "%s: %s%s", bars[i].what, mp_bytes_exact(hb, sizeof(hb), bars[i].bytes),
 				 cut ? " (more than all the regions: drawn cut)" : "");
 			cx_text_fit(a, d.x0, y, cap, (double)m->row_width, CX_SMALL, i == 0, i == 0 ? MP_COLOR_OOM : MP_COLOR_TEXT,
 				    MP_ALIGN_LEFT, MP_VALIGN_TOP, MP_ELLIPSIS_END);

@@ -72,11 +72,11 @@ static void piece_note(const hover_t *h, long b, uint64_t lo, uint64_t hi, char 
 
 	if (b >= 0)
 		snprintf(note, n, "block 0x%" PRIx64 " to 0x%" PRIx64 "\nbytes: %s\nop: %s\ntype: %s", lo, hi,
-			 mp_fmt_bytes_exact(eb, sizeof(eb), hi - lo), op_name(h, (size_t)b),
+			 mp_bytes_exact(eb, sizeof(eb), hi - lo), op_name(h, (size_t)b),
 			 mp_region_type_name(h->c->blocks[b].region));
 	else
 		snprintf(note, n, "free chunk 0x%" PRIx64 " to 0x%" PRIx64 "\nbytes: %s", lo, hi,
-			 mp_fmt_bytes_exact(eb, sizeof(eb), hi - lo));
+			 mp_bytes_exact(eb, sizeof(eb), hi - lo));
 }
 
 static void flush(hover_t *h)
@@ -91,8 +91,8 @@ static void flush(hover_t *h)
 		     h->one >= 0 ? (uint32_t)h->one : UINT32_MAX);
 	} else {
 		int k = snprintf(note, sizeof(note), "%zu blocks, %s\n0x%" PRIx64 " to 0x%" PRIx64 "\nfree: %s", h->nblocks,
-				 mp_fmt_bytes_exact(eb, sizeof(eb), h->used), h->lo, h->hi,
-				 mp_fmt_bytes_exact(fb, sizeof(fb), h->free_b));
+				 mp_bytes_exact(eb, sizeof(eb), h->used), h->lo, h->hi,
+				 mp_bytes_exact(fb, sizeof(fb), h->free_b));
 		if (h->largest != SIZE_MAX && k > 0 && (size_t)k < sizeof(note))
 			snprintf(note + k, sizeof(note) - (size_t)k, "\nlargest: %s, op %s", mp_fmt_bytes(lb, sizeof(lb),
 				 h->c->blocks[h->largest].size), op_name(h, h->largest));

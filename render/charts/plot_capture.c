@@ -165,7 +165,7 @@ static int breakdown_panel(panel_t *p, const mp_plot_options_t *o)
 		p->by_function = 1;
 		snprintf(p->title, sizeof(p->title), "Live at the peak by allocating function: %s", name);
 		snprintf(p->subtitle, sizeof(p->subtitle), "%s%s%s at %s%s", w[0] ? "peak " : "", w,
-			 mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes),
+			 mp_bytes_exact(b1, sizeof(b1), d->peak_bytes),
 			 cx_fmt_at(p->in->source, b2, sizeof(b2), since(p->in, d->peak.time_ns)), step_text(b3, sizeof(b3), d->peak.step));
 		p->height = mp_chart_breakdown_height(p->nbars + (p->rest_count ? 1 : 0));
 		return 0;
@@ -183,7 +183,7 @@ static int breakdown_panel(panel_t *p, const mp_plot_options_t *o)
 		for (size_t i = 0; i < d->breakdown_count; i++)
 			count += d->breakdown[i].occurrences;
 		snprintf(p->subtitle, sizeof(p->subtitle), "%s%s%s in %" PRIu64 " allocations (%zu groups) at %s%s",
-			 w[0] ? "peak " : "", w, mp_fmt_bytes_exact(b1, sizeof(b1), d->peak.heap_bytes), count,
+			 w[0] ? "peak " : "", w, mp_bytes_exact(b1, sizeof(b1), d->peak.heap_bytes), count,
 			 (size_t)(p->nbars + p->rest_count), cx_fmt_at(p->in->source, b2, sizeof(b2), since(p->in, d->peak.time_ns)),
 			 step_text(b3, sizeof(b3), d->peak.step));
 	}
@@ -202,7 +202,7 @@ static void map_titles(panel_t *p)
 		snprintf(p->title, sizeof(p->title), "Memory map of %s at the peak", name);
 		snprintf(p->subtitle, sizeof(p->subtitle), "at %s%s: %s %.*s",
 			 cx_fmt_at(p->in->source, b1, sizeof(b1), since(p->in, d->peak.time_ns)), step_text(b3, sizeof(b3), d->peak.step),
-			 mp_fmt_bytes_exact(b2, sizeof(b2), d->peak_bytes), w[0] ? (int)strlen(w) - 1 : 6, w[0] ? w : "in use");
+			 mp_bytes_exact(b2, sizeof(b2), d->peak_bytes), w[0] ? (int)strlen(w) - 1 : 6, w[0] ? w : "in use");
 		return;
 	}
 	{

@@ -312,7 +312,7 @@ static double header(tl_t *t, const mp_chart_memory_t *mem, tl_words_t *w)
 		}
 	}
 	snprintf(sub, sizeof(sub), "peak %s%s at %s%s · %s allocations, %s failed%s", w->word,
-		 mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes), cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(t, d->peak.time_ns)), steps,
+		 mp_bytes_exact(b1, sizeof(b1), d->peak_bytes), cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(t, d->peak.time_ns)), steps,
 		 mp_fmt_count(b3, sizeof(b3), d->allocations), mp_fmt_count(b4, sizeof(b4), d->failed_allocations),
 		 d->oom_total > d->oom_count ? " (the first 1000 marked)" : "");
 	if (t->base && !t->s1) /* (a panel of its own span says it under its axis) */
@@ -397,7 +397,7 @@ static int mark_labels(tl_t *t, const mp_chart_memory_t *mem, mp_ticks_t *ty, tl
 		double x = tl_mark_x(t, d->peak.time_ns), y = mp_scale_map(&t->sy, (double)d->peak_bytes);
 		const char *op = mem->top_name ? mem->top_name : top_op(mem);
 		const char *phase = d->peak_phase && mem->source ? mp_source_string(mem->source, d->peak_phase) : "";
-		snprintf(w->l1, sizeof(w->l1), "peak %s%s", w->word, mp_fmt_bytes_exact(b1, sizeof(b1), d->peak_bytes));
+		snprintf(w->l1, sizeof(w->l1), "peak %s%s", w->word, mp_bytes_exact(b1, sizeof(b1), d->peak_bytes));
 		snprintf(w->l2, sizeof(w->l2), "%s%s%s%s%s%s", cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(t, d->peak.time_ns)),
 			 w->lsteps,
 			 phase[0] ? ", in " : "", phase, op[0] ? " · " : "", op);
@@ -450,7 +450,7 @@ static void oom_marks(tl_t *t, const mp_chart_memory_t *mem)
 		char note[400];
 		mp_scene_tag(a->scene, item, "oom-mark");
 		snprintf(note, sizeof(note), "failed allocation: %s asked\nat %s%s%s",
-			 mp_fmt_bytes_exact(b1, sizeof(b1), d->oom[i].requested_bytes),
+			 mp_bytes_exact(b1, sizeof(b1), d->oom[i].requested_bytes),
 			 cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(t, d->oom[i].at.time_ns)), d->oom[i].op ? ", op " : "",
 			 d->oom[i].op && mem->source ? mp_source_string(mem->source, d->oom[i].op) : "");
 		mp_scene_note(a->scene, item, note, (uint32_t)i);

@@ -42,10 +42,10 @@ void tl_hover(tl_t *t, const mp_chart_memory_t *mem)
 		k = snprintf(note, sizeof(note), "%s to %s\nin use: %s to %s",
 			     cx_fmt_at(mem->source, a, sizeof(a), tl_rel(t, t->t0 + (uint64_t)(span * (double)c0))),
 			     cx_fmt_at(mem->source, b, sizeof(b), tl_rel(t, t->t0 + (uint64_t)(span * (double)c1))),
-			     mp_fmt_bytes(l, sizeof(l), (uint64_t)lo), mp_fmt_bytes_exact(h, sizeof(h), (uint64_t)hi));
+			     mp_fmt_bytes(l, sizeof(l), (uint64_t)lo), mp_bytes_exact(h, sizeof(h), (uint64_t)hi));
 		if (t->has_resv && range(t->resv, c0, c1, &rlo, &rhi) && k > 0 && (size_t)k < sizeof(note))
 			k += snprintf(note + k, sizeof(note) - (size_t)k, "\nreserved: up to %s",
-				      mp_fmt_bytes_exact(r, sizeof(r), (uint64_t)rhi));
+				      mp_bytes_exact(r, sizeof(r), (uint64_t)rhi));
 		if (t->has_frag && range(t->frag, c0, c1, &flo, &fhi) && k > 0 && (size_t)k < sizeof(note))
 			snprintf(note + k, sizeof(note) - (size_t)k, "\nfragmentation: %.1f %% to %.1f %%", 100 * flo,
 				 100 * fhi);

@@ -1,5 +1,6 @@
-/* units.c - numbers as people read them on a chart: binary byte units,
- * time units from ns to hours, grouped counts. */
+/* units.c - numbers as people read them on a chart: binary byte units in
+ * three digits, time units from ns to hours, grouped counts. The exact
+ * form ("66060288 B (63.00 MiB)") is the output layer's mp_bytes_exact(). */
 #include <memprof/layout.h>
 
 #include <inttypes.h>
@@ -34,22 +35,6 @@ const char *mp_fmt_bytes(char *buf, size_t size, uint64_t bytes)
 		u++;
 	}
 	return three_digits(buf, size, v, byte_units[u]);
-}
-
-const char *mp_fmt_bytes_exact(char *buf, size_t size, uint64_t bytes)
-{
-	double v = (double)bytes;
-	int u = 0;
-
-	while (v >= 1024.0 && u < 6) {
-		v /= 1024.0;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, size, "%" PRIu64 " B", bytes);
-	else
-		snprintf(buf, size, "%" PRIu64 " B (%.2f %s)", bytes, v, byte_units[u]);
-	return buf;
 }
 
 const char *mp_fmt_time(char *buf, size_t size, uint64_t ns)

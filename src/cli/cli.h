@@ -59,7 +59,4 @@ int mp_cli_untraced_reason(const char *cmd, char *why, size_t n);
 int mp_cli_find_preload(char *out, size_t size);
 int mp_cli_find_demo(char *out, size_t size);
 
-/* Format a byte count as "1234567 B (1.18 MiB)" into buf; returns buf. */
-const char *mp_cli_bytes(char *buf, size_t size, uint64_t bytes);
-
 #endif

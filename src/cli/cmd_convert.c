@@ -6,6 +6,7 @@
 
 #include <memprof/capture.h>
 #include <memprof/xplane.h>
+#include <memprof/xplane_export.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -163,7 +164,7 @@ int cmd_convert(int argc, char **argv)
 	convert_args_t a = {0};
 	cli_parser_t p = {.command = "convert", .usage = usage, .shortopts = "o:h", .own = longopts,
 			  .option = convert_option, .ctx = &a, .inputs = CLI_IN_PID, .in = &a.in};
-	mp_xplane_export_options_t xo = {NULL, 0, 0};
+	mp_xplane_export_options_t xo = {NULL, 0, 0, 0};
 	char outbuf[4096], inbuf[4096];
 	const char *out, *in;
 	mp_capture_t *cap = NULL;
@@ -189,8 +190,10 @@ int cmd_convert(int argc, char **argv)
 	rc = open_input(in, &owned, &cap, &src, &xo);
 	if (rc == MP_EXIT_OK && a.logdir && (rc = logdir_output(a.logdir, xo.hostname, outbuf, sizeof(outbuf))) == MP_EXIT_OK)
 		out = outbuf;
-	if (rc == MP_EXIT_OK)
+	if (rc == MP_EXIT_OK) {
+		xo.source_has_stats = mp_xplane_is_source(src); /* its stats are the allocator's */
 		rc = export_source(src, in, out, &xo);
+	}
 	mp_source_close(owned);
 	mp_capture_close(cap);
 	return rc;

@@ -9,6 +9,7 @@
 #include "options.h"
 #include "runs.h"
 
+#include <memprof/output/json.h>
 #include <memprof/diff.h>
 #include <memprof/report_doc.h>
 #include <memprof/xplane.h>
@@ -162,8 +163,7 @@ static int write_diff(const diff_args_t *a, const mp_diff_t *d)
 			mp_cli_error("out of memory");
 			return MP_EXIT_FAILURE;
 		}
-		err = mp_report_json_dump(stdout, doc);
-		json_decref(doc);
+		err = mp_json_write(stdout, doc, MP_JSON_LAYOUT); /* takes doc */
 		if (!err && fflush(stdout) == EOF)
 			err = errno ? -errno : -EIO;
 	} else {

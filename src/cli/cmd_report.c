@@ -6,6 +6,7 @@
 #include "plot_out.h"
 #include "runs.h"
 
+#include <memprof/output/json.h>
 #include <memprof/functions.h>
 #include <memprof/plot.h>
 #include <memprof/report.h>
@@ -305,8 +306,7 @@ static int write_report(const report_args_t *a, const cli_inputs_t *ci, const cl
 	if (a->format == O_JSON) {
 		mp_report_doc_extras_t x = {ci->functions, ci->trees, a->tree, runs->runs, (size_t)runs->nruns};
 		json_t *doc = mp_report_json_document(ci->in, n, &a->ropt, &x);
-		err = doc ? mp_report_json_dump(stdout, doc) : MP_ENOMEM;
-		json_decref(doc);
+		err = doc ? mp_json_write(stdout, doc, MP_JSON_LAYOUT) : MP_ENOMEM; /* takes doc */
 	} else if (a->format == O_CSV) {
 		err = mp_report_csv(stdout, ci->in, n, &a->ropt);
 		if (!err)

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "diff_cli.h"
 
+#include <memprof/output/json.h>
 #include <memprof/hlo.h>
 #include <memprof/hlo_diff.h>
 #include <memprof/report_doc.h>
@@ -125,8 +126,7 @@ int cli_diff_hlo(const char *pa, const char *pb, const cli_diff_hlo_options_t *o
 			goto out;
 		}
 		(void)gates_check(ra, rb, o->gates, o->ngates, json_object_get(doc, "gates"), 0);
-		err = mp_report_json_dump(stdout, doc);
-		json_decref(doc);
+		err = mp_json_write(stdout, doc, MP_JSON_LAYOUT); /* takes doc */
 		if (!err && fflush(stdout) == EOF)
 			err = errno ? -errno : -EIO;
 	} else {

@@ -1,4 +1,5 @@
-/* messages.c - error/warning printing and number formatting for commands. */
+/* messages.c - error/warning printing for commands (byte counts:
+ * memprof/output/units.h). */
 #include "cli.h"
 
 #include <errno.h>
@@ -65,21 +66,4 @@ int mp_cli_diag(const mp_diag_t *diag)
 		fprintf(stderr, "offset %" PRId64 ": ", diag->offset);
 	fprintf(stderr, "%s\n", text);
 	return mp_cli_exit_code(diag->code);
-}
-
-const char *mp_cli_bytes(char *buf, size_t size, uint64_t bytes)
-{
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-	double v = (double)bytes;
-	int u = -1;
-
-	while (v >= 1024.0 && u < 4) {
-		v /= 1024.0;
-		u++;
-	}
-	if (u < 0)
-		snprintf(buf, size, "%" PRIu64 " B", bytes);
-	else
-		snprintf(buf, size, "%" PRIu64 " B (%.2f %s)", bytes, v, units[u]);
-	return buf;
 }

@@ -6,6 +6,7 @@
 #include <memprof/format.h>
 #include <memprof/format/run_ends.h>
 #include <memprof/report_doc.h>
+#include <memprof/output/units.h>
 #include <memprof/run.h>
 
 #include "cli.h"
@@ -205,21 +206,21 @@ void mp_cli_run_summary(const mp_run_t *run, char **main_path)
 	m = mp_run_proc(run, (size_t)k);
 	fprintf(stderr, "memprof: main process: pid %" PRIu64 " '%s', peak %s%s\n", m->pid,
 		cli_run_short_command(m->command_line, CLI_RUN_COMMAND_WIDTH, cmd, sizeof(cmd)),
-		mp_cli_bytes(b, sizeof(b), m->peak_bytes), ended_how(m, how, sizeof(how)));
+		mp_bytes_exact(b, sizeof(b), m->peak_bytes), ended_how(m, how, sizeof(how)));
 	/* the largest others, one short line each, and how many more */
 	others = cli_run_largest_others(run, idx, CLI_RUN_SHOWN_OTHERS, &shown);
 	for (i = 0; i < shown; i++) {
 		const mp_run_proc_t *p = mp_run_proc(run, idx[i]);
 		fprintf(stderr, "memprof:   also pid %" PRIu64 " '%s', peak %s%s\n", p->pid,
 			cli_run_short_command(p->command_line, CLI_RUN_COMMAND_WIDTH, cmd, sizeof(cmd)),
-			mp_cli_bytes(c, sizeof(c), p->peak_bytes), ended_how(p, how, sizeof(how)));
+			mp_bytes_exact(c, sizeof(c), p->peak_bytes), ended_how(p, how, sizeof(how)));
 	}
 	if (others > shown)
 		fprintf(stderr,
 			"memprof:   and %zu other process%s, peaks up to %s ('memprof report --all-processes' "
 			"lists them)\n",
 			others - shown, others - shown == 1 ? "" : "es",
-			mp_cli_bytes(c, sizeof(c), cli_run_rest_peak(run, idx, shown)));
+			mp_bytes_exact(c, sizeof(c), cli_run_rest_peak(run, idx, shown)));
 	if (abrupt)
 		fprintf(stderr, "memprof: %zu capture%s ended abruptly\n", abrupt, abrupt > 1 ? "s" : "");
 	if (live)

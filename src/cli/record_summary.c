@@ -15,6 +15,7 @@
 #include "record.h"
 
 #include <memprof/capsummary.h>
+#include <memprof/output/units.h>
 
 #include "cli.h"
 #include "runs.h"
@@ -51,10 +52,10 @@ void mp_cli_record_summary(const char *path)
 	 * "Python's allocator"): the objects' peak, not the arenas' */
 	if (py && py->allocations + py->reallocs)
 		snprintf(pys, sizeof(pys), "; Python objects (pymalloc): peak %s in use, %" PRIu64 " live at the end",
-			 mp_cli_bytes(b5, sizeof(b5), py->peak_bytes), py->live_blocks);
+			 mp_bytes_exact(b5, sizeof(b5), py->peak_bytes), py->live_blocks);
 	if (mapped && mapped->allocations + mapped->reallocs)
 		snprintf(maps, sizeof(maps), "; mapped by the program (host_mmap): peak %s",
-			 mp_cli_bytes(b3, sizeof(b3), mapped->peak_bytes));
+			 mp_bytes_exact(b3, sizeof(b3), mapped->peak_bytes));
 	end[0] = '\0';
 	if (s.write_errno) /* its writer stopped and said why */
 		snprintf(end, sizeof(end), " (%s)",
@@ -67,8 +68,8 @@ void mp_cli_record_summary(const char *path)
 		"memprof: %" PRIu64 " events; host heap: %" PRIu64 " allocations, %" PRIu64 " frees, %" PRIu64
 		" failed, peak %s in use, %s requested; live at the end: %" PRIu64 " blocks, %s%s%s%s%s\n",
 		s.events, host->allocations + host->reallocs, host->frees + host->reallocs, host->failed,
-		mp_cli_bytes(b1, sizeof(b1), host->peak_bytes), mp_cli_bytes(b4, sizeof(b4), host->peak_requested),
-		host->live_blocks, mp_cli_bytes(b2, sizeof(b2), host->live_bytes), pys, maps, stack_text,
+		mp_bytes_exact(b1, sizeof(b1), host->peak_bytes), mp_bytes_exact(b4, sizeof(b4), host->peak_requested),
+		host->live_blocks, mp_bytes_exact(b2, sizeof(b2), host->live_bytes), pys, maps, stack_text,
 		end);
 	if (host->dropped)
 		mp_cli_warning("%" PRIu64 " host heap events were not recorded (dropped), so the figures above "

@@ -6,6 +6,7 @@
 
 #include <memprof/format.h>
 #include <memprof/report_doc.h>
+#include <memprof/output/units.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -192,7 +193,7 @@ const char *cli_write_failed_text(int err, uint64_t offset, uint64_t complete_ns
 	char b[32];
 
 	snprintf(buf, n, "cut short: %s at %s; events after %.1f s are not all in it", why,
-		 mp_cli_bytes(b, sizeof(b), offset), (double)complete_ns / 1e9);
+		 mp_bytes_exact(b, sizeof(b), offset), (double)complete_ns / 1e9);
 	return buf;
 }
 
@@ -423,7 +424,7 @@ static void print_proc(FILE *out, const mp_run_t *run, size_t i, uint64_t t0, in
 		snprintf(parent, sizeof(parent), "%" PRIu64, p->ppid);
 	seconds(start, sizeof(start), p->start_wall_ns - t0);
 	seconds(dur, sizeof(dur), p->end_wall_ns - p->start_wall_ns);
-	mp_cli_bytes(peak, sizeof(peak), p->peak_bytes);
+	mp_bytes_exact(peak, sizeof(peak), p->peak_bytes);
 	fprintf(out, "%c %-8" PRIu64 " %-8s %10s %10s %10" PRIu64 " %-16s %24s  %*s%s%s%s\n",
 		(int)i == main ? '*' : p->helper ? '-' : ' ', p->pid, parent, start, dur, p->events,
 		end_text(p, ended, sizeof(ended)), peak, 2 * p->depth, "",
@@ -467,7 +468,7 @@ static void print_run(FILE *out, const mp_run_t *run, int all)
 		if (nothers > nshown)
 			fprintf(out, "  %zu other process%s, peaks up to %s (--all-processes lists them)\n",
 				nothers - nshown, nothers - nshown == 1 ? "" : "es",
-				mp_cli_bytes(peak, sizeof(peak), cli_run_rest_peak(run, idx, nshown)));
+				mp_bytes_exact(peak, sizeof(peak), cli_run_rest_peak(run, idx, nshown)));
 		if (cli_run_helpers_text(run, helpers, sizeof(helpers)))
 			fprintf(out, "- %s (--all-processes lists them)\n", helpers);
 	}

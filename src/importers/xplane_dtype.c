@@ -1,6 +1,6 @@
 /* xplane_dtype.c - TensorFlow DataType enum values -> TF's names (as
  * DataTypeString prints them: the breakdown's "Data type" column). */
-#include <memprof/xplane.h>
+#include <memprof/xplane_dtype.h>
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -12,6 +12,7 @@
  * precede contents in the wire format), once to write it.
  */
 #include <memprof/protowire.h>
+#include <memprof/xspace_build.h>
 
 #include "xplane_internal.h"
 
@@ -287,20 +288,20 @@ int main(int argc, char **argv)
 	id += 4;
 	g.alloc_ref = id;
 	id += g.allocators;
-	xp_put_meta(&meta, 4, 1, "MemoryAllocation");
-	xp_put_meta(&meta, 4, 2, "MemoryDeallocation");
-	xp_put_meta(&meta, 4, 3, "ExecutorState::Process");
+	mp_xsb_put_meta(&meta, 4, 1, "MemoryAllocation");
+	mp_xsb_put_meta(&meta, 4, 2, "MemoryDeallocation");
+	mp_xsb_put_meta(&meta, 4, 3, "ExecutorState::Process");
 	for (i = 1; i < ST_COUNT; i++)
-		xp_put_meta(&meta, 5, i, stat_names[i]);
+		mp_xsb_put_meta(&meta, 5, i, stat_names[i]);
 	if (!g.str) {
 		for (i = 0; i < g.nops; i++)
-			xp_put_meta(&meta, 5, g.op_ref + i, g.ops[i]);
+			mp_xsb_put_meta(&meta, 5, g.op_ref + i, g.ops[i]);
 		for (i = 0; i < NSHAPES; i++)
-			xp_put_meta(&meta, 5, g.shape_ref + i, g.shapes[i]);
+			mp_xsb_put_meta(&meta, 5, g.shape_ref + i, g.shapes[i]);
 		for (i = 0; i < 4; i++)
-			xp_put_meta(&meta, 5, g.region_ref + i, regions[i]);
+			mp_xsb_put_meta(&meta, 5, g.region_ref + i, regions[i]);
 		for (k = 0; k < g.allocators; k++)
-			xp_put_meta(&meta, 5, g.alloc_ref + k, g.alloc_names[k]);
+			mp_xsb_put_meta(&meta, 5, g.alloc_ref + k, g.alloc_names[k]);
 	}
 	/* pass 1: sizes */
 	sizes = calloc(g.allocators, sizeof(*sizes));

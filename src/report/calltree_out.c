@@ -72,12 +72,12 @@ static void print_tree(FILE *out, const mp_calltree_t *t, const mp_tree_t *tr, c
 		cw = w > cw ? w : cw;
 	}
 	fprintf(out, "\nCall tree of the bytes %s, memory '%s': %s in %" PRIu64 " %s, %u stack%s (symbols: %s)\n",
-		titles[tr->kind], memory, mp_report_bytes(all, sizeof(all), n[0].total_bytes), n[0].total_count,
+		titles[tr->kind], memory, mp_bytes_exact(all, sizeof(all), n[0].total_bytes), n[0].total_count,
 		tr->kind == MP_TREE_ALLOCATED ? "allocations" : "blocks", tr->stacks, tr->stacks == 1 ? "" : "s",
 		mp_calltree_symbolizer(t));
 	if (tr->folded_nodes)
 		fprintf(out, "  frames under %g%% of it folded into (other): %" PRIu64 " frame%s, %s\n", t->min_percent,
-			tr->folded_nodes, tr->folded_nodes == 1 ? "" : "s", mp_report_bytes(all, sizeof(all), tr->folded_bytes));
+			tr->folded_nodes, tr->folded_nodes == 1 ? "" : "s", mp_bytes_exact(all, sizeof(all), tr->folded_bytes));
 	fprintf(out, "  %10s  %6s  %*s  %10s  frame\n", "total", "%", cw, "count", "self");
 	for (size_t i = 0; i < tr->count; i++) {
 		int32_t p = n[i].parent;
@@ -102,8 +102,8 @@ static void print_tree(FILE *out, const mp_calltree_t *t, const mp_tree_t *tr, c
 			d = disp[i] = i ? disp[p] + 1 : 0;
 		}
 		frame_text(&n[i], frame, sizeof(frame));
-		fprintf(out, "  %10s  %5.1f%%  %*" PRIu64 "  %10s  %*s", rp_human_bytes(total, sizeof(total), n[i].total_bytes),
-			pct, cw, n[i].total_count, rp_human_bytes(self, sizeof(self), n[i].self_bytes),
+		fprintf(out, "  %10s  %5.1f%%  %*" PRIu64 "  %10s  %*s", mp_bytes_human(total, sizeof(total), n[i].total_bytes),
+			pct, cw, n[i].total_count, mp_bytes_human(self, sizeof(self), n[i].self_bytes),
 			2 * (int)(d < INDENT_MAX ? d : INDENT_MAX), "");
 		if (d > INDENT_MAX) /* as deep as the indentation goes: the depth says the rest */
 			fprintf(out, "[%" PRIu32 "] ", d);
@@ -229,14 +229,14 @@ int mp_calltree_csv(FILE *out, const mp_calltree_t *t, const mp_source_t *src, c
 		for (size_t k = 0; k < tr->count; k++) {
 			const mp_tree_node_t *n = &tr->nodes[k];
 			fputs("call_tree,", out);
-			rp_csv_field(out, file);
+			mp_csv_field(out, file);
 			fputc(',', out);
-			rp_csv_field(out, m && m->name ? m->name : "");
+			mp_csv_field(out, m && m->name ? m->name : "");
 			fprintf(out, ",%s,%zu,%" PRId32 ",%" PRId32 ",%" PRId32 ",%" PRIu32 ",", mp_tree_kind_name(kind), k,
 				n->parent, n->first_child, n->next_sibling, n->depth);
-			rp_csv_field(out, n->name);
+			mp_csv_field(out, n->name);
 			fputc(',', out);
-			rp_csv_field(out, n->file);
+			mp_csv_field(out, n->file);
 			if (n->line > 0)
 				fprintf(out, ",%" PRId64, n->line);
 			else

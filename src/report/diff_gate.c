@@ -13,7 +13,7 @@ const char *dp_human_change(char *buf, size_t size, int64_t change)
 	char h[32];
 	uint64_t m = change < 0 ? (uint64_t)0 - (uint64_t)change : (uint64_t)change;
 
-	rp_human_bytes(h, sizeof(h), m);
+	mp_bytes_human(h, sizeof(h), m);
 	snprintf(buf, size, "%s%s", change > 0 ? "+" : change < 0 ? "-" : "", h);
 	return buf;
 }

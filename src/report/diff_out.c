@@ -14,7 +14,7 @@ static const char *bytes_or(char *buf, size_t n, int known, uint64_t v)
 	if (!known)
 		snprintf(buf, n, "-");
 	else
-		mp_report_bytes(buf, n, v);
+		mp_bytes_exact(buf, n, v);
 	return buf;
 }
 
@@ -66,7 +66,7 @@ static void row_text(FILE *out, const mp_diff_row_t *r)
 
 	snprintf(cnt, sizeof(cnt), "%" PRIu64 " -> %" PRIu64, r->a_count, r->b_count);
 	fprintf(out, "  %-12s %-12s %-12s %-14s %-7s ", dp_human_change(c, sizeof(c), r->change_bytes),
-		rp_human_bytes(a, sizeof(a), r->a_bytes), rp_human_bytes(b, sizeof(b), r->b_bytes), cnt,
+		mp_bytes_human(a, sizeof(a), r->a_bytes), mp_bytes_human(b, sizeof(b), r->b_bytes), cnt,
 		mp_diff_kind_name(r->kind));
 	if (r->function)
 		fprintf(out, "%s\n", r->function[0] ? r->function : "(unknown)");
@@ -111,7 +111,7 @@ static void memory_text(FILE *out, const mp_diff_memory_t *m, uint32_t top, int 
 	}
 	fprintf(out, "\n  live at the peak%s: %zu grown, %zu shrunk, %zu new, %zu gone; %zu unchanged (%s)\n",
 		by_function ? ", by function" : "", m->grown, m->shrunk, m->added, m->gone, m->unchanged_rows,
-		rp_human_bytes(x, sizeof(x), m->unchanged_bytes));
+		mp_bytes_human(x, sizeof(x), m->unchanged_bytes));
 	if (!m->row_count)
 		return;
 	fprintf(out, "  %-12s %-12s %-12s %-14s %-7s %s\n", "change", "A", "B", "count A -> B", "kind",
@@ -144,17 +144,6 @@ int mp_diff_text(FILE *out, const mp_diff_t *d, uint32_t top)
 	return 0;
 }
 
-static json_t *jint(uint64_t v)
-{
-	return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
-}
-
-static void put(json_t *o, const char *k, json_t *v, int *bad)
-{
-	if (!v || json_object_set_new(o, k, v) < 0)
-		*bad = 1;
-}
-
 static json_t *jstr_or_null(const char *s)
 {
 	return s ? json_string(s) : json_null();
@@ -167,17 +156,17 @@ static json_t *side_json(const mp_diff_side_t *s, int *bad)
 
 	if (!o)
 		return NULL;
-	put(o, "name", json_string(s->name), bad);
-	put(o, "id", json_integer(d->id), bad);
-	put(o, "peak_bytes", d->has_peak ? jint(d->peak_bytes) : json_null(), bad);
-	put(o, "time_ns", d->has_peak ? jint(d->peak.time_ns) : json_null(), bad);
-	put(o, "time", d->has_peak ? json_string(s->time) : json_null(), bad);
-	put(o, "step", d->has_peak && d->peak.step >= 0 ? json_integer(d->peak.step) : json_null(), bad);
-	put(o, "phase", jstr_or_null(s->phase), bad);
-	put(o, "reserved_bytes", d->has_peak && d->peak.has_reserved ? jint(d->peak.reserved_bytes) : json_null(), bad);
-	put(o, "fragmentation",
+	mp_json_put(o, "name", json_string(s->name), bad);
+	mp_json_put(o, "id", json_integer(d->id), bad);
+	mp_json_put(o, "peak_bytes", d->has_peak ? mp_json_u64(d->peak_bytes) : json_null(), bad);
+	mp_json_put(o, "time_ns", d->has_peak ? mp_json_u64(d->peak.time_ns) : json_null(), bad);
+	mp_json_put(o, "time", d->has_peak ? json_string(s->time) : json_null(), bad);
+	mp_json_put(o, "step", d->has_peak && d->peak.step >= 0 ? json_integer(d->peak.step) : json_null(), bad);
+	mp_json_put(o, "phase", jstr_or_null(s->phase), bad);
+	mp_json_put(o, "reserved_bytes", d->has_peak && d->peak.has_reserved ? mp_json_u64(d->peak.reserved_bytes) : json_null(), bad);
+	mp_json_put(o, "fragmentation",
 	    d->has_peak && !isnan(d->peak.fragmentation) ? json_real(d->peak.fragmentation) : json_null(), bad);
-	put(o, "failed_allocations", jint(d->failed_allocations), bad);
+	mp_json_put(o, "failed_allocations", mp_json_u64(d->failed_allocations), bad);
 	return o;
 }
 
@@ -187,21 +176,21 @@ static json_t *row_json(const mp_diff_row_t *r, int *bad)
 
 	if (!o)
 		return NULL;
-	put(o, "kind", json_string(mp_diff_kind_name(r->kind)), bad);
+	mp_json_put(o, "kind", json_string(mp_diff_kind_name(r->kind)), bad);
 	if (r->function) {
-		put(o, "function", json_string(r->function), bad);
+		mp_json_put(o, "function", json_string(r->function), bad);
 	} else {
-		put(o, "op", json_string(r->op), bad);
-		put(o, "region", json_string(r->region), bad);
-		put(o, "dtype", json_string(r->dtype), bad);
-		put(o, "shape", json_string(r->shape), bad);
-		put(o, "metadata", jstr_or_null(r->metadata), bad);
+		mp_json_put(o, "op", json_string(r->op), bad);
+		mp_json_put(o, "region", json_string(r->region), bad);
+		mp_json_put(o, "dtype", json_string(r->dtype), bad);
+		mp_json_put(o, "shape", json_string(r->shape), bad);
+		mp_json_put(o, "metadata", jstr_or_null(r->metadata), bad);
 	}
-	put(o, "a_bytes", jint(r->a_bytes), bad);
-	put(o, "b_bytes", jint(r->b_bytes), bad);
-	put(o, "change_bytes", json_integer(r->change_bytes), bad);
-	put(o, "a_count", jint(r->a_count), bad);
-	put(o, "b_count", jint(r->b_count), bad);
+	mp_json_put(o, "a_bytes", mp_json_u64(r->a_bytes), bad);
+	mp_json_put(o, "b_bytes", mp_json_u64(r->b_bytes), bad);
+	mp_json_put(o, "change_bytes", json_integer(r->change_bytes), bad);
+	mp_json_put(o, "a_count", mp_json_u64(r->a_count), bad);
+	mp_json_put(o, "b_count", mp_json_u64(r->b_count), bad);
 	return o;
 }
 
@@ -216,23 +205,23 @@ static json_t *memory_json(const mp_diff_memory_t *m, uint32_t top, int *bad)
 		json_decref(rows);
 		return NULL;
 	}
-	put(o, "a", side_json(&m->a, bad), bad);
-	put(o, "b", side_json(&m->b, bad), bad);
-	put(o, "change_bytes", json_integer(m->change_bytes), bad);
-	put(o, "change", json_string(dp_human_change(h, sizeof(h), m->change_bytes)), bad);
-	put(o, "change_percent", isnan(m->change_percent) ? json_null() : json_real(m->change_percent), bad);
-	put(o, "has_rows", json_boolean(m->has_rows), bad);
-	put(o, "grown", jint(m->grown), bad);
-	put(o, "shrunk", jint(m->shrunk), bad);
-	put(o, "new", jint(m->added), bad);
-	put(o, "gone", jint(m->gone), bad);
-	put(o, "unchanged_rows", jint(m->unchanged_rows), bad);
-	put(o, "unchanged_bytes", jint(m->unchanged_bytes), bad);
+	mp_json_put(o, "a", side_json(&m->a, bad), bad);
+	mp_json_put(o, "b", side_json(&m->b, bad), bad);
+	mp_json_put(o, "change_bytes", json_integer(m->change_bytes), bad);
+	mp_json_put(o, "change", json_string(dp_human_change(h, sizeof(h), m->change_bytes)), bad);
+	mp_json_put(o, "change_percent", isnan(m->change_percent) ? json_null() : json_real(m->change_percent), bad);
+	mp_json_put(o, "has_rows", json_boolean(m->has_rows), bad);
+	mp_json_put(o, "grown", mp_json_u64(m->grown), bad);
+	mp_json_put(o, "shrunk", mp_json_u64(m->shrunk), bad);
+	mp_json_put(o, "new", mp_json_u64(m->added), bad);
+	mp_json_put(o, "gone", mp_json_u64(m->gone), bad);
+	mp_json_put(o, "unchanged_rows", mp_json_u64(m->unchanged_rows), bad);
+	mp_json_put(o, "unchanged_bytes", mp_json_u64(m->unchanged_bytes), bad);
 	for (size_t i = 0; i < shown; i++)
 		if (json_array_append_new(rows, row_json(&m->rows[i], bad)) < 0)
 			*bad = 1;
-	put(o, "rows", rows, bad);
-	put(o, "rows_omitted", jint(m->row_count - shown), bad);
+	mp_json_put(o, "rows", rows, bad);
+	mp_json_put(o, "rows_omitted", mp_json_u64(m->row_count - shown), bad);
 	return o;
 }
 
@@ -255,8 +244,8 @@ static json_t *input_json(const mp_report_input_t *in, int *bad)
 
 	if (!o)
 		return NULL;
-	put(o, "file", json_string(in->path ? in->path : ""), bad);
-	put(o, "time_unit", json_string(unit ? unit : "ns"), bad);
+	mp_json_put(o, "file", json_string(in->path ? in->path : ""), bad);
+	mp_json_put(o, "time_unit", json_string(unit ? unit : "ns"), bad);
 	return o;
 }
 
@@ -278,12 +267,12 @@ static json_t *gates_json(const mp_diff_t *d, const mp_diff_gate_t *gates, size_
 				*bad = 1;
 				break;
 			}
-			put(g, "gate", json_string(gates[k].spec), bad);
-			put(g, "memory", json_string(res[i].memory), bad);
-			put(g, "a_bytes", jint(res[i].a), bad);
-			put(g, "b_bytes", jint(res[i].b), bad);
-			put(g, "change_bytes", json_integer((int64_t)(res[i].b - res[i].a)), bad);
-			put(g, "failed", json_boolean(res[i].failed), bad);
+			mp_json_put(g, "gate", json_string(gates[k].spec), bad);
+			mp_json_put(g, "memory", json_string(res[i].memory), bad);
+			mp_json_put(g, "a_bytes", mp_json_u64(res[i].a), bad);
+			mp_json_put(g, "b_bytes", mp_json_u64(res[i].b), bad);
+			mp_json_put(g, "change_bytes", json_integer((int64_t)(res[i].b - res[i].a)), bad);
+			mp_json_put(g, "failed", json_boolean(res[i].failed), bad);
 			if (json_array_append_new(arr, g) < 0)
 				*bad = 1;
 		}
@@ -302,19 +291,19 @@ json_t *mp_diff_json(const mp_diff_t *d, uint32_t top, const mp_diff_gate_t *gat
 		json_decref(mem);
 		return NULL;
 	}
-	put(root, "format", json_string("memprof-diff"), &bad);
-	put(root, "version", json_integer(MP_DIFF_JSON_VERSION), &bad);
-	put(root, "kind", json_string(d->kind), &bad);
-	put(root, "rows_by", json_string(d->by_function ? "function" : "breakdown"), &bad);
-	put(root, "a", input_json(&d->a, &bad), &bad);
-	put(root, "b", input_json(&d->b, &bad), &bad);
+	mp_json_put(root, "format", json_string("memprof-diff"), &bad);
+	mp_json_put(root, "version", json_integer(MP_DIFF_JSON_VERSION), &bad);
+	mp_json_put(root, "kind", json_string(d->kind), &bad);
+	mp_json_put(root, "rows_by", json_string(d->by_function ? "function" : "breakdown"), &bad);
+	mp_json_put(root, "a", input_json(&d->a, &bad), &bad);
+	mp_json_put(root, "b", input_json(&d->b, &bad), &bad);
 	for (size_t i = 0; i < d->n; i++)
 		if (json_array_append_new(mem, memory_json(&d->mem[i], top, &bad)) < 0)
 			bad = 1;
-	put(root, "memories", mem, &bad);
-	put(root, "only_in_a", names_json((const char *const *)d->only_a, d->n_only_a, &bad), &bad);
-	put(root, "only_in_b", names_json((const char *const *)d->only_b, d->n_only_b, &bad), &bad);
-	put(root, "gates", gates_json(d, gates, gates ? ngates : 0, &bad), &bad);
+	mp_json_put(root, "memories", mem, &bad);
+	mp_json_put(root, "only_in_a", names_json((const char *const *)d->only_a, d->n_only_a, &bad), &bad);
+	mp_json_put(root, "only_in_b", names_json((const char *const *)d->only_b, d->n_only_b, &bad), &bad);
+	mp_json_put(root, "gates", gates_json(d, gates, gates ? ngates : 0, &bad), &bad);
 	if (bad) {
 		json_decref(root);
 		return NULL;

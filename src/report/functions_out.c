@@ -88,15 +88,15 @@ int mp_functions_text(FILE *out, mp_functions_t *f, const mp_source_t *src, uint
 		for (r = 0; r < shown; r++) {
 			const mp_func_row_t *row = mp_functions_row(f, i + r);
 			label_text(row, cell[r][0], sizeof(cell[r][0]));
-			mp_report_bytes(cell[r][1], sizeof(cell[r][1]), row->peak_bytes);
+			mp_bytes_exact(cell[r][1], sizeof(cell[r][1]), row->peak_bytes);
 			snprintf(cell[r][2], sizeof(cell[r][2]), "%" PRIu64, row->peak_count);
 			if (row->failed)
 				snprintf(cell[r][3], sizeof(cell[r][3]), "%" PRIu64 " (+%" PRIu64 " failed)",
 					 row->allocations, row->failed);
 			else
 				snprintf(cell[r][3], sizeof(cell[r][3]), "%" PRIu64, row->allocations);
-			mp_report_bytes(cell[r][4], sizeof(cell[r][4]), row->requested_bytes);
-			mp_report_bytes(cell[r][5], sizeof(cell[r][5]), row->leak_bytes);
+			mp_bytes_exact(cell[r][4], sizeof(cell[r][4]), row->requested_bytes);
+			mp_bytes_exact(cell[r][5], sizeof(cell[r][5]), row->leak_bytes);
 			snprintf(cell[r][6], sizeof(cell[r][6]), "%s", base_name(row->object));
 			for (c = 0; c < NCOL; c++)
 				if (strlen(cell[r][c]) > w[c])
@@ -210,7 +210,7 @@ json_t *mp_functions_json(mp_functions_t *f, const mp_source_t *src, uint32_t to
 static void csv_field(FILE *out, const char *s)
 {
 	fputc(',', out);
-	rp_csv_field(out, s);
+	mp_csv_field(out, s);
 }
 
 const char *const mp_functions_csv_header =

@@ -81,34 +81,6 @@ uint64_t rp_rest_bytes(const mp_solver_row_t *rows, size_t n, size_t shown)
 	return b;
 }
 
-const char *rp_human_bytes(char *buf, size_t size, uint64_t bytes)
-{
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-	double v = (double)bytes;
-	int u = -1;
-
-	while (v >= 1024.0 && u < 5) {
-		v /= 1024.0;
-		u++;
-	}
-	if (u < 0)
-		snprintf(buf, size, "%" PRIu64 " B", bytes);
-	else
-		snprintf(buf, size, "%.2f %s", v, units[u]);
-	return buf;
-}
-
-const char *mp_report_bytes(char *buf, size_t size, uint64_t bytes)
-{
-	char h[32];
-
-	if (bytes < 1024)
-		snprintf(buf, size, "%" PRIu64 " B", bytes);
-	else
-		snprintf(buf, size, "%" PRIu64 " B (%s)", bytes, rp_human_bytes(h, sizeof(h), bytes));
-	return buf;
-}
-
 const char *rp_time(const mp_report_input_t *in, char *buf, size_t n, uint64_t ns)
 {
 	const char *unit = mp_source_time_unit(in->source);
@@ -157,7 +129,7 @@ const char *rp_end_text(const mp_report_input_t *in, char *buf, size_t size)
 		      : err == EFBIG  ? "the file size limit was reached (EFBIG)"
 				      : strerror(err);
 		snprintf(buf, size, "cut short: %s at %s; events after %.1f s are not all in it", why,
-			 rp_human_bytes(b, sizeof(b), t->write_offset), (double)t->complete_ns / 1e9);
+			 mp_bytes_human(b, sizeof(b), t->write_offset), (double)t->complete_ns / 1e9);
 		return buf;
 	default:
 		return "cut off (read up to its last complete block)";

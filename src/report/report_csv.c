@@ -9,21 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void rp_csv_field(FILE *out, const char *s)
-{
-	if (strpbrk(s, ",\"\r\n")) {
-		fputc('"', out);
-		for (; *s; s++) {
-			if (*s == '"')
-				fputc('"', out);
-			fputc(*s, out);
-		}
-		fputc('"', out);
-	} else {
-		fputs(s, out);
-	}
-}
-
 static void u64f(FILE *out, uint64_t v, int known)
 {
 	if (known)
@@ -52,21 +37,21 @@ static void lead(FILE *out, const char *section, const mp_report_input_t *in, ui
 {
 	fputs(section, out);
 	fputc(',', out);
-	rp_csv_field(out, in->path ? in->path : "");
+	mp_csv_field(out, in->path ? in->path : "");
 	fprintf(out, ",%" PRIu32, dev);
 }
 
 static void row(FILE *out, const mp_report_input_t *in, const mp_solver_row_t *r)
 {
 	fputc(',', out);
-	rp_csv_field(out, rp_row_op(in, r));
+	mp_csv_field(out, rp_row_op(in, r));
 	fprintf(out, ",%s,", mp_region_type_name(r->region));
-	rp_csv_field(out, rp_str(in, r->dtype));
+	mp_csv_field(out, rp_str(in, r->dtype));
 	fputc(',', out);
-	rp_csv_field(out, rp_str(in, r->shape));
+	mp_csv_field(out, rp_str(in, r->shape));
 	fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d,", r->requested_bytes, r->allocated_bytes,
 		r->occurrences, r->total_bytes, r->unknown_origin);
-	rp_csv_field(out, rp_str(in, r->metadata));
+	mp_csv_field(out, rp_str(in, r->metadata));
 }
 
 /* metadata last: columns are only ever added at the end, so that scripts
@@ -82,7 +67,7 @@ static void t_summary(FILE *out, const mp_report_input_t *in, const mp_solver_de
 	(void)top;
 	lead(out, "summary", in, d->id);
 	fputc(',', out);
-	rp_csv_field(out, rp_memory_name(in, d->id));
+	mp_csv_field(out, rp_memory_name(in, d->id));
 	fprintf(out, ",%s", d->stats_model ? "allocator_stats" : "addresses");
 	u64f(out, d->capacity_bytes, d->capacity_bytes != 0);
 	fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, d->allocations,
@@ -97,7 +82,7 @@ static void t_summary(FILE *out, const mp_report_input_t *in, const mp_solver_de
 	u64f(out, p->largest_free_bytes, d->has_peak && p->has_largest);
 	fragf(out, d->has_peak ? p->fragmentation : NAN);
 	fputc(',', out);
-	rp_csv_field(out, d->has_peak ? rp_str(in, d->peak_mark) : "");
+	mp_csv_field(out, d->has_peak ? rp_str(in, d->peak_mark) : "");
 	fputc('\n', out);
 }
 
@@ -148,7 +133,7 @@ static void t_oom(FILE *out, const mp_report_input_t *in, const mp_solver_device
 		fprintf(out, ",%zu,%" PRIu64, i, o->at.time_ns);
 		stepf(out, o->at.step);
 		fputc(',', out);
-		rp_csv_field(out, rp_str(in, o->op));
+		mp_csv_field(out, rp_str(in, o->op));
 		fprintf(out, ",%" PRIu64 ",%" PRIu64, o->requested_bytes, o->at.heap_bytes);
 		u64f(out, o->at.free_bytes, o->at.has_free);
 		u64f(out, o->at.largest_free_bytes, o->at.has_largest);

@@ -7,15 +7,6 @@
 #include <string.h>
 #include <sys/wait.h>
 
-int mp_report_json_dump(FILE *out, const json_t *doc)
-{
-	/* real numbers with full precision so fragmentation round-trips */
-	if (json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) < 0 ||
-	    fputc('\n', out) == EOF)
-		return errno ? -errno : -EIO;
-	return 0;
-}
-
 /* Input i's object with its functions and call tree, or NULL. */
 static json_t *input_json(const mp_report_input_t *in, const mp_report_options_t *o, const mp_report_doc_extras_t *x,
 			  size_t i)

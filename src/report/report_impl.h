@@ -3,6 +3,10 @@
 #define MEMPROF_REPORT_IMPL_H
 
 #include <memprof/report.h>
+/* byte units, CSV fields and JSON values: the output layer's helpers */
+#include <memprof/output/csv.h>
+#include <memprof/output/json.h>
+#include <memprof/output/units.h>
 
 /* The op name of a row ("(unknown origin)" for the unknown-origin row). */
 #define RP_UNKNOWN_ORIGIN "(unknown origin)"
@@ -38,10 +42,6 @@ int rp_map_put(rp_map_t *m, uint64_t key, uint32_t val); /* 0, or -1 out of memo
 int rp_map_get(const rp_map_t *m, uint64_t key, uint32_t *val); /* 1 found, 0 not */
 void rp_map_free(rp_map_t *m);
 
-/* "512 B", "1.50 KiB", "105.01 MiB": the human unit alone (mp_report_bytes
- * puts it beside the exact count). Returns buf. */
-const char *rp_human_bytes(char *buf, size_t size, uint64_t bytes);
-
 /* The source's notes about one memory id (MP_NOTE_INPUT: the input's own),
  * in the source's order: *i is the cursor (start at 0); NULL at the end. */
 const mp_source_note_t *rp_next_note(const mp_report_input_t *in, uint32_t memory, size_t *i);
@@ -55,9 +55,5 @@ const char *rp_end_text(const mp_report_input_t *in, char *buf, size_t size);
 /* How many of n rows to print under `top` (0 = all), and what is left. */
 size_t rp_shown(size_t n, uint32_t top);
 uint64_t rp_rest_bytes(const mp_solver_row_t *rows, size_t n, size_t shown);
-
-/* One CSV field, quoted (RFC 4180) when it holds a comma, a quote or a line
- * break. */
-void rp_csv_field(FILE *out, const char *s);
 
 #endif

@@ -10,11 +10,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-static json_t *jint(uint64_t v)
-{
-	return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
-}
-
 static json_t *jfrag(double f)
 {
 	return isnan(f) ? json_null() : json_real(f);
@@ -25,32 +20,23 @@ static json_t *jstep(int64_t step)
 	return step < 0 ? json_null() : json_integer(step);
 }
 
-/* json_object_set_new that remembers a failure instead of checking each. */
-static void put(json_t *o, const char *k, json_t *v, int *bad)
-{
-	if (!v || json_object_set_new(o, k, v) < 0)
-		*bad = 1;
-}
-
 static json_t *row_json(const mp_report_input_t *in, const mp_solver_row_t *r, int *bad)
 {
-	json_t *o = json_object();
+	json_t *o = mp_json_object(bad);
 
-	if (!o) {
-		*bad = 1;
+	if (!o)
 		return NULL;
-	}
-	put(o, "op", json_string(rp_row_op(in, r)), bad);
-	put(o, "region", json_string(mp_region_type_name(r->region)), bad);
-	put(o, "dtype", json_string(rp_str(in, r->dtype)), bad);
-	put(o, "shape", json_string(rp_str(in, r->shape)), bad);
+	mp_json_put(o, "op", json_string(rp_row_op(in, r)), bad);
+	mp_json_put(o, "region", json_string(mp_region_type_name(r->region)), bad);
+	mp_json_put(o, "dtype", json_string(rp_str(in, r->dtype)), bad);
+	mp_json_put(o, "shape", json_string(rp_str(in, r->shape)), bad);
 	/* null, not "": most sources never set it, and a tag may be empty */
-	put(o, "metadata", r->metadata ? json_string(rp_str(in, r->metadata)) : json_null(), bad);
-	put(o, "requested_bytes", jint(r->requested_bytes), bad);
-	put(o, "allocated_bytes", jint(r->allocated_bytes), bad);
-	put(o, "occurrences", jint(r->occurrences), bad);
-	put(o, "total_bytes", jint(r->total_bytes), bad);
-	put(o, "unknown_origin", json_boolean(r->unknown_origin), bad);
+	mp_json_put(o, "metadata", r->metadata ? json_string(rp_str(in, r->metadata)) : json_null(), bad);
+	mp_json_put(o, "requested_bytes", mp_json_u64(r->requested_bytes), bad);
+	mp_json_put(o, "allocated_bytes", mp_json_u64(r->allocated_bytes), bad);
+	mp_json_put(o, "occurrences", mp_json_u64(r->occurrences), bad);
+	mp_json_put(o, "total_bytes", mp_json_u64(r->total_bytes), bad);
+	mp_json_put(o, "unknown_origin", json_boolean(r->unknown_origin), bad);
 	return o;
 }
 
@@ -69,29 +55,27 @@ static void put_rows(json_t *dev, const char *name, const mp_report_input_t *in,
 	for (size_t i = 0; i < shown; i++)
 		if (json_array_append_new(a, row_json(in, &rows[i], bad)) < 0)
 			*bad = 1;
-	put(dev, name, a, bad);
+	mp_json_put(dev, name, a, bad);
 	snprintf(key, sizeof(key), "%s_omitted_rows", name);
-	put(dev, key, jint(n - shown), bad);
+	mp_json_put(dev, key, mp_json_u64(n - shown), bad);
 	snprintf(key, sizeof(key), "%s_omitted_bytes", name);
-	put(dev, key, jint(rp_rest_bytes(rows, n, shown)), bad);
+	mp_json_put(dev, key, mp_json_u64(rp_rest_bytes(rows, n, shown)), bad);
 }
 
 static json_t *point_json(const mp_solver_point_t *p, int *bad)
 {
-	json_t *o = json_object();
+	json_t *o = mp_json_object(bad);
 
-	if (!o) {
-		*bad = 1;
+	if (!o)
 		return NULL;
-	}
-	put(o, "time_ns", jint(p->time_ns), bad);
-	put(o, "event_index", jint(p->event_index), bad);
-	put(o, "step", jstep(p->step), bad);
-	put(o, "stack_bytes", jint(p->stack_bytes), bad);
-	put(o, "heap_bytes", jint(p->heap_bytes), bad);
-	put(o, "free_bytes", p->has_free ? jint(p->free_bytes) : json_null(), bad);
-	put(o, "reserved_bytes", p->has_reserved ? jint(p->reserved_bytes) : json_null(), bad);
-	put(o, "fragmentation", jfrag(p->fragmentation), bad);
+	mp_json_put(o, "time_ns", mp_json_u64(p->time_ns), bad);
+	mp_json_put(o, "event_index", mp_json_u64(p->event_index), bad);
+	mp_json_put(o, "step", jstep(p->step), bad);
+	mp_json_put(o, "stack_bytes", mp_json_u64(p->stack_bytes), bad);
+	mp_json_put(o, "heap_bytes", mp_json_u64(p->heap_bytes), bad);
+	mp_json_put(o, "free_bytes", p->has_free ? mp_json_u64(p->free_bytes) : json_null(), bad);
+	mp_json_put(o, "reserved_bytes", p->has_reserved ? mp_json_u64(p->reserved_bytes) : json_null(), bad);
+	mp_json_put(o, "fragmentation", jfrag(p->fragmentation), bad);
 	return o;
 }
 
@@ -108,17 +92,15 @@ static json_t *notes_json(const mp_report_input_t *in, uint32_t memory, int *bad
 		return NULL;
 	}
 	while ((x = rp_next_note(in, memory, &i))) {
-		json_t *o = json_object();
-		if (!o) {
-			*bad = 1;
+		json_t *o = mp_json_object(bad);
+		if (!o)
 			break;
-		}
-		put(o, "key", json_string(x->key), bad);
-		put(o, "kind", json_string(x->kind >= 0 && x->kind <= MP_NOTE_FLAG ? kind[x->kind] : "text"), bad);
-		put(o, "value", x->kind == MP_NOTE_TEXT ? json_null() : x->kind == MP_NOTE_FLAG ? json_boolean(x->value)
-										 : jint(x->value), bad);
-		put(o, "text", json_string(x->text), bad);
-		put(o, "warning", json_boolean(x->warning), bad);
+		mp_json_put(o, "key", json_string(x->key), bad);
+		mp_json_put(o, "kind", json_string(x->kind >= 0 && x->kind <= MP_NOTE_FLAG ? kind[x->kind] : "text"), bad);
+		mp_json_put(o, "value", x->kind == MP_NOTE_TEXT ? json_null() : x->kind == MP_NOTE_FLAG ? json_boolean(x->value)
+										 : mp_json_u64(x->value), bad);
+		mp_json_put(o, "text", json_string(x->text), bad);
+		mp_json_put(o, "warning", json_boolean(x->warning), bad);
 		if (json_array_append_new(a, o) < 0)
 			*bad = 1;
 	}
@@ -136,33 +118,33 @@ static json_t *device_json(const mp_report_input_t *in, const mp_solver_device_t
 		*bad = 1;
 		return NULL;
 	}
-	put(j, "id", json_integer(d->id), bad);
-	put(j, "name", json_string(rp_memory_name(in, d->id)), bad);
-	put(j, "kind", json_string(rp_memory_kind(in, d->id)), bad);
-	put(j, "model", json_string(d->stats_model ? "allocator_stats" : "addresses"), bad);
-	put(j, "capacity_bytes", d->capacity_bytes ? jint(d->capacity_bytes) : json_null(), bad);
-	put(j, "events", jint(d->events), bad);
-	put(j, "allocations", jint(d->allocations), bad);
-	put(j, "deallocations", jint(d->deallocations), bad);
-	put(j, "failed_allocations", jint(d->failed_allocations), bad);
-	put(j, "dropped_events", jint(d->dropped_events), bad);
-	put(j, "unknown_frees", jint(d->unknown_frees), bad);
-	put(j, "duplicate_allocations", jint(d->duplicate_allocations), bad);
-	put(j, "rejected_regions", jint(d->rejected_regions), bad);
-	put(j, "lifetime_peak_bytes", jint(d->lifetime_peak_bytes), bad);
-	put(j, "source_notes", notes_json(in, d->id, bad), bad);
+	mp_json_put(j, "id", json_integer(d->id), bad);
+	mp_json_put(j, "name", json_string(rp_memory_name(in, d->id)), bad);
+	mp_json_put(j, "kind", json_string(rp_memory_kind(in, d->id)), bad);
+	mp_json_put(j, "model", json_string(d->stats_model ? "allocator_stats" : "addresses"), bad);
+	mp_json_put(j, "capacity_bytes", d->capacity_bytes ? mp_json_u64(d->capacity_bytes) : json_null(), bad);
+	mp_json_put(j, "events", mp_json_u64(d->events), bad);
+	mp_json_put(j, "allocations", mp_json_u64(d->allocations), bad);
+	mp_json_put(j, "deallocations", mp_json_u64(d->deallocations), bad);
+	mp_json_put(j, "failed_allocations", mp_json_u64(d->failed_allocations), bad);
+	mp_json_put(j, "dropped_events", mp_json_u64(d->dropped_events), bad);
+	mp_json_put(j, "unknown_frees", mp_json_u64(d->unknown_frees), bad);
+	mp_json_put(j, "duplicate_allocations", mp_json_u64(d->duplicate_allocations), bad);
+	mp_json_put(j, "rejected_regions", mp_json_u64(d->rejected_regions), bad);
+	mp_json_put(j, "lifetime_peak_bytes", mp_json_u64(d->lifetime_peak_bytes), bad);
+	mp_json_put(j, "source_notes", notes_json(in, d->id, bad), bad);
 	if (d->has_reserved_peak) {
 		json_t *r = json_object();
 		if (!r)
 			*bad = 1;
 		else {
-			put(r, "bytes", jint(d->reserved_peak_bytes), bad);
-			put(r, "time_ns", jint(d->reserved_peak_time_ns), bad);
-			put(r, "event_index", jint(d->reserved_peak_event), bad);
+			mp_json_put(r, "bytes", mp_json_u64(d->reserved_peak_bytes), bad);
+			mp_json_put(r, "time_ns", mp_json_u64(d->reserved_peak_time_ns), bad);
+			mp_json_put(r, "event_index", mp_json_u64(d->reserved_peak_event), bad);
 		}
-		put(j, "reserved_peak", r, bad);
+		mp_json_put(j, "reserved_peak", r, bad);
 	} else {
-		put(j, "reserved_peak", json_null(), bad);
+		mp_json_put(j, "reserved_peak", json_null(), bad);
 	}
 	if (d->has_peak) {
 		const mp_solver_point_t *p = &d->peak;
@@ -170,31 +152,31 @@ static json_t *device_json(const mp_report_input_t *in, const mp_solver_device_t
 		if (!pk)
 			*bad = 1;
 		else {
-			put(pk, "bytes", jint(d->peak_bytes), bad);
-			put(pk, "time_ns", jint(p->time_ns), bad);
-			put(pk, "step", jstep(p->step), bad);
-			put(pk, "event_index", jint(p->event_index), bad);
-			put(pk, "after_mark", d->peak_mark ? json_string(rp_str(in, d->peak_mark)) : json_null(), bad);
-			put(pk, "phase", d->peak_phase ? json_string(rp_str(in, d->peak_phase)) : json_null(), bad);
-			put(pk, "stack_bytes", jint(p->stack_bytes), bad);
-			put(pk, "heap_bytes", jint(p->heap_bytes), bad);
-			put(pk, "free_bytes", p->has_free ? jint(p->free_bytes) : json_null(), bad);
-			put(pk, "reserved_bytes", p->has_reserved ? jint(p->reserved_bytes) : json_null(), bad);
-			put(pk, "largest_free_chunk_bytes", p->has_largest ? jint(p->largest_free_bytes) : json_null(), bad);
-			put(pk, "region_free_bytes", p->has_largest ? jint(p->region_free_bytes) : json_null(), bad);
-			put(pk, "fragmentation", jfrag(p->fragmentation), bad);
-			put(pk, "fragmentation_unknown_reason",
+			mp_json_put(pk, "bytes", mp_json_u64(d->peak_bytes), bad);
+			mp_json_put(pk, "time_ns", mp_json_u64(p->time_ns), bad);
+			mp_json_put(pk, "step", jstep(p->step), bad);
+			mp_json_put(pk, "event_index", mp_json_u64(p->event_index), bad);
+			mp_json_put(pk, "after_mark", d->peak_mark ? json_string(rp_str(in, d->peak_mark)) : json_null(), bad);
+			mp_json_put(pk, "phase", d->peak_phase ? json_string(rp_str(in, d->peak_phase)) : json_null(), bad);
+			mp_json_put(pk, "stack_bytes", mp_json_u64(p->stack_bytes), bad);
+			mp_json_put(pk, "heap_bytes", mp_json_u64(p->heap_bytes), bad);
+			mp_json_put(pk, "free_bytes", p->has_free ? mp_json_u64(p->free_bytes) : json_null(), bad);
+			mp_json_put(pk, "reserved_bytes", p->has_reserved ? mp_json_u64(p->reserved_bytes) : json_null(), bad);
+			mp_json_put(pk, "largest_free_chunk_bytes", p->has_largest ? mp_json_u64(p->largest_free_bytes) : json_null(), bad);
+			mp_json_put(pk, "region_free_bytes", p->has_largest ? mp_json_u64(p->region_free_bytes) : json_null(), bad);
+			mp_json_put(pk, "fragmentation", jfrag(p->fragmentation), bad);
+			mp_json_put(pk, "fragmentation_unknown_reason",
 			    d->fragmentation_reason ? json_string(d->fragmentation_reason) : json_null(), bad);
 		}
-		put(j, "peak", pk, bad);
+		mp_json_put(j, "peak", pk, bad);
 	} else {
-		put(j, "peak", json_null(), bad);
+		mp_json_put(j, "peak", json_null(), bad);
 	}
 	if (sec & (MP_REPORT_PEAK | MP_REPORT_BREAKDOWN)) {
 		if (d->has_breakdown)
 			put_rows(j, "breakdown", in, d->breakdown, d->breakdown_count, top, bad);
 		else
-			put(j, "breakdown", json_array(), bad);
+			mp_json_put(j, "breakdown", json_array(), bad);
 	}
 	if (sec & MP_REPORT_TIMELINE) {
 		a = json_array();
@@ -203,11 +185,11 @@ static json_t *device_json(const mp_report_input_t *in, const mp_solver_device_t
 		for (size_t i = 0; a && i < d->timeline_count; i++)
 			if (json_array_append_new(a, point_json(&d->timeline[i], bad)) < 0)
 				*bad = 1;
-		put(j, "timeline", a, bad);
+		mp_json_put(j, "timeline", a, bad);
 	}
 	if (sec & MP_REPORT_LEAKS) {
 		put_rows(j, "leaks", in, d->leaks, d->leak_count, top, bad);
-		put(j, "leak_bytes", jint(d->leak_bytes), bad);
+		mp_json_put(j, "leak_bytes", mp_json_u64(d->leak_bytes), bad);
 	}
 	if (sec & MP_REPORT_OOM) {
 		a = json_array();
@@ -222,28 +204,28 @@ static json_t *device_json(const mp_report_input_t *in, const mp_solver_device_t
 				json_decref(t);
 				break;
 			}
-			put(x, "time_ns", jint(r->at.time_ns), bad);
-			put(x, "event_index", jint(r->at.event_index), bad);
-			put(x, "step", jstep(r->at.step), bad);
-			put(x, "op", json_string(rp_str(in, r->op)), bad);
-			put(x, "requested_bytes", jint(r->requested_bytes), bad);
-			put(x, "stack_bytes", jint(r->at.stack_bytes), bad);
-			put(x, "heap_bytes", jint(r->at.heap_bytes), bad);
-			put(x, "free_bytes", r->at.has_free ? jint(r->at.free_bytes) : json_null(), bad);
-			put(x, "reserved_bytes", r->at.has_reserved ? jint(r->at.reserved_bytes) : json_null(), bad);
-			put(x, "largest_free_chunk_bytes", r->at.has_largest ? jint(r->at.largest_free_bytes) : json_null(), bad);
-			put(x, "region_free_bytes", r->at.has_largest ? jint(r->at.region_free_bytes) : json_null(), bad);
-			put(x, "fragmentation", jfrag(r->at.fragmentation), bad);
-			put(x, "cause", mp_solver_oom_cause(r) ? json_string(mp_solver_oom_cause(r)) : json_null(), bad);
+			mp_json_put(x, "time_ns", mp_json_u64(r->at.time_ns), bad);
+			mp_json_put(x, "event_index", mp_json_u64(r->at.event_index), bad);
+			mp_json_put(x, "step", jstep(r->at.step), bad);
+			mp_json_put(x, "op", json_string(rp_str(in, r->op)), bad);
+			mp_json_put(x, "requested_bytes", mp_json_u64(r->requested_bytes), bad);
+			mp_json_put(x, "stack_bytes", mp_json_u64(r->at.stack_bytes), bad);
+			mp_json_put(x, "heap_bytes", mp_json_u64(r->at.heap_bytes), bad);
+			mp_json_put(x, "free_bytes", r->at.has_free ? mp_json_u64(r->at.free_bytes) : json_null(), bad);
+			mp_json_put(x, "reserved_bytes", r->at.has_reserved ? mp_json_u64(r->at.reserved_bytes) : json_null(), bad);
+			mp_json_put(x, "largest_free_chunk_bytes", r->at.has_largest ? mp_json_u64(r->at.largest_free_bytes) : json_null(), bad);
+			mp_json_put(x, "region_free_bytes", r->at.has_largest ? mp_json_u64(r->at.region_free_bytes) : json_null(), bad);
+			mp_json_put(x, "fragmentation", jfrag(r->at.fragmentation), bad);
+			mp_json_put(x, "cause", mp_solver_oom_cause(r) ? json_string(mp_solver_oom_cause(r)) : json_null(), bad);
 			for (size_t k = 0; k < r->top_count; k++)
 				if (json_array_append_new(t, row_json(in, &r->top[k], bad)) < 0)
 					*bad = 1;
-			put(x, "top", t, bad);
+			mp_json_put(x, "top", t, bad);
 			if (json_array_append_new(a, x) < 0)
 				*bad = 1;
 		}
-		put(j, "oom", a, bad);
-		put(j, "oom_total", jint(d->oom_total), bad);
+		mp_json_put(j, "oom", a, bad);
+		mp_json_put(j, "oom_total", mp_json_u64(d->oom_total), bad);
 	}
 	return j;
 }
@@ -261,32 +243,32 @@ json_t *mp_report_json_input(const mp_report_input_t *in, const mp_report_option
 		json_decref(arr);
 		return NULL;
 	}
-	put(root, "format", json_string("memprof-report"), &bad);
-	put(root, "version", json_integer(MP_REPORT_JSON_VERSION), &bad);
-	put(root, "compat", json_null(), &bad); /* "xprof" with --compat=xprof: xprof_print.c */
-	put(root, "file", json_string(in->path ? in->path : ""), &bad);
+	mp_json_put(root, "format", json_string("memprof-report"), &bad);
+	mp_json_put(root, "version", json_integer(MP_REPORT_JSON_VERSION), &bad);
+	mp_json_put(root, "compat", json_null(), &bad); /* "xprof" with --compat=xprof: xprof_print.c */
+	mp_json_put(root, "file", json_string(in->path ? in->path : ""), &bad);
 	{
 		mp_end_status_t end = mp_solver_end_status(in->solver);
 		char why[192];
-		put(root, "end",
+		mp_json_put(root, "end",
 		    json_string(end == MP_END_CLEAN ? "clean" : end == MP_END_WRITE_FAILED ? "write_failed" : "abrupt"), &bad);
-		put(root, "end_reason", end == MP_END_WRITE_FAILED ? json_string(rp_end_text(in, why, sizeof(why))) : json_null(),
+		mp_json_put(root, "end_reason", end == MP_END_WRITE_FAILED ? json_string(rp_end_text(in, why, sizeof(why))) : json_null(),
 		    &bad);
 	}
-	put(root, "events", jint(mp_solver_event_count(in->solver)), &bad);
-	put(root, "dropped_events_unattributed", jint(mp_solver_dropped_unattributed(in->solver)), &bad);
-	put(root, "time_unit", json_string(mp_source_time_unit(in->source) ? mp_source_time_unit(in->source) : "ns"), &bad);
-	put(root, "source_notes", notes_json(in, MP_NOTE_INPUT, &bad), &bad);
+	mp_json_put(root, "events", mp_json_u64(mp_solver_event_count(in->solver)), &bad);
+	mp_json_put(root, "dropped_events_unattributed", mp_json_u64(mp_solver_dropped_unattributed(in->solver)), &bad);
+	mp_json_put(root, "time_unit", json_string(mp_source_time_unit(in->source) ? mp_source_time_unit(in->source) : "ns"), &bad);
+	mp_json_put(root, "source_notes", notes_json(in, MP_NOTE_INPUT, &bad), &bad);
 	if (o && o->steps_set) {
 		steps = json_pack("{s:I,s:I}", "first", (json_int_t)o->step_first, "last", (json_int_t)o->step_last);
-		put(root, "steps", steps, &bad);
+		mp_json_put(root, "steps", steps, &bad);
 	} else {
-		put(root, "steps", json_null(), &bad);
+		mp_json_put(root, "steps", json_null(), &bad);
 	}
 	for (size_t i = 0; i < n; i++)
 		if (json_array_append_new(arr, device_json(in, devs[i], o, &bad)) < 0)
 			bad = 1;
-	put(root, "devices", arr, &bad);
+	mp_json_put(root, "devices", arr, &bad);
 	free(devs);
 	if (bad) {
 		json_decref(root);
@@ -298,11 +280,8 @@ json_t *mp_report_json_input(const mp_report_input_t *in, const mp_report_option
 int mp_report_json(FILE *out, const mp_report_input_t *in, size_t n, const mp_report_options_t *o)
 {
 	json_t *doc = mp_report_json_document(in, n, o, NULL);
-	int rc;
 
 	if (!doc)
 		return MP_ENOMEM;
-	rc = mp_report_json_dump(out, doc);
-	json_decref(doc);
-	return rc;
+	return mp_json_write(out, doc, MP_JSON_LAYOUT);
 }

@@ -81,7 +81,7 @@ static void tbl_print(FILE *out, tbl_t *t, const char *indent)
 
 static const char *human(char *buf, size_t n, uint64_t b)
 {
-	return mp_report_bytes(buf, n, b);
+	return mp_bytes_exact(buf, n, b);
 }
 
 static const char *frag_str(char *buf, size_t n, double f)

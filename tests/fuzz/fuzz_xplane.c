@@ -4,6 +4,7 @@
  * computation and exports the events again (to /dev/null). Any crash, leak
  * or sanitizer report is a bug. */
 #include <memprof/xplane.h>
+#include <memprof/xplane_export.h>
 #include <memprof/xprof_compat.h>
 
 #include <stdint.h>

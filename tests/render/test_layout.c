@@ -28,8 +28,8 @@ static void test_fmt_bytes(void **state)
 	assert_string_equal(mp_fmt_bytes(b, sizeof(b), 536870912), "512 MiB");
 	assert_string_equal(mp_fmt_bytes(b, sizeof(b), 1048575), "1.00 MiB");       /* 1023.999 KiB rounds up */
 	assert_string_equal(mp_fmt_bytes(b, sizeof(b), 3298534883328ull), "3.00 TiB");
-	assert_string_equal(mp_fmt_bytes_exact(b, sizeof(b), 66060288), "66060288 B (63.00 MiB)");
-	assert_string_equal(mp_fmt_bytes_exact(b, sizeof(b), 512), "512 B");
+	assert_string_equal(mp_bytes_exact(b, sizeof(b), 66060288), "66060288 B (63.00 MiB)");
+	assert_string_equal(mp_bytes_exact(b, sizeof(b), 512), "512 B");
 	assert_string_equal(mp_fmt_count(b, sizeof(b), 1234567), "1,234,567");
 	assert_string_equal(mp_fmt_count(b, sizeof(b), 999), "999");
 }

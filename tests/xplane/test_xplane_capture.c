@@ -5,6 +5,7 @@
 #include <memprof/capture.h>
 #include <memprof/solver.h>
 #include <memprof/xplane.h>
+#include <memprof/xplane_export.h>
 
 #include <math.h>
 

@@ -6,6 +6,7 @@
 #include <memprof/array_source.h>
 #include <memprof/solver.h>
 #include <memprof/xplane.h>
+#include <memprof/xplane_export.h>
 #include <memprof/xprof_compat.h>
 
 #include <math.h>

@@ -11,6 +11,8 @@
 #ifndef MEMPROF_LAYOUT_H
 #define MEMPROF_LAYOUT_H
 
+#include <memprof/output/units.h> /* mp_bytes_exact(): the exact form every output shares */
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -68,8 +70,6 @@ int mp_text_fit_apart(const mp_text_measure_t *m, const char *const *names, size
 
 /* "63.0 MiB", "512 B", "1.50 GiB": binary units, three significant digits. */
 const char *mp_fmt_bytes(char *buf, size_t size, uint64_t bytes);
-/* "66060288 B (63.00 MiB)": exact, then human (as `memprof report` prints). */
-const char *mp_fmt_bytes_exact(char *buf, size_t size, uint64_t bytes);
 /* "278.6 µs", "1.25 s", "12.0 min", "3.50 h": four significant digits. */
 const char *mp_fmt_time(char *buf, size_t size, uint64_t ns);
 /* "1,234,567". */

@@ -66,11 +66,11 @@ static void src_close_view(mp_source_t *s)
 }
 
 static const mp_source_ops_t owned_ops = {
-	src_next, src_rewind, src_string, src_memory, src_memory_count, src_end_status, src_close_owned, src_next_batch, src_help, NULL, NULL, NULL,
+	src_next, src_rewind, src_string, src_memory, src_memory_count, src_end_status, src_close_owned, src_next_batch, src_help, NULL, NULL, NULL, NULL,
 };
 
 static const mp_source_ops_t view_ops = {
-	src_next, src_rewind, src_string, src_memory, src_memory_count, src_end_status, src_close_view, src_next_batch, src_help, NULL, NULL, NULL,
+	src_next, src_rewind, src_string, src_memory, src_memory_count, src_end_status, src_close_view, src_next_batch, src_help, NULL, NULL, NULL, NULL,
 };
 
 mp_source_t *mp_capture_source(mp_capture_t *cap)

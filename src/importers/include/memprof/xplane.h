@@ -10,9 +10,9 @@
  * Log directories: mp_xplane_find_runs() finds plugins/profile/<run>/ below
  * a TensorBoard log directory.
  *
- * Writing: mp_xplane_export() writes any source as an XSpace with a /host:CPU
- * plane of MemoryAllocation/MemoryDeallocation events (TensorBoard's Memory
- * Profile reads it). memprof/xspace_build.h builds arbitrary XSpaces.
+ * Writing is the output side's (src/output): memprof/xplane_export.h
+ * writes any source as an XSpace, memprof/xspace_build.h builds arbitrary
+ * XSpaces.
  *
  * See docs/xplane.md for the mapping and where memprof differs from xprof.
  */
@@ -22,6 +22,7 @@
 #include <memprof/error.h>
 #include <memprof/event.h>
 #include <memprof/source.h>
+#include <memprof/xplane_dtype.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -66,9 +67,6 @@ uint64_t mp_xplane_memory_event_count(const mp_source_t *src);
  * and fills *key, or MP_EUSAGE for a non-xplane source / before next(). */
 int mp_xplane_last_order(const mp_source_t *src, uint64_t *key);
 
-/* TensorFlow's name of a DataType enum value ("float", "uint8", "INVALID",
- * "float_ref", "unknown dtype enum (77)"). Returns buf (or a static string). */
-const char *mp_tf_dtype_name(int64_t dtype, char *buf, size_t size);
 
 /* ------------------------------------------------------------------------ */
 /* TensorBoard log directories                                              */
@@ -123,39 +121,6 @@ typedef struct mp_xplane_input_options {
  * (e.g. which of several runs was chosen). */
 int mp_xplane_open_args(mp_source_t **out, const char *const *args, size_t nargs,
 			const mp_xplane_input_options_t *opts, char *note, size_t note_size, mp_diag_t *diag);
-
-/* ------------------------------------------------------------------------ */
-/* Export                                                                     */
-
-typedef struct mp_xplane_export_options {
-	const char *hostname; /* XSpace.hostnames; NULL = "memprof" */
-	int gzip;             /* write gzip-compressed (TensorBoard reads raw only) */
-	int64_t start_ns;     /* XLine.timestamp_ns: wall time of event time 0 */
-} mp_xplane_export_options_t;
-
-/* What mp_xplane_export() wrote. */
-typedef struct mp_xplane_export_stats {
-	uint64_t events;    /* MemoryAllocation + MemoryDeallocation events written */
-	uint64_t skipped;   /* source events xprof cannot represent (regions,
-	                     * failed allocations, marks, steps, dropped counts) */
-} mp_xplane_export_stats_t;
-
-/* Read src from its first event to its end (rewinding it first) and write an
- * XSpace to path. ALLOC/FREE events become MemoryAllocation/Deallocation
- * events on one line of a /host:CPU plane, with allocator_name = the memory's
- * name and the stats xprof reads. Events with allocator stats keep them;
- * for the others the stats are what memprof's solver computes at that
- * event (a pre-pass): heap = the bytes of the live allocations, stack 0,
- * free = capacity - heap (capacity declared, or the live regions; 0 when
- * unknown), fragmentation from the regions (NaN when there are none:
- * memprof reads it back as n/a), peak = the largest heap so far. Beyond
- * 2 million events per capture the solver keeps a sample of events; the
- * others get free = declared capacity - heap and fragmentation NaN.
- * Streaming: a pre-pass and two passes over src (sizes, then bytes); memory
- * is the live allocations, the distinct strings and the sampled points.
- * opts and stats may be NULL. Returns 0 or a negative code with diag. */
-int mp_xplane_export(mp_source_t *src, const char *path, const mp_xplane_export_options_t *opts,
-		     mp_xplane_export_stats_t *stats, mp_diag_t *diag);
 
 #ifdef __cplusplus
 }

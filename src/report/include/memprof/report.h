@@ -66,9 +66,6 @@ int mp_report_json(FILE *out, const mp_report_input_t *in, size_t n, const mp_re
  * line; the first column names the section. Returns 0 or -errno. */
 int mp_report_csv(FILE *out, const mp_report_input_t *in, size_t n, const mp_report_options_t *opts);
 
-/* "1234567 B (1.18 MiB)" into buf; returns buf. */
-const char *mp_report_bytes(char *buf, size_t size, uint64_t bytes);
-
 #ifdef __cplusplus
 }
 #endif

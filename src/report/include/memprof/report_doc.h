@@ -35,11 +35,6 @@ typedef struct mp_report_doc_extras {
 json_t *mp_report_json_document(const mp_report_input_t *in, size_t n, const mp_report_options_t *o,
 				const mp_report_doc_extras_t *x);
 
-/* Print doc (borrowed) as every memprof JSON document is printed: indented
- * by 2, keys in order, reals with 17 digits, then a newline. Returns 0 or
- * -errno. */
-int mp_report_json_dump(FILE *out, const json_t *doc);
-
 /* A run's process tree as the report's "run" object (docs/report.md).
  * Owned by the caller; NULL when out of memory. */
 json_t *mp_report_run_json(const mp_run_t *run);

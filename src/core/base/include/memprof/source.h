@@ -144,6 +144,14 @@ typedef struct mp_source_ops {
 	 * symbolized by the report (memprof_report, with libdw), which the
 	 * capture core must not depend on, so today it has none. */
 	int (*stack_frames)(const mp_source_t *src, uint32_t stack, const mp_source_frame_t **out, uint32_t *n);
+	/* Optional (NULL: the stream order is the stored order): a key of
+	 * the event next() returned last, in the order the input stores its
+	 * events (an xplane capture: file, then offset), which can differ
+	 * from time order. Returns 0 and fills *key, or MP_EUSAGE before
+	 * next(). An op rather than a call of one importer, so that what
+	 * breaks ties the way the input's own tools iterate (xprof's peak,
+	 * memprof/xprof_compat.h) reads no input format. */
+	int (*stored_order)(const mp_source_t *src, uint64_t *key);
 } mp_source_ops_t;
 
 struct mp_source {
@@ -179,6 +187,11 @@ static inline int mp_source_stack_frames(const mp_source_t *s, uint32_t stack, c
 	*out = NULL;
 	*n = 0;
 	return s->ops->stack_frames ? s->ops->stack_frames(s, stack, out, n) : MP_ENOTFOUND;
+}
+/* See stored_order above; MP_EUSAGE for sources without it. */
+static inline int mp_source_stored_order(const mp_source_t *s, uint64_t *key)
+{
+	return s->ops->stored_order ? s->ops->stored_order(s, key) : MP_EUSAGE;
 }
 /* See help above; 0 for sources without it. */
 static inline int mp_source_help(mp_source_t *s) { return s->ops->help ? s->ops->help(s) : 0; }

@@ -2,6 +2,9 @@
  * (`memprof report --compat=xprof`). */
 #include <memprof/xprof_compat.h>
 #include <memprof/event.h>
+#include <memprof/output/csv.h>
+#include <memprof/output/json.h>
+#include <memprof/output/units.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -26,60 +29,44 @@ static int matches(const mp_xprof_memory_t *m, const char *device)
  * and what only xprof defines is added beside it (peak.time_ps, the
  * "xprof" objects, a row's "special"). */
 
-/* json_object_set_new that remembers a failure instead of checking each. */
-static void put(json_t *o, const char *k, json_t *v, int *bad)
-{
-	if (!v || json_object_set_new(o, k, v) < 0)
-		*bad = 1;
-}
-
-static json_t *jint(uint64_t v)
-{
-	return json_integer(v > (uint64_t)INT64_MAX ? INT64_MAX : (json_int_t)v);
-}
-
 static json_t *row_json(const mp_xprof_row_t *r, int *bad)
 {
-	json_t *o = json_object();
+	json_t *o = mp_json_object(bad);
 	uint64_t total;
 
-	if (!o) {
-		*bad = 1;
+	if (!o)
 		return NULL;
-	}
 	if (__builtin_mul_overflow(r->allocation_bytes, r->occurrences, &total))
 		total = UINT64_MAX;
-	put(o, "op", json_string(r->op), bad);
-	put(o, "region", json_string(r->region), bad);
-	put(o, "dtype", json_string(r->dtype), bad);
-	put(o, "shape", json_string(r->shape), bad);
-	put(o, "metadata", json_null(), bad); /* the default report's row: TensorFlow has no such tag */
-	put(o, "requested_bytes", jint(r->requested_bytes), bad);
-	put(o, "allocated_bytes", jint(r->allocation_bytes), bad);
-	put(o, "occurrences", jint(r->occurrences), bad);
-	put(o, "total_bytes", jint(total), bad);
-	put(o, "unknown_origin", json_boolean(r->unknown_origin), bad);
-	put(o, "special", json_boolean(r->special), bad);
+	mp_json_put(o, "op", json_string(r->op), bad);
+	mp_json_put(o, "region", json_string(r->region), bad);
+	mp_json_put(o, "dtype", json_string(r->dtype), bad);
+	mp_json_put(o, "shape", json_string(r->shape), bad);
+	mp_json_put(o, "metadata", json_null(), bad); /* the default report's row: TensorFlow has no such tag */
+	mp_json_put(o, "requested_bytes", mp_json_u64(r->requested_bytes), bad);
+	mp_json_put(o, "allocated_bytes", mp_json_u64(r->allocation_bytes), bad);
+	mp_json_put(o, "occurrences", mp_json_u64(r->occurrences), bad);
+	mp_json_put(o, "total_bytes", mp_json_u64(total), bad);
+	mp_json_put(o, "unknown_origin", json_boolean(r->unknown_origin), bad);
+	mp_json_put(o, "special", json_boolean(r->special), bad);
 	return o;
 }
 
 static json_t *peak_json(const mp_xprof_memory_t *m, int *bad)
 {
-	json_t *o = json_object();
+	json_t *o = mp_json_object(bad);
 
-	if (!o) {
-		*bad = 1;
+	if (!o)
 		return NULL;
-	}
-	put(o, "bytes", jint(m->peak_bytes), bad);
-	put(o, "time_ns", jint(m->peak_time_ns), bad);
+	mp_json_put(o, "bytes", mp_json_u64(m->peak_bytes), bad);
+	mp_json_put(o, "time_ns", mp_json_u64(m->peak_time_ns), bad);
 	/* what TensorBoard shows (peakStatsTimePs); xprof's clock has ns steps */
-	put(o, "time_ps", jint(m->peak_time_ns > UINT64_MAX / 1000 ? UINT64_MAX : m->peak_time_ns * 1000), bad);
-	put(o, "step", m->peak_step < 0 ? json_null() : json_integer(m->peak_step), bad);
-	put(o, "stack_bytes", jint(m->stack_bytes), bad);
-	put(o, "heap_bytes", jint(m->heap_bytes), bad);
-	put(o, "free_bytes", jint(m->free_bytes), bad);
-	put(o, "fragmentation", isfinite(m->fragmentation) ? json_real(m->fragmentation) : json_null(), bad);
+	mp_json_put(o, "time_ps", mp_json_u64(m->peak_time_ns > UINT64_MAX / 1000 ? UINT64_MAX : m->peak_time_ns * 1000), bad);
+	mp_json_put(o, "step", m->peak_step < 0 ? json_null() : json_integer(m->peak_step), bad);
+	mp_json_put(o, "stack_bytes", mp_json_u64(m->stack_bytes), bad);
+	mp_json_put(o, "heap_bytes", mp_json_u64(m->heap_bytes), bad);
+	mp_json_put(o, "free_bytes", mp_json_u64(m->free_bytes), bad);
+	mp_json_put(o, "fragmentation", isfinite(m->fragmentation) ? json_real(m->fragmentation) : json_null(), bad);
 	return o;
 }
 
@@ -95,23 +82,23 @@ static json_t *mem_json(const mp_xprof_memory_t *m, int *bad)
 		*bad = 1;
 		return NULL;
 	}
-	put(o, "id", json_integer(m->id), bad);
-	put(o, "name", json_string(m->name), bad);
-	put(o, "kind", json_string(m->kind ? m->kind : "other"), bad);
-	put(o, "model", json_string("allocator_stats"), bad); /* xprof's figures are the allocator's */
-	put(o, "capacity_bytes", jint(m->capacity_bytes), bad);
-	put(o, "events", jint(m->stream_events), bad);
-	put(o, "allocations", jint(m->allocations), bad);
-	put(o, "deallocations", jint(m->deallocations), bad);
-	put(o, "lifetime_peak_bytes", jint(m->lifetime_peak_max), bad);
-	put(o, "peak", peak_json(m, bad), bad);
+	mp_json_put(o, "id", json_integer(m->id), bad);
+	mp_json_put(o, "name", json_string(m->name), bad);
+	mp_json_put(o, "kind", json_string(m->kind ? m->kind : "other"), bad);
+	mp_json_put(o, "model", json_string("allocator_stats"), bad); /* xprof's figures are the allocator's */
+	mp_json_put(o, "capacity_bytes", mp_json_u64(m->capacity_bytes), bad);
+	mp_json_put(o, "events", mp_json_u64(m->stream_events), bad);
+	mp_json_put(o, "allocations", mp_json_u64(m->allocations), bad);
+	mp_json_put(o, "deallocations", mp_json_u64(m->deallocations), bad);
+	mp_json_put(o, "lifetime_peak_bytes", mp_json_u64(m->lifetime_peak_max), bad);
+	mp_json_put(o, "peak", peak_json(m, bad), bad);
 	for (i = 0; i < m->nrows; i++)
 		if (json_array_append_new(rows, row_json(&m->rows[i], bad)) < 0)
 			*bad = 1;
-	put(o, "breakdown", rows, bad);
+	mp_json_put(o, "breakdown", rows, bad);
 	/* xprof's "lifetime peak" is the last event's peak_bytes_in_use */
-	put(x, "peak_bytes_usage_lifetime", jint(m->lifetime_peak_xprof), bad);
-	put(o, "xprof", x, bad);
+	mp_json_put(x, "peak_bytes_usage_lifetime", mp_json_u64(m->lifetime_peak_xprof), bad);
+	mp_json_put(o, "xprof", x, bad);
 	return o;
 }
 
@@ -128,10 +115,10 @@ struct json_t *mp_xprof_json(const mp_xprof_profile_t *p, const char *path, cons
 		json_decref(x);
 		return NULL;
 	}
-	put(o, "format", json_string("memprof-report"), &bad);
-	put(o, "version", json_integer(MP_XPROF_JSON_VERSION), &bad);
-	put(o, "compat", json_string(p->legacy_names ? "xprof" : "xprof-v1"), &bad);
-	put(o, "file", json_string(path ? path : ""), &bad);
+	mp_json_put(o, "format", json_string("memprof-report"), &bad);
+	mp_json_put(o, "version", json_integer(MP_XPROF_JSON_VERSION), &bad);
+	mp_json_put(o, "compat", json_string(p->legacy_names ? "xprof" : "xprof-v1"), &bad);
+	mp_json_put(o, "file", json_string(path ? path : ""), &bad);
 	for (i = 0; i < p->n; i++) {
 		if (!matches(&p->mems[i], device))
 			continue;
@@ -140,30 +127,14 @@ struct json_t *mp_xprof_json(const mp_xprof_profile_t *p, const char *path, cons
 			bad = 1;
 	}
 	/* xprof's memoryIds: the memories in the order TensorBoard lists them */
-	put(x, "memory_ids", ids, &bad);
-	put(o, "xprof", x, &bad);
-	put(o, "devices", mems, &bad);
+	mp_json_put(x, "memory_ids", ids, &bad);
+	mp_json_put(o, "xprof", x, &bad);
+	mp_json_put(o, "devices", mems, &bad);
 	if (bad) {
 		json_decref(o);
 		return NULL;
 	}
 	return o;
-}
-
-static void human(char *buf, size_t size, uint64_t b)
-{
-	static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-	double v = (double)b;
-	int i = 0;
-
-	while (v >= 1024.0 && i < 5) {
-		v /= 1024.0;
-		i++;
-	}
-	if (i == 0)
-		snprintf(buf, size, "%" PRIu64 " B", b);
-	else
-		snprintf(buf, size, "%" PRIu64 " B (%.2f %s)", b, v, u[i]);
 }
 
 static void text_memory(FILE *out, const mp_xprof_memory_t *m, uint32_t top)
@@ -173,21 +144,21 @@ static void text_memory(FILE *out, const mp_xprof_memory_t *m, uint32_t top)
 
 	fprintf(out, "\nmemory %s (%" PRIu64 " events: %" PRIu64 " allocations, %" PRIu64 " deallocations)\n",
 		m->name, m->events, m->allocations, m->deallocations);
-	human(b1, sizeof(b1), m->peak_bytes);
+	mp_bytes_exact(b1, sizeof(b1), m->peak_bytes);
 	fprintf(out, "  peak (stack + heap)    %s at %.6f ms (%" PRIu64 " ps), step %" PRId64 "\n", b1,
 		(double)m->peak_time_ns / 1e6, m->peak_time_ns * 1000, m->peak_step);
-	human(b1, sizeof(b1), m->capacity_bytes);
+	mp_bytes_exact(b1, sizeof(b1), m->capacity_bytes);
 	fprintf(out, "  memory capacity        %s\n", b1);
-	human(b1, sizeof(b1), m->stack_bytes);
+	mp_bytes_exact(b1, sizeof(b1), m->stack_bytes);
 	fprintf(out, "  stack reservation      %s\n", b1);
-	human(b1, sizeof(b1), m->heap_bytes);
+	mp_bytes_exact(b1, sizeof(b1), m->heap_bytes);
 	fprintf(out, "  heap allocation        %s\n", b1);
-	human(b1, sizeof(b1), m->free_bytes);
+	mp_bytes_exact(b1, sizeof(b1), m->free_bytes);
 	fprintf(out, "  free memory            %s\n", b1);
 	fprintf(out, "  fragmentation          %.2f%%\n", m->fragmentation * 100.0);
-	human(b1, sizeof(b1), m->lifetime_peak_xprof);
+	mp_bytes_exact(b1, sizeof(b1), m->lifetime_peak_xprof);
 	fprintf(out, "  lifetime peak (xprof)  %s  (the last event's value", b1);
-	human(b1, sizeof(b1), m->lifetime_peak_max);
+	mp_bytes_exact(b1, sizeof(b1), m->lifetime_peak_max);
 	fprintf(out, "; true maximum %s)\n", b1);
 	fprintf(out, "  memory breakdown at the peak (%zu rows%s):\n", m->nrows, n < m->nrows ? ", first shown" : "");
 	fprintf(out, "    %14s %14s %5s  %-16s %-8s %-16s %s\n", "allocation B", "requested B", "occ", "region",
@@ -197,21 +168,6 @@ static void text_memory(FILE *out, const mp_xprof_memory_t *m, uint32_t top)
 
 		fprintf(out, "    %14" PRIu64 " %14" PRIu64 " %5" PRIu64 "  %-16s %-8s %-16s %s\n", r->allocation_bytes,
 			r->requested_bytes, r->occurrences, r->region, r->dtype, r->shape, r->op);
-	}
-}
-
-static void csv_field(FILE *out, const char *s)
-{
-	if (strpbrk(s, ",\"\n\r")) {
-		fputc('"', out);
-		for (; *s; s++) {
-			if (*s == '"')
-				fputc('"', out);
-			fputc(*s, out);
-		}
-		fputc('"', out);
-	} else {
-		fputs(s, out);
 	}
 }
 
@@ -252,11 +208,9 @@ int mp_xprof_print(FILE *out, const mp_xprof_profile_t *const *p, const char *co
 		}
 		if (!doc)
 			return MP_ENOMEM;
-		rc = json_dumpf(doc, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		json_decref(doc);
-		fputc('\n', out);
+		rc = mp_json_write(out, doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		if (rc < 0)
-			return -EIO;
+			return rc;
 	} else if (format == MP_XPROF_CSV) {
 		fprintf(out, "section,file,memory,peak_bytes,peak_time_ps,stack_bytes,heap_bytes,free_bytes,"
 			     "capacity_bytes,fragmentation,peak_step,lifetime_peak_bytes_xprof,lifetime_peak_bytes\n");
@@ -267,9 +221,9 @@ int mp_xprof_print(FILE *out, const mp_xprof_profile_t *const *p, const char *co
 				if (!matches(m, device))
 					continue;
 				fputs("summary,", out);
-				csv_field(out, paths[f]);
+				mp_csv_field(out, paths[f]);
 				fputc(',', out);
-				csv_field(out, m->name);
+				mp_csv_field(out, m->name);
 				fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 					     ",%.17g,%" PRId64 ",%" PRIu64 ",%" PRIu64 "\n",
 					m->peak_bytes, m->peak_time_ns * 1000, m->stack_bytes, m->heap_bytes,
@@ -288,18 +242,18 @@ int mp_xprof_print(FILE *out, const mp_xprof_profile_t *const *p, const char *co
 					const mp_xprof_row_t *row = &m->rows[r];
 
 					fputs("breakdown,", out);
-					csv_field(out, paths[f]);
+					mp_csv_field(out, paths[f]);
 					fputc(',', out);
-					csv_field(out, m->name);
+					mp_csv_field(out, m->name);
 					fputc(',', out);
-					csv_field(out, row->op);
+					mp_csv_field(out, row->op);
 					fprintf(out, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",", row->allocation_bytes,
 						row->requested_bytes, row->occurrences);
-					csv_field(out, row->region);
+					mp_csv_field(out, row->region);
 					fputc(',', out);
-					csv_field(out, row->dtype);
+					mp_csv_field(out, row->dtype);
 					fputc(',', out);
-					csv_field(out, row->shape);
+					mp_csv_field(out, row->shape);
 					fputc('\n', out);
 				}
 			}

@@ -1,5 +1,5 @@
 /* xplane_export.c - any event source -> an XSpace that TensorBoard's Memory
- * Profile tool reads (see mp_xplane_export in memprof/xplane.h).
+ * Profile tool reads (see memprof/xplane_export.h).
  *
  * Streaming, in two passes over the source (lengths precede contents in the
  * wire format): pass 1 encodes every event only to count its bytes and to
@@ -14,9 +14,11 @@
  * the exported file shows the same figures as a report of the original. */
 #include <memprof/protowire.h>
 #include <memprof/solver.h>
-#include <memprof/xplane.h>
+#include <memprof/xplane_dtype.h>
+#include <memprof/xplane_export.h>
+#include <memprof/xspace_build.h>
 
-#include "xplane_internal.h"
+#include "strtab.h"
 
 #include <errno.h>
 #include <math.h>
@@ -397,7 +399,7 @@ int mp_xplane_export(mp_source_t *src, const char *path, const mp_xplane_export_
 			return MP_ENOMEM;
 		}
 	/* pass 0 (sources without allocator stats): the solver's figures */
-	if (!mp_xplane_is_source(src)) {
+	if (!(opts && opts->source_has_stats)) {
 		rc = prepass(src, &sv, &pts, &npts, diag);
 		if (rc < 0)
 			goto done;
@@ -413,10 +415,10 @@ int mp_xplane_export(mp_source_t *src, const char *path, const mp_xplane_export_
 	line_len = line_head.len + events_bytes;
 	mp_pw_put_uint(&plane_head, 1, 0);
 	mp_pw_put_str(&plane_head, 2, "/host:CPU");
-	xp_put_meta(&meta, 4, 1, "MemoryAllocation");
-	xp_put_meta(&meta, 4, 2, "MemoryDeallocation");
+	mp_xsb_put_meta(&meta, 4, 1, "MemoryAllocation");
+	mp_xsb_put_meta(&meta, 4, 2, "MemoryDeallocation");
 	for (i = 1; i < names.count; i++)
-		xp_put_meta(&meta, 5, i, mp_strtab_get(&names, i));
+		mp_xsb_put_meta(&meta, 5, i, mp_strtab_get(&names, i));
 	plane_len = plane_head.len + 1 + mp_pw_varint_size(line_len) + line_len + meta.len;
 	mp_pw_put_str(&tail, 4, opts && opts->hostname ? opts->hostname : "memprof");
 	if (line_head.oom || plane_head.oom || meta.oom || tail.oom) {

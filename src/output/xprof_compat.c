@@ -1,7 +1,6 @@
 /* xprof_compat.c - xprof's Memory Profile summary and breakdown table
  * (see memprof/xprof_compat.h). Pass 1 finds each allocator's peak the way
  * xprof does; pass 2 replays the peak step up to the peak time. */
-#include <memprof/xplane.h>
 #include <memprof/xprof_compat.h>
 
 #include "strtab.h"
@@ -107,7 +106,7 @@ static uint64_t order_key(mp_source_t *src, const mp_event_t *ev)
 {
 	uint64_t k;
 
-	if (mp_xplane_last_order(src, &k) == 0)
+	if (mp_source_stored_order(src, &k) == 0)
 		return k;
 	return ev->index;
 }

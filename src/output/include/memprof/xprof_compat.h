@@ -74,9 +74,9 @@ typedef struct mp_xprof_profile {
 } mp_xprof_profile_t;
 
 /* Compute the profile: two passes over src (it is rewound first and
- * between them). opts may be NULL (legacy_names = 1). For xplane sources
- * the stored order of the file breaks ties like xprof; for others the
- * stream order. On success *out is owned by the caller: free it with
+ * between them). opts may be NULL (legacy_names = 1). Ties break like
+ * xprof's by the source's stored order (mp_source_stored_order: an xplane
+ * capture's file order), else by the stream order. On success *out is owned by the caller: free it with
  * mp_xprof_free(). */
 int mp_xprof_compute(mp_source_t *src, const mp_xprof_options_t *opts, mp_xprof_profile_t **out,
 		     mp_diag_t *diag);

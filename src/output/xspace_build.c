@@ -5,7 +5,7 @@
 
 #include <memprof/protowire.h>
 
-#include "xplane_internal.h"
+#include "strtab.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -67,7 +67,7 @@ static void close_line(mp_xsb_t *b)
 	b->in_line = 0;
 }
 
-void xp_put_meta(mp_pw_buf_t *plane, uint32_t field, uint64_t id, const char *name)
+void mp_xsb_put_meta(mp_pw_buf_t *plane, uint32_t field, uint64_t id, const char *name)
 {
 	mp_pw_buf_t e = {0}, v = {0};
 
@@ -83,7 +83,7 @@ void xp_put_meta(mp_pw_buf_t *plane, uint32_t field, uint64_t id, const char *na
 static void put_metadata(mp_pw_buf_t *plane, uint32_t field, const mp_strtab_t *names)
 {
 	for (uint32_t id = 1; id < names->count; id++)
-		xp_put_meta(plane, field, id, mp_strtab_get(names, id));
+		mp_xsb_put_meta(plane, field, id, mp_strtab_get(names, id));
 }
 
 static void close_plane(mp_xsb_t *b)
