@@ -139,7 +139,8 @@ double xp_stat_double(const xp_stat *st);
 /* Global string id of the allocator key of ev (name or decimal ordinal). */
 int64_t xp_memkey(xp_source *s, xp_file *f, mp_pw_window_t *rd, const xp_mev *ev);
 
-/* xspace_build.c, also for the exporter and the generator: one entry of
+/* xplane_put.c (src/importers), for the exporter, the generator and the
+ * tests' XSpace builder: one entry of
  * XPlane.event_metadata (field 4) or stat_metadata (field 5), {1: id,
  * 2: X*Metadata {1: id, 2: name}} (an allocation failure sets plane->oom). */
 void xp_put_meta(mp_pw_buf_t *plane, uint32_t field, uint64_t id, const char *name);

@@ -1,5 +1,7 @@
 /* memprof/xspace_build.h - build an XSpace (the message of *.xplane.pb) in
- * memory: used by `memprof convert` and to generate test fixtures.
+ * memory, for test fixtures only (tests/xplane): a test-support library
+ * (memprof_test_xspace), not shipped. `memprof convert` writes its
+ * xplane.pb with the exporter (mp_xplane_export), not with this.
  *
  * Calls nest like the message: plane > line > event > stat. Starting a new
  * plane/line/event closes the open one of the same or a deeper level. Event
