@@ -47,7 +47,7 @@ struct mp_hlo_file {
 	char path[256];
 };
 
-/* Append a module (name/display copied; bytes borrowed from f->data). */
+/* file.c: append a module (name/display copied; bytes borrowed from f->data). */
 int mp_hlo_file_add_module(mp_hlo_file_t *f, const char *name, size_t name_len, const char *display,
 			   size_t display_len, uint64_t id, const uint8_t *bytes, size_t len);
 /* 1 if f holds an XSpace (modules added), 0 if not one, <0 on error. With
@@ -120,7 +120,7 @@ int64_t mp_hlo_shape_unpadded_bytes(const Xla__ShapeProto *shape);
 /* ShapeUtil::HumanStringWithLayout. Caller owns the result (free()); NULL on ENOMEM. */
 char *mp_hlo_shape_string(const Xla__ShapeProto *shape);
 
-/* ---- small string helpers ---------------------------------------------------------------- */
+/* ---- file.c: small string helpers ------------------------------------------------------- */
 char *mp_hlo_strdup(const char *s); /* NULL -> "" copy; NULL on ENOMEM */
 
 #endif

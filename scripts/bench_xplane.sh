@@ -16,7 +16,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 events=${2:-10000000}
 memprof=$build/src/cli/memprof
-gen=$build/src/importers/memprof_xplane_gen
+gen=$build/src/sources/xplane/memprof_xplane_gen
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -160,11 +160,6 @@ double hx_header_height(double width, const mp_hlo_result_t *r)
 	       (r && minor_fragmentation(r) ? CX_SMALL * CX_LINE + 4 : 0);
 }
 
-double mp_chart_hlo_header_height(void)
-{
-	return hx_header_height(1200.0, NULL);
-}
-
 typedef struct card {
 	const char *label;
 	char value[48];

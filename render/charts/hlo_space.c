@@ -38,11 +38,6 @@ static double fixed_h(size_t lanes)
 	return cx_header_height(1) + legend_h() + 8 + band_h(lanes) + 6 + CX_SMALL * CX_LINE + CX_SMALL * CX_LINE + 10;
 }
 
-double mp_chart_hlo_working_space_height(size_t lifetimes)
-{
-	return fixed_h(lifetimes > HX_MAX_LIFETIMES ? HX_MAX_LIFETIMES : lifetimes) + HX_SPACE_PLOT_H;
-}
-
 typedef struct space {
 	const mp_chart_area_t *a;
 	const mp_hlo_result_t *r;

@@ -16,7 +16,6 @@
 #include <memprof/solver.h>
 #include <memprof/xplane_dtype.h>
 #include <memprof/xplane_export.h>
-#include <memprof/xspace_build.h>
 
 #include "strtab.h"
 
@@ -415,10 +414,10 @@ int mp_xplane_export(mp_source_t *src, const char *path, const mp_xplane_export_
 	line_len = line_head.len + events_bytes;
 	mp_pw_put_uint(&plane_head, 1, 0);
 	mp_pw_put_str(&plane_head, 2, "/host:CPU");
-	mp_xsb_put_meta(&meta, 4, 1, "MemoryAllocation");
-	mp_xsb_put_meta(&meta, 4, 2, "MemoryDeallocation");
+	mp_xplane_put_meta(&meta, 4, 1, "MemoryAllocation");
+	mp_xplane_put_meta(&meta, 4, 2, "MemoryDeallocation");
 	for (i = 1; i < names.count; i++)
-		mp_xsb_put_meta(&meta, 5, i, mp_strtab_get(&names, i));
+		mp_xplane_put_meta(&meta, 5, i, mp_strtab_get(&names, i));
 	plane_len = plane_head.len + 1 + mp_pw_varint_size(line_len) + line_len + meta.len;
 	mp_pw_put_str(&tail, 4, opts && opts->hostname ? opts->hostname : "memprof");
 	if (line_head.oom || plane_head.oom || meta.oom || tail.oom) {

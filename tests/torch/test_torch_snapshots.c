@@ -10,7 +10,7 @@
 #include <memprof/solver.h>
 #include <memprof/torch.h>
 
-#include "../../src/importers/torch/torch_impl.h" /* tr_src_t.unknown_lines */
+#include "../../src/sources/torch/torch_impl.h" /* tr_src_t.unknown_lines */
 
 #include <jansson.h>
 #include <errno.h>

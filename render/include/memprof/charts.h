@@ -189,11 +189,9 @@ double mp_chart_map_height(const mp_chart_map_t *map, const mp_text_measure_t *m
 /* The header: module, peak, unpadded peak, padding overhead, total
  * allocation, fragmentation, as cards. A fragmentation of a space under
  * 1 % of the total allocation is not in bold and a line under the cards
- * gives its context (one line more than mp_chart_hlo_header_height(),
- * which mp_plot_hlo gives it). Tags: "header-peak",
- * "header-fragmentation", "header-note". */
+ * gives its context (a line more, which mp_plot_hlo gives it). Tags:
+ * "header-peak", "header-fragmentation", "header-note". */
 int mp_chart_hlo_header(const mp_chart_area_t *a, const mp_hlo_result_t *r);
-double mp_chart_hlo_header_height(void);
 
 /* Heap and unpadded heap per program point (event e drawn over [e, e + 1),
  * the heap after it), the peak marked with its value and position, and
@@ -206,7 +204,6 @@ double mp_chart_hlo_header_height(void);
  * "lifetime-label", "lifetime-caption", "plot". Returns 0, MP_ENODATA (no
  * heap-simulator trace) or MP_ENOMEM. */
 int mp_chart_hlo_working_space(const mp_chart_area_t *a, const mp_hlo_result_t *r, size_t lifetimes);
-double mp_chart_hlo_working_space_height(size_t lifetimes);
 
 /* The buffers live at the peak as one strip of bars proportional to their
  * size, in program order or by size: those of the lifetime lanes (else

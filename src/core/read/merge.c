@@ -1,6 +1,6 @@
-/* merge.c - per-thread chunk queues (and the spare chunks they reuse), and
- * the k-way merge that yields events in global timestamp order; records are
- * decoded in decode.c (see reader_internal.h). */
+/* merge.c - per-thread chunk queues, and the k-way merge that yields events
+ * in global timestamp order; records are decoded in decode.c, and chunks
+ * come from and go back to chunks.c (see reader_internal.h). */
 #include <memprof/format.h>
 #include <memprof/format/columns.h>
 #include <memprof/format/varint.h>
@@ -18,59 +18,13 @@ void mp__merge_init(mp_merge_t *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static void chunk_free(mp_chunk_t *c)
-{
-	free(c->hist);
-	free(c->fhist);
-	free(c);
-}
-
-/* Room rounded up to a power of two, so that a spare fits most chunks. */
-mp_chunk_t *mp__chunk_new(mp_merge_t *m, size_t len)
-{
-	size_t room = 4096;
-	mp_chunk_t *c;
-	uint32_t i;
-
-	for (i = 0; i < m->nspare; i++) {
-		if (m->spare[i]->room >= len) {
-			c = m->spare[i];
-			m->spare[i] = m->spare[--m->nspare];
-			c->nhist = c->nfhist = 0;
-			return c;
-		}
-	}
-	while (room < len)
-		room *= 2;
-	if (room > SIZE_MAX - sizeof(*c) || !(c = malloc(sizeof(*c) + room)))
-		return NULL;
-	c->room = room;
-	c->hist = c->fhist = NULL;
-	c->nhist = c->cap_hist = c->nfhist = c->cap_fhist = 0;
-	return c;
-}
-
-/* Spares are kept up to this size: the writer's chunks are a few hundred
- * KB (a 512 KiB piece of a ring), and a bigger one in some other file must
- * not stay held after use. */
-#define SPARE_MAX (4u << 20)
-
-void mp__chunk_release(mp_merge_t *m, mp_chunk_t *c)
-{
-	if (m->nspare < sizeof(m->spare) / sizeof(m->spare[0]) && c->room <= SPARE_MAX &&
-	    c->cap_hist + c->cap_fhist <= SPARE_MAX / sizeof(uint64_t))
-		m->spare[m->nspare++] = c;
-	else
-		chunk_free(c);
-}
-
 static void free_chunks(mp_rthread_t *t)
 {
 	mp_chunk_t *c = t->head;
 
 	while (c) {
 		mp_chunk_t *next = c->next;
-		chunk_free(c);
+		mp__chunk_free(c);
 		c = next;
 	}
 	t->head = t->tail = NULL;
@@ -83,7 +37,7 @@ void mp__merge_release(mp_merge_t *m)
 	for (i = 0; i < m->nthreads; i++)
 		free_chunks(&m->threads[i]);
 	for (i = 0; i < m->nspare; i++)
-		chunk_free(m->spare[i]);
+		mp__chunk_free(m->spare[i]);
 	free(m->threads);
 	free(m->heap);
 	memset(m, 0, sizeof(*m));

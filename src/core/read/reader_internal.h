@@ -183,12 +183,14 @@ void mp__labels_release(mp_capture_t *cap);
 void mp__merge_init(mp_merge_t *m);
 void mp__merge_release(mp_merge_t *m);
 int mp__merge_add_chunk(mp_capture_t *cap, uint32_t thread, mp_chunk_t *c, mp_diag_t *diag);
-/* A chunk with room for len bytes of data and empty histories, reused when
- * one is spare; NULL when out of memory. Give it back with
+/* chunks.c: a chunk with room for len bytes of data and empty histories,
+ * reused when one is spare; NULL when out of memory. Give it back with
  * mp__chunk_release (owned by the caller until then, or by the merge once
  * added). */
 mp_chunk_t *mp__chunk_new(mp_merge_t *m, size_t len);
 void mp__chunk_release(mp_merge_t *m, mp_chunk_t *c);
+/* Frees c and its histories at once (no spare kept). */
+void mp__chunk_free(mp_chunk_t *c);
 int mp__merge_ensure_thread(mp_merge_t *m, uint32_t thread);
 /* decode.c: the next event of thread ti into *ev: 1, 0 when its queue is
  * empty, or a negative code (diag filled). Does not touch has_pending. */

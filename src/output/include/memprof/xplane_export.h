@@ -8,6 +8,7 @@
 #define MEMPROF_XPLANE_EXPORT_H
 
 #include <memprof/error.h>
+#include <memprof/protowire.h>
 #include <memprof/source.h>
 
 #include <stdint.h>
@@ -50,6 +51,12 @@ typedef struct mp_xplane_export_stats {
  * Streaming: a pre-pass and two passes over src (sizes, then bytes); memory
  * is the live allocations, the distinct strings and the sampled points.
  * opts and stats may be NULL. Returns 0 or a negative code with diag. */
+/* One entry of XPlane.event_metadata (field 4) or stat_metadata (field 5),
+ * {1: id, 2: X*Metadata {1: id, 2: name}}, appended to plane (an allocation
+ * failure sets plane->oom): what the exporter, the generator
+ * (memprof_xplane_gen) and the tests' XSpace builder write metadata with. */
+void mp_xplane_put_meta(mp_pw_buf_t *plane, uint32_t field, uint64_t id, const char *name);
+
 int mp_xplane_export(mp_source_t *src, const char *path, const mp_xplane_export_options_t *opts,
 		     mp_xplane_export_stats_t *stats, mp_diag_t *diag);
 

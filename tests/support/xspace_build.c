@@ -4,6 +4,7 @@
 #include <memprof/xspace_build.h>
 
 #include <memprof/protowire.h>
+#include <memprof/xplane_export.h>
 
 #include "strtab.h"
 
@@ -67,23 +68,10 @@ static void close_line(mp_xsb_t *b)
 	b->in_line = 0;
 }
 
-void mp_xsb_put_meta(mp_pw_buf_t *plane, uint32_t field, uint64_t id, const char *name)
-{
-	mp_pw_buf_t e = {0}, v = {0};
-
-	mp_pw_put_uint(&v, 1, id);
-	mp_pw_put_str(&v, 2, name);
-	mp_pw_put_uint(&e, 1, id);
-	mp_pw_put_msg(&e, 2, &v);
-	mp_pw_put_msg(plane, field, &e);
-	mp_pw_buf_free(&e);
-	mp_pw_buf_free(&v);
-}
-
 static void put_metadata(mp_pw_buf_t *plane, uint32_t field, const mp_strtab_t *names)
 {
 	for (uint32_t id = 1; id < names->count; id++)
-		mp_xsb_put_meta(plane, field, id, mp_strtab_get(names, id));
+		mp_xplane_put_meta(plane, field, id, mp_strtab_get(names, id));
 }
 
 static void close_plane(mp_xsb_t *b)

@@ -1,7 +1,7 @@
 /* memprof/xplane_dtype.h - TensorFlow's DataType names, the vocabulary the
  * xplane reader (memprof/xplane.h) and the exporter (memprof/xplane_export.h)
- * share: a library of its own (memprof_tf_dtype, no dependencies), so that
- * the exporter does not link the reader. */
+ * share: in memprof_base (tf_dtype.c), so that the exporter does not link
+ * the reader. */
 #ifndef MEMPROF_XPLANE_DTYPE_H
 #define MEMPROF_XPLANE_DTYPE_H
 

@@ -1,7 +1,7 @@
 /* torch_impl.h - the snapshot source's state, shared by torch_read.c (the
  * pickle's dicts into records), torch_frames.c (stacks into ops),
  * torch_state.c (the state before the trace) and torch_source.c (the
- * events). Internal to src/importers/torch. */
+ * events). Internal to src/sources/torch. */
 #ifndef MEMPROF_TORCH_IMPL_H
 #define MEMPROF_TORCH_IMPL_H
 
@@ -10,7 +10,7 @@
 #include <memprof/source.h>
 #include <memprof/torch.h>
 
-#include "../strtab.h"
+#include "strtab.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -12,7 +12,7 @@
  * precede contents in the wire format), once to write it.
  */
 #include <memprof/protowire.h>
-#include <memprof/xspace_build.h>
+#include <memprof/xplane_export.h>
 
 #include "xplane_internal.h"
 
@@ -288,20 +288,20 @@ int main(int argc, char **argv)
 	id += 4;
 	g.alloc_ref = id;
 	id += g.allocators;
-	mp_xsb_put_meta(&meta, 4, 1, "MemoryAllocation");
-	mp_xsb_put_meta(&meta, 4, 2, "MemoryDeallocation");
-	mp_xsb_put_meta(&meta, 4, 3, "ExecutorState::Process");
+	mp_xplane_put_meta(&meta, 4, 1, "MemoryAllocation");
+	mp_xplane_put_meta(&meta, 4, 2, "MemoryDeallocation");
+	mp_xplane_put_meta(&meta, 4, 3, "ExecutorState::Process");
 	for (i = 1; i < ST_COUNT; i++)
-		mp_xsb_put_meta(&meta, 5, i, stat_names[i]);
+		mp_xplane_put_meta(&meta, 5, i, stat_names[i]);
 	if (!g.str) {
 		for (i = 0; i < g.nops; i++)
-			mp_xsb_put_meta(&meta, 5, g.op_ref + i, g.ops[i]);
+			mp_xplane_put_meta(&meta, 5, g.op_ref + i, g.ops[i]);
 		for (i = 0; i < NSHAPES; i++)
-			mp_xsb_put_meta(&meta, 5, g.shape_ref + i, g.shapes[i]);
+			mp_xplane_put_meta(&meta, 5, g.shape_ref + i, g.shapes[i]);
 		for (i = 0; i < 4; i++)
-			mp_xsb_put_meta(&meta, 5, g.region_ref + i, regions[i]);
+			mp_xplane_put_meta(&meta, 5, g.region_ref + i, regions[i]);
 		for (k = 0; k < g.allocators; k++)
-			mp_xsb_put_meta(&meta, 5, g.alloc_ref + k, g.alloc_names[k]);
+			mp_xplane_put_meta(&meta, 5, g.alloc_ref + k, g.alloc_names[k]);
 	}
 	/* pass 1: sizes */
 	sizes = calloc(g.allocators, sizeof(*sizes));

@@ -1,7 +1,13 @@
 /* memprof/xspace_build.h - build an XSpace (the message of *.xplane.pb) in
+<<<<<<<< HEAD:src/output/include/memprof/xspace_build.h
  * memory: used to generate test fixtures; `memprof convert`'s exporter
  * (memprof/xplane_export.h) and the benchmark generator share its
- * metadata encoder, mp_xsb_put_meta().
+ * metadata encoder, mp_xplane_put_meta() (memprof/xplane_export.h).
+========
+ * memory, for test fixtures only (tests/xplane): a test-support library
+ * (memprof_test_xspace), not shipped. `memprof convert` writes its
+ * xplane.pb with the exporter (mp_xplane_export), not with this.
+>>>>>>>> sources:tests/support/include/memprof/xspace_build.h
  *
  * Calls nest like the message: plane > line > event > stat. Starting a new
  * plane/line/event closes the open one of the same or a deeper level. Event
@@ -47,11 +53,6 @@ int mp_xsb_finish(mp_xsb_t *b, const uint8_t **data, size_t *len);
 
 /* mp_xsb_finish() then write the bytes to path (gzip-compressed if gzip). */
 int mp_xsb_write(mp_xsb_t *b, const char *path, int gzip, mp_diag_t *diag);
-
-/* One entry of XPlane.event_metadata (field 4) or stat_metadata (field 5),
- * {1: id, 2: X*Metadata {1: id, 2: name}}, appended to plane (an
- * allocation failure sets plane->oom). */
-void mp_xsb_put_meta(mp_pw_buf_t *plane, uint32_t field, uint64_t id, const char *name);
 
 #ifdef __cplusplus
 }

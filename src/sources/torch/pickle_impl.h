@@ -1,12 +1,12 @@
 /* pickle_impl.h - the pickle reader's state, shared by its two files:
  * pickle_vm.c (the opcodes) and pickle_obj.c (values, containers, the
- * stack, the memo). Internal to src/importers/torch. */
+ * stack, the memo). Internal to src/sources/torch. */
 #ifndef MEMPROF_PICKLE_IMPL_H
 #define MEMPROF_PICKLE_IMPL_H
 
 #include <memprof/pickle.h>
 
-#include "../strtab.h"
+#include "strtab.h"
 
 #include <stddef.h>
 #include <stdint.h>
