@@ -32,7 +32,7 @@ typedef struct ex_live {
 /* per memory id: derived stats and the live allocations by address */
 typedef struct ex_mem {
 	uint64_t heap, peak;
-	mp_imap_t live; /* address -> index into lives; UINT32_MAX once freed */
+	mp_i64map_t live; /* address -> index into lives; UINT32_MAX once freed */
 } ex_mem;
 
 /* The solver's state after each event of one memory id (its timeline with
@@ -85,7 +85,7 @@ static void state_free(ex_state *st)
 	uint32_t i;
 
 	for (i = 0; i < st->nmems; i++)
-		mp_imap_free(&st->mems[i].live);
+		mp_i64map_free(&st->mems[i].live);
 	free(st->mems);
 	free(st->lives);
 	free(st->free_slots);
@@ -114,7 +114,7 @@ static int live_add(ex_state *st, ex_mem *m, uint64_t addr, uint64_t req, uint64
 {
 	uint32_t i;
 
-	if (mp_imap_get(&m->live, (int64_t)addr, &i) && i != UINT32_MAX) {
+	if (mp_i64map_get(&m->live, (int64_t)addr, &i) && i != UINT32_MAX) {
 		/* an allocation at a live address replaces the old one */
 		m->heap -= st->lives[i].allocated;
 	} else if (st->nfree) {
@@ -140,7 +140,7 @@ static int live_add(ex_state *st, ex_mem *m, uint64_t addr, uint64_t req, uint64
 	m->heap += alloc;
 	if (m->heap > m->peak)
 		m->peak = m->heap;
-	return mp_imap_put(&m->live, (int64_t)addr, i);
+	return mp_i64map_put(&m->live, (int64_t)addr, i);
 }
 
 /* Returns 1 and the sizes if addr was live (and removes it). */
@@ -148,12 +148,12 @@ static int live_remove(ex_state *st, ex_mem *m, uint64_t addr, ex_live *out)
 {
 	uint32_t i;
 
-	if (!mp_imap_get(&m->live, (int64_t)addr, &i) || i == UINT32_MAX)
+	if (!mp_i64map_get(&m->live, (int64_t)addr, &i) || i == UINT32_MAX)
 		return 0;
 	*out = st->lives[i];
 	m->heap -= out->allocated;
 	st->free_slots[st->nfree++] = i;
-	mp_imap_put(&m->live, (int64_t)addr, UINT32_MAX);
+	mp_i64map_put(&m->live, (int64_t)addr, UINT32_MAX);
 	return 1;
 }
 

@@ -4,7 +4,7 @@
 #include <memprof/xplane.h>
 #include <memprof/xprof_compat.h>
 
-#include "strtab.h"
+#include <memprof/i64map.h>
 
 #include <stdlib.h>
 #include <string.h>

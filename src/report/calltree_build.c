@@ -19,7 +19,7 @@ typedef struct bnode {
 typedef struct builder {
 	bnode_t *n;
 	size_t count, cap;
-	rp_map_t child;         /* parent << 32 | frame -> node */
+	mp_i64map_t child;      /* parent << 32 | frame -> node */
 } builder_t;
 
 /* The child of parent for frame, made when new; -1 out of memory. */
@@ -28,7 +28,7 @@ static long child_of(builder_t *b, uint32_t parent, uint32_t frame)
 	uint64_t key = (uint64_t)parent << 32 | frame;
 	uint32_t i;
 
-	if (rp_map_get(&b->child, key, &i))
+	if (mp_i64map_get(&b->child, key, &i))
 		return (long)i;
 	if (b->count >= INT32_MAX)
 		return -1;
@@ -40,7 +40,7 @@ static long child_of(builder_t *b, uint32_t parent, uint32_t frame)
 		b->n = a;
 		b->cap = c;
 	}
-	if (rp_map_put(&b->child, key, (uint32_t)b->count) < 0)
+	if (mp_i64map_put(&b->child, key, (uint32_t)b->count) < 0)
 		return -1;
 	b->n[b->count] = (bnode_t){frame, -1, b->n[parent].first_child, parent, 0, 0, 0, 0, 1};
 	b->n[parent].first_child = (int32_t)b->count;
@@ -259,7 +259,7 @@ static int build_one(mp_calltree_t *t, uint32_t memory, int kind, ct_path_fn pat
 	if (rc == 0)
 		rc = emit(t, &b, root_name, tree);
 	free(b.n);
-	rp_map_free(&b.child);
+	mp_i64map_free(&b.child);
 	return rc;
 }
 

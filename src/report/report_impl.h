@@ -2,6 +2,7 @@
 #ifndef MEMPROF_REPORT_IMPL_H
 #define MEMPROF_REPORT_IMPL_H
 
+#include <memprof/i64map.h>
 #include <memprof/report.h>
 
 /* The op name of a row ("(unknown origin)" for the unknown-origin row). */
@@ -25,18 +26,6 @@ const char *rp_row_op(const mp_report_input_t *in, const mp_solver_row_t *r);
 /* A time for people: "12.345678 ms", or "trace entry 3697" when the
  * source's time_ns counts something else (mp_source_time_unit). */
 const char *rp_time(const mp_report_input_t *in, char *buf, size_t n, uint64_t time_ns);
-
-/* u64 -> u32, open addressing; values stored + 1 (0 = an empty slot):
- * u64map.c. */
-typedef struct rp_map {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t mask, n;
-} rp_map_t;
-
-int rp_map_put(rp_map_t *m, uint64_t key, uint32_t val); /* 0, or -1 out of memory */
-int rp_map_get(const rp_map_t *m, uint64_t key, uint32_t *val); /* 1 found, 0 not */
-void rp_map_free(rp_map_t *m);
 
 /* "512 B", "1.50 KiB", "105.01 MiB": the human unit alone (mp_report_bytes
  * puts it beside the exact count). Returns buf. */

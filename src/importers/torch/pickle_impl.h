@@ -6,7 +6,7 @@
 
 #include <memprof/pickle.h>
 
-#include "../strtab.h"
+#include <memprof/strtab.h>
 
 #include <stddef.h>
 #include <stdint.h>

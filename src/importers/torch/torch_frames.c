@@ -394,7 +394,7 @@ static int same_stack(const tr_src_t *s, const tr_stack_t *st, uint64_t h, uint3
 
 	for (;; h++) {
 		const tr_stack_t *o;
-		if (!mp_imap_get(&s->stack_ids, (int64_t)h, &id)) {
+		if (!mp_i64map_get(&s->stack_ids, (int64_t)h, &id)) {
 			*key = h;
 			return 0;
 		}
@@ -470,7 +470,7 @@ int tr_frames_op(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *op, uint32_t *s
 	op_text(s, &p, text, sizeof(text));
 	st.op = mp_strtab_intern(&s->strings, text, strlen(text));
 	if (st.op == UINT32_MAX || (rc = tr_vec_push(&s->stacks, &st, sizeof(st))) < 0 ||
-	    (rc = mp_imap_put(&s->stack_ids, (int64_t)st_key, (uint32_t)s->stacks.n)) < 0)
+	    (rc = mp_i64map_put(&s->stack_ids, (int64_t)st_key, (uint32_t)s->stacks.n)) < 0)
 		return MP_ENOMEM;
 	*op = st.op;
 	*stack = (uint32_t)s->stacks.n; /* ids from 1 */

@@ -10,7 +10,7 @@
 #include <memprof/source.h>
 #include <memprof/torch.h>
 
-#include "../strtab.h"
+#include <memprof/strtab.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -122,7 +122,7 @@ typedef struct tr_dev {
 	tr_vec_t init_blocks;  /* tr_span_t: allocations before the trace */
 	tr_vec_t runs;   /* tr_span_t: the regions now, sorted (while emitting) */
 	tr_vec_t phases; /* tr_phase_t: external annotations, by time */
-	mp_imap_t extra; /* record index -> (block - tr_round(size)) / TR_MIN_BLOCK, for
+	mp_i64map_t extra; /* record index -> (block - tr_round(size)) / TR_MIN_BLOCK, for
 	                  * the blocks the allocator did not cut to the rounded request */
 	tr_counters_t count;
 	uint64_t pending; /* free_requested entries not directly completed */
@@ -141,7 +141,7 @@ typedef struct tr_src {
 	mp_strtab_t strings;
 	tr_vec_t frames;      /* tr_frame_t, by frame id */
 	tr_vec_t stacks;      /* tr_stack_t, by stack id - 1: one per distinct list of frames */
-	mp_imap_t stack_ids;  /* the hash of a stack's frame ids (then the next free keys) -> id */
+	mp_i64map_t stack_ids;  /* the hash of a stack's frame ids (then the next free keys) -> id */
 	tr_vec_t stack_fids;  /* uint32_t: the frame ids of every stack, back to back */
 	mp_source_frame_t *fbuf; /* stack_frames' answer (torch_frames.c): room for the
 	                          * longest stack, made while reading */
@@ -158,7 +158,7 @@ typedef struct tr_src {
 	uint32_t op_before, op_snapshot, op_segment;
 	uint32_t *meta_ids;   /* tr_rec_t.meta -> string id; [0] = 0 (none) */
 	uint32_t nmeta;       /* used slots of meta_ids, 0 before the first value */
-	mp_imap_t meta_slot;  /* string id -> slot */
+	mp_i64map_t meta_slot;  /* string id -> slot */
 	tr_settings_t settings;
 	int has_time;         /* some entry had a time_us: else times are entry indexes */
 	uint64_t unknown_actions; /* entries of actions memprof does not know */

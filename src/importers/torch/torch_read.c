@@ -64,7 +64,7 @@ uint32_t tr_meta_slot(tr_src_t *s, uint32_t str)
 
 	if (!str)
 		return 0;
-	if (mp_imap_get(&s->meta_slot, str, &slot))
+	if (mp_i64map_get(&s->meta_slot, str, &slot))
 		return slot;
 	if (s->nmeta > TR_MAX_META)
 		return TR_MAX_META;
@@ -78,7 +78,7 @@ uint32_t tr_meta_slot(tr_src_t *s, uint32_t str)
 		s->nmeta++;
 		return TR_MAX_META;
 	}
-	if (mp_imap_put(&s->meta_slot, str, s->nmeta) < 0)
+	if (mp_i64map_put(&s->meta_slot, str, s->nmeta) < 0)
 		return UINT32_MAX;
 	s->meta_ids[s->nmeta] = str;
 	return s->nmeta++;

@@ -330,7 +330,7 @@ static void tr_close(mp_source_t *src)
 				 &d->phases};
 		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
 			free(v[k]->v);
-		mp_imap_free(&d->extra);
+		mp_i64map_free(&d->extra);
 	}
 	for (uint32_t i = 0; i < s->nmems && s->mem_names; i++)
 		free(s->mem_names[i]);
@@ -344,11 +344,11 @@ static void tr_close(mp_source_t *src)
 	free(queue_of(s)->v);
 	free(s->frames.v);
 	free(s->stacks.v);
-	mp_imap_free(&s->stack_ids);
+	mp_i64map_free(&s->stack_ids);
 	free(s->stack_fids.v);
 	free(s->fbuf);
 	free(s->meta_ids);
-	mp_imap_free(&s->meta_slot);
+	mp_i64map_free(&s->meta_slot);
 	mp_strtab_free(&s->strings);
 	free(s->path);
 	free(s);

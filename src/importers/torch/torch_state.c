@@ -171,39 +171,37 @@ static int rebuild_mapped(tr_dev_t *d)
 }
 
 /* First touch per address: value = record index + 1. */
-static int first_touch(tr_dev_t *d, mp_imap_t *blocks, mp_imap_t *segs)
+static int first_touch(tr_dev_t *d, mp_i64map_t *blocks, mp_i64map_t *segs)
 {
 	uint32_t have;
 
 	for (size_t i = 0; i < d->recs.n; i++) {
 		const tr_rec_t *r = &TR_AT(d->recs, tr_rec_t, i);
-		mp_imap_t *m = r->action == TA_ALLOC || r->action == TA_FREE_REQUESTED || r->action == TA_FREE_COMPLETED ? blocks
+		mp_i64map_t *m = r->action == TA_ALLOC || r->action == TA_FREE_REQUESTED || r->action == TA_FREE_COMPLETED ? blocks
 			     : r->action == TA_SEGMENT_ALLOC || r->action == TA_SEGMENT_FREE ? segs : NULL;
 		if (i >= UINT32_MAX)
 			return MP_ELIMIT;
-		if (m && !mp_imap_get(m, (int64_t)r->addr, &have) && mp_imap_put(m, (int64_t)r->addr, (uint32_t)i + 1) < 0)
+		if (m && !mp_i64map_get(m, (int64_t)r->addr, &have) && mp_i64map_put(m, (int64_t)r->addr, (uint32_t)i + 1) < 0)
 			return MP_ENOMEM;
 	}
 	return 0;
 }
 
 /* The blocks and segments live before the first entry. */
-static int rebuild_start(tr_src_t *s, tr_dev_t *d, mp_imap_t *blocks, mp_imap_t *segs)
+static int rebuild_start(tr_src_t *s, tr_dev_t *d, mp_i64map_t *blocks, mp_i64map_t *segs)
 {
+	uint64_t key; /* in slot order, which follows the records' order alone */
 	uint32_t v;
 	int rc;
 
 	for (size_t i = 0; i < d->blocks.n; i++) { /* untouched: as at dump time, frames included */
 		const tr_span_t *b = &TR_AT(d->blocks, tr_span_t, i);
-		if (!mp_imap_get(blocks, (int64_t)b->addr, &v) && (rc = tr_vec_push(&d->init_blocks, b, sizeof(*b))) < 0)
+		if (!mp_i64map_get(blocks, (int64_t)b->addr, &v) && (rc = tr_vec_push(&d->init_blocks, b, sizeof(*b))) < 0)
 			return rc;
 	}
-	for (uint32_t k = 0; k < blocks->cap; k++) {
-		const tr_rec_t *r;
+	for (size_t pos = 0; mp_i64map_next(blocks, &pos, &key, &v);) {
+		const tr_rec_t *r = &TR_AT(d->recs, tr_rec_t, v - 1);
 		tr_span_t b = {0};
-		if (!blocks->used[k])
-			continue;
-		r = &TR_AT(d->recs, tr_rec_t, blocks->vals[k] - 1);
 		if (r->action == TA_ALLOC)
 			continue;
 		/* first seen freed: allocated before the trace; its size is the
@@ -218,16 +216,13 @@ static int rebuild_start(tr_src_t *s, tr_dev_t *d, mp_imap_t *blocks, mp_imap_t 
 	}
 	for (size_t i = 0; i < d->segs.n; i++) {
 		const tr_span_t *sg = &TR_AT(d->segs, tr_span_t, i);
-		if (!sg->expandable && !mp_imap_get(segs, (int64_t)sg->addr, &v) &&
+		if (!sg->expandable && !mp_i64map_get(segs, (int64_t)sg->addr, &v) &&
 		    (rc = tr_vec_push(&d->init_regions, sg, sizeof(*sg))) < 0)
 			return rc;
 	}
-	for (uint32_t k = 0; k < segs->cap; k++) {
-		const tr_rec_t *r;
+	for (size_t pos = 0; mp_i64map_next(segs, &pos, &key, &v);) {
+		const tr_rec_t *r = &TR_AT(d->recs, tr_rec_t, v - 1);
 		tr_span_t sg = {0};
-		if (!segs->used[k])
-			continue;
-		r = &TR_AT(d->recs, tr_rec_t, segs->vals[k] - 1);
 		if (r->action != TA_SEGMENT_FREE)
 			continue;
 		sg.addr = r->addr;
@@ -252,7 +247,7 @@ static int rebuild_start(tr_src_t *s, tr_dev_t *d, mp_imap_t *blocks, mp_imap_t 
  * allocation (allocs: the last alloc record at each address). */
 static int mark_pending(tr_src_t *s, tr_dev_t *d)
 {
-	mp_imap_t last_alloc = {0};
+	mp_i64map_t last_alloc = {0};
 	uint32_t v;
 	int rc = 0;
 
@@ -261,7 +256,7 @@ static int mark_pending(tr_src_t *s, tr_dev_t *d)
 		char text[800];
 		uint32_t op = r->op;
 		if (r->action == TA_ALLOC) {
-			rc = mp_imap_put(&last_alloc, (int64_t)r->addr, (uint32_t)i);
+			rc = mp_i64map_put(&last_alloc, (int64_t)r->addr, (uint32_t)i);
 			continue;
 		}
 		if (r->action != TA_FREE_REQUESTED || (nx && nx->action == TA_FREE_COMPLETED && nx->addr == r->addr))
@@ -269,7 +264,7 @@ static int mark_pending(tr_src_t *s, tr_dev_t *d)
 		r->pending = 1;
 		d->pending++;
 		s->info.pending_frees++;
-		if (mp_imap_get(&last_alloc, (int64_t)r->addr, &v)) {
+		if (mp_i64map_get(&last_alloc, (int64_t)r->addr, &v)) {
 			const tr_rec_t *a = &TR_AT(d->recs, tr_rec_t, v);
 			r->meta = a->meta;
 			op = a->op;
@@ -281,7 +276,7 @@ static int mark_pending(tr_src_t *s, tr_dev_t *d)
 		if ((r->op = mp_strtab_intern(&s->strings, text, strlen(text))) == UINT32_MAX)
 			rc = MP_ENOMEM;
 	}
-	mp_imap_free(&last_alloc);
+	mp_i64map_free(&last_alloc);
 	return rc;
 }
 
@@ -303,7 +298,7 @@ static void sort_phases(tr_vec_t *v)
 
 static int rebuild_dev(tr_src_t *s, tr_dev_t *d)
 {
-	mp_imap_t blocks = {0}, segs = {0};
+	mp_i64map_t blocks = {0}, segs = {0};
 	int rc;
 
 	if ((rc = first_touch(d, &blocks, &segs)) == 0 && (rc = rebuild_start(s, d, &blocks, &segs)) == 0 &&
@@ -311,8 +306,8 @@ static int rebuild_dev(tr_src_t *s, tr_dev_t *d)
 		rc = tr_layout(s, d);
 	if (rc == 0)
 		sort_phases(&d->phases);
-	mp_imap_free(&blocks);
-	mp_imap_free(&segs);
+	mp_i64map_free(&blocks);
+	mp_i64map_free(&segs);
 	return rc;
 }
 
