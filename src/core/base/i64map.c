@@ -19,7 +19,8 @@ uint64_t mp_hash_bytes(const void *p, size_t n)
 
 /* Slot order is a function of the insertions alone (mp_i64map_next):
  * the torch source emits blocks in it, so hash and growth stay as they
- * were when the importers' map was written (64 slots, then doubling). */
+ * were when the importers' map was written (64 slots, then doubling).
+ * mp_i64map_get (the header) probes the same way. */
 static inline size_t home(const mp_i64map_t *m, uint64_t key)
 {
 	return (size_t)mp_hash64(key) & m->mask;
@@ -56,7 +57,7 @@ int mp_i64map_reserve(mp_i64map_t *m, size_t n)
 }
 
 /* The slot of key, or the empty slot it would take (room made first). */
-static mp_i64map_slot_t *slot_for(mp_i64map_t *m, uint64_t key)
+static inline __attribute__((always_inline)) mp_i64map_slot_t *slot_for(mp_i64map_t *m, uint64_t key)
 {
 	size_t i;
 
@@ -94,20 +95,6 @@ int mp_i64map_add(mp_i64map_t *m, uint64_t key, uint32_t val)
 	*s = (mp_i64map_slot_t){key, val, 1};
 	m->n++;
 	return 1;
-}
-
-int mp_i64map_get(const mp_i64map_t *m, uint64_t key, uint32_t *val)
-{
-	size_t i;
-
-	if (!m->s)
-		return 0;
-	for (i = home(m, key); m->s[i].used; i = (i + 1) & m->mask)
-		if (m->s[i].key == key) {
-			*val = m->s[i].val;
-			return 1;
-		}
-	return 0;
 }
 
 int mp_i64map_del(mp_i64map_t *m, uint64_t key)

@@ -7,6 +7,7 @@
 #include <memprof/pickle.h>
 
 #include <memprof/strtab.h>
+#include <memprof/vec.h>
 
 #include <stddef.h>
 #include <stdint.h>

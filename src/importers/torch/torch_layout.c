@@ -52,13 +52,13 @@ typedef struct lay_older {
 typedef struct lay_seg {
 	uint64_t addr, size;
 	uint8_t small, expandable;
-	tr_vec_t blocks; /* lay_block_t, by address */
+	mp_vec_t blocks; /* lay_block_t, by address */
 } lay_seg_t;
 
 typedef struct lay {
 	tr_src_t *s;
 	tr_dev_t *d;
-	tr_vec_t segs;   /* lay_seg_t, by address */
+	mp_vec_t segs;   /* lay_seg_t, by address */
 	lay_seg_t loose; /* blocks outside every known segment (a broken file) */
 	lay_older_t *older; /* by index in d->init_blocks */
 } lay_t;
@@ -117,7 +117,7 @@ static int seg_add(lay_t *L, uint64_t addr, uint64_t size, int small, int expand
 
 	if (!size || seg_find(L, addr, &at))
 		return 0; /* a segment already there: the broken file is the dump check's to report */
-	if ((rc = tr_vec_push(&L->segs, &sg, sizeof(sg))) < 0)
+	if ((rc = mp_vec_push(&L->segs, &sg, sizeof(sg))) < 0)
 		return rc;
 	memmove((lay_seg_t *)L->segs.v + at + 1, (lay_seg_t *)L->segs.v + at, (L->segs.n - 1 - at) * sizeof(sg));
 	TR_AT(L->segs, lay_seg_t, at) = sg;
@@ -169,7 +169,7 @@ static int blk_insert(lay_seg_t *sg, const lay_block_t *b)
 		TR_AT(sg->blocks, lay_block_t, at) = *b; /* allocated twice: the newer wins */
 		return 0;
 	}
-	if ((rc = tr_vec_push(&sg->blocks, b, sizeof(*b))) < 0)
+	if ((rc = mp_vec_push(&sg->blocks, b, sizeof(*b))) < 0)
 		return rc;
 	memmove((lay_block_t *)sg->blocks.v + at + 1, (lay_block_t *)sg->blocks.v + at,
 		(sg->blocks.n - 1 - at) * sizeof(*b));

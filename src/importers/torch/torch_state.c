@@ -18,7 +18,7 @@
 #include <string.h>
 
 /* Runs: sorted, disjoint, non-adjacent [addr, addr + size) spans. */
-static size_t first_ending_after(const tr_vec_t *runs, uint64_t a)
+static size_t first_ending_after(const mp_vec_t *runs, uint64_t a)
 {
 	size_t lo = 0, hi = runs->n;
 
@@ -33,11 +33,11 @@ static size_t first_ending_after(const tr_vec_t *runs, uint64_t a)
 	return lo;
 }
 
-static int cut(tr_vec_t *runs, size_t at, size_t count, const tr_span_t *put)
+static int cut(mp_vec_t *runs, size_t at, size_t count, const tr_span_t *put)
 {
 	tr_span_t *r;
 
-	if (put && !count && tr_vec_push(runs, put, sizeof(*put)) < 0) /* room for one more */
+	if (put && !count && mp_vec_push(runs, put, sizeof(*put)) < 0) /* room for one more */
 		return MP_ENOMEM;
 	if (put && !count)
 		runs->n--;
@@ -49,7 +49,7 @@ static int cut(tr_vec_t *runs, size_t at, size_t count, const tr_span_t *put)
 	return 0;
 }
 
-int tr_runs_add(tr_vec_t *runs, uint64_t a, uint64_t b, const tr_runs_cb_t *cb)
+int tr_runs_add(mp_vec_t *runs, uint64_t a, uint64_t b, const tr_runs_cb_t *cb)
 {
 	size_t i = first_ending_after(runs, a), j = i;
 	tr_span_t merged = {.addr = a, .size = b - a, .expandable = 1};
@@ -75,7 +75,7 @@ int tr_runs_add(tr_vec_t *runs, uint64_t a, uint64_t b, const tr_runs_cb_t *cb)
 	return cb ? cb->added(cb->ctx, merged.addr, merged.size) : 0;
 }
 
-int tr_runs_sub(tr_vec_t *runs, uint64_t a, uint64_t b, const tr_runs_cb_t *cb)
+int tr_runs_sub(mp_vec_t *runs, uint64_t a, uint64_t b, const tr_runs_cb_t *cb)
 {
 	size_t i = first_ending_after(runs, a + 1);
 	int rc;
@@ -110,7 +110,7 @@ int tr_runs_sub(tr_vec_t *runs, uint64_t a, uint64_t b, const tr_runs_cb_t *cb)
 }
 
 /* The parts of [a, b) no run covers, added to out. */
-static int add_gaps(const tr_vec_t *runs, uint64_t a, uint64_t b, tr_vec_t *out)
+static int add_gaps(const mp_vec_t *runs, uint64_t a, uint64_t b, mp_vec_t *out)
 {
 	uint64_t cur = a;
 	int rc;
@@ -137,7 +137,7 @@ static int cmp_span(const void *x, const void *y)
 /* Mapped ranges of expandable segments before the trace. */
 static int rebuild_mapped(tr_dev_t *d)
 {
-	tr_vec_t touched = {0}, premapped = {0}, mapped = {0};
+	mp_vec_t touched = {0}, premapped = {0}, mapped = {0};
 	int rc = 0;
 
 	for (size_t i = 0; i < d->recs.n && rc == 0; i++) {
@@ -163,7 +163,7 @@ static int rebuild_mapped(tr_dev_t *d)
 		rc = tr_runs_add(&mapped, t->addr, t->addr + t->size, NULL);
 	}
 	for (size_t i = 0; i < mapped.n && rc == 0; i++)
-		rc = tr_vec_push(&d->init_regions, &TR_AT(mapped, tr_span_t, i), sizeof(tr_span_t));
+		rc = mp_vec_push(&d->init_regions, &TR_AT(mapped, tr_span_t, i), sizeof(tr_span_t));
 	free(touched.v);
 	free(premapped.v);
 	free(mapped.v);
@@ -196,7 +196,7 @@ static int rebuild_start(tr_src_t *s, tr_dev_t *d, mp_i64map_t *blocks, mp_i64ma
 
 	for (size_t i = 0; i < d->blocks.n; i++) { /* untouched: as at dump time, frames included */
 		const tr_span_t *b = &TR_AT(d->blocks, tr_span_t, i);
-		if (!mp_i64map_get(blocks, (int64_t)b->addr, &v) && (rc = tr_vec_push(&d->init_blocks, b, sizeof(*b))) < 0)
+		if (!mp_i64map_get(blocks, (int64_t)b->addr, &v) && (rc = mp_vec_push(&d->init_blocks, b, sizeof(*b))) < 0)
 			return rc;
 	}
 	for (size_t pos = 0; mp_i64map_next(blocks, &pos, &key, &v);) {
@@ -211,13 +211,13 @@ static int rebuild_start(tr_src_t *s, tr_dev_t *d, mp_i64map_t *blocks, mp_i64ma
 		b.size = tr_round(r->size);
 		b.size_max = 0; /* to be pinned by the layout (torch_layout.c) */
 		b.awaiting = r->action == TA_FREE_COMPLETED; /* its free was asked for before */
-		if ((rc = tr_vec_push(&d->init_blocks, &b, sizeof(b))) < 0)
+		if ((rc = mp_vec_push(&d->init_blocks, &b, sizeof(b))) < 0)
 			return rc;
 	}
 	for (size_t i = 0; i < d->segs.n; i++) {
 		const tr_span_t *sg = &TR_AT(d->segs, tr_span_t, i);
 		if (!sg->expandable && !mp_i64map_get(segs, (int64_t)sg->addr, &v) &&
-		    (rc = tr_vec_push(&d->init_regions, sg, sizeof(*sg))) < 0)
+		    (rc = mp_vec_push(&d->init_regions, sg, sizeof(*sg))) < 0)
 			return rc;
 	}
 	for (size_t pos = 0; mp_i64map_next(segs, &pos, &key, &v);) {
@@ -228,7 +228,7 @@ static int rebuild_start(tr_src_t *s, tr_dev_t *d, mp_i64map_t *blocks, mp_i64ma
 		sg.addr = r->addr;
 		sg.size = sg.size_max = r->size;
 		sg.small = r->size == TR_SMALL_BUFFER;
-		if ((rc = tr_vec_push(&d->init_regions, &sg, sizeof(sg))) < 0)
+		if ((rc = mp_vec_push(&d->init_regions, &sg, sizeof(sg))) < 0)
 			return rc;
 	}
 	if ((rc = rebuild_mapped(d)) < 0)
@@ -283,7 +283,7 @@ static int mark_pending(tr_src_t *s, tr_dev_t *d)
 /* Annotations by time, those at one time in the file's order (a START and
  * the END at the same microsecond stay so): insertion sort, they are few
  * and nearly sorted. */
-static void sort_phases(tr_vec_t *v)
+static void sort_phases(mp_vec_t *v)
 {
 	tr_phase_t *p = v->v;
 

@@ -51,8 +51,21 @@ int mp_i64map_put(mp_i64map_t *m, uint64_t key, uint32_t val);
 /* Insert unless present: 1 inserted, 0 present (its value kept), or
  * MP_ENOMEM. */
 int mp_i64map_add(mp_i64map_t *m, uint64_t key, uint32_t val);
-/* 1 and *val when present, else 0 (*val untouched). */
-int mp_i64map_get(const mp_i64map_t *m, uint64_t key, uint32_t *val);
+/* 1 and *val when present, else 0 (*val untouched). Inline: the report's
+ * call tree looks up once per frame of every stack. */
+static inline int mp_i64map_get(const mp_i64map_t *m, uint64_t key, uint32_t *val)
+{
+	size_t i;
+
+	if (!m->s)
+		return 0;
+	for (i = (size_t)mp_hash64(key) & m->mask; m->s[i].used; i = (i + 1) & m->mask)
+		if (m->s[i].key == key) {
+			*val = m->s[i].val;
+			return 1;
+		}
+	return 0;
+}
 /* Remove key: 1 removed, 0 absent. */
 int mp_i64map_del(mp_i64map_t *m, uint64_t key);
 /* The entries in slot order, which depends only on the sequence of

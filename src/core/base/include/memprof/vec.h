@@ -40,6 +40,19 @@ void *mp_vec_grow(void *items, size_t *cap, size_t need, size_t item_size);
 	 : ((items) = mp_vec_grow((items), &(cap), (size_t)(need), sizeof(*(items))), \
 	    (size_t)(need) <= (cap) ? 0 : MP_ENOMEM))
 
+/* An untyped array of items of one size, for code that keeps many arrays
+ * of several types in one structure (the torch source). Zeroed is empty;
+ * it owns v (free(v)). */
+typedef struct mp_vec {
+	void *v; /* owned: n items, room for cap */
+	size_t n, cap;
+} mp_vec_t;
+
+/* Append item_size bytes at item: 0 or MP_ENOMEM (v unchanged). */
+int mp_vec_push(mp_vec_t *v, const void *item, size_t item_size);
+/* Item i of vec as type. */
+#define MP_VEC_AT(vec, type, i) (((type *)(vec).v)[i])
+
 #ifdef __cplusplus
 }
 #endif
