@@ -7,6 +7,7 @@
 #include <memprof/hlo.h>
 #include <memprof/i64map.h>
 #include <memprof/protowire.h>
+#include <memprof/vec.h>
 
 #include "hlo_min.pb-c.h"
 

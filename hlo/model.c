@@ -118,15 +118,8 @@ static int add_color(mp_hlo_module_t *m, int64_t c, size_t *cap)
 	for (size_t i = 0; i < m->n_colors; i++)
 		if (m->colors[i] == c)
 			return 0;
-	if (m->n_colors == *cap) {
-		size_t nc = *cap ? *cap * 2 : 8;
-		int64_t *n = realloc(m->colors, nc * sizeof(*n));
-
-		if (!n)
-			return MP_ENOMEM;
-		m->colors = n;
-		*cap = nc;
-	}
+	if (MP_VEC_RESERVE(m->colors, *cap, m->n_colors + 1) < 0)
+		return MP_ENOMEM;
 	m->colors[m->n_colors++] = c;
 	return 0;
 }

@@ -121,15 +121,8 @@ static int32_t root_of(replay_t *r, int32_t li)
 
 static int increase(replay_t *r, int32_t li, int init_span, size_t i)
 {
-	if (r->n_live == r->cap_live) {
-		size_t nc = r->cap_live ? r->cap_live * 2 : 256;
-		live_entry_t *nl = realloc(r->live, nc * sizeof(*nl));
-
-		if (!nl)
-			return MP_ENOMEM;
-		r->live = nl;
-		r->cap_live = nc;
-	}
+	if (MP_VEC_RESERVE(r->live, r->cap_live, r->n_live + 1) < 0)
+		return MP_ENOMEM;
 	r->live[r->n_live].lb = li;
 	r->live[r->n_live].epoch = r->epoch[li];
 	r->n_live++;

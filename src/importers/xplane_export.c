@@ -14,6 +14,7 @@
  * the exported file shows the same figures as a report of the original. */
 #include <memprof/protowire.h>
 #include <memprof/solver.h>
+#include <memprof/vec.h>
 #include <memprof/xplane.h>
 
 #include "xplane_internal.h"
@@ -46,7 +47,8 @@ typedef struct ex_state {
 	ex_mem *mems;
 	uint32_t nmems;
 	ex_live *lives;
-	uint32_t nlives, caplives;
+	uint32_t nlives;
+	size_t caplives, capfree;
 	uint32_t *free_slots;
 	uint32_t nfree;
 } ex_state;
@@ -120,20 +122,10 @@ static int live_add(ex_state *st, ex_mem *m, uint64_t addr, uint64_t req, uint64
 	} else if (st->nfree) {
 		i = st->free_slots[--st->nfree];
 	} else {
-		if (st->nlives == st->caplives) {
-			uint32_t nc = st->caplives ? st->caplives * 2 : 1024;
-			ex_live *nl = realloc(st->lives, nc * sizeof(*nl));
-			uint32_t *nf;
-
-			if (!nl)
-				return MP_ENOMEM;
-			st->lives = nl;
-			nf = realloc(st->free_slots, nc * sizeof(*nf));
-			if (!nf)
-				return MP_ENOMEM;
-			st->free_slots = nf;
-			st->caplives = nc;
-		}
+		/* a freed slot's index goes to free_slots: room for every one */
+		if (MP_VEC_RESERVE(st->lives, st->caplives, (size_t)st->nlives + 1) < 0 ||
+		    MP_VEC_RESERVE(st->free_slots, st->capfree, (size_t)st->nlives + 1) < 0)
+			return MP_ENOMEM;
 		i = st->nlives++;
 	}
 	st->lives[i] = (ex_live){req, alloc};

@@ -18,6 +18,7 @@
 #include <memprof/xplane.h>
 
 #include <memprof/strtab.h>
+#include <memprof/vec.h>
 
 /* Stat kinds xprof reads (by XStatMetadata.name). */
 enum {
@@ -112,7 +113,8 @@ typedef struct xp_source {
 	uint64_t nidx, capidx;
 	xp_mem *mems;         /* sorted by name: position = memory id */
 	uint32_t nmems;
-	mp_i64map_t mem_of;     /* (file << 32 | key string id) -> memory id */
+	size_t capmems;
+	mp_i64map_t mem_of;   /* (file << 32 | key string id) -> memory id */
 	mp_pw_window_t slots[XP_NSLOTS];
 	int slot_key[XP_NSLOTS];
 	int64_t *last_step;   /* per memory: UpdateStepId state */

@@ -261,12 +261,8 @@ static int64_t mem_index(xp_source *s, uint32_t fi, uint32_t key)
 		return m;
 	if (s->nmems >= 65535)
 		return MP_ELIMIT;
-	if ((s->nmems & (s->nmems - 1)) == 0) { /* grow at powers of two */
-		nm = realloc(s->mems, (s->nmems ? 2 * s->nmems : 1) * sizeof(*nm));
-		if (!nm)
-			return MP_ENOMEM;
-		s->mems = nm;
-	}
+	if (MP_VEC_RESERVE(s->mems, s->capmems, (size_t)s->nmems + 1) < 0)
+		return MP_ENOMEM;
 	nm = s->mems;
 	memset(&nm[s->nmems], 0, sizeof(*nm));
 	nm[s->nmems].name_id = key;

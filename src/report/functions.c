@@ -10,7 +10,6 @@
  */
 #include <memprof/capture.h>
 #include <memprof/functions.h>
-#include <memprof/vec.h>
 
 #include "livemap.h"
 #include "report_impl.h"

@@ -4,6 +4,7 @@
 
 #include <memprof/i64map.h>
 #include <memprof/report.h>
+#include <memprof/vec.h>
 
 /* The op name of a row ("(unknown origin)" for the unknown-origin row). */
 #define RP_UNKNOWN_ORIGIN "(unknown origin)"

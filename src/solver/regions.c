@@ -77,23 +77,12 @@ int sv_region_add(sv_dev_t *d, uint64_t base, uint64_t size)
 		d->pub.rejected_regions++;
 		return 0;
 	}
-	if (d->rn == d->rcap) {
-		size_t nc = d->rcap ? d->rcap * 2 : 8;
-		uint64_t *nb, *ne;
-		if (nc > MP_SOLVER_MAX_MEMORY * 16u) { /* hostile stream: refuse, do not grow forever */
-			d->pub.rejected_regions++;
-			return 0;
-		}
-		nb = realloc(d->rbase, nc * sizeof(*nb));
-		if (!nb)
-			return MP_ENOMEM;
-		d->rbase = nb;
-		ne = realloc(d->rend, nc * sizeof(*ne));
-		if (!ne)
-			return MP_ENOMEM;
-		d->rend = ne;
-		d->rcap = nc;
+	if (d->rn >= MP_SOLVER_MAX_MEMORY * 16u) { /* hostile stream: refuse, do not grow forever */
+		d->pub.rejected_regions++;
+		return 0;
 	}
+	if (MP_VEC_RESERVE(d->rbase, d->rcap, d->rn + 1) < 0 || MP_VEC_RESERVE(d->rend, d->rcap_end, d->rn + 1) < 0)
+		return MP_ENOMEM;
 	memmove(&d->rbase[pos + 1], &d->rbase[pos], (d->rn - pos) * sizeof(*d->rbase));
 	memmove(&d->rend[pos + 1], &d->rend[pos], (d->rn - pos) * sizeof(*d->rend));
 	d->rbase[pos] = base;

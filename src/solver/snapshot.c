@@ -6,6 +6,7 @@
  * sv_region_remove's rules exactly, without the fragmentation index: the
  * map's picture is sorted once per target instead. */
 #include <memprof/snapshot.h>
+#include <memprof/vec.h>
 
 #include "livemap.h"
 
@@ -61,17 +62,10 @@ static int region_add(snap_mem_t *m, uint64_t base, uint64_t size)
 	}
 	if ((pos > 0 && m->reg[pos - 1].end > base) || (pos < m->nreg && m->reg[pos].base < end))
 		return 0;
-	if (m->nreg == m->capreg) {
-		size_t nc = m->capreg ? m->capreg * 2 : 8;
-		mp_snapshot_region_t *n;
-		if (nc > 65536u * 16u) /* the solver's bound on a hostile stream */
-			return 0;
-		n = realloc(m->reg, nc * sizeof(*n));
-		if (!n)
-			return MP_ENOMEM;
-		m->reg = n;
-		m->capreg = nc;
-	}
+	if (m->nreg >= 65536u * 16u) /* the solver's bound on a hostile stream */
+		return 0;
+	if (MP_VEC_RESERVE(m->reg, m->capreg, m->nreg + 1) < 0)
+		return MP_ENOMEM;
 	memmove(&m->reg[pos + 1], &m->reg[pos], (m->nreg - pos) * sizeof(*m->reg));
 	m->reg[pos].base = base;
 	m->reg[pos].end = end;

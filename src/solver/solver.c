@@ -74,14 +74,8 @@ static int touch_group(sv_dev_t *d, uint32_t gid)
 
 	if (g->dirty)
 		return 0;
-	if (d->ndirty == d->dirty_cap) {
-		size_t nc = d->dirty_cap ? d->dirty_cap * 2 : 64;
-		uint32_t *n = realloc(d->dirty, nc * sizeof(*n));
-		if (!n)
-			return MP_ENOMEM;
-		d->dirty = n;
-		d->dirty_cap = nc;
-	}
+	if (MP_VEC_RESERVE(d->dirty, d->dirty_cap, d->ndirty + 1) < 0)
+		return MP_ENOMEM;
 	g->dirty = 1;
 	d->dirty[d->ndirty++] = gid;
 	return 0;
@@ -294,14 +288,8 @@ static int record_oom(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 	d->pub.oom_total++;
 	if (d->pub.oom_count >= s->opt.max_oom_records)
 		return 0;
-	if (d->pub.oom_count == d->oom_cap) {
-		size_t nc = d->oom_cap ? d->oom_cap * 2 : 8;
-		mp_solver_oom_t *n = realloc(d->pub.oom, nc * sizeof(*n));
-		if (!n)
-			return MP_ENOMEM;
-		d->pub.oom = n;
-		d->oom_cap = nc;
-	}
+	if (MP_VEC_RESERVE(d->pub.oom, d->oom_cap, (size_t)d->pub.oom_count + 1) < 0)
+		return MP_ENOMEM;
 	o = &d->pub.oom[d->pub.oom_count];
 	memset(o, 0, sizeof(*o));
 	if (make_point(d, ev, &o->at)) {

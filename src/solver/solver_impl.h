@@ -5,6 +5,7 @@
 #define MEMPROF_SOLVER_IMPL_H
 
 #include <memprof/solver.h>
+#include <memprof/vec.h>
 
 #include "fragidx.h"
 #include "livemap.h"
@@ -25,7 +26,7 @@ typedef struct sv_dev {
 	fx_index_t fx;
 	/* Regions, sorted by base, not overlapping. */
 	uint64_t *rbase, *rend;
-	size_t rn, rcap;
+	size_t rn, rcap, rcap_end;
 	uint64_t region_bytes;
 	int regions_seen;       /* a REGION_ADD was applied: reserved bytes are known */
 	uint64_t heap;          /* tracked heap: sum of live sizes */

@@ -107,7 +107,7 @@ size_t mp_solver_memory_bytes(const mp_solver_t *s)
 		if (!d)
 			continue;
 		b += sizeof(*d) + d->live.cap * sizeof(lm_entry_t) + d->groups.gcap * sizeof(grp_t) +
-		     d->groups.scap * sizeof(uint32_t) + fx_memory_bytes(&d->fx) + d->rcap * 16 +
+		     d->groups.scap * sizeof(uint32_t) + fx_memory_bytes(&d->fx) + (d->rcap + d->rcap_end) * 8 +
 		     (d->pub.breakdown_count + d->pub.leak_count) * sizeof(mp_solver_row_t);
 		b += d->tl_n * (sizeof(mp_solver_point_t) + 8) + sv_log_bytes(d);
 	}
