@@ -20,19 +20,16 @@ static sv_dev_t *get_dev(mp_solver_t *s, uint32_t id, int *rc)
 		*rc = MP_ELIMIT;
 		return NULL;
 	}
-	if (id >= s->ndev) {
-		uint32_t n = s->ndev ? s->ndev : 4;
-		sv_dev_t **nd;
-		while (n <= id)
-			n *= 2;
-		nd = realloc(s->dev, n * sizeof(*nd));
-		if (!nd) {
+	if (id >= s->ndev) { /* the new slots NULL */
+		size_t n = s->ndev;
+
+		s->dev = mp_vec_grow(s->dev, &n, (size_t)id + 1, sizeof(*s->dev));
+		if (n <= id) {
 			*rc = MP_ENOMEM;
 			return NULL;
 		}
-		memset(nd + s->ndev, 0, (n - s->ndev) * sizeof(*nd));
-		s->dev = nd;
-		s->ndev = n;
+		memset(s->dev + s->ndev, 0, (n - s->ndev) * sizeof(*s->dev));
+		s->ndev = (uint32_t)n;
 	}
 	d = s->dev[id];
 	if (!d) {
