@@ -20,8 +20,9 @@
 static __attribute__((noinline)) int grow_push(const mp_chunk_t *c, uint64_t **hist, size_t *n, size_t *cap,
 					       uint64_t a)
 {
-	/* the first time, room for half the chunk's records at once */
-	if (MP_VEC_RESERVE(*hist, *cap, *cap ? *n + 1 : (size_t)(c->cend[0] - c->data) / 2 + 16) < 0)
+	size_t need = *cap ? *n + 1 : (size_t)(c->cend[0] - c->data) / 2 + 16;
+
+	if (MP_VEC_RESERVE(*hist, *cap, need) < 0)
 		return -ENOMEM;
 	(*hist)[(*n)++] = a;
 	return 0;

@@ -33,8 +33,9 @@ void *mp_vec_grow(void *items, size_t *cap, size_t need, size_t item_size);
 
 /* MP_VEC_RESERVE(items, cap, need) for T *items and size_t cap (lvalues
  * without side effects): 0 when the array holds room for need items, else
- * MP_ENOMEM with items and cap untouched. The common case (room already)
- * costs one compare, inline. */
+ * MP_ENOMEM with items and cap untouched. The arguments are evaluated more
+ * than once, need after cap changed: need must not read cap. The common
+ * case (room already) costs one compare, inline. */
 #define MP_VEC_RESERVE(items, cap, need)                                                  \
 	((size_t)(need) <= (cap) ? 0                                                      \
 	 : ((items) = mp_vec_grow((items), &(cap), (size_t)(need), sizeof(*(items))), \
