@@ -87,15 +87,8 @@ static int add_buffer(mp_hlo_result_t *res, size_t *cap, const mp_hlo_module_t *
 		res->small_total_bytes = sat_add(res->small_total_bytes, lb->proto->size);
 		return 0;
 	}
-	if (res->n_buffers == *cap) {
-		size_t nc = *cap ? *cap * 2 : 64;
-		mp_hlo_buffer_t *nb = realloc(res->buffers, nc * sizeof(*nb));
-
-		if (!nb)
-			return MP_ENOMEM;
-		res->buffers = nb;
-		*cap = nc;
-	}
+	if (MP_VEC_RESERVE(res->buffers, *cap, res->n_buffers + 1) < 0)
+		return MP_ENOMEM;
 	b = &res->buffers[res->n_buffers];
 	memset(b, 0, sizeof(*b));
 	res->n_buffers++;

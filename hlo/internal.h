@@ -1,33 +1,28 @@
-/* internal.h - what the files of memprof_hlo share: an int64 -> index hash
- * map, the loaded module and its indexes. Protobuf fields outside the
- * generated decoder are walked with memprof/protowire.h. */
+/* internal.h - what the files of memprof_hlo share: id -> index lookups,
+ * the loaded module and its indexes. Protobuf fields outside the generated
+ * decoder are walked with memprof/protowire.h. */
 #ifndef MEMPROF_HLO_INTERNAL_H
 #define MEMPROF_HLO_INTERNAL_H
 
 #include <memprof/hlo.h>
+#include <memprof/i64map.h>
 #include <memprof/protowire.h>
+#include <memprof/vec.h>
 
 #include "hlo_min.pb-c.h"
 
 #include <stdbool.h>
 
-/* ---- idmap.c: open-addressing map int64 key -> int32 value ------------------ */
+/* ---- ids -> indexes: <memprof/i64map.h> ------------------------------------- */
 
-typedef struct mp_idmap {
-	int64_t *keys;
-	int32_t *vals; /* -1 = empty slot */
-	size_t cap;    /* power of two */
-	size_t count;
-} mp_idmap_t;
+/* The index stored for id, or -1 when absent. Ids in HloProtos are sparse
+ * (instruction ids 588..66134 for 7757 instructions): a map, not an array. */
+static inline int32_t hlo_index(const mp_i64map_t *m, int64_t id)
+{
+	uint32_t v;
 
-int mp_idmap_init(mp_idmap_t *m, size_t expected);
-void mp_idmap_free(mp_idmap_t *m);
-/* Insert if absent. Returns 1 inserted, 0 present (value untouched), MP_ENOMEM. */
-int mp_idmap_put(mp_idmap_t *m, int64_t key, int32_t val);
-/* Overwrite or insert. Returns 0 or MP_ENOMEM. */
-int mp_idmap_set(mp_idmap_t *m, int64_t key, int32_t val);
-/* Value, or -1 when absent. */
-int32_t mp_idmap_get(const mp_idmap_t *m, int64_t key);
+	return mp_i64map_get(m, (uint64_t)id, &v) ? (int32_t)v : -1;
+}
 
 /* ---- load.c / xspace.c: the opened file ---------------------------------------- */
 
@@ -92,7 +87,7 @@ struct mp_hlo_module {
 	size_t n_instrs;
 	mp_hlo_lb_t *lbs;
 	size_t n_lbs;
-	mp_idmap_t lb_by_id;    /* LogicalBufferProto.id -> index in lbs (only assigned, resolvable ones) */
+	mp_i64map_t lb_by_id;   /* LogicalBufferProto.id -> index in lbs (only assigned, resolvable ones) */
 	mp_hlo_alloc_t *allocs; /* ascending allocation index */
 	size_t n_allocs;
 	int64_t *colors;

@@ -197,17 +197,10 @@ int mp_hlo_file_open(const char *path, mp_hlo_file_t **out, mp_diag_t *diag)
 	for (;;) {
 		size_t n;
 
-		if (len == cap) {
-			uint8_t *nb;
-
-			cap = cap ? cap * 2 : 1 << 20;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				fclose(fp);
-				return MP_ENOMEM;
-			}
-			buf = nb;
+		if (len == cap && MP_VEC_RESERVE(buf, cap, len + ((size_t)1 << 20)) < 0) {
+			free(buf);
+			fclose(fp);
+			return MP_ENOMEM;
 		}
 		n = fread(buf + len, 1, cap - len, fp);
 		len += n;

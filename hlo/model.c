@@ -43,7 +43,7 @@ void mp_hlo_module_free(mp_hlo_module_t *m)
 	free(m->lbs);
 	free(m->instrs);
 	free(m->colors);
-	mp_idmap_free(&m->lb_by_id);
+	mp_i64map_free(&m->lb_by_id);
 	for (size_t i = 0; i < m->n_warnings; i++)
 		free(m->warnings[i]);
 	free(m->warnings);
@@ -118,20 +118,13 @@ static int add_color(mp_hlo_module_t *m, int64_t c, size_t *cap)
 	for (size_t i = 0; i < m->n_colors; i++)
 		if (m->colors[i] == c)
 			return 0;
-	if (m->n_colors == *cap) {
-		size_t nc = *cap ? *cap * 2 : 8;
-		int64_t *n = realloc(m->colors, nc * sizeof(*n));
-
-		if (!n)
-			return MP_ENOMEM;
-		m->colors = n;
-		*cap = nc;
-	}
+	if (MP_VEC_RESERVE(m->colors, *cap, m->n_colors + 1) < 0)
+		return MP_ENOMEM;
 	m->colors[m->n_colors++] = c;
 	return 0;
 }
 
-static int index_instructions(mp_hlo_module_t *m, mp_idmap_t *by_id)
+static int index_instructions(mp_hlo_module_t *m, mp_i64map_t *by_id)
 {
 	const Xla__HloModuleProto *hm = m->proto->hlo_module;
 	size_t n = 0, k = 0;
@@ -142,7 +135,7 @@ static int index_instructions(mp_hlo_module_t *m, mp_idmap_t *by_id)
 	if (n > INT32_MAX)
 		return MP_ELIMIT;
 	m->instrs = malloc((n ? n : 1) * sizeof(*m->instrs));
-	if (!m->instrs || (rc = mp_idmap_init(by_id, n)) < 0)
+	if (!m->instrs || (rc = mp_i64map_reserve(by_id, n)) < 0)
 		return MP_ENOMEM;
 	for (size_t c = 0; c < hm->n_computations; c++) {
 		const Xla__HloComputationProto *comp = hm->computations[c];
@@ -151,7 +144,7 @@ static int index_instructions(mp_hlo_module_t *m, mp_idmap_t *by_id)
 			const Xla__HloInstructionProto *in = comp->instructions[i];
 
 			m->instrs[k] = in;
-			rc = mp_idmap_put(by_id, in->id, (int32_t)k);
+			rc = mp_i64map_add(by_id, in->id, (int32_t)k);
 			if (rc < 0)
 				return rc;
 			if (rc == 0)
@@ -165,15 +158,15 @@ static int index_instructions(mp_hlo_module_t *m, mp_idmap_t *by_id)
 }
 
 /* Logical buffer protos by id (first wins); sizes made non-negative. */
-static int index_logical_buffers(mp_hlo_module_t *m, mp_idmap_t *lbproto_by_id, size_t *color_cap)
+static int index_logical_buffers(mp_hlo_module_t *m, mp_i64map_t *lbproto_by_id, size_t *color_cap)
 {
 	const Xla__BufferAssignmentProto *ba = m->ba;
 	int rc;
 
 	m->n_lbs = ba->n_logical_buffers;
 	m->lbs = calloc(m->n_lbs ? m->n_lbs : 1, sizeof(*m->lbs));
-	if (!m->lbs || (rc = mp_idmap_init(lbproto_by_id, m->n_lbs)) < 0 ||
-	    (rc = mp_idmap_init(&m->lb_by_id, m->n_lbs)) < 0)
+	if (!m->lbs || (rc = mp_i64map_reserve(lbproto_by_id, m->n_lbs)) < 0 ||
+	    (rc = mp_i64map_reserve(&m->lb_by_id, m->n_lbs)) < 0)
 		return MP_ENOMEM;
 	for (size_t i = 0; i < m->n_lbs; i++) {
 		Xla__LogicalBufferProto *lb = m->proto->buffer_assignment->logical_buffers[i];
@@ -186,7 +179,7 @@ static int index_logical_buffers(mp_hlo_module_t *m, mp_idmap_t *lbproto_by_id, 
 		m->lbs[i].proto = lb;
 		m->lbs[i].instr = -1;
 		m->lbs[i].alloc = -1;
-		if ((rc = mp_idmap_put(lbproto_by_id, lb->id, (int32_t)i)) < 0)
+		if ((rc = mp_i64map_add(lbproto_by_id, lb->id, (int32_t)i)) < 0)
 			return rc;
 		if (rc == 0)
 			WARN(m, "logical buffer id %lld appears twice; the first one is kept", (long long)lb->id);
@@ -201,7 +194,7 @@ static int index_logical_buffers(mp_hlo_module_t *m, mp_idmap_t *lbproto_by_id, 
 static int index_allocations(mp_hlo_module_t *m, int32_t *orig_to_sorted, size_t *color_cap)
 {
 	const Xla__BufferAssignmentProto *ba = m->ba;
-	mp_idmap_t pos;
+	mp_i64map_t pos = MP_I64MAP_INIT;
 	int rc;
 
 	for (size_t i = 0; i < m->n_allocs; i++) {
@@ -216,16 +209,16 @@ static int index_allocations(mp_hlo_module_t *m, int32_t *orig_to_sorted, size_t
 			return rc;
 	}
 	qsort(m->allocs, m->n_allocs, sizeof(*m->allocs), cmp_alloc);
-	if ((rc = mp_idmap_init(&pos, m->n_allocs)) < 0)
+	if ((rc = mp_i64map_reserve(&pos, m->n_allocs)) < 0)
 		return rc;
 	for (size_t i = 0; i < m->n_allocs; i++)
-		if ((rc = mp_idmap_set(&pos, (int64_t)(uintptr_t)m->allocs[i].proto, (int32_t)i)) < 0) {
-			mp_idmap_free(&pos);
+		if ((rc = mp_i64map_put(&pos, (int64_t)(uintptr_t)m->allocs[i].proto, (int32_t)i)) < 0) {
+			mp_i64map_free(&pos);
 			return rc;
 		}
 	for (size_t i = 0; i < m->n_allocs; i++)
-		orig_to_sorted[i] = mp_idmap_get(&pos, (int64_t)(uintptr_t)ba->buffer_allocations[i]);
-	mp_idmap_free(&pos);
+		orig_to_sorted[i] = hlo_index(&pos, (int64_t)(uintptr_t)ba->buffer_allocations[i]);
+	mp_i64map_free(&pos);
 	for (size_t i = 1; i < m->n_allocs; i++)
 		if (m->allocs[i].proto->index == m->allocs[i - 1].proto->index)
 			WARN(m, "allocation index %lld appears twice", (long long)m->allocs[i].proto->index);
@@ -237,7 +230,7 @@ static int index_allocations(mp_hlo_module_t *m, int32_t *orig_to_sorted, size_t
  * sorted by name, made at the first such buffer). < 0: none (or
  * MP_ENOMEM in *rc). */
 static int32_t defining_instruction(mp_hlo_module_t *m, const Xla__LogicalBufferProto__Location *loc,
-				    const mp_idmap_t *instr_by_id, int32_t **by_name, int *rc)
+				    const mp_i64map_t *instr_by_id, int32_t **by_name, int *rc)
 {
 	if (loc && !loc->has_instruction_id && loc->instruction_name) {
 		/* legacy proto: defined_at names the instruction */
@@ -253,13 +246,13 @@ static int32_t defining_instruction(mp_hlo_module_t *m, const Xla__LogicalBuffer
 		}
 		return find_by_name(m, *by_name, loc->instruction_name);
 	}
-	return mp_idmap_get(instr_by_id, loc ? loc->instruction_id : 0);
+	return hlo_index(instr_by_id, loc ? loc->instruction_id : 0);
 }
 
 /* Assigned logical buffers, in proto order (a later allocation
  * overwrites): their allocation, instruction, offset and shapes. */
-static int assign_buffers(mp_hlo_module_t *m, const int32_t *orig_to_sorted, const mp_idmap_t *lbproto_by_id,
-			  const mp_idmap_t *instr_by_id, int32_t **by_name)
+static int assign_buffers(mp_hlo_module_t *m, const int32_t *orig_to_sorted, const mp_i64map_t *lbproto_by_id,
+			  const mp_i64map_t *instr_by_id, int32_t **by_name)
 {
 	int rc = 0;
 
@@ -273,7 +266,7 @@ static int assign_buffers(mp_hlo_module_t *m, const int32_t *orig_to_sorted, con
 			return MP_ENOMEM;
 		for (size_t j = 0; j < ap->n_assigned; j++) {
 			const Xla__BufferAllocationProto__Assigned *as = ap->assigned[j];
-			int32_t li = mp_idmap_get(lbproto_by_id, as->logical_buffer_id), ii;
+			int32_t li = hlo_index(lbproto_by_id, as->logical_buffer_id), ii;
 			const Xla__LogicalBufferProto__Location *loc;
 			const Xla__ShapeProto *shape;
 			mp_hlo_lb_t *lb;
@@ -303,7 +296,7 @@ static int assign_buffers(mp_hlo_module_t *m, const int32_t *orig_to_sorted, con
 							      loc ? loc->n_shape_index : 0, false);
 			lb->unpadded_compat = mp_hlo_shape_unpadded_bytes(lb->shape_compat);
 			lb->unpadded_full = mp_hlo_shape_unpadded_bytes(lb->shape_full);
-			if ((rc = mp_idmap_set(&m->lb_by_id, lb->proto->id, li)) < 0)
+			if ((rc = mp_i64map_put(&m->lb_by_id, lb->proto->id, li)) < 0)
 				return rc;
 			a->lbs[a->n_lbs++] = li;
 		}
@@ -323,7 +316,7 @@ static void link_traces(mp_hlo_module_t *m)
 
 		if (!tr->n_events)
 			continue;
-		li = mp_idmap_get(&m->lb_by_id, tr->events[0]->buffer_id);
+		li = hlo_index(&m->lb_by_id, tr->events[0]->buffer_id);
 		if (li >= 0 && m->lbs[li].alloc >= 0)
 			m->allocs[m->lbs[li].alloc].trace_id = (int64_t)t;
 	}
@@ -332,7 +325,7 @@ static void link_traces(mp_hlo_module_t *m)
 int mp_hlo_model_build(mp_hlo_arena_t *arena, Xla__HloProto *proto, mp_hlo_module_t **out, mp_diag_t *diag)
 {
 	mp_hlo_module_t *m = calloc(1, sizeof(*m));
-	mp_idmap_t instr_by_id = {0}, lbproto_by_id = {0};
+	mp_i64map_t instr_by_id = {0}, lbproto_by_id = {0};
 	int32_t *by_name = NULL, *orig_to_sorted = NULL;
 	const Xla__BufferAssignmentProto *ba;
 	size_t color_cap = 0;
@@ -372,8 +365,8 @@ int mp_hlo_model_build(mp_hlo_arena_t *arena, Xla__HloProto *proto, mp_hlo_modul
 		free(m->warnings[m->n_warnings]);
 		WARN(m, "%zu more warnings like these were not listed", dropped + 1);
 	}
-	mp_idmap_free(&instr_by_id);
-	mp_idmap_free(&lbproto_by_id);
+	mp_i64map_free(&instr_by_id);
+	mp_i64map_free(&lbproto_by_id);
 	free(by_name);
 	free(orig_to_sorted);
 	*out = m;
@@ -381,8 +374,8 @@ int mp_hlo_model_build(mp_hlo_arena_t *arena, Xla__HloProto *proto, mp_hlo_modul
 fail:
 	if (rc == MP_ENOMEM)
 		mp_diag_set(diag, rc, -1, -1, "out of memory while indexing the module");
-	mp_idmap_free(&instr_by_id);
-	mp_idmap_free(&lbproto_by_id);
+	mp_i64map_free(&instr_by_id);
+	mp_i64map_free(&lbproto_by_id);
 	free(by_name);
 	free(orig_to_sorted);
 	mp_hlo_module_free(m);

@@ -121,15 +121,8 @@ static int32_t root_of(replay_t *r, int32_t li)
 
 static int increase(replay_t *r, int32_t li, int init_span, size_t i)
 {
-	if (r->n_live == r->cap_live) {
-		size_t nc = r->cap_live ? r->cap_live * 2 : 256;
-		live_entry_t *nl = realloc(r->live, nc * sizeof(*nl));
-
-		if (!nl)
-			return MP_ENOMEM;
-		r->live = nl;
-		r->cap_live = nc;
-	}
+	if (MP_VEC_RESERVE(r->live, r->cap_live, r->n_live + 1) < 0)
+		return MP_ENOMEM;
 	r->live[r->n_live].lb = li;
 	r->live[r->n_live].epoch = r->epoch[li];
 	r->n_live++;
@@ -163,7 +156,7 @@ int mp_hlo_replay_run(replay_t *r, size_t stop, mp_diag_t *diag)
 			r->heap_tl[i] = r->heap;
 			r->unpadded_tl[i] = r->unpadded;
 		}
-		li = mp_idmap_get(&m->lb_by_id, e->buffer_id);
+		li = hlo_index(&m->lb_by_id, e->buffer_id);
 		if (li < 0) {
 			if (r->n_unknown++ == 0)
 				r->first_unknown = (int64_t)i;
@@ -211,7 +204,7 @@ int mp_hlo_replay_run(replay_t *r, size_t stop, mp_diag_t *diag)
 				r->span_limit[li] = (int64_t)i;
 			break;
 		case EV_SHARE_WITH: {
-			int32_t cb = mp_idmap_get(&m->lb_by_id, e->share_with_canonical_id), croot;
+			int32_t cb = hlo_index(&m->lb_by_id, e->share_with_canonical_id), croot;
 
 			if (cb < 0) {
 				if (r->n_unknown++ == 0)
@@ -267,7 +260,7 @@ int64_t mp_hlo_pick_trace(const mp_hlo_module_t *m, int64_t color)
 		size_t count = 0;
 
 		for (size_t i = 0; i < tr->n_events; i++) {
-			int32_t li = mp_idmap_get(&m->lb_by_id, tr->events[i]->buffer_id);
+			int32_t li = hlo_index(&m->lb_by_id, tr->events[i]->buffer_id);
 
 			if (li >= 0 && m->lbs[li].proto->color == color)
 				count++;

@@ -131,19 +131,9 @@ static void sb_printf(sbuf_t *b, const char *fmt, ...)
 			b->len += (size_t)n;
 			return;
 		}
-		{
-			size_t cap = b->cap ? b->cap : 64;
-			char *np;
-
-			while (cap < b->len + (size_t)n + 1)
-				cap *= 2;
-			np = realloc(b->p, cap);
-			if (!np) {
-				b->oom = 1;
-				return;
-			}
-			b->p = np;
-			b->cap = cap;
+		if (MP_VEC_RESERVE(b->p, b->cap, b->len + (size_t)n + 1) < 0) {
+			b->oom = 1;
+			return;
 		}
 	}
 }

@@ -11,6 +11,7 @@
 #include "charts_impl.h"
 
 #include <memprof/plot.h>
+#include <memprof/vec.h>
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -64,14 +65,8 @@ static panel_t *add(plot_t *pl, int kind, const mp_plot_input_t *in, const mp_so
 {
 	panel_t *p;
 
-	if (pl->n == pl->cap) {
-		size_t nc = pl->cap ? pl->cap * 2 : 16;
-		panel_t *np = realloc(pl->p, nc * sizeof(*np));
-		if (!np)
-			return NULL;
-		pl->p = np;
-		pl->cap = nc;
-	}
+	if (MP_VEC_RESERVE(pl->p, pl->cap, pl->n + 1) < 0)
+		return NULL;
 	p = &pl->p[pl->n++];
 	memset(p, 0, sizeof(*p));
 	p->kind = kind;

@@ -30,6 +30,7 @@ typedef struct tl {
 	const mp_chart_step_t *marks; /* the step marks: the input's, or made from this id's points */
 	size_t nmarks;
 	mp_chart_step_t *own;      /* the latter (freed by the chart) */
+	size_t own_cap;
 	char step_note[200];       /* "": the step ids never go backwards */
 	uint32_t lanes;            /* lanes of phases over the plot (nesting depths drawn) */
 	uint64_t ymax;

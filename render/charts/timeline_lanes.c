@@ -4,6 +4,8 @@
  * depth, each phase a span with its name where it fits). */
 #include "timeline_impl.h"
 
+#include <memprof/vec.h>
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,12 +26,8 @@ int tl_steps(tl_t *t, const mp_chart_memory_t *mem)
 		for (size_t i = 0; i < t->d->timeline_count; i++) {
 			if (p[i].step < 0 || (t->nmarks && t->own[t->nmarks - 1].step == p[i].step))
 				continue;
-			if (!t->own || !(t->nmarks & (t->nmarks - 1))) {
-				mp_chart_step_t *nv = realloc(t->own, (t->nmarks ? t->nmarks * 2 : 1) * sizeof(*nv));
-				if (!nv)
-					return MP_ENOMEM;
-				t->own = nv;
-			}
+			if (MP_VEC_RESERVE(t->own, t->own_cap, t->nmarks + 1) < 0)
+				return MP_ENOMEM;
 			t->own[t->nmarks] = (mp_chart_step_t){t->nmarks ? p[i].time_ns : t->t0, p[i].step};
 			t->nmarks++;
 		}

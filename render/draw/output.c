@@ -4,6 +4,7 @@
 #include "draw_impl.h"
 
 #include <memprof/render.h>
+#include <memprof/vec.h>
 
 #include <cairo-svg.h>
 #include <errno.h>
@@ -43,15 +44,9 @@ static cairo_status_t sink_write(void *closure, const unsigned char *data, unsig
 	if (k->err)
 		return CAIRO_STATUS_WRITE_ERROR;
 	if (!k->f) {
-		if (k->n + length > k->cap) {
-			size_t cap = (k->n + length) * 2 + 4096;
-			char *m = realloc(k->mem, cap);
-			if (!m) {
-				k->err = ENOMEM;
-				return CAIRO_STATUS_NO_MEMORY;
-			}
-			k->mem = m;
-			k->cap = cap;
+		if (MP_VEC_RESERVE(k->mem, k->cap, k->n + length) < 0) {
+			k->err = ENOMEM;
+			return CAIRO_STATUS_NO_MEMORY;
 		}
 		memcpy(k->mem + k->n, data, length);
 		k->n += length;

@@ -3,6 +3,7 @@
 #include <memprof/error.h>
 #include <memprof/layout.h>
 #include <memprof/scene.h>
+#include <memprof/vec.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -53,22 +54,12 @@ int mp_scene_status(const mp_scene_t *s) { return s->status; }
  * *cap); on failure the scene's status turns MP_ENOMEM. */
 static int reserve(mp_scene_t *s, void **arr, size_t *cap, size_t n, size_t more, size_t elem)
 {
-	size_t want = n + more, nc = *cap ? *cap : 64;
-	void *p;
-
 	if (s->status)
 		return -1;
-	if (want <= *cap)
-		return 0;
-	while (nc < want)
-		nc *= 2;
-	p = realloc(*arr, nc * elem);
-	if (!p) {
+	if (mp_vec_reserve(arr, cap, n + more, elem) < 0) {
 		s->status = MP_ENOMEM;
 		return -1;
 	}
-	*arr = p;
-	*cap = nc;
 	return 0;
 }
 

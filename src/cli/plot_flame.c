@@ -9,6 +9,7 @@
 
 #include <memprof/calltree.h>
 #include <memprof/flame.h>
+#include <memprof/vec.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,15 +117,9 @@ static int input_panels(const cli_inputs_t *ci, int i, int kind, flame_panel_t *
 		t = mp_calltree_find(ci->trees[i], best->id, kind);
 		if (!t || !t->count || !t->nodes[0].total_bytes)
 			continue;
-		if (*np == *cap) {
-			size_t nc = *cap ? *cap * 2 : 4;
-			flame_panel_t *n = realloc(*ps, nc * sizeof(*n));
-			if (!n) {
-				rc = MP_ENOMEM;
-				break;
-			}
-			*ps = n;
-			*cap = nc;
+		if (MP_VEC_RESERVE(*ps, *cap, *np + 1) < 0) {
+			rc = MP_ENOMEM;
+			break;
 		}
 		p = &(*ps)[(*np)++];
 		memset(p, 0, sizeof(*p));

@@ -16,8 +16,9 @@
 #include <memprof/solver.h>
 #include <memprof/xplane_dtype.h>
 #include <memprof/xplane_export.h>
+#include <memprof/vec.h>
 
-#include "strtab.h"
+#include <memprof/strtab.h>
 
 #include <errno.h>
 #include <math.h>
@@ -33,7 +34,7 @@ typedef struct ex_live {
 /* per memory id: derived stats and the live allocations by address */
 typedef struct ex_mem {
 	uint64_t heap, peak;
-	mp_imap_t live; /* address -> index into lives; UINT32_MAX once freed */
+	mp_i64map_t live; /* address -> index into lives; UINT32_MAX once freed */
 } ex_mem;
 
 /* The solver's state after each event of one memory id (its timeline with
@@ -47,7 +48,8 @@ typedef struct ex_state {
 	ex_mem *mems;
 	uint32_t nmems;
 	ex_live *lives;
-	uint32_t nlives, caplives;
+	uint32_t nlives;
+	size_t caplives, capfree;
 	uint32_t *free_slots;
 	uint32_t nfree;
 } ex_state;
@@ -86,7 +88,7 @@ static void state_free(ex_state *st)
 	uint32_t i;
 
 	for (i = 0; i < st->nmems; i++)
-		mp_imap_free(&st->mems[i].live);
+		mp_i64map_free(&st->mems[i].live);
 	free(st->mems);
 	free(st->lives);
 	free(st->free_slots);
@@ -115,33 +117,23 @@ static int live_add(ex_state *st, ex_mem *m, uint64_t addr, uint64_t req, uint64
 {
 	uint32_t i;
 
-	if (mp_imap_get(&m->live, (int64_t)addr, &i) && i != UINT32_MAX) {
+	if (mp_i64map_get(&m->live, (int64_t)addr, &i) && i != UINT32_MAX) {
 		/* an allocation at a live address replaces the old one */
 		m->heap -= st->lives[i].allocated;
 	} else if (st->nfree) {
 		i = st->free_slots[--st->nfree];
 	} else {
-		if (st->nlives == st->caplives) {
-			uint32_t nc = st->caplives ? st->caplives * 2 : 1024;
-			ex_live *nl = realloc(st->lives, nc * sizeof(*nl));
-			uint32_t *nf;
-
-			if (!nl)
-				return MP_ENOMEM;
-			st->lives = nl;
-			nf = realloc(st->free_slots, nc * sizeof(*nf));
-			if (!nf)
-				return MP_ENOMEM;
-			st->free_slots = nf;
-			st->caplives = nc;
-		}
+		/* a freed slot's index goes to free_slots: room for every one */
+		if (MP_VEC_RESERVE(st->lives, st->caplives, (size_t)st->nlives + 1) < 0 ||
+		    MP_VEC_RESERVE(st->free_slots, st->capfree, (size_t)st->nlives + 1) < 0)
+			return MP_ENOMEM;
 		i = st->nlives++;
 	}
 	st->lives[i] = (ex_live){req, alloc};
 	m->heap += alloc;
 	if (m->heap > m->peak)
 		m->peak = m->heap;
-	return mp_imap_put(&m->live, (int64_t)addr, i);
+	return mp_i64map_put(&m->live, (int64_t)addr, i);
 }
 
 /* Returns 1 and the sizes if addr was live (and removes it). */
@@ -149,12 +141,12 @@ static int live_remove(ex_state *st, ex_mem *m, uint64_t addr, ex_live *out)
 {
 	uint32_t i;
 
-	if (!mp_imap_get(&m->live, (int64_t)addr, &i) || i == UINT32_MAX)
+	if (!mp_i64map_get(&m->live, (int64_t)addr, &i) || i == UINT32_MAX)
 		return 0;
 	*out = st->lives[i];
 	m->heap -= out->allocated;
 	st->free_slots[st->nfree++] = i;
-	mp_imap_put(&m->live, (int64_t)addr, UINT32_MAX);
+	mp_i64map_put(&m->live, (int64_t)addr, UINT32_MAX);
 	return 1;
 }
 

@@ -3,7 +3,8 @@
  * xprof does; pass 2 replays the peak step up to the peak time. */
 #include <memprof/xprof_compat.h>
 
-#include "strtab.h"
+#include <memprof/i64map.h>
+#include <memprof/vec.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@ typedef struct cm_state {
 	uint64_t tmax;            /* max stack+heap so far in time order */
 	int have_tmax;
 	int64_t unmapped, unmapped_dealloc;
+	mp_i64map_t live;         /* pass 2: address -> index in pend */
 } cm_state;
 
 typedef struct cm_pending {
@@ -24,83 +26,6 @@ typedef struct cm_pending {
 	uint32_t op, dtype, shape, mem;
 	uint8_t region, alive;
 } cm_pending;
-
-/* (memory, address) -> pending index, linear probing with backward-shift
- * deletion (erase is as common as insert). */
-typedef struct cm_slot {
-	uint64_t addr;
-	uint32_t mem;
-	uint32_t val; /* pending index + 1; 0 = empty */
-} cm_slot;
-
-typedef struct cm_map {
-	cm_slot *s;
-	size_t cap, n;
-} cm_map;
-
-static size_t cm_hash(const cm_map *m, uint32_t mem, uint64_t addr)
-{
-	return (size_t)mp_hash64(addr * 31 + mem) & (m->cap - 1);
-}
-
-static cm_slot *cm_find(cm_map *m, uint32_t mem, uint64_t addr)
-{
-	size_t i;
-
-	if (!m->cap)
-		return NULL;
-	for (i = cm_hash(m, mem, addr); m->s[i].val; i = (i + 1) & (m->cap - 1))
-		if (m->s[i].addr == addr && m->s[i].mem == mem)
-			return &m->s[i];
-	return NULL;
-}
-
-static int cm_put(cm_map *m, uint32_t mem, uint64_t addr, uint32_t val)
-{
-	cm_slot *e = cm_find(m, mem, addr);
-	size_t i;
-
-	if (e) {
-		e->val = val;
-		return 0;
-	}
-	if ((m->n + 1) * 2 > m->cap) {
-		cm_map nm = {calloc(m->cap ? m->cap * 2 : 1024, sizeof(cm_slot)), m->cap ? m->cap * 2 : 1024, 0};
-
-		if (!nm.s)
-			return MP_ENOMEM;
-		for (i = 0; i < m->cap; i++)
-			if (m->s[i].val)
-				cm_put(&nm, m->s[i].mem, m->s[i].addr, m->s[i].val);
-		free(m->s);
-		*m = nm;
-	}
-	for (i = cm_hash(m, mem, addr); m->s[i].val; i = (i + 1) & (m->cap - 1))
-		;
-	m->s[i] = (cm_slot){addr, mem, val};
-	m->n++;
-	return 0;
-}
-
-static void cm_erase(cm_map *m, cm_slot *e)
-{
-	size_t i = (size_t)(e - m->s), j = i, k;
-
-	m->s[i].val = 0;
-	m->n--;
-	for (;;) {
-		j = (j + 1) & (m->cap - 1);
-		if (!m->s[j].val)
-			return;
-		k = cm_hash(m, m->s[j].mem, m->s[j].addr);
-		/* move j back to i unless its home k lies cyclically in (i, j] */
-		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-			m->s[i] = m->s[j];
-			m->s[j].val = 0;
-			i = j;
-		}
-	}
-}
 
 static uint64_t order_key(mp_source_t *src, const mp_event_t *ev)
 {
@@ -162,15 +87,8 @@ static int add_row(mp_xprof_memory_t *m, size_t *cap, uint64_t alloc, uint64_t r
 {
 	mp_xprof_row_t *r;
 
-	if (m->nrows == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-		mp_xprof_row_t *nr = realloc(m->rows, nc * sizeof(*nr));
-
-		if (!nr)
-			return MP_ENOMEM;
-		m->rows = nr;
-		*cap = nc;
-	}
+	if (MP_VEC_RESERVE(m->rows, *cap, m->nrows + 1) < 0)
+		return MP_ENOMEM;
 	r = &m->rows[m->nrows];
 	r->allocation_bytes = alloc;
 	r->requested_bytes = req;
@@ -333,13 +251,12 @@ static int pass_peaks(mp_source_t *src, cm_state **stp, uint32_t *nstp, mp_diag_
 }
 
 /* pass 2: the peak step's allocations up to the peak time, pending in
- * *pendp (the caller's, as map) while live. */
-static int pass_peak_step(mp_source_t *src, cm_state *st, uint32_t nst, cm_pending **pendp, size_t *npendp, cm_map *mapp,
+ * *pendp (the caller's) while live. */
+static int pass_peak_step(mp_source_t *src, cm_state *st, uint32_t nst, cm_pending **pendp, size_t *npendp,
 			  mp_diag_t *diag)
 {
 	cm_pending *pend = NULL;
 	size_t npend = 0, cappend = 0;
-	cm_map map = {NULL, 0, 0};
 	mp_event_t ev;
 	int rc;
 
@@ -348,7 +265,8 @@ static int pass_peak_step(mp_source_t *src, cm_state *st, uint32_t nst, cm_pendi
 	rc = mp_source_rewind(src, diag);
 	while (rc == 0 && (rc = mp_source_next(src, &ev, diag)) > 0) {
 		cm_state *s;
-		cm_slot *e;
+		uint32_t e;
+		int live;
 
 		rc = 0;
 		if (!is_mem_event(&ev) || ev.memory >= nst || !st)
@@ -356,20 +274,13 @@ static int pass_peak_step(mp_source_t *src, cm_state *st, uint32_t nst, cm_pendi
 		s = &st[ev.memory];
 		if (ev.time_ns > s->m.peak_time_ns || ev.step != s->m.peak_step)
 			continue;
-		e = cm_find(&map, ev.memory, ev.address);
+		live = mp_i64map_get(&s->live, ev.address, &e);
 		if (ev.kind == MP_EV_ALLOC) {
-			if (e)
-				pend[e->val - 1].alive = 0;
-			if (npend == cappend) {
-				size_t nc = cappend ? cappend * 2 : 256;
-				cm_pending *np = realloc(pend, nc * sizeof(*np));
-
-				if (!np) {
-					rc = MP_ENOMEM;
-					break;
-				}
-				pend = np;
-				cappend = nc;
+			if (live)
+				pend[e].alive = 0;
+			if (MP_VEC_RESERVE(pend, cappend, npend + 1) < 0) {
+				rc = MP_ENOMEM;
+				break;
 			}
 			pend[npend] = (cm_pending){ev.allocated_bytes, ev.requested_bytes, ev.op, ev.dtype,
 						   ev.shape, ev.memory, ev.region, 1};
@@ -377,13 +288,13 @@ static int pass_peak_step(mp_source_t *src, cm_state *st, uint32_t nst, cm_pendi
 				rc = MP_ELIMIT;
 				break;
 			}
-			rc = cm_put(&map, ev.memory, ev.address, (uint32_t)(npend + 1));
+			rc = mp_i64map_put(&s->live, ev.address, (uint32_t)npend);
 			npend++;
 			s->unmapped -= (int64_t)ev.allocated_bytes;
 		} else {
-			if (e) {
-				pend[e->val - 1].alive = 0;
-				cm_erase(&map, e);
+			if (live) {
+				pend[e].alive = 0;
+				mp_i64map_del(&s->live, ev.address);
 			} else {
 				s->unmapped_dealloc += (int64_t)ev.allocated_bytes;
 			}
@@ -392,7 +303,6 @@ static int pass_peak_step(mp_source_t *src, cm_state *st, uint32_t nst, cm_pendi
 	}
 	*pendp = pend;
 	*npendp = npend;
-	*mapp = map;
 	return rc;
 }
 
@@ -440,17 +350,17 @@ int mp_xprof_compute(mp_source_t *src, const mp_xprof_options_t *opts, mp_xprof_
 	cm_state *st = NULL;
 	cm_pending *pend = NULL;
 	size_t npend = 0;
-	cm_map map = {NULL, 0, 0};
 	int rc;
 
 	*out = NULL;
 	rc = pass_peaks(src, &st, &nst, diag);
 	if (rc == 0)
-		rc = pass_peak_step(src, st, nst, &pend, &npend, &map, diag);
+		rc = pass_peak_step(src, st, nst, &pend, &npend, diag);
 	if (rc == 0)
 		rc = profile(src, st, nst, pend, npend, legacy, out);
+	for (uint32_t i = 0; i < nst && st; i++)
+		mp_i64map_free(&st[i].live);
 	free(st);
 	free(pend);
-	free(map.s);
 	return rc < 0 ? rc : 0;
 }

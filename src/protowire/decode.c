@@ -1,28 +1,21 @@
 /* decode.c - the decoder's out-of-line parts (see memprof/protowire.h):
  * varints longer than a byte, and the sentence for a field that cannot be
  * read, the same whichever face read it (both give it the same bytes). */
+#include <memprof/format/varint.h>
 #include <memprof/protowire.h>
 
 #include <stdio.h>
 
 int mp_pw_varint_long(const uint8_t *p, size_t avail, uint64_t *v)
 {
-	size_t lim = avail < 10 ? avail : 10;
-	uint64_t x = 0;
+	const uint8_t *q = p;
 
-	for (size_t i = 0; i < lim; i++) {
-		x |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-		if (p[i] < 0x80) {
-			/* The tenth byte holds bit 63 alone: more is a value
-			 * no 64-bit field can have, not a bigger number. */
-			if (i == 9 && p[i] > 1)
-				break;
-			*v = x;
-			return (int)i + 1;
-		}
-	}
+	if (mp_varint_get(&q, p + (avail < 10 ? avail : 10), v) == 0)
+		return (int)(q - p);
+	/* Failed: cut short when fewer than 10 bytes were there (a value
+	 * above 2^64 - 1 needs a tenth byte), else too long or too big. */
 	*v = 0;
-	return lim == 10 ? -1 : 0;
+	return avail < 10 ? 0 : -1;
 }
 
 void mp_pw_fail(mp_diag_t *diag, const char *what, const uint8_t *p, size_t avail, uint64_t room, uint64_t off)

@@ -1,6 +1,7 @@
 /* encode.c - the protobuf encoder (see memprof/protowire.h): fields
  * appended to a growable buffer whose allocation failure is sticky. */
 #include <memprof/protowire.h>
+#include <memprof/vec.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,19 +16,9 @@ void mp_pw_put_raw(mp_pw_buf_t *b, const void *p, size_t n)
 {
 	if (b->oom || n == 0)
 		return;
-	if (b->len + n > b->cap) {
-		size_t nc = b->cap ? b->cap : 256;
-		uint8_t *nd;
-
-		while (nc < b->len + n)
-			nc *= 2;
-		nd = realloc(b->data, nc);
-		if (!nd) {
-			b->oom = 1;
-			return;
-		}
-		b->data = nd;
-		b->cap = nc;
+	if (MP_VEC_RESERVE(b->data, b->cap, b->len + n) < 0) {
+		b->oom = 1;
+		return;
 	}
 	memcpy(b->data + b->len, p, n);
 	b->len += n;

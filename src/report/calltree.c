@@ -59,22 +59,6 @@ static uint64_t str_hash(const char *s)
 	return h;
 }
 
-/* Grow *v (n items of size) to hold one more; 0 or -1. */
-static int grow(void **v, size_t n, size_t *cap, size_t size)
-{
-	void *a;
-	size_t c;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 64;
-	if (!(a = realloc(*v, c * size)))
-		return -1;
-	*v = a;
-	*cap = c;
-	return 0;
-}
-
 /* The interned copy of s (owned by t); NULL when out of memory. Keys are
  * the string's hash, then the next values where another string had it. */
 const char *ct_intern(mp_calltree_t *t, const char *s)
@@ -82,13 +66,13 @@ const char *ct_intern(mp_calltree_t *t, const char *s)
 	uint64_t k = str_hash(s);
 	uint32_t i;
 
-	for (; rp_map_get(&t->str_map, k, &i); k++)
+	for (; mp_i64map_get(&t->str_map, k, &i); k++)
 		if (!strcmp(t->strs[i], s))
 			return t->strs[i];
-	if (grow((void **)&t->strs, t->nstrs, &t->cap_strs, sizeof(*t->strs)) < 0 ||
+	if (MP_VEC_RESERVE(t->strs, t->cap_strs, t->nstrs + 1) < 0 ||
 	    !(t->strs[t->nstrs] = strdup(s)))
 		return NULL;
-	if (rp_map_put(&t->str_map, k, (uint32_t)t->nstrs) < 0) {
+	if (mp_i64map_put(&t->str_map, k, (uint32_t)t->nstrs) < 0) {
 		free(t->strs[t->nstrs]);
 		return NULL;
 	}
@@ -105,13 +89,13 @@ static long frame_id(mp_calltree_t *t, const char *name, const char *file, int64
 	if (!n || !f)
 		return -1;
 	h = rp_mix((uint64_t)(uintptr_t)n ^ rp_mix((uint64_t)(uintptr_t)f ^ rp_mix((uint64_t)line)) ^ (uint64_t)kind);
-	for (; rp_map_get(&t->frame_map, h, &i); h++) {
+	for (; mp_i64map_get(&t->frame_map, h, &i); h++) {
 		const ct_frame_t *x = &t->frames[i];
 		if (x->name == n && x->file == f && x->line == line && x->kind == kind)
 			return (long)i;
 	}
-	if (t->nframes >= CT_SPECIAL || grow((void **)&t->frames, t->nframes, &t->cap_frames, sizeof(*t->frames)) < 0 ||
-	    rp_map_put(&t->frame_map, h, (uint32_t)t->nframes) < 0)
+	if (t->nframes >= CT_SPECIAL || MP_VEC_RESERVE(t->frames, t->cap_frames, t->nframes + 1) < 0 ||
+	    mp_i64map_put(&t->frame_map, h, (uint32_t)t->nframes) < 0)
 		return -1;
 	t->frames[t->nframes] = (ct_frame_t){n, f, line, kind};
 	return (long)t->nframes++;
@@ -145,7 +129,7 @@ static int pc_frame(mp_calltree_t *t, uint64_t pc, uint32_t *id, int *dropped)
 	uint32_t v;
 	long fid;
 
-	if (rp_map_get(&t->pc_map, pc, &v)) {
+	if (mp_i64map_get(&t->pc_map, pc, &v)) {
 		*id = v >> 1;
 		*dropped = v & 1;
 		return 0;
@@ -168,7 +152,7 @@ static int pc_frame(mp_calltree_t *t, uint64_t pc, uint32_t *id, int *dropped)
 	if (fid < 0 || fid >= (1l << 30))
 		return -1;
 	*id = (uint32_t)fid;
-	return rp_map_put(&t->pc_map, pc, (uint32_t)fid << 1 | (uint32_t)*dropped);
+	return mp_i64map_put(&t->pc_map, pc, (uint32_t)fid << 1 | (uint32_t)*dropped);
 }
 
 /* Resolve stack (1..) into t->path[..]: its frame ids from the outermost
@@ -209,8 +193,8 @@ static int resolve(mp_calltree_t *t, uint32_t stack)
 	pick = pick ? pick - 1 : 0; /* every frame an allocator's: all kept */
 	if (rc == 0 && t->npath + (n - pick) > UINT32_MAX)
 		rc = -1;
-	while (rc == 0 && t->npath + (n - pick) > t->cap_path)
-		rc = grow((void **)&t->path, t->cap_path, &t->cap_path, sizeof(*t->path));
+	if (rc == 0 && MP_VEC_RESERVE(t->path, t->cap_path, t->npath + (n - pick)) < 0)
+		rc = -1;
 	if (rc == 0) {
 		st->first = (uint32_t)t->npath;
 		st->n = n - pick;
@@ -234,10 +218,10 @@ static long agg_of(mp_calltree_t *t, uint32_t memory, uint32_t stack)
 	uint64_t key = (uint64_t)memory << 32 | stack;
 	uint32_t i;
 
-	if (rp_map_get(&t->agg_map, key, &i))
+	if (mp_i64map_get(&t->agg_map, key, &i))
 		return (long)i;
-	if (t->naggs >= UINT32_MAX - 1 || grow((void **)&t->aggs, t->naggs, &t->cap_aggs, sizeof(*t->aggs)) < 0 ||
-	    rp_map_put(&t->agg_map, key, (uint32_t)t->naggs) < 0)
+	if (t->naggs >= UINT32_MAX - 1 || MP_VEC_RESERVE(t->aggs, t->cap_aggs, t->naggs + 1) < 0 ||
+	    mp_i64map_put(&t->agg_map, key, (uint32_t)t->naggs) < 0)
 		return -1;
 	memset(&t->aggs[t->naggs], 0, sizeof(t->aggs[0]));
 	t->aggs[t->naggs].memory = memory;
@@ -248,19 +232,13 @@ static long agg_of(mp_calltree_t *t, uint32_t memory, uint32_t stack)
 /* Room for stack ids up to id in t->stacks; 0 or -1. */
 static int stack_slot(mp_calltree_t *t, uint32_t id)
 {
-	size_t n;
-	ct_stack_t *a;
+	size_t old = t->nstacks_cap;
 
-	if (id < t->nstacks_cap)
+	if (id < old)
 		return 0;
-	n = t->nstacks_cap ? t->nstacks_cap : 256;
-	while (n <= id)
-		n *= 2;
-	if (!(a = realloc(t->stacks, n * sizeof(*a))))
+	if (MP_VEC_RESERVE(t->stacks, t->nstacks_cap, (size_t)id + 1) < 0)
 		return -1;
-	memset(a + t->nstacks_cap, 0, (n - t->nstacks_cap) * sizeof(*a));
-	t->stacks = a;
-	t->nstacks_cap = n;
+	memset(t->stacks + old, 0, (t->nstacks_cap - old) * sizeof(*t->stacks));
 	return 0;
 }
 
@@ -414,10 +392,10 @@ void mp_calltree_free(mp_calltree_t *t)
 	for (size_t i = 0; i < t->nstrs; i++)
 		free(t->strs[i]);
 	free(t->strs);
-	rp_map_free(&t->str_map);
-	rp_map_free(&t->frame_map);
-	rp_map_free(&t->pc_map);
-	rp_map_free(&t->agg_map);
+	mp_i64map_free(&t->str_map);
+	mp_i64map_free(&t->frame_map);
+	mp_i64map_free(&t->pc_map);
+	mp_i64map_free(&t->agg_map);
 	free(t->frames);
 	free(t->stacks);
 	free(t->path);

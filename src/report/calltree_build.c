@@ -19,7 +19,7 @@ typedef struct bnode {
 typedef struct builder {
 	bnode_t *n;
 	size_t count, cap;
-	rp_map_t child;         /* parent << 32 | frame -> node */
+	mp_i64map_t child;      /* parent << 32 | frame -> node */
 } builder_t;
 
 /* The child of parent for frame, made when new; -1 out of memory. */
@@ -28,19 +28,11 @@ static long child_of(builder_t *b, uint32_t parent, uint32_t frame)
 	uint64_t key = (uint64_t)parent << 32 | frame;
 	uint32_t i;
 
-	if (rp_map_get(&b->child, key, &i))
+	if (mp_i64map_get(&b->child, key, &i))
 		return (long)i;
 	if (b->count >= INT32_MAX)
 		return -1;
-	if (b->count == b->cap) {
-		size_t c = b->cap ? b->cap * 2 : 256;
-		bnode_t *a = realloc(b->n, c * sizeof(*a));
-		if (!a)
-			return -1;
-		b->n = a;
-		b->cap = c;
-	}
-	if (rp_map_put(&b->child, key, (uint32_t)b->count) < 0)
+	if (MP_VEC_RESERVE(b->n, b->cap, b->count + 1) < 0 || mp_i64map_put(&b->child, key, (uint32_t)b->count) < 0)
 		return -1;
 	b->n[b->count] = (bnode_t){frame, -1, b->n[parent].first_child, parent, 0, 0, 0, 0, 1};
 	b->n[parent].first_child = (int32_t)b->count;
@@ -89,14 +81,8 @@ static void names_of(const mp_calltree_t *t, uint32_t frame, item_t *it)
 
 static int push(item_t **work, size_t *n, size_t *cap, const item_t *it)
 {
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-		item_t *a = realloc(*work, c * sizeof(*a));
-		if (!a)
-			return -1;
-		*work = a;
-		*cap = c;
-	}
+	if (MP_VEC_RESERVE(*work, *cap, *n + 1) < 0)
+		return -1;
 	(*work)[(*n)++] = *it;
 	return 0;
 }
@@ -107,7 +93,7 @@ static int emit(const mp_calltree_t *t, const builder_t *b, const char *root_nam
 	const bnode_t *n = b->n;
 	double limit = n[0].total_b * (t->min_percent / 100.0); /* fold what is under it */
 	item_t *work = NULL, it = {0};
-	size_t nwork = 0, cap_work = 0, cap_out = 0, count = 0;
+	size_t nwork = 0, cap_work = 0, cap_out = 0, cap_last = 0, count = 0;
 	mp_tree_node_t *out = NULL;
 	int32_t *last = NULL; /* per output node: its last child so far */
 	int rc = 0;
@@ -120,19 +106,10 @@ static int emit(const mp_calltree_t *t, const builder_t *b, const char *root_nam
 		item_t cur = work[--nwork];
 		mp_tree_node_t *o;
 		size_t mark;
-		if (count == cap_out) {
-			size_t c = cap_out ? cap_out * 2 : 256;
-			mp_tree_node_t *a = realloc(out, c * sizeof(*a));
-			int32_t *l = realloc(last, c * sizeof(*l));
-			if (a)
-				out = a;
-			if (l)
-				last = l;
-			if (!a || !l || c > INT32_MAX) {
-				rc = -1;
-				break;
-			}
-			cap_out = c;
+		if (count >= INT32_MAX || MP_VEC_RESERVE(out, cap_out, count + 1) < 0 ||
+		    MP_VEC_RESERVE(last, cap_last, count + 1) < 0) {
+			rc = -1;
+			break;
 		}
 		o = &out[count];
 		memset(o, 0, sizeof(*o));
@@ -259,7 +236,7 @@ static int build_one(mp_calltree_t *t, uint32_t memory, int kind, ct_path_fn pat
 	if (rc == 0)
 		rc = emit(t, &b, root_name, tree);
 	free(b.n);
-	rp_map_free(&b.child);
+	mp_i64map_free(&b.child);
 	return rc;
 }
 

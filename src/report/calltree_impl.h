@@ -9,7 +9,7 @@
 
 #include "symbolize.h"
 
-#include "report_impl.h" /* rp_map_t */
+#include "report_impl.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -48,11 +48,11 @@ struct mp_calltree {
 	unsigned kinds;
 	char **strs;               /* interned strings (owned), str_map: hash -> index */
 	size_t nstrs, cap_strs;
-	rp_map_t str_map;
+	mp_i64map_t str_map;
 	ct_frame_t *frames;        /* frame_map: hash of (name, file, line, kind) -> index */
 	size_t nframes, cap_frames;
-	rp_map_t frame_map;
-	rp_map_t pc_map;           /* a capture's return address -> frame id << 1 | dropped */
+	mp_i64map_t frame_map;
+	mp_i64map_t pc_map;        /* a capture's return address -> frame id << 1 | dropped */
 	ct_stack_t *stacks;        /* by stack id */
 	size_t nstacks_cap;
 	uint32_t *path;            /* the stacks' frame ids, back to back */
@@ -61,7 +61,7 @@ struct mp_calltree {
 	int any_stack;             /* some allocation had a stack */
 	ct_agg_t *aggs;            /* agg_map: memory << 32 | stack -> index */
 	size_t naggs, cap_aggs;
-	rp_map_t agg_map;
+	mp_i64map_t agg_map;
 	mp_tree_t *trees;          /* by memory id, then kind; nodes owned */
 	size_t ntrees;
 };

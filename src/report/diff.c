@@ -89,14 +89,8 @@ static int collect(entry_t **v, size_t *n, size_t *cap, const mp_report_input_t 
 			e.bytes = r->total_bytes;
 			e.count = r->occurrences;
 		}
-		if (*n == *cap) {
-			size_t nc = *cap ? *cap * 2 : 64;
-			entry_t *nv = realloc(*v, nc * sizeof(*nv));
-			if (!nv)
-				return MP_ENOMEM;
-			*v = nv;
-			*cap = nc;
-		}
+		if (MP_VEC_RESERVE(*v, *cap, *n + 1) < 0)
+			return MP_ENOMEM;
 		(*v)[(*n)++] = e;
 	}
 	return 0;

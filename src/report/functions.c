@@ -12,7 +12,7 @@
 #include <memprof/functions.h>
 
 #include "livemap.h"
-#include "report_impl.h" /* rp_map_t */
+#include "report_impl.h"
 #include "stackframes.h"
 #include "symbolize.h"
 
@@ -38,9 +38,8 @@ struct mp_functions {
 	size_t nrows, cap_rows;
 	char **names;            /* interned function names (owned) */
 	size_t nnames, cap_names;
-	uint32_t *name_slots;    /* hash: name index + 1 */
-	size_t name_mask;
-	rp_map_t row_index;      /* (memory, label) -> row index */
+	mp_i64map_t name_index;  /* name hash (+ probe) -> name index */
+	mp_i64map_t row_index;   /* (memory, label) -> row index */
 	site_t *stack_site;      /* per stack id: its allocating frame (label 0: not yet resolved) */
 	uint32_t *stack_row;     /* per stack id: the row it was last charged to + 1 */
 	uint64_t *stack_bytes;   /* per stack id: requested bytes */
@@ -53,7 +52,7 @@ struct mp_functions {
 	int by_op;               /* mp_functions_compute_ops: the op is the function */
 };
 
-/* --- small hash maps -------------------------------------------------------- */
+/* --- interned names and rows -------------------------------------------- */
 
 static uint64_t str_hash(const char *s)
 {
@@ -66,40 +65,23 @@ static uint64_t str_hash(const char *s)
 	return h;
 }
 
-/* Intern s; returns its index, or -1 when out of memory. */
+/* Intern s; returns its index, or -1 when out of memory. Hashes that
+ * collide take the next free key. */
 static long name_id(mp_functions_t *f, const char *s)
 {
-	size_t i;
+	uint64_t k = str_hash(s);
+	uint32_t i;
 
-	if ((f->nnames + 1) * 2 > f->name_mask + 1) {
-		size_t cap = f->name_mask ? (f->name_mask + 1) * 2 : 256, j;
-		uint32_t *slots = calloc(cap, sizeof(*slots));
-		if (!slots)
-			return -1;
-		for (j = 0; j < f->nnames; j++) {
-			for (i = str_hash(f->names[j]) & (cap - 1); slots[i]; i = (i + 1) & (cap - 1))
-				;
-			slots[i] = (uint32_t)j + 1;
-		}
-		free(f->name_slots);
-		f->name_slots = slots;
-		f->name_mask = cap - 1;
-	}
-	for (i = str_hash(s) & f->name_mask; f->name_slots[i]; i = (i + 1) & f->name_mask)
-		if (!strcmp(f->names[f->name_slots[i] - 1], s))
-			return (long)f->name_slots[i] - 1;
-	if (f->nnames == f->cap_names) {
-		size_t n = f->cap_names ? f->cap_names * 2 : 64;
-		char **a = realloc(f->names, n * sizeof(*a));
-		if (!a)
-			return -1;
-		f->names = a;
-		f->cap_names = n;
-	}
-	if (!(f->names[f->nnames] = strdup(s)))
+	for (; mp_i64map_get(&f->name_index, k, &i); k++)
+		if (!strcmp(f->names[i], s))
+			return (long)i;
+	if (MP_VEC_RESERVE(f->names, f->cap_names, f->nnames + 1) < 0 || !(f->names[f->nnames] = strdup(s)))
 		return -1;
-	f->name_slots[i] = (uint32_t)++f->nnames;
-	return (long)f->nnames - 1;
+	if (mp_i64map_put(&f->name_index, k, (uint32_t)f->nnames) < 0) {
+		free(f->names[f->nnames]);
+		return -1;
+	}
+	return (long)f->nnames++;
 }
 
 /* The row of (memory, site's label); returns its index or -1 when out of
@@ -110,17 +92,10 @@ static long row_of(mp_functions_t *f, uint32_t memory, const site_t *st)
 	uint32_t row;
 	mp_func_row_t *r;
 
-	if (rp_map_get(&f->row_index, key, &row))
+	if (mp_i64map_get(&f->row_index, key, &row))
 		return (long)row;
-	if (f->nrows == f->cap_rows) {
-		size_t n = f->cap_rows ? f->cap_rows * 2 : 64;
-		mp_func_row_t *a = realloc(f->rows, n * sizeof(*a));
-		if (!a)
-			return -1;
-		f->rows = a;
-		f->cap_rows = n;
-	}
-	if (rp_map_put(&f->row_index, key, (uint32_t)f->nrows) < 0)
+	if (MP_VEC_RESERVE(f->rows, f->cap_rows, f->nrows + 1) < 0 ||
+	    mp_i64map_put(&f->row_index, key, (uint32_t)f->nrows) < 0)
 		return -1;
 	r = &f->rows[f->nrows];
 	memset(r, 0, sizeof(*r));
@@ -443,9 +418,9 @@ void mp_functions_free(mp_functions_t *f)
 	for (i = 0; i < f->nnames; i++)
 		free(f->names[i]);
 	free(f->names);
-	free(f->name_slots);
+	mp_i64map_free(&f->name_index);
 	free(f->rows);
-	rp_map_free(&f->row_index);
+	mp_i64map_free(&f->row_index);
 	free(f->stack_site);
 	free(f->stack_row);
 	free(f->stack_bytes);

@@ -6,7 +6,8 @@
  * the analysis side, so that the layout never reads an input. */
 #include <memprof/replay.h>
 
-#include <stdint.h>
+#include <memprof/vec.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,14 +31,8 @@ static int phase_event(phase_run_t *r, const mp_source_t *src, const mp_event_t 
 		if (r->nopen < MAX_OPEN) {
 			size_t at = SIZE_MAX;
 			if (r->n < MAX_PHASES) {
-				if (r->n == r->cap) {
-					size_t nc = r->cap ? r->cap * 2 : 64;
-					mp_replay_phase_t *nv = realloc(r->v, nc * sizeof(*nv));
-					if (!nv)
-						return MP_ENOMEM;
-					r->v = nv;
-					r->cap = nc;
-				}
+				if (MP_VEC_RESERVE(r->v, r->cap, r->n + 1) < 0)
+					return MP_ENOMEM;
 				at = r->n++;
 				r->v[at] = (mp_replay_phase_t){mp_source_string(src, ev->label), ev->time_ns, UINT64_MAX,
 							      r->nopen};
@@ -86,14 +81,8 @@ static int step_push(mp_replay_step_t **v, size_t *n, size_t *cap, uint64_t time
 		return 0;
 	if (*n >= MAX_STEPS)
 		return 0;
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 64;
-		mp_replay_step_t *nv = realloc(*v, nc * sizeof(*nv));
-		if (!nv)
-			return MP_ENOMEM;
-		*v = nv;
-		*cap = nc;
-	}
+	if (MP_VEC_RESERVE(*v, *cap, *n + 1) < 0)
+		return MP_ENOMEM;
 	(*v)[(*n)++] = (mp_replay_step_t){time_ns, step};
 	return 0;
 }

@@ -2,11 +2,13 @@
 #ifndef MEMPROF_REPORT_IMPL_H
 #define MEMPROF_REPORT_IMPL_H
 
+#include <memprof/i64map.h>
 #include <memprof/report.h>
 /* byte units, CSV fields and JSON values: the output layer's helpers */
 #include <memprof/output/csv.h>
 #include <memprof/output/json.h>
 #include <memprof/output/units.h>
+#include <memprof/vec.h>
 
 /* The op name of a row ("(unknown origin)" for the unknown-origin row). */
 #define RP_UNKNOWN_ORIGIN "(unknown origin)"
@@ -30,17 +32,6 @@ const char *rp_row_op(const mp_report_input_t *in, const mp_solver_row_t *r);
  * source's time_ns counts something else (mp_source_time_unit). */
 const char *rp_time(const mp_report_input_t *in, char *buf, size_t n, uint64_t time_ns);
 
-/* u64 -> u32, open addressing; values stored + 1 (0 = an empty slot):
- * u64map.c. */
-typedef struct rp_map {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t mask, n;
-} rp_map_t;
-
-int rp_map_put(rp_map_t *m, uint64_t key, uint32_t val); /* 0, or -1 out of memory */
-int rp_map_get(const rp_map_t *m, uint64_t key, uint32_t *val); /* 1 found, 0 not */
-void rp_map_free(rp_map_t *m);
 
 /* The source's notes about one memory id (MP_NOTE_INPUT: the input's own),
  * in the source's order: *i is the cursor (start at 0); NULL at the end. */

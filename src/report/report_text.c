@@ -25,15 +25,11 @@ static void tbl_add(tbl_t *t, const char *const *v)
 {
 	if (t->bad)
 		return;
-	if (t->nrow == t->cap) {
-		size_t nc = t->cap ? t->cap * 2 : 16;
-		char **n = realloc(t->cell, nc * (size_t)t->ncol * sizeof(*n));
-		if (!n) {
-			t->bad = 1;
-			return;
-		}
-		t->cell = n;
-		t->cap = nc;
+	/* an item is a row of ncol cells */
+	t->cell = mp_vec_grow(t->cell, &t->cap, t->nrow + 1, (size_t)t->ncol * sizeof(*t->cell));
+	if (t->cap < t->nrow + 1) {
+		t->bad = 1;
+		return;
 	}
 	for (int c = 0; c < t->ncol; c++) {
 		char *s = strdup(v[c] ? v[c] : "");

@@ -22,6 +22,7 @@
 #include "fragidx_impl.h"
 
 #include <memprof/error.h>
+#include <memprof/vec.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -37,14 +38,8 @@ fx_leaf_t *fx_leaf_new(fx_index_t *fx)
 
 	if (!l) {
 		fx_leaf_t *chunk;
-		if (fx->nchunks == fx->chunk_cap) {
-			size_t nc = fx->chunk_cap ? fx->chunk_cap * 2 : 16;
-			void **n = realloc(fx->chunks, nc * sizeof(*n));
-			if (!n)
-				return NULL;
-			fx->chunks = n;
-			fx->chunk_cap = nc;
-		}
+		if (MP_VEC_RESERVE(fx->chunks, fx->chunk_cap, fx->nchunks + 1) < 0)
+			return NULL;
 		chunk = calloc(CHUNK_LEAVES, sizeof(*chunk));
 		if (!chunk)
 			return NULL;

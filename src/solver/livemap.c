@@ -2,6 +2,7 @@
 #include "livemap.h"
 
 #include <memprof/error.h>
+#include <memprof/vec.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -46,14 +47,8 @@ uint32_t grp_add(grp_table_t *t, const grp_key_t *key)
 		return LM_EMPTY;
 	if ((t->n + 1) * 2 > t->scap && grp_rehash(t, t->scap ? t->scap * 2 : 64) < 0)
 		return LM_EMPTY;
-	if (t->n == t->gcap) {
-		size_t nc = t->gcap ? t->gcap * 2 : 32;
-		grp_t *ng = realloc(t->g, nc * sizeof(*ng));
-		if (!ng)
-			return LM_EMPTY;
-		t->g = ng;
-		t->gcap = nc;
-	}
+	if (MP_VEC_RESERVE(t->g, t->gcap, t->n + 1) < 0)
+		return LM_EMPTY;
 	t->g[t->n].key = *key;
 	t->g[t->n].live = 0;
 	t->g[t->n].at_peak = 0;

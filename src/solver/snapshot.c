@@ -7,6 +7,7 @@
  * once per target instead. */
 #include <memprof/live.h>
 #include <memprof/snapshot.h>
+#include <memprof/vec.h>
 
 #include <inttypes.h>
 #include <stdlib.h>

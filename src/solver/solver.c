@@ -20,19 +20,16 @@ static sv_dev_t *get_dev(mp_solver_t *s, uint32_t id, int *rc)
 		*rc = MP_ELIMIT;
 		return NULL;
 	}
-	if (id >= s->ndev) {
-		uint32_t n = s->ndev ? s->ndev : 4;
-		sv_dev_t **nd;
-		while (n <= id)
-			n *= 2;
-		nd = realloc(s->dev, n * sizeof(*nd));
-		if (!nd) {
+	if (id >= s->ndev) { /* the new slots NULL */
+		size_t n = s->ndev;
+
+		s->dev = mp_vec_grow(s->dev, &n, (size_t)id + 1, sizeof(*s->dev));
+		if (n <= id) {
 			*rc = MP_ENOMEM;
 			return NULL;
 		}
-		memset(nd + s->ndev, 0, (n - s->ndev) * sizeof(*nd));
-		s->dev = nd;
-		s->ndev = n;
+		memset(s->dev + s->ndev, 0, (n - s->ndev) * sizeof(*s->dev));
+		s->ndev = (uint32_t)n;
 	}
 	d = s->dev[id];
 	if (!d) {
@@ -77,14 +74,8 @@ static int touch_group(sv_dev_t *d, uint32_t gid)
 
 	if (g->dirty)
 		return 0;
-	if (d->ndirty == d->dirty_cap) {
-		size_t nc = d->dirty_cap ? d->dirty_cap * 2 : 64;
-		uint32_t *n = realloc(d->dirty, nc * sizeof(*n));
-		if (!n)
-			return MP_ENOMEM;
-		d->dirty = n;
-		d->dirty_cap = nc;
-	}
+	if (MP_VEC_RESERVE(d->dirty, d->dirty_cap, d->ndirty + 1) < 0)
+		return MP_ENOMEM;
 	g->dirty = 1;
 	d->dirty[d->ndirty++] = gid;
 	return 0;
@@ -307,14 +298,8 @@ static int record_oom(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 	d->pub.oom_total++;
 	if (d->pub.oom_count >= s->opt.max_oom_records)
 		return 0;
-	if (d->pub.oom_count == d->oom_cap) {
-		size_t nc = d->oom_cap ? d->oom_cap * 2 : 8;
-		mp_solver_oom_t *n = realloc(d->pub.oom, nc * sizeof(*n));
-		if (!n)
-			return MP_ENOMEM;
-		d->pub.oom = n;
-		d->oom_cap = nc;
-	}
+	if (MP_VEC_RESERVE(d->pub.oom, d->oom_cap, (size_t)d->pub.oom_count + 1) < 0)
+		return MP_ENOMEM;
 	o = &d->pub.oom[d->pub.oom_count];
 	memset(o, 0, sizeof(*o));
 	if (make_point(d, ev, &o->at)) {

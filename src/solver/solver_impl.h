@@ -5,6 +5,7 @@
 #define MEMPROF_SOLVER_IMPL_H
 
 #include <memprof/solver.h>
+#include <memprof/vec.h>
 
 #include "fragidx.h"
 #include "livemap.h"

@@ -3,7 +3,7 @@
  * container and every list inside a streamed one (as the snapshot reader
  * does), and looks into every dict it is handed. Any crash, leak or
  * sanitizer report is a bug; errors are expected. */
-#include "../../src/importers/strtab.h"
+#include <memprof/strtab.h>
 
 #include <memprof/pickle.h>
 

@@ -1,27 +1,9 @@
-/* test_hlo_units.c - the pieces of memprof_hlo below the public API: the
- * id map, shape printing and byte sizes (the protobuf wire walker is
- * memprof_protowire's: tests/protowire). */
+/* test_hlo_units.c - the pieces of memprof_hlo below the public API: shape
+ * printing and byte sizes (the id map is core/base's: tests/base; the
+ * protobuf wire walker is memprof_protowire's: tests/protowire). */
 #include "test_common.h"
 
 #include "internal.h"
-
-static void test_idmap(void **state)
-{
-	mp_idmap_t m;
-
-	(void)state;
-	assert_int_equal(mp_idmap_init(&m, 2), 0);
-	for (int64_t i = 0; i < 10000; i++)
-		assert_int_equal(mp_idmap_put(&m, i * 7919 - 5000, (int32_t)i), 1);
-	assert_int_equal(mp_idmap_put(&m, -5000, 99), 0);
-	assert_int_equal(mp_idmap_get(&m, -5000), 0);
-	assert_int_equal(mp_idmap_get(&m, 9999 * 7919 - 5000), 9999);
-	assert_int_equal(mp_idmap_get(&m, 1), -1);
-	assert_int_equal(mp_idmap_set(&m, -5000, 5), 0);
-	assert_int_equal(mp_idmap_get(&m, -5000), 5);
-	assert_int_equal(m.count, 10000);
-	mp_idmap_free(&m);
-}
 
 static Xla__ShapeProto *arr(Xla__ShapeProto *s, Xla__LayoutProto *l, int type, size_t n, int64_t *dims,
 			    int64_t *m2m)
@@ -100,7 +82,6 @@ static void test_shapes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_idmap),
 		cmocka_unit_test(test_shapes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,7 +6,7 @@
 #include <memprof/protowire.h>
 #include <memprof/xplane_export.h>
 
-#include "strtab.h"
+#include <memprof/strtab.h>
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
  * opcode straddles a refill somewhere. */
 #include "test_common.h"
 
-#include "../../src/importers/strtab.h"
+#include <memprof/strtab.h>
 
 #include <memprof/pickle.h>
 

@@ -5,6 +5,7 @@
 #include <memprof/format/columns.h>
 
 #include <memprof/format.h>
+#include <memprof/format/varint.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,25 +18,7 @@ static const uint8_t plan_len[16] = {
 
 int mp__varint_rest_long(uint64_t h, const uint8_t **tp, const uint8_t *te, uint64_t *v)
 {
-	const uint8_t *p = *tp;
-	uint64_t x = h & 0x7f;
-	unsigned shift = 7;
-
-	while (p < te) {
-		uint8_t b = *p++;
-		if (shift == 63 && b > 1)
-			return -1;
-		x |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80)) {
-			*v = x;
-			*tp = p;
-			return 0;
-		}
-		shift += 7;
-		if (shift > 63)
-			return -1;
-	}
-	return -1;
+	return mp_varint_resume(h & 0x7f, 7, tp, te, v);
 }
 
 /* Varints per column (tag, time, address, index, size, misc) each record

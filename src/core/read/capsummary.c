@@ -30,6 +30,7 @@
 #include <memprof/format/crc32.h>
 #include <memprof/format/inflate.h>
 #include <memprof/format/varint.h>
+#include <memprof/vec.h>
 
 #include "blockio.h"
 #include "summary_section.h"
@@ -379,7 +380,8 @@ static int from_tail(const src_t *s, uint64_t data, mp_capture_summary_t *out, m
 static int walk(const src_t *s, uint64_t off, mp_capture_summary_t *out, mp_diag_t *diag)
 {
 	uint8_t fr[MP_BLOCK_HEADER_LEN];
-	uint64_t events = 0, n = 0, cap = 0, i;
+	uint64_t events = 0, n = 0, i;
+	size_t cap = 0;
 	blk_t *blocks = NULL;
 	int64_t got;
 	int rc = 0, found = 0;
@@ -420,13 +422,9 @@ static int walk(const src_t *s, uint64_t off, mp_capture_summary_t *out, mp_diag
 		}
 		if (off + MP_BLOCK_HEADER_LEN + b.plen > s->size)
 			break; /* its payload cut off */
-		if (n == cap) {
-			blk_t *a = realloc(blocks, (cap = cap ? cap * 2 : 64) * sizeof(*a));
-			if (!a) {
-				rc = mp_diag_set(diag, MP_ENOMEM, -1, -1, "out of memory");
-				goto out;
-			}
-			blocks = a;
+		if (MP_VEC_RESERVE(blocks, cap, n + 1) < 0) {
+			rc = mp_diag_set(diag, MP_ENOMEM, -1, -1, "out of memory");
+			goto out;
 		}
 		blocks[n++] = b;
 		off += MP_BLOCK_HEADER_LEN + b.plen;

@@ -20,15 +20,10 @@
 static __attribute__((noinline)) int grow_push(const mp_chunk_t *c, uint64_t **hist, size_t *n, size_t *cap,
 					       uint64_t a)
 {
-	if (*n == *cap) {
-		size_t half = (size_t)(c->cend[0] - c->data) / 2 + 16;
-		size_t nc = *cap ? *cap * 2 : half;
-		uint64_t *h = realloc(*hist, nc * sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		*hist = h;
-		*cap = nc;
-	}
+	size_t need = *cap ? *n + 1 : (size_t)(c->cend[0] - c->data) / 2 + 16;
+
+	if (MP_VEC_RESERVE(*hist, *cap, need) < 0)
+		return -ENOMEM;
 	(*hist)[(*n)++] = a;
 	return 0;
 }

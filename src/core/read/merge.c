@@ -54,22 +54,16 @@ int mp__merge_ensure_thread(mp_merge_t *m, uint32_t thread)
 {
 	if (thread >= (1u << 24) || thread >= m->announced + THREAD_SLACK)
 		return MP_ELIMIT;
-	if (thread >= m->cap) {
-		uint32_t cap = m->cap ? m->cap : 16;
-		mp_rthread_t *t;
-		uint32_t *h;
-		while (cap <= thread)
-			cap *= 2;
-		t = realloc(m->threads, cap * sizeof(*t));
-		if (!t)
+	if (thread >= m->cap) { /* threads [cap, new cap) zeroed; the heap as long */
+		size_t cap = m->cap, hcap = m->cap;
+
+		m->threads = mp_vec_grow(m->threads, &cap, (size_t)thread + 1, sizeof(*m->threads));
+		if (cap <= thread)
 			return -ENOMEM;
-		m->threads = t;
-		memset(t + m->cap, 0, (cap - m->cap) * sizeof(*t));
-		h = realloc(m->heap, cap * sizeof(*h));
-		if (!h)
+		memset(m->threads + m->cap, 0, (cap - m->cap) * sizeof(*m->threads));
+		if (MP_VEC_RESERVE(m->heap, hcap, cap) < 0)
 			return -ENOMEM;
-		m->heap = h;
-		m->cap = cap;
+		m->cap = (uint32_t)cap;
 	}
 	if (thread >= m->nthreads)
 		m->nthreads = thread + 1;

@@ -12,7 +12,9 @@
 #define MP_READER_INTERNAL_H
 
 #include <memprof/format.h>
+#include <memprof/i64map.h>
 #include <memprof/reader.h>
+#include <memprof/vec.h>
 
 #include "blockio.h"
 
@@ -80,9 +82,11 @@ struct mp_capture {
 
 	/* tables that survive rewind */
 	char **strings;          /* strings[id - 1] */
-	uint32_t nstrings, cap_strings;
+	uint32_t nstrings;
+	size_t cap_strings;
 	mp_memory_info_t *memories;
-	uint32_t nmemories, cap_memories;
+	uint32_t nmemories;
+	size_t cap_memories;
 	/* call stacks and loaded objects (format 1.1; reader_stacks.c) */
 	uint64_t *frames;        /* every stack's frames, back to back */
 	size_t nframes, cap_frames;
@@ -110,14 +114,15 @@ struct mp_capture {
 	void *labeler_ctx;
 	void (*labeler_free)(void *);
 	char **labels;               /* interned labels (owned) */
-	uint32_t nlabels, cap_labels;
-	uint32_t *label_slots;       /* hash: label index + 1 */
-	uint32_t label_mask;
+	uint32_t nlabels;
+	size_t cap_labels;
+	mp_i64map_t label_index;     /* label hash (+ probe) -> label index */
 	uint32_t cap_frame_label;
 
 	/* pending synthetic events (memory declarations, dropped counts) */
 	mp_event_t *synth;
-	uint32_t nsynth, cap_synth, synth_pos;
+	uint32_t nsynth, synth_pos;
+	size_t cap_synth;
 
 	mp_merge_t merge;
 	uint64_t horizon;

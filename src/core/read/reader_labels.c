@@ -41,50 +41,25 @@ static uint64_t label_hash(const char *s)
 	return h;
 }
 
-/* Double the interning table (64 slots the first time); 0 or -ENOMEM. */
-static int slots_grow(mp_capture_t *cap)
-{
-	uint32_t cap_n = cap->label_mask ? (cap->label_mask + 1) * 2 : 64, i;
-	uint32_t *s = calloc(cap_n, sizeof(*s));
-
-	if (!s)
-		return -ENOMEM;
-	for (i = 0; i < cap->nlabels; i++) {
-		uint32_t k = (uint32_t)label_hash(cap->labels[i]) & (cap_n - 1);
-		while (s[k])
-			k = (k + 1) & (cap_n - 1);
-		s[k] = i + 1;
-	}
-	free(cap->label_slots);
-	cap->label_slots = s;
-	cap->label_mask = cap_n - 1;
-	return 0;
-}
-
 /* The op id of label text (interned); 0 when out of memory. */
 static uint32_t intern(mp_capture_t *cap, const char *text)
 {
-	uint32_t k;
+	uint64_t k = label_hash(text); /* hashes that collide take the next key */
+	uint32_t i;
 	char *copy;
 
-	if ((cap->nlabels + 1) * 2 > cap->label_mask + 1 && slots_grow(cap))
+	for (; mp_i64map_get(&cap->label_index, k, &i); k++)
+		if (!strcmp(cap->labels[i], text))
+			return MP_STACK_LABEL_BASE | (i + 1);
+	if (MP_VEC_RESERVE(cap->labels, cap->cap_labels, (size_t)cap->nlabels + 1) < 0)
 		return 0;
-	for (k = (uint32_t)label_hash(text) & cap->label_mask; cap->label_slots[k];
-	     k = (k + 1) & cap->label_mask)
-		if (!strcmp(cap->labels[cap->label_slots[k] - 1], text))
-			return MP_STACK_LABEL_BASE | cap->label_slots[k];
-	if (cap->nlabels >= cap->cap_labels) {
-		uint32_t n = cap->cap_labels ? cap->cap_labels * 2 : 64;
-		char **l = realloc(cap->labels, n * sizeof(*l));
-		if (!l)
-			return 0;
-		cap->labels = l;
-		cap->cap_labels = n;
-	}
 	if (!(copy = strdup(text)))
 		return 0;
+	if (mp_i64map_put(&cap->label_index, k, cap->nlabels) < 0) {
+		free(copy);
+		return 0;
+	}
 	cap->labels[cap->nlabels++] = copy;
-	cap->label_slots[k] = cap->nlabels;
 	return MP_STACK_LABEL_BASE | cap->nlabels;
 }
 
@@ -110,7 +85,7 @@ void mp__labels_release(mp_capture_t *cap)
 	for (uint32_t i = 0; i < cap->nlabels; i++)
 		free(cap->labels[i]);
 	free(cap->labels);
-	free(cap->label_slots);
+	mp_i64map_free(&cap->label_index);
 	if (cap->labeler_free)
 		cap->labeler_free(cap->labeler_ctx);
 }

@@ -29,34 +29,16 @@ static int corrupt(mp_capture_t *cap, mp_diag_t *diag, uint64_t off, const char 
 
 /* --------------------------------------------------------------- tables */
 
-/* arr, with room for element n: doubled (from `first` elements) when n
- * reaches *cap. Caller owns the result (arr itself when it had room); NULL
- * when out of memory, arr then still valid. */
-static void *room_for(void *arr, uint32_t n, uint32_t *cap, size_t elem, uint32_t first)
-{
-	uint32_t nc;
-	void *a;
-
-	if (n < *cap)
-		return arr;
-	nc = *cap ? *cap * 2 : first;
-	if (!(a = realloc(arr, nc * elem)))
-		return NULL;
-	*cap = nc;
-	return a;
-}
-
 static int add_string(mp_capture_t *cap, uint64_t id, const uint8_t *s, uint64_t len)
 {
-	char *copy, **a;
+	char *copy;
 
 	if (id <= cap->nstrings)
 		return 0; /* known already (a rewind re-reads definitions) */
 	if (id != (uint64_t)cap->nstrings + 1)
 		return -1;
-	if (!(a = room_for(cap->strings, cap->nstrings, &cap->cap_strings, sizeof(*a), 256)))
+	if (MP_VEC_RESERVE(cap->strings, cap->cap_strings, (size_t)cap->nstrings + 1) < 0)
 		return -ENOMEM;
-	cap->strings = a;
 	copy = malloc(len + 1);
 	if (!copy)
 		return -ENOMEM;
@@ -68,11 +50,8 @@ static int add_string(mp_capture_t *cap, uint64_t id, const uint8_t *s, uint64_t
 
 static int push_synth(mp_capture_t *cap, const mp_event_t *ev)
 {
-	mp_event_t *a = room_for(cap->synth, cap->nsynth, &cap->cap_synth, sizeof(*a), 16);
-
-	if (!a)
+	if (MP_VEC_RESERVE(cap->synth, cap->cap_synth, (size_t)cap->nsynth + 1) < 0)
 		return -ENOMEM;
-	cap->synth = a;
 	cap->synth[cap->nsynth++] = *ev;
 	return 0;
 }
@@ -86,11 +65,9 @@ static int add_memory(mp_capture_t *cap, uint64_t id, uint64_t name, uint64_t ki
 	if (id > cap->nmemories)
 		return -1;
 	if (id == cap->nmemories) {
-		mp_memory_info_t *a = room_for(cap->memories, cap->nmemories, &cap->cap_memories, sizeof(*a), 8);
-		if (!a)
+		if (MP_VEC_RESERVE(cap->memories, cap->cap_memories, (size_t)cap->nmemories + 1) < 0)
 			return -ENOMEM;
-		cap->memories = a;
-		memset(&cap->memories[cap->nmemories], 0, sizeof(*a)); /* in_use_name: NULL, memprof's words */
+		memset(&cap->memories[cap->nmemories], 0, sizeof(cap->memories[0])); /* in_use_name: NULL, memprof's words */
 		cap->memories[cap->nmemories].name = cap->strings[name - 1];
 		cap->memories[cap->nmemories].kind = (int)kind;
 		cap->memories[cap->nmemories].capacity_bytes = capacity;
@@ -136,15 +113,9 @@ static int chunk_keep(mp_capture_t *cap, const uint8_t *p, const uint64_t *st, i
 		off += lens[i];
 		c->cend[i] = c->data + off;
 	}
-	if (cap->npend == cap->cap_pend) {
-		size_t nc = cap->cap_pend ? cap->cap_pend * 2 : 16;
-		mp_chunk_t **a = realloc(cap->pend, nc * sizeof(*a));
-		if (!a) {
-			mp__chunk_release(&cap->merge, c);
-			return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
-		}
-		cap->pend = a;
-		cap->cap_pend = nc;
+	if (MP_VEC_RESERVE(cap->pend, cap->cap_pend, cap->npend + 1) < 0) {
+		mp__chunk_release(&cap->merge, c);
+		return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
 	}
 	cap->pend[cap->npend++] = c;
 	return 0;

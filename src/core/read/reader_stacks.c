@@ -21,24 +21,6 @@
 
 #define MP_MODULE_MAX_PATH 4096
 
-static int grow(void **buf, size_t *cap, size_t need, size_t elem)
-{
-	size_t n;
-	void *b;
-
-	if (need <= *cap)
-		return 0;
-	n = *cap ? *cap : 16;
-	while (n < need)
-		n *= 2;
-	b = realloc(*buf, n * elem);
-	if (!b)
-		return -ENOMEM;
-	*buf = b;
-	*cap = n;
-	return 0;
-}
-
 int mp__read_stack_section(mp_capture_t *cap, const uint8_t **p, const uint8_t *end, int apply)
 {
 	uint64_t id, n, pc;
@@ -57,8 +39,8 @@ int mp__read_stack_section(mp_capture_t *cap, const uint8_t **p, const uint8_t *
 	}
 	if (id != (uint64_t)cap->nstacks + 1)
 		return -1;
-	if (grow((void **)&cap->stack_at, &cap_st, (size_t)cap->nstacks + 2, sizeof(uint64_t)) ||
-	    grow((void **)&cap->frames, &cap->cap_frames, cap->nframes + n, sizeof(uint64_t)))
+	if (mp_vec_reserve((void **)&cap->stack_at, &cap_st, (size_t)cap->nstacks + 2, sizeof(uint64_t)) ||
+	    mp_vec_reserve((void **)&cap->frames, &cap->cap_frames, cap->nframes + n, sizeof(uint64_t)))
 		return -ENOMEM;
 	cap->cap_stacks = (uint32_t)cap_st;
 	for (i = 0; i < n; i++) {
@@ -121,7 +103,7 @@ int mp__read_module_section(mp_capture_t *cap, const uint8_t **p, const uint8_t 
 	copy = malloc(plen + 1);
 	bcopy = blen ? malloc(blen) : NULL;
 	if (!copy || (blen && !bcopy) ||
-	    grow((void **)&cap->modules, &cap_mod, (size_t)cap->nmodules + 1, sizeof(*cap->modules))) {
+	    mp_vec_reserve((void **)&cap->modules, &cap_mod, (size_t)cap->nmodules + 1, sizeof(*cap->modules))) {
 		free(segs);
 		free(copy);
 		free(bcopy);
@@ -194,7 +176,7 @@ int mp__read_frame_section(mp_capture_t *cap, const uint8_t **p, const uint8_t *
 		*why = "interpreter frame's file is not a defined string";
 		return -1;
 	}
-	if (grow((void **)&cap->iframes, &cap_if, (size_t)cap->niframes + 1, sizeof(*cap->iframes)))
+	if (mp_vec_reserve((void **)&cap->iframes, &cap_if, (size_t)cap->niframes + 1, sizeof(*cap->iframes)))
 		return -ENOMEM;
 	cap->cap_iframes = (uint32_t)cap_if;
 	f = &cap->iframes[cap->niframes++];
@@ -278,7 +260,7 @@ static int frame_label(mp_capture_t *cap, uint32_t f)
 	uint32_t line;
 	int kind;
 
-	if (grow((void **)&cap->frame_label, &cap_l, cap->niframes, sizeof(char *)))
+	if (mp_vec_reserve((void **)&cap->frame_label, &cap_l, cap->niframes, sizeof(char *)))
 		return -ENOMEM;
 	if (cap_l > cap->cap_frame_label)
 		memset(cap->frame_label + cap->cap_frame_label, 0, (cap_l - cap->cap_frame_label) * sizeof(char *));
@@ -304,7 +286,7 @@ uint32_t mp__stack_op(mp_capture_t *cap, uint32_t stack)
 	if (stack == 0 || stack > cap->nstacks)
 		return 0;
 	if (stack > cap->cap_stack_op) {
-		if (grow((void **)&cap->stack_op, &cap_s, cap->nstacks, sizeof(uint32_t)))
+		if (mp_vec_reserve((void **)&cap->stack_op, &cap_s, cap->nstacks, sizeof(uint32_t)))
 			return 0;
 		memset(cap->stack_op + cap->cap_stack_op, 0, (cap_s - cap->cap_stack_op) * sizeof(uint32_t));
 		cap->cap_stack_op = (uint32_t)cap_s;

@@ -12,6 +12,7 @@
 #include <memprof/format/run_ends.h>
 #include <memprof/reader.h>
 #include <memprof/run.h>
+#include <memprof/vec.h>
 
 
 #include <dirent.h>
@@ -318,14 +319,10 @@ static int read_ends(mp_run_t *run, entry_t *e, size_t n)
 	if (!(f = fopen(path, "rb")))
 		return 0; /* none: no traced parent reaped a child */
 	do {
-		if (len == cap) {
-			char *g = realloc(text, cap = cap ? cap * 2 : 4096);
-			if (!g) {
-				free(text);
-				fclose(f);
-				return MP_ENOMEM;
-			}
-			text = g;
+		if (len == cap && MP_VEC_RESERVE(text, cap, len + 4096) < 0) {
+			free(text);
+			fclose(f);
+			return MP_ENOMEM;
 		}
 		len += got = fread(text + len, 1, cap - len, f);
 	} while (got);
@@ -424,13 +421,9 @@ int mp_run_open(mp_run_t **out, const char *path, mp_diag_t *diag)
 
 		if (parse_name(de->d_name, &pid, &num))
 			continue;
-		if (n == cap) {
-			entry_t *g = realloc(e, (cap = cap ? cap * 2 : 16) * sizeof(*e));
-			if (!g) {
-				rc = MP_ENOMEM;
-				break;
-			}
-			e = g;
+		if (MP_VEC_RESERVE(e, cap, n + 1) < 0) {
+			rc = MP_ENOMEM;
+			break;
 		}
 		memset(&e[n], 0, sizeof(e[n]));
 		e[n].n = num;

@@ -6,7 +6,8 @@
 
 #include <memprof/pickle.h>
 
-#include "strtab.h"
+#include <memprof/strtab.h>
+#include <memprof/vec.h>
 
 #include <stddef.h>
 #include <stdint.h>

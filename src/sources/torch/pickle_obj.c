@@ -38,22 +38,6 @@ void pk_note_offset(pk_t *p)
 		 (unsigned long long)p->op_off);
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t nc = *cap ? *cap : 16;
-	void *na;
-
-	if (need <= *cap)
-		return 0;
-	while (nc < need)
-		nc *= 2;
-	if (!(na = realloc(*arr, nc * elem)))
-		return MP_ENOMEM;
-	*arr = na;
-	*cap = nc;
-	return 0;
-}
-
 mp_pk_obj_t *pk_obj_new(pk_t *p, uint8_t kind)
 {
 	mp_pk_obj_t *o = calloc(1, sizeof(*o));
@@ -93,7 +77,7 @@ void pk_unref(pk_t *p, const mp_pk_value_t *v)
 	if (!pk_is_obj(v) || --v->u.obj->refs > 0)
 		return;
 	p->nwork = 0;
-	if (grow((void **)&p->work, &p->workcap, 1, sizeof(*p->work)) < 0) {
+	if (mp_vec_reserve((void **)&p->work, &p->workcap, 1, sizeof(*p->work)) < 0) {
 		p->oom = 1; /* freed at the end by pk_free_all */
 		return;
 	}
@@ -104,7 +88,7 @@ void pk_unref(pk_t *p, const mp_pk_value_t *v)
 			mp_pk_value_t *c = &o->items[i];
 			if (!pk_is_obj(c) || --c->u.obj->refs > 0)
 				continue;
-			if (grow((void **)&p->work, &p->workcap, p->nwork + 1, sizeof(*p->work)) < 0) {
+			if (mp_vec_reserve((void **)&p->work, &p->workcap, p->nwork + 1, sizeof(*p->work)) < 0) {
 				p->oom = 1;
 				continue;
 			}
@@ -116,7 +100,7 @@ void pk_unref(pk_t *p, const mp_pk_value_t *v)
 
 int pk_obj_add(pk_t *p, mp_pk_obj_t *obj, const mp_pk_value_t *v)
 {
-	if (obj->n == obj->cap && grow((void **)&obj->items, &obj->cap, obj->n + 1, sizeof(*obj->items)) < 0)
+	if (obj->n == obj->cap && mp_vec_reserve((void **)&obj->items, &obj->cap, obj->n + 1, sizeof(*obj->items)) < 0)
 		return pk_fail(p, MP_ENOMEM, "out of memory");
 	obj->items[obj->n++] = *v;
 	return 0;
@@ -139,7 +123,7 @@ int pk_push(pk_t *p, const mp_pk_value_t *v)
 {
 	if (p->sp >= PK_MAX_STACK)
 		return pk_fail(p, MP_ELIMIT, "more than %u values on the stack", PK_MAX_STACK);
-	if (p->sp == p->stcap && grow((void **)&p->st, &p->stcap, p->sp + 1, sizeof(*p->st)) < 0)
+	if (p->sp == p->stcap && mp_vec_reserve((void **)&p->st, &p->stcap, p->sp + 1, sizeof(*p->st)) < 0)
 		return pk_fail(p, MP_ENOMEM, "out of memory");
 	p->st[p->sp++] = *v;
 	return 0;
@@ -149,7 +133,7 @@ int pk_push_mark(pk_t *p)
 {
 	mp_pk_value_t m = {.kind = MP_PK_MARK};
 
-	if (p->nmarks == p->mcap && grow((void **)&p->marks, &p->mcap, p->nmarks + 1, sizeof(*p->marks)) < 0)
+	if (p->nmarks == p->mcap && mp_vec_reserve((void **)&p->marks, &p->mcap, p->nmarks + 1, sizeof(*p->marks)) < 0)
 		return pk_fail(p, MP_ENOMEM, "out of memory");
 	p->marks[p->nmarks++] = p->sp;
 	return pk_push(p, &m);
@@ -183,7 +167,7 @@ int pk_memo_put(pk_t *p, uint64_t idx)
 		return pk_fail(p, MP_ELIMIT, "memo index %llu out of the supported range (%zu slots so far)",
 			       (unsigned long long)idx, p->nmemo);
 	if (idx >= p->nmemo) {
-		if (grow((void **)&p->memo, &p->memocap, idx + 1, sizeof(*p->memo)) < 0)
+		if (mp_vec_reserve((void **)&p->memo, &p->memocap, idx + 1, sizeof(*p->memo)) < 0)
 			return pk_fail(p, MP_ENOMEM, "out of memory");
 		for (size_t i = p->nmemo; i <= idx; i++)
 			p->memo[i].kind = MP_PK_MARK;
@@ -230,7 +214,7 @@ int pk_memo_tokenize(pk_t *p, const mp_pk_value_t *value)
 	if (!pk_is_obj(value))
 		return 0;
 	p->ntwork = 0;
-	if (grow((void **)&p->twork, &p->tworkcap, 1, sizeof(*p->twork)) < 0)
+	if (mp_vec_reserve((void **)&p->twork, &p->tworkcap, 1, sizeof(*p->twork)) < 0)
 		return pk_fail(p, MP_ENOMEM, "out of memory");
 	if (++p->walk == 0)
 		p->walk = 1;
@@ -250,7 +234,7 @@ int pk_memo_tokenize(pk_t *p, const mp_pk_value_t *value)
 				c->memo = UINT32_MAX;
 				c->refs--; /* the memo's; o still holds one */
 			}
-			if (grow((void **)&p->twork, &p->tworkcap, p->ntwork + 1, sizeof(*p->twork)) < 0)
+			if (mp_vec_reserve((void **)&p->twork, &p->tworkcap, p->ntwork + 1, sizeof(*p->twork)) < 0)
 				return pk_fail(p, MP_ENOMEM, "out of memory");
 			p->twork[p->ntwork++] = c;
 		}

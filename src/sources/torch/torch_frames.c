@@ -248,7 +248,7 @@ static int frame_id(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *fid, mp_diag
 				     s->opts.user_code);
 	if (s->frames.n >= UINT32_MAX - 1)
 		return mp_diag_set(diag, MP_ELIMIT, -1, -1, "more than 4 billion distinct frames");
-	if ((rc = tr_vec_push(&s->frames, &f, sizeof(f))) < 0)
+	if ((rc = mp_vec_push(&s->frames, &f, sizeof(f))) < 0)
 		return rc;
 	*fid = (uint32_t)(s->frames.n - 1);
 	fv->u.obj->user = *fid + 1;
@@ -394,7 +394,7 @@ static int same_stack(const tr_src_t *s, const tr_stack_t *st, uint64_t h, uint3
 
 	for (;; h++) {
 		const tr_stack_t *o;
-		if (!mp_imap_get(&s->stack_ids, (int64_t)h, &id)) {
+		if (!mp_i64map_get(&s->stack_ids, (int64_t)h, &id)) {
 			*key = h;
 			return 0;
 		}
@@ -437,16 +437,8 @@ int tr_frames_op(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *op, uint32_t *s
 		s->fbuf = b;
 		s->fbuf_cap = st.n;
 	}
-	if (s->stack_fids.n + st.n > s->stack_fids.cap) { /* room for its frame ids */
-		size_t cap = s->stack_fids.cap ? s->stack_fids.cap : 1024;
-		void *v;
-		while (cap < s->stack_fids.n + st.n)
-			cap *= 2;
-		if (!(v = realloc(s->stack_fids.v, cap * sizeof(uint32_t))))
-			return MP_ENOMEM;
-		s->stack_fids.v = v;
-		s->stack_fids.cap = cap;
-	}
+	if (mp_vec_reserve(&s->stack_fids.v, &s->stack_fids.cap, s->stack_fids.n + st.n, sizeof(uint32_t)) < 0)
+		return MP_ENOMEM; /* room for its frame ids */
 	for (size_t i = 0; i < frames->n; i++) { /* every frame interned: a later list may share them */
 		if ((rc = frame_id(s, &frames->items[i], &fid, diag)) < 0)
 			return rc;
@@ -469,8 +461,8 @@ int tr_frames_op(tr_src_t *s, const mp_pk_value_t *fv, uint32_t *op, uint32_t *s
 	}
 	op_text(s, &p, text, sizeof(text));
 	st.op = mp_strtab_intern(&s->strings, text, strlen(text));
-	if (st.op == UINT32_MAX || (rc = tr_vec_push(&s->stacks, &st, sizeof(st))) < 0 ||
-	    (rc = mp_imap_put(&s->stack_ids, (int64_t)st_key, (uint32_t)s->stacks.n)) < 0)
+	if (st.op == UINT32_MAX || (rc = mp_vec_push(&s->stacks, &st, sizeof(st))) < 0 ||
+	    (rc = mp_i64map_put(&s->stack_ids, (int64_t)st_key, (uint32_t)s->stacks.n)) < 0)
 		return MP_ENOMEM;
 	*op = st.op;
 	*stack = (uint32_t)s->stacks.n; /* ids from 1 */

@@ -10,7 +10,8 @@
 #include <memprof/source.h>
 #include <memprof/torch.h>
 
-#include "strtab.h"
+#include <memprof/strtab.h>
+#include <memprof/vec.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -107,22 +108,17 @@ typedef struct tr_frame {
 	uint8_t kind;        /* what it is: user code, a package, a node... (torch_frames.c) */
 } tr_frame_t;
 
-typedef struct tr_vec {
-	void *v;
-	size_t n, cap;
-} tr_vec_t;
-
 typedef struct tr_dev {
-	tr_vec_t recs;   /* tr_rec_t, in trace order */
-	tr_vec_t rstacks; /* uint32_t per record: the stack id of its frames (0 = none); the
+	mp_vec_t recs;   /* tr_rec_t, in trace order */
+	mp_vec_t rstacks; /* uint32_t per record: the stack id of its frames (0 = none); the
 	                   * record keeps its 32 bytes, the op is still its own */
-	tr_vec_t segs;   /* tr_span_t: segments at dump time */
-	tr_vec_t blocks; /* tr_span_t: allocated blocks at dump time */
-	tr_vec_t init_regions; /* tr_span_t: regions before the trace */
-	tr_vec_t init_blocks;  /* tr_span_t: allocations before the trace */
-	tr_vec_t runs;   /* tr_span_t: the regions now, sorted (while emitting) */
-	tr_vec_t phases; /* tr_phase_t: external annotations, by time */
-	mp_imap_t extra; /* record index -> (block - tr_round(size)) / TR_MIN_BLOCK, for
+	mp_vec_t segs;   /* tr_span_t: segments at dump time */
+	mp_vec_t blocks; /* tr_span_t: allocated blocks at dump time */
+	mp_vec_t init_regions; /* tr_span_t: regions before the trace */
+	mp_vec_t init_blocks;  /* tr_span_t: allocations before the trace */
+	mp_vec_t runs;   /* tr_span_t: the regions now, sorted (while emitting) */
+	mp_vec_t phases; /* tr_phase_t: external annotations, by time */
+	mp_i64map_t extra; /* record index -> (block - tr_round(size)) / TR_MIN_BLOCK, for
 	                  * the blocks the allocator did not cut to the rounded request */
 	tr_counters_t count;
 	uint64_t pending; /* free_requested entries not directly completed */
@@ -139,10 +135,10 @@ typedef struct tr_src {
 	mp_torch_options_t opts;
 	char *path;           /* base.path, owned */
 	mp_strtab_t strings;
-	tr_vec_t frames;      /* tr_frame_t, by frame id */
-	tr_vec_t stacks;      /* tr_stack_t, by stack id - 1: one per distinct list of frames */
-	mp_imap_t stack_ids;  /* the hash of a stack's frame ids (then the next free keys) -> id */
-	tr_vec_t stack_fids;  /* uint32_t: the frame ids of every stack, back to back */
+	mp_vec_t frames;      /* tr_frame_t, by frame id */
+	mp_vec_t stacks;      /* tr_stack_t, by stack id - 1: one per distinct list of frames */
+	mp_i64map_t stack_ids;  /* the hash of a stack's frame ids (then the next free keys) -> id */
+	mp_vec_t stack_fids;  /* uint32_t: the frame ids of every stack, back to back */
 	mp_source_frame_t *fbuf; /* stack_frames' answer (torch_frames.c): room for the
 	                          * longest stack, made while reading */
 	size_t fbuf_cap;
@@ -158,7 +154,7 @@ typedef struct tr_src {
 	uint32_t op_before, op_snapshot, op_segment;
 	uint32_t *meta_ids;   /* tr_rec_t.meta -> string id; [0] = 0 (none) */
 	uint32_t nmeta;       /* used slots of meta_ids, 0 before the first value */
-	mp_imap_t meta_slot;  /* string id -> slot */
+	mp_i64map_t meta_slot;  /* string id -> slot */
 	tr_settings_t settings;
 	int has_time;         /* some entry had a time_us: else times are entry indexes */
 	uint64_t unknown_actions; /* entries of actions memprof does not know */
@@ -173,7 +169,7 @@ typedef struct tr_src {
 	size_t pidx;
 	size_t *cursor;       /* per device: next record */
 	size_t *pcursor;      /* per device: next phase */
-	tr_vec_t queue;       /* mp_event_t: what the current entry gave */
+	mp_vec_t queue;       /* mp_event_t: what the current entry gave */
 	size_t qpos;
 	uint64_t emitted;
 	uint64_t now_ns;
@@ -184,8 +180,7 @@ typedef struct tr_src {
 	char unknown_line_example[160];  /* the first: "forward (/x/model.py): line 18446744073709551615" */
 } tr_src_t;
 
-int tr_vec_push(tr_vec_t *v, const void *item, size_t size);
-#define TR_AT(vec, type, i) (((type *)(vec).v)[i])
+#define TR_AT(vec, type, i) MP_VEC_AT(vec, type, i)
 
 /* torch_read.c: read the whole file into the source. */
 int tr_read(tr_src_t *s, const char *path, mp_diag_t *diag);
@@ -221,7 +216,7 @@ typedef struct tr_runs_cb {
 	int (*removed)(void *ctx, uint64_t base, uint64_t size);
 	int (*added)(void *ctx, uint64_t base, uint64_t size);
 } tr_runs_cb_t;
-int tr_runs_add(tr_vec_t *runs, uint64_t a, uint64_t b, const tr_runs_cb_t *cb);
-int tr_runs_sub(tr_vec_t *runs, uint64_t a, uint64_t b, const tr_runs_cb_t *cb);
+int tr_runs_add(mp_vec_t *runs, uint64_t a, uint64_t b, const tr_runs_cb_t *cb);
+int tr_runs_sub(mp_vec_t *runs, uint64_t a, uint64_t b, const tr_runs_cb_t *cb);
 
 #endif

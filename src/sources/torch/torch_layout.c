@@ -52,13 +52,13 @@ typedef struct lay_older {
 typedef struct lay_seg {
 	uint64_t addr, size;
 	uint8_t small, expandable;
-	tr_vec_t blocks; /* lay_block_t, by address */
+	mp_vec_t blocks; /* lay_block_t, by address */
 } lay_seg_t;
 
 typedef struct lay {
 	tr_src_t *s;
 	tr_dev_t *d;
-	tr_vec_t segs;   /* lay_seg_t, by address */
+	mp_vec_t segs;   /* lay_seg_t, by address */
 	lay_seg_t loose; /* blocks outside every known segment (a broken file) */
 	lay_older_t *older; /* by index in d->init_blocks */
 } lay_t;
@@ -117,7 +117,7 @@ static int seg_add(lay_t *L, uint64_t addr, uint64_t size, int small, int expand
 
 	if (!size || seg_find(L, addr, &at))
 		return 0; /* a segment already there: the broken file is the dump check's to report */
-	if ((rc = tr_vec_push(&L->segs, &sg, sizeof(sg))) < 0)
+	if ((rc = mp_vec_push(&L->segs, &sg, sizeof(sg))) < 0)
 		return rc;
 	memmove((lay_seg_t *)L->segs.v + at + 1, (lay_seg_t *)L->segs.v + at, (L->segs.n - 1 - at) * sizeof(sg));
 	TR_AT(L->segs, lay_seg_t, at) = sg;
@@ -169,7 +169,7 @@ static int blk_insert(lay_seg_t *sg, const lay_block_t *b)
 		TR_AT(sg->blocks, lay_block_t, at) = *b; /* allocated twice: the newer wins */
 		return 0;
 	}
-	if ((rc = tr_vec_push(&sg->blocks, b, sizeof(*b))) < 0)
+	if ((rc = mp_vec_push(&sg->blocks, b, sizeof(*b))) < 0)
 		return rc;
 	memmove((lay_block_t *)sg->blocks.v + at + 1, (lay_block_t *)sg->blocks.v + at,
 		(sg->blocks.n - 1 - at) * sizeof(*b));
@@ -333,7 +333,7 @@ static int place_alloc(lay_t *L, size_t i, const tr_rec_t *r)
 	b.v = carve(L, sg, r);
 	over = b.v - tr_round(r->size);
 	bound_below(L, sg, r->addr);
-	if (over && mp_imap_put(&L->d->extra, (int64_t)i, (uint32_t)(over / TR_MIN_BLOCK)) < 0)
+	if (over && mp_i64map_put(&L->d->extra, (int64_t)i, (uint32_t)(over / TR_MIN_BLOCK)) < 0)
 		return MP_ENOMEM;
 	return blk_insert(sg, &b);
 }
@@ -367,7 +367,7 @@ static void check_dump(lay_t *L)
 {
 	tr_dev_t *d = L->d;
 	tr_counters_t *c = &d->count;
-	mp_imap_t dump = {0};
+	mp_i64map_t dump = {0};
 	uint32_t v;
 
 	for (size_t i = 0; i < d->blocks.n; i++) {
@@ -375,7 +375,7 @@ static void check_dump(lay_t *L)
 		c->dump_blocks++;
 		if (!b->awaiting)
 			c->dump_allocated += b->size;
-		if (mp_imap_put(&dump, (int64_t)b->addr, (uint32_t)i) < 0)
+		if (mp_i64map_put(&dump, (int64_t)b->addr, (uint32_t)i) < 0)
 			c->anomalies++;
 	}
 	for (size_t i = 0; i < d->segs.n; i++) {
@@ -395,7 +395,7 @@ static void check_dump(lay_t *L)
 		}
 		for (size_t j = 0; j < sg->blocks.n; j++) {
 			lay_block_t *b = &TR_AT(sg->blocks, lay_block_t, j);
-			uint64_t dsz = mp_imap_get(&dump, (int64_t)b->addr, &v) ? TR_AT(d->blocks, tr_span_t, v).size : 0;
+			uint64_t dsz = mp_i64map_get(&dump, (int64_t)b->addr, &v) ? TR_AT(d->blocks, tr_span_t, v).size : 0;
 			c->end_blocks++;
 			if ((b->v & LAY_OLDER) && dsz) { /* older, still live: the dump has its size */
 				tr_span_t *ib = &TR_AT(d->init_blocks, tr_span_t, b->v & ~LAY_OLDER);
@@ -412,7 +412,7 @@ static void check_dump(lay_t *L)
 			}
 		}
 	}
-	mp_imap_free(&dump);
+	mp_i64map_free(&dump);
 }
 
 static int place_all(lay_t *L)
@@ -462,7 +462,7 @@ uint64_t tr_block_bytes(const tr_dev_t *d, size_t i)
 	const tr_rec_t *r = &TR_AT(d->recs, tr_rec_t, i);
 	uint32_t over;
 
-	return tr_round(r->size) + (mp_imap_get(&d->extra, (int64_t)i, &over) ? (uint64_t)over * TR_MIN_BLOCK : 0);
+	return tr_round(r->size) + (mp_i64map_get(&d->extra, (int64_t)i, &over) ? (uint64_t)over * TR_MIN_BLOCK : 0);
 }
 
 /* The counters, as PyTorch keeps them: a block counts in allocated bytes
@@ -471,9 +471,9 @@ uint64_t tr_block_bytes(const tr_dev_t *d, size_t i)
 static int count_all(tr_dev_t *d)
 {
 	tr_counters_t *c = &d->count;
-	mp_imap_t alloc_rec = {0}; /* address -> record index + 1 of the live alloc; older: UINT32_MAX - index */
-	mp_imap_t waiting = {0};   /* address -> block bytes / 512 awaiting another stream; 0: none */
-	mp_imap_t active = {0};    /* address -> as alloc_rec, until free_completed (memory_viz's view) */
+	mp_i64map_t alloc_rec = {0}; /* address -> record index + 1 of the live alloc; older: UINT32_MAX - index */
+	mp_i64map_t waiting = {0};   /* address -> block bytes / 512 awaiting another stream; 0: none */
+	mp_i64map_t active = {0};    /* address -> as alloc_rec, until free_completed (memory_viz's view) */
 	uint64_t lo = 0, hi = 0, awaiting = 0, requested = 0;
 	uint32_t v;
 	int rc = 0;
@@ -481,18 +481,18 @@ static int count_all(tr_dev_t *d)
 	for (size_t i = 0; i < d->init_blocks.n && rc == 0; i++) {
 		const tr_span_t *b = &TR_AT(d->init_blocks, tr_span_t, i);
 		requested += b->requested;
-		if (mp_imap_put(&active, (int64_t)b->addr, UINT32_MAX - (uint32_t)i) < 0)
+		if (mp_i64map_put(&active, (int64_t)b->addr, UINT32_MAX - (uint32_t)i) < 0)
 			rc = MP_ENOMEM;
 		if (b->awaiting) {
 			awaiting += b->size;
-			if (mp_imap_put(&waiting, (int64_t)b->addr, (uint32_t)(b->size / TR_MIN_BLOCK)) < 0)
+			if (mp_i64map_put(&waiting, (int64_t)b->addr, (uint32_t)(b->size / TR_MIN_BLOCK)) < 0)
 				rc = MP_ENOMEM;
 			continue;
 		}
 		lo += b->size;
 		hi += b->size_max;
 		c->unpinned += b->size != b->size_max;
-		if (mp_imap_put(&alloc_rec, (int64_t)b->addr, UINT32_MAX - (uint32_t)i) < 0)
+		if (mp_i64map_put(&alloc_rec, (int64_t)b->addr, UINT32_MAX - (uint32_t)i) < 0)
 			rc = MP_ENOMEM;
 	}
 	c->start_min = c->peak_min = lo;
@@ -507,11 +507,11 @@ static int count_all(tr_dev_t *d)
 			bl = bh = tr_block_bytes(d, i);
 			lo += bl;
 			hi += bh;
-			rc = mp_imap_put(&alloc_rec, (int64_t)r->addr, (uint32_t)i + 1);
+			rc = mp_i64map_put(&alloc_rec, (int64_t)r->addr, (uint32_t)i + 1);
 			if (rc == 0)
-				rc = mp_imap_put(&active, (int64_t)r->addr, (uint32_t)i + 1);
+				rc = mp_i64map_put(&active, (int64_t)r->addr, (uint32_t)i + 1);
 			requested += r->size;
-		} else if (r->action == TA_FREE_REQUESTED && mp_imap_get(&alloc_rec, (int64_t)r->addr, &v) && v) {
+		} else if (r->action == TA_FREE_REQUESTED && mp_i64map_get(&alloc_rec, (int64_t)r->addr, &v) && v) {
 			if (v > UINT32_MAX - d->init_blocks.n) { /* older than the trace */
 				const tr_span_t *b = &TR_AT(d->init_blocks, tr_span_t, UINT32_MAX - v);
 				bl = b->size, bh = b->size_max;
@@ -520,23 +520,23 @@ static int count_all(tr_dev_t *d)
 			}
 			lo -= bl;
 			hi -= bh;
-			rc = mp_imap_put(&alloc_rec, (int64_t)r->addr, 0);
+			rc = mp_i64map_put(&alloc_rec, (int64_t)r->addr, 0);
 			/* the awaiting memory id takes the block from here (torch_source.c) */
 			if (rc == 0 && r->pending && bl > tr_round(r->size))
-				rc = mp_imap_put(&d->extra, (int64_t)i, (uint32_t)((bl - tr_round(r->size)) / TR_MIN_BLOCK));
+				rc = mp_i64map_put(&d->extra, (int64_t)i, (uint32_t)((bl - tr_round(r->size)) / TR_MIN_BLOCK));
 			if (rc == 0 && r->pending) {
 				awaiting += bl;
-				rc = mp_imap_put(&waiting, (int64_t)r->addr, (uint32_t)(bl / TR_MIN_BLOCK));
+				rc = mp_i64map_put(&waiting, (int64_t)r->addr, (uint32_t)(bl / TR_MIN_BLOCK));
 			}
 		}
-		if (r->action == TA_FREE_COMPLETED && rc == 0 && mp_imap_get(&active, (int64_t)r->addr, &v) && v) {
+		if (r->action == TA_FREE_COMPLETED && rc == 0 && mp_i64map_get(&active, (int64_t)r->addr, &v) && v) {
 			requested -= v > UINT32_MAX - d->init_blocks.n ? TR_AT(d->init_blocks, tr_span_t, UINT32_MAX - v).requested
 								      : TR_AT(d->recs, tr_rec_t, v - 1).size;
-			rc = mp_imap_put(&active, (int64_t)r->addr, 0);
+			rc = mp_i64map_put(&active, (int64_t)r->addr, 0);
 		}
-		if (r->action == TA_FREE_COMPLETED && rc == 0 && mp_imap_get(&waiting, (int64_t)r->addr, &v) && v) {
+		if (r->action == TA_FREE_COMPLETED && rc == 0 && mp_i64map_get(&waiting, (int64_t)r->addr, &v) && v) {
 			awaiting -= (uint64_t)v * TR_MIN_BLOCK;
-			rc = mp_imap_put(&waiting, (int64_t)r->addr, 0);
+			rc = mp_i64map_put(&waiting, (int64_t)r->addr, 0);
 		}
 		if (lo > c->peak_min) {
 			c->peak_min = lo;
@@ -550,9 +550,9 @@ static int count_all(tr_dev_t *d)
 			c->requested_peak = requested;
 	}
 	c->final = lo;
-	mp_imap_free(&alloc_rec);
-	mp_imap_free(&waiting);
-	mp_imap_free(&active);
+	mp_i64map_free(&alloc_rec);
+	mp_i64map_free(&waiting);
+	mp_i64map_free(&active);
 	return rc < 0 ? MP_ENOMEM : 0;
 }
 

@@ -14,7 +14,7 @@
 
 typedef struct nb {
 	tr_src_t *s;
-	tr_vec_t notes; /* mp_source_note_t, text = offset into the arena until the end */
+	mp_vec_t notes; /* mp_source_note_t, text = offset into the arena until the end */
 	char *arena;
 	size_t alen, acap;
 	int oom;
@@ -52,22 +52,16 @@ static void add(nb_t *b, uint32_t memory, const char *key, int kind, uint64_t va
 	va_end(ap);
 	if (b->oom || len < 0)
 		return;
-	if (b->alen + (size_t)len + 1 > b->acap) {
-		size_t nc = (b->acap ? b->acap * 2 : 1024) + (size_t)len + 1;
-		char *na = realloc(b->arena, nc);
-		if (!na) {
-			b->oom = 1;
-			return;
-		}
-		b->arena = na;
-		b->acap = nc;
+	if (MP_VEC_RESERVE(b->arena, b->acap, b->alen + (size_t)len + 1) < 0) {
+		b->oom = 1;
+		return;
 	}
 	va_start(ap, fmt);
 	vsnprintf(b->arena + b->alen, (size_t)len + 1, fmt, ap);
 	va_end(ap);
 	x.text = (const char *)(uintptr_t)b->alen;
 	b->alen += (size_t)len + 1;
-	if (tr_vec_push(&b->notes, &x, sizeof(x)) < 0)
+	if (mp_vec_push(&b->notes, &x, sizeof(x)) < 0)
 		b->oom = 1;
 }
 

@@ -39,21 +39,6 @@ enum {
 _Static_assert(sizeof(names) / sizeof(names[0]) == K_COUNT, "one name per key");
 _Static_assert(K_COUNT <= sizeof(((tr_src_t *)0)->key) / sizeof(uint32_t), "room for the keys");
 
-int tr_vec_push(tr_vec_t *v, const void *item, size_t size)
-{
-	if (v->n == v->cap) {
-		size_t nc = v->cap ? v->cap * 2 : 64;
-		void *nv = realloc(v->v, nc * size);
-		if (!nv)
-			return MP_ENOMEM;
-		v->v = nv;
-		v->cap = nc;
-	}
-	memcpy((char *)v->v + v->n * size, item, size);
-	v->n++;
-	return 0;
-}
-
 /* user_metadata is a thread's setting that holds for many entries in a
  * row, and few distinct values are expected: a record keeps a 16-bit slot
  * (in its padding) rather than the string id. */
@@ -64,7 +49,7 @@ uint32_t tr_meta_slot(tr_src_t *s, uint32_t str)
 
 	if (!str)
 		return 0;
-	if (mp_imap_get(&s->meta_slot, str, &slot))
+	if (mp_i64map_get(&s->meta_slot, str, &slot))
 		return slot;
 	if (s->nmeta > TR_MAX_META)
 		return TR_MAX_META;
@@ -78,7 +63,7 @@ uint32_t tr_meta_slot(tr_src_t *s, uint32_t str)
 		s->nmeta++;
 		return TR_MAX_META;
 	}
-	if (mp_imap_put(&s->meta_slot, str, s->nmeta) < 0)
+	if (mp_i64map_put(&s->meta_slot, str, s->nmeta) < 0)
 		return UINT32_MAX;
 	s->meta_ids[s->nmeta] = str;
 	return s->nmeta++;
@@ -185,7 +170,7 @@ static int read_block(tr_src_t *s, tr_dev_t *dev, const mp_pk_value_t *bv, uint6
 		b.requested = b.size;
 	if ((rc = frames_of(s, bv->u.obj, &b.op, &b.stack, diag)) < 0)
 		return rc;
-	return tr_vec_push(&dev->blocks, &b, sizeof(b));
+	return mp_vec_push(&dev->blocks, &b, sizeof(b));
 }
 
 static int read_segment(tr_src_t *s, const mp_pk_value_t *sv, mp_diag_t *diag)
@@ -216,7 +201,7 @@ static int read_segment(tr_src_t *s, const mp_pk_value_t *sv, mp_diag_t *diag)
 	seg.size_max = seg.size;
 	dev->seen = 1;
 	s->info.segments++;
-	if ((rc = tr_vec_push(&dev->segs, &seg, sizeof(seg))) < 0)
+	if ((rc = mp_vec_push(&dev->segs, &seg, sizeof(seg))) < 0)
 		return rc;
 	blocks = get(s, sv->u.obj, K_BLOCKS);
 	if (!blocks)
@@ -300,9 +285,9 @@ static int read_entry(tr_src_t *s, uint32_t device, const mp_pk_value_t *ev, mp_
 		s->has_time = 1;
 	dev->seen = 1;
 	s->info.trace_entries++;
-	if ((rc = tr_vec_push(&dev->recs, &r, sizeof(r))) < 0)
+	if ((rc = mp_vec_push(&dev->recs, &r, sizeof(r))) < 0)
 		return rc;
-	return tr_vec_push(&dev->rstacks, &stack, sizeof(stack));
+	return mp_vec_push(&dev->rstacks, &stack, sizeof(stack));
 }
 
 /* allocator_settings: what shapes the blocks (torch_layout.c). Values of
@@ -366,7 +351,7 @@ static int read_annotations(tr_src_t *s, const mp_pk_value_t *v, mp_diag_t *diag
 			return rc;
 		ph.name = name->u.str;
 		ph.begin = stage->u.str == s->key[K_START];
-		if ((rc = tr_vec_push(&dev->phases, &ph, sizeof(ph))) < 0)
+		if ((rc = mp_vec_push(&dev->phases, &ph, sizeof(ph))) < 0)
 			return rc;
 	}
 	return 0;

@@ -27,7 +27,7 @@ typedef struct emit {
 	uint32_t op;
 } emit_t;
 
-static tr_vec_t *queue_of(tr_src_t *s)
+static mp_vec_t *queue_of(tr_src_t *s)
 {
 	return &s->queue;
 }
@@ -51,7 +51,7 @@ static int put_meta(tr_src_t *s, uint8_t kind, uint32_t mem, uint64_t addr, uint
 	ev.step = -1;
 	if (kind == MP_EV_MARK)
 		ev.label = op, ev.op = 0;
-	return tr_vec_push(queue_of(s), &ev, sizeof(ev));
+	return mp_vec_push(queue_of(s), &ev, sizeof(ev));
 }
 
 static int put(tr_src_t *s, uint8_t kind, uint32_t mem, uint64_t addr, uint64_t req, uint64_t alloc, uint32_t op)
@@ -132,7 +132,7 @@ static int emit_phase(tr_src_t *s, const tr_dev_t *d, const tr_phase_t *p)
 	ev.label = p->name;
 	ev.flags = p->begin ? MP_EVENT_F_PHASE_BEGIN : MP_EVENT_F_PHASE_END;
 	ev.step = -1;
-	return tr_vec_push(queue_of(s), &ev, sizeof(ev));
+	return mp_vec_push(queue_of(s), &ev, sizeof(ev));
 }
 
 static int emit_init(tr_src_t *s, tr_dev_t *d)
@@ -198,7 +198,7 @@ static tr_dev_t *next_dev(tr_src_t *s, uint32_t *which, int *phase)
 /* Fill the queue with the next events. 1 when it has some, 0 at the end. */
 static int refill(tr_src_t *s)
 {
-	tr_vec_t *q = queue_of(s);
+	mp_vec_t *q = queue_of(s);
 	int rc;
 
 	q->n = 0;
@@ -245,7 +245,7 @@ static int refill(tr_src_t *s)
 static int tr_next(mp_source_t *src, mp_event_t *ev, mp_diag_t *diag)
 {
 	tr_src_t *s = (tr_src_t *)src;
-	tr_vec_t *q = queue_of(s);
+	mp_vec_t *q = queue_of(s);
 	int rc;
 
 	if (s->phase == PH_MEMORY && s->pdev < s->nmems) {
@@ -326,11 +326,11 @@ static void tr_close(mp_source_t *src)
 
 	for (uint32_t i = 0; i < s->ndevs; i++) {
 		tr_dev_t *d = &s->devs[i];
-		tr_vec_t *v[] = {&d->recs, &d->rstacks, &d->segs, &d->blocks, &d->init_regions, &d->init_blocks, &d->runs,
+		mp_vec_t *v[] = {&d->recs, &d->rstacks, &d->segs, &d->blocks, &d->init_regions, &d->init_blocks, &d->runs,
 				 &d->phases};
 		for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++)
 			free(v[k]->v);
-		mp_imap_free(&d->extra);
+		mp_i64map_free(&d->extra);
 	}
 	for (uint32_t i = 0; i < s->nmems && s->mem_names; i++)
 		free(s->mem_names[i]);
@@ -344,11 +344,11 @@ static void tr_close(mp_source_t *src)
 	free(queue_of(s)->v);
 	free(s->frames.v);
 	free(s->stacks.v);
-	mp_imap_free(&s->stack_ids);
+	mp_i64map_free(&s->stack_ids);
 	free(s->stack_fids.v);
 	free(s->fbuf);
 	free(s->meta_ids);
-	mp_imap_free(&s->meta_slot);
+	mp_i64map_free(&s->meta_slot);
 	mp_strtab_free(&s->strings);
 	free(s->path);
 	free(s);

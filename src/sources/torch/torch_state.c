@@ -18,7 +18,7 @@
 #include <string.h>
 
 /* Runs: sorted, disjoint, non-adjacent [addr, addr + size) spans. */
-static size_t first_ending_after(const tr_vec_t *runs, uint64_t a)
+static size_t first_ending_after(const mp_vec_t *runs, uint64_t a)
 {
 	size_t lo = 0, hi = runs->n;
 
@@ -33,11 +33,11 @@ static size_t first_ending_after(const tr_vec_t *runs, uint64_t a)
 	return lo;
 }
 
-static int cut(tr_vec_t *runs, size_t at, size_t count, const tr_span_t *put)
+static int cut(mp_vec_t *runs, size_t at, size_t count, const tr_span_t *put)
 {
 	tr_span_t *r;
 
-	if (put && !count && tr_vec_push(runs, put, sizeof(*put)) < 0) /* room for one more */
+	if (put && !count && mp_vec_push(runs, put, sizeof(*put)) < 0) /* room for one more */
 		return MP_ENOMEM;
 	if (put && !count)
 		runs->n--;
@@ -49,7 +49,7 @@ static int cut(tr_vec_t *runs, size_t at, size_t count, const tr_span_t *put)
 	return 0;
 }
 
-int tr_runs_add(tr_vec_t *runs, uint64_t a, uint64_t b, const tr_runs_cb_t *cb)
+int tr_runs_add(mp_vec_t *runs, uint64_t a, uint64_t b, const tr_runs_cb_t *cb)
 {
 	size_t i = first_ending_after(runs, a), j = i;
 	tr_span_t merged = {.addr = a, .size = b - a, .expandable = 1};
@@ -75,7 +75,7 @@ int tr_runs_add(tr_vec_t *runs, uint64_t a, uint64_t b, const tr_runs_cb_t *cb)
 	return cb ? cb->added(cb->ctx, merged.addr, merged.size) : 0;
 }
 
-int tr_runs_sub(tr_vec_t *runs, uint64_t a, uint64_t b, const tr_runs_cb_t *cb)
+int tr_runs_sub(mp_vec_t *runs, uint64_t a, uint64_t b, const tr_runs_cb_t *cb)
 {
 	size_t i = first_ending_after(runs, a + 1);
 	int rc;
@@ -110,7 +110,7 @@ int tr_runs_sub(tr_vec_t *runs, uint64_t a, uint64_t b, const tr_runs_cb_t *cb)
 }
 
 /* The parts of [a, b) no run covers, added to out. */
-static int add_gaps(const tr_vec_t *runs, uint64_t a, uint64_t b, tr_vec_t *out)
+static int add_gaps(const mp_vec_t *runs, uint64_t a, uint64_t b, mp_vec_t *out)
 {
 	uint64_t cur = a;
 	int rc;
@@ -137,7 +137,7 @@ static int cmp_span(const void *x, const void *y)
 /* Mapped ranges of expandable segments before the trace. */
 static int rebuild_mapped(tr_dev_t *d)
 {
-	tr_vec_t touched = {0}, premapped = {0}, mapped = {0};
+	mp_vec_t touched = {0}, premapped = {0}, mapped = {0};
 	int rc = 0;
 
 	for (size_t i = 0; i < d->recs.n && rc == 0; i++) {
@@ -163,7 +163,7 @@ static int rebuild_mapped(tr_dev_t *d)
 		rc = tr_runs_add(&mapped, t->addr, t->addr + t->size, NULL);
 	}
 	for (size_t i = 0; i < mapped.n && rc == 0; i++)
-		rc = tr_vec_push(&d->init_regions, &TR_AT(mapped, tr_span_t, i), sizeof(tr_span_t));
+		rc = mp_vec_push(&d->init_regions, &TR_AT(mapped, tr_span_t, i), sizeof(tr_span_t));
 	free(touched.v);
 	free(premapped.v);
 	free(mapped.v);
@@ -171,39 +171,37 @@ static int rebuild_mapped(tr_dev_t *d)
 }
 
 /* First touch per address: value = record index + 1. */
-static int first_touch(tr_dev_t *d, mp_imap_t *blocks, mp_imap_t *segs)
+static int first_touch(tr_dev_t *d, mp_i64map_t *blocks, mp_i64map_t *segs)
 {
 	uint32_t have;
 
 	for (size_t i = 0; i < d->recs.n; i++) {
 		const tr_rec_t *r = &TR_AT(d->recs, tr_rec_t, i);
-		mp_imap_t *m = r->action == TA_ALLOC || r->action == TA_FREE_REQUESTED || r->action == TA_FREE_COMPLETED ? blocks
+		mp_i64map_t *m = r->action == TA_ALLOC || r->action == TA_FREE_REQUESTED || r->action == TA_FREE_COMPLETED ? blocks
 			     : r->action == TA_SEGMENT_ALLOC || r->action == TA_SEGMENT_FREE ? segs : NULL;
 		if (i >= UINT32_MAX)
 			return MP_ELIMIT;
-		if (m && !mp_imap_get(m, (int64_t)r->addr, &have) && mp_imap_put(m, (int64_t)r->addr, (uint32_t)i + 1) < 0)
+		if (m && !mp_i64map_get(m, (int64_t)r->addr, &have) && mp_i64map_put(m, (int64_t)r->addr, (uint32_t)i + 1) < 0)
 			return MP_ENOMEM;
 	}
 	return 0;
 }
 
 /* The blocks and segments live before the first entry. */
-static int rebuild_start(tr_src_t *s, tr_dev_t *d, mp_imap_t *blocks, mp_imap_t *segs)
+static int rebuild_start(tr_src_t *s, tr_dev_t *d, mp_i64map_t *blocks, mp_i64map_t *segs)
 {
+	uint64_t key; /* in slot order, which follows the records' order alone */
 	uint32_t v;
 	int rc;
 
 	for (size_t i = 0; i < d->blocks.n; i++) { /* untouched: as at dump time, frames included */
 		const tr_span_t *b = &TR_AT(d->blocks, tr_span_t, i);
-		if (!mp_imap_get(blocks, (int64_t)b->addr, &v) && (rc = tr_vec_push(&d->init_blocks, b, sizeof(*b))) < 0)
+		if (!mp_i64map_get(blocks, (int64_t)b->addr, &v) && (rc = mp_vec_push(&d->init_blocks, b, sizeof(*b))) < 0)
 			return rc;
 	}
-	for (uint32_t k = 0; k < blocks->cap; k++) {
-		const tr_rec_t *r;
+	for (size_t pos = 0; mp_i64map_next(blocks, &pos, &key, &v);) {
+		const tr_rec_t *r = &TR_AT(d->recs, tr_rec_t, v - 1);
 		tr_span_t b = {0};
-		if (!blocks->used[k])
-			continue;
-		r = &TR_AT(d->recs, tr_rec_t, blocks->vals[k] - 1);
 		if (r->action == TA_ALLOC)
 			continue;
 		/* first seen freed: allocated before the trace; its size is the
@@ -213,27 +211,24 @@ static int rebuild_start(tr_src_t *s, tr_dev_t *d, mp_imap_t *blocks, mp_imap_t 
 		b.size = tr_round(r->size);
 		b.size_max = 0; /* to be pinned by the layout (torch_layout.c) */
 		b.awaiting = r->action == TA_FREE_COMPLETED; /* its free was asked for before */
-		if ((rc = tr_vec_push(&d->init_blocks, &b, sizeof(b))) < 0)
+		if ((rc = mp_vec_push(&d->init_blocks, &b, sizeof(b))) < 0)
 			return rc;
 	}
 	for (size_t i = 0; i < d->segs.n; i++) {
 		const tr_span_t *sg = &TR_AT(d->segs, tr_span_t, i);
-		if (!sg->expandable && !mp_imap_get(segs, (int64_t)sg->addr, &v) &&
-		    (rc = tr_vec_push(&d->init_regions, sg, sizeof(*sg))) < 0)
+		if (!sg->expandable && !mp_i64map_get(segs, (int64_t)sg->addr, &v) &&
+		    (rc = mp_vec_push(&d->init_regions, sg, sizeof(*sg))) < 0)
 			return rc;
 	}
-	for (uint32_t k = 0; k < segs->cap; k++) {
-		const tr_rec_t *r;
+	for (size_t pos = 0; mp_i64map_next(segs, &pos, &key, &v);) {
+		const tr_rec_t *r = &TR_AT(d->recs, tr_rec_t, v - 1);
 		tr_span_t sg = {0};
-		if (!segs->used[k])
-			continue;
-		r = &TR_AT(d->recs, tr_rec_t, segs->vals[k] - 1);
 		if (r->action != TA_SEGMENT_FREE)
 			continue;
 		sg.addr = r->addr;
 		sg.size = sg.size_max = r->size;
 		sg.small = r->size == TR_SMALL_BUFFER;
-		if ((rc = tr_vec_push(&d->init_regions, &sg, sizeof(sg))) < 0)
+		if ((rc = mp_vec_push(&d->init_regions, &sg, sizeof(sg))) < 0)
 			return rc;
 	}
 	if ((rc = rebuild_mapped(d)) < 0)
@@ -252,7 +247,7 @@ static int rebuild_start(tr_src_t *s, tr_dev_t *d, mp_imap_t *blocks, mp_imap_t 
  * allocation (allocs: the last alloc record at each address). */
 static int mark_pending(tr_src_t *s, tr_dev_t *d)
 {
-	mp_imap_t last_alloc = {0};
+	mp_i64map_t last_alloc = {0};
 	uint32_t v;
 	int rc = 0;
 
@@ -261,7 +256,7 @@ static int mark_pending(tr_src_t *s, tr_dev_t *d)
 		char text[800];
 		uint32_t op = r->op;
 		if (r->action == TA_ALLOC) {
-			rc = mp_imap_put(&last_alloc, (int64_t)r->addr, (uint32_t)i);
+			rc = mp_i64map_put(&last_alloc, (int64_t)r->addr, (uint32_t)i);
 			continue;
 		}
 		if (r->action != TA_FREE_REQUESTED || (nx && nx->action == TA_FREE_COMPLETED && nx->addr == r->addr))
@@ -269,7 +264,7 @@ static int mark_pending(tr_src_t *s, tr_dev_t *d)
 		r->pending = 1;
 		d->pending++;
 		s->info.pending_frees++;
-		if (mp_imap_get(&last_alloc, (int64_t)r->addr, &v)) {
+		if (mp_i64map_get(&last_alloc, (int64_t)r->addr, &v)) {
 			const tr_rec_t *a = &TR_AT(d->recs, tr_rec_t, v);
 			r->meta = a->meta;
 			op = a->op;
@@ -281,14 +276,14 @@ static int mark_pending(tr_src_t *s, tr_dev_t *d)
 		if ((r->op = mp_strtab_intern(&s->strings, text, strlen(text))) == UINT32_MAX)
 			rc = MP_ENOMEM;
 	}
-	mp_imap_free(&last_alloc);
+	mp_i64map_free(&last_alloc);
 	return rc;
 }
 
 /* Annotations by time, those at one time in the file's order (a START and
  * the END at the same microsecond stay so): insertion sort, they are few
  * and nearly sorted. */
-static void sort_phases(tr_vec_t *v)
+static void sort_phases(mp_vec_t *v)
 {
 	tr_phase_t *p = v->v;
 
@@ -303,7 +298,7 @@ static void sort_phases(tr_vec_t *v)
 
 static int rebuild_dev(tr_src_t *s, tr_dev_t *d)
 {
-	mp_imap_t blocks = {0}, segs = {0};
+	mp_i64map_t blocks = {0}, segs = {0};
 	int rc;
 
 	if ((rc = first_touch(d, &blocks, &segs)) == 0 && (rc = rebuild_start(s, d, &blocks, &segs)) == 0 &&
@@ -311,8 +306,8 @@ static int rebuild_dev(tr_src_t *s, tr_dev_t *d)
 		rc = tr_layout(s, d);
 	if (rc == 0)
 		sort_phases(&d->phases);
-	mp_imap_free(&blocks);
-	mp_imap_free(&segs);
+	mp_i64map_free(&blocks);
+	mp_i64map_free(&segs);
 	return rc;
 }
 

@@ -17,7 +17,8 @@
 #include <memprof/source.h>
 #include <memprof/xplane.h>
 
-#include "strtab.h"
+#include <memprof/strtab.h>
+#include <memprof/vec.h>
 
 /* Stat kinds xprof reads (by XStatMetadata.name). */
 enum {
@@ -66,8 +67,8 @@ typedef struct xp_file {
 	uint64_t size;
 	int has_plane;      /* a /host:CPU plane was found */
 	uint64_t plane_start, plane_end;
-	mp_imap_t evmeta;   /* event metadata id -> 1 alloc / 2 dealloc (memory ones only) */
-	mp_imap_t statmeta; /* stat metadata id -> (names id << 5) | XS_* */
+	mp_i64map_t evmeta;   /* event metadata id -> 1 alloc / 2 dealloc (memory ones only) */
+	mp_i64map_t statmeta; /* stat metadata id -> (names id << 5) | XS_* */
 	mp_strtab_t names;  /* stat metadata names */
 	uint32_t *ref_global; /* names id -> global string id + 1 (0 = not yet) */
 	uint32_t *stat_small; /* ids < XP_SMALL_IDS: statmeta value + 1, 0 = absent */
@@ -112,7 +113,8 @@ typedef struct xp_source {
 	uint64_t nidx, capidx;
 	xp_mem *mems;         /* sorted by name: position = memory id */
 	uint32_t nmems;
-	mp_imap_t mem_of;     /* (file << 32 | key string id) -> memory id */
+	size_t capmems;
+	mp_i64map_t mem_of;   /* (file << 32 | key string id) -> memory id */
 	mp_pw_window_t slots[XP_NSLOTS];
 	int slot_key[XP_NSLOTS];
 	int64_t *last_step;   /* per memory: UpdateStepId state */

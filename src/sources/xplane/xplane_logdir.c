@@ -1,6 +1,7 @@
 /* xplane_logdir.c - TensorBoard log directories: plugins/profile/<run>/
  * <host>.xplane.pb discovery, run selection, and how `memprof report`
  * turns its FILE arguments into xplane sources. */
+#include <memprof/vec.h>
 #include <memprof/xplane.h>
 
 #include <dirent.h>
@@ -93,15 +94,8 @@ static int add_run_if_any(mp_xplane_runs_t *runs, const char *dir, size_t *budge
 		(*budget)--;
 		if (!is_xplane_name(e->d_name))
 			continue;
-		if (r.nhosts == cap) {
-			char **np;
-
-			cap = cap ? cap * 2 : 4;
-			np = realloc(r.paths, cap * sizeof(*np));
-			if (!np)
-				goto oom;
-			r.paths = np;
-		}
+		if (MP_VEC_RESERVE(r.paths, cap, r.nhosts + 1) < 0)
+			goto oom;
 		r.paths[r.nhosts] = join(dir, e->d_name);
 		if (!r.paths[r.nhosts])
 			goto oom;

@@ -111,8 +111,8 @@ void xp_file_close(xp_file *f)
 	if (f->fd >= 0)
 		close(f->fd);
 	f->fd = -1;
-	mp_imap_free(&f->evmeta);
-	mp_imap_free(&f->statmeta);
+	mp_i64map_free(&f->evmeta);
+	mp_i64map_free(&f->statmeta);
 	mp_strtab_free(&f->names);
 	free(f->ref_global);
 	f->ref_global = NULL;
@@ -198,9 +198,9 @@ static int read_event_meta(xp_file *f, const mp_pw_fcursor_t *pc, const mp_pw_fi
 	if (rc < 0)
 		return rc;
 	if (!strcmp(name, "MemoryAllocation"))
-		return mp_imap_put(&f->evmeta, key, 1);
+		return mp_i64map_put(&f->evmeta, key, 1);
 	if (!strcmp(name, "MemoryDeallocation"))
-		return mp_imap_put(&f->evmeta, key, 2);
+		return mp_i64map_put(&f->evmeta, key, 2);
 	return 0;
 }
 
@@ -239,7 +239,7 @@ static int read_stat_meta(xp_file *f, const mp_pw_fcursor_t *pc, const mp_pw_fie
 	}
 	if (rc < 0)
 		return rc;
-	return mp_imap_put(&f->statmeta, key, (nid << 5) | (uint32_t)stat_kind(mp_strtab_get(&f->names, nid)));
+	return mp_i64map_put(&f->statmeta, key, (nid << 5) | (uint32_t)stat_kind(mp_strtab_get(&f->names, nid)));
 }
 
 int xp_scan_metadata(xp_file *f, mp_diag_t *diag)
@@ -299,17 +299,19 @@ int xp_scan_metadata(xp_file *f, mp_diag_t *diag)
 
 int xp_build_small_maps(xp_file *f)
 {
-	uint32_t i;
+	size_t pos;
+	uint64_t key;
+	uint32_t val;
 
 	f->stat_small = calloc(XP_SMALL_IDS, sizeof(*f->stat_small));
 	f->ev_small = calloc(XP_SMALL_IDS, 1);
 	if (!f->stat_small || !f->ev_small)
 		return MP_ENOMEM;
-	for (i = 0; i < f->statmeta.cap; i++)
-		if (f->statmeta.used[i] && f->statmeta.keys[i] >= 0 && f->statmeta.keys[i] < XP_SMALL_IDS)
-			f->stat_small[f->statmeta.keys[i]] = f->statmeta.vals[i] + 1;
-	for (i = 0; i < f->evmeta.cap; i++)
-		if (f->evmeta.used[i] && f->evmeta.keys[i] >= 0 && f->evmeta.keys[i] < XP_SMALL_IDS)
-			f->ev_small[f->evmeta.keys[i]] = (uint8_t)f->evmeta.vals[i];
+	for (pos = 0; mp_i64map_next(&f->statmeta, &pos, &key, &val);)
+		if (key < XP_SMALL_IDS) /* ids below 0 are above it as unsigned */
+			f->stat_small[key] = val + 1;
+	for (pos = 0; mp_i64map_next(&f->evmeta, &pos, &key, &val);)
+		if (key < XP_SMALL_IDS)
+			f->ev_small[key] = (uint8_t)val;
 	return 0;
 }

@@ -16,7 +16,7 @@ static inline int stat_meta(const xp_file *f, int64_t id, uint32_t *meta)
 			(*meta)--;
 		return f->stat_small[id] != 0;
 	}
-	return mp_imap_get(&f->statmeta, id, meta);
+	return mp_i64map_get(&f->statmeta, id, meta);
 }
 
 static inline int event_kind(const xp_file *f, int64_t id, uint32_t *kind)
@@ -25,7 +25,7 @@ static inline int event_kind(const xp_file *f, int64_t id, uint32_t *kind)
 		*kind = f->ev_small[id];
 		return *kind != 0;
 	}
-	return mp_imap_get(&f->evmeta, id, kind);
+	return mp_i64map_get(&f->evmeta, id, kind);
 }
 
 /* One XStat of an event (the field sf that c gave): its value is kept when
@@ -257,21 +257,17 @@ static int64_t mem_index(xp_source *s, uint32_t fi, uint32_t key)
 	uint32_t m;
 	xp_mem *nm;
 
-	if (mp_imap_get(&s->mem_of, k, &m))
+	if (mp_i64map_get(&s->mem_of, k, &m))
 		return m;
 	if (s->nmems >= 65535)
 		return MP_ELIMIT;
-	if ((s->nmems & (s->nmems - 1)) == 0) { /* grow at powers of two */
-		nm = realloc(s->mems, (s->nmems ? 2 * s->nmems : 1) * sizeof(*nm));
-		if (!nm)
-			return MP_ENOMEM;
-		s->mems = nm;
-	}
+	if (MP_VEC_RESERVE(s->mems, s->capmems, (size_t)s->nmems + 1) < 0)
+		return MP_ENOMEM;
 	nm = s->mems;
 	memset(&nm[s->nmems], 0, sizeof(*nm));
 	nm[s->nmems].name_id = key;
 	nm[s->nmems].host = fi;
-	if (mp_imap_put(&s->mem_of, k, s->nmems) < 0)
+	if (mp_i64map_put(&s->mem_of, k, s->nmems) < 0)
 		return MP_ENOMEM;
 	return s->nmems++;
 }

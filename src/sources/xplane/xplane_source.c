@@ -190,10 +190,10 @@ static int finish_memories(xp_source *s)
 	g_sort_src = s;
 	if (s->nmems > 1)
 		qsort(s->mems, s->nmems, sizeof(*s->mems), mem_cmp);
-	mp_imap_free(&s->mem_of);
+	mp_i64map_free(&s->mem_of);
 	for (i = 0; i < s->nmems; i++) {
 		s->mems[i].info.name = s->mems[i].name;
-		if (mp_imap_put(&s->mem_of, ((int64_t)s->mems[i].host << 32) | s->mems[i].name_id, i) < 0)
+		if (mp_i64map_put(&s->mem_of, ((int64_t)s->mems[i].host << 32) | s->mems[i].name_id, i) < 0)
 			return MP_ENOMEM;
 	}
 	s->last_step = malloc((s->nmems ? s->nmems : 1) * sizeof(*s->last_step));
@@ -219,7 +219,7 @@ static void xp_close(mp_source_t *src)
 	for (i = 0; i < s->nmems; i++)
 		free(s->mems[i].name);
 	free(s->mems);
-	mp_imap_free(&s->mem_of);
+	mp_i64map_free(&s->mem_of);
 	mp_strtab_free(&s->strs);
 	free(s->idx);
 	free(s->last_step);
@@ -385,7 +385,7 @@ static int fill_event(xp_source *s, const xp_entry *e, mp_event_t *ev, mp_diag_t
 	key = xp_memkey(s, f, rd, &mev);
 	if (key < 0)
 		return (int)key;
-	if (!mp_imap_get(&s->mem_of, ((int64_t)fi << 32) | key, &mem))
+	if (!mp_i64map_get(&s->mem_of, ((int64_t)fi << 32) | key, &mem))
 		return mp_diag_set(diag, MP_ECORRUPT, (int64_t)off, -1, "the file changed while being read");
 	op = str_or_null(s, f, rd, &mev.st[XS_TF_OP]);
 	shape = str_or_null(s, f, rd, &mev.st[XS_SHAPE]);

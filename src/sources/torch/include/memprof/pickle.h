@@ -132,7 +132,7 @@ typedef long (*mp_pk_read_fn)(void *io, uint8_t *buf, size_t size, mp_diag_t *di
 
 /* Read one pickle (up to its STOP) from read/io, handing containers to h;
  * at STOP, h.item() gets the top-level value with parent NULL. strings: the
- * caller's table (src/importers/strtab.h), where the values' string ids
+ * caller's table (<memprof/strtab.h>), where the values' string ids
  * point. Everything the reader built is freed before it returns. Returns 0
  * or an error with diag filled (offset = the failing opcode's offset). */
 int mp_pickle_read(mp_pk_read_fn read, void *io, struct mp_strtab *strings, const mp_pk_handler_t *h,

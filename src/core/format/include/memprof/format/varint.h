@@ -33,21 +33,23 @@ static inline uint8_t *mp_varint_put(uint8_t *p, uint64_t v)
 	return p;
 }
 
-/* Read a varint from [*pp, end). Returns 0 and advances *pp, or -1 when the
- * input ends inside the varint or the value does not fit in 64 bits. */
-static inline int mp_varint_get(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+/* The rest of a varint whose first bytes gave x, shift bits of it (a
+ * multiple of 7), from [*pp, end): 0 and *out, *pp advanced; or -1 when
+ * the input ends inside the varint or the value does not fit in 64 bits
+ * (more than 10 bytes, or a tenth byte above 1). The one decoder: the
+ * reader's columns (mp__varint_rest_long, after the head byte and the
+ * fast paths of columns.h) and protowire (mp_pw_varint_long) call it. */
+static inline int mp_varint_resume(uint64_t x, unsigned shift, const uint8_t **pp, const uint8_t *end, uint64_t *out)
 {
 	const uint8_t *p = *pp;
-	uint64_t v = 0;
-	unsigned shift = 0;
 
 	while (p < end) {
 		uint8_t b = *p++;
 		if (shift == 63 && b > 1)
 			return -1;
-		v |= (uint64_t)(b & 0x7f) << shift;
+		x |= (uint64_t)(b & 0x7f) << shift;
 		if (!(b & 0x80)) {
-			*out = v;
+			*out = x;
 			*pp = p;
 			return 0;
 		}
@@ -56,6 +58,12 @@ static inline int mp_varint_get(const uint8_t **pp, const uint8_t *end, uint64_t
 			return -1;
 	}
 	return -1;
+}
+
+/* Read a varint from [*pp, end): as mp_varint_resume from its first byte. */
+static inline int mp_varint_get(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+{
+	return mp_varint_resume(0, 0, pp, end, out);
 }
 
 /* Little-endian fixed-width helpers for the framing. */
