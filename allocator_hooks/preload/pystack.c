@@ -47,6 +47,7 @@ uint64_t mp__py_eval_lo, mp__py_eval_hi;
 mp_pyoffsets_t mp__py_O;          /* the running Python's layout */
 #define O mp__py_O
 static void *(*get_tstate)(void); /* PyGILState_GetThisThreadState */
+static void *(*attached)(void);   /* 3.12+: the thread's attached state (thread-local), or NULL */
 static int (*addr2line)(void *code, int addrq);
 static int (*finalizing)(void);
 uintptr_t mp__py_code_type; /* &PyCode_Type */
@@ -222,7 +223,12 @@ uintptr_t mp__py_top_frame(void)
 
 	if (finalizing && finalizing())
 		return 0;
-	ts = (uintptr_t)get_tstate();
+	/* the state this thread runs Python with (a thread-local read: cheaper
+	 * than PyGILState's pthread key), else the one PyGILState knows (a
+	 * thread that released the GIL) */
+	ts = attached ? (uintptr_t)attached() : 0;
+	if (!ts)
+		ts = (uintptr_t)get_tstate();
 	if (!ts)
 		return 0;
 	if (O.ts_current_frame >= 0)
@@ -400,6 +406,9 @@ static void configure(void)
 	}
 	O = *t;
 	*(void **)&get_tstate = sym("PyGILState_GetThisThreadState");
+	/* (3.11's reads the GIL holder's, which may be another thread's) */
+	if (O.minor >= 12)
+		*(void **)&attached = sym(O.minor >= 13 ? "PyThreadState_GetUnchecked" : "_PyThreadState_UncheckedGet");
 	*(void **)&addr2line = sym("PyCode_Addr2Line");
 	code_type = (uintptr_t)sym("PyCode_Type");
 	*(void **)&finalizing = sym("Py_IsFinalizing");
