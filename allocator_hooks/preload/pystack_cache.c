@@ -123,37 +123,71 @@ static inline unsigned pc_set(uint64_t code, uint64_t instr)
 	return (unsigned)((((code >> 4) ^ instr) * 0x9E3779B97F4A7C15ull) >> 58) & (PC_SETS - 1);
 }
 
-/* Whether the chain from f reads as e's levels, frame for frame. */
-static inline int pc_match(const pc_entry_t *e, uintptr_t f, uint64_t writer, uint32_t g)
+/* The offsets a hit reads. Passed as constants for the layouts of the
+ * table (pyoffsets.c: 3.11's, and 3.12's which 3.13's shares), so that the
+ * loop's loads take immediate displacements and nothing spills. */
+typedef struct {
+	int prev, owner, code, instr, otype, qual, fname, first, cstack, entry;
+} pc_offs_t;
+
+#define PC_O311 ((pc_offs_t){48, 69, 32, 56, 8, 128, 112, 72, -1, 68})
+#define PC_O312 ((pc_offs_t){8, 70, 0, 56, 8, 128, 112, 68, 3, -1})
+
+static _Atomic int pc_layout; /* 11, 12: the running Python's offsets are PC_O311's, PC_O312's; 0: neither */
+
+static pc_offs_t pc_offs(void)
 {
-	const uintptr_t prev = (uintptr_t)mp__py_O.fr_previous, fowner = (uintptr_t)mp__py_O.fr_owner;
-	const uintptr_t fcode = (uintptr_t)mp__py_O.fr_code, finstr = (uintptr_t)mp__py_O.fr_instr;
-	const uintptr_t otype = (uintptr_t)mp__py_O.ob_type, qual = (uintptr_t)mp__py_O.co_qualname;
-	const uintptr_t fname = (uintptr_t)mp__py_O.co_filename, firstline = (uintptr_t)mp__py_O.co_firstlineno;
-	const int cstack = mp__py_O.owner_cstack, entry = mp__py_O.fr_is_entry;
+	const mp_pyoffsets_t *o = &mp__py_O;
+
+	return (pc_offs_t){o->fr_previous, o->fr_owner, o->fr_code, o->fr_instr, o->ob_type,
+			   o->co_qualname, o->co_filename, o->co_firstlineno, o->owner_cstack, o->fr_is_entry};
+}
+
+static int pc_same(pc_offs_t a, pc_offs_t b)
+{
+	return a.prev == b.prev && a.owner == b.owner && a.code == b.code && a.instr == b.instr &&
+	       a.otype == b.otype && a.qual == b.qual && a.fname == b.fname && a.first == b.first &&
+	       a.cstack == b.cstack && a.entry == b.entry;
+}
+
+/* Whether the chain from f reads as e's levels, frame for frame. */
+static inline __attribute__((always_inline)) int pc_match_at(const pc_entry_t *e, uintptr_t f, uint64_t writer,
+							      uint32_t g, const pc_offs_t o)
+{
 	const uintptr_t ctype = mp__py_code_type;
 	uint32_t i;
 
 	if (e->writer != writer || e->gen != g)
 		return 0;
-	for (i = 0; i < e->m; i++, f = (uintptr_t)rd(f + prev)) {
+	for (i = 0; i < e->m; i++, f = (uintptr_t)rd(f + (uintptr_t)o.prev)) {
 		const pc_level_t *l = &e->l[i];
 		uintptr_t code;
 
-		if (!f || *(const signed char *)(f + fowner) != l->owner)
+		if (!f || *(const signed char *)(f + (uintptr_t)o.owner) != l->owner)
 			return 0;
-		if (l->owner == cstack)
+		if (l->owner == o.cstack)
 			continue;
-		code = (uintptr_t)rd(f + fcode);
-		if (code != l->code || rd(f + finstr) != l->instr)
+		code = (uintptr_t)rd(f + (uintptr_t)o.code);
+		if (code != l->code || rd(f + (uintptr_t)o.instr) != l->instr)
 			return 0;
-		if (rd(code + otype) != ctype || rd(code + qual) != l->name || rd(code + fname) != l->file ||
-		    rd32(code + firstline) != l->first)
+		if (rd(code + (uintptr_t)o.otype) != ctype || rd(code + (uintptr_t)o.qual) != l->name ||
+		    rd(code + (uintptr_t)o.fname) != l->file || rd32(code + (uintptr_t)o.first) != l->first)
 			return 0;
-		if (entry >= 0 && *(const unsigned char *)(f + (uintptr_t)entry) != l->entry)
+		if (o.entry >= 0 && *(const unsigned char *)(f + (uintptr_t)o.entry) != l->entry)
 			return 0;
 	}
 	return !e->end || !f;
+}
+
+static inline int pc_match(const pc_entry_t *e, uintptr_t f, uint64_t writer, uint32_t g)
+{
+	int layout = atomic_load_explicit(&pc_layout, memory_order_relaxed);
+
+	if (layout == 12)
+		return pc_match_at(e, f, writer, g, PC_O312);
+	if (layout == 11)
+		return pc_match_at(e, f, writer, g, PC_O311);
+	return pc_match_at(e, f, writer, g, pc_offs());
 }
 
 /* Fill e with the frames from f as mp__py_walk(.., max, ..) walks them:
@@ -219,8 +253,11 @@ int mp__py_stack(mp_writer_t *w, int max, uint32_t *id)
 
 	if (!f)
 		return 0;
-	if (__builtin_expect(!c, 0))
+	if (__builtin_expect(!c, 0)) {
 		c = pc_claim();
+		atomic_store_explicit(&pc_layout, pc_same(pc_offs(), PC_O312) ? 12 : pc_same(pc_offs(), PC_O311) ? 11 : 0,
+				      memory_order_relaxed);
+	}
 	if (c != PC_NONE) {
 		pc_entry_t *s;
 		set = pc_set(rd(f + (uintptr_t)mp__py_O.fr_code), rd(f + (uintptr_t)mp__py_O.fr_instr));
