@@ -358,8 +358,11 @@ static void *py_realloc(void *ctx, void *p, size_t n)
 		mp_writer_t *w;
 		mp_wthread_t *t;
 		uint64_t allocated = q == p ? in_place_size((uintptr_t)q, n) : size_class(n);
-		py_stack();
-		if ((t = ring(&w)))
+		uint32_t stack;
+		int stacked = __builtin_expect(mp__stacks_on, 0) && mp__stacks_python_id(&stack);
+		if ((t = ring(&w)) && stacked) /* the STACK record and the REALLOC in one commit */
+			mp__rec_realloc_stacked(w, t, stack, (uint32_t)id, (uintptr_t)p, (uintptr_t)q, n, allocated);
+		else if (t)
 			mp__rec_realloc(w, t, (uint32_t)id, (uintptr_t)p, (uintptr_t)q, n, allocated);
 		else if (w)
 			mp__wthread_unbound_drop(w, (uint32_t)id, 2);

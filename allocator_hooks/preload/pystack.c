@@ -26,7 +26,7 @@
  * malloc; the first sight of a string or frame takes the defs mutex).
  */
 #include "preload.h"
-#include "pyoffsets.h"
+#include "pystack.h"
 #include "writer_internal.h"
 
 #include <memprof/source.h>
@@ -44,11 +44,14 @@
 int mp__py_on;
 uint64_t mp__py_eval_lo, mp__py_eval_hi;
 
-static mp_pyoffsets_t O;          /* the running Python's layout */
+mp_pyoffsets_t mp__py_O;          /* the running Python's layout */
+#define O mp__py_O
 static void *(*get_tstate)(void); /* PyGILState_GetThisThreadState */
+static void *(*attached)(void);   /* 3.12+: the thread's attached state (thread-local), or NULL */
 static int (*addr2line)(void *code, int addrq);
 static int (*finalizing)(void);
-static uintptr_t code_type; /* &PyCode_Type */
+uintptr_t mp__py_code_type; /* &PyCode_Type */
+#define code_type mp__py_code_type
 
 /* ---- the frame cache ---- */
 
@@ -65,11 +68,11 @@ typedef struct {
 static slot_t cache[CACHE_SLOTS];
 /* Frame ids are the capture's: a new capture (fork, exec, a reopened
  * session) starts a new generation, and older slots read as misses. */
-static _Atomic uint32_t gen = 1;
+_Atomic uint32_t mp__py_gen = 1;
 
 void mp__py_start(void)
 {
-	atomic_fetch_add(&gen, 1);
+	atomic_fetch_add(&mp__py_gen, 1);
 }
 
 static inline uint64_t rd(uintptr_t a)
@@ -214,14 +217,18 @@ static uint64_t frame_new(mp_writer_t *w, uintptr_t code, int64_t lasti, uintptr
 
 /* ---- the walk ---- */
 
-/* The thread's first frame, or 0 (no thread state, finalizing). */
-static uintptr_t top_frame(void)
+uintptr_t mp__py_top_frame(void)
 {
 	uintptr_t ts, cf;
 
 	if (finalizing && finalizing())
 		return 0;
-	ts = (uintptr_t)get_tstate();
+	/* the state this thread runs Python with (a thread-local read: cheaper
+	 * than PyGILState's pthread key), else the one PyGILState knows (a
+	 * thread that released the GIL) */
+	ts = attached ? (uintptr_t)attached() : 0;
+	if (!ts)
+		ts = (uintptr_t)get_tstate();
 	if (!ts)
 		return 0;
 	if (O.ts_current_frame >= 0)
@@ -233,8 +240,8 @@ static uintptr_t top_frame(void)
 
 int mp__py_walk(mp_writer_t *w, uint64_t *out, int max, uint8_t *groups, int *ngroups)
 {
-	uintptr_t f = top_frame();
-	uint32_t g = atomic_load_explicit(&gen, memory_order_relaxed);
+	uintptr_t f = mp__py_top_frame();
+	uint32_t g = atomic_load_explicit(&mp__py_gen, memory_order_relaxed);
 	int n = 0, ng = 0, in_group = 0, hops = 0;
 
 	*ngroups = 0;
@@ -283,177 +290,6 @@ int mp__py_walk(mp_writer_t *w, uint64_t *out, int max, uint8_t *groups, int *ng
 		groups[ng++] = (uint8_t)in_group;
 	*ngroups = ng;
 	return n;
-}
-
-/* ---- the thread's stack cache ----
- * A loop allocates from the same Python stack over and over; its frame
- * values (a cache lookup each) and the stack's id (mp_writer_stack: a hash
- * and a lookup) come out the same each time. Each thread keeps its last
- * PC_ENTRIES stacks as the keys of their frames -- what decides each value:
- * the code object, the instruction offset, and the code's co_qualname,
- * co_filename and co_firstlineno, as the frame cache checks them -- with
- * the stack's id; a walk that reads the same keys, frame for frame, takes
- * the id (one entry compared: the one the keys' hash picks). Exact: the walk
- * below skips and stops where mp__py_walk does. The entries live in a
- * static table of slots, one claimed per thread on its
- * first stack and released by a key destructor at its exit (as quiesce.c's),
- * so that a thread's TLS holds one pointer (threads with 16 KiB stacks
- * exist); a thread beyond the table walks every time. */
-
-#define PC_ENTRIES 16 /* direct-mapped by the stack's hash: a loop's dozen call sites */
-#define PC_LEVELS 30  /* deeper stacks are not cached */
-#define PC_THREADS 128
-
-typedef struct {
-	uint64_t code, name, file, at; /* at: lasti << 32 | co_firstlineno */
-} pc_key_t;
-
-typedef struct {
-	uint64_t hash, writer; /* writer: the mp_writer_t's id (0: empty) */
-	uint32_t gen, n, id, pad;
-	pc_key_t k[PC_LEVELS];
-} pc_entry_t;
-
-typedef struct {
-	pc_entry_t e[PC_ENTRIES];
-	_Atomic int owned;
-} pc_thread_t;
-
-static pc_thread_t pc_table[PC_THREADS];
-static __thread pc_thread_t *pc_mine __attribute__((tls_model("initial-exec")));
-static pthread_key_t pc_key;
-static pthread_once_t pc_once = PTHREAD_ONCE_INIT;
-static int pc_key_ok;
-#define PC_NONE ((pc_thread_t *)(uintptr_t)1) /* no slot for this thread */
-
-static void pc_release(void *arg)
-{
-	pc_thread_t *c = arg;
-
-	memset(c->e, 0, sizeof(c->e));
-	atomic_store(&c->owned, 0);
-	pc_mine = NULL; /* a later stack on this thread claims again */
-}
-
-static void pc_make_key(void) { pc_key_ok = pthread_key_create(&pc_key, pc_release) == 0; }
-
-static __attribute__((noinline)) pc_thread_t *pc_claim(void)
-{
-	int i, expect;
-
-	pthread_once(&pc_once, pc_make_key);
-	for (i = 0; pc_key_ok && i < PC_THREADS; i++) {
-		expect = 0;
-		if (atomic_load_explicit(&pc_table[i].owned, memory_order_relaxed) == 0 &&
-		    atomic_compare_exchange_strong(&pc_table[i].owned, &expect, 1)) {
-			pthread_setspecific(pc_key, &pc_table[i]);
-			return pc_mine = &pc_table[i];
-		}
-	}
-	return pc_mine = PC_NONE;
-}
-
-void mp__py_reset_child(void)
-{
-	int i;
-
-	/* only the forking thread lives on */
-	for (i = 0; i < PC_THREADS; i++)
-		atomic_store(&pc_table[i].owned, 0);
-	pc_mine = NULL;
-}
-
-/* The keys of the frames mp__py_walk(.., max, ..) would give values for,
- * innermost first, into k (at most PC_LEVELS); their number, or -1 when
- * they do not fit (or the walk would stop at its hop limit). */
-static int pc_keys(uintptr_t f, int max, pc_key_t *k, uint64_t *hash)
-{
-	/* the offsets in locals: the stores to k[] could alias O's fields */
-	const uintptr_t prev = (uintptr_t)O.fr_previous, fowner = (uintptr_t)O.fr_owner, fcode = (uintptr_t)O.fr_code;
-	const uintptr_t finstr = (uintptr_t)O.fr_instr, otype = (uintptr_t)O.ob_type, ctype = code_type;
-	const uintptr_t adaptive = (uintptr_t)O.co_code_adaptive, traceable = (uintptr_t)O.co_firsttraceable;
-	const uintptr_t qual = (uintptr_t)O.co_qualname, fname = (uintptr_t)O.co_filename;
-	const uintptr_t firstline = (uintptr_t)O.co_firstlineno;
-	const int cstack = O.owner_cstack, gen_owner = O.owner_generator, entry = O.fr_is_entry;
-	uint64_t h = 0;
-	int n = 0, ng = 0, hops = 0;
-
-	for (; f && n < max && ng < max; f = (uintptr_t)rd(f + prev)) {
-		int owner = *(const signed char *)(f + fowner);
-		uintptr_t code, first, instr;
-
-		if (++hops > 4096)
-			return -1;
-		if (owner == cstack) {
-			ng++;
-			continue;
-		}
-		code = (uintptr_t)rd(f + fcode);
-		if (!code || (uintptr_t)rd(code + otype) != ctype)
-			goto next;
-		first = code + adaptive;
-		instr = (uintptr_t)rd(f + finstr);
-		if (owner != gen_owner && instr < first + 2 * (uintptr_t)rd32(code + traceable))
-			goto next;
-		if (n == PC_LEVELS)
-			return -1;
-		k[n].code = code;
-		k[n].name = rd(code + qual);
-		k[n].file = rd(code + fname);
-		k[n].at = (uint64_t)(instr - first) << 32 | (uint32_t)rd32(code + firstline);
-		h = (h ^ code ^ k[n].at) * 0x9E3779B97F4A7C15ull;
-		n++;
-	next:
-		if (entry >= 0 && *(const unsigned char *)(f + (uintptr_t)entry))
-			ng++;
-	}
-	*hash = h ^ (uint64_t)n;
-	return n;
-}
-
-int mp__py_stack(mp_writer_t *w, int max, uint32_t *id)
-{
-	pc_thread_t *c = pc_mine;
-	pc_key_t k[PC_LEVELS];
-	uint64_t py[MP_STACK_DEPTH], hash = 0;
-	uint8_t groups[MP_STACK_DEPTH];
-	uint32_t g = atomic_load_explicit(&gen, memory_order_relaxed);
-	int n, np, ng, i;
-	pc_entry_t *e;
-
-	if (__builtin_expect(!c, 0))
-		c = pc_claim();
-	n = pc_keys(top_frame(), max, k, &hash);
-	if (n == 0)
-		return 0;
-	if (n > 0 && c != PC_NONE) {
-		e = &c->e[hash >> 60]; /* (PC_ENTRIES 16) */
-		if (e->hash == hash && e->n == (uint32_t)n && e->writer == w->id && e->gen == g) {
-			for (i = 0; i < n && e->k[i].code == k[i].code && e->k[i].at == k[i].at && e->k[i].name == k[i].name &&
-				    e->k[i].file == k[i].file;
-			     i++)
-				;
-			if (i == n) {
-				*id = e->id;
-				return 1;
-			}
-		}
-	}
-	np = mp__py_walk(w, py, max, groups, &ng);
-	if (np <= 0)
-		return 0;
-	if (mp_writer_stack(w, py, (uint32_t)np, id) != 0)
-		return -1;
-	if (n > 0 && np == n && c != PC_NONE) { /* every frame got its value: cacheable */
-		e = &c->e[hash >> 60];
-		e->hash = hash;
-		e->n = (uint32_t)n;
-		e->writer = w->id;
-		e->gen = g;
-		e->id = *id;
-		memcpy(e->k, k, (size_t)n * sizeof(k[0]));
-	}
-	return 1;
 }
 
 /* ---- detection ---- */
@@ -570,6 +406,9 @@ static void configure(void)
 	}
 	O = *t;
 	*(void **)&get_tstate = sym("PyGILState_GetThisThreadState");
+	/* (3.11's reads the GIL holder's, which may be another thread's) */
+	if (O.minor >= 12)
+		*(void **)&attached = sym(O.minor >= 13 ? "PyThreadState_GetUnchecked" : "_PyThreadState_UncheckedGet");
 	*(void **)&addr2line = sym("PyCode_Addr2Line");
 	code_type = (uintptr_t)sym("PyCode_Type");
 	*(void **)&finalizing = sym("Py_IsFinalizing");

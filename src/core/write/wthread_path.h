@@ -205,6 +205,30 @@ static inline int mp__rec_alloc_stacked(mp_writer_t *w, mp_wthread_t *t, uint32_
 	return 0;
 }
 
+/* A REALLOC preceded by the STACK record naming its stack, in one commit
+ * (as mp__rec_alloc_stacked): 2 + 5 or 6 words, 8 written -- MP_REC_MAX. */
+static inline int mp__rec_realloc_stacked(mp_writer_t *w, mp_wthread_t *t, uint32_t stack, uint32_t memory,
+					  uint64_t old_address, uint64_t new_address, uint64_t requested,
+					  uint64_t allocated)
+{
+	uint64_t *r, now;
+	int wide;
+
+	if (!(r = mp__rec_begin(w, t, memory, 2)))
+		return -ENOBUFS;
+	now = mp__rec_clock(w);
+	r[0] = MP_REC_STACK;
+	r[1] = stack;
+	r[2] = mp__rec_word0(MP_REC_REALLOC, memory, requested, allocated, &wide);
+	r[3] = now;
+	r[4] = old_address;
+	r[5] = new_address;
+	r[6] = requested;
+	r[7] = allocated;
+	mp__rec_commit(w, t, 7 + (unsigned)wide, 2); /* a realloc is two events */
+	return 0;
+}
+
 /* A record of a time and one or two values (k = 3 or 4 words). */
 static inline int mp__rec_timed(mp_writer_t *w, mp_wthread_t *t, unsigned kind, uint32_t memory, uint64_t a,
 				uint64_t b, unsigned k)
