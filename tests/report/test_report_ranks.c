@@ -9,6 +9,7 @@
 #include "test_common.h"
 
 #include "json_check.h"
+#include "json_schema.h"
 #include <memprof/capture.h>
 
 #include <jansson.h>
@@ -143,6 +144,16 @@ static void test_ranks_json(void **state)
 			assert_true(json_is_null(json_object_get(row, "step")));
 			assert_true(json_is_null(json_object_get(row, "op")));
 		}
+	}
+	{ /* the document the schema describes */
+		char err[512];
+		json_t *schema = json_load_file(MEMPROF_SOURCE_DIR "/docs/schema/report.schema.json", 0, &je);
+		assert_non_null(schema);
+		if (mp_schema_validate(schema, NULL, doc, err, sizeof(err))) {
+			fprintf(stderr, "schema: %s\n", err);
+			fail();
+		}
+		json_decref(schema);
 	}
 	/* the one run shown in detail */
 	assert_int_equal(json_array_size(json_object_get(doc, "runs")), 1);
