@@ -389,9 +389,13 @@ int cmd_report(int argc, char **argv)
 		rank_view = (cli_runs_t){1, &runs.runs[a.rank], 1, &runs.files[a.rank], &runs.owned[a.rank],
 					 &runs.labels[a.rank]};
 		shown = &rank_view;
-	} else if (!a.compat && !a.picture && a.format != O_CSV) {
+	} else if (!a.compat && !a.picture) {
 		/* one input at a time: the memory of the largest, not of all */
-		cli_report_stream_t st = {&a.ropt, a.format == O_JSON, a.tree, a.functions_only, a.all_processes};
+		cli_report_stream_t st = {&a.ropt,
+					  a.format == O_JSON  ? CLI_STREAM_JSON
+					  : a.format == O_CSV ? CLI_STREAM_CSV
+							      : CLI_STREAM_TEXT,
+					  a.tree, a.functions_only, a.all_processes};
 		rc = cli_report_stream(&st, runs.files, runs.nfiles, &io, &runs);
 		goto out;
 	}

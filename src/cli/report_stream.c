@@ -1,4 +1,4 @@
-/* report_stream.c - report's text and JSON written one input at a time
+/* report_stream.c - report's text, JSON and CSV written one input at a time
  * (report_stream.h): each input is opened, solved, written and released
  * before the next, so that `report --process all` on a run of a thousand
  * processes holds one process's analysis, not all of them. The output is
@@ -8,6 +8,8 @@
 #include "cli.h"
 
 #include <memprof/output/json.h>
+#include <memprof/calltree.h>
+#include <memprof/functions.h>
 #include <memprof/report_doc.h>
 
 #include <errno.h>
@@ -165,16 +167,93 @@ static int json_end(FILE *out, json_t *first, int n, const cli_runs_t *runs)
 	return err;
 }
 
+/* CSV: each table's rows spooled per table as the inputs come (tables
+ * go section by section, each with every input's rows). */
+typedef struct {
+	FILE *table[16];
+	FILE *fn, *tree;
+	int any_functions;
+} csv_spools_t;
+
+static int csv_spools_open(csv_spools_t *c, const cli_report_stream_t *s)
+{
+	size_t nt = mp_report_csv_table_count();
+
+	if (nt > sizeof(c->table) / sizeof(c->table[0]))
+		return -1;
+	for (size_t t = 0; t < nt; t++)
+		if (mp_report_csv_table_header(t, s->ropt) && !(c->table[t] = tmpfile()))
+			return -1;
+	return (c->fn = tmpfile()) && (c->tree = tmpfile()) ? 0 : -1;
+}
+
+static void csv_spools_close(csv_spools_t *c)
+{
+	for (size_t t = 0; t < sizeof(c->table) / sizeof(c->table[0]); t++)
+		if (c->table[t])
+			fclose(c->table[t]);
+	if (c->fn)
+		fclose(c->fn);
+	if (c->tree)
+		fclose(c->tree);
+}
+
+static int csv_input(csv_spools_t *c, const cli_report_stream_t *s, const cli_inputs_t *ci, int i)
+{
+	const mp_report_input_t *in = &ci->in[i];
+	int err = 0;
+
+	for (size_t t = 0; !err && t < mp_report_csv_table_count(); t++)
+		if (c->table[t])
+			err = mp_report_csv_table_rows(c->table[t], t, in, 1, s->ropt);
+	if (!err && ci->functions[i]) {
+		c->any_functions = 1;
+		err = mp_functions_csv(c->fn, ci->functions[i], in->path, s->ropt->top, in->device_set, in->device);
+	}
+	if (!err && s->tree >= 0)
+		err = mp_calltree_csv(c->tree, ci->trees[i], ci->sources[i], in->path, s->tree, in->device_set,
+				      in->device);
+	return err;
+}
+
+/* As mp_report_csv and cmd_report's CSV extras write them. */
+static int csv_end(FILE *out, csv_spools_t *c, const cli_report_stream_t *s)
+{
+	int first = 1, err = 0;
+
+	for (size_t t = 0; !err && t < mp_report_csv_table_count(); t++) {
+		if (!c->table[t])
+			continue;
+		if (!first)
+			fputc('\n', out);
+		first = 0;
+		fprintf(out, "%s\n", mp_report_csv_table_header(t, s->ropt));
+		err = copy_part(out, c->table[t], 0, ftell(c->table[t]));
+	}
+	if (!err && c->any_functions) {
+		fprintf(out, "\n%s\n", mp_functions_csv_header);
+		err = copy_part(out, c->fn, 0, ftell(c->fn));
+	}
+	if (!err && s->tree >= 0) {
+		fprintf(out, "\n%s\n", mp_calltree_csv_header);
+		err = copy_part(out, c->tree, 0, ftell(c->tree));
+	}
+	return err;
+}
+
 int cli_report_stream(const cli_report_stream_t *s, char *const *files, int nfiles, const cli_inputs_options_t *io,
 		      const cli_runs_t *runs)
 {
 	cli_inputs_t ci;
 	later_t *later = calloc((size_t)nfiles + 1, sizeof(*later));
-	FILE *fn = s->json ? NULL : tmpfile(), *tree = s->json ? NULL : tmpfile();
+	int text = s->format == CLI_STREAM_TEXT;
+	FILE *fn = text ? tmpfile() : NULL, *tree = text ? tmpfile() : NULL;
+	csv_spools_t csv = {{0}, 0, 0, 0};
 	json_t *first = NULL;
 	int rc = cli_inputs_init(&ci, nfiles), err = 0, printed = 0;
 
-	if (rc == MP_EXIT_OK && (!later || (!s->json && (!fn || !tree)))) {
+	if (rc == MP_EXIT_OK && (!later || (text && (!fn || !tree)) ||
+				 (s->format == CLI_STREAM_CSV && csv_spools_open(&csv, s) < 0))) {
 		mp_cli_error("out of memory, or no temporary file: %s", strerror(errno));
 		rc = MP_EXIT_FAILURE;
 	}
@@ -182,7 +261,9 @@ int cli_report_stream(const cli_report_stream_t *s, char *const *files, int nfil
 		int i = ci.n;
 		if ((rc = cli_inputs_next(&ci, files, nfiles, &f, io)) != MP_EXIT_OK || ci.n == i)
 			continue;
-		if (s->json) {
+		if (s->format == CLI_STREAM_CSV) {
+			err = csv_input(&csv, s, &ci, i);
+		} else if (s->format == CLI_STREAM_JSON) {
 			mp_report_doc_extras_t x = {ci.functions, ci.trees, s->tree, NULL, 0};
 			json_t *one = mp_report_doc_input(ci.in, (size_t)i, s->ropt, &x);
 			err = one ? json_input(stdout, &first, one, i) : MP_ENOMEM;
@@ -201,7 +282,9 @@ int cli_report_stream(const cli_report_stream_t *s, char *const *files, int nfil
 		cli_inputs_release(&ci, i);
 	}
 	if (rc == MP_EXIT_OK && !err && ci.n) {
-		if (s->json)
+		if (s->format == CLI_STREAM_CSV)
+			err = csv_end(stdout, &csv, s);
+		else if (s->format == CLI_STREAM_JSON)
 			err = json_end(stdout, first, ci.n, runs), first = NULL;
 		else
 			err = write_later(stdout, later, ci.n, fn, tree, s->tree >= 0);
@@ -216,6 +299,7 @@ int cli_report_stream(const cli_report_stream_t *s, char *const *files, int nfil
 	for (int i = 0; later && i < nfiles; i++)
 		free(later[i].path);
 	free(later);
+	csv_spools_close(&csv);
 	if (fn)
 		fclose(fn);
 	if (tree)

@@ -1,4 +1,4 @@
-/* report_stream.h - `memprof report`'s text and JSON written one input at
+/* report_stream.h - `memprof report`'s text, JSON and CSV written one input at
  * a time: each input opened, solved, written and released before the next
  * (bounded memory for a run's --process all), with the same bytes as the
  * report of all inputs at once. CSV, --svg/--png/--html and --compat need
@@ -11,9 +11,11 @@
 
 #include <memprof/report.h>
 
+enum { CLI_STREAM_TEXT, CLI_STREAM_JSON, CLI_STREAM_CSV };
+
 typedef struct cli_report_stream {
 	const mp_report_options_t *ropt;
-	int json;           /* 1: JSON, 0: text */
+	int format;         /* CLI_STREAM_TEXT, _JSON or _CSV */
 	int tree;           /* --tree's mp_tree_kind_t, -1: none */
 	int functions_only; /* text: only the function tables and trees */
 	int all_processes;  /* text: the runs' trees in full */

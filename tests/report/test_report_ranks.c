@@ -223,6 +223,22 @@ static void test_process_all(void **state)
 		free(one_json);
 	}
 	assert_string_equal(rest, "");
+	{ /* CSV: the peak table holds the three processes, in the same order */
+		char *csv, *line;
+		snprintf(args, sizeof(args), "report --csv --process all %s/all", dir);
+		csv = run_ok(args);
+		assert_true(!strncmp(csv, "section,file,device,", 20));
+		line = strchr(csv, '\n') + 1;
+		for (size_t i = 0; i < 3; i++) {
+			char want[600];
+			snprintf(want, sizeof(want), "summary,%s,",
+				 json_string_value(json_object_get(json_array_get(files, i), "file")));
+			assert_true(!strncmp(line, want, strlen(want)));
+			line = strchr(line, '\n') + 1;
+		}
+		assert_true(*line == '\n' || *line == '\0'); /* the table ends there */
+		free(csv);
+	}
 	/* main first: the largest peak, 5 MiB */
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(json_array_get(json_object_get(
 					json_array_get(files, 0), "devices"), 0), "peak"), "bytes")),
