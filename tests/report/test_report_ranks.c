@@ -62,7 +62,7 @@ static void write_proc(const char *d, const char *name, uint64_t peak)
 static void make_run(const char *d)
 {
 	FILE *f;
-	char marker[512];
+	char marker[400];
 
 	assert_int_equal(mkdir(d, 0755), 0);
 	snprintf(marker, sizeof(marker), "%s/memprof.run", d);
@@ -73,7 +73,7 @@ static void make_run(const char *d)
 
 static int setup(void **state)
 {
-	char d[512];
+	char d[300];
 	/* rank peaks: 4 MiB, 12 MiB, 8 MiB */
 	static const uint64_t peaks[3] = {4 * MIB, 12 * MIB, 8 * MIB};
 
