@@ -4,6 +4,8 @@
 #include "inputs.h"
 #include "options.h"
 #include "plot_out.h"
+#include "report_ranks.h"
+#include "report_stream.h"
 #include "runs.h"
 
 #include <memprof/output/json.h>
@@ -79,8 +81,9 @@ static void usage(FILE *out)
 		"                --html: one self-contained page with hover details, zoom and pan\n"
 		"                and the breakdown as a sortable table\n"
 		"\n"
-		"FILE: a 'memprof record' run (its process tree, then the main process), a\n"
-		"single .memprof capture, *.xplane.pb files (one per host, read together), a\n"
+		"FILE: a 'memprof record' run (its process tree, then the main process;\n"
+		"several runs: the ranks of a job, a table of their peaks, then the highest),\n"
+		"a single .memprof capture, *.xplane.pb files (one per host, read together), a\n"
 		"TensorBoard log directory (plugins/profile/<run>/<host>.xplane.pb) or a\n"
 		"PyTorch memory snapshot (*.pickle[.gz] of torch.cuda.memory._dump_snapshot)\n"
 		"\n"
@@ -100,6 +103,8 @@ typedef struct report_args {
 	int tree;                          /* --tree's mp_tree_kind_t, -1: none */
 	double min_percent;
 	int functions_only;                /* --by-function or --tree alone: only those in text */
+	const cli_runs_t *ranks;           /* several runs, one per rank (report_ranks.h), or NULL */
+	int rank;                          /* ... the one reported: the highest peak */
 } report_args_t;
 
 enum { O_PEAK = 256, O_TIMELINE, O_BREAKDOWN, O_LEAKS, O_OOM, O_TOP, O_POINTS, O_JSON, O_CSV, O_COMPAT, O_SVG, O_PNG,
@@ -297,6 +302,15 @@ static int write_text_extras(const report_args_t *a, const cli_inputs_t *ci)
 	return err;
 }
 
+/* The "ranks" object of the rank solved in ci (NULL: out of memory). */
+static json_t *ranks_json(const report_args_t *a, const cli_inputs_t *ci)
+{
+	cli_rank_detail_t d;
+
+	cli_ranks_detail(&d, &ci->in[0]);
+	return cli_ranks_json(a->ranks, a->rank, &d);
+}
+
 /* The report of the opened inputs on stdout, as JSON, CSV or text. */
 static int write_report(const report_args_t *a, const cli_inputs_t *ci, const cli_runs_t *runs)
 {
@@ -306,13 +320,27 @@ static int write_report(const report_args_t *a, const cli_inputs_t *ci, const cl
 	if (a->format == O_JSON) {
 		mp_report_doc_extras_t x = {ci->functions, ci->trees, a->tree, runs->runs, (size_t)runs->nruns};
 		json_t *doc = mp_report_json_document(ci->in, n, &a->ropt, &x);
+		if (doc && a->ranks && json_object_set_new(doc, "ranks", ranks_json(a, ci))) {
+			json_decref(doc);
+			doc = NULL;
+		}
 		err = doc ? mp_json_write(stdout, doc, MP_JSON_LAYOUT) : MP_ENOMEM; /* takes doc */
 	} else if (a->format == O_CSV) {
 		err = mp_report_csv(stdout, ci->in, n, &a->ropt);
 		if (!err)
 			err = write_csv_extras(a, ci);
+		if (!err && a->ranks) {
+			cli_rank_detail_t d;
+			cli_ranks_detail(&d, &ci->in[0]);
+			cli_ranks_csv(stdout, a->ranks, a->rank, &d);
+		}
 	} else {
 		err = 0;
+		if (!a->functions_only && a->ranks) {
+			cli_rank_detail_t d;
+			cli_ranks_detail(&d, &ci->in[0]);
+			cli_ranks_text(stdout, a->ranks, a->rank, &d);
+		}
 		if (!a->functions_only) {
 			cli_runs_print(stdout, runs, a->all_processes);
 			err = mp_report_text(stdout, ci->in, n, &a->ropt);
@@ -345,7 +373,7 @@ int cmd_report(int argc, char **argv)
 	report_args_t a = {.xcompat = {1}, .tree = -1, .min_percent = MP_CALLTREE_MIN_PERCENT_DEFAULT};
 	cli_inputs_options_t io = {0};
 	cli_inputs_t ci = {0};
-	cli_runs_t runs = {0};
+	cli_runs_t runs = {0}, rank_view, *shown = &runs;
 	int rc;
 
 	mp_solver_options_init(&a.sopt);
@@ -354,15 +382,32 @@ int cmd_report(int argc, char **argv)
 	plan(&a, &io);
 	if ((rc = cli_runs_expand(&runs, argv + optind, argc - optind, &a.in.sel)) != MP_EXIT_OK)
 		goto out;
-	rc = cli_inputs_open(&ci, runs.files, runs.nfiles, &io);
+	if (cli_ranks_want(&runs, argc - optind, &a.in.sel) && !a.compat) {
+		/* ranks: the table from the summaries, then only the highest solved */
+		a.ranks = &runs;
+		a.rank = cli_ranks_highest(&runs);
+		rank_view = (cli_runs_t){1, &runs.runs[a.rank], 1, &runs.files[a.rank], &runs.owned[a.rank],
+					 &runs.labels[a.rank]};
+		shown = &rank_view;
+	} else if (!a.compat && !a.picture) {
+		/* one input at a time: the memory of the largest, not of all */
+		cli_report_stream_t st = {&a.ropt,
+					  a.format == O_JSON  ? CLI_STREAM_JSON
+					  : a.format == O_CSV ? CLI_STREAM_CSV
+							      : CLI_STREAM_TEXT,
+					  a.tree, a.functions_only, a.all_processes};
+		rc = cli_report_stream(&st, runs.files, runs.nfiles, &io, &runs);
+		goto out;
+	}
+	rc = cli_inputs_open(&ci, shown->files, shown->nfiles, &io);
 	if (rc != MP_EXIT_OK || ci.n == 0)
 		goto out; /* an error, or only captures without memory events */
-	rc = a.compat ? write_compat(&a, &ci) : write_report(&a, &ci, &runs);
+	rc = a.compat ? write_compat(&a, &ci) : write_report(&a, &ci, shown);
 	if (rc == MP_EXIT_OK && a.picture && !a.compat) {
 		/* the timeline and the breakdown of what the report shows, beside it */
 		mp_plot_options_t po = {.charts = MP_PLOT_TIMELINE | MP_PLOT_BREAKDOWN, .top = a.ropt.top};
 		fflush(stdout);
-		cli_runs_title_inputs(&runs, &ci);
+		cli_runs_title_inputs(shown, &ci);
 		rc = cli_plot_write(&ci, &po, a.picture);
 	}
 out:

@@ -366,7 +366,7 @@ static int analyse(cli_inputs_t *ci, int i, const char *path, const cli_inputs_o
 	return MP_EXIT_OK;
 }
 
-int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_inputs_options_t *o)
+int cli_inputs_init(cli_inputs_t *ci, int nfiles)
 {
 	memset(ci, 0, sizeof(*ci));
 	ci->in = calloc((size_t)nfiles, sizeof(*ci->in));
@@ -380,28 +380,52 @@ int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_
 		return MP_EXIT_FAILURE;
 	}
 	ci->cap = nfiles;
-	for (int f = 0, used = 1; f < nfiles; f += used) {
-		const char *path = files[f];
-		mp_diag_t diag;
-		int err, i = ci->n;
-
-		mp_diag_clear(&diag);
-		err = open_source(ci, i, files, f, nfiles, o, &used, &diag);
-		if (err >= 0 && (err = skip_empty(ci, i, files, f, used)) != 0) {
-			if (err == 1)
-				continue;
-			return err;
-		}
-		ci->n++;
-		if (err >= 0 && used > 1)
-			path = ci->sources[i]->path; /* "host1.xplane.pb, host2.xplane.pb" */
-		ci->paths[i] = path;
-		if (err < 0)
-			return cli_input_fail(&diag, path, err);
-		if (o->solver && (err = analyse(ci, i, path, o, &diag)) != MP_EXIT_OK)
-			return err;
-	}
 	return MP_EXIT_OK;
+}
+
+int cli_inputs_next(cli_inputs_t *ci, char *const *files, int nfiles, int *f, const cli_inputs_options_t *o)
+{
+	const char *path = files[*f];
+	mp_diag_t diag;
+	int err, i = ci->n, used = 1;
+
+	mp_diag_clear(&diag);
+	err = open_source(ci, i, files, *f, nfiles, o, &used, &diag);
+	*f += used;
+	if (err >= 0 && (err = skip_empty(ci, i, files, *f - used, used)) != 0)
+		return err == 1 ? MP_EXIT_OK : err;
+	ci->n++;
+	if (err >= 0 && used > 1)
+		path = ci->sources[i]->path; /* "host1.xplane.pb, host2.xplane.pb" */
+	ci->paths[i] = path;
+	if (err < 0)
+		return cli_input_fail(&diag, path, err);
+	if (o->solver && (err = analyse(ci, i, path, o, &diag)) != MP_EXIT_OK)
+		return err;
+	return MP_EXIT_OK;
+}
+
+int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_inputs_options_t *o)
+{
+	int rc = cli_inputs_init(ci, nfiles);
+
+	for (int f = 0; rc == MP_EXIT_OK && f < nfiles;)
+		rc = cli_inputs_next(ci, files, nfiles, &f, o);
+	return rc;
+}
+
+void cli_inputs_release(cli_inputs_t *ci, int i)
+{
+	mp_functions_free(ci->functions[i]);
+	mp_calltree_free(ci->trees[i]);
+	mp_solver_free(ci->solvers[i]);
+	mp_source_close(ci->sources[i]);
+	ci->functions[i] = NULL;
+	ci->trees[i] = NULL;
+	ci->solvers[i] = NULL;
+	ci->sources[i] = NULL;
+	ci->in[i].solver = NULL;
+	ci->in[i].source = NULL;
 }
 
 void cli_inputs_close(cli_inputs_t *ci)

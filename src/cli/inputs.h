@@ -111,4 +111,16 @@ typedef struct cli_inputs {
 int cli_inputs_open(cli_inputs_t *ci, char *const *files, int nfiles, const cli_inputs_options_t *o);
 void cli_inputs_close(cli_inputs_t *ci);
 
+/* cli_inputs_open() one input at a time, so that a command can write
+ * each input's part and release it before the next (report --process all
+ * of a run of many processes in the memory of the largest): init makes
+ * room for nfiles inputs; next opens (and solves) the input at files[*f]
+ * into slot ci->n, advancing *f past the arguments it used (ci->n is not
+ * advanced for an input skipped with a note); both print what goes wrong
+ * and return an exit code. release frees slot i's source, solver,
+ * functions and tree (its path may be the source's: copy it first). */
+int cli_inputs_init(cli_inputs_t *ci, int nfiles);
+int cli_inputs_next(cli_inputs_t *ci, char *const *files, int nfiles, int *f, const cli_inputs_options_t *o);
+void cli_inputs_release(cli_inputs_t *ci, int i);
+
 #endif

@@ -173,29 +173,47 @@ static const struct {
 	{MP_REPORT_OOM, "section,file,device,oom," ROW_COLS, t_oom_top},
 };
 
+size_t mp_report_csv_table_count(void)
+{
+	return sizeof(tables) / sizeof(tables[0]);
+}
+
+const char *mp_report_csv_table_header(size_t t, const mp_report_options_t *o)
+{
+	return t < mp_report_csv_table_count() && (rp_sections(o) & tables[t].mask) ? tables[t].header : NULL;
+}
+
+int mp_report_csv_table_rows(FILE *out, size_t t, const mp_report_input_t *in, size_t n, const mp_report_options_t *o)
+{
+	uint32_t top = o ? o->top : 0;
+
+	for (size_t k = 0; k < n; k++) {
+		const mp_solver_device_t **devs;
+		size_t nd = rp_devices(&in[k], o, 0, &devs);
+		if (nd == (size_t)-1)
+			return MP_ENOMEM;
+		for (size_t i = 0; i < nd; i++)
+			tables[t].fn(out, &in[k], devs[i], top);
+		free(devs);
+	}
+	return 0;
+}
+
 int mp_report_csv(FILE *out, const mp_report_input_t *in, size_t n, const mp_report_options_t *o)
 {
-	unsigned sec = rp_sections(o);
-	uint32_t top = o ? o->top : 0;
-	int first = 1;
+	int first = 1, err;
 
 	errno = 0;
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
-		if (!(sec & tables[t].mask))
+	for (size_t t = 0; t < mp_report_csv_table_count(); t++) {
+		const char *header = mp_report_csv_table_header(t, o);
+		if (!header)
 			continue;
 		if (!first)
 			fputc('\n', out);
 		first = 0;
-		fprintf(out, "%s\n", tables[t].header);
-		for (size_t k = 0; k < n; k++) {
-			const mp_solver_device_t **devs;
-			size_t nd = rp_devices(&in[k], o, 0, &devs);
-			if (nd == (size_t)-1)
-				return MP_ENOMEM;
-			for (size_t i = 0; i < nd; i++)
-				tables[t].fn(out, &in[k], devs[i], top);
-			free(devs);
-		}
+		fprintf(out, "%s\n", header);
+		if ((err = mp_report_csv_table_rows(out, t, in, n, o)) < 0)
+			return err;
 	}
 	if (fflush(out) == EOF || ferror(out))
 		return errno ? -errno : -EIO;

@@ -31,6 +31,12 @@ nomem:
 	return NULL;
 }
 
+json_t *mp_report_doc_input(const mp_report_input_t *in, size_t i, const mp_report_options_t *o,
+			    const mp_report_doc_extras_t *x)
+{
+	return input_json(in, o, x, i);
+}
+
 json_t *mp_report_json_document(const mp_report_input_t *in, size_t n, const mp_report_options_t *o,
 				const mp_report_doc_extras_t *x)
 {

@@ -161,6 +161,7 @@ static int figures(const char *path, figures_t *out, mp_diag_t *diag)
 			const mp_summary_memory_t *m = &sum.memories[i];
 			mp_run_memory_t *r = &out->memories[i];
 			r->peak_bytes = m->peak_bytes;
+			r->peak_time_ns = m->peak_time_ns;
 			r->allocations = m->allocations + m->reallocs;
 			r->frees = m->frees + m->reallocs;
 			r->live_blocks = m->live_blocks;

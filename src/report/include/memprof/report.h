@@ -66,6 +66,15 @@ int mp_report_json(FILE *out, const mp_report_input_t *in, size_t n, const mp_re
  * line; the first column names the section. Returns 0 or -errno. */
 int mp_report_csv(FILE *out, const mp_report_input_t *in, size_t n, const mp_report_options_t *opts);
 
+/* The same CSV table by table, for a caller that writes one input at a
+ * time: how many tables there are; table t's header line (without its
+ * newline), or NULL when o's sections leave it out; its rows for
+ * in[0..n) (0 or MP_ENOMEM). mp_report_csv() writes, for each table with a
+ * header, a blank line (but before the first), the header and its rows. */
+size_t mp_report_csv_table_count(void);
+const char *mp_report_csv_table_header(size_t t, const mp_report_options_t *o);
+int mp_report_csv_table_rows(FILE *out, size_t t, const mp_report_input_t *in, size_t n, const mp_report_options_t *o);
+
 #ifdef __cplusplus
 }
 #endif

@@ -35,6 +35,13 @@ typedef struct mp_report_doc_extras {
 json_t *mp_report_json_document(const mp_report_input_t *in, size_t n, const mp_report_options_t *o,
 				const mp_report_doc_extras_t *x);
 
+/* Input i's object of that document (its sections, "functions" and
+ * "call_tree"), for a caller that writes the inputs one at a time and
+ * frees each input's analysis before the next. Owned by the caller; NULL
+ * when out of memory. */
+json_t *mp_report_doc_input(const mp_report_input_t *in, size_t i, const mp_report_options_t *o,
+			    const mp_report_doc_extras_t *x);
+
 /* A run's process tree as the report's "run" object (docs/report.md).
  * Owned by the caller; NULL when out of memory. */
 json_t *mp_report_run_json(const mp_run_t *run);

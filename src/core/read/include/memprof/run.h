@@ -47,6 +47,7 @@ typedef enum {
 typedef struct mp_run_memory {
 	const char *name;         /* "host", "host_mmap", ...; owned by the run */
 	uint64_t peak_bytes;
+	uint64_t peak_time_ns;    /* the first event at that peak, in the capture's time (report's "at") */
 	uint64_t allocations;     /* a realloc is a free and an allocation, as in report */
 	uint64_t frees;
 	uint64_t live_blocks, live_bytes; /* at the capture's end */
