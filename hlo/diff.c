@@ -239,3 +239,16 @@ json_t *mp_hlo_diff_json(const mp_hlo_diff_t *d, size_t top)
 	}
 	return o;
 }
+
+json_t *mp_hlo_diff_document(const mp_hlo_diff_t *d, const char *path_a, const char *path_b, size_t top)
+{
+	json_t *doc = json_pack("{s:s,s:i,s:s,s:{s:s},s:{s:s},s:o*,s:[]}", "format", "memprof-diff", "version", 1,
+				"kind", "hlo", "a", "file", path_a, "b", "file", path_b, "hlo", mp_hlo_diff_json(d, top),
+				"gates");
+
+	if (doc && !json_object_get(doc, "hlo")) { /* the "hlo" object's builder ran out of memory */
+		json_decref(doc);
+		doc = NULL;
+	}
+	return doc;
+}

@@ -68,7 +68,6 @@ static int gates_check(const mp_hlo_result_t *a, const mp_hlo_result_t *b, const
 
 	for (size_t i = 0; i < n; i++) {
 		uint64_t pa = (uint64_t)a->peak_heap_bytes, pb = (uint64_t)b->peak_heap_bytes;
-		int64_t c = (int64_t)(pb - pa);
 		int bad;
 		if (g[i].memory[0] && strcmp(g[i].memory, a->module_name) && strcmp(g[i].memory, b->module_name)) {
 			mp_cli_error("--fail-above '%s': the modules are '%s' and '%s'", g[i].spec, a->module_name,
@@ -76,22 +75,10 @@ static int gates_check(const mp_hlo_result_t *a, const mp_hlo_result_t *b, const
 			return -1;
 		}
 		bad = mp_diff_gate_exceeds(&g[i], pa, pb);
-		if (arr)
-			json_array_append_new(arr, json_pack("{s:s,s:s,s:I,s:I,s:I,s:b}", "gate", g[i].spec, "memory",
-							     g[i].total ? "total" : a->module_name, "a_bytes", (json_int_t)pa,
-							     "b_bytes", (json_int_t)pb, "change_bytes", (json_int_t)c,
-							     "failed", bad));
-		if (bad && print) {
-			char pct[32];
-			if (pa)
-				snprintf(pct, sizeof(pct), "%+.2f%%", 100.0 * (double)c / (double)pa);
-			else
-				snprintf(pct, sizeof(pct), "new");
-			fprintf(stderr,
-				"memprof: diff: regression: %s: peak %+" PRId64 " B (%s) from %" PRIu64 " B to %" PRIu64
-				" B, above --fail-above %s\n",
-				a->module_name, c, pct, pa, pb, g[i].spec);
-		}
+		if (arr && mp_diff_gate_row(arr, &g[i], g[i].total ? "total" : a->module_name, pa, pb) < 0)
+			return -1;
+		if (bad && print)
+			mp_diff_gate_say(stderr, &g[i], a->module_name, pa, pb);
 		failed += bad;
 	}
 	return failed;
@@ -116,16 +103,13 @@ int cli_diff_hlo(const char *pa, const char *pb, const cli_diff_hlo_options_t *o
 		goto out;
 	}
 	if (o->json) {
-		json_t *doc = json_pack("{s:s,s:i,s:s,s:{s:s},s:{s:s},s:o*,s:[]}", "format", "memprof-diff", "version", 1,
-					"kind", "hlo", "a", "file", pa, "b", "file", pb, "hlo", mp_hlo_diff_json(d, o->top),
-					"gates");
-		if (!doc || !json_object_get(doc, "hlo")) {
+		json_t *doc = mp_hlo_diff_document(d, pa, pb, o->top);
+		if (!doc || gates_check(ra, rb, o->gates, o->ngates, json_object_get(doc, "gates"), 0) < 0) {
 			json_decref(doc);
 			mp_cli_error("out of memory");
 			rc = MP_EXIT_FAILURE;
 			goto out;
 		}
-		(void)gates_check(ra, rb, o->gates, o->ngates, json_object_get(doc, "gates"), 0);
 		err = mp_json_write(stdout, doc, MP_JSON_LAYOUT); /* takes doc */
 		if (!err && fflush(stdout) == EOF)
 			err = errno ? -errno : -EIO;

@@ -108,6 +108,41 @@ int mp_diff_gate_exceeds(const mp_diff_gate_t *g, uint64_t a, uint64_t b)
 	return 100.0 * (double)(b - a) / (double)a > g->limit_percent;
 }
 
+void mp_diff_gate_say(FILE *err, const mp_diff_gate_t *g, const char *memory, uint64_t a, uint64_t b)
+{
+	char h[48], pct[32];
+	int64_t c = (int64_t)(b - a);
+
+	if (!err)
+		return;
+	if (a)
+		snprintf(pct, sizeof(pct), "%+.2f%%", 100.0 * (double)c / (double)a);
+	else
+		snprintf(pct, sizeof(pct), "new");
+	fprintf(err,
+		"memprof: diff: regression: %s: peak %+" PRId64 " B (%s, %s) from %" PRIu64 " B to %" PRIu64
+		" B, above --fail-above %s\n",
+		memory, c, dp_human_change(h, sizeof(h), c), pct, a, b, g->spec);
+}
+
+int mp_diff_gate_row(json_t *arr, const mp_diff_gate_t *g, const char *memory, uint64_t a, uint64_t b)
+{
+	json_t *row = json_object();
+	int bad = !row;
+
+	mp_json_put(row, "gate", json_string(g->spec), &bad);
+	mp_json_put(row, "memory", json_string(memory), &bad);
+	mp_json_put(row, "a_bytes", mp_json_u64(a), &bad);
+	mp_json_put(row, "b_bytes", mp_json_u64(b), &bad);
+	mp_json_put(row, "change_bytes", json_integer((int64_t)(b - a)), &bad);
+	mp_json_put(row, "failed", json_boolean(mp_diff_gate_exceeds(g, a, b)), &bad);
+	if (bad) {
+		json_decref(row);
+		return MP_ENOMEM;
+	}
+	return json_array_append_new(arr, row) < 0 ? MP_ENOMEM : 0; /* steals row either way */
+}
+
 int dp_gate_eval(const mp_diff_t *d, const mp_diff_gate_t *g, dp_gate_result_t *res)
 {
 	int n = 0;
@@ -147,23 +182,11 @@ int mp_diff_gate_check(const mp_diff_t *d, const mp_diff_gate_t *gates, size_t n
 			free(res);
 			return MP_EUSAGE;
 		}
-		for (int i = 0; i < n; i++) {
-			char h[48], pct[32];
-			int64_t c = (int64_t)(res[i].b - res[i].a);
-			if (!res[i].failed)
-				continue;
-			failures++;
-			if (!err)
-				continue;
-			if (res[i].a)
-				snprintf(pct, sizeof(pct), "%+.2f%%", 100.0 * (double)c / (double)res[i].a);
-			else
-				snprintf(pct, sizeof(pct), "new");
-			fprintf(err,
-				"memprof: diff: regression: %s: peak %+" PRId64 " B (%s, %s) from %" PRIu64 " B to %" PRIu64
-				" B, above --fail-above %s\n",
-				res[i].memory, c, dp_human_change(h, sizeof(h), c), pct, res[i].a, res[i].b, gates[k].spec);
-		}
+		for (int i = 0; i < n; i++)
+			if (res[i].failed) {
+				failures++;
+				mp_diff_gate_say(err, &gates[k], res[i].memory, res[i].a, res[i].b);
+			}
 	}
 	free(res);
 	return failures;

@@ -261,21 +261,9 @@ static json_t *gates_json(const mp_diff_t *d, const mp_diff_gate_t *gates, size_
 	}
 	for (size_t k = 0; k < ngates; k++) {
 		int n = dp_gate_eval(d, &gates[k], res);
-		for (int i = 0; i < n; i++) {
-			json_t *g = json_object();
-			if (!g) {
+		for (int i = 0; i < n; i++)
+			if (mp_diff_gate_row(arr, &gates[k], res[i].memory, res[i].a, res[i].b) < 0)
 				*bad = 1;
-				break;
-			}
-			mp_json_put(g, "gate", json_string(gates[k].spec), bad);
-			mp_json_put(g, "memory", json_string(res[i].memory), bad);
-			mp_json_put(g, "a_bytes", mp_json_u64(res[i].a), bad);
-			mp_json_put(g, "b_bytes", mp_json_u64(res[i].b), bad);
-			mp_json_put(g, "change_bytes", json_integer((int64_t)(res[i].b - res[i].a)), bad);
-			mp_json_put(g, "failed", json_boolean(res[i].failed), bad);
-			if (json_array_append_new(arr, g) < 0)
-				*bad = 1;
-		}
 	}
 	free(res);
 	return arr;

@@ -193,7 +193,7 @@ static void test_text_gates_errors(void **state)
 		const char *says;
 	} cases[] = {
 		{"--fail-above 0%", 1, "above --fail-above 0%"},
-		{"--fail-above 54%", 1, "memprof: diff: regression: step: peak +90112 B (+55.00%) from 163840 B to 253952 B, "
+		{"--fail-above 54%", 1, "memprof: diff: regression: step: peak +90112 B (+88.00 KiB, +55.00%) from 163840 B to 253952 B, "
 					"above --fail-above 54%"},
 		{"--fail-above 55%", 0, NULL}, /* 90112 / 163840 is 55% exactly: not more */
 		{"--fail-above step:90112", 0, NULL},

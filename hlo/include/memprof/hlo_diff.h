@@ -47,6 +47,12 @@ int mp_hlo_diff_text(FILE *out, const mp_hlo_diff_t *d, const char *path_a, cons
  * when out of memory. */
 json_t *mp_hlo_diff_json(const mp_hlo_diff_t *d, size_t top);
 
+/* The whole `diff --json` document of two modules (docs/diff.md): format,
+ * version, kind "hlo", the files, the "hlo" object and an empty "gates"
+ * array for the caller's gate rows (mp_diff_gate_row). Caller owns; NULL
+ * when out of memory. */
+json_t *mp_hlo_diff_document(const mp_hlo_diff_t *d, const char *path_a, const char *path_b, size_t top);
+
 #ifdef __cplusplus
 }
 #endif

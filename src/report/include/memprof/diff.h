@@ -117,6 +117,14 @@ int mp_diff_gate_parse(const char *spec, mp_diff_gate_t *g, char *why, size_t wh
  * every gate makes; HLO modules' peaks are checked with it directly). */
 int mp_diff_gate_exceeds(const mp_diff_gate_t *g, uint64_t a, uint64_t b);
 
+/* One gate on one memory's peaks a -> b, as every diff reports it (the
+ * captures' and the HLO modules'): mp_diff_gate_say writes the regression
+ * line to err (nothing when err is NULL); mp_diff_gate_row appends the
+ * gate's JSON row ({gate, memory, a_bytes, b_bytes, change_bytes, failed})
+ * to arr and returns 0 or MP_ENOMEM. */
+void mp_diff_gate_say(FILE *err, const mp_diff_gate_t *g, const char *memory, uint64_t a, uint64_t b);
+int mp_diff_gate_row(json_t *arr, const mp_diff_gate_t *g, const char *memory, uint64_t a, uint64_t b);
+
 /* Check gates[0..n) on d: writes one line per failure to err (NULL: none)
  * as "memprof: diff: regression: NAME: peak +N B (+H, +P%) from X B to Y B,
  * above --fail-above SPEC". Returns the number of failures, or MP_EUSAGE
