@@ -2,21 +2,21 @@
  *
  * One pass over the source after the solver, as functions.c does: each
  * allocation is charged to its (memory id, stack) -- bytes allocated over
- * the run, bytes live now (a map of live blocks) -- and at each memory
+ * the run, bytes live now (the live-set engine's blocks, livesets.h) -- and at each memory
  * id's peak event (the solver's) the live figures are copied aside; at the
  * end they are the leaks. Only then are the stacks that hold anything
  * resolved, once each, into frames (symbolized for a capture, once per
  * distinct return address; named by the source otherwise), and each tree
  * built as a trie of frames from the outermost in, then written out in
  * depth-first order, children sorted and small ones folded. Memory: the
- * live blocks (24 B each), one record per (memory id, stack) and the
+ * live blocks (48 to 96 B each), one record per (memory id, stack) and the
  * distinct frames; per tree, its nodes.
  */
 #include <memprof/calltree.h>
 #include <memprof/capture.h>
 
 #include "calltree_impl.h"
-#include "livemap.h"
+#include "livesets.h"
 #include "stackframes.h"
 
 #include <errno.h>
@@ -77,6 +77,15 @@ const char *ct_intern(mp_calltree_t *t, const char *s)
 		return NULL;
 	}
 	return t->strs[t->nstrs++];
+}
+
+/* A 64-bit finalizer (MurmurHash3's): frame_id's key from its parts. */
+static inline uint64_t rp_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	return x;
 }
 
 /* The id of a frame (name, file, line, kind); -1 when out of memory. */
@@ -242,14 +251,21 @@ static int stack_slot(mp_calltree_t *t, uint32_t id)
 	return 0;
 }
 
+/* Block e of l ends (freed, or replaced by an allocation at its address):
+ * its aggregate no longer holds it. */
+static inline void block_ends(mp_calltree_t *t, mp_live_t *l, lm_entry_t *e)
+{
+	t->aggs[e->group].v[CT_LIVE_B] -= e->size;
+	t->aggs[e->group].v[CT_LIVE_C]--;
+	mp_live_drop(l, e);
+}
+
 static int pass(mp_calltree_t *t, mp_source_t *src, const uint64_t *peak_at, uint32_t npeak, mp_diag_t *diag)
 {
-	live_map_t live = {NULL, 0, 0};
+	rp_lives_t lives = {NULL, 0};
 	mp_event_t ev;
 	int rc;
 
-	if (live_grow(&live))
-		return oom(diag);
 	if ((rc = mp_source_rewind(src, diag)) < 0)
 		goto out;
 	while ((rc = mp_source_next(src, &ev, diag)) == 1) {
@@ -262,33 +278,27 @@ static int pass(mp_calltree_t *t, mp_source_t *src, const uint64_t *peak_at, uin
 			}
 		}
 		if (ev.kind == MP_EV_ALLOC) {
-			uint64_t bytes = ev.allocated_bytes ? ev.allocated_bytes : ev.requested_bytes;
+			uint64_t bytes = mp_live_footprint(ev.requested_bytes, ev.allocated_bytes);
 			long a = agg_of(t, ev.memory, ev.stack);
-			live_slot_t *slot;
-			if (a < 0)
+			rp_live_t *l = rp_lives_of(&lives, ev.memory);
+			lm_entry_t *e;
+			if (a < 0 || !l)
 				goto nomem;
 			if (ev.stack)
 				t->any_stack = 1;
-			if ((slot = live_find(&live, ev.memory, ev.address))) { /* allocated twice: the older is gone */
-				t->aggs[slot->row - 1].v[CT_LIVE_B] -= slot->bytes;
-				t->aggs[slot->row - 1].v[CT_LIVE_C]--;
-				live_remove(&live, slot);
-			}
-			if (!(slot = live_insert(&live, ev.memory, ev.address)))
+			if ((e = mp_live_alloc_replaces(&l->live, ev.address))) /* allocated twice: the older is gone */
+				block_ends(t, &l->live, e);
+			if (mp_live_add(&l->live, ev.address, bytes, (uint32_t)a, 0) < 0)
 				goto nomem;
-			slot->row = (uint32_t)a + 1;
-			slot->bytes = bytes;
 			t->aggs[a].v[CT_LIVE_B] += bytes;
 			t->aggs[a].v[CT_LIVE_C]++;
 			t->aggs[a].v[CT_ALLOC_B] += bytes;
 			t->aggs[a].v[CT_ALLOC_C]++;
-		} else if (ev.kind == MP_EV_FREE) {
-			live_slot_t *slot = live_find(&live, ev.memory, ev.address);
-			if (slot) {
-				t->aggs[slot->row - 1].v[CT_LIVE_B] -= slot->bytes;
-				t->aggs[slot->row - 1].v[CT_LIVE_C]--;
-				live_remove(&live, slot);
-			}
+		} else if (ev.kind == MP_EV_FREE && ev.memory < lives.n) {
+			mp_live_t *l = &lives.by_mem[ev.memory].live;
+			lm_entry_t *e = mp_live_free_finds(l, ev.address);
+			if (e)
+				block_ends(t, l, e);
 		}
 		if (ev.memory < npeak && ev.index == peak_at[ev.memory])
 			for (size_t j = 0; j < t->naggs; j++)
@@ -298,10 +308,10 @@ static int pass(mp_calltree_t *t, mp_source_t *src, const uint64_t *peak_at, uin
 				}
 	}
 out:
-	free(live.s);
+	rp_lives_free(&lives);
 	return rc;
 nomem:
-	free(live.s);
+	rp_lives_free(&lives);
 	return oom(diag);
 }
 

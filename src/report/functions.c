@@ -2,16 +2,16 @@
  *
  * One extra pass over the capture, after the solver: each allocation is
  * charged to the frame of the user's code its stack names (userframe.c;
- * stacks are symbolized once per distinct stack, not per event), a map of
- * live blocks keeps what each
+ * stacks are symbolized once per distinct stack, not per event), the
+ * live-set engine (livesets.h) keeps the live blocks, so what each
  * function holds, and at each memory id's peak event (from the solver) the
- * live figures are copied into the rows. Memory: the live blocks (24 B
+ * live figures are copied into the rows. Memory: the live blocks (48 to 96 B
  * each), the distinct stacks and the rows.
  */
 #include <memprof/capture.h>
 #include <memprof/functions.h>
 
-#include "livemap.h"
+#include "livesets.h"
 #include "report_impl.h"
 #include "stackframes.h"
 #include "symbolize.h"
@@ -225,14 +225,41 @@ static int peak_events(const mp_solver_t *solver, uint64_t **peak_at, uint32_t *
 	return 0;
 }
 
+/* A live block's requested bytes (from pend, or the memory id's big table,
+ * whose entry goes: the block is going too). */
+static inline uint64_t block_requested(rp_live_t *l, const lm_entry_t *e)
+{
+	lm_entry_t *b;
+	uint64_t req;
+
+	if (e->pend != RP_REQ_BIG)
+		return e->pend;
+	b = lm_find(&l->big, e->addr);
+	req = b->size;
+	lm_remove(&l->big, b);
+	return req;
+}
+
+/* Block e of l ends (freed, or replaced by an allocation at its address):
+ * its row no longer holds it. */
+static inline void block_ends(mp_functions_t *f, rp_live_t *l, lm_entry_t *e)
+{
+	mp_func_row_t *row = &f->rows[e->group];
+
+	row->leak_count--;
+	row->leak_bytes -= e->size;
+	row->leak_requested_bytes -= block_requested(l, e);
+	mp_live_drop(&l->live, e);
+}
+
 /* The pass: each allocation charged to its site's row, the live blocks
- * kept in live, the rows' live figures copied at each memory id's peak
- * event. One loop, kept whole: it runs once per event. */
-static int charge_events(mp_functions_t *f, mp_source_t *src, int by_op, const site_t *nostackp, live_map_t *livep,
+ * kept in the live-set engine (one set per memory id; a block's group is
+ * its row), the rows' live figures copied at each memory id's peak event.
+ * One loop, kept whole: it runs once per event. */
+static int charge_events(mp_functions_t *f, mp_source_t *src, int by_op, const site_t *nostackp, rp_lives_t *lives,
 			 const uint64_t *peak_at, uint32_t npeak, mp_diag_t *diag)
 {
 	const site_t nostack = *nostackp;
-	live_map_t live = *livep;
 	mp_event_t ev;
 	int rc;
 	long r;
@@ -243,8 +270,11 @@ static int charge_events(mp_functions_t *f, mp_source_t *src, int by_op, const s
 		if (ev.kind == MP_EV_ALLOC || ev.kind == MP_EV_ALLOC_FAILED) {
 			const site_t *site = &nostack;
 			site_t op;
-			live_slot_t *slot;
-			size_t k;
+			rp_live_t *l;
+			lm_entry_t *e;
+			uint64_t fp;
+			uint32_t pend;
+			int found;
 
 			if (by_op && ev.op) { /* the source named the allocating frame */
 				const char *name = mp_source_string(src, ev.op);
@@ -275,37 +305,32 @@ static int charge_events(mp_functions_t *f, mp_source_t *src, int by_op, const s
 			}
 			f->rows[r].allocations++;
 			f->rows[r].requested_bytes += ev.requested_bytes;
-			if ((slot = live_find(&live, ev.memory, ev.address))) {
-				/* an address allocated twice: the older block is gone */
-				f->rows[slot->row - 1].leak_count--;
-				f->rows[slot->row - 1].leak_bytes -= slot->bytes;
-				f->rows[slot->row - 1].leak_requested_bytes -= slot->requested;
-				live_remove(&live, slot);
-			}
-			if ((live.n + 1) * 2 > live.mask + 1 && live_grow(&live)) {
+			if (!(l = rp_lives_of(lives, ev.memory))) {
 				rc = oom(diag);
 				goto out;
 			}
-			for (k = live_hash(&live, ev.memory, ev.address); live.s[k].row; k = (k + 1) & live.mask)
-				;
-			live.s[k].addr = ev.address;
-			live.s[k].memory = ev.memory;
-			live.s[k].row = (uint32_t)r + 1;
-			live.s[k].bytes = ev.allocated_bytes ? ev.allocated_bytes : ev.requested_bytes;
-			live.s[k].requested = ev.requested_bytes;
-			live.n++;
+			fp = mp_live_footprint(ev.requested_bytes, ev.allocated_bytes);
+			pend = ev.requested_bytes < RP_REQ_BIG ? (uint32_t)ev.requested_bytes : RP_REQ_BIG;
+			/* e: only whether the block is live from here (NULL: no memory) */
+			e = mp_live_add_new(&l->live, ev.address, fp, (uint32_t)r, pend, &found);
+			if (e && found) { /* an address allocated twice: the older block is gone */
+				block_ends(f, l, mp_live_alloc_replaces(&l->live, ev.address));
+				if (mp_live_add(&l->live, ev.address, fp, (uint32_t)r, pend) < 0)
+					e = NULL;
+			}
+			if (!e || (pend == RP_REQ_BIG && lm_insert(&l->big, ev.address, ev.requested_bytes, 0, 0) < 0)) {
+				rc = oom(diag);
+				goto out;
+			}
 			/* leak_* hold what is live now; at the end, what stayed */
 			f->rows[r].leak_count++;
-			f->rows[r].leak_bytes += live.s[k].bytes;
+			f->rows[r].leak_bytes += fp;
 			f->rows[r].leak_requested_bytes += ev.requested_bytes;
-		} else if (ev.kind == MP_EV_FREE) {
-			live_slot_t *slot = live_find(&live, ev.memory, ev.address);
-			if (slot) {
-				f->rows[slot->row - 1].leak_count--;
-				f->rows[slot->row - 1].leak_bytes -= slot->bytes;
-				f->rows[slot->row - 1].leak_requested_bytes -= slot->requested;
-				live_remove(&live, slot);
-			}
+		} else if (ev.kind == MP_EV_FREE && ev.memory < lives->n) {
+			rp_live_t *l = &lives->by_mem[ev.memory];
+			lm_entry_t *e = mp_live_free_finds(&l->live, ev.address);
+			if (e)
+				block_ends(f, l, e);
 		}
 		if (ev.memory < npeak && ev.index == peak_at[ev.memory]) {
 			size_t j;
@@ -319,7 +344,6 @@ static int charge_events(mp_functions_t *f, mp_source_t *src, int by_op, const s
 		}
 	}
 out:
-	*livep = live;
 	return rc < 0 ? rc : 0;
 }
 
@@ -363,7 +387,7 @@ static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *so
 {
 	mp_capture_t *cap = by_op ? NULL : mp_capture_from_source(src);
 	mp_functions_t *f;
-	live_map_t live = {NULL, 0, 0};
+	rp_lives_t lives = {NULL, 0};
 	uint64_t *peak_at = NULL;
 	uint32_t npeak = 0;
 	site_t nostack;
@@ -376,14 +400,14 @@ static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *so
 		return oom(diag);
 	if ((!f->sym && !by_op) || !f->stack_site || !f->stack_row || !f->stack_bytes || !f->syms || !f->frames ||
 	    (f->empty_name = name_id(f, "")) < 0 ||
-	    site_of(f, &nostack, NO_STACK, NO_STACK, "", 0, MP_FRAME_UNKNOWN, NULL) || live_grow(&live) ||
+	    site_of(f, &nostack, NO_STACK, NO_STACK, "", 0, MP_FRAME_UNKNOWN, NULL) ||
 	    peak_events(solver, &peak_at, &npeak) < 0)
 		rc = oom(diag);
-	else if ((rc = charge_events(f, src, by_op, &nostack, &live, peak_at, npeak, diag)) == 0 &&
+	else if ((rc = charge_events(f, src, by_op, &nostack, &lives, peak_at, npeak, diag)) == 0 &&
 		 finish_rows(f, by_op) < 0)
 		rc = oom(diag);
 	free(peak_at);
-	free(live.s);
+	rp_lives_free(&lives);
 	if (rc < 0) {
 		mp_functions_free(f);
 		return rc;

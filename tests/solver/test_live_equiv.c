@@ -1,7 +1,8 @@
 /* test_live_equiv.c - the live-set rules are one: the same event streams
  * go to the live-set engine (memprof/live.h) driven directly (the
  * reference) and through each of its callers (the solver, the memory map's
- * replay, the summary replay) and through the writer's tally, its
+ * replay, the summary replay, the report's later passes) and through the
+ * writer's tally, its
  * specialised copy; at every checkpoint (every CHECK_EVERY events and at
  * the end) each memory id's live set must be equal: live bytes, live
  * requested bytes, live blocks, the blocks themselves (the map: a sum of a
@@ -33,6 +34,7 @@
 #include <memprof/array_source.h>
 #include <memprof/live.h>
 #include <memprof/capsummary.h>
+#include <memprof/functions.h>
 #include <memprof/reader.h>
 #include <memprof/snapshot.h>
 #include <memprof/solver.h>
@@ -46,7 +48,7 @@
 #define CHECK_EVERY 16
 #define MAX_MEM 16
 
-static size_t total_streams, total_checkpoints, total_events, total_snapshots, total_replays;
+static size_t total_streams, total_checkpoints, total_events, total_snapshots, total_replays, total_passes;
 
 /* One memory id's reference state: the engine, driven directly. */
 typedef struct ref_mem {
@@ -254,6 +256,43 @@ static void check_replay(const char *path, const ref_mem_t *ref, uint32_t nmem)
 	mp_capture_summary_free(&sum);
 }
 
+/* The report's later passes (functions.c; calltree.c replays the same way,
+ * through livesets.h) by allocating op, so that every stream qualifies
+ * (ops and stacks cleared: all blocks of a memory id go to one row, whose
+ * figures are then the id's): at the end, and at the solver's peak event,
+ * against the reference. The solver s has been fed the whole stream. */
+static void check_passes(mp_event_t *ev, size_t n, mp_solver_t *s, const ref_mem_t *ref)
+{
+	uint64_t sum[MAX_MEM][5] = {{0}};
+	mp_functions_t *f;
+	mp_source_t *src;
+	mp_diag_t diag;
+
+	for (size_t i = 0; i < n; i++)
+		ev[i].op = ev[i].stack = 0;
+	assert_int_equal(mp_solver_finish(s), 0);
+	assert_int_equal(mp_array_source_new(&src, ev, n, NULL, 0, NULL, 0, "stream"), 0);
+	assert_int_equal(mp_functions_compute_ops(&f, src, s, &diag), 0);
+	for (size_t i = 0; i < mp_functions_count(f); i++) {
+		const mp_func_row_t *row = mp_functions_row(f, i);
+		assert_true(row->memory < MAX_MEM);
+		sum[row->memory][0] += row->leak_bytes;
+		sum[row->memory][1] += row->leak_count;
+		sum[row->memory][2] += row->leak_requested_bytes;
+		sum[row->memory][3] += row->failed;
+		sum[row->memory][4] += row->peak_bytes;
+	}
+	for (uint32_t m = 0; m < MAX_MEM; m++) {
+		assert_int_equal(sum[m][0], ref[m].live.bytes);
+		assert_int_equal(sum[m][1], ref[m].live.map.count);
+		assert_int_equal(sum[m][2], ref[m].req.bytes);
+		assert_int_equal(sum[m][3], ref[m].failed);
+		assert_int_equal(sum[m][4], ref[m].peak.has ? ref[m].peak.bytes : 0);
+	}
+	total_passes++;
+	mp_functions_free(f);
+	mp_source_close(src);
+}
 
 /* Stream ev[0..n) (indexes set to positions, statistics taken off) through
  * every caller; capture: its path for the summary replay, or NULL. */
@@ -318,6 +357,7 @@ static void check_stream(mp_event_t *ev, size_t n, const char *capture)
 		check_map(&c);
 	if (capture)
 		check_replay(capture, ref, MAX_MEM);
+	check_passes(ev, n, s, ref);
 	total_streams++;
 	total_checkpoints += k;
 	total_events += n;
@@ -453,7 +493,8 @@ static void test_shared_xplane(void **state)
 }
 
 /* Random streams: 3 memory ids, regions, zero-size blocks, duplicates,
- * unknown frees, reallocs, addresses past 2^53 (the tally's far path). */
+ * unknown frees, reallocs, addresses past 2^53 (the tally's far path),
+ * requested sizes around 2^32. */
 static void test_random(void **state)
 {
 	uint64_t rng = 0x5eed1234abcdull;
@@ -474,6 +515,8 @@ static void test_random(void **state)
 			if (k < 50) {
 				e->kind = MP_EV_ALLOC;
 				e->requested_bytes = (r >> 24) % 7 == 0 ? 0 : (r >> 24) % 300;
+				if (round % 5 == 3 && (r >> 44) % 8 == 0) /* past 32 bits: functions.c's big table */
+					e->requested_bytes += (1ull << 32) - 100;
 				e->allocated_bytes = (r >> 32) % 3 ? e->requested_bytes + (r >> 34) % 16 : 0;
 				e->flags = (r >> 50) % 8 == 0 ? MP_EVENT_F_REALLOC : 0;
 			} else if (k < 92) {
@@ -499,9 +542,10 @@ static void test_random(void **state)
 static void test_totals(void **state)
 {
 	(void)state;
-	fprintf(stderr, "live_equiv: %zu streams, %zu events, %zu checkpoints, %zu map snapshots, %zu summary replays\n",
-		total_streams, total_events, total_checkpoints, total_snapshots, total_replays);
+	fprintf(stderr, "live_equiv: %zu streams, %zu events, %zu checkpoints, %zu map snapshots, %zu summary replays, %zu report passes\n",
+		total_streams, total_events, total_checkpoints, total_snapshots, total_replays, total_passes);
 	assert_true(total_streams >= 50);
+	assert_true(total_passes == total_streams);
 	assert_true(total_replays >= 5);
 }
 
