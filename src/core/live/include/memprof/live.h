@@ -20,11 +20,12 @@
  *
  * Callers: the solver (src/solver/solver.c, regions.c: it keeps its own
  * data per block in the group and pend words, and its own per-moment
- * figures), the memory map's replay (src/solver/snapshot.c) and the summary
- * replay (src/core/read/capsummary_replay.c). The writer's tally
- * (src/core/write/tally*.h) is a specialised copy, without malloc, for
- * inside traced programs; tests/solver/live_equiv.c proves it equals this
- * engine on the same events.
+ * figures), the memory map's replay (src/solver/snapshot.c), the summary
+ * replay (src/core/read/capsummary_replay.c) and the report's later passes
+ * (by function and the call tree: src/report/livesets.h). The writer's
+ * tally (src/core/write/tally*.h) is a specialised copy, without malloc,
+ * for inside traced programs; tests/solver/test_live_equiv.c proves it
+ * equals this engine on the same events.
  *
  * The per-event functions are static inline: they run for every event of
  * `memprof report` (callgrind counts, docs/architecture.md). */
