@@ -4,11 +4,11 @@
 #include "inputs.h"
 #include "options.h"
 #include "plot_out.h"
-#include "report_ranks.h"
 #include "report_stream.h"
 #include "runs.h"
 
 #include <memprof/output/json.h>
+#include <memprof/report_ranks.h>
 #include <memprof/functions.h>
 #include <memprof/plot.h>
 #include <memprof/report.h>
@@ -103,7 +103,7 @@ typedef struct report_args {
 	int tree;                          /* --tree's mp_tree_kind_t, -1: none */
 	double min_percent;
 	int functions_only;                /* --by-function or --tree alone: only those in text */
-	const cli_runs_t *ranks;           /* several runs, one per rank (report_ranks.h), or NULL */
+	const cli_runs_t *ranks;           /* several runs, one per rank (memprof/report_ranks.h), or NULL */
 	int rank;                          /* ... the one reported: the highest peak */
 } report_args_t;
 
@@ -305,10 +305,10 @@ static int write_text_extras(const report_args_t *a, const cli_inputs_t *ci)
 /* The "ranks" object of the rank solved in ci (NULL: out of memory). */
 static json_t *ranks_json(const report_args_t *a, const cli_inputs_t *ci)
 {
-	cli_rank_detail_t d;
+	mp_report_rank_detail_t d;
 
-	cli_ranks_detail(&d, &ci->in[0]);
-	return cli_ranks_json(a->ranks, a->rank, &d);
+	mp_report_rank_detail(&d, &ci->in[0]);
+	return mp_report_ranks_json(a->ranks->runs, (size_t)a->ranks->nruns, a->rank, &d);
 }
 
 /* The report of the opened inputs on stdout, as JSON, CSV or text. */
@@ -330,16 +330,16 @@ static int write_report(const report_args_t *a, const cli_inputs_t *ci, const cl
 		if (!err)
 			err = write_csv_extras(a, ci);
 		if (!err && a->ranks) {
-			cli_rank_detail_t d;
-			cli_ranks_detail(&d, &ci->in[0]);
-			cli_ranks_csv(stdout, a->ranks, a->rank, &d);
+			mp_report_rank_detail_t d;
+			mp_report_rank_detail(&d, &ci->in[0]);
+			mp_report_ranks_csv(stdout, a->ranks->runs, (size_t)a->ranks->nruns, a->rank, &d);
 		}
 	} else {
 		err = 0;
 		if (!a->functions_only && a->ranks) {
-			cli_rank_detail_t d;
-			cli_ranks_detail(&d, &ci->in[0]);
-			cli_ranks_text(stdout, a->ranks, a->rank, &d);
+			mp_report_rank_detail_t d;
+			mp_report_rank_detail(&d, &ci->in[0]);
+			mp_report_ranks_text(stdout, a->ranks->runs, (size_t)a->ranks->nruns, a->rank, &d);
 		}
 		if (!a->functions_only) {
 			cli_runs_print(stdout, runs, a->all_processes);
@@ -385,7 +385,7 @@ int cmd_report(int argc, char **argv)
 	if (cli_ranks_want(&runs, argc - optind, &a.in.sel) && !a.compat) {
 		/* ranks: the table from the summaries, then only the highest solved */
 		a.ranks = &runs;
-		a.rank = cli_ranks_highest(&runs);
+		a.rank = mp_report_ranks_highest(runs.runs, (size_t)runs.nruns);
 		rank_view = (cli_runs_t){1, &runs.runs[a.rank], 1, &runs.files[a.rank], &runs.owned[a.rank],
 					 &runs.labels[a.rank]};
 		shown = &rank_view;

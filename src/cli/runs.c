@@ -483,3 +483,9 @@ void cli_runs_print(FILE *out, const cli_runs_t *r, int all_processes)
 	for (int i = 0; i < r->nruns; i++)
 		print_run(out, r->runs[i], all_processes);
 }
+
+int cli_ranks_want(const cli_runs_t *runs, int nargs, const cli_run_select_t *sel)
+{
+	/* each argument a run, each run one capture: its main process */
+	return nargs >= 2 && runs->nruns == nargs && runs->nfiles == nargs && !sel->all && !sel->pid_set;
+}

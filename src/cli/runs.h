@@ -73,4 +73,9 @@ uint64_t cli_run_rest_peak(const mp_run_t *run, const size_t *idx, size_t shown)
  * Returns the number of helpers (0: buf is ""). */
 size_t cli_run_helpers_text(const mp_run_t *run, char *buf, size_t n);
 
+/* 1 when report's inputs are the ranks of a multi-rank job: nargs >= 2
+ * arguments, each a run (each expanded to its main process), without --pid
+ * or --process all (memprof/report_ranks.h, docs/report.md "Ranks"). */
+int cli_ranks_want(const cli_runs_t *runs, int nargs, const cli_run_select_t *sel);
+
 #endif

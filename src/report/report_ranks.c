@@ -1,28 +1,21 @@
 /* report_ranks.c - `memprof report RUN0 RUN1 ...`: one run per rank of a
  * multi-rank job, a table of the ranks from their captures' summaries
- * (report_ranks.h, docs/report.md "Ranks"). */
-#include "report_ranks.h"
-
-#include "cli.h"
+ * (memprof/report_ranks.h, docs/report.md "Ranks"). */
+#include <memprof/report_ranks.h>
 
 #include <memprof/output/csv.h>
+#include <memprof/output/json.h>
 #include <memprof/output/units.h>
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-int cli_ranks_want(const cli_runs_t *runs, int nargs, const cli_run_select_t *sel)
-{
-	/* each argument a run, each run one capture: its main process */
-	return nargs >= 2 && runs->nruns == nargs && runs->nfiles == nargs && !sel->all && !sel->pid_set;
-}
-
 /* Rank r's main process and the memory id of its peak (NULL: none). */
-static const mp_run_proc_t *rank_proc(const cli_runs_t *runs, int r, const mp_run_memory_t **mem)
+static const mp_run_proc_t *rank_proc(mp_run_t *const *runs, int r, const mp_run_memory_t **mem)
 {
-	int k = mp_run_main(runs->runs[r]);
-	const mp_run_proc_t *p = k >= 0 ? mp_run_proc(runs->runs[r], (size_t)k) : NULL;
+	int k = mp_run_main(runs[r]);
+	const mp_run_proc_t *p = k >= 0 ? mp_run_proc(runs[r], (size_t)k) : NULL;
 
 	*mem = NULL;
 	for (size_t m = 0; p && m < p->memory_count; m++)
@@ -31,11 +24,11 @@ static const mp_run_proc_t *rank_proc(const cli_runs_t *runs, int r, const mp_ru
 	return p;
 }
 
-int cli_ranks_highest(const cli_runs_t *runs)
+int mp_report_ranks_highest(mp_run_t *const *runs, size_t nruns)
 {
 	int best = 0;
 
-	for (int r = 0; r < runs->nruns; r++) {
+	for (int r = 0; r < (int)nruns; r++) {
 		const mp_run_memory_t *m, *b;
 		rank_proc(runs, r, &m);
 		rank_proc(runs, best, &b);
@@ -45,7 +38,7 @@ int cli_ranks_highest(const cli_runs_t *runs)
 	return best;
 }
 
-void cli_ranks_detail(cli_rank_detail_t *d, const mp_report_input_t *in)
+void mp_report_rank_detail(mp_report_rank_detail_t *d, const mp_report_input_t *in)
 {
 	const mp_solver_device_t *best = NULL;
 
@@ -86,17 +79,17 @@ static const char *seconds(char *buf, size_t n, uint64_t ns)
 	return buf;
 }
 
-void cli_ranks_text(FILE *out, const cli_runs_t *runs, int high, const cli_rank_detail_t *d)
+void mp_report_ranks_text(FILE *out, mp_run_t *const *runs, size_t nruns, int high, const mp_report_rank_detail_t *d)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
 	int lo_r = 0;
 	char b[64], t[32], s[24], prog[64];
 
-	fprintf(out, "Ranks: %d runs, one rank each (its main process); peaks from the captures' summaries\n",
-		runs->nruns);
+	fprintf(out, "Ranks: %zu runs, one rank each (its main process); peaks from the captures' summaries\n",
+		nruns);
 	fprintf(out, "  %-5s %-8s %-16s %-10s %28s %12s %6s  %-24s %s\n", "rank", "pid", "program", "memory", "peak",
 		"when", "step", "main op", "run");
-	for (int r = 0; r < runs->nruns; r++) {
+	for (int r = 0; r < (int)nruns; r++) {
 		const mp_run_memory_t *m;
 		const mp_run_proc_t *p = rank_proc(runs, r, &m);
 		uint64_t peak = m ? m->peak_bytes : 0;
@@ -110,7 +103,7 @@ void cli_ranks_text(FILE *out, const cli_runs_t *runs, int high, const cli_rank_
 			program(p, prog, sizeof(prog));
 		fprintf(out, "%c %-5d %-8" PRIu64 " %-16s %-10s %28s %12s %6s  %-24s %s\n", r == high ? '*' : ' ', r,
 			p ? p->pid : 0, p ? prog : "-", m ? m->name : "-", mp_bytes_exact(b, sizeof(b), peak),
-			m ? seconds(t, sizeof(t), m->peak_time_ns) : "-", s, op, mp_run_path(runs->runs[r]));
+			m ? seconds(t, sizeof(t), m->peak_time_ns) : "-", s, op, mp_run_path(runs[r]));
 		if (peak < lo)
 			lo = peak, lo_r = r;
 		if (peak > hi)
@@ -126,34 +119,35 @@ void cli_ranks_text(FILE *out, const cli_runs_t *runs, int high, const cli_rank_
 		fputs("\n\n", out);
 }
 
-json_t *cli_ranks_json(const cli_runs_t *runs, int high, const cli_rank_detail_t *d)
+json_t *mp_report_ranks_json(mp_run_t *const *runs, size_t nruns, int high, const mp_report_rank_detail_t *d)
 {
-	json_t *o = json_object(), *rows = json_array();
-	int bad = !o || !rows || json_object_set_new(o, "highest", json_integer(high)) ||
-		  json_object_set_new(o, "rule", json_string("one rank per run given, its main process")) ||
-		  json_object_set(o, "rows", rows);
+	int bad = 0;
+	json_t *o = mp_json_object(&bad), *rows = json_array();
 
-	for (int r = 0; !bad && r < runs->nruns; r++) {
+	mp_json_put(o, "highest", json_integer(high), &bad);
+	mp_json_put(o, "rule", json_string("one rank per run given, its main process"), &bad);
+	mp_json_put(o, "rows", rows, &bad);
+	for (int r = 0; !bad && r < (int)nruns; r++) {
 		const mp_run_memory_t *m;
 		const mp_run_proc_t *p = rank_proc(runs, r, &m);
-		json_t *j = json_object();
+		json_t *j = mp_json_object(&bad);
 		char prog[64] = "";
 
 		if (p)
 			program(p, prog, sizeof(prog));
-		bad = !j || json_array_append_new(rows, j) ||
-		      json_object_set_new(j, "rank", json_integer(r)) ||
-		      json_object_set_new(j, "run", json_string(mp_run_path(runs->runs[r]))) ||
-		      json_object_set_new(j, "capture", p ? json_string(p->path) : json_null()) ||
-		      json_object_set_new(j, "pid", p ? json_integer((json_int_t)p->pid) : json_null()) ||
-		      json_object_set_new(j, "program", json_string(prog)) ||
-		      json_object_set_new(j, "memory", m ? json_string(m->name) : json_null()) ||
-		      json_object_set_new(j, "peak_bytes", json_integer(m ? (json_int_t)m->peak_bytes : 0)) ||
-		      json_object_set_new(j, "peak_time_ns", m ? json_integer((json_int_t)m->peak_time_ns) : json_null()) ||
-		      json_object_set_new(j, "step", r == high && d->step >= 0 ? json_integer(d->step) : json_null()) ||
-		      json_object_set_new(j, "op", r == high && d->op && *d->op ? json_string(d->op) : json_null());
+		mp_json_put(j, "rank", json_integer(r), &bad);
+		mp_json_put(j, "run", mp_json_text(mp_run_path(runs[r])), &bad);
+		mp_json_put(j, "capture", p ? mp_json_text(p->path) : json_null(), &bad);
+		mp_json_put(j, "pid", p ? mp_json_u64(p->pid) : json_null(), &bad);
+		mp_json_put(j, "program", mp_json_text(prog), &bad);
+		mp_json_put(j, "memory", m ? mp_json_text(m->name) : json_null(), &bad);
+		mp_json_put(j, "peak_bytes", mp_json_u64(m ? m->peak_bytes : 0), &bad);
+		mp_json_put(j, "peak_time_ns", m ? mp_json_u64(m->peak_time_ns) : json_null(), &bad);
+		mp_json_put(j, "step", r == high && d->step >= 0 ? json_integer(d->step) : json_null(), &bad);
+		mp_json_put(j, "op", r == high && d->op && *d->op ? mp_json_text(d->op) : json_null(), &bad);
+		if (json_array_append_new(rows, j) < 0)
+			bad = 1;
 	}
-	json_decref(rows);
 	if (bad) {
 		json_decref(o);
 		return NULL;
@@ -161,10 +155,10 @@ json_t *cli_ranks_json(const cli_runs_t *runs, int high, const cli_rank_detail_t
 	return o;
 }
 
-void cli_ranks_csv(FILE *out, const cli_runs_t *runs, int high, const cli_rank_detail_t *d)
+void mp_report_ranks_csv(FILE *out, mp_run_t *const *runs, size_t nruns, int high, const mp_report_rank_detail_t *d)
 {
 	fprintf(out, "\nsection,rank,run,pid,program,memory,peak_bytes,peak_time_ns,step,op,highest\n");
-	for (int r = 0; r < runs->nruns; r++) {
+	for (int r = 0; r < (int)nruns; r++) {
 		const mp_run_memory_t *m;
 		const mp_run_proc_t *p = rank_proc(runs, r, &m);
 		char prog[64] = "";
@@ -173,7 +167,7 @@ void cli_ranks_csv(FILE *out, const cli_runs_t *runs, int high, const cli_rank_d
 			program(p, prog, sizeof(prog));
 		/* (paths and names with a comma or quote are quoted) */
 		fprintf(out, "ranks,%d,", r);
-		mp_csv_field(out, mp_run_path(runs->runs[r]));
+		mp_csv_field(out, mp_run_path(runs[r]));
 		fprintf(out, ",%" PRIu64 ",", p ? p->pid : 0);
 		mp_csv_field(out, prog);
 		fputc(',', out);
