@@ -80,93 +80,6 @@ static int spool_extras(const cli_report_stream_t *s, const cli_inputs_t *ci, in
 	return err;
 }
 
-/* A JSON value as it reads at depth (JSON_INDENT(2) nests 2 spaces a
- * level; strings hold no raw newline: every one is the layout's). */
-static int put_nested(FILE *out, json_t *v, int depth)
-{
-	char *text = json_dumps(v, MP_JSON_LAYOUT);
-
-	if (!text)
-		return MP_ENOMEM;
-	for (const char *c = text; *c; c++) {
-		fputc(*c, out);
-		if (*c == '\n')
-			fprintf(out, "%*s", 2 * depth, "");
-	}
-	free(text);
-	return 0;
-}
-
-/* The "runs" array of the document, or NULL (none, or out of memory: *bad). */
-static json_t *runs_json(const cli_runs_t *runs, int *bad)
-{
-	json_t *arr;
-
-	if (!runs->nruns)
-		return NULL;
-	if (!(arr = json_array())) {
-		*bad = 1;
-		return NULL;
-	}
-	for (int r = 0; r < runs->nruns; r++)
-		if (json_array_append_new(arr, mp_report_run_json(runs->runs[r])))
-			*bad = 1;
-	return arr;
-}
-
-/* JSON: the first input's object is held until a second comes (one input
- * is the document itself); from the second on, each is written in
- * {"files": [...]} as it comes. */
-static int json_input(FILE *out, json_t **first, json_t *one, int k)
-{
-	int err = 0;
-
-	if (k == 0) {
-		*first = one;
-		return 0;
-	}
-	if (k == 1) {
-		fputs("{\n  \"files\": [\n    ", out);
-		err = put_nested(out, *first, 2);
-		json_decref(*first);
-		*first = NULL;
-	}
-	if (!err) {
-		fputs(",\n    ", out);
-		err = put_nested(out, one, 2);
-	}
-	json_decref(one);
-	return err;
-}
-
-static int json_end(FILE *out, json_t *first, int n, const cli_runs_t *runs)
-{
-	int bad = 0, err;
-	json_t *arr = runs_json(runs, &bad);
-
-	if (bad) {
-		json_decref(arr);
-		json_decref(first);
-		return MP_ENOMEM;
-	}
-	if (n == 1) {
-		if (arr && json_object_set_new(first, "runs", arr)) {
-			json_decref(first);
-			return MP_ENOMEM;
-		}
-		return mp_json_write(out, first, MP_JSON_LAYOUT); /* takes first */
-	}
-	fputs("\n  ]", out);
-	err = 0;
-	if (arr) {
-		fputs(",\n  \"runs\": ", out);
-		err = put_nested(out, arr, 1);
-		json_decref(arr);
-	}
-	fputs("\n}\n", out);
-	return err;
-}
-
 /* CSV: each table's rows spooled per table as the inputs come (tables
  * go section by section, each with every input's rows). */
 typedef struct {
@@ -249,7 +162,7 @@ int cli_report_stream(const cli_report_stream_t *s, char *const *files, int nfil
 	int text = s->format == CLI_STREAM_TEXT;
 	FILE *fn = text ? tmpfile() : NULL, *tree = text ? tmpfile() : NULL;
 	csv_spools_t csv = {{0}, 0, 0, 0};
-	json_t *first = NULL;
+	mp_report_json_stream_t js = {stdout, NULL, 0};
 	int rc = cli_inputs_init(&ci, nfiles), err = 0, printed = 0;
 
 	if (rc == MP_EXIT_OK && (!later || (text && (!fn || !tree)) ||
@@ -266,7 +179,7 @@ int cli_report_stream(const cli_report_stream_t *s, char *const *files, int nfil
 		} else if (s->format == CLI_STREAM_JSON) {
 			mp_report_doc_extras_t x = {ci.functions, ci.trees, s->tree, NULL, 0};
 			json_t *one = mp_report_doc_input(ci.in, (size_t)i, s->ropt, &x);
-			err = one ? json_input(stdout, &first, one, i) : MP_ENOMEM;
+			err = one ? mp_report_json_stream_add(&js, one) : MP_ENOMEM;
 		} else {
 			if (!s->functions_only && !printed++)
 				cli_runs_print(stdout, runs, s->all_processes);
@@ -285,7 +198,7 @@ int cli_report_stream(const cli_report_stream_t *s, char *const *files, int nfil
 		if (s->format == CLI_STREAM_CSV)
 			err = csv_end(stdout, &csv, s);
 		else if (s->format == CLI_STREAM_JSON)
-			err = json_end(stdout, first, ci.n, runs), first = NULL;
+			err = mp_report_json_stream_end(&js, runs->runs, (size_t)runs->nruns);
 		else
 			err = write_later(stdout, later, ci.n, fn, tree, s->tree >= 0);
 		if (!err && (fflush(stdout) == EOF || ferror(stdout)))
@@ -295,7 +208,7 @@ int cli_report_stream(const cli_report_stream_t *s, char *const *files, int nfil
 		mp_cli_error("writing the report: %s", mp_strerror(err));
 		rc = err == MP_ENOMEM ? MP_EXIT_FAILURE : MP_EXIT_IO;
 	}
-	json_decref(first);
+	mp_report_json_stream_abandon(&js);
 	for (int i = 0; later && i < nfiles; i++)
 		free(later[i].path);
 	free(later);

@@ -2,8 +2,11 @@
  * process trees of runs in it (memprof/report_doc.h). */
 #include <memprof/report_doc.h>
 
+#include <memprof/output/json.h>
+
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -152,4 +155,98 @@ fail:
 	json_decref(procs);
 	json_decref(o);
 	return NULL;
+}
+
+/* A JSON value as it reads at depth (JSON_INDENT(2) nests 2 spaces a
+ * level; strings hold no raw newline: every one is the layout's). */
+static int put_nested(FILE *out, json_t *v, int depth)
+{
+	char *text = json_dumps(v, MP_JSON_LAYOUT);
+
+	if (!text)
+		return MP_ENOMEM;
+	for (const char *c = text; *c; c++) {
+		fputc(*c, out);
+		if (*c == '\n')
+			fprintf(out, "%*s", 2 * depth, "");
+	}
+	free(text);
+	return 0;
+}
+
+/* The "runs" array of the document, or NULL (none, or out of memory: *bad). */
+static json_t *runs_json(mp_run_t *const *runs, size_t nruns, int *bad)
+{
+	json_t *arr;
+
+	if (!nruns)
+		return NULL;
+	if (!(arr = json_array())) {
+		*bad = 1;
+		return NULL;
+	}
+	for (size_t r = 0; r < nruns; r++)
+		if (json_array_append_new(arr, mp_report_run_json(runs[r])))
+			*bad = 1;
+	return arr;
+}
+
+/* The first input's object is held until a second comes (one input is
+ * the document itself); from the second on, each is written in
+ * {"files": [...]} as it comes. */
+int mp_report_json_stream_add(mp_report_json_stream_t *s, json_t *one)
+{
+	int err = 0;
+
+	if (s->n++ == 0) {
+		s->first = one;
+		return 0;
+	}
+	if (s->n == 2) {
+		fputs("{\n  \"files\": [\n    ", s->out);
+		err = put_nested(s->out, s->first, 2);
+		json_decref(s->first);
+		s->first = NULL;
+	}
+	if (!err) {
+		fputs(",\n    ", s->out);
+		err = put_nested(s->out, one, 2);
+	}
+	json_decref(one);
+	return err;
+}
+
+int mp_report_json_stream_end(mp_report_json_stream_t *s, mp_run_t *const *runs, size_t nruns)
+{
+	int bad = 0, err;
+	json_t *arr = runs_json(runs, nruns, &bad), *first = s->first;
+
+	s->first = NULL;
+	if (bad) {
+		json_decref(arr);
+		json_decref(first);
+		return MP_ENOMEM;
+	}
+	if (s->n == 1) {
+		if (arr && json_object_set_new(first, "runs", arr)) {
+			json_decref(first);
+			return MP_ENOMEM;
+		}
+		return mp_json_write(s->out, first, MP_JSON_LAYOUT); /* takes first */
+	}
+	fputs("\n  ]", s->out);
+	err = 0;
+	if (arr) {
+		fputs(",\n  \"runs\": ", s->out);
+		err = put_nested(s->out, arr, 1);
+		json_decref(arr);
+	}
+	fputs("\n}\n", s->out);
+	return err;
+}
+
+void mp_report_json_stream_abandon(mp_report_json_stream_t *s)
+{
+	json_decref(s->first);
+	s->first = NULL;
 }

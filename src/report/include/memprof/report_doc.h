@@ -57,4 +57,19 @@ const char *mp_report_wait_status(int status, char *buf, size_t n);
 #ifdef __cplusplus
 }
 #endif
+/* `report --json` written one input at a time (bounded memory for a run's
+ * --process all), in the same bytes as mp_report_json_document over all of
+ * them: add each input's object (mp_report_doc_input; stolen) as it comes,
+ * then end with the runs' process trees (runs may be NULL when nruns is 0).
+ * Each returns 0, MP_ENOMEM or -errno; abandon releases what an unfinished
+ * stream holds. Initialise as {out, NULL, 0}. */
+typedef struct mp_report_json_stream {
+	FILE *out;
+	json_t *first; /* the first input's object, held until a second comes; owned */
+	size_t n;      /* inputs added */
+} mp_report_json_stream_t;
+int mp_report_json_stream_add(mp_report_json_stream_t *s, json_t *one);
+int mp_report_json_stream_end(mp_report_json_stream_t *s, mp_run_t *const *runs, size_t nruns);
+void mp_report_json_stream_abandon(mp_report_json_stream_t *s);
+
 #endif
