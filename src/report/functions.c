@@ -377,7 +377,8 @@ static int finish_rows(mp_functions_t *f, int by_op)
 		if (has_stacks[f->rows[j].memory])
 			f->rows[k++] = f->rows[j];
 	f->nrows = k;
-	qsort(f->rows, f->nrows, sizeof(*f->rows), cmp_rows);
+	if (k > 1) /* (rows is NULL when there are none: qsort wants an array) */
+		qsort(f->rows, f->nrows, sizeof(*f->rows), cmp_rows);
 	free(has_stacks);
 	return 0;
 }
