@@ -154,6 +154,12 @@ typedef struct mp_tally {
 	int failed;                /* out of memory once: the figures are no longer exact */
 	mp_mbuf_t body;            /* the SUMMARY section being built */
 	mp_mbuf_t cursors;         /* tally_round.c's per-thread cursors */
+	/* checkpoints (format 2.4, tally_ckpt.c): one when ckpt_rounds_every
+	 * rounds or ckpt_bytes_every bytes of file have passed since the last */
+	uint32_t ckpt_rounds_every; /* 0: none */
+	uint32_t ckpt_rounds;       /* rounds since the last one */
+	uint64_t ckpt_bytes_every;
+	uint64_t ckpt_off;          /* the file's size at the last one */
 } mp_tally_t;
 
 static inline mp_tally_tab_t mp__tally_tab(const mp_tally_t *t)
@@ -180,6 +186,15 @@ int mp__tally_apply_far(mp_tally_t *t, struct mp_tally_figs *f, const mp_tally_e
  * horizon, appended to b (tag included). 0 or -ENOMEM. */
 int mp__tally_put_summary(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon);
 void mp__tally_release(mp_tally_t *t);
+/* tally_ckpt.c: the interval, from MEMPROF_CHECKPOINT_MB (default 64; 0:
+ * no checkpoints) and MEMPROF_CHECKPOINT_ROUNDS (default 16), read once
+ * at the writer's open. */
+void mp__tally_ckpt_config(mp_tally_t *t);
+/* At the end of a round (file_off: the file's size): when one is due, the
+ * CHECKPOINT section of the live blocks, covering the events before
+ * horizon, appended to b (tag included). Nothing when none is due, the
+ * figures failed or the section would pass MP_CKPT_BODY_MAX. 0 or -ENOMEM. */
+int mp__tally_put_checkpoint(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon, uint64_t file_off);
 
 /* --- the events, inline: mp__tally_apply and its parts (tally_round.c's
  * fast path shares mp__tally_lanes and keeps the same rules) --- */
