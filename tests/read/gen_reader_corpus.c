@@ -103,7 +103,8 @@ static int write_frames(const char *dir)
 }
 
 /* A checkpoint every round (format 2.4: CHECKPOINT sections), over two
- * memory ids, with reallocs and a free of an address never allocated. */
+ * memory ids, with reallocs, a free of an address never allocated,
+ * regions (one grown, one removed) and a step. */
 static int write_checkpoints(const char *dir)
 {
 	char path[4096];
@@ -120,7 +121,14 @@ static int write_checkpoints(const char *dir)
 	}
 	mp_writer_memory(w, "host", 1, 0);
 	mp_writer_memory(w, "GPU_0_bfc", 2, 1 << 30);
+	mp_writer_region_add(w, 1, 0x100000, 1 << 16);
+	mp_writer_region_add(w, 1, 0x400000, 1 << 12);
 	for (i = 0; i < 24; i++) {
+		if (i == 12) {
+			mp_writer_step(w, 3);
+			mp_writer_region_add(w, 1, 0x100000, 1 << 17); /* grows */
+			mp_writer_region_remove(w, 1, 0x400000);
+		}
 		mp_writer_alloc(w, (uint32_t)(i & 1), 0x100000 + (uint64_t)(i * 7 % 24) * 48, 40 + (uint64_t)i, 48);
 		if (i % 4 == 3)
 			mp_writer_free(w, 0, 0x100000 + (uint64_t)(i * 5 % 24) * 48);

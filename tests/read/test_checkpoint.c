@@ -30,6 +30,8 @@
 
 typedef struct {
 	mp_live_t live[NMEM], req[NMEM]; /* by footprint, by requested size */
+	mp_live_regions_t reg[NMEM];
+	int64_t step;
 } replay_t;
 
 static int by_addr(const void *a, const void *b)
@@ -39,14 +41,29 @@ static int by_addr(const void *a, const void *b)
 }
 
 /* Checkpoint ck against the replay r: the same blocks, id by id. */
-static size_t blocks_compared;
+static size_t blocks_compared, regions_compared;
 
 static void compare(replay_t *r, const mp_checkpoint_t *ck, const char *path)
 {
 	size_t m = 0;
 
 	blocks_compared += ck->nblocks;
-	assert_true(ck->flags & MP_CKPT_F_BLOCKS_ONLY);
+	size_t nreg = 0;
+
+	assert_true(ck->flags & MP_CKPT_F_NO_TAGS);
+	if (ck->step != r->step)
+		fail_msg("%s: checkpoint at event %llu: step %lld, the replay %lld", path, (unsigned long long)ck->events,
+			 (long long)ck->step, (long long)r->step);
+	regions_compared += ck->nregions;
+	for (uint32_t id = 0; id < NMEM; id++)
+		for (size_t i = 0; i < r->reg[id].n; i++, nreg++)
+			if (nreg >= ck->nregions || ck->regions[nreg].memory != id ||
+			    ck->regions[nreg].base != r->reg[id].r[i].base || ck->regions[nreg].end != r->reg[id].r[i].end)
+				fail_msg("%s: checkpoint at event %llu: region %zu differs from the replay's [%llx, %llx) of "
+					 "memory %u",
+					 path, (unsigned long long)ck->events, nreg, (unsigned long long)r->reg[id].r[i].base,
+					 (unsigned long long)r->reg[id].r[i].end, id);
+	assert_int_equal(nreg, ck->nregions);
 	for (uint32_t id = 0; id < NMEM; id++) {
 		const lm_map_t *map = &r->live[id].map;
 		const mp_checkpoint_memory_t *cm = m < ck->nmemories && ck->memories[m].id == id ? &ck->memories[m++] : NULL;
@@ -89,6 +106,8 @@ static void compare(replay_t *r, const mp_checkpoint_t *ck, const char *path)
 
 static void apply(replay_t *r, const mp_event_t *ev)
 {
+	if (ev->kind == MP_EV_STEP)
+		r->step = ev->step;
 	if (ev->memory >= NMEM)
 		return;
 	if (ev->kind == MP_EV_ALLOC) {
@@ -99,6 +118,13 @@ static void apply(replay_t *r, const mp_event_t *ev)
 	} else if (ev->kind == MP_EV_FREE) {
 		mp_live_free(&r->live[ev->memory], ev->address);
 		mp_live_free(&r->req[ev->memory], ev->address);
+	} else if (ev->kind == MP_EV_REGION_ADD) {
+		size_t pos;
+		uint64_t end;
+		assert_true(mp_live_region_add(&r->reg[ev->memory], ev->address, ev->requested_bytes, &pos, &end) >= 0);
+	} else if (ev->kind == MP_EV_REGION_REMOVE) {
+		uint64_t end;
+		mp_live_region_remove(&r->reg[ev->memory], ev->address, &end);
 	}
 }
 
@@ -149,7 +175,9 @@ static size_t check_capture(const char *path)
 	for (int i = 0; i < NMEM; i++) {
 		mp_live_init(&r.live[i]);
 		mp_live_init(&r.req[i]);
+		mp_live_regions_init(&r.reg[i]);
 	}
+	r.step = -1;
 	if ((rc = mp_capture_open(&cap, path, &diag)))
 		fail_msg("%s: %s", path, diag.text);
 	l.r = &r;
@@ -182,6 +210,7 @@ static size_t check_capture(const char *path)
 	for (int i = 0; i < NMEM; i++) {
 		mp_live_destroy(&r.live[i]);
 		mp_live_destroy(&r.req[i]);
+		mp_live_regions_destroy(&r.reg[i]);
 	}
 	return l.checked;
 }
@@ -301,8 +330,8 @@ static void test_recorded(void **state)
 		unlink(file);
 	}
 	rmdir(path);
-	printf("recorded captures: %zu checkpoints equal to the full replay (%zu live blocks in them)\n", total,
-	       blocks_compared);
+	printf("recorded captures: %zu checkpoints equal to the full replay (%zu live blocks, %zu regions in them)\n",
+	       total, blocks_compared, regions_compared);
 }
 
 /* ---------------------------------------------------- the shared captures */

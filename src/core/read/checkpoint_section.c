@@ -33,6 +33,7 @@ void mp_checkpoint_free(mp_checkpoint_t *ck)
 {
 	free(ck->memories);
 	free(ck->blocks);
+	free(ck->regions);
 	memset(ck, 0, sizeof(*ck));
 }
 
@@ -43,11 +44,13 @@ int mp_checkpoint_copy(mp_checkpoint_t *dst, const mp_checkpoint_t *src)
 	*dst = *src;
 	dst->memories = calloc(src->nmemories ? src->nmemories : 1, sizeof(*dst->memories));
 	dst->blocks = malloc((src->nblocks ? src->nblocks : 1) * sizeof(*dst->blocks));
-	if (!dst->memories || !dst->blocks) {
+	dst->regions = malloc((src->nregions ? src->nregions : 1) * sizeof(*dst->regions));
+	if (!dst->memories || !dst->blocks || !dst->regions) {
 		mp_checkpoint_free(dst);
 		return -ENOMEM;
 	}
 	memcpy(dst->blocks, src->blocks, src->nblocks * sizeof(*dst->blocks));
+	memcpy(dst->regions, src->regions, src->nregions * sizeof(*dst->regions));
 	for (i = 0; i < src->nmemories; i++) {
 		dst->memories[i] = src->memories[i];
 		dst->memories[i].blocks = dst->blocks + at;
@@ -126,11 +129,40 @@ static int parse(const uint8_t *p, const uint8_t *bend, mp_checkpoint_t *ck, sum
 		}
 		seen += c;
 	}
-#undef FIELD
 	*at = p;
 	*why = "block counts of the memory ids do not add up";
 	if (seen != n)
 		return -1;
+	{
+		uint64_t zs, r, mem = 0, prev_end = 0;
+		FIELD(zs, "bad step");
+		ck->step = (int64_t)(zs >> 1) ^ -(int64_t)(zs & 1);
+		FIELD(r, "bad region count");
+		/* a region is at least 3 bytes */
+		*why = "region count out of range";
+		if (r > (uint64_t)(bend - p) / 3)
+			return -1;
+		if (!(ck->regions = malloc((r ? r : 1) * sizeof(*ck->regions))))
+			return -ENOMEM;
+		for (i = 0; i < r; i++) {
+			uint64_t gap, bg, size, base;
+			FIELD(gap, "bad region memory id");
+			*why = "region memory id out of range";
+			if (gap >= MP_CKPT_MEMORIES_MAX || mem + gap >= MP_CKPT_MEMORIES_MAX)
+				return -1;
+			mem += gap;
+			FIELD(bg, "bad region base");
+			FIELD(size, "bad region size");
+			base = i && !gap ? prev_end + bg : bg;
+			*why = "region out of range";
+			if (size == 0 || base < bg || base + size < base || (base + size) >> 62)
+				return -1;
+			ck->regions[i] = (mp_checkpoint_region_t){(uint32_t)mem, base, base + size};
+			prev_end = base + size;
+		}
+		ck->nregions = (size_t)r;
+	}
+#undef FIELD
 	ck->nmemories = (size_t)m;
 	ck->nblocks = (size_t)n;
 	return 0;

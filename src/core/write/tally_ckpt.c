@@ -43,6 +43,7 @@ void mp__tally_ckpt_config(mp_tally_t *t)
 		mb = 1ull << 40;
 	if (rounds > UINT32_MAX)
 		rounds = UINT32_MAX;
+	t->step = -1;
 	t->ckpt_bytes_every = mb << 20;
 	t->ckpt_rounds_every = mb ? (uint32_t)(rounds ? rounds : DEFAULT_ROUNDS) : 0;
 }
@@ -111,7 +112,7 @@ static uint64_t zz(int64_t v)
 }
 
 /* The body of the blocks v[0..n) (sorted) into body. */
-static int code(mp_mbuf_t *body, const ck_block_t *v, size_t n, uint64_t horizon, uint64_t events)
+static int code(const mp_tally_t *t, mp_mbuf_t *body, const ck_block_t *v, size_t n, uint64_t horizon, uint64_t events)
 {
 	size_t i, j, nmem = 0;
 	uint8_t *p;
@@ -120,10 +121,11 @@ static int code(mp_mbuf_t *body, const ck_block_t *v, size_t n, uint64_t horizon
 	for (i = 0; i < n; i++)
 		nmem += i == 0 || v[i].mem != v[i - 1].mem;
 	body->len = 0;
-	if ((rc = mp_mbuf_reserve(body, 6 * MP_VARINT_MAX + n * 3 * MP_VARINT_MAX + nmem * 2 * MP_VARINT_MAX)))
+	if ((rc = mp_mbuf_reserve(body, 8 * MP_VARINT_MAX + n * 3 * MP_VARINT_MAX + nmem * 2 * MP_VARINT_MAX +
+					     t->nreg * 3 * MP_VARINT_MAX)))
 		return rc;
 	p = body->data;
-	p = mp_varint_put(p, MP_CKPT_F_BLOCKS_ONLY);
+	p = mp_varint_put(p, MP_CKPT_F_NO_TAGS);
 	p = mp_varint_put(p, horizon);
 	p = mp_varint_put(p, events);
 	p = mp_varint_put(p, n);
@@ -140,6 +142,16 @@ static int code(mp_mbuf_t *body, const ck_block_t *v, size_t n, uint64_t horizon
 			p = mp_varint_put(p, zz((int64_t)(v[k].fp - v[k].req)));
 			prev = v[k].addr;
 		}
+	}
+	/* the step and the live regions (tally_regions.c: already in order) */
+	p = mp_varint_put(p, zz(t->step));
+	p = mp_varint_put(p, t->nreg);
+	for (i = 0; i < t->nreg; i++) {
+		const mp_tally_region_t *r = &t->reg[i];
+		int same = i && r->mem == t->reg[i - 1].mem;
+		p = mp_varint_put(p, i ? r->mem - t->reg[i - 1].mem : r->mem);
+		p = mp_varint_put(p, same ? r->base - t->reg[i - 1].end : r->base);
+		p = mp_varint_put(p, r->end - r->base);
 	}
 	body->len = (size_t)(p - body->data);
 	return 0;
@@ -161,14 +173,14 @@ int mp__tally_put_checkpoint(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon, uint
 	t->ckpt_rounds = 0;
 	t->ckpt_off = file_off;
 	/* (a block needs under 3 * 10 bytes: larger live sets get none) */
-	if (t->failed || !t->mem || t->n > MP_CKPT_BODY_MAX / 8)
+	if (t->failed || !t->mem || t->n > MP_CKPT_BODY_MAX / 8 || t->nreg > MP_CKPT_BODY_MAX / 8)
 		return 0;
 	bytes = (t->n ? t->n : 1) * sizeof(*v);
 	if (!(v = mp_map_pages(bytes)))
 		return 0; /* no room: no checkpoint this time, the capture is whole */
 	n = gather(t, v);
 	heap_sort(v, n);
-	rc = code(&t->body, v, n, horizon, t->events);
+	rc = code(t, &t->body, v, n, horizon, t->events);
 	mp_unmap_pages(v, bytes);
 	if (rc || t->body.len > MP_CKPT_BODY_MAX)
 		return rc;

@@ -71,12 +71,15 @@ enum {
 
 /* The CHECKPOINT section's body (2.4; docs/format.md "Checkpoint"):
  * flags (MP_CKPT_F_*), horizon, events, total live blocks N, memory count
- * m, then per memory id that has live blocks, ids ascending: zz-free id
- * gap (the first: its id; then id - previous id - 1), block count c, then c
- * blocks in increasing address order: address gap (the first: its
- * address; then address - previous address, > 0), footprint,
- * zz(footprint - requested). Later versions append after the ids. */
-#define MP_CKPT_F_BLOCKS_ONLY 1u    /* no regions, step or tags: a seek replays those */
+ * m, then per memory id that has live blocks, ids ascending: id gap (the
+ * first: its id; then id - previous id - 1), block count c, then c blocks
+ * in increasing address order: address gap (the first: its address; then
+ * address - previous address, > 0), footprint, zz(footprint - requested).
+ * Then zz(step) (-1: none yet), the live region count R and per region,
+ * by memory id then base: id gap (from the previous region's id; the
+ * first: its id), base gap (from the previous region's end in the same id,
+ * else the base), size (> 0). Later versions append after them. */
+#define MP_CKPT_F_NO_TAGS 1u        /* the blocks carry no op, dtype, shape, region type or stack */
 #define MP_CKPT_MEMORIES_MAX 1024   /* a writer's memory ids (MP_TALLY_MEMS) */
 #define MP_CKPT_BODY_MAX (48u << 20) /* a larger live set gets no checkpoint */
 

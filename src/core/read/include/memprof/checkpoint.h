@@ -27,6 +27,11 @@ typedef struct mp_checkpoint_memory {
 	const mp_checkpoint_block_t *blocks; /* in increasing address order; borrowed from the checkpoint */
 } mp_checkpoint_memory_t;
 
+typedef struct mp_checkpoint_region {
+	uint32_t memory;
+	uint64_t base, end; /* [base, end) */
+} mp_checkpoint_region_t;
+
 typedef struct mp_checkpoint {
 	uint32_t flags;          /* MP_CKPT_F_* (memprof/format.h) */
 	uint64_t horizon_ns;     /* the state after every event earlier than this */
@@ -37,6 +42,9 @@ typedef struct mp_checkpoint {
 	mp_checkpoint_memory_t *memories;
 	size_t nblocks;          /* all ids' blocks */
 	mp_checkpoint_block_t *blocks; /* memories[i].blocks point into it */
+	int64_t step;            /* the current step (-1: none yet) */
+	size_t nregions;         /* live regions, by memory id then base */
+	mp_checkpoint_region_t *regions;
 } mp_checkpoint_t;
 
 /* Called for each checkpoint, in file order, once its block has been
