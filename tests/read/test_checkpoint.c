@@ -4,7 +4,8 @@
  * live-set engine (memprof/live.h) after the capture's first `events`
  * events. Captures are recorded here with the writer API (several threads,
  * memory ids, regions, reallocs, frees of unknown addresses, failed
- * allocations, a checkpoint every round), and every .memprof capture of
+ * allocations, addresses above 2^53 in one thread, a checkpoint every
+ * round), and every .memprof capture of
  * 2.4 under the shared data and the reader's fuzz corpus is checked too. A checkpoint
  * damaged by hand (a size changed, the block's framing made right) is a
  * corrupt block named with its index and offset. */
@@ -275,6 +276,8 @@ static void *work(void *arg)
 			} else {
 				/* sometimes at a live address (another slot's): the engine drops the block there */
 				addr[s] = (x & 7) == 0 ? base + ((x >> 3) % 64) * 16 : base + (rnd(&j->seed) % (1u << 24)) * 16;
+				if (j->thread == 1 && (x & 255) == 9) /* above 2^53: the tally's far path, the sort's heap */
+					addr[s] += 1ull << 60;
 				memof[s] = m;
 				assert_int_equal(mp_writer_alloc(j->w, m, addr[s], size, (x & 2) ? 0 : size + 16), 0);
 			}
