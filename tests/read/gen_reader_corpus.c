@@ -113,8 +113,10 @@ static int write_checkpoints(const char *dir)
 
 	snprintf(path, sizeof(path), "%s/v24-checkpoints.memprof", dir);
 	setenv("MEMPROF_CHECKPOINT_ROUNDS", "1", 1);
+	setenv("MEMPROF_CHECKPOINT_RATIO", "0", 1);
 	rc = mp_writer_open(&w, path, 1, NULL, &diag);
 	unsetenv("MEMPROF_CHECKPOINT_ROUNDS");
+	unsetenv("MEMPROF_CHECKPOINT_RATIO");
 	if (rc) {
 		fprintf(stderr, "%s\n", diag.text);
 		return 1;

@@ -294,10 +294,10 @@ static void record(const char *path, int threads, uint64_t seed)
 	pthread_t t[4];
 	uint32_t mem[3];
 
-	assert_int_equal(setenv("MEMPROF_CHECKPOINT_ROUNDS", "1", 1), 0);
+	assert_int_equal(setenv("MEMPROF_CHECKPOINT_ROUNDS", "1", 1) + setenv("MEMPROF_CHECKPOINT_RATIO", "0", 1), 0);
 	if (mp_writer_open(&w, path, 1, NULL, &diag))
 		fail_msg("%s", diag.text);
-	assert_int_equal(unsetenv("MEMPROF_CHECKPOINT_ROUNDS"), 0);
+	assert_int_equal(unsetenv("MEMPROF_CHECKPOINT_ROUNDS") + unsetenv("MEMPROF_CHECKPOINT_RATIO"), 0);
 	for (int i = 0; i < 3; i++) {
 		static const char *names[] = {"host", "device", "pool"};
 		int id = mp_writer_memory(w, names[i], i ? MP_MEMORY_DEVICE : MP_MEMORY_HOST, 0);

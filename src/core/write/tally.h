@@ -169,6 +169,8 @@ typedef struct mp_tally {
 	uint32_t ckpt_rounds;       /* rounds since the last one */
 	uint64_t ckpt_bytes_every;
 	uint64_t ckpt_off;          /* the file's size at the last one */
+	uint64_t ckpt_events;       /* events tallied at the last one */
+	uint64_t ckpt_per_block;    /* and at least that many events a live block since */
 	mp_tally_region_t *reg;     /* live regions, by memory id then base (mapped) */
 	uint64_t nreg, capreg;
 	int64_t step;               /* the last step (-1 before the first, as the reader) */
@@ -199,8 +201,9 @@ int mp__tally_apply_far(mp_tally_t *t, struct mp_tally_figs *f, const mp_tally_e
 int mp__tally_put_summary(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon);
 void mp__tally_release(mp_tally_t *t);
 /* tally_ckpt.c: the interval, from MEMPROF_CHECKPOINT_MB (default 64; 0:
- * no checkpoints) and MEMPROF_CHECKPOINT_ROUNDS (default 16), read once
- * at the writer's open. */
+ * no checkpoints), MEMPROF_CHECKPOINT_ROUNDS (default 16) and
+ * MEMPROF_CHECKPOINT_RATIO (events a live block between two, default 32;
+ * 0: no such bound), read once at the writer's open. */
 void mp__tally_ckpt_config(mp_tally_t *t);
 /* At the end of a round (file_off: the file's size): when one is due, the
  * CHECKPOINT section of the live blocks, covering the events before

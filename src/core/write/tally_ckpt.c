@@ -17,6 +17,7 @@
 
 #define DEFAULT_MB 64
 #define DEFAULT_ROUNDS 16
+#define DEFAULT_PER_BLOCK 32
 
 typedef struct {
 	uint64_t mem, addr, fp, req;
@@ -44,6 +45,9 @@ void mp__tally_ckpt_config(mp_tally_t *t)
 	if (rounds > UINT32_MAX)
 		rounds = UINT32_MAX;
 	t->step = -1;
+	t->ckpt_per_block = env_u64("MEMPROF_CHECKPOINT_RATIO", DEFAULT_PER_BLOCK);
+	if (t->ckpt_per_block > (1u << 20))
+		t->ckpt_per_block = 1u << 20;
 	t->ckpt_bytes_every = mb << 20;
 	t->ckpt_rounds_every = mb ? (uint32_t)(rounds ? rounds : DEFAULT_ROUNDS) : 0;
 }
@@ -106,8 +110,8 @@ static inline uint64_t sort_key(const ck_block_t *x)
 
 static ck_block_t *sort_blocks(ck_block_t *v, ck_block_t *tmp, size_t n)
 {
-	static size_t count[8][256]; /* the flusher's only: one round at a time */
-	size_t i;
+	size_t count[256], i;
+	uint64_t vary = 0;
 	int b;
 
 	for (i = 0; i < n; i++)
@@ -115,26 +119,24 @@ static ck_block_t *sort_blocks(ck_block_t *v, ck_block_t *tmp, size_t n)
 			heap_sort(v, n);
 			return v;
 		}
-	memset(count, 0, sizeof(count));
-	for (i = 0; i < n; i++) {
-		uint64_t k = sort_key(&v[i]);
-		for (b = 0; b < 8; b++)
-			count[b][(k >> (8 * b)) & 255]++;
-	}
+	/* the bytes in which keys differ: the others need no pass */
+	for (i = 0; i < n; i++)
+		vary |= sort_key(&v[i]) ^ sort_key(&v[0]);
 	for (b = 0; b < 8; b++) {
 		size_t sum = 0, c;
 		ck_block_t *x;
-		if (!n || count[b][(sort_key(&v[0]) >> (8 * b)) & 255] == n)
+		if (!((vary >> (8 * b)) & 255))
 			continue; /* every key has this byte */
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[(sort_key(&v[i]) >> (8 * b)) & 255]++;
 		for (c = 0; c < 256; c++) {
-			size_t k = count[b][c];
-			count[b][c] = sum;
+			size_t k = count[c];
+			count[c] = sum;
 			sum += k;
 		}
-		for (i = 0; i < n; i++) {
-			uint64_t k = sort_key(&v[i]);
-			tmp[count[b][(k >> (8 * b)) & 255]++] = v[i];
-		}
+		for (i = 0; i < n; i++)
+			tmp[count[(sort_key(&v[i]) >> (8 * b)) & 255]++] = v[i];
 		x = v;
 		v = tmp;
 		tmp = x;
@@ -145,15 +147,16 @@ static ck_block_t *sort_blocks(ck_block_t *v, ck_block_t *tmp, size_t n)
 /* Every live block of the table and the stash into v (room for t->n). */
 static size_t gather(const mp_tally_t *t, ck_block_t *v)
 {
+	const mp_tally_slot_t *x = t->bucket ? t->bucket[0].lane : NULL, *end = x ? x + 2 * (t->mask + 1) : NULL;
 	size_t n = 0;
-	uint64_t i;
+	uint32_t k;
 
-	for (i = 0; t->bucket && i < 2 * (t->mask + 1) + t->nstash; i++) {
-		const mp_tally_slot_t *x = i < 2 * (t->mask + 1) ? &t->bucket[i / 2].lane[i % 2] : &t->stash[i - 2 * (t->mask + 1)];
-		if (!x->key || n >= t->n)
-			continue;
-		v[n++] = (ck_block_t){key_mem(x->key), x->addr, x->fp, x->req};
-	}
+	for (; x < end; x++)
+		if (x->key && n < t->n)
+			v[n++] = (ck_block_t){key_mem(x->key), x->addr, x->fp, x->req};
+	for (k = 0; k < t->nstash; k++)
+		if (n < t->n)
+			v[n++] = (ck_block_t){key_mem(t->stash[k].key), t->stash[k].addr, t->stash[k].fp, t->stash[k].req};
 	return n;
 }
 
@@ -221,8 +224,16 @@ int mp__tally_put_checkpoint(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon, uint
 		return 0;
 	if (++t->ckpt_rounds < t->ckpt_rounds_every && file_off - t->ckpt_off < t->ckpt_bytes_every)
 		return 0;
+	/* and not before 32 events a live block since the last
+	 * one: a checkpoint costs about 100 instructions and a few bytes a
+	 * block, so this keeps it within a few % of the events' own cost and
+	 * size, whatever the live set (a million blocks cost 0.25 s a
+	 * checkpoint: every 16 rounds, 17% of the flusher's core) */
+	if (t->events - t->ckpt_events < t->ckpt_per_block * t->n)
+		return 0;
 	t->ckpt_rounds = 0;
 	t->ckpt_off = file_off;
+	t->ckpt_events = t->events;
 	/* (a block needs under 3 * 10 bytes: larger live sets get none) */
 	if (t->failed || !t->mem || t->n > MP_CKPT_BODY_MAX / 8 || t->nreg > MP_CKPT_BODY_MAX / 8)
 		return 0;
