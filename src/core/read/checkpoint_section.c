@@ -223,6 +223,11 @@ int mp__checkpoint_section(mp_capture_t *cap, const uint8_t **pp, const uint8_t 
 	memset(&ck, 0, sizeof(ck));
 	if (mp_varint_get(&p, end, &blen) || blen > (uint64_t)(end - p))
 		goto bad;
+	if (apply && !cap->ckpt_fn) { /* checked by the first pass; nobody wants it */
+		cap->ncheckpoints++;
+		*pp = p + blen;
+		return 0;
+	}
 	if (!(sums = calloc(MP_CKPT_MEMORIES_MAX, sizeof(*sums))))
 		goto oom;
 	if ((rc = parse(p, p + blen, &ck, sums, &why, &at)))
