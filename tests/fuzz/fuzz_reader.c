@@ -6,9 +6,11 @@
  * that the same events come back. Then the writer's summary (format 2.1,
  * memprof/capsummary.h) through its own walk of the blocks: where both
  * readers take the whole capture, its final summary counts the trailer's
- * events. */
+ * events. Checkpoints (2.4) that the reader passes are copied and their
+ * invariants checked: ids and addresses increasing, counts adding up. */
 #include <memprof/capsummary.h>
 #include <memprof/capture.h>
+#include <memprof/checkpoint.h>
 
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +33,29 @@ static uint64_t ev_hash(const mp_event_t *e)
 
 #define MAXH 65536
 
+static int walk_checkpoint(void *ctx, const mp_checkpoint_t *ck)
+{
+	mp_checkpoint_t c;
+	size_t i, k, n = 0;
+
+	if (mp_checkpoint_copy(&c, ck))
+		return 0;
+	for (i = 0; i < c.nmemories; i++) {
+		const mp_checkpoint_memory_t *m = &c.memories[i];
+		if ((i && m->id <= c.memories[i - 1].id) || !m->nblocks || m->blocks != c.blocks + n)
+			__builtin_trap();
+		for (k = 1; k < m->nblocks; k++)
+			if (m->blocks[k].address <= m->blocks[k - 1].address)
+				__builtin_trap();
+		n += m->nblocks;
+	}
+	if (n != c.nblocks)
+		__builtin_trap();
+	*(size_t *)ctx += n + c.events;
+	mp_checkpoint_free(&c);
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint64_t hash[MAXH];
@@ -45,6 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (mp_capture_open_memory(&cap, data, size, "fuzz.memprof", &diag))
 		return 0;
 	src = mp_capture_source(cap);
+	mp_capture_on_checkpoint(cap, walk_checkpoint, &sink);
 	/* half the inputs: ops from the stacks' Python frames (format 2.2) */
 	if (size & 1)
 		mp_capture_set_frame_ops(cap, (size & 2) != 0, (size & 4) ? "packages,/home/" : NULL);

@@ -3,7 +3,8 @@
  * a truncated copy, one long enough that its columns are Huffman-coded
  * rather than stored, one with call stacks and the module map of this
  * program, and one whose stacks hold Python frames (v22-frames: FRAME
- * sections, format 2.2). usage: gen_reader_corpus DIR
+ * sections, format 2.2), and v24-checkpoints (CHECKPOINT sections, 2.4).
+ * usage: gen_reader_corpus DIR
  * The files are named v22-*.memprof (format 2.2); the corpus's v21-* files
  * were written by the 2.1 writer (SUMMARY sections, no FRAME section), its
  * v2-* files by the 2.0 writer and those without a prefix by the 1.x
@@ -101,6 +102,48 @@ static int write_frames(const char *dir)
 	return mp_writer_close(w) != 0;
 }
 
+/* A checkpoint every round (format 2.4: CHECKPOINT sections), over two
+ * memory ids, with reallocs, a free of an address never allocated,
+ * regions (one grown, one removed) and a step. */
+static int write_checkpoints(const char *dir)
+{
+	char path[4096];
+	mp_diag_t diag;
+	int i, rc;
+
+	snprintf(path, sizeof(path), "%s/v24-checkpoints.memprof", dir);
+	setenv("MEMPROF_CHECKPOINT_ROUNDS", "1", 1);
+	setenv("MEMPROF_CHECKPOINT_RATIO", "0", 1);
+	rc = mp_writer_open(&w, path, 1, NULL, &diag);
+	unsetenv("MEMPROF_CHECKPOINT_ROUNDS");
+	unsetenv("MEMPROF_CHECKPOINT_RATIO");
+	if (rc) {
+		fprintf(stderr, "%s\n", diag.text);
+		return 1;
+	}
+	mp_writer_memory(w, "host", 1, 0);
+	mp_writer_memory(w, "GPU_0_bfc", 2, 1 << 30);
+	mp_writer_region_add(w, 1, 0x100000, 1 << 16);
+	mp_writer_region_add(w, 1, 0x400000, 1 << 12);
+	for (i = 0; i < 24; i++) {
+		if (i == 12) {
+			mp_writer_step(w, 3);
+			mp_writer_region_add(w, 1, 0x100000, 1 << 17); /* grows */
+			mp_writer_region_remove(w, 1, 0x400000);
+		}
+		mp_writer_alloc(w, (uint32_t)(i & 1), 0x100000 + (uint64_t)(i * 7 % 24) * 48, 40 + (uint64_t)i, 48);
+		if (i % 4 == 3)
+			mp_writer_free(w, 0, 0x100000 + (uint64_t)(i * 5 % 24) * 48);
+		if (i % 6 == 5)
+			mp_writer_realloc(w, 1, 0x100000 + (uint64_t)(i * 7 % 24) * 48, 0x200000 + (uint64_t)i * 16, 100, 112);
+		if (i == 9)
+			mp_writer_free(w, 1, 0xdead0); /* not live: changes nothing */
+		if (i % 8 == 7)
+			mp_writer_flush(w);
+	}
+	return mp_writer_close(w) != 0;
+}
+
 static int write_file(const char *dir, const char *name, int threads, long truncate_to)
 {
 	char path[4096];
@@ -139,7 +182,7 @@ int main(int argc, char **argv)
 		return 2;
 	if (write_file(argv[1], "empty.memprof", 0, 0) || write_file(argv[1], "small.memprof", 3, 0) ||
 	    write_file(argv[1], "truncated.memprof", 2, 300) || write_stacks(argv[1]) ||
-	    write_frames(argv[1]))
+	    write_frames(argv[1]) || write_checkpoints(argv[1]))
 		return 1;
 	iterations = 1500;
 	return write_file(argv[1], "coded.memprof", 1, 0);

@@ -18,6 +18,8 @@
 
 #include "blockio.h"
 
+struct mp_checkpoint; /* memprof/checkpoint.h */
+
 #include <stdint.h>
 #include <stdio.h>
 
@@ -126,6 +128,10 @@ struct mp_capture {
 
 	mp_merge_t merge;
 	uint64_t horizon;
+	/* checkpoints (2.4, checkpoint_section.c) */
+	int (*ckpt_fn)(void *ctx, const struct mp_checkpoint *ck);
+	void *ckpt_ctx;
+	uint64_t ncheckpoints;
 	uint64_t last_time;
 	int64_t step;
 	uint64_t next_index;

@@ -8,6 +8,7 @@
 #include <memprof/format/varint.h>
 
 #include "reader_internal.h"
+#include "checkpoint_section.h"
 #include "summary_section.h"
 
 #include <errno.h>
@@ -174,7 +175,7 @@ static int chunk_section(mp_capture_t *cap, uint8_t tag, const uint8_t **pp, con
 int mp__capture_sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint64_t boff, int apply,
 			  mp_diag_t *diag)
 {
-	const uint8_t *p = raw, *end = raw + len;
+	const uint8_t *p = raw, *end = raw + len, *summary = NULL;
 
 	while (p < end) {
 		uint8_t tag = *p++;
@@ -244,9 +245,16 @@ int mp__capture_sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint
 		case MP_SEC_SUMMARY:
 			/* (2.1) the writer's own figures (capsummary.c reads them):
 			 * checked, not needed for the events */
+			summary = p;
 			if ((rc = mp__summary_section_parse(&p, end, NULL)))
 				return rc == -1 ? corrupt(cap, diag, boff, "bad summary section")
 						: mp_diag_set(diag, rc, -1, -1, "out of memory");
+			break;
+		case MP_SEC_CHECKPOINT:
+			/* (2.4) the live blocks at the horizon: checked against
+			 * the summary before it, handed to who asked */
+			if ((rc = mp__checkpoint_section(cap, &p, end, raw, summary, boff, apply, diag)))
+				return rc;
 			break;
 		case MP_SEC_HORIZON:
 			if (mp_varint_get(&p, end, &v[0]))

@@ -197,7 +197,10 @@ void mp__tally_release(mp_tally_t *t)
 		mp_unmap_pages(t->bucket, (t->mask + 1) * sizeof(*t->bucket));
 	if (t->mem)
 		mp_unmap_pages(t->mem, MP_TALLY_MEMS * sizeof(mp_tally_mem_t));
+	if (t->reg)
+		mp_unmap_pages(t->reg, t->capreg * sizeof(*t->reg));
 	mp_mbuf_release(&t->body);
 	mp_mbuf_release(&t->cursors);
 	memset(t, 0, sizeof(*t));
+	t->step = -1;
 }

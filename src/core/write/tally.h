@@ -113,6 +113,15 @@ typedef struct mp_tally_bucket {
  * frees and reallocs are counted as they are decoded (their number does
  * not depend on the table). */
 enum { MP_TALLY_ALLOC = 0, MP_TALLY_FREE = 1, MP_TALLY_FAILED = 2, MP_TALLY_MOMENT = 3 };
+/* (2.4) what the checkpoints need beside the blocks, kept by
+ * tally_regions.c: regions added and removed (moments too: addr the base,
+ * fp the size) and steps (not moments: fp the step's zigzag). */
+enum { MP_TALLY_REGION_ADD = 4, MP_TALLY_REGION_REMOVE = 5, MP_TALLY_STEP = 6 };
+
+/* A live region of a memory id: [base, end). */
+typedef struct mp_tally_region {
+	uint64_t mem, base, end;
+} mp_tally_region_t;
 
 typedef struct mp_tally_ev {
 	uint64_t ns;
@@ -154,6 +163,17 @@ typedef struct mp_tally {
 	int failed;                /* out of memory once: the figures are no longer exact */
 	mp_mbuf_t body;            /* the SUMMARY section being built */
 	mp_mbuf_t cursors;         /* tally_round.c's per-thread cursors */
+	/* checkpoints (format 2.4, tally_ckpt.c): one when ckpt_rounds_every
+	 * rounds or ckpt_bytes_every bytes of file have passed since the last */
+	uint32_t ckpt_rounds_every; /* 0: none */
+	uint32_t ckpt_rounds;       /* rounds since the last one */
+	uint64_t ckpt_bytes_every;
+	uint64_t ckpt_off;          /* the file's size at the last one */
+	uint64_t ckpt_events;       /* events tallied at the last one */
+	uint64_t ckpt_per_block;    /* and at least that many events a live block since */
+	mp_tally_region_t *reg;     /* live regions, by memory id then base (mapped) */
+	uint64_t nreg, capreg;
+	int64_t step;               /* the last step (-1 before the first, as the reader) */
 } mp_tally_t;
 
 static inline mp_tally_tab_t mp__tally_tab(const mp_tally_t *t)
@@ -180,6 +200,20 @@ int mp__tally_apply_far(mp_tally_t *t, struct mp_tally_figs *f, const mp_tally_e
  * horizon, appended to b (tag included). 0 or -ENOMEM. */
 int mp__tally_put_summary(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon);
 void mp__tally_release(mp_tally_t *t);
+/* tally_ckpt.c: the interval, from MEMPROF_CHECKPOINT_MB (default 64; 0:
+ * no checkpoints), MEMPROF_CHECKPOINT_ROUNDS (default 16) and
+ * MEMPROF_CHECKPOINT_RATIO (events a live block between two, default 32;
+ * 0: no such bound), read once at the writer's open. */
+void mp__tally_ckpt_config(mp_tally_t *t);
+/* At the end of a round (file_off: the file's size): when one is due, the
+ * CHECKPOINT section of the live blocks, covering the events before
+ * horizon, appended to b (tag included). Nothing when none is due, the
+ * figures failed or the section would pass MP_CKPT_BODY_MAX. 0 or -ENOMEM. */
+int mp__tally_put_checkpoint(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon, uint64_t file_off);
+/* tally_regions.c: a region added or removed, or a step (e->op
+ * MP_TALLY_REGION_ADD, _REMOVE, MP_TALLY_STEP), by the live-set engine's
+ * rules (mp_live_region_add/remove). 0 or -ENOMEM (t->failed set). */
+int mp__tally_other(mp_tally_t *t, const mp_tally_ev_t *e);
 
 /* --- the events, inline: mp__tally_apply and its parts (tally_round.c's
  * fast path shares mp__tally_lanes and keeps the same rules) --- */
@@ -352,6 +386,8 @@ static inline int mp__tally_apply(mp_tally_t *t, const mp_tally_ev_t *e)
 
 	mp__tally_figs_load(&f, t, e->mem);
 	if (e->op > MP_TALLY_FREE) {
+		if (e->op >= MP_TALLY_REGION_ADD && (rc = mp__tally_other(t, e), e->op == MP_TALLY_STEP))
+			return rc; /* a step is no moment of a memory id */
 		t->mem[e->mem].v[MP_SUMF_FAILED] += e->op == MP_TALLY_FAILED;
 		mp__tally_sample(&f, e->ns);
 	} else if (e->key < MP_TALLY_HIGH && (s = mp__tally_find(mp__tally_tab(t), e, &found))) {

@@ -147,6 +147,10 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 		last = ns;
 		pos += 8 * (uint64_t)k;
 		events += kind == MP_REC_REALLOC ? 2 : 1;
+		if (kind == MP_REC_STEP) { /* (2.4) the checkpoints' step */
+			put_side(c, &nside, e++, mp__tally_event(ns, 0, r[2], 0, 0, MP_TALLY_STEP));
+			continue;
+		}
 		if (mem >= MP_TALLY_MEMS) /* no writer declares it (mp_writer_memory) */
 			continue;
 		switch (kind) {
@@ -181,10 +185,12 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 			mp__tally_mem(ty, mem);
 			put_side(c, &nside, e++, mp__tally_event(ns, 0, 0, 0, mem, MP_TALLY_FAILED));
 			break;
-		case MP_REC_REGION_ADD:
+		case MP_REC_REGION_ADD: /* base, size: moments, kept for the checkpoints */
 		case MP_REC_REGION_REMOVE:
 			mp__tally_mem(ty, mem);
-			put_side(c, &nside, e++, mp__tally_event(ns, 0, 0, 0, mem, MP_TALLY_MOMENT));
+			put_side(c, &nside, e++,
+				 mp__tally_event(ns, r[2], kind == MP_REC_REGION_ADD ? r[3] : 0, 0, mem,
+						 kind == MP_REC_REGION_ADD ? MP_TALLY_REGION_ADD : MP_TALLY_REGION_REMOVE));
 			break;
 		default: /* steps and marks: events, not of a memory id */
 			break;

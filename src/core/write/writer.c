@@ -159,6 +159,7 @@ static mp_writer_t *writer_new(const mp_writer_options_t *o)
 	 * so does the TSC clock. The header names the clock's origin. */
 	w->use_membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 	mp__capclock_init(&w->clock, w->use_membarrier);
+	mp__tally_ckpt_config(&w->tally);
 	w->fd = -1;
 	return w;
 }

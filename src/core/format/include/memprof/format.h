@@ -30,9 +30,10 @@
 #include <stdint.h>
 
 #define MP_FORMAT_VERSION_MAJOR 2 /* written; readers also read 1.x */
-#define MP_FORMAT_VERSION_MINOR 3 /* 2.1: parent pid and executable in the header, SUMMARY sections;
+#define MP_FORMAT_VERSION_MINOR 4 /* 2.1: parent pid and executable in the header, SUMMARY sections;
 				   2.2: FRAME sections (interpreter frames in stacks);
-				   2.3: the trailer of a writer stopped by a full disk */
+				   2.3: the trailer of a writer stopped by a full disk;
+				   2.4: CHECKPOINT sections (the live blocks at a horizon) */
 
 #define MP_FILE_MAGIC "MEMPROF"      /* 8 bytes with the NUL */
 #define MP_FILE_MAGIC_LEN 8
@@ -65,7 +66,22 @@ enum {
 	MP_SEC_CHUNK2 = 9,  /* (2.0) thread, start state, byte length, 11 part lengths, parts */
 	MP_SEC_SUMMARY = 10,/* (2.1) body length, body: the writer's figures up to a horizon (below) */
 	MP_SEC_FRAME = 11,  /* (2.2) frame id, function string id, file string id, line, kind */
+	MP_SEC_CHECKPOINT = 12, /* (2.4) body length, body: the live blocks at a horizon (below) */
 };
+
+/* The CHECKPOINT section's body (2.4; docs/format.md "Checkpoint"):
+ * flags (MP_CKPT_F_*), horizon, events, total live blocks N, memory count
+ * m, then per memory id that has live blocks, ids ascending: id gap (the
+ * first: its id; then id - previous id - 1), block count c, then c blocks
+ * in increasing address order: address gap (the first: its address; then
+ * address - previous address, > 0), footprint, zz(footprint - requested).
+ * Then zz(step) (-1: none yet), the live region count R and per region,
+ * by memory id then base: id gap (from the previous region's id; the
+ * first: its id), base gap (from the previous region's end in the same id,
+ * else the base), size (> 0). Later versions append after them. */
+#define MP_CKPT_F_NO_TAGS 1u        /* the blocks carry no op, dtype, shape, region type or stack */
+#define MP_CKPT_MEMORIES_MAX 1024   /* a writer's memory ids (MP_TALLY_MEMS) */
+#define MP_CKPT_BODY_MAX (48u << 20) /* a larger live set gets no checkpoint */
 
 /* The SUMMARY section's body (2.1; docs/format.md "Summary"): flags
  * (MP_SUMMARY_F_*), horizon, events, call stacks defined, memory count n, then per memory id:

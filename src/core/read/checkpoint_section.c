@@ -1,0 +1,269 @@
+/* checkpoint_section.c - the CHECKPOINT section (format 2.4) parsed and
+ * checked by the reader (reader_sections.c), and handed to the caller's
+ * callback (memprof/checkpoint.h). A checkpoint is checked against the
+ * SUMMARY before it in its block: per memory id the same live blocks,
+ * bytes and requested bytes, the same horizon and events. */
+#include <memprof/capsummary.h>
+#include <memprof/checkpoint.h>
+#include <memprof/error.h>
+#include <memprof/format.h>
+#include <memprof/format/varint.h>
+
+#include "blockio.h"
+#include "checkpoint_section.h"
+#include "reader_internal.h"
+#include "summary_section.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void mp_capture_on_checkpoint(mp_capture_t *cap, mp_checkpoint_fn fn, void *ctx)
+{
+	cap->ckpt_fn = fn;
+	cap->ckpt_ctx = ctx;
+}
+
+uint64_t mp_capture_checkpoints_seen(const mp_capture_t *cap)
+{
+	return cap->ncheckpoints;
+}
+
+void mp_checkpoint_free(mp_checkpoint_t *ck)
+{
+	free(ck->memories);
+	free(ck->blocks);
+	free(ck->regions);
+	memset(ck, 0, sizeof(*ck));
+}
+
+int mp_checkpoint_copy(mp_checkpoint_t *dst, const mp_checkpoint_t *src)
+{
+	size_t i, at = 0;
+
+	*dst = *src;
+	dst->memories = calloc(src->nmemories ? src->nmemories : 1, sizeof(*dst->memories));
+	dst->blocks = malloc((src->nblocks ? src->nblocks : 1) * sizeof(*dst->blocks));
+	dst->regions = malloc((src->nregions ? src->nregions : 1) * sizeof(*dst->regions));
+	if (!dst->memories || !dst->blocks || !dst->regions) {
+		mp_checkpoint_free(dst);
+		return -ENOMEM;
+	}
+	memcpy(dst->blocks, src->blocks, src->nblocks * sizeof(*dst->blocks));
+	memcpy(dst->regions, src->regions, src->nregions * sizeof(*dst->regions));
+	for (i = 0; i < src->nmemories; i++) {
+		dst->memories[i] = src->memories[i];
+		dst->memories[i].blocks = dst->blocks + at;
+		at += src->memories[i].nblocks;
+	}
+	return 0;
+}
+
+typedef struct {
+	uint64_t blocks, bytes, req;
+} sums_t;
+
+/* The body [p, bend) into ck (its arrays allocated here) and sums (per
+ * memory id); 0, -ENOMEM, or -1 with *why and *at (the field's place). */
+static int parse(const uint8_t *p, const uint8_t *bend, mp_checkpoint_t *ck, sums_t *sums, const char **why,
+		 const uint8_t **at)
+{
+	uint64_t flags, n, m, i, k, id = 0, seen = 0;
+
+#define FIELD(v, what)                                                                                                 \
+	do {                                                                                                           \
+		*at = p;                                                                                               \
+		*why = what;                                                                                           \
+		if (mp_varint_get(&p, bend, &(v)))                                                                     \
+			return -1;                                                                                     \
+	} while (0)
+	FIELD(flags, "bad flags");
+	FIELD(ck->horizon_ns, "bad horizon");
+	FIELD(ck->events, "bad events");
+	FIELD(n, "bad block count");
+	/* a block is at least 3 bytes: a count past that is damage, not a
+	 * reason to allocate */
+	if (n > (uint64_t)(bend - p) / 3)
+		return -1;
+	FIELD(m, "bad memory count");
+	*why = "memory count out of range";
+	if (m > MP_CKPT_MEMORIES_MAX || m > n || (n && !m) || flags > UINT32_MAX)
+		return -1;
+	ck->flags = (uint32_t)flags;
+	ck->memories = calloc(m ? m : 1, sizeof(*ck->memories));
+	ck->blocks = malloc((n ? n : 1) * sizeof(*ck->blocks));
+	if (!ck->memories || !ck->blocks)
+		return -ENOMEM;
+	for (i = 0; i < m; i++) {
+		uint64_t gap, c, addr = 0;
+		mp_checkpoint_memory_t *mm = &ck->memories[i];
+		FIELD(gap, "bad memory id");
+		id = i == 0 ? gap : id + 1 + gap;
+		*why = "memory id out of range";
+		if (gap >= MP_CKPT_MEMORIES_MAX || id >= MP_CKPT_MEMORIES_MAX)
+			return -1;
+		FIELD(c, "bad block count of a memory id");
+		*why = "block counts of the memory ids do not add up";
+		if (c == 0 || c > n - seen)
+			return -1;
+		mm->id = (uint32_t)id;
+		mm->nblocks = (size_t)c;
+		mm->blocks = ck->blocks + seen;
+		for (k = 0; k < c; k++) {
+			mp_checkpoint_block_t *b = &ck->blocks[seen + k];
+			uint64_t ga, fp, dz, d;
+			FIELD(ga, "bad address");
+			*why = "addresses do not increase";
+			if ((k && ga == 0) || addr + ga < addr)
+				return -1;
+			addr += ga;
+			FIELD(fp, "bad size");
+			FIELD(dz, "bad requested size");
+			d = (dz >> 1) ^ -(dz & 1); /* fp - req */
+			b->address = addr;
+			b->bytes = fp;
+			b->requested = fp - d;
+			sums[id].blocks++;
+			sums[id].bytes += fp;
+			sums[id].req += b->requested;
+		}
+		seen += c;
+	}
+	*at = p;
+	*why = "block counts of the memory ids do not add up";
+	if (seen != n)
+		return -1;
+	{
+		uint64_t zs, r, mem = 0, prev_end = 0;
+		FIELD(zs, "bad step");
+		ck->step = (int64_t)(zs >> 1) ^ -(int64_t)(zs & 1);
+		FIELD(r, "bad region count");
+		/* a region is at least 3 bytes */
+		*why = "region count out of range";
+		if (r > (uint64_t)(bend - p) / 3)
+			return -1;
+		if (!(ck->regions = malloc((r ? r : 1) * sizeof(*ck->regions))))
+			return -ENOMEM;
+		for (i = 0; i < r; i++) {
+			uint64_t gap, bg, size, base;
+			FIELD(gap, "bad region memory id");
+			*why = "region memory id out of range";
+			if (gap >= MP_CKPT_MEMORIES_MAX || mem + gap >= MP_CKPT_MEMORIES_MAX)
+				return -1;
+			mem += gap;
+			FIELD(bg, "bad region base");
+			FIELD(size, "bad region size");
+			base = i && !gap ? prev_end + bg : bg;
+			*why = "region out of range";
+			if (size == 0 || base < bg || base + size < base || (base + size) >> 62)
+				return -1;
+			ck->regions[i] = (mp_checkpoint_region_t){(uint32_t)mem, base, base + size};
+			prev_end = base + size;
+		}
+		ck->nregions = (size_t)r;
+	}
+#undef FIELD
+	ck->nmemories = (size_t)m;
+	ck->nblocks = (size_t)n;
+	return 0;
+}
+
+/* The SUMMARY at summary (its tag byte's next) against the sums; NULL, or
+ * what disagrees. */
+static const char *against_summary(const uint8_t *summary, const uint8_t *end, const mp_checkpoint_t *ck,
+				   const sums_t *sums, int *enomem)
+{
+	mp_capture_summary_t s;
+	const char *why = NULL;
+	uint64_t total = 0;
+	size_t i;
+	int rc;
+
+	if (!summary)
+		return "no summary before it in its block";
+	memset(&s, 0, sizeof(s));
+	if ((rc = mp__summary_section_parse(&summary, end, &s))) {
+		*enomem = rc == -ENOMEM;
+		return "its summary does not parse";
+	}
+	if (!s.available)
+		why = "its summary is unavailable";
+	else if (s.horizon_ns != ck->horizon_ns)
+		why = "horizon disagrees with the summary";
+	else if (s.events != ck->events)
+		why = "events disagree with the summary";
+	for (i = 0; !why && i < s.nmemories; i++) {
+		const mp_summary_memory_t *m = &s.memories[i];
+		if (m->id >= MP_CKPT_MEMORIES_MAX)
+			continue;
+		total += m->live_blocks;
+		if (m->live_blocks != sums[m->id].blocks)
+			why = "live blocks of a memory id disagree with the summary";
+		else if (m->live_bytes != sums[m->id].bytes)
+			why = "live bytes of a memory id disagree with the summary";
+		else if (m->live_requested != sums[m->id].req)
+			why = "live requested bytes of a memory id disagree with the summary";
+	}
+	if (!why && total != ck->nblocks)
+		why = "live blocks disagree with the summary";
+	mp__summary_clear_figures(&s);
+	return why;
+}
+
+int mp__checkpoint_section(mp_capture_t *cap, const uint8_t **pp, const uint8_t *end, const uint8_t *raw,
+			   const uint8_t *summary, uint64_t boff, int apply, mp_diag_t *diag)
+{
+	const uint8_t *p = *pp, *at = p;
+	const char *why = "bad body length";
+	mp_checkpoint_t ck;
+	sums_t *sums = NULL;
+	uint64_t blen;
+	int rc = -1, enomem = 0;
+
+	memset(&ck, 0, sizeof(ck));
+	if (mp_varint_get(&p, end, &blen) || blen > (uint64_t)(end - p))
+		goto bad;
+	if (apply && !cap->ckpt_fn) { /* checked by the first pass; nobody wants it */
+		cap->ncheckpoints++;
+		*pp = p + blen;
+		return 0;
+	}
+	if (!(sums = calloc(MP_CKPT_MEMORIES_MAX, sizeof(*sums))))
+		goto oom;
+	if ((rc = parse(p, p + blen, &ck, sums, &why, &at)))
+		goto bad;
+	at = *pp;
+	if ((why = against_summary(summary, end, &ck, sums, &enomem))) {
+		rc = -1;
+		if (enomem)
+			goto oom;
+		goto bad;
+	}
+	rc = 0;
+	if (apply) {
+		cap->ncheckpoints++;
+		ck.block_index = cap->block_index;
+		ck.block_offset = boff;
+		if (cap->ckpt_fn && (rc = cap->ckpt_fn(cap->ckpt_ctx, &ck)))
+			rc = mp_diag_set(diag, rc, -1, -1, "block %llu at offset %llu: checkpoint refused by its reader",
+					 (unsigned long long)cap->block_index, (unsigned long long)boff);
+	}
+	*pp = p + blen;
+	free(sums);
+	mp_checkpoint_free(&ck);
+	return rc;
+bad:
+	free(sums);
+	mp_checkpoint_free(&ck);
+	if (rc == -ENOMEM)
+		goto oom2;
+	return mp_diag_set(diag, MP_ECORRUPT, (int64_t)boff, (int64_t)cap->block_index,
+			   "block %llu at offset %llu: bad checkpoint: %s (byte %llu of the block's data)",
+			   (unsigned long long)cap->block_index, (unsigned long long)boff, why,
+			   (unsigned long long)(at - raw));
+oom:
+	free(sums);
+	mp_checkpoint_free(&ck);
+oom2:
+	return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+}

@@ -1,0 +1,65 @@
+/* checkpoint.h - the CHECKPOINT sections of a capture (format 2.4,
+ * docs/format.md "Checkpoint"): the live blocks of every memory id as of a
+ * round's horizon, which the writer records at intervals so that a reader
+ * can start there instead of replaying every event before it.
+ *
+ * The reader checks every checkpoint it meets (a malformed one, or one
+ * that disagrees with the SUMMARY of its block, is a corrupt block, named
+ * by index and offset); a caller that wants them asks for a callback. No
+ * report uses them yet. */
+#ifndef MEMPROF_CHECKPOINT_H
+#define MEMPROF_CHECKPOINT_H
+
+#include <memprof/reader.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct mp_checkpoint_block {
+	uint64_t address;
+	uint64_t bytes;     /* the footprint: allocated size, or requested where that is 0 */
+	uint64_t requested;
+} mp_checkpoint_block_t;
+
+typedef struct mp_checkpoint_memory {
+	uint32_t id;
+	size_t nblocks;
+	const mp_checkpoint_block_t *blocks; /* in increasing address order; borrowed from the checkpoint */
+} mp_checkpoint_memory_t;
+
+typedef struct mp_checkpoint_region {
+	uint32_t memory;
+	uint64_t base, end; /* [base, end) */
+} mp_checkpoint_region_t;
+
+typedef struct mp_checkpoint {
+	uint32_t flags;          /* MP_CKPT_F_* (memprof/format.h) */
+	uint64_t horizon_ns;     /* the state after every event earlier than this */
+	uint64_t events;         /* ... i.e. after the capture's first `events` events (a realloc counts 2) */
+	uint64_t block_index;    /* the block that holds it */
+	uint64_t block_offset;   /* that block's file offset */
+	size_t nmemories;        /* memory ids with live blocks, increasing */
+	mp_checkpoint_memory_t *memories;
+	size_t nblocks;          /* all ids' blocks */
+	mp_checkpoint_block_t *blocks; /* memories[i].blocks point into it */
+	int64_t step;            /* the current step (-1: none yet) */
+	size_t nregions;         /* live regions, by memory id then base */
+	mp_checkpoint_region_t *regions;
+} mp_checkpoint_t;
+
+/* Called for each checkpoint, in file order, once its block has been
+ * checked (before that block's events are returned). ck is borrowed for
+ * the call (mp_checkpoint_copy keeps one). A non-zero return stops the
+ * read with that error. */
+typedef int (*mp_checkpoint_fn)(void *ctx, const mp_checkpoint_t *ck);
+void mp_capture_on_checkpoint(mp_capture_t *cap, mp_checkpoint_fn fn, void *ctx);
+
+/* The checkpoints the reader has met so far. */
+uint64_t mp_capture_checkpoints_seen(const mp_capture_t *cap);
+
+/* A copy of src into *dst (owned by the caller: mp_checkpoint_free);
+ * 0 or -ENOMEM. */
+int mp_checkpoint_copy(mp_checkpoint_t *dst, const mp_checkpoint_t *src);
+void mp_checkpoint_free(mp_checkpoint_t *ck);
+
+#endif

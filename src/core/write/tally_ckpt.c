@@ -1,0 +1,253 @@
+/* tally_ckpt.c - the CHECKPOINT sections (format 2.4, docs/format.md
+ * "Checkpoint"): the tally's live blocks, per memory id, as of a round's
+ * horizon, written at intervals in the block that ends the round, so that
+ * a reader can start from one instead of replaying every event before it.
+ *
+ * It runs on the flusher, after the round's tally, never on the event
+ * path, and calls no malloc: the blocks are gathered into mapped pages
+ * (unmapped after), sorted there (a radix sort), and coded into
+ * the tally's body buffer (mmap-backed). */
+#include <memprof/format/varint.h>
+
+#include "arena.h"
+#include "tally.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_MB 64
+#define DEFAULT_ROUNDS 16
+#define DEFAULT_PER_BLOCK 32
+
+typedef struct {
+	uint64_t mem, addr, fp, req;
+} ck_block_t;
+
+static uint64_t env_u64(const char *name, uint64_t dflt)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s)
+		return dflt;
+	v = strtoull(s, &end, 10);
+	return *end ? dflt : (uint64_t)v;
+}
+
+void mp__tally_ckpt_config(mp_tally_t *t)
+{
+	uint64_t mb = env_u64("MEMPROF_CHECKPOINT_MB", DEFAULT_MB);
+	uint64_t rounds = env_u64("MEMPROF_CHECKPOINT_ROUNDS", DEFAULT_ROUNDS);
+
+	if (mb > (1ull << 40))
+		mb = 1ull << 40;
+	if (rounds > UINT32_MAX)
+		rounds = UINT32_MAX;
+	t->step = -1;
+	t->ckpt_per_block = env_u64("MEMPROF_CHECKPOINT_RATIO", DEFAULT_PER_BLOCK);
+	if (t->ckpt_per_block > (1u << 20))
+		t->ckpt_per_block = 1u << 20;
+	t->ckpt_bytes_every = mb << 20;
+	t->ckpt_rounds_every = mb ? (uint32_t)(rounds ? rounds : DEFAULT_ROUNDS) : 0;
+}
+
+/* The memory id of a live slot's key (tally.h: mp__tally_key) */
+static uint64_t key_mem(uint64_t key)
+{
+	return key < MP_TALLY_HIGH ? (key >> MP_TALLY_KEY_BITS) - 1 : (key >> 43) & (MP_TALLY_MEMS - 1);
+}
+
+static int before(const ck_block_t *a, const ck_block_t *b)
+{
+	return a->mem != b->mem ? a->mem < b->mem : a->addr < b->addr;
+}
+
+static void sift(ck_block_t *v, size_t i, size_t n)
+{
+	for (;;) {
+		size_t c = 2 * i + 1;
+		ck_block_t x;
+		if (c >= n)
+			return;
+		if (c + 1 < n && before(&v[c], &v[c + 1]))
+			c++;
+		if (!before(&v[i], &v[c]))
+			return;
+		x = v[i];
+		v[i] = v[c];
+		v[c] = x;
+		i = c;
+	}
+}
+
+static void heap_sort(ck_block_t *v, size_t n)
+{
+	size_t i;
+
+	for (i = n / 2; i-- > 0;)
+		sift(v, i, n);
+	for (i = n; i-- > 1;) {
+		ck_block_t x = v[0];
+		v[0] = v[i];
+		v[i] = x;
+		sift(v, 0, i);
+	}
+}
+
+/* v[0..n) in (memory id, address) order through tmp (room for n): a
+ * radix sort, a byte a pass, on the keys (below 2^53 an address's key is
+ * (mem + 1) << 53 | address: in that order), the passes whose byte all
+ * keys share skipped (a heap sort of 2000 blocks took 600 instructions a
+ * block, and more as they grow: too much for a flusher that checkpoints a
+ * million blocks every 16 rounds). Returns the sorted array (v or tmp).
+ * Keys of addresses above 2^53 (no process has them) go the heap sort's
+ * way. */
+static inline uint64_t sort_key(const ck_block_t *x)
+{
+	return ((x->mem + 1) << MP_TALLY_KEY_BITS) | x->addr;
+}
+
+static ck_block_t *sort_blocks(ck_block_t *v, ck_block_t *tmp, size_t n)
+{
+	size_t count[256], i;
+	uint64_t vary = 0;
+	int b;
+
+	for (i = 0; i < n; i++)
+		if (v[i].addr >> MP_TALLY_KEY_BITS) {
+			heap_sort(v, n);
+			return v;
+		}
+	/* the bytes in which keys differ: the others need no pass */
+	for (i = 0; i < n; i++)
+		vary |= sort_key(&v[i]) ^ sort_key(&v[0]);
+	for (b = 0; b < 8; b++) {
+		size_t sum = 0, c;
+		ck_block_t *x;
+		if (!((vary >> (8 * b)) & 255))
+			continue; /* every key has this byte */
+		memset(count, 0, sizeof(count));
+		for (i = 0; i < n; i++)
+			count[(sort_key(&v[i]) >> (8 * b)) & 255]++;
+		for (c = 0; c < 256; c++) {
+			size_t k = count[c];
+			count[c] = sum;
+			sum += k;
+		}
+		for (i = 0; i < n; i++)
+			tmp[count[(sort_key(&v[i]) >> (8 * b)) & 255]++] = v[i];
+		x = v;
+		v = tmp;
+		tmp = x;
+	}
+	return v;
+}
+
+/* Every live block of the table and the stash into v (room for t->n). */
+static size_t gather(const mp_tally_t *t, ck_block_t *v)
+{
+	const mp_tally_slot_t *x = t->bucket ? t->bucket[0].lane : NULL, *end = x ? x + 2 * (t->mask + 1) : NULL;
+	size_t n = 0;
+	uint32_t k;
+
+	for (; x < end; x++)
+		if (x->key && n < t->n)
+			v[n++] = (ck_block_t){key_mem(x->key), x->addr, x->fp, x->req};
+	for (k = 0; k < t->nstash; k++)
+		if (n < t->n)
+			v[n++] = (ck_block_t){key_mem(t->stash[k].key), t->stash[k].addr, t->stash[k].fp, t->stash[k].req};
+	return n;
+}
+
+static uint64_t zz(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+/* The body of the blocks v[0..n) (sorted) into body. */
+static int code(const mp_tally_t *t, mp_mbuf_t *body, const ck_block_t *v, size_t n, uint64_t horizon, uint64_t events)
+{
+	size_t i, j, nmem = 0;
+	uint8_t *p;
+	int rc;
+
+	for (i = 0; i < n; i++)
+		nmem += i == 0 || v[i].mem != v[i - 1].mem;
+	body->len = 0;
+	if ((rc = mp_mbuf_reserve(body, 8 * MP_VARINT_MAX + n * 3 * MP_VARINT_MAX + nmem * 2 * MP_VARINT_MAX +
+					     t->nreg * 3 * MP_VARINT_MAX)))
+		return rc;
+	p = body->data;
+	p = mp_varint_put(p, MP_CKPT_F_NO_TAGS);
+	p = mp_varint_put(p, horizon);
+	p = mp_varint_put(p, events);
+	p = mp_varint_put(p, n);
+	p = mp_varint_put(p, nmem);
+	for (i = 0; i < n; i = j) {
+		uint64_t prev = 0;
+		for (j = i; j < n && v[j].mem == v[i].mem; j++)
+			;
+		p = mp_varint_put(p, i == 0 ? v[i].mem : v[i].mem - v[i - 1].mem - 1);
+		p = mp_varint_put(p, j - i);
+		for (size_t k = i; k < j; k++) {
+			p = mp_varint_put(p, v[k].addr - prev);
+			p = mp_varint_put(p, v[k].fp);
+			p = mp_varint_put(p, zz((int64_t)(v[k].fp - v[k].req)));
+			prev = v[k].addr;
+		}
+	}
+	/* the step and the live regions (tally_regions.c: already in order) */
+	p = mp_varint_put(p, zz(t->step));
+	p = mp_varint_put(p, t->nreg);
+	for (i = 0; i < t->nreg; i++) {
+		const mp_tally_region_t *r = &t->reg[i];
+		int same = i && r->mem == t->reg[i - 1].mem;
+		p = mp_varint_put(p, i ? r->mem - t->reg[i - 1].mem : r->mem);
+		p = mp_varint_put(p, same ? r->base - t->reg[i - 1].end : r->base);
+		p = mp_varint_put(p, r->end - r->base);
+	}
+	body->len = (size_t)(p - body->data);
+	return 0;
+}
+
+int mp__tally_put_checkpoint(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon, uint64_t file_off)
+{
+	uint8_t tmp[1 + MP_VARINT_MAX], *p = tmp;
+	size_t bytes, n;
+	ck_block_t *v;
+	int rc;
+
+	/* none in the final round: the capture's last block stays small
+	 * (capsummary.c reads it from the file's last 64 KiB) */
+	if (!t->ckpt_rounds_every || horizon == UINT64_MAX)
+		return 0;
+	if (++t->ckpt_rounds < t->ckpt_rounds_every && file_off - t->ckpt_off < t->ckpt_bytes_every)
+		return 0;
+	/* and not before 32 events a live block since the last
+	 * one: a checkpoint costs about 100 instructions and a few bytes a
+	 * block, so this keeps it within a few % of the events' own cost and
+	 * size, whatever the live set (a million blocks cost 0.25 s a
+	 * checkpoint: every 16 rounds, 17% of the flusher's core) */
+	if (t->events - t->ckpt_events < t->ckpt_per_block * t->n)
+		return 0;
+	t->ckpt_rounds = 0;
+	t->ckpt_off = file_off;
+	t->ckpt_events = t->events;
+	/* (a block needs under 3 * 10 bytes: larger live sets get none) */
+	if (t->failed || !t->mem || t->n > MP_CKPT_BODY_MAX / 8 || t->nreg > MP_CKPT_BODY_MAX / 8)
+		return 0;
+	bytes = 2 * (t->n ? t->n : 1) * sizeof(*v);
+	if (!(v = mp_map_pages(bytes)))
+		return 0; /* no room: no checkpoint this time, the capture is whole */
+	n = gather(t, v);
+	rc = code(t, &t->body, sort_blocks(v, v + (t->n ? t->n : 1), n), n, horizon, t->events);
+	mp_unmap_pages(v, bytes);
+	if (rc || t->body.len > MP_CKPT_BODY_MAX)
+		return rc;
+	*p++ = MP_SEC_CHECKPOINT;
+	p = mp_varint_put(p, t->body.len);
+	if ((rc = mp_mbuf_append(b, tmp, (size_t)(p - tmp))))
+		return rc;
+	return mp_mbuf_append(b, t->body.data, t->body.len);
+}
