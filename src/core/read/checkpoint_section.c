@@ -29,6 +29,13 @@ uint64_t mp_capture_checkpoints_seen(const mp_capture_t *cap)
 	return cap->ncheckpoints;
 }
 
+uint64_t mp_capture_checkpoints_bad(const mp_capture_t *cap, mp_diag_t *first)
+{
+	if (first && cap->ckpt_bad)
+		*first = cap->ckpt_bad_diag;
+	return cap->ckpt_bad;
+}
+
 void mp_checkpoint_free(mp_checkpoint_t *ck)
 {
 	free(ck->memories);
@@ -217,7 +224,7 @@ int mp__checkpoint_section(mp_capture_t *cap, const uint8_t **pp, const uint8_t 
 	const char *why = "bad body length";
 	mp_checkpoint_t ck;
 	sums_t *sums = NULL;
-	uint64_t blen;
+	uint64_t blen = UINT64_MAX; /* (until read: a bad length) */
 	int rc = -1, enomem = 0;
 
 	memset(&ck, 0, sizeof(ck));
@@ -257,10 +264,22 @@ bad:
 	mp_checkpoint_free(&ck);
 	if (rc == -ENOMEM)
 		goto oom2;
-	return mp_diag_set(diag, MP_ECORRUPT, (int64_t)boff, (int64_t)cap->block_index,
-			   "block %llu at offset %llu: bad checkpoint: %s (byte %llu of the block's data)",
-			   (unsigned long long)cap->block_index, (unsigned long long)boff, why,
-			   (unsigned long long)(at - raw));
+	if (blen > (uint64_t)(end - p)) /* the section's own length is wrong: the block is */
+		return mp_diag_set(diag, MP_ECORRUPT, (int64_t)boff, (int64_t)cap->block_index,
+				   "block %llu at offset %llu: bad checkpoint: %s (byte %llu of the block's data)",
+				   (unsigned long long)cap->block_index, (unsigned long long)boff, why,
+				   (unsigned long long)(at - raw));
+	/* A checkpoint is a shortcut, never the data: one that does not parse
+	 * or disagrees with its round's summary is skipped (the events around
+	 * it read as they are; whoever would seek from it replays instead) and
+	 * said once, with where it is. The checking pass counts it. */
+	if (!apply && !cap->ckpt_bad++)
+		mp_diag_set(&cap->ckpt_bad_diag, MP_ECORRUPT, (int64_t)boff, (int64_t)cap->block_index,
+			    "block %llu at offset %llu: bad checkpoint: %s (byte %llu of the block's data); skipped",
+			    (unsigned long long)cap->block_index, (unsigned long long)boff, why,
+			    (unsigned long long)(at - raw));
+	*pp = p + blen;
+	return 0;
 oom:
 	free(sums);
 	mp_checkpoint_free(&ck);

@@ -132,6 +132,8 @@ struct mp_capture {
 	int (*ckpt_fn)(void *ctx, const struct mp_checkpoint *ck);
 	void *ckpt_ctx;
 	uint64_t ncheckpoints;
+	uint64_t ckpt_bad;       /* checkpoints that did not parse or disagreed with their summary: skipped */
+	mp_diag_t ckpt_bad_diag; /* the first of them, said (mp_capture_checkpoints_bad) */
 	uint64_t last_time;
 	int64_t step;
 	uint64_t next_index;

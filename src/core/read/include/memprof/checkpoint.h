@@ -3,10 +3,12 @@
  * round's horizon, which the writer records at intervals so that a reader
  * can start there instead of replaying every event before it.
  *
- * The reader checks every checkpoint it meets (a malformed one, or one
- * that disagrees with the SUMMARY of its block, is a corrupt block, named
- * by index and offset); a caller that wants them asks for a callback. No
- * report uses them yet. */
+ * The reader checks every checkpoint it meets: a malformed one, or one
+ * that disagrees with the SUMMARY of its block, is skipped and said
+ * (mp_capture_checkpoints_bad: block index, offset, why), never handed
+ * out, and the events read the same; only a section whose length runs
+ * past its block is a corrupt block. A caller that wants them asks for a
+ * callback. No report uses them yet. */
 #ifndef MEMPROF_CHECKPOINT_H
 #define MEMPROF_CHECKPOINT_H
 
@@ -54,8 +56,14 @@ typedef struct mp_checkpoint {
 typedef int (*mp_checkpoint_fn)(void *ctx, const mp_checkpoint_t *ck);
 void mp_capture_on_checkpoint(mp_capture_t *cap, mp_checkpoint_fn fn, void *ctx);
 
-/* The checkpoints the reader has met so far. */
+/* The checkpoints the reader has met so far (the good ones). */
 uint64_t mp_capture_checkpoints_seen(const mp_capture_t *cap);
+
+/* The checkpoints that did not parse or disagreed with their round's
+ * SUMMARY, which the reader skipped (a checkpoint is a shortcut: the
+ * events read the same without it); *first (when not NULL and any) says
+ * the first one: MP_ECORRUPT, its block index and offset, and why. */
+uint64_t mp_capture_checkpoints_bad(const mp_capture_t *cap, mp_diag_t *first);
 
 /* A copy of src into *dst (owned by the caller: mp_checkpoint_free);
  * 0 or -ENOMEM. */
