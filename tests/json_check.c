@@ -74,3 +74,21 @@ json_t *mp_test_json_loadf(FILE *in, size_t flags, const char *schema, json_erro
 		mp_test_json_valid(doc, schema, NULL);
 	return doc;
 }
+
+json_int_t mp_test_json_int(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+
+	assert_non_null(v);
+	assert_true(json_is_integer(v));
+	return json_integer_value(v);
+}
+
+const char *mp_test_json_str(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+
+	assert_non_null(v);
+	assert_true(json_is_string(v));
+	return json_string_value(v);
+}

@@ -27,4 +27,9 @@ json_t *mp_test_json_loads(const char *text, const char *schema);
  * the caller. */
 json_t *mp_test_json_loadf(FILE *in, size_t flags, const char *schema, json_error_t *err);
 
+/* o's member k, failing the test unless it is there and an integer /
+ * a string (the string is borrowed from o). */
+json_int_t mp_test_json_int(const json_t *o, const char *k);
+const char *mp_test_json_str(const json_t *o, const char *k);
+
 #endif

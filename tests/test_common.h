@@ -103,6 +103,22 @@ static inline char *mp_test_slurp(FILE *f)
 	return b;
 }
 
+/* Run cmd through sh; its stdout (whole: the command writes "2>&1" itself
+ * when it wants stderr too) in a buffer the caller frees, its exit status
+ * (-1 when killed) in *status. */
+static inline char *mp_test_sh(const char *cmd, int *status)
+{
+	FILE *p = popen(cmd, "r");
+	char *out;
+	int st;
+
+	assert_non_null(p);
+	out = mp_test_slurp(p);
+	st = pclose(p);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return out;
+}
+
 /* Run cmd through sh: its exit status (-1 when killed), its stdout in *out
  * and its stderr in *err (NUL-terminated; the caller frees both). */
 static inline int mp_test_capture(const char *cmd, char **out, char **err)

@@ -105,22 +105,6 @@ static int run(const char *args, char **out, int *errlines, char *err, size_t er
 	return st;
 }
 
-static json_int_t ji(const json_t *o, const char *k)
-{
-	const json_t *v = json_object_get(o, k);
-
-	assert_true(json_is_integer(v));
-	return json_integer_value(v);
-}
-
-static const char *js(const json_t *o, const char *k)
-{
-	const json_t *v = json_object_get(o, k);
-
-	assert_true(json_is_string(v));
-	return json_string_value(v);
-}
-
 static json_t *diff_json(const char *a, const char *b, int want)
 {
 	char args[MP_TEST_CMD_MAX], err[4096], *out;
@@ -139,48 +123,48 @@ static void test_figures(void **state)
 	json_t *doc = diff_json(mod_a, mod_b, 0), *h, *a, *b, *r;
 
 	(void)state;
-	assert_string_equal(js(doc, "kind"), "hlo");
+	assert_string_equal(mp_test_json_str(doc, "kind"), "hlo");
 	h = json_object_get(doc, "hlo");
 	a = json_object_get(h, "a");
 	b = json_object_get(h, "b");
 	/* A: 65536 indefinite + 32768 + 65536; B: + 131072 + 24576 instead */
-	assert_int_equal(ji(a, "peak_heap_bytes"), 163840);
-	assert_int_equal(ji(b, "peak_heap_bytes"), 253952);
-	assert_int_equal(ji(h, "change_bytes"), 90112);
-	assert_string_equal(js(a, "peak_instruction"), "fusion.2");
-	assert_string_equal(js(b, "peak_instruction"), "fusion.3");
-	assert_int_equal(ji(a, "peak_position"), 1);
-	assert_int_equal(ji(b, "peak_position"), 2);
-	assert_int_equal(ji(a, "padding_bytes"), 0);
-	assert_int_equal(ji(b, "padding_bytes"), 4096); /* 24576 - 5120 * 4 */
-	assert_int_equal(ji(a, "indefinite_bytes"), 65536);
-	assert_int_equal(ji(h, "indefinite_change_bytes"), 0);
-	assert_int_equal(ji(h, "grown"), 1);
-	assert_int_equal(ji(h, "new"), 1);
-	assert_int_equal(ji(h, "shrunk") + ji(h, "gone"), 0);
-	assert_int_equal(ji(h, "unchanged"), 2); /* p0, fusion.1 */
-	assert_int_equal(ji(h, "unchanged_bytes"), 98304);
+	assert_int_equal(mp_test_json_int(a, "peak_heap_bytes"), 163840);
+	assert_int_equal(mp_test_json_int(b, "peak_heap_bytes"), 253952);
+	assert_int_equal(mp_test_json_int(h, "change_bytes"), 90112);
+	assert_string_equal(mp_test_json_str(a, "peak_instruction"), "fusion.2");
+	assert_string_equal(mp_test_json_str(b, "peak_instruction"), "fusion.3");
+	assert_int_equal(mp_test_json_int(a, "peak_position"), 1);
+	assert_int_equal(mp_test_json_int(b, "peak_position"), 2);
+	assert_int_equal(mp_test_json_int(a, "padding_bytes"), 0);
+	assert_int_equal(mp_test_json_int(b, "padding_bytes"), 4096); /* 24576 - 5120 * 4 */
+	assert_int_equal(mp_test_json_int(a, "indefinite_bytes"), 65536);
+	assert_int_equal(mp_test_json_int(h, "indefinite_change_bytes"), 0);
+	assert_int_equal(mp_test_json_int(h, "grown"), 1);
+	assert_int_equal(mp_test_json_int(h, "new"), 1);
+	assert_int_equal(mp_test_json_int(h, "shrunk") + mp_test_json_int(h, "gone"), 0);
+	assert_int_equal(mp_test_json_int(h, "unchanged"), 2); /* p0, fusion.1 */
+	assert_int_equal(mp_test_json_int(h, "unchanged_bytes"), 98304);
 	assert_int_equal(json_array_size(json_object_get(h, "rows")), 2);
 	r = json_array_get(json_object_get(h, "rows"), 0);
-	assert_string_equal(js(r, "kind"), "grown");
-	assert_string_equal(js(r, "instruction"), "fusion.2");
-	assert_int_equal(ji(r, "a_bytes"), 65536);
-	assert_int_equal(ji(r, "b_bytes"), 131072);
-	assert_int_equal(ji(r, "change_bytes"), 65536);
+	assert_string_equal(mp_test_json_str(r, "kind"), "grown");
+	assert_string_equal(mp_test_json_str(r, "instruction"), "fusion.2");
+	assert_int_equal(mp_test_json_int(r, "a_bytes"), 65536);
+	assert_int_equal(mp_test_json_int(r, "b_bytes"), 131072);
+	assert_int_equal(mp_test_json_int(r, "change_bytes"), 65536);
 	r = json_array_get(json_object_get(h, "rows"), 1);
-	assert_string_equal(js(r, "kind"), "new");
-	assert_string_equal(js(r, "instruction"), "fusion.3");
-	assert_string_equal(js(r, "category"), "Temporary");
-	assert_int_equal(ji(r, "b_bytes"), 24576);
-	assert_int_equal(ji(r, "b_unpadded_bytes"), 20480);
-	assert_int_equal(ji(r, "a_bytes"), 0);
+	assert_string_equal(mp_test_json_str(r, "kind"), "new");
+	assert_string_equal(mp_test_json_str(r, "instruction"), "fusion.3");
+	assert_string_equal(mp_test_json_str(r, "category"), "Temporary");
+	assert_int_equal(mp_test_json_int(r, "b_bytes"), 24576);
+	assert_int_equal(mp_test_json_int(r, "b_unpadded_bytes"), 20480);
+	assert_int_equal(mp_test_json_int(r, "a_bytes"), 0);
 	json_decref(doc);
 
 	/* fusion.1 renumbered fusion.7: matched by opcode, shape and size */
 	doc = diff_json(mod_a, mod_c, 0);
 	h = json_object_get(doc, "hlo");
-	assert_int_equal(ji(h, "change_bytes"), 0);
-	assert_int_equal(ji(h, "unchanged"), 3);
+	assert_int_equal(mp_test_json_int(h, "change_bytes"), 0);
+	assert_int_equal(mp_test_json_int(h, "unchanged"), 3);
 	assert_int_equal(json_array_size(json_object_get(h, "rows")), 0);
 	json_decref(doc);
 }
@@ -285,21 +269,21 @@ static void test_maxtext(void **state)
 	assert_int_equal(peak_b, 5817896006);
 	doc = diff_json(a, b, 0);
 	h = json_object_get(doc, "hlo");
-	assert_int_equal(ji(json_object_get(h, "a"), "peak_heap_bytes"), peak_a);
-	assert_int_equal(ji(json_object_get(h, "b"), "peak_heap_bytes"), peak_b);
-	assert_int_equal(ji(json_object_get(h, "a"), "peak_position"), pos_a);
-	assert_int_equal(ji(json_object_get(h, "b"), "peak_position"), pos_b);
-	assert_int_equal(ji(h, "change_bytes"), peak_b - peak_a);
-	assert_int_equal(ji(h, "change_bytes"), 3810251314);
+	assert_int_equal(mp_test_json_int(json_object_get(h, "a"), "peak_heap_bytes"), peak_a);
+	assert_int_equal(mp_test_json_int(json_object_get(h, "b"), "peak_heap_bytes"), peak_b);
+	assert_int_equal(mp_test_json_int(json_object_get(h, "a"), "peak_position"), pos_a);
+	assert_int_equal(mp_test_json_int(json_object_get(h, "b"), "peak_position"), pos_b);
+	assert_int_equal(mp_test_json_int(h, "change_bytes"), peak_b - peak_a);
+	assert_int_equal(mp_test_json_int(h, "change_bytes"), 3810251314);
 	json_array_foreach(json_object_get(h, "rows"), i, r)
-		sum += ji(r, "change_bytes");
+		sum += mp_test_json_int(r, "change_bytes");
 	assert_int_equal(sum, peak_b - peak_a);
 	json_decref(doc);
 	/* B against itself: no change, and its peak again */
 	doc = diff_json(b, b, 0);
 	h = json_object_get(doc, "hlo");
-	assert_int_equal(ji(h, "change_bytes"), 0);
-	assert_int_equal(ji(json_object_get(h, "a"), "peak_heap_bytes"), peak_b);
+	assert_int_equal(mp_test_json_int(h, "change_bytes"), 0);
+	assert_int_equal(mp_test_json_int(json_object_get(h, "a"), "peak_heap_bytes"), peak_b);
 	assert_int_equal(json_array_size(json_object_get(h, "rows")), 0);
 	json_decref(doc);
 	json_decref(g);

@@ -242,3 +242,34 @@ int py_svg_rects(const char *path, py_rect_t *out, int max)
 	fclose(f);
 	return n;
 }
+
+int py_setup(void **state)
+{
+	py_fixture_t *fx = calloc(1, sizeof(*fx));
+
+	if (!fx)
+		return -1;
+	snprintf(fx->dir, sizeof(fx->dir), "/tmp/memprof-py-XXXXXX");
+	if (!mkdtemp(fx->dir)) {
+		free(fx);
+		return -1;
+	}
+	*state = fx;
+	return 0;
+}
+
+int py_teardown(void **state)
+{
+	py_fixture_t *fx = *state;
+	char cmd[256];
+	int st;
+
+	if (getenv("MEMPROF_TEST_KEEP")) {
+		fprintf(stderr, "kept %s\n", fx->dir);
+	} else {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
+		free(py_sh(cmd, &st));
+	}
+	free(fx);
+	return 0;
+}

@@ -73,4 +73,13 @@ typedef struct {
  * read. */
 int py_svg_rects(const char *path, py_rect_t *out, int max);
 
+/* A test's own temporary directory, made by py_setup (a cmocka setup:
+ * *state is a py_fixture_t whose dir is /tmp/memprof-py-XXXXXX) and
+ * removed by py_teardown unless MEMPROF_TEST_KEEP is set (then said). */
+typedef struct {
+	char dir[64];
+} py_fixture_t;
+int py_setup(void **state);
+int py_teardown(void **state);
+
 #endif

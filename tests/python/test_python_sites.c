@@ -39,39 +39,6 @@ static const char *const sites[] = {"strings", "bytearrays", "tuples", "comprehe
 static const char *const site_fn[] = {"make_strings", "make_buffers", "make_tuples", NULL, "at_peak"};
 #define NSITES (sizeof(sites) / sizeof(sites[0]))
 
-typedef struct {
-	char dir[64];
-} fixture_t;
-
-static int setup(void **state)
-{
-	fixture_t *fx = calloc(1, sizeof(*fx));
-
-	if (!fx)
-		return -1;
-	snprintf(fx->dir, sizeof(fx->dir), "/tmp/memprof-py-XXXXXX");
-	if (!mkdtemp(fx->dir))
-		return -1;
-	*state = fx;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fixture_t *fx = *state;
-	char cmd[256];
-	int st;
-
-	if (getenv("MEMPROF_TEST_KEEP")) {
-		fprintf(stderr, "kept %s\n", fx->dir);
-	} else {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
-		free(py_sh(cmd, &st));
-	}
-	free(fx);
-	return 0;
-}
-
 /* tracemalloc's bytes for line in the JSON object {"LINE": bytes} (0 when
  * the line is absent: nothing of it was live). */
 static uint64_t traced(const json_t *stats, int line)
@@ -103,7 +70,7 @@ static json_t *last_json(const char *out)
 
 /* The sites of sites.py on one interpreter: 0, or how many figures were
  * off (each said on stderr). */
-static int sites_on(const fixture_t *fx, const py_interp_t *py, int k)
+static int sites_on(const py_fixture_t *fx, const py_interp_t *py, int k)
 {
 	const char *prog = SCRIPTS "/sites.py";
 	char cmd[MP_TEST_CMD_MAX], run[128], *out;
@@ -168,7 +135,7 @@ static int sites_on(const fixture_t *fx, const py_interp_t *py, int k)
 
 static void test_sites(void **state)
 {
-	fixture_t *fx = *state;
+	py_fixture_t *fx = *state;
 	py_interp_t pys[MAX_PY];
 	int n = py_interps(pys, MAX_PY), ran = 0, bad = 0;
 
@@ -186,7 +153,7 @@ static void test_sites(void **state)
 }
 
 /* threads.py on one interpreter: 0, or how many figures were off. */
-static int threads_on(const fixture_t *fx, const py_interp_t *py, int k)
+static int threads_on(const py_fixture_t *fx, const py_interp_t *py, int k)
 {
 	static const char *const who[] = {"a", "b"};
 	const char *prog = SCRIPTS "/threads.py";
@@ -224,7 +191,7 @@ static int threads_on(const fixture_t *fx, const py_interp_t *py, int k)
 
 static void test_threads(void **state)
 {
-	fixture_t *fx = *state;
+	py_fixture_t *fx = *state;
 	py_interp_t pys[MAX_PY];
 	int n = py_interps(pys, MAX_PY), ran = 0, bad = 0;
 
@@ -244,8 +211,8 @@ static void test_threads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_sites, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sites, py_setup, py_teardown),
+		cmocka_unit_test_setup_teardown(test_threads, py_setup, py_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

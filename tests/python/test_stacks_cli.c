@@ -21,37 +21,6 @@
 #define SCRIPTS MEMPROF_SOURCE_DIR "/tests/python"
 #define MAX_RECTS 20000
 
-typedef struct {
-	char dir[64];
-} fixture_t;
-
-static int setup(void **state)
-{
-	fixture_t *fx = calloc(1, sizeof(*fx));
-
-	if (!fx)
-		return -1;
-	snprintf(fx->dir, sizeof(fx->dir), "/tmp/memprof-stk-XXXXXX");
-	if (!mkdtemp(fx->dir))
-		return -1;
-	*state = fx;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fixture_t *fx = *state;
-	char cmd[256];
-	int st;
-
-	if (!getenv("MEMPROF_TEST_KEEP")) {
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->dir);
-		free(py_sh(cmd, &st));
-	}
-	free(fx);
-	return 0;
-}
-
 /* The first Python 3.11+ present, or NULL (said). */
 static const py_interp_t *first_python(py_interp_t *pys, int max)
 {
@@ -85,7 +54,7 @@ static const json_t *first_tree(const json_t *rep)
 
 /* The flame chart of run against its tree: the widest frame in the row
  * under the root spans what the tree's top row holds. */
-static void flame_matches_tree(const fixture_t *fx, const char *run, const char *what)
+static void flame_matches_tree(const py_fixture_t *fx, const char *run, const char *what)
 {
 	char cmd[MP_TEST_CMD_MAX], svg[128], *out;
 	const json_t *nodes, *n, *top = NULL;
@@ -148,7 +117,7 @@ static void flame_matches_tree(const fixture_t *fx, const char *run, const char 
 static void test_flame_tree(void **state)
 {
 	static const char *const progs[] = {"threads", "sites"};
-	fixture_t *fx = *state;
+	py_fixture_t *fx = *state;
 	py_interp_t pys[8];
 	const py_interp_t *py = first_python(pys, 8);
 	char cmd[MP_TEST_CMD_MAX], run[128];
@@ -174,7 +143,7 @@ static int one_line(const char *s)
 
 static void test_no_stacks(void **state)
 {
-	fixture_t *fx = *state;
+	py_fixture_t *fx = *state;
 	char cmd[MP_TEST_CMD_MAX], run[128], *out;
 	int st;
 
@@ -218,7 +187,7 @@ static int names_start(const json_t *arr, const char *key, const char *prefix)
 
 static void test_stripped(void **state)
 {
-	fixture_t *fx = *state;
+	py_fixture_t *fx = *state;
 	char cmd[MP_TEST_CMD_MAX], run[128], *out;
 	const char *base = strrchr(PY_STRIPPED, '/') + 1;
 	char prefix[128];
@@ -269,9 +238,9 @@ static void test_stripped(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_flame_tree, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_no_stacks, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stripped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flame_tree, py_setup, py_teardown),
+		cmocka_unit_test_setup_teardown(test_no_stacks, py_setup, py_teardown),
+		cmocka_unit_test_setup_teardown(test_stripped, py_setup, py_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -448,24 +448,6 @@ static void test_no_stacks_lib(void **state)
 	free(path);
 }
 
-/* Run cmd (stderr with stdout); the output in a buffer the caller frees. */
-static char *sh(const char *cmd, int *status)
-{
-	FILE *f = popen(cmd, "r");
-	char *buf = malloc(1 << 20);
-	size_t n = 0, got;
-	int st;
-
-	assert_non_null(f);
-	assert_non_null(buf);
-	while (n + 1 < (1 << 20) && (got = fread(buf + n, 1, (1 << 20) - 1 - n, f)) > 0)
-		n += got;
-	buf[n] = '\0';
-	st = pclose(f);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	return buf;
-}
-
 /* The command: JSON validated with the tree where the report has its
  * "functions", CSV, the errors and their exit codes. */
 static void test_cli(void **state)
@@ -478,7 +460,7 @@ static void test_cli(void **state)
 	int st;
 
 	snprintf(cmd, sizeof(cmd), MEMPROF " report --tree=leaks --min-percent 2 --json %s", fx->path);
-	out = sh(cmd, &st);
+	out = mp_test_sh(cmd, &st);
 	assert_int_equal(st, 0);
 	doc = mp_test_json_loads(out, "report");
 	assert_non_null(json_object_get(doc, "call_tree"));
@@ -489,7 +471,7 @@ static void test_cli(void **state)
 	free(out);
 	/* with --peak, the by-function table too */
 	snprintf(cmd, sizeof(cmd), MEMPROF " report --peak --tree --json %s", fx->path);
-	out = sh(cmd, &st);
+	out = mp_test_sh(cmd, &st);
 	assert_int_equal(st, 0);
 	doc = mp_test_json_loads(out, "report");
 	assert_non_null(json_object_get(doc, "functions"));
@@ -497,7 +479,7 @@ static void test_cli(void **state)
 	json_decref(doc);
 	free(out);
 	snprintf(cmd, sizeof(cmd), MEMPROF " report --tree=allocated --csv %s", fx->path);
-	out = sh(cmd, &st);
+	out = mp_test_sh(cmd, &st);
 	assert_int_equal(st, 0);
 	assert_non_null(strstr(out, "\n\nsection,file,device,tree,node,parent,first_child,next_sibling,depth,name,"
 				    "source_file,line,kind,total_bytes,self_bytes,total_count,self_count,folded\n"));
@@ -509,7 +491,7 @@ static void test_cli(void **state)
 	mp_writer_alloc(w, 0, 0x1000, 10, 10);
 	assert_int_equal(mp_writer_close(w), 0);
 	snprintf(cmd, sizeof(cmd), MEMPROF " report --tree %s 2>&1", nostack);
-	out = sh(cmd, &st);
+	out = mp_test_sh(cmd, &st);
 	assert_int_equal(st, 1);
 	assert_non_null(strstr(out, "memprof: error: '"));
 	assert_non_null(strstr(out, "': no call tree: the capture has no call stacks (record it with 'memprof record "
@@ -519,13 +501,13 @@ static void test_cli(void **state)
 	free(out);
 	/* bad command lines: exit 2 */
 	snprintf(cmd, sizeof(cmd), MEMPROF " report --tree=biggest %s 2>&1", fx->path);
-	free(sh(cmd, &st));
+	free(mp_test_sh(cmd, &st));
 	assert_int_equal(st, 2);
 	snprintf(cmd, sizeof(cmd), MEMPROF " report --min-percent 5 %s 2>&1", fx->path);
-	free(sh(cmd, &st));
+	free(mp_test_sh(cmd, &st));
 	assert_int_equal(st, 2);
 	snprintf(cmd, sizeof(cmd), MEMPROF " report --tree --min-percent 101 %s 2>&1", fx->path);
-	free(sh(cmd, &st));
+	free(mp_test_sh(cmd, &st));
 	assert_int_equal(st, 2);
 	unlink(nostack);
 	free(nostack);

@@ -103,23 +103,6 @@ static int run(const char *args, char **out, char **err)
 	return mp_test_capture(cmd, out, err);
 }
 
-static json_int_t ji(const json_t *o, const char *k)
-{
-	const json_t *v = json_object_get(o, k);
-
-	assert_non_null(v);
-	assert_true(json_is_integer(v));
-	return json_integer_value(v);
-}
-
-static const char *js(const json_t *o, const char *k)
-{
-	const json_t *v = json_object_get(o, k);
-
-	assert_true(json_is_string(v));
-	return json_string_value(v);
-}
-
 /* The memory named name in a diff document. */
 static json_t *memory(json_t *doc, const char *name)
 {
@@ -127,7 +110,7 @@ static json_t *memory(json_t *doc, const char *name)
 	size_t i;
 
 	json_array_foreach(mems, i, m)
-		if (!strcmp(js(json_object_get(m, "a"), "name"), name))
+		if (!strcmp(mp_test_json_str(json_object_get(m, "a"), "name"), name))
 			return m;
 	fail_msg("no memory '%s' in the diff", name);
 	return NULL;
@@ -153,60 +136,60 @@ static void test_captures(void **state)
 	json_t *doc = diff_json("", cap_a, cap_b, 0), *m, *a, *b, *rows, *r;
 
 	(void)state;
-	assert_string_equal(js(doc, "format"), "memprof-diff");
-	assert_int_equal(ji(doc, "version"), 1);
-	assert_string_equal(js(doc, "kind"), "capture");
-	assert_string_equal(js(doc, "rows_by"), "breakdown");
+	assert_string_equal(mp_test_json_str(doc, "format"), "memprof-diff");
+	assert_int_equal(mp_test_json_int(doc, "version"), 1);
+	assert_string_equal(mp_test_json_str(doc, "kind"), "capture");
+	assert_string_equal(mp_test_json_str(doc, "rows_by"), "breakdown");
 	assert_int_equal(json_array_size(json_object_get(doc, "memories")), 2);
 	assert_int_equal(json_array_size(json_object_get(doc, "only_in_a")), 0);
 	m = memory(doc, "gpu");
 	a = json_object_get(m, "a");
 	b = json_object_get(m, "b");
-	assert_int_equal(ji(a, "peak_bytes"), 12288);
-	assert_int_equal(ji(b, "peak_bytes"), 20480);
-	assert_int_equal(ji(m, "change_bytes"), 8192);
-	assert_string_equal(js(m, "change"), "+8.00 KiB");
+	assert_int_equal(mp_test_json_int(a, "peak_bytes"), 12288);
+	assert_int_equal(mp_test_json_int(b, "peak_bytes"), 20480);
+	assert_int_equal(mp_test_json_int(m, "change_bytes"), 8192);
+	assert_string_equal(mp_test_json_str(m, "change"), "+8.00 KiB");
 	assert_true(fabs(json_real_value(json_object_get(m, "change_percent")) - 100.0 * 8192 / 12288) < 1e-9);
-	assert_int_equal(ji(a, "step"), 1);
-	assert_int_equal(ji(b, "step"), 1);
-	assert_int_equal(ji(a, "reserved_bytes"), MIB);
-	assert_int_equal(ji(b, "reserved_bytes"), MIB);
+	assert_int_equal(mp_test_json_int(a, "step"), 1);
+	assert_int_equal(mp_test_json_int(b, "step"), 1);
+	assert_int_equal(mp_test_json_int(a, "reserved_bytes"), MIB);
+	assert_int_equal(mp_test_json_int(b, "reserved_bytes"), MIB);
 	/* free inside the region: A 4096 + 1032192, B 4096 + 4096 + 1019904 */
 	assert_true(fabs(json_real_value(json_object_get(a, "fragmentation")) - 4096.0 / 1036288.0) < 1e-12);
 	assert_true(fabs(json_real_value(json_object_get(b, "fragmentation")) - 8192.0 / 1028096.0) < 1e-12);
-	assert_int_equal(ji(a, "failed_allocations"), 0);
-	assert_int_equal(ji(b, "failed_allocations"), 1);
-	assert_int_equal(ji(m, "new"), 1);
-	assert_int_equal(ji(m, "grown") + ji(m, "shrunk") + ji(m, "gone"), 0);
-	assert_int_equal(ji(m, "unchanged_rows"), 2);
-	assert_int_equal(ji(m, "unchanged_bytes"), 12288);
+	assert_int_equal(mp_test_json_int(a, "failed_allocations"), 0);
+	assert_int_equal(mp_test_json_int(b, "failed_allocations"), 1);
+	assert_int_equal(mp_test_json_int(m, "new"), 1);
+	assert_int_equal(mp_test_json_int(m, "grown") + mp_test_json_int(m, "shrunk") + mp_test_json_int(m, "gone"), 0);
+	assert_int_equal(mp_test_json_int(m, "unchanged_rows"), 2);
+	assert_int_equal(mp_test_json_int(m, "unchanged_bytes"), 12288);
 	rows = json_object_get(m, "rows");
 	assert_int_equal(json_array_size(rows), 1);
 	r = json_array_get(rows, 0);
-	assert_string_equal(js(r, "kind"), "new");
-	assert_string_equal(js(r, "op"), "attn");
-	assert_string_equal(js(r, "region"), "output");
-	assert_string_equal(js(r, "dtype"), "float");
-	assert_string_equal(js(r, "shape"), "[64]");
-	assert_int_equal(ji(r, "a_bytes"), 0);
-	assert_int_equal(ji(r, "b_bytes"), 8192);
-	assert_int_equal(ji(r, "change_bytes"), 8192);
-	assert_int_equal(ji(r, "a_count"), 0);
-	assert_int_equal(ji(r, "b_count"), 1);
+	assert_string_equal(mp_test_json_str(r, "kind"), "new");
+	assert_string_equal(mp_test_json_str(r, "op"), "attn");
+	assert_string_equal(mp_test_json_str(r, "region"), "output");
+	assert_string_equal(mp_test_json_str(r, "dtype"), "float");
+	assert_string_equal(mp_test_json_str(r, "shape"), "[64]");
+	assert_int_equal(mp_test_json_int(r, "a_bytes"), 0);
+	assert_int_equal(mp_test_json_int(r, "b_bytes"), 8192);
+	assert_int_equal(mp_test_json_int(r, "change_bytes"), 8192);
+	assert_int_equal(mp_test_json_int(r, "a_count"), 0);
+	assert_int_equal(mp_test_json_int(r, "b_count"), 1);
 	m = memory(doc, "host");
-	assert_int_equal(ji(json_object_get(m, "a"), "peak_bytes"), 100);
-	assert_int_equal(ji(m, "change_bytes"), 0);
+	assert_int_equal(mp_test_json_int(json_object_get(m, "a"), "peak_bytes"), 100);
+	assert_int_equal(mp_test_json_int(m, "change_bytes"), 0);
 	assert_int_equal(json_array_size(json_object_get(m, "rows")), 0);
 	json_decref(doc);
 
 	/* B against A: the same row, gone; the change negative */
 	doc = diff_json("", cap_b, cap_a, 0);
 	m = memory(doc, "gpu");
-	assert_int_equal(ji(m, "change_bytes"), -8192);
+	assert_int_equal(mp_test_json_int(m, "change_bytes"), -8192);
 	r = json_array_get(json_object_get(m, "rows"), 0);
-	assert_string_equal(js(r, "kind"), "gone");
-	assert_int_equal(ji(r, "change_bytes"), -8192);
-	assert_int_equal(ji(r, "a_count"), 1);
+	assert_string_equal(mp_test_json_str(r, "kind"), "gone");
+	assert_int_equal(mp_test_json_int(r, "change_bytes"), -8192);
+	assert_int_equal(mp_test_json_int(r, "a_count"), 1);
 	json_decref(doc);
 }
 
@@ -243,7 +226,7 @@ static void test_identity(void **state)
 			json_t *doc = diff_json(gates[g], inputs[k], inputs[k], 0), *m;
 			size_t i;
 			json_array_foreach(json_object_get(doc, "memories"), i, m) {
-				assert_int_equal(ji(m, "change_bytes"), 0);
+				assert_int_equal(mp_test_json_int(m, "change_bytes"), 0);
 				assert_int_equal(json_array_size(json_object_get(m, "rows")), 0);
 			}
 			json_array_foreach(json_object_get(doc, "gates"), i, m)
@@ -322,8 +305,8 @@ static void test_errors(void **state)
 	free(err);
 	{
 		json_t *doc = diff_json("--map gpu=cuda", cap_a, cap_c, 0), *m = memory(doc, "gpu");
-		assert_string_equal(js(json_object_get(m, "b"), "name"), "cuda");
-		assert_int_equal(ji(m, "change_bytes"), 8192);
+		assert_string_equal(mp_test_json_str(json_object_get(m, "b"), "name"), "cuda");
+		assert_int_equal(mp_test_json_int(m, "change_bytes"), 8192);
 		json_decref(doc);
 	}
 	static const struct {
@@ -378,30 +361,30 @@ static void test_snapshots(void **state)
 	snprintf(b, sizeof(b), "%s/blocks_plus.pickle", snapdir);
 	for (int by_function = 0; by_function < 2; by_function++) {
 		doc = diff_json(by_function ? "--by-function" : "", a, b, 0);
-		assert_string_equal(js(doc, "kind"), "snapshot");
+		assert_string_equal(mp_test_json_str(doc, "kind"), "snapshot");
 		m = memory(doc, "cuda:0");
-		assert_int_equal(ji(json_object_get(m, "a"), "peak_bytes"), ji(ea, "peak_allocated"));
-		assert_int_equal(ji(json_object_get(m, "b"), "peak_bytes"), ji(eb, "peak_allocated"));
-		assert_int_equal(ji(m, "change_bytes"), 1048576); /* 13 MiB - 12 MiB */
-		assert_int_equal(ji(json_object_get(m, "a"), "time_ns"), ji(ea, "peak_time_ns"));
-		assert_int_equal(ji(json_object_get(m, "b"), "time_ns"), ji(eb, "peak_time_ns"));
-		assert_int_equal(ji(json_object_get(m, "a"), "reserved_bytes"), 20 * MIB);
+		assert_int_equal(mp_test_json_int(json_object_get(m, "a"), "peak_bytes"), mp_test_json_int(ea, "peak_allocated"));
+		assert_int_equal(mp_test_json_int(json_object_get(m, "b"), "peak_bytes"), mp_test_json_int(eb, "peak_allocated"));
+		assert_int_equal(mp_test_json_int(m, "change_bytes"), 1048576); /* 13 MiB - 12 MiB */
+		assert_int_equal(mp_test_json_int(json_object_get(m, "a"), "time_ns"), mp_test_json_int(ea, "peak_time_ns"));
+		assert_int_equal(mp_test_json_int(json_object_get(m, "b"), "time_ns"), mp_test_json_int(eb, "peak_time_ns"));
+		assert_int_equal(mp_test_json_int(json_object_get(m, "a"), "reserved_bytes"), 20 * MIB);
 		/* free in the 20 MiB segment: A 1024 + (8 MiB - 1024);
 		 * B 1024 + (2 MiB - 1024) + 5 MiB, largest 5 MiB */
 		assert_true(fabs(json_real_value(json_object_get(json_object_get(m, "a"), "fragmentation")) -
 				 1024.0 / (8.0 * MIB)) < 1e-12);
 		assert_true(fabs(json_real_value(json_object_get(json_object_get(m, "b"), "fragmentation")) - 2.0 / 7.0) <
 			    1e-12);
-		assert_int_equal(ji(m, "unchanged_rows"), 3); /* forward, backward, step */
-		assert_int_equal(ji(m, "unchanged_bytes"), 12 * MIB);
+		assert_int_equal(mp_test_json_int(m, "unchanged_rows"), 3); /* forward, backward, step */
+		assert_int_equal(mp_test_json_int(m, "unchanged_bytes"), 12 * MIB);
 		assert_int_equal(json_array_size(json_object_get(m, "rows")), 1);
 		r = json_array_get(json_object_get(m, "rows"), 0);
-		assert_string_equal(js(r, "kind"), "new");
-		assert_string_equal(js(r, by_function ? "function" : "op"),
+		assert_string_equal(mp_test_json_str(r, "kind"), "new");
+		assert_string_equal(mp_test_json_str(r, by_function ? "function" : "op"),
 				    "_alloc (/usr/lib/python3/dist-packages/torch/cuda/memory.py:120)");
-		assert_int_equal(ji(r, "b_bytes"), 1048576);
-		assert_int_equal(ji(r, "b_count"), 1);
-		assert_int_equal(ji(r, "a_count"), 0);
+		assert_int_equal(mp_test_json_int(r, "b_bytes"), 1048576);
+		assert_int_equal(mp_test_json_int(r, "b_count"), 1);
+		assert_int_equal(mp_test_json_int(r, "a_count"), 0);
 		json_decref(doc);
 	}
 }
@@ -424,11 +407,11 @@ static void test_shared(void **state)
 	snprintf(b, sizeof(b), "%s", mp_test_shared("torch/llama_lora_no_time.pickle"));
 	doc = diff_json("", a, b, 0);
 	m = memory(doc, "cuda:0");
-	json_int_t pa = ji(json_array_get(json_object_get(e, "cnn_counterfactual_marks.pickle"), 0), "allocated_peak_bytes_min"),
-		   pb = ji(json_array_get(json_object_get(e, "llama_lora_no_time.pickle"), 0), "allocated_peak_bytes_min");
-	assert_int_equal(ji(m, "change_bytes"), pb - pa); /* 5914094592 - 110110720 */
-	assert_int_equal(ji(m, "change_bytes"), 5803983872ll);
-	assert_string_equal(js(json_object_get(doc, "b"), "time_unit"), "trace entry");
+	json_int_t pa = mp_test_json_int(json_array_get(json_object_get(e, "cnn_counterfactual_marks.pickle"), 0), "allocated_peak_bytes_min"),
+		   pb = mp_test_json_int(json_array_get(json_object_get(e, "llama_lora_no_time.pickle"), 0), "allocated_peak_bytes_min");
+	assert_int_equal(mp_test_json_int(m, "change_bytes"), pb - pa); /* 5914094592 - 110110720 */
+	assert_int_equal(mp_test_json_int(m, "change_bytes"), 5803983872ll);
+	assert_string_equal(mp_test_json_str(json_object_get(doc, "b"), "time_unit"), "trace entry");
 	json_decref(doc);
 	json_decref(e);
 	/* identity on a real snapshot, under a 0% gate */
@@ -443,13 +426,13 @@ static void test_shared(void **state)
 	assert_true(snprintf(a, sizeof(a), "%s/20221104-212610", fit) < (int)sizeof(a));
 	assert_true(snprintf(b, sizeof(b), "%s/20221104-213654", fit) < (int)sizeof(b));
 	doc = diff_json("--fail-above 6%", a, b, 1);
-	assert_string_equal(js(doc, "kind"), "xplane");
+	assert_string_equal(mp_test_json_str(doc, "kind"), "xplane");
 	m = memory(doc, "GPU_0_bfc");
-	assert_int_equal(ji(json_object_get(m, "a"), "peak_bytes"), 53543168);
-	assert_int_equal(ji(json_object_get(m, "b"), "peak_bytes"), 56235008);
-	assert_int_equal(ji(m, "change_bytes"), 2691840);
+	assert_int_equal(mp_test_json_int(json_object_get(m, "a"), "peak_bytes"), 53543168);
+	assert_int_equal(mp_test_json_int(json_object_get(m, "b"), "peak_bytes"), 56235008);
+	assert_int_equal(mp_test_json_int(m, "change_bytes"), 2691840);
 	m = memory(doc, "gpu_host_bfc");
-	assert_int_equal(ji(m, "change_bytes"), 4352);
+	assert_int_equal(mp_test_json_int(m, "change_bytes"), 4352);
 	json_decref(doc);
 	doc = diff_json("--fail-above GPU_0_bfc:6%", a, b, 0);
 	json_decref(doc);
@@ -473,23 +456,23 @@ static void test_rows_sum(void **state)
 		json_t *doc = diff_json(by[k], g1, g2, 0), *m, *r;
 		json_int_t sum = 0, grown = 0;
 		size_t i;
-		assert_string_equal(js(doc, "rows_by"), k ? "function" : "breakdown");
+		assert_string_equal(mp_test_json_str(doc, "rows_by"), k ? "function" : "breakdown");
 		m = memory(doc, "pool");
 		json_array_foreach(json_object_get(m, "rows"), i, r) {
-			sum += ji(r, "change_bytes");
-			assert_int_equal(ji(r, "change_bytes"), ji(r, "b_bytes") - ji(r, "a_bytes"));
-			grown += !strcmp(js(r, "kind"), "grown");
+			sum += mp_test_json_int(r, "change_bytes");
+			assert_int_equal(mp_test_json_int(r, "change_bytes"), mp_test_json_int(r, "b_bytes") - mp_test_json_int(r, "a_bytes"));
+			grown += !strcmp(mp_test_json_str(r, "kind"), "grown");
 		}
-		assert_int_equal(sum, ji(m, "change_bytes"));
-		assert_int_equal(grown, ji(m, "grown"));
-		assert_true(ji(m, "change_bytes") > 0); /* 300 live blocks against 200 */
+		assert_int_equal(sum, mp_test_json_int(m, "change_bytes"));
+		assert_int_equal(grown, mp_test_json_int(m, "grown"));
+		assert_true(mp_test_json_int(m, "change_bytes") > 0); /* 300 live blocks against 200 */
 		json_decref(doc);
 		doc = diff_json(k ? "--by-function --fail-above 0%" : "--fail-above 0%", g2, g2, 0);
 		m = memory(doc, "pool");
-		assert_int_equal(ji(m, "change_bytes"), 0);
+		assert_int_equal(mp_test_json_int(m, "change_bytes"), 0);
 		assert_int_equal(json_array_size(json_object_get(m, "rows")), 0);
-		assert_true(ji(m, "unchanged_rows") > 0);
-		assert_int_equal(ji(m, "unchanged_bytes"), ji(json_object_get(m, "a"), "peak_bytes"));
+		assert_true(mp_test_json_int(m, "unchanged_rows") > 0);
+		assert_int_equal(mp_test_json_int(m, "unchanged_bytes"), mp_test_json_int(json_object_get(m, "a"), "peak_bytes"));
 		json_decref(doc);
 	}
 	unlink(g1);

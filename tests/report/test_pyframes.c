@@ -292,23 +292,6 @@ static void test_tree(void **state)
 	mp_source_close(src);
 }
 
-static char *sh(const char *cmd, int *status)
-{
-	FILE *f = popen(cmd, "r");
-	char *buf = malloc(1 << 20);
-	size_t n = 0, got;
-	int st;
-
-	assert_non_null(f);
-	assert_non_null(buf);
-	while (n + 1 < (1 << 20) && (got = fread(buf + n, 1, (1 << 20) - 1 - n, f)) > 0)
-		n += got;
-	buf[n] = '\0';
-	st = pclose(f);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	return buf;
-}
-
 static void test_cli(void **state)
 {
 	char cmd[MP_TEST_CMD_MAX], *out, *png = mp_test_tmpfile("pyflame.png");
@@ -316,25 +299,25 @@ static void test_cli(void **state)
 
 	(void)state;
 	snprintf(cmd, sizeof(cmd), MEMPROF " report --by-function %s", path);
-	out = sh(cmd, &st);
+	out = mp_test_sh(cmd, &st);
 	assert_int_equal(st, 0);
 	assert_non_null(strstr(out, "\n  step (" TRAIN ":30)  "));
 	assert_non_null(strstr(out, "\n  main (" TRAIN ":20)  "));
 	assert_null(strstr(out, "decode"));
 	free(out);
 	snprintf(cmd, sizeof(cmd), MEMPROF " report --by-function --all-frames %s", path);
-	out = sh(cmd, &st);
+	out = mp_test_sh(cmd, &st);
 	assert_int_equal(st, 0);
 	assert_non_null(strstr(out, "\n  decode (/usr/lib/python3.11/json/decoder.py:337)  "));
 	free(out);
 	snprintf(cmd, sizeof(cmd), MEMPROF " report --tree --min-percent 0 %s", path);
-	out = sh(cmd, &st);
+	out = mp_test_sh(cmd, &st);
 	assert_int_equal(st, 0);
 	assert_non_null(strstr(out, "main (" TRAIN ":20)"));
 	assert_non_null(strstr(out, "decode (/usr/lib/python3.11/json/decoder.py:337)"));
 	free(out);
 	snprintf(cmd, sizeof(cmd), MEMPROF " plot --chart flame -o %s %s 2>&1", png, path);
-	out = sh(cmd, &st);
+	out = mp_test_sh(cmd, &st);
 	assert_int_equal(st, 0);
 	free(out);
 	assert_int_equal(access(png, F_OK), 0);
@@ -363,7 +346,7 @@ static void test_breakdown_ops(void **state)
 
 	(void)state;
 	snprintf(cmd, sizeof(cmd), MEMPROF " report --breakdown --json %s", path);
-	out = sh(cmd, &st);
+	out = mp_test_sh(cmd, &st);
 	assert_int_equal(st, 0);
 	doc = mp_test_json_loads(out, "report");
 	rows = json_object_get(json_array_get(json_object_get(doc, "devices"), 0), "breakdown");
@@ -382,7 +365,7 @@ static void test_breakdown_ops(void **state)
 	free(out);
 	/* --all-frames: the standard library's decode is the op */
 	snprintf(cmd, sizeof(cmd), MEMPROF " report --breakdown --all-frames %s", path);
-	out = sh(cmd, &st);
+	out = mp_test_sh(cmd, &st);
 	assert_int_equal(st, 0);
 	assert_non_null(strstr(out, "  decode (/usr/lib/python3.11/json/decoder.py:337)\n"));
 	free(out);

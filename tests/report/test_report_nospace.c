@@ -67,21 +67,12 @@ static void child(const char *path, int fd)
 
 static char *run_report(const char *args)
 {
-	char cmd[4096];
-	FILE *p;
-	size_t cap = 1 << 16, n = 0;
-	char *out = malloc(cap);
-	int c;
+	char cmd[4096], *out;
+	int st;
 
 	snprintf(cmd, sizeof(cmd), "%s report %s", MEMPROF, args);
-	assert_non_null(p = popen(cmd, "r"));
-	while ((c = fgetc(p)) != EOF) {
-		if (n + 1 >= cap)
-			out = realloc(out, cap *= 2);
-		out[n++] = (char)c;
-	}
-	out[n] = '\0';
-	assert_int_equal(pclose(p), 0);
+	out = mp_test_sh(cmd, &st);
+	assert_int_equal(st, 0);
 	return out;
 }
 
