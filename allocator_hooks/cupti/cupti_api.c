@@ -78,8 +78,6 @@ int mp__cupti_enable(mp_cupti_api_t *api, mp_cupti_timestamp_fn ts, mp_cupti_buf
 		{MP_CUPTI_DOMAIN_DRIVER, MP_CUPTI_DRV_cuMemAlloc_v2},
 		{MP_CUPTI_DOMAIN_DRIVER, MP_CUPTI_DRV_cuMemAllocManaged},
 		{MP_CUPTI_DOMAIN_DRIVER, MP_CUPTI_DRV_cuMemAllocAsync},
-		{MP_CUPTI_DOMAIN_DRIVER, MP_CUPTI_DRV_cuMemMap},
-		{MP_CUPTI_DOMAIN_DRIVER, MP_CUPTI_DRV_cuMemUnmap},
 	};
 	void *sub = NULL;
 	size_t i;

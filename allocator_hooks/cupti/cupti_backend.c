@@ -12,8 +12,8 @@
  *      on MEMPROF_OUTPUT) and a lane opened on it.
  *   3. CUPTI's timestamps are put on our clock (CLOCK_MONOTONIC, from which
  *      the capture's times are counted), memory records (MEMORY2,
- *      MEMORY_POOL) are enabled, and the calls whose failures and virtual
- *      memory mappings the records miss get callbacks.
+ *      MEMORY_POOL) are enabled, and the allocation calls get callbacks
+ *      for their failures, which the records miss.
  *   4. A thread of ours force-flushes CUPTI every MEMPROF_CUPTI_FLUSH_MS
  *      (default 200): every record of a call that returned before the flush
  *      began is then delivered, so the events earlier than that instant
@@ -93,7 +93,7 @@ static int memory_of(const mp_gpu_event_t *e)
 	char name[32];
 	uint64_t cap = 0;
 	unsigned i;
-	int kind = e->space == MP_GPU_SPACE_DEVICE ? 2 : e->space == MP_GPU_SPACE_PINNED ? 3 : 4;
+	int kind = mp_gpu_memory_kind(e);
 
 	mp_gpu_memory_name(e, name, sizeof name);
 	for (i = 0; i < mem_count; i++)
@@ -193,13 +193,21 @@ static void CUPTIAPI buffer_completed(void *ctx, uint32_t stream, uint8_t *buf, 
 	free(buf);
 }
 
-/* Runtime and driver callbacks: failed allocations, VMM mappings. */
+/* The watched runtime calls this thread is inside: the driver calls they
+ * make (cudaMalloc's cuMemAlloc) are not the program's, and their failure
+ * is counted once, at the runtime call's exit. Initial-exec: no allocation
+ * on first use in a thread. */
+static __thread unsigned runtime_depth __attribute__((tls_model("initial-exec")));
+
+/* Runtime and driver callbacks: failed allocations. */
 static void CUPTIAPI on_callback(void *ud, uint32_t domain, uint32_t cbid, const void *data)
 {
 	mp_gpu_event_t ev[1];
 	int n;
 
 	(void)ud;
+	if (!mp_cupti_callback_is_own(domain, data, &runtime_depth))
+		return;
 	if (!atomic_load_explicit(&running, memory_order_relaxed))
 		return;
 	pthread_mutex_lock(&mu);

@@ -47,8 +47,7 @@ static int write_capture(replay_t *r, uint64_t origin_ns, const char *out_path, 
 	}
 	while (mp_gpu_queue_pop_before(&r->q, UINT64_MAX, &e)) {
 		char name[64];
-		int mem = mp_writer_memory(w, mp_gpu_memory_name(&e, name, sizeof name),
-					   e.space == MP_GPU_SPACE_DEVICE ? 2 : e.space == MP_GPU_SPACE_PINNED ? 3 : 4, 0);
+		int mem = mp_writer_memory(w, mp_gpu_memory_name(&e, name, sizeof name), mp_gpu_memory_kind(&e), 0);
 		uint64_t t = e.time_ns > origin_ns ? e.time_ns - origin_ns : 0;
 		if (mem < 0)
 			rc = mem;

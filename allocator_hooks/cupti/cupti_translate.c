@@ -56,8 +56,9 @@ static int space_of(uint32_t memory_kind)
 	switch (memory_kind) {
 	case MP_CUPTI_MEM_DEVICE:
 	case MP_CUPTI_MEM_ARRAY:
-	case MP_CUPTI_MEM_DEVICE_STATIC:
 		return MP_GPU_SPACE_DEVICE;
+	case MP_CUPTI_MEM_DEVICE_STATIC:
+		return MP_GPU_SPACE_STATIC;
 	case MP_CUPTI_MEM_PINNED:
 	case MP_CUPTI_MEM_PAGEABLE:
 		return MP_GPU_SPACE_PINNED;
@@ -69,6 +70,11 @@ static int space_of(uint32_t memory_kind)
 	default:
 		return -1;
 	}
+}
+
+static int on_device(int space)
+{
+	return space == MP_GPU_SPACE_DEVICE || space == MP_GPU_SPACE_STATIC;
 }
 
 static mp_gpu_event_t ev(int kind, int space, uint32_t device, uint32_t context, uint64_t time, uint64_t address,
@@ -154,11 +160,11 @@ static int memory4(mp_cupti_translator_t *t, const uint8_t *r, mp_gpu_event_t *o
 		/* the pool as it is now, before the allocation placed in it */
 		n = pool_resize(t, device, mp__cupti_u64(r, MP_CUPTI_MEM4_POOL_ADDRESS),
 				mp__cupti_u64(r, MP_CUPTI_MEM4_POOL_SIZE), time, out);
-	if (space == MP_GPU_SPACE_DEVICE && !async)
+	if ((space == MP_GPU_SPACE_DEVICE && !async) || space == MP_GPU_SPACE_STATIC)
 		kind = op == MP_CUPTI_OP_ALLOCATION ? MP_EV_REGION_ADD : MP_EV_REGION_REMOVE;
 	else
 		kind = op == MP_CUPTI_OP_ALLOCATION ? MP_EV_ALLOC : MP_EV_FREE;
-	out[n] = ev(kind, space, space == MP_GPU_SPACE_DEVICE ? device : 0, context, time, address,
+	out[n] = ev(kind, space, on_device(space) ? device : 0, context, time, address,
 		    op == MP_CUPTI_OP_ALLOCATION ? bytes : 0);
 	out[n].correlation = mp__cupti_u32(r, MP_CUPTI_MEM4_CORRELATION);
 	return n + 1;
@@ -177,8 +183,8 @@ static int memory1(mp_cupti_translator_t *t, const uint8_t *r, mp_gpu_event_t *o
 		t->stats.invalid++;
 		return 0;
 	}
-	device = space == MP_GPU_SPACE_DEVICE ? mp__cupti_u32(r, MP_CUPTI_MEM1_DEVICE) : 0;
-	if (space != MP_GPU_SPACE_DEVICE)
+	device = on_device(space) ? mp__cupti_u32(r, MP_CUPTI_MEM1_DEVICE) : 0;
+	if (!on_device(space))
 		add = MP_EV_ALLOC, rm = MP_EV_FREE;
 	out[0] = ev(add, space, device, context, mp__cupti_u64(r, MP_CUPTI_MEM1_START), address,
 		    mp__cupti_u64(r, MP_CUPTI_MEM1_BYTES));
@@ -245,7 +251,7 @@ int mp_cupti_translate_callback(mp_cupti_translator_t *t, uint32_t domain, uint3
 	const uint8_t *d = cbdata;
 	const void *params, *retp;
 	const uint8_t *p;
-	int space = MP_GPU_SPACE_DEVICE, failed, kind;
+	int space = MP_GPU_SPACE_DEVICE, failed;
 	int32_t result;
 
 	if (!d || mp__cupti_u32(d, MP_CUPTI_CB_SITE) != MP_CUPTI_API_EXIT)
@@ -257,51 +263,74 @@ int mp_cupti_translate_callback(mp_cupti_translator_t *t, uint32_t domain, uint3
 	p = params;
 	memcpy(&result, retp, sizeof result); /* cudaError_t and CUresult: an int, 0 = success */
 	failed = result != 0;
-	if (domain == MP_CUPTI_DOMAIN_DRIVER && (cbid == MP_CUPTI_DRV_cuMemMap || cbid == MP_CUPTI_DRV_cuMemUnmap)) {
-		if (failed)
-			return 0;
-		kind = cbid == MP_CUPTI_DRV_cuMemMap ? MP_EV_REGION_ADD : MP_EV_REGION_REMOVE;
-		out[0] = ev(kind, space, device, 0, now_ns, mp__cupti_u64(p, MP_CUPTI_PARAM_PTR),
-			    kind == MP_EV_REGION_ADD ? mp__cupti_u64(p, MP_CUPTI_PARAM_SIZE) : 0);
-	} else {
-		if (domain == MP_CUPTI_DOMAIN_RUNTIME) {
-			switch (cbid) {
-			case MP_CUPTI_RT_cudaMallocHost:
-				space = MP_GPU_SPACE_PINNED;
-				break;
-			case MP_CUPTI_RT_cudaMallocManaged:
-				space = MP_GPU_SPACE_MANAGED;
-				break;
-			case MP_CUPTI_RT_cudaMalloc:
-			case MP_CUPTI_RT_cudaMallocPitch:
-			case MP_CUPTI_RT_cudaMallocAsync:
-			case MP_CUPTI_RT_cudaMallocAsync_ptsz:
-				break;
-			default:
-				return 0;
-			}
-		} else if (domain == MP_CUPTI_DOMAIN_DRIVER) {
-			if (cbid == MP_CUPTI_DRV_cuMemAllocManaged)
-				space = MP_GPU_SPACE_MANAGED;
-			else if (cbid != MP_CUPTI_DRV_cuMemAlloc_v2 && cbid != MP_CUPTI_DRV_cuMemAllocAsync)
-				return 0;
-		} else {
+	/* cuMemMap / cuMemUnmap: their MEMORY2 records are the mappings
+	 * (one source: a callback's region too would count each chunk twice) */
+	if (domain == MP_CUPTI_DOMAIN_DRIVER && (cbid == MP_CUPTI_DRV_cuMemMap || cbid == MP_CUPTI_DRV_cuMemUnmap))
+		return 0;
+	if (domain == MP_CUPTI_DOMAIN_RUNTIME) {
+		switch (cbid) {
+		case MP_CUPTI_RT_cudaMallocHost:
+			space = MP_GPU_SPACE_PINNED;
+			break;
+		case MP_CUPTI_RT_cudaMallocManaged:
+			space = MP_GPU_SPACE_MANAGED;
+			break;
+		case MP_CUPTI_RT_cudaMalloc:
+		case MP_CUPTI_RT_cudaMallocPitch:
+		case MP_CUPTI_RT_cudaMallocAsync:
+		case MP_CUPTI_RT_cudaMallocAsync_ptsz:
+			break;
+		default:
 			return 0;
 		}
-		/* successes arrive as activity records, with the driver's own
-		 * timestamps; only the failures are news here */
-		if (!failed)
+	} else if (domain == MP_CUPTI_DOMAIN_DRIVER) {
+		if (cbid == MP_CUPTI_DRV_cuMemAllocManaged)
+			space = MP_GPU_SPACE_MANAGED;
+		else if (cbid != MP_CUPTI_DRV_cuMemAlloc_v2 && cbid != MP_CUPTI_DRV_cuMemAllocAsync)
 			return 0;
-		/* cudaMallocPitch's second parameter is the pitch pointer: its
-		 * request is not a size we can read */
-		if (domain == MP_CUPTI_DOMAIN_RUNTIME && cbid == MP_CUPTI_RT_cudaMallocPitch)
-			return 0;
-		out[0] = ev(MP_EV_ALLOC_FAILED, space, space == MP_GPU_SPACE_DEVICE ? device : 0, 0, now_ns, 0,
-			    mp__cupti_u64(p, MP_CUPTI_PARAM_SIZE));
+	} else {
+		return 0;
 	}
+	/* successes arrive as activity records, with the driver's own
+	 * timestamps; only the failures are news here */
+	if (!failed)
+		return 0;
+	/* cudaMallocPitch's second parameter is the pitch pointer: its
+	 * request is not a size we can read */
+	if (domain == MP_CUPTI_DOMAIN_RUNTIME && cbid == MP_CUPTI_RT_cudaMallocPitch)
+		return 0;
+	out[0] = ev(MP_EV_ALLOC_FAILED, space, space == MP_GPU_SPACE_DEVICE ? device : 0, 0, now_ns, 0,
+		    mp__cupti_u64(p, MP_CUPTI_PARAM_SIZE));
 	out[0].correlation = mp__cupti_u32(d, MP_CUPTI_CB_CORRELATION);
 	t->stats.events++;
 	return 1;
+}
+
+int mp_cupti_callback_is_own(uint32_t domain, const void *cbdata, unsigned *depth)
+{
+	const uint8_t *d = cbdata;
+	uint32_t site;
+
+	if (!d)
+		return 0;
+	site = mp__cupti_u32(d, MP_CUPTI_CB_SITE);
+	if (domain == MP_CUPTI_DOMAIN_RUNTIME) {
+		if (site == MP_CUPTI_API_ENTER) {
+			++*depth;
+			return 1;
+		}
+		if (*depth) /* an EXIT without its ENTER (callbacks enabled in between): no count to undo */
+			--*depth;
+		return 1;
+	}
+	return *depth == 0;
+}
+
+int mp_gpu_memory_kind(const mp_gpu_event_t *e)
+{
+	if (e->space == MP_GPU_SPACE_PINNED)
+		return MP_MEMORY_PINNED_HOST;
+	return e->space == MP_GPU_SPACE_MANAGED ? MP_MEMORY_MANAGED : MP_MEMORY_DEVICE;
 }
 
 const char *mp_gpu_memory_name(const mp_gpu_event_t *e, char *buf, size_t size)
@@ -310,6 +339,8 @@ const char *mp_gpu_memory_name(const mp_gpu_event_t *e, char *buf, size_t size)
 		snprintf(buf, size, "CUDA:pinned_host");
 	else if (e->space == MP_GPU_SPACE_MANAGED)
 		snprintf(buf, size, "CUDA:managed");
+	else if (e->space == MP_GPU_SPACE_STATIC)
+		snprintf(buf, size, "GPU:%u:static", e->device);
 	else
 		snprintf(buf, size, "GPU:%u", e->device);
 	return buf;

@@ -42,6 +42,8 @@ API int cuptiEnableCallback(uint32_t enable, void *sub, int domain, uint32_t cbi
 API void fake_cuda_malloc(uint64_t address, uint64_t bytes);
 API void fake_cuda_free(uint64_t address);
 API void fake_cuda_malloc_fails(uint64_t bytes);
+API void fake_cuda_map(uint64_t address, uint64_t bytes);
+API void fake_cuda_unmap(uint64_t address, uint64_t bytes);
 
 int cuptiGetVersion(uint32_t *v)
 {
@@ -130,7 +132,7 @@ int cuptiEnableCallback(uint32_t enable, void *sub, int domain, uint32_t cbid)
 	return 0;
 }
 
-static void record(uint32_t op, uint64_t address, uint64_t bytes)
+static void record(uint32_t op, uint64_t address, uint64_t bytes, uint32_t context)
 {
 	uint8_t *r;
 	uint64_t t = clock_cb();
@@ -144,6 +146,7 @@ static void record(uint32_t op, uint64_t address, uint64_t bytes)
 	memcpy(r + MP_CUPTI_MEM4_ADDRESS, &address, 8);
 	memcpy(r + MP_CUPTI_MEM4_BYTES, &bytes, 8);
 	memcpy(r + MP_CUPTI_MEM4_TIMESTAMP, &t, 8);
+	memcpy(r + MP_CUPTI_MEM4_CONTEXT, &context, 4);
 	if (pending_len + MP_CUPTI_MEM4_SIZE < sizeof pending)
 		pending_len += MP_CUPTI_MEM4_SIZE;
 	pthread_mutex_unlock(&mu);
@@ -151,29 +154,56 @@ static void record(uint32_t op, uint64_t address, uint64_t bytes)
 
 void fake_cuda_malloc(uint64_t address, uint64_t bytes)
 {
-	record(MP_CUPTI_OP_ALLOCATION, address, bytes);
+	record(MP_CUPTI_OP_ALLOCATION, address, bytes, 1);
 }
 
 void fake_cuda_free(uint64_t address)
 {
-	record(MP_CUPTI_OP_RELEASE, address, 0);
+	record(MP_CUPTI_OP_RELEASE, address, 0, 1);
 }
 
-/* cudaMalloc(&p, bytes) returning cudaErrorMemoryAllocation (2): the
- * runtime's EXIT callback, as CUPTI makes it. */
-void fake_cuda_malloc_fails(uint64_t bytes)
+/* A callback as CUPTI makes it: site, parameters (p0, p1), result. */
+static void callback(uint32_t domain, uint32_t cbid, uint32_t site, uint64_t p0, uint64_t p1, int32_t result)
 {
 	_Alignas(8) uint8_t data[MP_CUPTI_CB_SIZE] = {0};
-	void *ptr = NULL, *pp = &ptr;
-	uint64_t params[2];
-	int32_t result = 2;
+	uint64_t params[2] = {p0, p1};
 	const void *params_p = params, *result_p = &result;
-	uint32_t site = MP_CUPTI_API_EXIT;
 
-	memcpy(&params[0], &pp, 8);
-	params[1] = bytes;
 	memcpy(data + MP_CUPTI_CB_SITE, &site, 4);
 	memcpy(data + MP_CUPTI_CB_PARAMS, &params_p, 8);
 	memcpy(data + MP_CUPTI_CB_RETURN, &result_p, 8);
-	on_callback(NULL, MP_CUPTI_DOMAIN_RUNTIME, MP_CUPTI_RT_cudaMalloc, data);
+	on_callback(NULL, domain, cbid, data);
+}
+
+/* cudaMalloc(&p, bytes) returning cudaErrorMemoryAllocation (2), with the
+ * callbacks the H200 (CUDA 13.0) made for it: the runtime call's ENTER,
+ * the cuMemAlloc_v2 it makes inside (ENTER, EXIT: CUDA_ERROR_OUT_OF_MEMORY
+ * 2), the runtime call's EXIT. */
+void fake_cuda_malloc_fails(uint64_t bytes)
+{
+	void *ptr = NULL, *pp = &ptr;
+	uint64_t out;
+
+	memcpy(&out, &pp, 8);
+	callback(MP_CUPTI_DOMAIN_RUNTIME, MP_CUPTI_RT_cudaMalloc, MP_CUPTI_API_ENTER, out, bytes, 0);
+	callback(MP_CUPTI_DOMAIN_DRIVER, MP_CUPTI_DRV_cuMemAlloc_v2, MP_CUPTI_API_ENTER, out, bytes, 0);
+	callback(MP_CUPTI_DOMAIN_DRIVER, MP_CUPTI_DRV_cuMemAlloc_v2, MP_CUPTI_API_EXIT, out, bytes, 2);
+	callback(MP_CUPTI_DOMAIN_RUNTIME, MP_CUPTI_RT_cudaMalloc, MP_CUPTI_API_EXIT, out, bytes, 2);
+}
+
+/* cuMemMap(address, bytes, ...) and cuMemUnmap as the H200 reported them:
+ * the driver's callbacks (to any client subscribed to them) and a MEMORY2
+ * device record with no context (CUPTI_INVALID_CONTEXT_ID) for each. */
+void fake_cuda_map(uint64_t address, uint64_t bytes)
+{
+	callback(MP_CUPTI_DOMAIN_DRIVER, MP_CUPTI_DRV_cuMemMap, MP_CUPTI_API_ENTER, address, bytes, 0);
+	callback(MP_CUPTI_DOMAIN_DRIVER, MP_CUPTI_DRV_cuMemMap, MP_CUPTI_API_EXIT, address, bytes, 0);
+	record(MP_CUPTI_OP_ALLOCATION, address, bytes, 0xffffffffu);
+}
+
+void fake_cuda_unmap(uint64_t address, uint64_t bytes)
+{
+	callback(MP_CUPTI_DOMAIN_DRIVER, MP_CUPTI_DRV_cuMemUnmap, MP_CUPTI_API_ENTER, address, bytes, 0);
+	callback(MP_CUPTI_DOMAIN_DRIVER, MP_CUPTI_DRV_cuMemUnmap, MP_CUPTI_API_EXIT, address, bytes, 0);
+	record(MP_CUPTI_OP_RELEASE, address, bytes, 0xffffffffu);
 }

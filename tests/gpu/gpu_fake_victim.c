@@ -2,8 +2,10 @@
  * it starts the injection library as the driver would, has the fake GPU
  * reserve two segments, reports two tensors inside the first through the
  * annotation API (as a framework's allocator would), has a 10 MiB
- * cudaMalloc fail, waits for a periodic flush, releases the second segment
- * and exits 3. It also plays the driver's cuDeviceTotalMem (80 GiB) and
+ * cudaMalloc fail (with the driver call nested in it, as CUDA does), waits
+ * for a periodic flush, releases the second segment, maps and unmaps a
+ * 2 MiB chunk (cuMemMap: callbacks and records, as CUDA 13 reports it) and
+ * exits 3. It also plays the driver's cuDeviceTotalMem (80 GiB) and
  * cuCtxGetDevice (device 0), which the injection library finds with
  * dlsym(RTLD_DEFAULT), and cuDeviceGetCount (1). Usage: gpu_fake_victim INJECTION.so FAKE_CUPTI.so */
 #include <dlfcn.h>
@@ -17,6 +19,7 @@
 #define MiB (1ull << 20)
 #define A 0x7f0000000000ull
 #define B 0x7f0002000000ull
+#define C 0x7f0004000000ull
 
 __attribute__((visibility("default"))) int cuDeviceTotalMem_v2(size_t *bytes, int device);
 __attribute__((visibility("default"))) int cuCtxGetDevice(int *device);
@@ -45,6 +48,7 @@ int main(int argc, char **argv)
 	void *inj, *fake;
 	int (*init)(void), (*declare)(const char *, int, uint64_t), gpu;
 	void (*cmalloc)(uint64_t, uint64_t), (*cfree)(uint64_t), (*cfail)(uint64_t);
+	void (*cmap)(uint64_t, uint64_t), (*cunmap)(uint64_t, uint64_t);
 	void (*alloc)(int, uint64_t, uint64_t, uint64_t);
 	char *host = malloc(123457);
 
@@ -59,9 +63,11 @@ int main(int argc, char **argv)
 	*(void **)(void *)&cmalloc = dlsym(fake, "fake_cuda_malloc");
 	*(void **)(void *)&cfree = dlsym(fake, "fake_cuda_free");
 	*(void **)(void *)&cfail = dlsym(fake, "fake_cuda_malloc_fails");
+	*(void **)(void *)&cmap = dlsym(fake, "fake_cuda_map");
+	*(void **)(void *)&cunmap = dlsym(fake, "fake_cuda_unmap");
 	*(void **)(void *)&declare = dlsym(RTLD_DEFAULT, "memprof_memory_declare");
 	*(void **)(void *)&alloc = dlsym(RTLD_DEFAULT, "memprof_alloc");
-	if (!init || !cmalloc || !cfree || !cfail || init() != 1)
+	if (!init || !cmalloc || !cfree || !cfail || !cmap || !cunmap || init() != 1)
 		return 2;
 	cmalloc(A, 20 * MiB);
 	cmalloc(B, 2 * MiB);
@@ -74,6 +80,8 @@ int main(int argc, char **argv)
 	cfail(10 * MiB);
 	usleep(300 * 1000); /* a periodic flush (MEMPROF_CUPTI_FLUSH_MS=50) writes the above */
 	cfree(B);
+	cmap(C, 2 * MiB);
+	cunmap(C, 2 * MiB);
 	free(host);
 	return 3;
 }

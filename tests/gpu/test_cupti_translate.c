@@ -124,6 +124,31 @@ static void test_host_kinds(void **state)
 	check(&ev[4], MP_EV_ALLOC, "CUDA:managed", 50, 0x50000, 256);
 }
 
+/* As the H200 (CUDA 13.0) reported them: a cuMemMap'd chunk is a MEMORY2
+ * device record with no context (CUPTI_INVALID_CONTEXT_ID), its unmap a
+ * release: one region of GPU:0, added and removed once. A module's
+ * __device__ variable (DEVICE_STATIC, context 0, never released) is a
+ * region of GPU:0:static, out of the program's reserved bytes. */
+static void test_vmm_and_static(void **state)
+{
+	mp_cupti_translator_t t;
+	recbuf_t b = {0};
+	mp_gpu_event_t ev[8];
+	int n;
+
+	(void)state;
+	mp_cupti_translator_init(&t);
+	rec_mem4(&b, MP_CUPTI_OP_ALLOCATION, MP_CUPTI_MEM_DEVICE, 0, 0xffffffffu, 0x7f9318800000, 2 * MiB, 10);
+	rec_mem4(&b, MP_CUPTI_OP_RELEASE, MP_CUPTI_MEM_DEVICE, 0, 0xffffffffu, 0x7f9318800000, 2 * MiB, 20);
+	rec_mem4(&b, MP_CUPTI_OP_ALLOCATION, MP_CUPTI_MEM_DEVICE_STATIC, 0, 0, 0x7f93ae400000, 15, 30);
+	n = translate_all(&t, &b, b.len, ev, 8);
+	assert_int_equal(n, 3);
+	check(&ev[0], MP_EV_REGION_ADD, "GPU:0", 10, 0x7f9318800000, 2 * MiB);
+	check(&ev[1], MP_EV_REGION_REMOVE, "GPU:0", 20, 0x7f9318800000, 0);
+	check(&ev[2], MP_EV_REGION_ADD, "GPU:0:static", 30, 0x7f93ae400000, 15);
+	assert_int_equal(mp_gpu_memory_kind(&ev[2]), MP_MEMORY_DEVICE);
+}
+
 /* The legacy record: allocation and release in one, at two times; end 0:
  * never freed. */
 static void test_legacy_memory(void **state)
@@ -307,17 +332,16 @@ static void test_callbacks(void **state)
 						     fake(&f, MP_CUPTI_API_EXIT, 2, 0, 12345), 1, 900, ev),
 			 1);
 	check(&ev[0], MP_EV_ALLOC_FAILED, "CUDA:managed", 900, 0, 12345);
-	/* cuMemMap(ptr, 2 MiB, ...) and cuMemUnmap(ptr, 2 MiB) */
+	/* cuMemMap(ptr, 2 MiB, ...) and cuMemUnmap(ptr, 2 MiB): nothing, their
+	 * MEMORY2 records are the mapping (test_vmm_records) */
 	assert_int_equal(mp_cupti_translate_callback(&t, MP_CUPTI_DOMAIN_DRIVER, MP_CUPTI_DRV_cuMemMap,
 						     fake(&f, MP_CUPTI_API_EXIT, 0, 0x7e0000000000, 2 * MiB), 1, 1000,
 						     ev),
-			 1);
-	check(&ev[0], MP_EV_REGION_ADD, "GPU:1", 1000, 0x7e0000000000, 2 * MiB);
+			 0);
 	assert_int_equal(mp_cupti_translate_callback(&t, MP_CUPTI_DOMAIN_DRIVER, MP_CUPTI_DRV_cuMemUnmap,
 						     fake(&f, MP_CUPTI_API_EXIT, 0, 0x7e0000000000, 2 * MiB), 1, 2000,
 						     ev),
-			 1);
-	check(&ev[0], MP_EV_REGION_REMOVE, "GPU:1", 2000, 0x7e0000000000, 0);
+			 0);
 	/* a failed map maps nothing; an unwatched call gives nothing */
 	assert_int_equal(mp_cupti_translate_callback(&t, MP_CUPTI_DOMAIN_DRIVER, MP_CUPTI_DRV_cuMemMap,
 						     fake(&f, MP_CUPTI_API_EXIT, 1, 0x7e0000000000, 2 * MiB), 1, 3000,
@@ -326,7 +350,52 @@ static void test_callbacks(void **state)
 	assert_int_equal(mp_cupti_translate_callback(&t, MP_CUPTI_DOMAIN_RUNTIME, 1,
 						     fake(&f, MP_CUPTI_API_EXIT, 2, 0, 64), 1, 3000, ev),
 			 0);
-	assert_int_equal(t.stats.events, 4);
+	assert_int_equal(t.stats.events, 2);
+}
+
+/* The sequence a failed cudaMalloc(1 PiB) made on the H200 (CUDA 13.0):
+ * the runtime's ENTER, the driver's cuMemAlloc_v2 ENTER and EXIT (failed)
+ * inside it, the runtime's EXIT (failed). Only the runtime call is the
+ * program's: one failure, not two. A cuMemAlloc the program calls itself
+ * (outside any runtime call) is its own. */
+static void test_nested_failure(void **state)
+{
+	mp_cupti_translator_t t;
+	mp_gpu_event_t ev[1];
+	fake_cb_t f;
+	unsigned depth = 0;
+	int failures = 0, i;
+	struct {
+		uint32_t domain, cbid, site;
+		int own;
+	} seq[] = {
+		{MP_CUPTI_DOMAIN_RUNTIME, MP_CUPTI_RT_cudaMalloc, MP_CUPTI_API_ENTER, 1},
+		{MP_CUPTI_DOMAIN_DRIVER, MP_CUPTI_DRV_cuMemAlloc_v2, MP_CUPTI_API_ENTER, 0},
+		{MP_CUPTI_DOMAIN_DRIVER, MP_CUPTI_DRV_cuMemAlloc_v2, MP_CUPTI_API_EXIT, 0},
+		{MP_CUPTI_DOMAIN_RUNTIME, MP_CUPTI_RT_cudaMalloc, MP_CUPTI_API_EXIT, 1},
+		{MP_CUPTI_DOMAIN_DRIVER, MP_CUPTI_DRV_cuMemAlloc_v2, MP_CUPTI_API_ENTER, 1},
+		{MP_CUPTI_DOMAIN_DRIVER, MP_CUPTI_DRV_cuMemAlloc_v2, MP_CUPTI_API_EXIT, 1},
+	};
+
+	(void)state;
+	mp_cupti_translator_init(&t);
+	for (i = 0; i < 6; i++) {
+		const void *d = fake(&f, seq[i].site, 2, 0, 1ull << 50);
+		int own = mp_cupti_callback_is_own(seq[i].domain, d, &depth);
+		assert_int_equal(own, seq[i].own);
+		if (own)
+			failures += mp_cupti_translate_callback(&t, seq[i].domain, seq[i].cbid, d, 0, 100 + i, ev);
+		if (i == 3) {
+			assert_int_equal(failures, 1);
+			check(&ev[0], MP_EV_ALLOC_FAILED, "GPU:0", 103, 0, 1ull << 50);
+		}
+	}
+	assert_int_equal(failures, 2); /* the runtime call's, and the program's own cuMemAlloc */
+	assert_int_equal(depth, 0);
+	/* an EXIT whose ENTER came before the callbacks were on: depth stays 0 */
+	assert_int_equal(mp_cupti_callback_is_own(MP_CUPTI_DOMAIN_RUNTIME, fake(&f, MP_CUPTI_API_EXIT, 2, 0, 1), &depth),
+			 1);
+	assert_int_equal(depth, 0);
 }
 
 int main(void)
@@ -336,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_host_kinds),      cmocka_unit_test(test_legacy_memory),
 		cmocka_unit_test(test_skipped_and_invalid), cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_real_iterator),   cmocka_unit_test(test_callbacks),
+		cmocka_unit_test(test_nested_failure),  cmocka_unit_test(test_vmm_and_static),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

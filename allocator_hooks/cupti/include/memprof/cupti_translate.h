@@ -15,8 +15,13 @@
  *     reported size (MEMORY_POOL records and each record's pool size);
  *   - pinned / pageable host and managed memory: an ALLOC of the memory ids
  *     "CUDA:pinned_host" and "CUDA:managed";
- *   - virtual memory management (cuMemMap / cuMemUnmap, callbacks): a
- *     REGION of the device;
+ *   - virtual memory management (each cuMemMap'd chunk, PyTorch's
+ *     expandable segments): a REGION of the device, from its MEMORY2
+ *     records (contextId CUPTI_INVALID_CONTEXT_ID; measured on an H200,
+ *     CUDA 13.0: every map and unmap is reported), not from callbacks,
+ *     which would count each chunk twice;
+ *   - device memory of modules' statics (DEVICE_STATIC): a REGION of
+ *     "GPU:<device>:static";
  *   - a failed allocation call (callbacks): ALLOC_FAILED with its size.
  */
 #ifndef MEMPROF_CUPTI_TRANSLATE_H
@@ -33,7 +38,13 @@ extern "C" {
 enum {
 	MP_GPU_SPACE_DEVICE = 0, /* "GPU:<device>" */
 	MP_GPU_SPACE_PINNED = 1, /* "CUDA:pinned_host" (pinned and pageable host memory) */
-	MP_GPU_SPACE_MANAGED = 2 /* "CUDA:managed" */
+	MP_GPU_SPACE_MANAGED = 2, /* "CUDA:managed" */
+	/* "GPU:<device>:static": the device memory of loaded modules'
+	 * __device__ variables (MEMORY2 kind DEVICE_STATIC), which the driver
+	 * places itself, no allocation call of the program's: kept out of
+	 * GPU:<device> so that its reserved bytes are those of the program's
+	 * calls (what a framework counts as reserved) */
+	MP_GPU_SPACE_STATIC = 3
 };
 
 typedef struct mp_gpu_event {
@@ -92,16 +103,28 @@ int mp_cupti_translate(mp_cupti_translator_t *t, const void *rec, size_t len, mp
 
 /* Translate a runtime/driver callback (CUpti_CallbackData) of a call that
  * just returned (site EXIT; ENTER gives 0): a failed allocation call gives
- * ALLOC_FAILED with its size, a successful cuMemMap a REGION_ADD,
- * cuMemUnmap a REGION_REMOVE. device: the calling thread's current device
+ * ALLOC_FAILED with its size (cuMemMap / cuMemUnmap give nothing: their
+ * MEMORY2 records are the mappings). device: the calling thread's current device
  * (the callback data does not say), now_ns: the time. Returns the number
  * of events (0 or 1). */
 int mp_cupti_translate_callback(mp_cupti_translator_t *t, uint32_t domain, uint32_t cbid, const void *cbdata,
 				uint32_t device, uint64_t now_ns, mp_gpu_event_t *out);
 
+/* Whether a callback is a call of the program's own (1) or a driver call
+ * that a runtime call we watch makes inside itself (0: cudaMalloc calls
+ * cuMemAlloc; its failure is the runtime call's, counted once at the
+ * runtime call's exit). *depth is the calling thread's count of watched
+ * runtime calls in progress, kept by the caller (thread-local) and updated
+ * here at their ENTER and EXIT sites. Pure: no CUPTI call. */
+int mp_cupti_callback_is_own(uint32_t domain, const void *cbdata, unsigned *depth);
+
 /* The memory id's name of an event ("GPU:0", "CUDA:pinned_host", ...) into
  * buf; returns buf. */
 const char *mp_gpu_memory_name(const mp_gpu_event_t *e, char *buf, size_t size);
+
+/* The mp_memory_kind_t of an event's memory id: device (2), pinned host
+ * (3) or managed (4). */
+int mp_gpu_memory_kind(const mp_gpu_event_t *e);
 
 #ifdef __cplusplus
 }
