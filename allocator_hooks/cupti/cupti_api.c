@@ -19,6 +19,22 @@
 		}                                                                          \
 	} while (0)
 
+/* A driver entry point: global when the program links libcuda, else in
+ * the libcuda.so.1 that loaded us (PyTorch's runtime dlopens the driver
+ * RTLD_LOCAL: on the H200 run, without this, GPU:0's capacity was
+ * unknown). The handle is not closed: the driver stays loaded. */
+static void *driver_symbol(const char *name)
+{
+	static void *driver;
+	void *f = dlsym(RTLD_DEFAULT, name);
+
+	if (f)
+		return f;
+	if (!driver)
+		driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	return driver ? dlsym(driver, name) : NULL;
+}
+
 int mp__cupti_load(mp_cupti_api_t *api, char *msg, size_t size)
 {
 	const char *env = getenv("MEMPROF_CUPTI_LIB");
@@ -48,9 +64,9 @@ int mp__cupti_load(mp_cupti_api_t *api, char *msg, size_t size)
 	FIND(get_num_dropped, "cuptiActivityGetNumDroppedRecords");
 	FIND(subscribe, "cuptiSubscribe");
 	FIND(enable_callback, "cuptiEnableCallback");
-	*(void **)(void *)&api->ctx_get_device = dlsym(RTLD_DEFAULT, "cuCtxGetDevice");
-	*(void **)(void *)&api->device_total_mem = dlsym(RTLD_DEFAULT, "cuDeviceTotalMem_v2");
-	*(void **)(void *)&api->device_count = dlsym(RTLD_DEFAULT, "cuDeviceGetCount");
+	*(void **)(void *)&api->ctx_get_device = driver_symbol("cuCtxGetDevice");
+	*(void **)(void *)&api->device_total_mem = driver_symbol("cuDeviceTotalMem_v2");
+	*(void **)(void *)&api->device_count = driver_symbol("cuDeviceGetCount");
 	return 0;
 }
 
