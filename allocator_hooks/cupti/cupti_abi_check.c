@@ -57,6 +57,9 @@ SAME(MP_CUPTI_MEM4_IS_ASYNC, offsetof(CUpti_ActivityMemory4, isAsync));
 SAME(MP_CUPTI_MEM4_POOL_ADDRESS, offsetof(CUpti_ActivityMemory4, memoryPoolConfig.address));
 SAME(MP_CUPTI_MEM4_POOL_SIZE, offsetof(CUpti_ActivityMemory4, memoryPoolConfig.pool.size));
 SAME(MP_CUPTI_MEM4_POOL_UTILIZED, offsetof(CUpti_ActivityMemory4, memoryPoolConfig.utilizedSize));
+#if CUPTI_API_VERSION >= 130001 /* the field's age is unknown to us: checked from the release we follow */
+SAME(MP_CUPTI_MEM4_SOURCE, offsetof(CUpti_ActivityMemory4, source));
+#endif
 
 SAME(MP_CUPTI_POOL3_SIZE, sizeof(CUpti_ActivityMemoryPool3));
 SAME(MP_CUPTI_POOL3_OPERATION, offsetof(CUpti_ActivityMemoryPool3, memoryPoolOperationType));

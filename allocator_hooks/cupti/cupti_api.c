@@ -64,6 +64,7 @@ int mp__cupti_load(mp_cupti_api_t *api, char *msg, size_t size)
 	FIND(get_num_dropped, "cuptiActivityGetNumDroppedRecords");
 	FIND(subscribe, "cuptiSubscribe");
 	FIND(enable_callback, "cuptiEnableCallback");
+	*(void **)(void *)&api->enable_allocation_source = dlsym(api->lib, "cuptiActivityEnableAllocationSource");
 	*(void **)(void *)&api->ctx_get_device = driver_symbol("cuCtxGetDevice");
 	*(void **)(void *)&api->device_total_mem = driver_symbol("cuDeviceTotalMem_v2");
 	*(void **)(void *)&api->device_count = driver_symbol("cuDeviceGetCount");
@@ -116,6 +117,10 @@ int mp__cupti_enable(mp_cupti_api_t *api, mp_cupti_timestamp_fn ts, mp_cupti_buf
 				 result(api, rc));
 		return -1;
 	}
+	/* which library made each segment (cuBLAS's own workspace is not the
+	 * framework's reserved memory); without it, every segment is GPU:N's */
+	if (api->enable_allocation_source)
+		api->enable_allocation_source(1);
 	for (i = 0; i < sizeof calls / sizeof calls[0]; i++)
 		api->enable_callback(1, sub, calls[i].domain, calls[i].cbid); /* failures: the events are missed */
 	if ((rc = api->activity_enable(MP_CUPTI_KIND_MEMORY2)) != MP_CUPTI_SUCCESS ||

@@ -39,6 +39,8 @@ typedef struct mp_cupti_api {
 	int (*get_num_dropped)(void *context, uint32_t stream_id, size_t *dropped);
 	int (*subscribe)(void **subscriber, mp_cupti_callback_fn cb, void *userdata);
 	int (*enable_callback)(uint32_t enable, void *subscriber, int domain, uint32_t cbid);
+	/* optional (CUPTI 12.6+): records say which shared object allocated */
+	int (*enable_allocation_source)(uint8_t enable);
 	/* the driver's (libcuda, already loaded by the time we are): optional */
 	int (*ctx_get_device)(int *device);
 	int (*device_total_mem)(size_t *bytes, int device);

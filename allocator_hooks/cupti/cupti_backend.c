@@ -108,6 +108,13 @@ static int memory_of(const mp_gpu_event_t *e)
 	return mems[mem_count++].id;
 }
 
+/* An allocation's source (MEMORY2's const char *, valid in this process:
+ * CUPTI keeps the string) names one of CUDA's libraries. */
+static int source_is_library(uint64_t source)
+{
+	return mp_cupti_source_is_library((const char *)(uintptr_t)source);
+}
+
 /* Write the queued events earlier than cut, then hold there (mu held). */
 static void drain(uint64_t cut)
 {
@@ -346,6 +353,7 @@ static int start(void)
 	}
 	origin_ns = mp__sink_origin_ns();
 	mp_cupti_translator_init(&tr);
+	tr.is_library = source_is_library;
 	mp_gpu_queue_init(&queue);
 	mp_gpu_queue_release(&queue, mono_ns());
 	api.get_version(&version);

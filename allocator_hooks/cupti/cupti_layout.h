@@ -75,6 +75,11 @@
 #define MP_CUPTI_MEM4_POOL_ADDRESS 88   /* memoryPoolConfig.address */
 #define MP_CUPTI_MEM4_POOL_SIZE 104     /* memoryPoolConfig.pool.size */
 #define MP_CUPTI_MEM4_POOL_UTILIZED 112 /* memoryPoolConfig.utilizedSize */
+/* const char *source: the shared object the allocation call came from
+ * (set when cuptiActivityEnableAllocationSource(1) was called; NULL
+ * otherwise, and in the H200's dumps, which predate it). A pointer into
+ * the traced process: read only there, never in a replay. */
+#define MP_CUPTI_MEM4_SOURCE 120
 
 /* CUpti_ActivityMemoryPool3 (kind MEMORY_POOL) */
 #define MP_CUPTI_POOL3_SIZE 80

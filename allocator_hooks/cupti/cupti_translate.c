@@ -74,7 +74,7 @@ static int space_of(uint32_t memory_kind)
 
 static int on_device(int space)
 {
-	return space == MP_GPU_SPACE_DEVICE || space == MP_GPU_SPACE_STATIC;
+	return space == MP_GPU_SPACE_DEVICE || space == MP_GPU_SPACE_STATIC || space == MP_GPU_SPACE_LIBRARY;
 }
 
 static mp_gpu_event_t ev(int kind, int space, uint32_t device, uint32_t context, uint64_t time, uint64_t address,
@@ -142,6 +142,37 @@ static int pool_destroy(mp_cupti_translator_t *t, uint32_t device, uint64_t addr
 	return 0;
 }
 
+/* A device segment's space: LIBRARY when a CUDA library allocated it (its
+ * source, through t->is_library) or when it is the release of one that
+ * did, else DEVICE. */
+static int library_segment(mp_cupti_translator_t *t, const uint8_t *r, uint32_t op, uint32_t device,
+			   uint64_t address)
+{
+	mp_cupti_pool_t *slot = NULL;
+	uint64_t source;
+	int i;
+
+	for (i = 0; i < MP_CUPTI_MAX_LIBRARY_SEGMENTS; i++) {
+		mp_cupti_pool_t *q = &t->library_segments[i];
+		if (q->live && q->device == device && q->address == address) {
+			if (op == MP_CUPTI_OP_RELEASE)
+				q->live = 0;
+			return MP_GPU_SPACE_LIBRARY;
+		}
+		if (!q->live && !slot)
+			slot = q;
+	}
+	source = mp__cupti_u64(r, MP_CUPTI_MEM4_SOURCE);
+	if (op != MP_CUPTI_OP_ALLOCATION || !t->is_library || !source || !t->is_library(source))
+		return MP_GPU_SPACE_DEVICE;
+	if (!slot) { /* its release could not be told: keep the pair in GPU:N */
+		t->stats.pools_full++;
+		return MP_GPU_SPACE_DEVICE;
+	}
+	slot->live = 1, slot->device = device, slot->address = address;
+	return MP_GPU_SPACE_LIBRARY;
+}
+
 /* CUpti_ActivityMemory4: one allocation or release. */
 static int memory4(mp_cupti_translator_t *t, const uint8_t *r, mp_gpu_event_t *out)
 {
@@ -160,7 +191,9 @@ static int memory4(mp_cupti_translator_t *t, const uint8_t *r, mp_gpu_event_t *o
 		/* the pool as it is now, before the allocation placed in it */
 		n = pool_resize(t, device, mp__cupti_u64(r, MP_CUPTI_MEM4_POOL_ADDRESS),
 				mp__cupti_u64(r, MP_CUPTI_MEM4_POOL_SIZE), time, out);
-	if ((space == MP_GPU_SPACE_DEVICE && !async) || space == MP_GPU_SPACE_STATIC)
+	if (space == MP_GPU_SPACE_DEVICE && !async)
+		space = library_segment(t, r, op, device, address);
+	if (on_device(space) && !async)
 		kind = op == MP_CUPTI_OP_ALLOCATION ? MP_EV_REGION_ADD : MP_EV_REGION_REMOVE;
 	else
 		kind = op == MP_CUPTI_OP_ALLOCATION ? MP_EV_ALLOC : MP_EV_FREE;
@@ -326,6 +359,23 @@ int mp_cupti_callback_is_own(uint32_t domain, const void *cbdata, unsigned *dept
 	return *depth == 0;
 }
 
+int mp_cupti_source_is_library(const char *path)
+{
+	static const char *const libs[] = {"libcublas", "libcudnn", "libcufft", "libcusparse", "libcusolver",
+					   "libcurand", "libnccl", "libcutensor"};
+	const char *base;
+	size_t i;
+
+	if (!path)
+		return 0;
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	for (i = 0; i < sizeof libs / sizeof libs[0]; i++)
+		if (!strncmp(base, libs[i], strlen(libs[i])))
+			return 1;
+	return 0;
+}
+
 int mp_gpu_memory_kind(const mp_gpu_event_t *e)
 {
 	if (e->space == MP_GPU_SPACE_PINNED)
@@ -341,6 +391,8 @@ const char *mp_gpu_memory_name(const mp_gpu_event_t *e, char *buf, size_t size)
 		snprintf(buf, size, "CUDA:managed");
 	else if (e->space == MP_GPU_SPACE_STATIC)
 		snprintf(buf, size, "GPU:%u:static", e->device);
+	else if (e->space == MP_GPU_SPACE_LIBRARY)
+		snprintf(buf, size, "GPU:%u:libraries", e->device);
 	else
 		snprintf(buf, size, "GPU:%u", e->device);
 	return buf;

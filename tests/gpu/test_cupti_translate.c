@@ -149,6 +149,55 @@ static void test_vmm_and_static(void **state)
 	assert_int_equal(mp_gpu_memory_kind(&ev[2]), MP_MEMORY_DEVICE);
 }
 
+/* A record's source names the shared object that asked: one of CUDA's
+ * libraries (as cuBLAS's own workspace at torch's first matmul on the
+ * H200) puts the segment and its release (which carries no source) in
+ * GPU:N:libraries; the framework's own (libc10_cuda) stays in GPU:N; with
+ * no classifier (a replay, where the pointers are another process's),
+ * everything stays in GPU:N. */
+static int test_is_library(uint64_t source)
+{
+	return mp_cupti_source_is_library((const char *)(uintptr_t)source);
+}
+
+static void test_library_source(void **state)
+{
+	static const char cublaslt[] = "/opt/torch/lib/python3.12/site-packages/nvidia/cu13/lib/libcublasLt.so.13";
+	static const char c10[] = "/opt/torch/lib/python3.12/site-packages/torch/lib/libc10_cuda.so";
+	mp_cupti_translator_t t, replay;
+	recbuf_t b = {0};
+	mp_gpu_event_t ev[8];
+	uint8_t *r;
+	int n;
+
+	(void)state;
+	assert_int_equal(mp_cupti_source_is_library("libcudnn_ops.so.9"), 1);
+	assert_int_equal(mp_cupti_source_is_library("/usr/lib/libnccl.so.2"), 1);
+	assert_int_equal(mp_cupti_source_is_library("/usr/lib/libcudart.so.13"), 0);
+	assert_int_equal(mp_cupti_source_is_library("/home/u/mylibcublas/app"), 0);
+	assert_int_equal(mp_cupti_source_is_library(NULL), 0);
+	r = rec_mem4(&b, MP_CUPTI_OP_ALLOCATION, MP_CUPTI_MEM_DEVICE, 0, 1, 0x7f93d8000000, 64 * MiB, 10);
+	put64(r, MP_CUPTI_MEM4_SOURCE, (uint64_t)(uintptr_t)cublaslt);
+	r = rec_mem4(&b, MP_CUPTI_OP_ALLOCATION, MP_CUPTI_MEM_DEVICE, 0, 1, 0x7f93b2000000, 256 * MiB, 20);
+	put64(r, MP_CUPTI_MEM4_SOURCE, (uint64_t)(uintptr_t)c10);
+	rec_mem4(&b, MP_CUPTI_OP_RELEASE, MP_CUPTI_MEM_DEVICE, 0, 1, 0x7f93d8000000, 64 * MiB, 30);
+	rec_mem4(&b, MP_CUPTI_OP_RELEASE, MP_CUPTI_MEM_DEVICE, 0, 1, 0x7f93b2000000, 256 * MiB, 40);
+	mp_cupti_translator_init(&t);
+	t.is_library = test_is_library;
+	n = translate_all(&t, &b, b.len, ev, 8);
+	assert_int_equal(n, 4);
+	check(&ev[0], MP_EV_REGION_ADD, "GPU:0:libraries", 10, 0x7f93d8000000, 64 * MiB);
+	assert_int_equal(mp_gpu_memory_kind(&ev[0]), MP_MEMORY_DEVICE);
+	check(&ev[1], MP_EV_REGION_ADD, "GPU:0", 20, 0x7f93b2000000, 256 * MiB);
+	check(&ev[2], MP_EV_REGION_REMOVE, "GPU:0:libraries", 30, 0x7f93d8000000, 0);
+	check(&ev[3], MP_EV_REGION_REMOVE, "GPU:0", 40, 0x7f93b2000000, 0);
+	mp_cupti_translator_init(&replay);
+	n = translate_all(&replay, &b, b.len, ev, 8);
+	assert_int_equal(n, 4);
+	check(&ev[0], MP_EV_REGION_ADD, "GPU:0", 10, 0x7f93d8000000, 64 * MiB);
+	check(&ev[2], MP_EV_REGION_REMOVE, "GPU:0", 30, 0x7f93d8000000, 0);
+}
+
 /* The legacy record: allocation and release in one, at two times; end 0:
  * never freed. */
 static void test_legacy_memory(void **state)
@@ -406,6 +455,7 @@ int main(void)
 		cmocka_unit_test(test_skipped_and_invalid), cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_real_iterator),   cmocka_unit_test(test_callbacks),
 		cmocka_unit_test(test_nested_failure),  cmocka_unit_test(test_vmm_and_static),
+		cmocka_unit_test(test_library_source),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

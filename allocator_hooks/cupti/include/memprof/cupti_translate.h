@@ -44,7 +44,12 @@ enum {
 	 * places itself, no allocation call of the program's: kept out of
 	 * GPU:<device> so that its reserved bytes are those of the program's
 	 * calls (what a framework counts as reserved) */
-	MP_GPU_SPACE_STATIC = 3
+	MP_GPU_SPACE_STATIC = 3,
+	/* "GPU:<device>:libraries": segments that CUDA's own libraries
+	 * (cuBLAS, cuDNN, ...) allocated for themselves, told by the
+	 * allocation's source (the translator's is_library): not the
+	 * framework's reserved memory either */
+	MP_GPU_SPACE_LIBRARY = 4
 };
 
 typedef struct mp_gpu_event {
@@ -66,7 +71,8 @@ typedef struct mp_cupti_stats {
 	uint64_t invalid;         /* memory records with an unknown operation or memory kind */
 	uint64_t truncated_bytes; /* bytes at a buffer's end too short for a record (or of a
 				     kind whose length memprof does not know) */
-	uint64_t pools_full;      /* pools beyond MP_CUPTI_MAX_POOLS (their resizes are lost) */
+	uint64_t pools_full;      /* pools beyond MP_CUPTI_MAX_POOLS (their resizes are lost), library
+				     segments beyond MP_CUPTI_MAX_LIBRARY_SEGMENTS (left in GPU:N) */
 } mp_cupti_stats_t;
 
 /* The state the translation keeps: the pools' current sizes, so that a
@@ -78,9 +84,19 @@ typedef struct mp_cupti_pool {
 	uint8_t live;
 } mp_cupti_pool_t;
 
+/* The segments put in MP_GPU_SPACE_LIBRARY, so that their releases go
+ * there too (a release record need not carry its source). */
+#define MP_CUPTI_MAX_LIBRARY_SEGMENTS 64
 typedef struct mp_cupti_translator {
 	mp_cupti_pool_t pools[MP_CUPTI_MAX_POOLS];
 	mp_cupti_stats_t stats;
+	/* Optional (NULL: every segment is GPU:N's): 1 when the record's
+	 * source (MEMORY2's `source`, a const char * of the traced process,
+	 * passed as an integer: the translation never reads it) names a CUDA
+	 * library. Set only where the pointer is valid: the backend, not a
+	 * replay. */
+	int (*is_library)(uint64_t source);
+	mp_cupti_pool_t library_segments[MP_CUPTI_MAX_LIBRARY_SEGMENTS]; /* live ones: device, address (size unused) */
 } mp_cupti_translator_t;
 
 void mp_cupti_translator_init(mp_cupti_translator_t *t);
@@ -117,6 +133,11 @@ int mp_cupti_translate_callback(mp_cupti_translator_t *t, uint32_t domain, uint3
  * runtime calls in progress, kept by the caller (thread-local) and updated
  * here at their ENTER and EXIT sites. Pure: no CUPTI call. */
 int mp_cupti_callback_is_own(uint32_t domain, const void *cbdata, unsigned *depth);
+
+/* 1 when path (an allocation's source: a shared object's path) is one of
+ * CUDA's own libraries: libcublas, libcublasLt, libcudnn*, libcufft,
+ * libcusparse, libcusolver, libcurand, libnccl, libcutensor. */
+int mp_cupti_source_is_library(const char *path);
 
 /* The memory id's name of an event ("GPU:0", "CUDA:pinned_host", ...) into
  * buf; returns buf. */
