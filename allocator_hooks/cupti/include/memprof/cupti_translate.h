@@ -22,6 +22,9 @@
  *     which would count each chunk twice;
  *   - device memory of modules' statics (DEVICE_STATIC): a REGION of
  *     "GPU:<device>:static";
+ *   - a segment a CUDA library allocated for itself (the record's source,
+ *     where the translator's is_library tells it): a REGION of
+ *     "GPU:<device>:libraries";
  *   - a failed allocation call (callbacks): ALLOC_FAILED with its size.
  */
 #ifndef MEMPROF_CUPTI_TRANSLATE_H
