@@ -28,6 +28,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static _Alignas(8) uint8_t pending[64 * MP_CUPTI_MEM4_SIZE];
 static size_t pending_len;
 static int dropped_told;
+static int allocation_source; /* cuptiActivityEnableAllocationSource(1) was called */
 
 API int cuptiGetVersion(uint32_t *v);
 API int cuptiGetResultString(int r, const char **s);
@@ -42,6 +43,8 @@ API int cuptiEnableCallback(uint32_t enable, void *sub, int domain, uint32_t cbi
 API void fake_cuda_malloc(uint64_t address, uint64_t bytes);
 API void fake_cuda_free(uint64_t address);
 API void fake_cuda_malloc_fails(uint64_t bytes);
+API int cuptiActivityEnableAllocationSource(uint8_t enable);
+API void fake_cuda_library_malloc(uint64_t address, uint64_t bytes, const char *source);
 API void fake_cuda_map(uint64_t address, uint64_t bytes);
 API void fake_cuda_unmap(uint64_t address, uint64_t bytes);
 
@@ -61,6 +64,12 @@ int cuptiGetResultString(int r, const char **s)
 int cuptiActivityRegisterTimestampCallback(uint64_t (*fn)(void))
 {
 	clock_cb = fn;
+	return 0;
+}
+
+int cuptiActivityEnableAllocationSource(uint8_t enable)
+{
+	allocation_source = enable;
 	return 0;
 }
 
@@ -132,7 +141,7 @@ int cuptiEnableCallback(uint32_t enable, void *sub, int domain, uint32_t cbid)
 	return 0;
 }
 
-static void record(uint32_t op, uint64_t address, uint64_t bytes, uint32_t context)
+static void record_from(uint32_t op, uint64_t address, uint64_t bytes, uint32_t context, const char *source)
 {
 	uint8_t *r;
 	uint64_t t = clock_cb();
@@ -147,9 +156,23 @@ static void record(uint32_t op, uint64_t address, uint64_t bytes, uint32_t conte
 	memcpy(r + MP_CUPTI_MEM4_BYTES, &bytes, 8);
 	memcpy(r + MP_CUPTI_MEM4_TIMESTAMP, &t, 8);
 	memcpy(r + MP_CUPTI_MEM4_CONTEXT, &context, 4);
+	if (allocation_source)
+		memcpy(r + MP_CUPTI_MEM4_SOURCE, &source, 8);
 	if (pending_len + MP_CUPTI_MEM4_SIZE < sizeof pending)
 		pending_len += MP_CUPTI_MEM4_SIZE;
 	pthread_mutex_unlock(&mu);
+}
+
+static void record(uint32_t op, uint64_t address, uint64_t bytes, uint32_t context)
+{
+	record_from(op, address, bytes, context, "/opt/fake/libfake_program.so");
+}
+
+/* A cudaMalloc made by a library (CUPTI names it as the record's source
+ * when asked to). */
+void fake_cuda_library_malloc(uint64_t address, uint64_t bytes, const char *source)
+{
+	record_from(MP_CUPTI_OP_ALLOCATION, address, bytes, 1, source);
 }
 
 void fake_cuda_malloc(uint64_t address, uint64_t bytes)

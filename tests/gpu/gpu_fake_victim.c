@@ -4,8 +4,8 @@
  * annotation API (as a framework's allocator would), has a 10 MiB
  * cudaMalloc fail (with the driver call nested in it, as CUDA does), waits
  * for a periodic flush, releases the second segment, maps and unmaps a
- * 2 MiB chunk (cuMemMap: callbacks and records, as CUDA 13 reports it) and
- * exits 3. It also plays the driver's cuDeviceTotalMem (80 GiB) and
+ * 2 MiB chunk (cuMemMap: callbacks and records, as CUDA 13 reports it),
+ * has "cuBLAS" take 1 MiB for itself (the record's source) and exits 3. It also plays the driver's cuDeviceTotalMem (80 GiB) and
  * cuCtxGetDevice (device 0), which the injection library finds with
  * dlsym(RTLD_DEFAULT), and cuDeviceGetCount (1). Usage: gpu_fake_victim INJECTION.so FAKE_CUPTI.so */
 #include <dlfcn.h>
@@ -20,6 +20,7 @@
 #define A 0x7f0000000000ull
 #define B 0x7f0002000000ull
 #define C 0x7f0004000000ull
+#define D 0x7f0006000000ull
 
 __attribute__((visibility("default"))) int cuDeviceTotalMem_v2(size_t *bytes, int device);
 __attribute__((visibility("default"))) int cuCtxGetDevice(int *device);
@@ -49,6 +50,7 @@ int main(int argc, char **argv)
 	int (*init)(void), (*declare)(const char *, int, uint64_t), gpu;
 	void (*cmalloc)(uint64_t, uint64_t), (*cfree)(uint64_t), (*cfail)(uint64_t);
 	void (*cmap)(uint64_t, uint64_t), (*cunmap)(uint64_t, uint64_t);
+	void (*clib)(uint64_t, uint64_t, const char *);
 	void (*alloc)(int, uint64_t, uint64_t, uint64_t);
 	char *host = malloc(123457);
 
@@ -65,9 +67,10 @@ int main(int argc, char **argv)
 	*(void **)(void *)&cfail = dlsym(fake, "fake_cuda_malloc_fails");
 	*(void **)(void *)&cmap = dlsym(fake, "fake_cuda_map");
 	*(void **)(void *)&cunmap = dlsym(fake, "fake_cuda_unmap");
+	*(void **)(void *)&clib = dlsym(fake, "fake_cuda_library_malloc");
 	*(void **)(void *)&declare = dlsym(RTLD_DEFAULT, "memprof_memory_declare");
 	*(void **)(void *)&alloc = dlsym(RTLD_DEFAULT, "memprof_alloc");
-	if (!init || !cmalloc || !cfree || !cfail || !cmap || !cunmap || init() != 1)
+	if (!init || !cmalloc || !cfree || !cfail || !cmap || !cunmap || !clib || init() != 1)
 		return 2;
 	cmalloc(A, 20 * MiB);
 	cmalloc(B, 2 * MiB);
@@ -82,6 +85,7 @@ int main(int argc, char **argv)
 	cfree(B);
 	cmap(C, 2 * MiB);
 	cunmap(C, 2 * MiB);
+	clib(D, 1 * MiB, "/usr/local/cuda/lib64/libcublasLt.so.13");
 	free(host);
 	return 3;
 }

@@ -252,12 +252,13 @@ static void test_injection_cupti_cannot_start(void **state)
 #define SEG_A 0x7f0000000000ull
 #define SEG_B 0x7f0002000000ull
 #define SEG_C 0x7f0004000000ull
+#define SEG_D 0x7f0006000000ull
 
 /* The raw buffers the run dumped (MEMPROF_CUPTI_DUMP), replayed: the
  * segments' events again, at the very times the live capture has them
  * (times[0], [1], [5]: the dump keeps the capture's origin). The failure
  * came through a callback, not a buffer: not in the dump. */
-static void check_dump(const char *dir, const uint64_t *times)
+static void check_dump(const char *dir, const uint64_t *times, uint64_t lib_time)
 {
 	char path[4096] = "", *out = mp_test_tmpfile(".memprof");
 	mp_cupti_stats_t st;
@@ -266,10 +267,10 @@ static void check_dump(const char *dir, const uint64_t *times)
 	mp_diag_t diag;
 	struct dirent *de;
 	DIR *d = opendir(dir);
-	const int kinds[5] = {MP_EV_REGION_ADD, MP_EV_REGION_ADD, MP_EV_REGION_REMOVE, MP_EV_REGION_ADD,
-			      MP_EV_REGION_REMOVE};
-	const uint64_t at[5] = {times[0], times[1], times[5], times[6], times[7]};
-	const uint64_t addr[5] = {SEG_A, SEG_B, SEG_B, SEG_C, SEG_C};
+	const int kinds[6] = {MP_EV_REGION_ADD, MP_EV_REGION_ADD,    MP_EV_REGION_REMOVE,
+			      MP_EV_REGION_ADD, MP_EV_REGION_REMOVE, MP_EV_REGION_ADD};
+	const uint64_t at[6] = {times[0], times[1], times[5], times[6], times[7], lib_time};
+	const uint64_t addr[6] = {SEG_A, SEG_B, SEG_B, SEG_C, SEG_C, SEG_D};
 	int k = 0;
 
 	assert_non_null(d);
@@ -279,18 +280,20 @@ static void check_dump(const char *dir, const uint64_t *times)
 	closedir(d);
 	assert_true(path[0]);
 	assert_int_equal(mp_cupti_replay(path, out, &st, &diag), 0);
-	assert_int_equal(st.records, 5);
+	assert_int_equal(st.records, 6);
 	assert_int_equal(mp_capture_open_source(&src, out, &diag), 0);
 	while (mp_source_next(src, &ev, &diag) == 1) {
 		if (ev.kind == MP_EV_MEMORY)
 			continue;
-		assert_true(k < 5);
+		/* a replay cannot read the sources (another process's
+		 * pointers): the library's segment is GPU:0's here */
+		assert_true(k < 6);
 		assert_int_equal(ev.kind, kinds[k]);
 		assert_int_equal(ev.address, addr[k]);
 		assert_int_equal(ev.time_ns, at[k]);
 		k++;
 	}
-	assert_int_equal(k, 5);
+	assert_int_equal(k, 6);
 	mp_source_close(src);
 	unlink(path);
 	rmdir(dir);
@@ -303,7 +306,8 @@ static void check_dump(const char *dir, const uint64_t *times)
  * the first, the failed 10 MiB cudaMalloc (once, though the driver call
  * inside it failed too), the second segment's release, a 2 MiB cuMemMap'd
  * chunk added and removed (once each, though callbacks and records both
- * tell it) in time order, next to the host heap; CUPTI's 2 dropped records counted
+ * tell it) in time order, next to the host heap; "cuBLAS"'s own 1 MiB in
+ * GPU:0:libraries, out of GPU:0's reserved bytes; CUPTI's 2 dropped records counted
  * on GPU:0. Solved: reserved peak 22 MiB, in use 12 MiB, and at the
  * failure 10 MiB free inside the segments (A: [12, 20) MiB, B: 2 MiB),
  * largest chunk 8 MiB: fragmentation 1 - 8/10, cause fragmented. */
@@ -325,7 +329,8 @@ static void test_fake_gpu(void **state)
 		{MP_EV_ALLOC_FAILED, 0, 10 * MiB},   {MP_EV_REGION_REMOVE, SEG_B, 0},
 		{MP_EV_REGION_ADD, SEG_C, 2 * MiB},  {MP_EV_REGION_REMOVE, SEG_C, 0},
 	};
-	uint64_t last = 0, dropped = 0, times[8];
+	uint64_t last = 0, dropped = 0, times[8], lib_time = 0;
+	int lib_events = 0;
 	size_t k = 0, i;
 	int gpu = -1;
 	char dumpdir[] = "/tmp/memprof-dump-XXXXXX";
@@ -344,6 +349,16 @@ static void test_fake_gpu(void **state)
 	assert_int_equal(mp_capture_open_source(&src, out, &diag), 0);
 	while (mp_source_next(src, &ev, &diag) == 1) {
 		const mp_memory_info_t *m = mp_source_memory(src, ev.memory);
+		if (ev.kind != MP_EV_MEMORY && m && !strcmp(m->name, "GPU:0:libraries")) {
+			/* "cuBLAS"'s own 1 MiB, told by its record's source */
+			assert_int_equal(ev.kind, MP_EV_REGION_ADD);
+			assert_int_equal(ev.address, SEG_D);
+			assert_int_equal(ev.requested_bytes, 1 * MiB);
+			assert_int_equal(m->kind, MP_MEMORY_DEVICE);
+			lib_time = ev.time_ns;
+			lib_events++;
+			continue;
+		}
 		if (ev.kind == MP_EV_MEMORY || !m || strcmp(m->name, "GPU:0"))
 			continue;
 		gpu = (int)ev.memory;
@@ -365,6 +380,7 @@ static void test_fake_gpu(void **state)
 	}
 	assert_int_equal(k, 8); /* one failure per cudaMalloc, one region per mapped chunk */
 	assert_int_equal(dropped, 2);
+	assert_int_equal(lib_events, 1);
 	assert_true(gpu >= 0);
 	mp_source_close(src);
 
@@ -389,7 +405,7 @@ static void test_fake_gpu(void **state)
 	assert_string_equal(mp_solver_oom_cause(&dev->oom[0]), "fragmented");
 	mp_source_close(src);
 	mp_solver_free(s);
-	check_dump(dumpdir, times);
+	check_dump(dumpdir, times, lib_time);
 	unlink(out);
 	drop_runs();
 	free(out);
@@ -418,13 +434,14 @@ static void test_fake_gpu_standalone(void **state)
 	for (i = 0; i < n; i++)
 		if (ev[i].kind != MP_EV_MEMORY && ev[i].kind != MP_EV_DROPPED && k < 8)
 			kinds[k++] = ev[i].kind;
-	assert_int_equal(k, 6);
+	assert_int_equal(k, 7);
 	assert_int_equal(kinds[0], MP_EV_REGION_ADD);
 	assert_int_equal(kinds[1], MP_EV_REGION_ADD);
 	assert_int_equal(kinds[2], MP_EV_ALLOC_FAILED);
 	assert_int_equal(kinds[3], MP_EV_REGION_REMOVE);
 	assert_int_equal(kinds[4], MP_EV_REGION_ADD);
 	assert_int_equal(kinds[5], MP_EV_REGION_REMOVE);
+	assert_int_equal(kinds[6], MP_EV_REGION_ADD); /* GPU:0:libraries */
 	free(ev);
 	unlink(out);
 	free(out);
