@@ -38,11 +38,16 @@ static int ends_with(const char *s, const char *suffix)
 int mp_keep_is_run(const char *path)
 {
 	struct stat sb;
-	char *dir;
+	char *dir, *real;
 	int yes;
 
 	if (stat(path, &sb))
 		return 0;
+	if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode) && (real = realpath(path, NULL))) {
+		yes = mp_keep_is_run(real); /* P.d is beside the file, not the link */
+		free(real);
+		return yes;
+	}
 	if (S_ISDIR(sb.st_mode))
 		return ends_with(path, ".memprof.d");
 	if (!S_ISREG(sb.st_mode) || !(dir = malloc(strlen(path) + 3)))
@@ -183,10 +188,21 @@ static void choose_window(mp_keep_run_t *k)
 
 int mp_keep_open(mp_keep_run_t **out, const char *path, mp_diag_t *diag)
 {
-	mp_keep_run_t *k = calloc(1, sizeof(*k));
-	size_t n = strlen(path);
+	mp_keep_run_t *k;
+	struct stat sb;
+	size_t n;
 	int rc;
 
+	if (lstat(path, &sb) == 0 && S_ISLNK(sb.st_mode)) {
+		char *real = realpath(path, NULL);
+		if (real) {
+			rc = mp_keep_open(out, real, diag);
+			free(real);
+			return rc;
+		}
+	}
+	k = calloc(1, sizeof(*k));
+	n = strlen(path);
 	*out = NULL;
 	mp_diag_clear(diag);
 	mp_diag_set_file(diag, path);
