@@ -78,6 +78,7 @@ struct mp_keep {
 	keep_seg_t segs[KEEP_SEGS_MAX]; /* the live segments, oldest at first */
 	uint32_t first, count;
 	uint64_t next_number;
+	uint64_t seg_base;              /* the segment's bytes through its first block */
 	int rotate;                     /* this round ends the segment */
 	mp_diag_t diag;
 };
@@ -242,7 +243,10 @@ int mp__keep_due(mp_writer_t *w)
 	struct mp_keep *k = w->keep;
 	uint64_t h = atomic_load_explicit(&w->last_horizon, memory_order_relaxed);
 
-	return w->file_offset >= k->seg_bytes || (k->seg_ns && h != UINT64_MAX && h - seg_at(k, k->count - 1)->start_ns >= k->seg_ns);
+	/* (counted past the segment's first block: definitions larger than a
+	 * segment must not rotate every round) */
+	return w->file_offset - k->seg_base >= k->seg_bytes ||
+	       (k->seg_ns && h != UINT64_MAX && h - seg_at(k, k->count - 1)->start_ns >= k->seg_ns);
 }
 
 /* The block frame (docs/format.md "Blocks") around raw, into k->out. */
@@ -364,6 +368,7 @@ int mp__keep_rotate(mp_writer_t *w, uint64_t horizon)
 	if (rc || (rc = mp__writer_emit_block(w)))
 		return rc;
 	k->next_number++;
+	k->seg_base = w->file_offset;
 	if (k->count == KEEP_SEGS_MAX)
 		trim(w, horizon);
 	*seg_at(k, k->count) = (keep_seg_t){number, w->file_offset, horizon};
