@@ -243,10 +243,12 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 	*out = w;
 	return 0;
 fail:
-	if (w->fd >= 0) {
+	if (w->fd >= 0)
 		mp__wfile_close(w);
+	if (w->keep) /* (P, kept aside: closed, and unlinked below) */
+		(void)mp__keep_close(w, rc);
+	if (w->file_ino) /* created here (an existing one is not ours) */
 		unlink(path);
-	}
 	if (w->z_ok)
 		deflateEnd(&w->z);
 	if (w->key_ok)
