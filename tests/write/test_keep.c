@@ -109,7 +109,7 @@ static int replay_window(const char *p, uint64_t *live, uint64_t *live_bytes, ui
 	mp_checkpoint_t ck;
 	mp_event_t ev;
 	mp_diag_t diag;
-	size_t i;
+	size_t i, nseg_window;
 	int rc, c;
 
 	assert_non_null(set);
@@ -127,6 +127,7 @@ static int replay_window(const char *p, uint64_t *live, uint64_t *live_bytes, ui
 		mp_checkpoint_free(&ck);
 	}
 	assert_int_equal(mp_keep_window_open(k, &cap, &diag), 0);
+	nseg_window = k->nsegments;
 	mp_keep_close(k);
 	while ((rc = mp_source_next(mp_capture_source(cap), &ev, &diag)) == 1) {
 		uint64_t a = ev.address, x;
@@ -147,6 +148,10 @@ static int replay_window(const char *p, uint64_t *live, uint64_t *live_bytes, ui
 			(*unknown)++;
 		}
 	}
+	/* every segment's start checkpoint read, none disagreeing with its
+	 * summary (the joined stream keeps each with its round's figures) */
+	assert_int_equal(mp_capture_checkpoints_bad(cap, NULL), 0);
+	assert_true(mp_capture_checkpoints_seen(cap) >= nseg_window - (c == 1));
 	mp_capture_close(cap);
 	*live_bytes = *live * 64;
 	free(set);
@@ -251,6 +256,16 @@ static void test_keep_run(void **state)
 	assert_int_equal(k->nsegments, nseg);
 	assert_int_equal(k->skipped, 1);
 	mp_keep_close(k);
+	{
+		/* ... and one cut inside its header: the same */
+		char next[512];
+		snprintf(next, sizeof(next), "%s/seg-%06llu.memprof", d2, (unsigned long long)(first + nseg));
+		assert_int_equal(truncate(next, 10), 0);
+		assert_int_equal(mp_keep_open(&k, p2, &diag), 0);
+		assert_int_equal(k->nsegments, nseg);
+		assert_int_equal(k->skipped, 1);
+		mp_keep_close(k);
+	}
 	assert_int_equal(replay_window(p2, &live, &bytes, &unknown, &events), 0);
 	assert_int_equal(live, 2 * PER);
 	assert_int_equal(unknown, 0);
