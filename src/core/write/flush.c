@@ -469,7 +469,11 @@ static int end_round(mp_writer_t *w, uint64_t horizon)
 	if (rc || (rc = emit_block(w)))
 		return rc;
 	w->complete_ns = horizon;
-	return mp__keep_rotating(w) ? mp__keep_rotate(w, horizon) : 0;
+	if (mp__keep_rotating(w))
+		return mp__keep_rotate(w, horizon);
+	if (w->keep)
+		mp__keep_round_done(w, horizon);
+	return 0;
 }
 
 /* One round, in its steps: snapshot the rings, the definitions, the

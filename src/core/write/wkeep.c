@@ -300,32 +300,46 @@ int mp__keep_whole(mp_writer_t *w, const uint8_t *sections, size_t len)
 	return rc;
 }
 
-/* Unlink the oldest segments while the closed ones and the new one's
- * start pass the bound (so the run stays within the bound plus the
- * segment being written), or while a segment's events all precede the
- * duration kept (its successor starts before horizon - bound_ns). */
-static void trim(mp_writer_t *w, uint64_t horizon)
+/* Unlink the oldest segments while the run's bytes -- the segments and
+ * the whole-run file -- pass limit, or while a segment's events all
+ * precede the duration kept (its successor starts before horizon -
+ * bound_ns). At a rotation the limit is the bound (the closed segments and
+ * the new one's first block); after every other round it is the bound plus
+ * a segment, which a round larger than usual (a loaded machine's) would
+ * pass otherwise. The newest segment is never unlinked. */
+static void drop_oldest(struct mp_keep *k)
 {
-	struct mp_keep *k = w->keep;
 	char path[PATH_MAX];
 
+	seg_path(k, seg_at(k, 0)->number, path, sizeof(path));
+	unlink(path);
+	k->first = (k->first + 1) % KEEP_SEGS_MAX;
+	k->count--;
+}
+
+static void trim(mp_writer_t *w, uint64_t horizon, uint64_t limit)
+{
+	struct mp_keep *k = w->keep;
+
+	seg_at(k, k->count - 1)->bytes = w->file_offset;
 	while (k->count > 1) {
-		uint64_t total = 0;
+		uint64_t total = k->whole.offset;
 		uint32_t i;
 		int drop;
 
 		for (i = 0; i < k->count; i++)
 			total += seg_at(k, i)->bytes;
-		drop = (k->bound_bytes && total > k->bound_bytes) ||
-		       (k->bound_ns && horizon != UINT64_MAX && seg_at(k, 1)->start_ns + k->bound_ns < horizon) ||
-		       k->count == KEEP_SEGS_MAX;
+		drop = (k->bound_bytes && total > limit) ||
+		       (k->bound_ns && horizon != UINT64_MAX && seg_at(k, 1)->start_ns + k->bound_ns < horizon);
 		if (!drop)
 			break;
-		seg_path(k, seg_at(k, 0)->number, path, sizeof(path));
-		unlink(path);
-		k->first = (k->first + 1) % KEEP_SEGS_MAX;
-		k->count--;
+		drop_oldest(k);
 	}
+}
+
+void mp__keep_round_done(mp_writer_t *w, uint64_t horizon)
+{
+	trim(w, horizon, w->keep->bound_bytes + w->keep->seg_bytes);
 }
 
 int mp__keep_rotate(mp_writer_t *w, uint64_t horizon)
@@ -369,12 +383,12 @@ int mp__keep_rotate(mp_writer_t *w, uint64_t horizon)
 		return rc;
 	k->next_number++;
 	k->seg_base = w->file_offset;
-	if (k->count == KEEP_SEGS_MAX)
-		trim(w, horizon);
+	if (k->count == KEEP_SEGS_MAX) /* (no room to list it: the oldest goes) */
+		drop_oldest(k);
 	*seg_at(k, k->count) = (keep_seg_t){number, w->file_offset, horizon};
 	k->count++;
 	/* 3. only now the oldest go */
-	trim(w, horizon);
+	trim(w, horizon, k->bound_bytes);
 	return 0;
 }
 

@@ -332,6 +332,7 @@ void mp__keep_set_rotate(mp_writer_t *w, int rotate);
 int mp__keep_rotating(const mp_writer_t *w);
 int mp__keep_whole(mp_writer_t *w, const uint8_t *sections, size_t len);
 int mp__keep_rotate(mp_writer_t *w, uint64_t horizon);
+void mp__keep_round_done(mp_writer_t *w, uint64_t horizon); /* any other round: the bound */
 int mp__keep_close(mp_writer_t *w, int rc);
 /* writer.c: the trailer of a closed capture at w's file; flush.c: w->raw
  * as a block of w's file, a section of varints into b. */
