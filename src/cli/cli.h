@@ -59,4 +59,9 @@ int mp_cli_untraced_reason(const char *cmd, char *why, size_t n);
 int mp_cli_find_preload(char *out, size_t size);
 int mp_cli_find_demo(char *out, size_t size);
 
+/* report_keep.c: for a kept run (`record --keep`), the lines report
+ * prints before the window's report (its segments, where it starts, the
+ * whole run's figures); nothing for another input. 0. */
+int cli_keep_print(FILE *out, const char *path);
+
 #endif

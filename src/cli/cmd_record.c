@@ -37,6 +37,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: memprof record [-o RUN] [--no-children] [--no-fork] [--main-only]\n"
 		"                      [--delay MS] [--duration MS] [--flush MS] [--stacks] [--gpu]\n"
+		"                      [--keep SIZE|DURATION]\n"
 		"                      -- CMD ARGS...\n"
 		"\n"
 		"Run CMD with the allocation hooks and capture every host allocation it makes\n"
@@ -60,6 +61,14 @@ static void usage(FILE *out)
 		"                      64 frames; report groups by allocating function)\n"
 		"      --gpu           also record CUDA device, pinned and managed memory through\n"
 		"                      CUPTI (docs/gpu.md)\n"
+		"      --keep SIZE|DURATION\n"
+		"                      a flight recorder: keep only the newest events, within SIZE\n"
+		"                      of disk (64MiB, 1GiB: units B KiB MiB GiB TiB) or DURATION\n"
+		"                      (90s, 10m, 2h, 1d), plus one segment (SIZE/8, at least\n"
+		"                      2 MiB), and every round's figures of the whole run; each\n"
+		"                      process's capture P is then the whole run's figures and its\n"
+		"                      events are in P.d/ (docs/format.md, \"Segments and the\n"
+		"                      ring\"); may be given twice, a size and a duration\n"
 		"\n"
 		"The main process -- the one with the largest peak -- is what commands analyse\n"
 		"by default ('report --pid N' and '--process all' for the others).\n"
@@ -72,6 +81,7 @@ typedef struct {
 	const char *output;
 	int no_children, no_fork, stacks, main_only;
 	const char *delay, *duration, *flush;
+	char keep_bytes[24], keep_ns[24]; /* --keep, as MEMPROF_KEEP_BYTES / _NS ("": none) */
 	int output_is_dir; /* -o names a directory: the default name goes in it */
 	int no_preload;    /* CMD has another C library's loader: not given the preload */
 	const char *gpu_lib; /* --gpu: CUDA_INJECTION64_PATH (record_gpu.c) */
@@ -165,6 +175,10 @@ static void child(const rec_opts_t *o, const char *preload, char **cmd, int fd)
 		setenv("MEMPROF_DURATION_MS", o->duration, 1);
 	if (o->flush)
 		setenv("MEMPROF_FLUSH_MS", o->flush, 1);
+	if (o->keep_bytes[0])
+		setenv("MEMPROF_KEEP_BYTES", o->keep_bytes, 1);
+	if (o->keep_ns[0])
+		setenv("MEMPROF_KEEP_NS", o->keep_ns, 1);
 	if (o->stacks) {
 		const char *sv = getenv("MEMPROF_STACKS"); /* an explicit MEMPROF_STACKS=fp keeps its unwinder */
 		if (!sv || !*sv || !strcmp(sv, "0") || !strcmp(sv, "off") || !strcmp(sv, "no"))
@@ -234,7 +248,56 @@ static int check_output(rec_opts_t *o)
 	return MP_EXIT_OK;
 }
 
-enum { O_DELAY = 256, O_DURATION, O_FLUSH };
+enum { O_DELAY = 256, O_DURATION, O_FLUSH, O_KEEP };
+
+/* The least --keep SIZE: one segment (the writer's MP_KEEP_SEGMENT_MIN,
+ * wkeep.c), and the least DURATION (a segment of it is an eighth: about a
+ * flush round at 1 s). */
+#define KEEP_MIN_BYTES (2ull << 20)
+#define KEEP_MIN_NS 1000000000ull
+
+/* --keep SIZE or DURATION: a number and a unit, into o. An exit code. */
+static int keep_option(rec_opts_t *o, const char *arg)
+{
+	static const struct {
+		const char *unit;
+		uint64_t mul;
+		int time;
+	} units[] = {{"B", 1, 0},
+		     {"KiB", 1ull << 10, 0},
+		     {"MiB", 1ull << 20, 0},
+		     {"GiB", 1ull << 30, 0},
+		     {"TiB", 1ull << 40, 0},
+		     {"s", 1000000000ull, 1},
+		     {"m", 60000000000ull, 1},
+		     {"h", 3600000000000ull, 1},
+		     {"d", 86400000000000ull, 1}};
+	char *end;
+	unsigned long long v;
+	size_t i;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || *arg == '-')
+		goto bad;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		uint64_t x;
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (__builtin_mul_overflow((uint64_t)v, units[i].mul, &x))
+			goto bad;
+		if (units[i].time ? x < KEEP_MIN_NS : x < KEEP_MIN_BYTES) {
+			mp_cli_error("--keep %s is smaller than one segment (at least %s)", arg,
+				     units[i].time ? "1s" : "2MiB");
+			return MP_EXIT_USAGE;
+		}
+		snprintf(units[i].time ? o->keep_ns : o->keep_bytes, sizeof(o->keep_ns), "%llu", (unsigned long long)x);
+		return MP_EXIT_OK;
+	}
+bad:
+	mp_cli_error("--keep expects a size (64MiB, 1GiB) or a duration (10m, 2h), got '%s'", arg);
+	return MP_EXIT_USAGE;
+}
 
 /* -o, and the times in milliseconds. */
 static int record_option(void *ctx, int c, const char *arg)
@@ -247,6 +310,8 @@ static int record_option(void *ctx, int c, const char *arg)
 		o->output = arg;
 		return MP_EXIT_OK;
 	}
+	if (c == O_KEEP)
+		return keep_option(o, arg);
 	if (check_ms(names[c - O_DELAY], arg))
 		return MP_EXIT_USAGE;
 	*ms[c - O_DELAY] = arg;
@@ -264,6 +329,7 @@ static int parse_args(rec_opts_t *o, int argc, char **argv)
 		{"delay", required_argument, NULL, O_DELAY},
 		{"duration", required_argument, NULL, O_DURATION},
 		{"flush", required_argument, NULL, O_FLUSH},
+		{"keep", required_argument, NULL, O_KEEP},
 		{"stacks", no_argument, &o->stacks, 1},
 		{"main-only", no_argument, &o->main_only, 1},
 		{"gpu", no_argument, &o->gpu, 1},

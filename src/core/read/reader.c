@@ -13,7 +13,10 @@
 #include <memprof/format/columns.h>
 #include <memprof/format/varint.h>
 
+#include <memprof/keep.h>
+
 #include "blockio.h"
+
 #include "reader_internal.h"
 
 #include <errno.h>
@@ -417,6 +420,11 @@ static int open_stream(mp_capture_t **out, FILE *f, const char *name, mp_diag_t 
 	return 0;
 }
 
+int mp__capture_open_stream(mp_capture_t **out, FILE *f, const char *name, mp_diag_t *diag)
+{
+	return open_stream(out, f, name, diag);
+}
+
 int mp_capture_open(mp_capture_t **out, const char *path, mp_diag_t *diag)
 {
 	const char *env;
@@ -426,11 +434,21 @@ int mp_capture_open(mp_capture_t **out, const char *path, mp_diag_t *diag)
 	*out = NULL;
 	mp_diag_clear(diag);
 	mp_diag_set_file(diag, path);
-	f = fopen(path, "rb");
-	if (!f)
-		return mp_diag_set(diag, -errno, -1, -1, "cannot open: %s", strerror(errno));
-	if ((rc = open_stream(out, f, path, diag)))
-		return rc;
+	if (mp_keep_is_run(path)) { /* `record --keep`: its window (keep.c) */
+		mp_keep_run_t *k;
+		if ((rc = mp_keep_open(&k, path, diag)))
+			return rc;
+		rc = mp_keep_window_open(k, out, diag);
+		mp_keep_close(k);
+		if (rc)
+			return rc;
+	} else {
+		f = fopen(path, "rb");
+		if (!f)
+			return mp_diag_set(diag, -errno, -1, -1, "cannot open: %s", strerror(errno));
+		if ((rc = open_stream(out, f, path, diag)))
+			return rc;
+	}
 	env = getenv("MEMPROF_READAHEAD");
 	return mp_capture_set_readahead(*out, !env ? MP_READAHEAD_AUTO
 					      : strcmp(env, "0") == 0 ? MP_READAHEAD_OFF

@@ -223,4 +223,8 @@ int mp__merge_next(mp_capture_t *cap, uint64_t limit, mp_event_t *ev, mp_diag_t 
  * is 0, or negative on a corrupted record after them (diag filled). */
 size_t mp__merge_run(mp_capture_t *cap, uint64_t limit, mp_event_t *ev, size_t max, int *rc, mp_diag_t *diag);
 
+/* reader.c: a capture over f (taken: closed on failure too); name for
+ * messages. keep.c opens a kept run's window with it. */
+int mp__capture_open_stream(mp_capture_t **out, FILE *f, const char *name, mp_diag_t *diag);
+
 #endif

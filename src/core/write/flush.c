@@ -188,6 +188,11 @@ static int emit_block(mp_writer_t *w)
 	return 0;
 }
 
+int mp__writer_emit_block(mp_writer_t *w)
+{
+	return emit_block(w);
+}
+
 static int put_section(mp_mbuf_t *b, const uint64_t *v, int n, uint8_t tag)
 {
 	uint8_t tmp[1 + 32 * MP_VARINT_MAX], *p = tmp;
@@ -197,6 +202,11 @@ static int put_section(mp_mbuf_t *b, const uint64_t *v, int n, uint8_t tag)
 	for (i = 0; i < n; i++)
 		p = mp_varint_put(p, v[i]);
 	return mp_mbuf_append(b, tmp, (size_t)(p - tmp));
+}
+
+int mp__writer_put_section(mp_mbuf_t *b, const uint64_t *v, int n, uint8_t tag)
+{
+	return put_section(b, v, n, tag);
 }
 
 void mp__writer_give_back(mp_wthread_t *t)
@@ -328,7 +338,9 @@ static int thread_sections(mp_writer_t *w, mp_wthread_t *t, mp_mbuf_t *secbuf)
 
 	if (!t->announced) {
 		uint64_t v[2] = {t->index, t->tid};
-		if ((rc = put_section(secbuf, v, 2, MP_SEC_THREAD)))
+		size_t at = secbuf->len;
+		if ((rc = put_section(secbuf, v, 2, MP_SEC_THREAD)) ||
+		    (w->keep && (rc = mp__keep_log(w, secbuf->data + at, secbuf->len - at))))
 			return rc;
 		t->announced = 1;
 	}
@@ -420,6 +432,8 @@ static int append_definitions(mp_writer_t *w)
 
 	pthread_mutex_lock(&w->defs_mu);
 	rc = mp_mbuf_append(&w->raw, w->defs.data, w->defs.len);
+	if (!rc && w->keep) /* every segment re-emits them (wkeep.c) */
+		rc = mp__keep_log(w, w->defs.data, w->defs.len);
 	w->defs.len = 0;
 	w->tally.stacks = w->stack_count; /* every stack interned so far is defined by now */
 	pthread_mutex_unlock(&w->defs_mu);
@@ -435,6 +449,7 @@ static int append_definitions(mp_writer_t *w)
 static int end_round(mp_writer_t *w, uint64_t horizon)
 {
 	uint64_t v[1] = {horizon};
+	size_t from = w->raw.len;
 	int rc;
 
 	atomic_store_explicit(&w->last_horizon, horizon, memory_order_relaxed);
@@ -443,12 +458,21 @@ static int end_round(mp_writer_t *w, uint64_t horizon)
 	pthread_mutex_lock(&w->defs_mu); /* the memory ids' names */
 	rc = mp__tally_put_summary(&w->tally, &w->raw, horizon);
 	pthread_mutex_unlock(&w->defs_mu);
-	/* (2.4) at intervals, the live blocks at this horizon */
-	if (!rc)
+	/* --keep: what ends the round (all of it but the checkpoint) also goes
+	 * to the whole-run file, which is never rotated (wkeep.c) */
+	if (!rc && w->keep)
+		rc = mp__keep_whole(w, w->raw.data + from, w->raw.len - from);
+	/* (2.4) at intervals, the live blocks at this horizon (a rotation
+	 * writes one at the next segment's start instead) */
+	if (!rc && !mp__keep_rotating(w))
 		rc = mp__tally_put_checkpoint(&w->tally, &w->raw, horizon, w->file_offset);
 	if (rc || (rc = emit_block(w)))
 		return rc;
 	w->complete_ns = horizon;
+	if (mp__keep_rotating(w))
+		return mp__keep_rotate(w, horizon);
+	if (w->keep)
+		mp__keep_round_done(w, horizon);
 	return 0;
 }
 
@@ -491,6 +515,25 @@ int mp__writer_round_locked(mp_writer_t *w, int final)
 		horizon = UINT64_MAX;
 	if (horizon < atomic_load_explicit(&w->last_horizon, memory_order_relaxed))
 		horizon = atomic_load_explicit(&w->last_horizon, memory_order_relaxed);
+
+	/* --keep, a segment full: this round ends it, and the next segment
+	 * starts at its horizon with a checkpoint. The records at or past the
+	 * horizon must then go to the next segment, so the tally runs first
+	 * and the chunks stop where it stopped (wkeep.c). */
+	if (w->keep) {
+		mp__keep_set_rotate(w, !final && mp__keep_due(w));
+		if (mp__keep_rotating(w)) {
+			(void)mp__tally_round(w, (const mp_tally_src_t *)(const void *)tsrc->data,
+					      tsrc->len / sizeof(mp_tally_src_t), horizon);
+			tsrc->len = 0;
+			for (i = 0; i < nsnap; i++) {
+				snap_t *s = (snap_t *)snapbuf->data + i;
+				uint64_t stop = s->t->tallied > s->t->encoded ? s->t->tallied : s->t->encoded;
+				if (s->head > stop)
+					s->head = stop;
+			}
+		}
+	}
 
 	/* 3. Chunks. */
 	for (i = 0; i < nsnap; i++) {

@@ -224,7 +224,8 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 		return rc;
 	if (!(w = writer_new(&o)))
 		return mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
-	if ((rc = mp__wfile_open(w, path, flags, diag)) || (rc = write_process_header(w, o.command_line, diag)))
+	if ((rc = mp__wfile_open(w, path, flags, diag)) || (rc = write_process_header(w, o.command_line, diag)) ||
+	    (rc = mp__keep_open(w, path, overwrite, diag)))
 		goto fail;
 	if (w->level >= 2) {
 		w->z.zalloc = z_alloc;
@@ -242,10 +243,12 @@ int mp_writer_open(mp_writer_t **out, const char *path, int overwrite,
 	*out = w;
 	return 0;
 fail:
-	if (w->fd >= 0) {
+	if (w->fd >= 0)
 		mp__wfile_close(w);
+	if (w->keep) /* (P, kept aside: closed, and unlinked below) */
+		(void)mp__keep_close(w, rc);
+	if (w->file_ino) /* created here (an existing one is not ours) */
 		unlink(path);
-	}
 	if (w->z_ok)
 		deflateEnd(&w->z);
 	if (w->key_ok)
@@ -296,6 +299,11 @@ static int write_trailer(mp_writer_t *w, int err)
 	}
 }
 
+int mp__writer_put_trailer(mp_writer_t *w)
+{
+	return write_trailer(w, 0);
+}
+
 void mp__writer_stopped(mp_writer_t *w, int err)
 {
 	if (mp__wfile_no_room(err))
@@ -327,6 +335,7 @@ int mp_writer_close(mp_writer_t *w)
 		if (crc && !rc)
 			rc = crc;
 	}
+	rc = mp__keep_close(w, rc); /* --keep: the whole-run file's trailer */
 	for (t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next)
 		mp_unmap_pages(t->ring, w->ring_bytes);
 	if (w->key_ok)

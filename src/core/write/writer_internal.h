@@ -278,6 +278,8 @@ struct mp_writer {
 	/* interpreter frames (format 2.2; wframe.c): inserts under defs_mu */
 	_Atomic(mp_frame_table_t *) frames;
 	uint32_t frame_count;
+	/* the flight recorder (wkeep.c): NULL unless MEMPROF_KEEP_* */
+	struct mp_keep *keep;
 };
 
 enum { BEHIND_NOT, BEHIND_SOME /* no aged frees */, BEHIND_FAR /* and stored blocks */ };
@@ -310,6 +312,33 @@ int mp__wfile_put_last(mp_writer_t *w, const void *buf, size_t len);
 /* Whether err (negative) says the file system has no room for the capture:
  * ENOSPC, EDQUOT, EFBIG. */
 int mp__wfile_no_room(int err);
+
+/* wkeep.c: the flight recorder (`record --keep`; its comment says how).
+ * open: after the header went to path, when MEMPROF_KEEP_BYTES or
+ * MEMPROF_KEEP_NS is set, path becomes the whole-run file and w's file the
+ * first segment (else nothing, 0). log: definition sections written (every
+ * segment re-emits them). due: the segment is full (a round start asks).
+ * whole: the sections that end a round, as a block of the whole-run file.
+ * rotate: after the round's last block, the next segment (the round ran
+ * with set_rotate: its chunks stop at the horizon). close: after the last
+ * segment's trailer, the whole-run file's; returns rc or its own error. */
+#define MP_KEEP_SEGMENT_MIN (2ull << 20)
+#define MP_KEEP_SEGMENT_MAX (64ull << 20)
+uint64_t mp__keep_segment_bytes(uint64_t bound_bytes);
+int mp__keep_open(mp_writer_t *w, const char *path, int overwrite, mp_diag_t *diag);
+int mp__keep_log(mp_writer_t *w, const void *data, size_t len);
+int mp__keep_due(mp_writer_t *w);
+void mp__keep_set_rotate(mp_writer_t *w, int rotate);
+int mp__keep_rotating(const mp_writer_t *w);
+int mp__keep_whole(mp_writer_t *w, const uint8_t *sections, size_t len);
+int mp__keep_rotate(mp_writer_t *w, uint64_t horizon);
+void mp__keep_round_done(mp_writer_t *w, uint64_t horizon); /* any other round: the bound */
+int mp__keep_close(mp_writer_t *w, int rc);
+/* writer.c: the trailer of a closed capture at w's file; flush.c: w->raw
+ * as a block of w's file, a section of varints into b. */
+int mp__writer_put_trailer(mp_writer_t *w);
+int mp__writer_emit_block(mp_writer_t *w);
+int mp__writer_put_section(mp_mbuf_t *b, const uint64_t *v, int n, uint8_t tag);
 
 /* writer.c: on the first write error that is a lack of room, the trailer
  * that says so (the events before it stay readable). */
