@@ -443,6 +443,10 @@ static int end_round(mp_writer_t *w, uint64_t horizon)
 	pthread_mutex_lock(&w->defs_mu); /* the memory ids' names */
 	rc = mp__tally_put_summary(&w->tally, &w->raw, horizon);
 	pthread_mutex_unlock(&w->defs_mu);
+	/* (2.5) the round's timeline figures, before a checkpoint (a reader
+	 * of the rounds inflates the block's first bytes only) */
+	if (!rc)
+		rc = mp__tally_put_round(&w->tally, &w->raw, horizon);
 	/* (2.4) at intervals, the live blocks at this horizon */
 	if (!rc)
 		rc = mp__tally_put_checkpoint(&w->tally, &w->raw, horizon, w->file_offset);

@@ -10,9 +10,12 @@
 
 int mp__tally_ready(mp_tally_t *t)
 {
-	if (!t->mem && !(t->mem = mp_map_pages(MP_TALLY_MEMS * sizeof(mp_tally_mem_t)))) {
-		t->failed = 1;
-		return -ENOMEM;
+	if (!t->mem) {
+		if (!(t->mem = mp_map_pages(MP_TALLY_MEMS * sizeof(mp_tally_mem_t)))) {
+			t->failed = 1;
+			return -ENOMEM;
+		}
+		mp__tally_round_reset(t);
 	}
 	return 0;
 }
