@@ -22,6 +22,7 @@ typedef struct tl {
 	uint64_t base;             /* time 0 on the axis and in the labels: the input's first event */
 	uint64_t s0, s1;           /* the input's span, when this panel's axis is only its own part of it */
 	int has_stack, has_free, has_frag, has_resv, show_steps;
+	int rounds;                /* from a capture's rounds (mp_chart_memory_t) */
 	int off_scale;             /* the capacity is far above what was used: free is cut at the top */
 	uint64_t capacity;         /* known capacity (declared, or the allocator's), else 0 */
 	const char *word;          /* the memory's word for what is in use ("allocated"), or NULL */

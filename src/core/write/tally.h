@@ -44,10 +44,12 @@ typedef struct mp_tally_mem {
 	/* (2.5) this round's figures for its ROUND section (tally_rounds.c):
 	 * live bytes' least and most since the round's start (the live bytes
 	 * then included, at the round's start time) and their first times,
-	 * the time of the last moment (UINT64_MAX: none this round), the
+	 * the times of the first and last moments (last UINT64_MAX: none this
+	 * round), the
 	 * live regions' bytes and their most in the round, the failed
 	 * allocations of the round and the first one's time and request. */
-	uint64_t r_min, r_min_ns, r_max, r_max_ns, r_last_ns;
+	uint64_t r_min, r_min_ns, r_max, r_max_ns, r_first_ns, r_last_ns;
+	int64_t r_max_step;
 	uint64_t reserved, rsv_max, rsv_max_ns;
 	uint64_t r_failed, r_failed_ns, r_failed_req;
 	int has_peak;
@@ -256,7 +258,8 @@ typedef struct mp_tally_figs {
 	uint32_t mem;
 	int has_peak;
 	uint64_t live, live_req, peak, peak_ns, peak_req, peak_req_ns;
-	uint64_t r_min, r_min_ns, r_max, r_max_ns, r_last_ns; /* (2.5) the round's, mp_tally_mem_t */
+	uint64_t r_min, r_min_ns, r_max, r_max_ns, r_first_ns, r_last_ns; /* (2.5) the round's, mp_tally_mem_t */
+	int64_t step, r_max_step; /* the step in force (the tally's: taken again after each side event), at r_max */
 	uint64_t dblocks; /* live blocks gained since taken, of the id and of the table (mp_tally_t.n) */
 	uint64_t memhi; /* mem + 1, the top bits of the id's keys, once the id has
 			 * a peak and while the stash is empty (tally_round.c's
@@ -279,6 +282,9 @@ static inline void mp__tally_figs_load(mp_tally_figs_t *f, const mp_tally_t *t, 
 	f->r_min_ns = m->r_min_ns;
 	f->r_max = m->r_max;
 	f->r_max_ns = m->r_max_ns;
+	f->r_first_ns = m->r_first_ns;
+	f->step = t->step;
+	f->r_max_step = m->r_max_step;
 	f->r_last_ns = m->r_last_ns;
 	f->dblocks = 0;
 	f->memhi = m->has_peak && !t->nstash ? (uint64_t)mem + 1 : UINT64_MAX;
@@ -307,6 +313,8 @@ static inline void mp__tally_figs_store(mp_tally_figs_t *f, mp_tally_t *t)
 	m->r_min_ns = f->r_min_ns;
 	m->r_max = f->r_max;
 	m->r_max_ns = f->r_max_ns;
+	m->r_first_ns = f->r_first_ns;
+	m->r_max_step = f->r_max_step;
 	m->r_last_ns = f->r_last_ns;
 	mp__tally_figs_blocks(f, t);
 }
@@ -323,7 +331,8 @@ static inline void mp__tally_sample(mp_tally_figs_t *f, uint64_t ns)
 		f->peak_req_ns = ns;
 	}
 	f->has_peak = 1;
-	/* (2.5) the round's least and most (first times), its last moment */
+	/* (2.5) the round's least and most (first times), its first and
+	 * last moments */
 	if (__builtin_expect(f->live < f->r_min, 0)) {
 		f->r_min = f->live;
 		f->r_min_ns = ns;
@@ -331,7 +340,9 @@ static inline void mp__tally_sample(mp_tally_figs_t *f, uint64_t ns)
 	if (__builtin_expect(f->live > f->r_max, 0)) {
 		f->r_max = f->live;
 		f->r_max_ns = ns;
+		f->r_max_step = f->step;
 	}
+	f->r_first_ns = f->r_last_ns == UINT64_MAX ? ns : f->r_first_ns;
 	f->r_last_ns = ns;
 }
 

@@ -4,8 +4,8 @@
  * a few bytes a round instead of replaying every event (issue 43).
  *
  * The figures are kept by the tally as it takes each event (tally.h:
- * mp__tally_sample keeps the round's least and most live bytes and the
- * last moment, in the registers of its loops; tally_regions.c the live
+ * mp__tally_sample keeps the round's least and most live bytes and its
+ * first and last moments, in the registers of its loops; tally_regions.c the live
  * regions' bytes; mp__tally_apply the failed allocations), so that this
  * file only writes them out once a round and starts them again. Runs on
  * the flusher after the round's SUMMARY, never on the event path, and
@@ -32,6 +32,7 @@ void mp__tally_round_reset(mp_tally_t *t)
 		mp_tally_mem_t *m = &t->mem[i];
 		m->r_min = m->r_max = m->v[MP_SUMF_LIVE];
 		m->r_min_ns = m->r_max_ns = t->round_start;
+		m->r_max_step = t->step;
 		m->r_last_ns = UINT64_MAX;
 		m->rsv_max = m->reserved;
 		m->rsv_max_ns = t->round_start;
@@ -66,6 +67,8 @@ int mp__tally_put_round(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon)
 		v[MP_ROUNDF_MIN_NS] = m->r_min_ns;
 		v[MP_ROUNDF_MAX] = m->r_max;
 		v[MP_ROUNDF_MAX_NS] = m->r_max_ns;
+		v[MP_ROUNDF_MAX_STEP] = (uint64_t)(m->r_max_step << 1) ^ (uint64_t)(m->r_max_step >> 63);
+		v[MP_ROUNDF_FIRST_NS] = m->r_first_ns;
 		v[MP_ROUNDF_LAST_NS] = m->r_last_ns;
 		v[MP_ROUNDF_RESERVED] = m->reserved;
 		v[MP_ROUNDF_RESERVED_MAX] = m->rsv_max;

@@ -122,7 +122,9 @@ enum {
 	MP_ROUNDF_MIN_NS,          /* its first time (the round's start: held from there) */
 	MP_ROUNDF_MAX,             /* most live bytes in the round, its start included */
 	MP_ROUNDF_MAX_NS,          /* its first time */
-	MP_ROUNDF_LAST_NS,         /* the round's last moment of this memory id */
+	MP_ROUNDF_MAX_STEP,        /* zz(the step then) */
+	MP_ROUNDF_FIRST_NS,        /* the round's first moment of this memory id */
+	MP_ROUNDF_LAST_NS,         /* ... and its last */
 	MP_ROUNDF_RESERVED,        /* bytes of the live regions at the horizon */
 	MP_ROUNDF_RESERVED_MAX,    /* their most in the round, its start included */
 	MP_ROUNDF_RESERVED_MAX_NS, /* its first time */
