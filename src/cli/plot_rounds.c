@@ -51,7 +51,9 @@ static int push(mp_solver_point_t **v, size_t *n, size_t *cap, mp_solver_point_t
 	return 0;
 }
 
-static mp_solver_point_t point(uint64_t ns, uint64_t heap, uint64_t reserved, int has_reserved, int64_t step)
+/* A point of a memory id's line; capacity: its declared one (0: none). */
+static mp_solver_point_t point(uint64_t ns, uint64_t heap, uint64_t reserved, int has_reserved, int64_t step,
+			       uint64_t capacity)
 {
 	mp_solver_point_t p;
 
@@ -62,9 +64,10 @@ static mp_solver_point_t point(uint64_t ns, uint64_t heap, uint64_t reserved, in
 	p.fragmentation = NAN;
 	p.has_reserved = (uint8_t)has_reserved;
 	p.reserved_bytes = reserved;
-	if (has_reserved) { /* free inside what the regions hold */
+	if (capacity || has_reserved) { /* free: below the capacity, else inside what the regions hold */
+		uint64_t cap = capacity ? capacity : reserved;
 		p.has_free = 1;
-		p.free_bytes = reserved > heap ? reserved - heap : 0;
+		p.free_bytes = cap > heap ? cap - heap : 0;
 	}
 	return p;
 }
@@ -72,11 +75,13 @@ static mp_solver_point_t point(uint64_t ns, uint64_t heap, uint64_t reserved, in
 /* Memory id sm's device from the rounds. 0 or -1 (out of memory). */
 static int device(const mp_capture_rounds_t *c, const mp_summary_memory_t *sm, mp_solver_device_t *d)
 {
-	size_t n = 0, cap = 0, no = 0, ocap = 0;
+	size_t n = 0, ncap = 0, no = 0, ocap = 0;
+	uint64_t cap = sm->id < c->ncapacity ? c->capacity[sm->id] : 0;
 	int has_resv = 0, peak_found = 0;
 
 	memset(d, 0, sizeof(*d));
 	d->id = sm->id;
+	d->declared_capacity = d->capacity_bytes = cap;
 	d->has_peak = sm->has_peak;
 	d->peak_bytes = d->lifetime_peak_bytes = sm->peak_bytes;
 	d->allocations = sm->allocations + sm->reallocs;
@@ -84,7 +89,7 @@ static int device(const mp_capture_rounds_t *c, const mp_summary_memory_t *sm, m
 	d->failed_allocations = d->oom_total = sm->failed;
 	d->dropped_events = sm->dropped;
 	d->fragmentation_reason = "the rounds keep no fragmentation (plot --replay draws it)";
-	d->peak = point(sm->peak_time_ns, sm->peak_bytes, 0, 0, -1);
+	d->peak = point(sm->peak_time_ns, sm->peak_bytes, 0, 0, -1, cap);
 	for (size_t i = 0; i < c->nrounds; i++) {
 		const mp_round_t *r = &c->rounds[i];
 		const mp_round_memory_t *m = mp_round_memory(c, r, sm->id);
@@ -98,28 +103,28 @@ static int device(const mp_capture_rounds_t *c, const mp_summary_memory_t *sm, m
 		 * at an input's first event, as a replay's), from the least of
 		 * its round: what it held before, or less */
 		if (!n)
-			q[k++] = point(m->first_ns, m->min, m->reserved_max, has_resv, step0);
+			q[k++] = point(m->first_ns, m->min, m->reserved_max, has_resv, step0, cap);
 		/* the least and most at the round's start level are the
 		 * previous point's: only those reached by the round's moments */
 		if (m->min_ns >= m->first_ns && m->min_ns < m->max_ns)
-			q[k++] = point(m->min_ns, m->min, m->reserved_max, has_resv, step0);
+			q[k++] = point(m->min_ns, m->min, m->reserved_max, has_resv, step0, cap);
 		if (m->max_ns >= m->first_ns)
-			q[k++] = point(m->max_ns, m->max, m->reserved_max, has_resv, m->max_step);
+			q[k++] = point(m->max_ns, m->max, m->reserved_max, has_resv, m->max_step, cap);
 		if (m->min_ns >= m->first_ns && m->min_ns > m->max_ns)
-			q[k++] = point(m->min_ns, m->min, m->reserved_max, has_resv, m->max_step);
-		q[k++] = point(m->last_ns, m->live, m->reserved, has_resv, r->step);
+			q[k++] = point(m->min_ns, m->min, m->reserved_max, has_resv, m->max_step, cap);
+		q[k++] = point(m->last_ns, m->live, m->reserved, has_resv, r->step, cap);
 		for (size_t j = 0; j < k; j++) {
 			if (n && q[j].time_ns <= d->timeline[n - 1].time_ns) {
 				if (j < k - 1)
 					continue; /* (the same moment: the round's last point says it) */
 				q[j].time_ns = d->timeline[n - 1].time_ns; /* (a late event: time order kept) */
 			}
-			if (push(&d->timeline, &n, &cap, q[j]))
+			if (push(&d->timeline, &n, &ncap, q[j]))
 				return -1;
 		}
 		if (!peak_found && m->max == sm->peak_bytes && m->max_ns == sm->peak_time_ns) {
 			peak_found = 1;
-			d->peak = point(m->max_ns, m->max, m->reserved_max, has_resv, m->max_step);
+			d->peak = point(m->max_ns, m->max, m->reserved_max, has_resv, m->max_step, cap);
 		}
 		if (m->reserved_max > d->reserved_peak_bytes) {
 			d->has_reserved_peak = 1;
@@ -129,7 +134,7 @@ static int device(const mp_capture_rounds_t *c, const mp_summary_memory_t *sm, m
 		if (m->failed && no < 1000) { /* the round's first failed allocation */
 			mp_solver_oom_t o;
 			memset(&o, 0, sizeof(o));
-			o.at = point(m->failed_ns, m->live, m->reserved, has_resv, r->step);
+			o.at = point(m->failed_ns, m->live, m->reserved, has_resv, r->step, cap);
 			o.requested_bytes = m->failed_req;
 			if (no == ocap) {
 				size_t cc = ocap ? 2 * ocap : 16;
@@ -144,7 +149,7 @@ static int device(const mp_capture_rounds_t *c, const mp_summary_memory_t *sm, m
 	}
 	d->timeline_count = n;
 	d->oom_count = no;
-	if (!peak_found && d->has_peak && push(&d->timeline, &d->timeline_count, &cap, d->peak))
+	if (!peak_found && d->has_peak && push(&d->timeline, &d->timeline_count, &ncap, d->peak))
 		return -1; /* (a peak no round holds: drawn where the summary says) */
 	return 0;
 }
@@ -188,7 +193,10 @@ static int build(rinput_t *in, const char *path)
 			byid[i] = (mp_memory_info_t){"", 0, 0, NULL};
 		for (size_t i = 0; i < s->nmemories; i++)
 			if (s->memories[i].id < nmi)
-				byid[s->memories[i].id] = (mp_memory_info_t){s->memories[i].name, 0, s->memories[i].kind, NULL};
+				byid[s->memories[i].id] = (mp_memory_info_t){
+					s->memories[i].name,
+					s->memories[i].id < in->r.ncapacity ? in->r.capacity[s->memories[i].id] : 0,
+					s->memories[i].kind, NULL};
 		if (!rc && mp_array_source_new(&in->src, NULL, 0, NULL, 0, byid, nmi, path))
 			rc = oom();
 		free(byid);

@@ -50,7 +50,7 @@ typedef struct {
 	size_t rawcap;
 	uint8_t *pay;     /* a whole payload */
 	size_t paycap;
-	size_t mcap, rcap;
+	size_t mcap, rcap, ccap;
 } walk_t;
 
 static int64_t rd(const walk_t *w, uint64_t off, void *buf, size_t n)
@@ -238,6 +238,47 @@ static int whole(walk_t *w, mp_capture_rounds_t *c, uint64_t off, uint32_t plen,
 	return 0;
 }
 
+/* The definitions that start an event block, in raw[0..len) (its first
+ * bytes): the capacities its MEMORY sections declare, into c, until a
+ * section that is not a definition, or the end of what was inflated. */
+static void definitions(walk_t *w, mp_capture_rounds_t *c, const uint8_t *raw, size_t len)
+{
+	const uint8_t *p = raw, *end = raw + len;
+	uint64_t v[5], n, i;
+
+	while (p < end) {
+		uint8_t tag = *p++;
+		int nv = tag == MP_SEC_MEMORY ? 4 : tag == MP_SEC_THREAD ? 2 : tag == MP_SEC_DROPPED ? 3
+						  : tag == MP_SEC_FRAME ? 5 : -1;
+		if (tag == MP_SEC_STRING) {
+			if (mp_varint_get(&p, end, &v[0]) || mp_varint_get(&p, end, &n) || n > (uint64_t)(end - p))
+				return;
+			p += n;
+			continue;
+		}
+		if (tag == MP_SEC_STACK) {
+			if (mp_varint_get(&p, end, &v[0]) || mp_varint_get(&p, end, &n) || n > MP_STACK_MAX_FRAMES)
+				return;
+			for (i = 0; i < n; i++)
+				if (mp_varint_get(&p, end, &v[1]))
+					return;
+			continue;
+		}
+		if (nv < 0)
+			return; /* a chunk, a module: the definitions looked at end here */
+		for (i = 0; i < (uint64_t)nv; i++)
+			if (mp_varint_get(&p, end, &v[i]))
+				return;
+		if (tag == MP_SEC_MEMORY && v[0] < 65536 && v[3]) {
+			if (MP_VEC_RESERVE(c->capacity, w->ccap, v[0] + 1) < 0)
+				return;
+			while (c->ncapacity <= v[0])
+				c->capacity[c->ncapacity++] = 0;
+			c->capacity[v[0]] = v[3];
+		}
+	}
+}
+
 /* Block at off: a round block's figures into c, an event block left. */
 static int look(walk_t *w, mp_capture_rounds_t *c, uint64_t off, uint32_t plen, uint32_t rlen, uint32_t crc,
 		uint64_t block)
@@ -253,8 +294,16 @@ static int look(walk_t *w, mp_capture_rounds_t *c, uint64_t off, uint32_t plen, 
 	w->z.avail_in = in;
 	w->z.next_out = w->raw;
 	w->z.avail_out = 1;
-	if (inflate(&w->z, Z_SYNC_FLUSH) < 0 || w->z.avail_out || w->raw[0] != MP_SEC_HORIZON)
-		return 0; /* an event block (or one zlib cannot start: the reader says what is wrong) */
+	if (inflate(&w->z, Z_SYNC_FLUSH) < 0 || w->z.avail_out)
+		return 0; /* (one zlib cannot start: the reader says what is wrong) */
+	if (w->raw[0] != MP_SEC_HORIZON) { /* an event block: its definitions first, if any */
+		if (w->raw[0] != MP_SEC_CHUNK2) {
+			w->z.avail_out = (out < PEEK_IN ? out : PEEK_IN) - 1;
+			(void)inflate(&w->z, Z_SYNC_FLUSH);
+			definitions(w, c, w->raw, (size_t)w->z.total_out);
+		}
+		return 0;
+	}
 	if (in == plen && CRC_BAD(mp__crc32(0, w->in, in), crc))
 		return say_bad(c, block, off, "payload checksum mismatch"), 0;
 	w->z.avail_out = out - 1;
@@ -362,5 +411,6 @@ void mp_capture_rounds_free(mp_capture_rounds_t *c)
 	mp_capture_summary_free(&c->summary);
 	free(c->rounds);
 	free(c->memories);
+	free(c->capacity);
 	memset(c, 0, sizeof(*c));
 }

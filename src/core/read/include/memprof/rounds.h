@@ -65,6 +65,10 @@ typedef struct mp_capture_rounds {
 	size_t nmemories;
 	uint64_t blocks;              /* complete blocks walked */
 	uint64_t inflated;            /* of them, inflated whole (the others: their first bytes) */
+	uint64_t *capacity;           /* by memory id: the capacity its MEMORY section declared (0:
+					 none), where the definitions at the start of a block held it;
+					 owned */
+	size_t ncapacity;
 	uint64_t bad;                 /* ROUND sections ignored (said in bad_said) */
 	char bad_said[MP_ROUNDS_SAID][192]; /* "block 7 at offset 81234: bad round: ..." */
 } mp_capture_rounds_t;
