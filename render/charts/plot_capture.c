@@ -477,7 +477,10 @@ static int draw_panel(const mp_chart_area_t *a, panel_t *p)
 		m.title = title;
 		m.dev = p->dev;
 		m.source = p->in->source;
-		m.rounds = p->in->devices != NULL;
+		if ((m.rounds = p->in->devices != NULL) && p->in->bands) { /* (p->dev: one of them) */
+			m.bands = p->in->bands[p->dev - p->in->devices];
+			m.nbands = p->in->nbands[p->dev - p->in->devices];
+		}
 		input_span(p->in, &m.t0_ns, &m.t1_ns);
 		/* the peak's label names the largest group as the breakdown does */
 		m.top_name = first_function(p->in, p->dev->id);

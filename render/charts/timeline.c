@@ -494,11 +494,10 @@ static int paint(tl_t *t, const mp_chart_memory_t *mem, const mp_ticks_t *ty, co
 		double x = tl_mark_x(t, d->peak.time_ns);
 		mp_scene_tag(a->scene, mp_scene_line(a->scene, x, t->plot.y, x, t->plot.y + t->plot.h, &ps), "peak-line");
 	}
-	/* from a capture's rounds: each column's least in use solid, up to
-	 * its most a lighter band (a round's least and most) */
-	if (mem->rounds && (rc = column_area(t, t->use, 0, MP_COLOR_HEAP_BAND, "area-heap-band")) < 0)
+	/* from a capture's rounds: each column's least solid, a band up to its most */
+	if (t->band && (rc = column_area(t, t->band, 0, MP_COLOR_HEAP_BAND, "area-heap-band")) < 0)
 		return rc;
-	if ((rc = column_area(t, t->use, mem->rounds, MP_COLOR_HEAP, "area-heap")) < 0)
+	if ((rc = column_area(t, t->band ? t->band : t->use, t->band != NULL, MP_COLOR_HEAP, "area-heap")) < 0)
 		return rc;
 	if (t->has_stack && (rc = column_area(t, t->stack, 0, MP_COLOR_STACK, "area-stack")) < 0)
 		return rc;
@@ -572,8 +571,10 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 	if ((rc = plot_box(&t, top, &ty, &tx, &tf)) < 0)
 		return rc;
 	/* each series reduced to the plot's pixel columns */
-	if ((rc = columns(&t, t.t0, t.t1)) == 0 && (rc = mark_labels(&t, mem, &ty, &w)) == 0)
+	if ((rc = columns(&t, t.t0, t.t1)) == 0 && (rc = tl_band(&t, mem)) == 0 &&
+	    (rc = mark_labels(&t, mem, &ty, &w)) == 0)
 		rc = paint(&t, mem, &ty, &tx, &tf, &w);
+	free(t.band);
 	free(t.use);
 	free(t.top);
 	free(t.stack);

@@ -21,7 +21,7 @@ static void usage(FILE *out)
 		"usage: memprof plot FILE... -o OUT.svg|OUT.png|OUT.html [--chart timeline|breakdown|map|all|flame]\n"
 		"                    [--device ID] [--steps A:B] [--width W] [--height H]\n"
 		"                    [--top N] [--oom-maps N] [--run NAME] [--pid N | --process all]\n"
-		"                    [--all-frames] [--user-code LIST] [--replay]\n"
+		"                    [--all-frames] [--user-code LIST] [--rounds|--replay]\n"
 		"                    [--tree peak|leaks|allocated] [--min-percent P]\n"
 		"       memprof plot --diff A B -o OUT.svg|OUT.png [--width W] [--top N] [--device ID]\n"
 		"\n"
@@ -50,9 +50,10 @@ static void usage(FILE *out)
 		"                the charts need)\n"
 		"  --replay      the timeline from every event, not from the capture's rounds\n"
 		"                (captures since format 2.5 keep, per round of about 90 ms,\n"
-		"                what the timeline draws: it is drawn from those in a moment,\n"
-		"                whatever the capture's length; --replay draws fragmentation,\n"
-		"                phases and the peak's largest group too)\n"
+		"                what the timeline draws: one of 2 million events or more is\n"
+		"                drawn from those in a moment, whatever its length; --replay\n"
+		"                draws fragmentation, phases and the peak's largest group too)\n"
+		"  --rounds      the timeline from the rounds also for a shorter capture\n"
 		"  --top N       bars of the breakdown (default 12; the rest in one bar)\n"
 		"  --oom-maps N  maps of failed allocations per memory id (default 4)\n"
 		"  --run NAME    the run of a TensorBoard log directory (default: the newest)\n"
@@ -81,7 +82,7 @@ typedef struct plot_args {
 	mp_plot_options_t po;
 	double min_percent;
 	const char *out;    /* -o */
-	int diff, chart_set, flame, tree, tree_set, min_percent_set, replay;
+	int diff, chart_set, flame, tree, tree_set, min_percent_set, replay, rounds;
 } plot_args_t;
 
 enum { O_CHART = 256, O_WIDTH, O_HEIGHT, O_TOP, O_OOM_MAPS, O_TREE, O_MIN_PERCENT };
@@ -169,7 +170,7 @@ int cmd_plot(int argc, char **argv)
 		{"top", required_argument, NULL, O_TOP},   {"oom-maps", required_argument, NULL, O_OOM_MAPS},
 		{"tree", required_argument, NULL, O_TREE}, {"min-percent", required_argument, NULL, O_MIN_PERCENT},
 		{"diff", no_argument, &a.diff, 1},         {"replay", no_argument, &a.replay, 1},
-		{NULL, 0, NULL, 0},
+		{"rounds", no_argument, &a.rounds, 1},     {NULL, 0, NULL, 0},
 	};
 	mp_solver_options_t sopt;
 	cli_input_args_t in = {0};
@@ -199,6 +200,10 @@ int cmd_plot(int argc, char **argv)
 		mp_cli_error("%s applies to --chart flame", a.tree_set ? "--tree" : "--min-percent");
 		return MP_EXIT_USAGE;
 	}
+	if (a.rounds && (a.replay || a.po.charts != MP_PLOT_TIMELINE || a.flame || in.steps_set)) {
+		mp_cli_error("--rounds draws the timeline alone, without --replay or --steps");
+		return MP_EXIT_USAGE;
+	}
 	cli_input_args_wire(&in, &io, &sopt);
 	if (a.diff) { /* two inputs' timelines and their changes at the peak */
 		if (argc - optind != 2 || a.chart_set || a.tree_set || a.min_percent_set || in.sel.all || in.sel.pid_set) {
@@ -218,7 +223,7 @@ int cmd_plot(int argc, char **argv)
 	 * those, not from every event (plot_rounds.c) */
 	if (rc == MP_EXIT_OK && a.po.charts == MP_PLOT_TIMELINE && !a.flame && !a.replay && !in.steps_set &&
 	    (rc = cli_plot_rounds(runs.files, (const char *const *)runs.labels, runs.nfiles, &a.po, in.device,
-				  a.out)) != CLI_ROUNDS_NONE) {
+				  a.rounds, a.out)) != CLI_ROUNDS_NONE) {
 		cli_runs_free(&runs);
 		return rc;
 	}

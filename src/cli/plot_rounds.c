@@ -28,6 +28,8 @@ typedef struct {
 	mp_capture_rounds_t r;
 	mp_solver_device_t *dev;
 	size_t ndev;
+	mp_chart_band_t **bands; /* per device: its rounds' least and most */
+	size_t *nbands;
 	mp_source_t *src; /* memory names only */
 } rinput_t;
 
@@ -72,8 +74,10 @@ static mp_solver_point_t point(uint64_t ns, uint64_t heap, uint64_t reserved, in
 	return p;
 }
 
-/* Memory id sm's device from the rounds. 0 or -1 (out of memory). */
-static int device(const mp_capture_rounds_t *c, const mp_summary_memory_t *sm, mp_solver_device_t *d)
+/* Memory id sm's device and bands (*band, *nband) from the rounds. 0 or
+ * -1 (out of memory). */
+static int device(const mp_capture_rounds_t *c, const mp_summary_memory_t *sm, mp_solver_device_t *d,
+		  mp_chart_band_t **band, size_t *nband)
 {
 	size_t n = 0, ncap = 0, no = 0, ocap = 0;
 	uint64_t cap = sm->id < c->ncapacity ? c->capacity[sm->id] : 0;
@@ -90,6 +94,8 @@ static int device(const mp_capture_rounds_t *c, const mp_summary_memory_t *sm, m
 	d->dropped_events = sm->dropped;
 	d->fragmentation_reason = "the rounds keep no fragmentation (plot --replay draws it)";
 	d->peak = point(sm->peak_time_ns, sm->peak_bytes, 0, 0, -1, cap);
+	if (!(*band = malloc((c->nrounds ? c->nrounds : 1) * sizeof(**band))))
+		return -1;
 	for (size_t i = 0; i < c->nrounds; i++) {
 		const mp_round_t *r = &c->rounds[i];
 		const mp_round_memory_t *m = mp_round_memory(c, r, sm->id);
@@ -98,6 +104,7 @@ static int device(const mp_capture_rounds_t *c, const mp_summary_memory_t *sm, m
 		size_t k = 0;
 		if (!m)
 			continue;
+		(*band)[(*nband)++] = (mp_chart_band_t){m->first_ns, m->last_ns, m->min, m->max};
 		has_resv |= m->reserved_max != 0;
 		/* the memory id's first moment starts its line (the axis starts
 		 * at an input's first event, as a replay's), from the least of
@@ -160,6 +167,10 @@ static void release(rinput_t *in)
 		free(in->dev[i].timeline);
 		free(in->dev[i].oom);
 	}
+	for (size_t i = 0; in->bands && i < in->ndev; i++)
+		free(in->bands[i]);
+	free(in->bands);
+	free(in->nbands);
 	free(in->dev);
 	if (in->src)
 		mp_source_close(in->src);
@@ -173,13 +184,17 @@ static int build(rinput_t *in, const char *path)
 	uint32_t nmi = 0;
 	int rc = 0;
 
-	if (!(in->dev = calloc(s->nmemories ? s->nmemories : 1, sizeof(*in->dev))))
+	in->dev = calloc(s->nmemories ? s->nmemories : 1, sizeof(*in->dev));
+	in->bands = calloc(s->nmemories ? s->nmemories : 1, sizeof(*in->bands));
+	in->nbands = calloc(s->nmemories ? s->nmemories : 1, sizeof(*in->nbands));
+	if (!in->dev || !in->bands || !in->nbands)
 		return oom();
 	for (size_t i = 0; i < s->nmemories && !rc; i++) {
 		const mp_summary_memory_t *sm = &s->memories[i];
 		if (sm->id >= 65536) /* (the solver's limit too) */
 			continue;
-		if (device(&in->r, sm, &in->dev[in->ndev++]))
+		in->ndev++;
+		if (device(&in->r, sm, &in->dev[in->ndev - 1], &in->bands[in->ndev - 1], &in->nbands[in->ndev - 1]))
 			rc = oom();
 	}
 	for (size_t i = 0; i < s->nmemories; i++)
@@ -205,7 +220,7 @@ static int build(rinput_t *in, const char *path)
 }
 
 int cli_plot_rounds(char *const *files, const char *const *labels, int n, const mp_plot_options_t *o,
-		    const char *device, const char *out)
+		    const char *device, int force, const char *out)
 {
 	rinput_t *ri = calloc((size_t)(n ? n : 1), sizeof(*ri));
 	mp_plot_input_t *in = calloc((size_t)(n ? n : 1), sizeof(*in));
@@ -231,6 +246,10 @@ int cli_plot_rounds(char *const *files, const char *const *labels, int n, const 
 			rc = CLI_ROUNDS_NONE;
 			break;
 		}
+		if (!force && ri[i].r.summary.events < CLI_ROUNDS_MIN_EVENTS) {
+			rc = CLI_ROUNDS_NONE; /* a replay takes no longer, and draws every event */
+			break;
+		}
 		for (size_t k = 0; k < ri[i].r.bad && k < MP_ROUNDS_SAID; k++)
 			fprintf(stderr, "memprof: %s: %s; ignored\n", files[i], ri[i].r.bad_said[k]);
 		if (ri[i].r.bad > MP_ROUNDS_SAID)
@@ -242,6 +261,8 @@ int cli_plot_rounds(char *const *files, const char *const *labels, int n, const 
 		in[i].source = ri[i].src;
 		in[i].devices = ri[i].dev;
 		in[i].ndevices = ri[i].ndev;
+		in[i].bands = (const mp_chart_band_t *const *)ri[i].bands;
+		in[i].nbands = ri[i].nbands;
 		if (device) { /* a number, or a memory's name */
 			const mp_summary_memory_t *sm = mp_capture_summary_find(&ri[i].r.summary, device);
 			char *end;

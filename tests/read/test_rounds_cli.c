@@ -182,7 +182,7 @@ void test_chart(void **state)
 	snprintf(a, sizeof(a), "%s/rounds.html", dir);
 	snprintf(b, sizeof(b), "%s/replay.html", dir);
 	record_known(file, &dev, &host);
-	snprintf(cmd, sizeof(cmd), "%s plot --chart timeline --device dev -o %s %s", MEMPROF_CLI, a, file);
+	snprintf(cmd, sizeof(cmd), "%s plot --chart timeline --device dev --rounds -o %s %s", MEMPROF_CLI, a, file);
 	st = mp_test_capture(cmd, &out, &err);
 	assert_int_equal(st, 0);
 	assert_null(strstr(err, "replays every event"));

@@ -63,6 +63,12 @@ typedef struct mp_chart_area {
 typedef mp_replay_phase_t mp_chart_phase_t;
 typedef mp_replay_step_t mp_chart_step_t;
 
+/* In use between lo and hi bytes somewhere over [t0_ns, t1_ns]: a round
+ * of a capture (memprof/rounds.h), its least and most. */
+typedef struct mp_chart_band {
+	uint64_t t0_ns, t1_ns, lo, hi;
+} mp_chart_band_t;
+
 /* One memory id of an analysed capture. */
 typedef struct mp_chart_memory {
 	const char *title;             /* "demo.memprof: GPU_0_bfc (device)"; the chart adds the capacity */
@@ -81,8 +87,11 @@ typedef struct mp_chart_memory {
 					   id's points change */
 	size_t nsteps;
 	int rounds;                     /* 1: dev is a capture's rounds (memprof/rounds.h), not a replay:
-					   in use drawn as each column's least, with a band up to its
-					   most ("area-heap-band"), and the header says so */
+					   the header says so */
+	const mp_chart_band_t *bands;   /* the rounds' spans, by time (NULL: none): in use drawn as
+					   each column's least, with a band up to its most
+					   ("area-heap-band") */
+	size_t nbands;
 } mp_chart_memory_t;
 
 /* The memory timeline: stack, heap and free as stacked areas, fragmentation

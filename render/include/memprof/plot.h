@@ -55,6 +55,8 @@ typedef struct mp_plot_input {
 	 * Timelines only: no breakdown, map, phases or step marks. */
 	const mp_solver_device_t *devices;
 	size_t ndevices;
+	const mp_chart_band_t *const *bands; /* per device: its rounds' least and most (or NULL) */
+	const size_t *nbands;
 } mp_plot_input_t;
 
 typedef struct mp_plot_options {
