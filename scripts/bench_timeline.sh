@@ -11,7 +11,10 @@
 # per event; KEEP=1 keeps and reuses it), then draws its timeline as a PNG
 # both ways and prints, for each, the wall time, the CPU time (user +
 # system) and the peak RSS from /usr/bin/time -v, and the peak label's
-# figures. The machine's load is printed first: on 2 cores shared with
+# figures. The generator writes events far faster than a program makes
+# them, so its captures have few rounds (about 800 for 100 million
+# events); ROUNDS=N (e.g. 40000, an hour's rounds at the writer's 90 ms)
+# ends a round by hand every EVENTS / N events instead. The machine's load is printed first: on 2 cores shared with
 # other jobs, wall time measures the neighbours too (CPU time less so).
 # Target (issue 43): the timeline of 1 billion events in <= 5 s.
 set -eu
@@ -40,14 +43,21 @@ run() {
 
 echo "machine: $(nproc) cores, $(uname -m), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for events in "$@"; do
+	rounds=${ROUNDS:-0}
 	cap="$WORK/bench-tl-$events.memprof"
+	every=""
+	if [ "$rounds" != 0 ]; then
+		cap="$WORK/bench-tl-$events-$rounds.memprof"
+		every="--round-every $((events / rounds))"
+	fi
 	echo
-	echo "== $events events, live set ~10000 blocks in 4 regions =="
+	echo "== $events events, live set ~10000 blocks in 4 regions${every:+, a round every $((events / rounds)) events} =="
 	if [ -s "$cap" ] && [ "${KEEP:-0}" = 1 ]; then
 		echo "capture: $(du -h "$cap" | cut -f1), reused"
 	else
 		start=$(date +%s.%N)
-		"$GEN" "$cap" --events "$events" --live 10000 --regions 4 --oom 10 >/dev/null
+		# shellcheck disable=SC2086
+		"$GEN" "$cap" --events "$events" --live 10000 --regions 4 --oom 10 $every >/dev/null
 		end=$(date +%s.%N)
 		echo "capture: $(du -h "$cap" | cut -f1) written in $(echo "$end - $start" | bc) s"
 	fi

@@ -318,7 +318,7 @@ static double header(tl_t *t, const mp_chart_memory_t *mem, tl_words_t *w)
 		 mp_fmt_count(b3, sizeof(b3), d->allocations), mp_fmt_count(b4, sizeof(b4), d->failed_allocations),
 		 d->oom_total <= d->oom_count ? "" : mem->rounds ? " (each round's first marked)" : " (the first 1000 marked)");
 	if (mem->rounds) /* what a round holds, not every event */
-		snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub), " · from the capture's rounds (plot --replay: every event)");
+		snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub), " · from the capture's rounds");
 	if (t->base && !t->s1) /* (a panel of its own span says it under its axis) */
 		snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub), " · time 0: the input's first event, %s on the "
 			 "capture's clock", mp_fmt_time(b2, sizeof(b2), t->base));

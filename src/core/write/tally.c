@@ -10,12 +10,9 @@
 
 int mp__tally_ready(mp_tally_t *t)
 {
-	if (!t->mem) {
-		if (!(t->mem = mp_map_pages(MP_TALLY_MEMS * sizeof(mp_tally_mem_t)))) {
-			t->failed = 1;
-			return -ENOMEM;
-		}
-		mp__tally_round_reset(t);
+	if (!t->mem && !(t->mem = mp_map_pages(MP_TALLY_MEMS * sizeof(mp_tally_mem_t)))) {
+		t->failed = 1;
+		return -ENOMEM;
 	}
 	return 0;
 }
@@ -28,7 +25,7 @@ void mp__tally_declare(mp_tally_t *t, uint32_t id, const char *name, uint32_t le
 	t->mem[id].name_len = len;
 	t->mem[id].name = name;
 	if (id >= t->nmem)
-		t->nmem = id + 1;
+		mp__tally_round_ids(t, id + 1);
 }
 
 static inline unsigned lives(const mp_tally_bucket_t *b)

@@ -231,8 +231,11 @@ int mp__tally_other(mp_tally_t *t, const mp_tally_ev_t *e);
  * included), then the round's figures started again from the live bytes
  * at horizon. Nothing when the figures failed. 0 or -ENOMEM. */
 int mp__tally_put_round(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon);
-/* The round's figures of every memory id started (mp__tally_ready). */
+/* The round's figures of every memory id below t->nmem started again. */
 void mp__tally_round_reset(mp_tally_t *t);
+/* t->nmem raised to n, the new ids' round figures started (as though
+ * they had been reset with the others: no moment yet). */
+void mp__tally_round_ids(mp_tally_t *t, uint32_t n);
 
 /* --- the events, inline: mp__tally_apply and its parts (tally_round.c's
  * fast path shares mp__tally_lanes and keeps the same rules) --- */
@@ -348,8 +351,8 @@ static inline void mp__tally_sample(mp_tally_figs_t *f, uint64_t ns)
 
 static inline mp_tally_mem_t *mp__tally_mem(mp_tally_t *t, uint32_t mem)
 {
-	if (mem >= t->nmem)
-		t->nmem = mem + 1;
+	if (__builtin_expect(mem >= t->nmem, 0))
+		mp__tally_round_ids(t, mem + 1);
 	return &t->mem[mem];
 }
 

@@ -24,11 +24,12 @@ static int put(mp_mbuf_t *b, uint64_t v)
 	return mp_mbuf_append(b, tmp, (size_t)(mp_varint_put(tmp, v) - tmp));
 }
 
-void mp__tally_round_reset(mp_tally_t *t)
+/* (only the ids met: the others' pages stay untouched, unmapped) */
+static void start(mp_tally_t *t, uint32_t from, uint32_t to)
 {
 	uint32_t i;
 
-	for (i = 0; t->mem && i < MP_TALLY_MEMS; i++) {
+	for (i = from; t->mem && i < to; i++) {
 		mp_tally_mem_t *m = &t->mem[i];
 		m->r_min = m->r_max = m->v[MP_SUMF_LIVE];
 		m->r_min_ns = m->r_max_ns = t->round_start;
@@ -38,6 +39,17 @@ void mp__tally_round_reset(mp_tally_t *t)
 		m->rsv_max_ns = t->round_start;
 		m->r_failed = m->r_failed_ns = m->r_failed_req = 0;
 	}
+}
+
+void mp__tally_round_reset(mp_tally_t *t)
+{
+	start(t, 0, t->nmem);
+}
+
+void mp__tally_round_ids(mp_tally_t *t, uint32_t n)
+{
+	start(t, t->nmem, n);
+	t->nmem = n;
 }
 
 int mp__tally_put_round(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon)
