@@ -265,10 +265,17 @@ int cli_plot_rounds(char *const *files, const char *const *labels, int n, const 
 		in[i].nbands = ri[i].nbands;
 		if (device) { /* a number, or a memory's name */
 			const mp_summary_memory_t *sm = mp_capture_summary_find(&ri[i].r.summary, device);
+			size_t k;
 			char *end;
 			unsigned long v = strtoul(device, &end, 10);
 			in[i].device_set = 1;
 			in[i].device = sm ? sm->id : (*device && !*end && v < 65536 ? (uint32_t)v : UINT32_MAX);
+			for (k = 0; k < ri[i].ndev && ri[i].dev[k].id != in[i].device; k++)
+				;
+			if (k == ri[i].ndev) {
+				rc = CLI_ROUNDS_NONE; /* the replay says what the memory ids are */
+				break;
+			}
 		}
 	}
 	if (rc == MP_EXIT_OK) {
