@@ -43,11 +43,11 @@ typedef struct mp_tally_mem {
 	uint64_t v[MP_SUMF_COUNT];
 	/* (2.5) this round's figures for its ROUND section (tally_rounds.c):
 	 * live bytes' least and most since the round's start (the live bytes
-	 * then included, at the round's start time) and their first times,
-	 * the times of the first and last moments (last UINT64_MAX: none this
-	 * round), the
-	 * live regions' bytes and their most in the round, the failed
-	 * allocations of the round and the first one's time and request. */
+	 * then included, at the round's start time), their first times and
+	 * the step at the most, the times of the first and last moments (last
+	 * UINT64_MAX: none this round), the live regions' bytes and their
+	 * most in the round, the round's failed allocations and the first
+	 * one's time and request. */
 	uint64_t r_min, r_min_ns, r_max, r_max_ns, r_first_ns, r_last_ns;
 	int64_t r_max_step;
 	uint64_t reserved, rsv_max, rsv_max_ns;
