@@ -306,6 +306,18 @@ static int build_maps(plot_t *pl, const mp_text_measure_t *m, mp_diag_t *diag)
 	return 0;
 }
 
+/* The input's memory ids: its own devices (a timeline from rounds), or
+ * the solver's. */
+static size_t in_count(const mp_plot_input_t *in)
+{
+	return in->devices ? in->ndevices : mp_solver_device_count(in->solver);
+}
+
+static const mp_solver_device_t *in_device(const mp_plot_input_t *in, size_t i)
+{
+	return in->devices ? &in->devices[i] : mp_solver_device(in->solver, i);
+}
+
 static int by_peak(const void *a, const void *b)
 {
 	const mp_solver_device_t *x = *(const mp_solver_device_t *const *)a, *y = *(const mp_solver_device_t *const *)b;
@@ -318,7 +330,7 @@ static int by_peak(const void *a, const void *b)
 /* The panels of one input: devices by peak, each with its charts. */
 static int plan_input(plot_t *pl, const mp_plot_input_t *in, const mp_plot_options_t *o)
 {
-	size_t nd = mp_solver_device_count(in->solver), k = 0;
+	size_t nd = in_count(in), k = 0;
 	const mp_solver_device_t **dv = calloc(nd ? nd : 1, sizeof(*dv));
 	size_t maps = o->max_oom_maps ? o->max_oom_maps : 4;
 	int rc = 0;
@@ -326,7 +338,7 @@ static int plan_input(plot_t *pl, const mp_plot_input_t *in, const mp_plot_optio
 	if (!dv)
 		return MP_ENOMEM;
 	for (size_t i = 0; i < nd; i++) {
-		const mp_solver_device_t *d = mp_solver_device(in->solver, i);
+		const mp_solver_device_t *d = in_device(in, i);
 		if (d->has_peak && (!in->device_set || d->id == in->device))
 			dv[k++] = d;
 	}
@@ -414,8 +426,8 @@ static void input_span(const mp_plot_input_t *in, uint64_t *t0, uint64_t *t1)
 {
 	*t0 = UINT64_MAX;
 	*t1 = 0;
-	for (size_t i = 0; i < mp_solver_device_count(in->solver); i++) {
-		const mp_solver_device_t *d = mp_solver_device(in->solver, i);
+	for (size_t i = 0; i < in_count(in); i++) {
+		const mp_solver_device_t *d = in_device(in, i);
 		if (!d->timeline_count)
 			continue;
 		if (d->timeline[0].time_ns < *t0)
@@ -465,6 +477,10 @@ static int draw_panel(const mp_chart_area_t *a, panel_t *p)
 		m.title = title;
 		m.dev = p->dev;
 		m.source = p->in->source;
+		if ((m.rounds = p->in->devices != NULL) && p->in->bands) { /* (p->dev: one of them) */
+			m.bands = p->in->bands[p->dev - p->in->devices];
+			m.nbands = p->in->nbands[p->dev - p->in->devices];
+		}
 		input_span(p->in, &m.t0_ns, &m.t1_ns);
 		/* the peak's label names the largest group as the breakdown does */
 		m.top_name = first_function(p->in, p->dev->id);
@@ -576,7 +592,7 @@ int mp_plot_capture_reads(const mp_plot_input_t *in, const mp_plot_options_t *op
 		if (pl.p[k].kind == P_MAP)
 			(*targets)[(*ntargets)++] = (mp_snapshot_target_t){pl.p[k].dev->id, pl.p[k].event};
 	/* a pass for them only where the solver saw phases or steps */
-	if (rc == 0 && (o.charts & MP_PLOT_TIMELINE) && pl.n)
+	if (rc == 0 && (o.charts & MP_PLOT_TIMELINE) && pl.n && !in->devices)
 		*marks = mp_solver_phase_marks(in->solver) || has_steps(in->solver);
 	free_plot(&pl);
 	return rc;

@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An area from the axis up to each column's highest value: one point pair
- * per run of equal heights, so its size follows the plot's width, never
- * the number of events. */
-static int column_area(tl_t *t, const mp_column_range_t *col, uint32_t color, const char *tag)
+/* An area from the axis up to each column's highest value (lo: lowest):
+ * one point pair per run of equal heights, so its size follows the plot's
+ * width, never the number of events. */
+static int column_area(tl_t *t, const mp_column_range_t *col, int lo, uint32_t color, const char *tag)
 {
 	mp_point_t *pts = malloc((2 * t->ncol + 4) * sizeof(*pts));
 	mp_style_t st = cx_fill(color);
@@ -34,7 +34,7 @@ static int column_area(tl_t *t, const mp_column_range_t *col, uint32_t color, co
 		return MP_ENOMEM;
 	pts[k++] = (mp_point_t){x0, bottom};
 	for (size_t c = 0; c < t->ncol; c++) {
-		double y = col[c].has ? tl_py(t, col[c].hi) : bottom;
+		double y = col[c].has ? tl_py(t, lo ? col[c].lo : col[c].hi) : bottom;
 		if (k >= 2 && pts[k - 1].y == y) {
 			pts[k - 1].x = x0 + (double)c + 1; /* the run goes on */
 			continue;
@@ -175,6 +175,8 @@ static double legend(const tl_t *t, double x, double y, double w, int draw)
 		e[n++] = (cx_legend_entry_t){"stack (reserved)", MP_COLOR_STACK, CX_KEY_BOX};
 	e[n++] = (cx_legend_entry_t){t->has_stack ? "heap (allocated)" : t->word ? t->word : "in use (live allocations)",
 				     MP_COLOR_HEAP, CX_KEY_BOX};
+	if (t->rounds)
+		e[n++] = (cx_legend_entry_t){"most in use in a round", MP_COLOR_HEAP_BAND, CX_KEY_BOX};
 	if (t->has_free)
 		e[n++] = (cx_legend_entry_t){t->off_scale ? "free (up to the capacity, above the scale)"
 					     : t->capacity ? "free"
@@ -314,7 +316,9 @@ static double header(tl_t *t, const mp_chart_memory_t *mem, tl_words_t *w)
 	snprintf(sub, sizeof(sub), "peak %s%s at %s%s · %s allocations, %s failed%s", w->word,
 		 mp_bytes_exact(b1, sizeof(b1), d->peak_bytes), cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(t, d->peak.time_ns)), steps,
 		 mp_fmt_count(b3, sizeof(b3), d->allocations), mp_fmt_count(b4, sizeof(b4), d->failed_allocations),
-		 d->oom_total > d->oom_count ? " (the first 1000 marked)" : "");
+		 d->oom_total <= d->oom_count ? "" : mem->rounds ? " (each round's first marked)" : " (the first 1000 marked)");
+	if (mem->rounds) /* what a round holds, not every event */
+		snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub), " · from the capture's rounds");
 	if (t->base && !t->s1) /* (a panel of its own span says it under its axis) */
 		snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub), " · time 0: the input's first event, %s on the "
 			 "capture's clock", mp_fmt_time(b2, sizeof(b2), t->base));
@@ -481,7 +485,7 @@ static int paint(tl_t *t, const mp_chart_memory_t *mem, const mp_ticks_t *ty, co
 	}
 	/* stacked by painting: free from the axis, then what is in use over
 	 * it, then the reserved part over that */
-	if (t->has_free && (rc = column_area(t, t->top, MP_COLOR_FREE, "area-free")) < 0)
+	if (t->has_free && (rc = column_area(t, t->top, 0, MP_COLOR_FREE, "area-free")) < 0)
 		return rc;
 	{
 		/* the peak's line goes under the areas of what is in use: a spike
@@ -490,9 +494,12 @@ static int paint(tl_t *t, const mp_chart_memory_t *mem, const mp_ticks_t *ty, co
 		double x = tl_mark_x(t, d->peak.time_ns);
 		mp_scene_tag(a->scene, mp_scene_line(a->scene, x, t->plot.y, x, t->plot.y + t->plot.h, &ps), "peak-line");
 	}
-	if ((rc = column_area(t, t->use, MP_COLOR_HEAP, "area-heap")) < 0)
+	/* from a capture's rounds: each column's least solid, a band up to its most */
+	if (t->band && (rc = column_area(t, t->band, 0, MP_COLOR_HEAP_BAND, "area-heap-band")) < 0)
 		return rc;
-	if (t->has_stack && (rc = column_area(t, t->stack, MP_COLOR_STACK, "area-stack")) < 0)
+	if ((rc = column_area(t, t->band ? t->band : t->use, t->band != NULL, MP_COLOR_HEAP, "area-heap")) < 0)
+		return rc;
+	if (t->has_stack && (rc = column_area(t, t->stack, 0, MP_COLOR_STACK, "area-stack")) < 0)
 		return rc;
 	if (t->has_resv && (rc = reserved_line(t)) < 0)
 		return rc;
@@ -544,6 +551,7 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 	memset(&w, 0, sizeof(w));
 	t.a = a;
 	t.d = d;
+	t.rounds = mem->rounds;
 	if (!d->has_peak || !d->timeline_count)
 		return MP_ENODATA;
 	t.word = mi && mi->in_use_name && mi->in_use_name[0] ? mi->in_use_name : NULL;
@@ -563,8 +571,10 @@ static int timeline(const mp_chart_area_t *a, const mp_chart_memory_t *mem, mp_c
 	if ((rc = plot_box(&t, top, &ty, &tx, &tf)) < 0)
 		return rc;
 	/* each series reduced to the plot's pixel columns */
-	if ((rc = columns(&t, t.t0, t.t1)) == 0 && (rc = mark_labels(&t, mem, &ty, &w)) == 0)
+	if ((rc = columns(&t, t.t0, t.t1)) == 0 && (rc = tl_band(&t, mem)) == 0 &&
+	    (rc = mark_labels(&t, mem, &ty, &w)) == 0)
 		rc = paint(&t, mem, &ty, &tx, &tf, &w);
+	free(t.band);
 	free(t.use);
 	free(t.top);
 	free(t.stack);

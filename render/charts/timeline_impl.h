@@ -22,6 +22,8 @@ typedef struct tl {
 	uint64_t base;             /* time 0 on the axis and in the labels: the input's first event */
 	uint64_t s0, s1;           /* the input's span, when this panel's axis is only its own part of it */
 	int has_stack, has_free, has_frag, has_resv, show_steps;
+	int rounds;                /* from a capture's rounds (mp_chart_memory_t) */
+	mp_column_range_t *band;   /* per column: in use's least and most, from the rounds (or NULL) */
 	int off_scale;             /* the capacity is far above what was used: free is cut at the top */
 	uint64_t capacity;         /* known capacity (declared, or the allocator's), else 0 */
 	const char *word;          /* the memory's word for what is in use ("allocated"), or NULL */
@@ -103,6 +105,10 @@ void tl_time_note(tl_t *t);
 /* Hit areas over the plot's columns, noted for hover (timeline_hover.c);
  * painted as nothing. */
 void tl_hover(tl_t *t, const mp_chart_memory_t *mem);
+
+/* In use per column from mem's rounds (its bands) and t->use, into
+ * t->band (nothing without bands). 0 or MP_ENOMEM (timeline_band.c). */
+int tl_band(tl_t *t, const mp_chart_memory_t *mem);
 
 /* ---- labels (timeline_labels.c) ---- */
 

@@ -5,6 +5,7 @@
 #include "inputs.h"
 #include "options.h"
 #include "plot_out.h"
+#include "plot_rounds.h"
 #include "runs.h"
 
 #include <memprof/plot.h>
@@ -20,7 +21,7 @@ static void usage(FILE *out)
 		"usage: memprof plot FILE... -o OUT.svg|OUT.png|OUT.html [--chart timeline|breakdown|map|all|flame]\n"
 		"                    [--device ID] [--steps A:B] [--width W] [--height H]\n"
 		"                    [--top N] [--oom-maps N] [--run NAME] [--pid N | --process all]\n"
-		"                    [--all-frames] [--user-code LIST]\n"
+		"                    [--all-frames] [--user-code LIST] [--rounds|--replay]\n"
 		"                    [--tree peak|leaks|allocated] [--min-percent P]\n"
 		"       memprof plot --diff A B -o OUT.svg|OUT.png [--width W] [--top N] [--device ID]\n"
 		"\n"
@@ -47,6 +48,12 @@ static void usage(FILE *out)
 		"  --width W     picture width in px (default 1200, at least 480)\n"
 		"  --height H    picture height in px (default: 700 for one chart, else what\n"
 		"                the charts need)\n"
+		"  --replay      the timeline from every event, not from the capture's rounds\n"
+		"                (captures since format 2.5 keep, per round of about 90 ms,\n"
+		"                what the timeline draws: one of 2 million events or more is\n"
+		"                drawn from those in a moment, whatever its length; --replay\n"
+		"                draws fragmentation, phases and the peak's largest group too)\n"
+		"  --rounds      the timeline from the rounds also for a shorter capture\n"
 		"  --top N       bars of the breakdown (default 12; the rest in one bar)\n"
 		"  --oom-maps N  maps of failed allocations per memory id (default 4)\n"
 		"  --run NAME    the run of a TensorBoard log directory (default: the newest)\n"
@@ -75,7 +82,7 @@ typedef struct plot_args {
 	mp_plot_options_t po;
 	double min_percent;
 	const char *out;    /* -o */
-	int diff, chart_set, flame, tree, tree_set, min_percent_set;
+	int diff, chart_set, flame, tree, tree_set, min_percent_set, replay, rounds;
 } plot_args_t;
 
 enum { O_CHART = 256, O_WIDTH, O_HEIGHT, O_TOP, O_OOM_MAPS, O_TREE, O_MIN_PERCENT };
@@ -162,7 +169,8 @@ int cmd_plot(int argc, char **argv)
 		{"width", required_argument, NULL, O_WIDTH}, {"height", required_argument, NULL, O_HEIGHT},
 		{"top", required_argument, NULL, O_TOP},   {"oom-maps", required_argument, NULL, O_OOM_MAPS},
 		{"tree", required_argument, NULL, O_TREE}, {"min-percent", required_argument, NULL, O_MIN_PERCENT},
-		{"diff", no_argument, &a.diff, 1},         {NULL, 0, NULL, 0},
+		{"diff", no_argument, &a.diff, 1},         {"replay", no_argument, &a.replay, 1},
+		{"rounds", no_argument, &a.rounds, 1},     {NULL, 0, NULL, 0},
 	};
 	mp_solver_options_t sopt;
 	cli_input_args_t in = {0};
@@ -192,6 +200,10 @@ int cmd_plot(int argc, char **argv)
 		mp_cli_error("%s applies to --chart flame", a.tree_set ? "--tree" : "--min-percent");
 		return MP_EXIT_USAGE;
 	}
+	if (a.rounds && (a.replay || a.po.charts != MP_PLOT_TIMELINE || a.flame || in.steps_set)) {
+		mp_cli_error("--rounds draws the timeline alone, without --replay or --steps");
+		return MP_EXIT_USAGE;
+	}
 	cli_input_args_wire(&in, &io, &sopt);
 	if (a.diff) { /* two inputs' timelines and their changes at the peak */
 		if (argc - optind != 2 || a.chart_set || a.tree_set || a.min_percent_set || in.sel.all || in.sel.pid_set) {
@@ -207,6 +219,16 @@ int cmd_plot(int argc, char **argv)
 	plan(&a, &sopt, &io);
 	memset(&ci, 0, sizeof(ci));
 	rc = cli_runs_expand(&runs, argv + optind, argc - optind, &in.sel);
+	/* the timeline alone, of captures that keep their rounds: from
+	 * those, not from every event (plot_rounds.c) */
+	if (rc == MP_EXIT_OK && a.po.charts == MP_PLOT_TIMELINE && !a.flame && !a.replay && !in.steps_set &&
+	    (rc = cli_plot_rounds(runs.files, (const char *const *)runs.labels, runs.nfiles, &a.po, in.device,
+				  a.rounds, a.out)) != CLI_ROUNDS_NONE) {
+		cli_runs_free(&runs);
+		return rc;
+	}
+	if (rc == CLI_ROUNDS_NONE)
+		rc = MP_EXIT_OK;
 	if (rc == MP_EXIT_OK)
 		rc = cli_inputs_open(&ci, runs.files, runs.nfiles, &io);
 	if (rc == MP_EXIT_OK && ci.n == 0) {

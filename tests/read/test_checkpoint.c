@@ -423,8 +423,8 @@ static uint64_t getv(const uint8_t **p)
 	return v;
 }
 
-/* The first block whose raw data starts HORIZON, SUMMARY, CHECKPOINT (a
- * round's end with a checkpoint), with the first live block's size made
+/* The first block whose raw data starts HORIZON, SUMMARY, (ROUND,)
+ * CHECKPOINT (a round's end with a checkpoint), with the first live block's size made
  * one larger (its low 7 bits not all set), written to out; *index and
  * *offset: that block's. */
 static void damage(const char *in, const char *out, uint64_t *index, uint64_t *offset)
@@ -460,6 +460,11 @@ static void damage(const char *in, const char *out, uint64_t *index, uint64_t *o
 		if (rlen > 3 && *p++ == MP_SEC_HORIZON && (getv(&p), *p++ == MP_SEC_SUMMARY)) {
 			uint64_t blen = getv(&p);
 			p += blen;
+			if (*p == MP_SEC_ROUND) { /* (2.5) the round's timeline figures */
+				p++;
+				blen = getv(&p);
+				p += blen;
+			}
 			if (*p++ == MP_SEC_CHECKPOINT) {
 				uint8_t *fp;
 				uint64_t n;

@@ -5,6 +5,7 @@
  *
  *   memprof_gen_capture OUT [--events N] [--live L] [--regions R]
  *                           [--steps S] [--oom K] [--seed X] [--stacks K]
+ *                           [--round-every E]
  *
  * The first L allocations build the live set; then each free of a random
  * live block is followed by an allocation, until N events are written.
@@ -13,7 +14,10 @@
  * carries one of K call stacks of 24 made-up return addresses (no module
  * map: the report names them by address), which share their outer frames
  * as the stacks of a program do: the frame at depth d (0 outermost) is one
- * of 1 + d * d (scripts/bench_tree.sh).
+ * of 1 + d * d (scripts/bench_tree.sh). With --round-every E, a flush
+ * round is ended by hand every E events (mp_writer_flush), so that a
+ * capture written in seconds has the rounds of a long recording: 40,000
+ * rounds, an hour's at the writer's 90 ms (scripts/bench_timeline.sh).
  */
 #include <memprof/capture.h>
 
@@ -44,6 +48,7 @@ static int arg_u64(const char *s, uint64_t *v)
 int main(int argc, char **argv)
 {
 	uint64_t events = 1000000, live = 10000, regions = 4, steps = 10, ooms = 0, written = 0, nstacks = 0;
+	uint64_t round_every = 0;
 	uint32_t *stack_ids = NULL;
 	static const char *const opnames[] = {"matmul", "conv2d", "relu", "softmax", "embedding", "layernorm", "add", "gather"};
 	static const char *const dtypes[] = {"float", "half", "int32"};
@@ -58,7 +63,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s OUT [--events N] [--live L] [--regions R] [--steps S] [--oom K] [--seed X] "
-			"[--stacks K]\n", argv[0]);
+			"[--stacks K] [--round-every E]\n", argv[0]);
 		return 2;
 	}
 	for (int i = 2; i + 1 < argc; i += 2) {
@@ -79,6 +84,8 @@ int main(int argc, char **argv)
 			rng = v ? v : 1;
 		else if (!strcmp(argv[i], "--stacks"))
 			nstacks = v;
+		else if (!strcmp(argv[i], "--round-every"))
+			round_every = v;
 		else
 			return fprintf(stderr, "unknown option '%s'\n", argv[i]), 2;
 	}
@@ -160,6 +167,8 @@ int main(int argc, char **argv)
 					alloc);
 		}
 		written++;
+		if (round_every && written % round_every == 0)
+			mp_writer_flush(w);
 	}
 	rc = mp_writer_close(w);
 	free(freeslot);

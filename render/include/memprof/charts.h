@@ -33,6 +33,7 @@ extern "C" {
 #define MP_COLOR_GRID 0xE8E8E8
 #define MP_COLOR_AXIS 0x8C8C8C
 #define MP_COLOR_HEAP 0x0072B2        /* blue */
+#define MP_COLOR_HEAP_BAND 0x8FC3E3   /* light blue: up to a round's most in use */
 #define MP_COLOR_STACK 0xE69F00       /* orange */
 #define MP_COLOR_FREE 0xE3E3E3        /* light grey */
 #define MP_COLOR_FRAGMENTATION 0xCC79A7 /* reddish purple */
@@ -62,6 +63,12 @@ typedef struct mp_chart_area {
 typedef mp_replay_phase_t mp_chart_phase_t;
 typedef mp_replay_step_t mp_chart_step_t;
 
+/* In use between lo and hi bytes somewhere over [t0_ns, t1_ns]: a round
+ * of a capture (memprof/rounds.h), its least and most. */
+typedef struct mp_chart_band {
+	uint64_t t0_ns, t1_ns, lo, hi;
+} mp_chart_band_t;
+
 /* One memory id of an analysed capture. */
 typedef struct mp_chart_memory {
 	const char *title;             /* "demo.memprof: GPU_0_bfc (device)"; the chart adds the capacity */
@@ -79,6 +86,12 @@ typedef struct mp_chart_memory {
 					   every memory id of it; NULL: where the steps of this memory
 					   id's points change */
 	size_t nsteps;
+	int rounds;                     /* 1: dev is a capture's rounds (memprof/rounds.h), not a replay:
+					   the header says so */
+	const mp_chart_band_t *bands;   /* the rounds' spans, by time (NULL: none): in use drawn as
+					   each column's least, with a band up to its most
+					   ("area-heap-band") */
+	size_t nbands;
 } mp_chart_memory_t;
 
 /* The memory timeline: stack, heap and free as stacked areas, fragmentation

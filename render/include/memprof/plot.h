@@ -49,6 +49,14 @@ typedef struct mp_plot_input {
 	uint32_t device;
 	const mp_plot_function_bars_t *functions; /* per memory id, or NULL */
 	size_t nfunctions;
+	/* Instead of the solver's (solver may then be NULL): memory ids
+	 * figured another way -- a capture's timeline from its ROUND
+	 * sections, without replaying its events (src/cli/plot_rounds.c).
+	 * Timelines only: no breakdown, map, phases or step marks. */
+	const mp_solver_device_t *devices;
+	size_t ndevices;
+	const mp_chart_band_t *const *bands; /* per device: its rounds' least and most (or NULL) */
+	const size_t *nbands;
 } mp_plot_input_t;
 
 typedef struct mp_plot_options {

@@ -156,6 +156,7 @@ static int skip_section(const uint8_t **pp, const uint8_t *end, mp_capture_summa
 		*found = 1;
 		return 0;
 	case MP_SEC_CHECKPOINT: /* (2.4) body length, body */
+	case MP_SEC_ROUND:      /* (2.5) body length, body */
 		if (mp_varint_get(pp, end, &len) || len > (uint64_t)(end - *pp))
 			return -1;
 		*pp += len;

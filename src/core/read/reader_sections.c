@@ -256,6 +256,13 @@ int mp__capture_sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint
 			if ((rc = mp__checkpoint_section(cap, &p, end, raw, summary, boff, apply, diag)))
 				return rc;
 			break;
+		case MP_SEC_ROUND:
+			/* (2.5) a round's timeline figures (memprof/rounds.h reads
+			 * them): not needed for the events */
+			if (mp_varint_get(&p, end, &v[0]) || v[0] > (uint64_t)(end - p))
+				return corrupt(cap, diag, boff, "bad round section");
+			p += v[0];
+			break;
 		case MP_SEC_HORIZON:
 			if (mp_varint_get(&p, end, &v[0]))
 				return corrupt(cap, diag, boff, "bad horizon");

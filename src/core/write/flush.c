@@ -458,8 +458,13 @@ static int end_round(mp_writer_t *w, uint64_t horizon)
 	pthread_mutex_lock(&w->defs_mu); /* the memory ids' names */
 	rc = mp__tally_put_summary(&w->tally, &w->raw, horizon);
 	pthread_mutex_unlock(&w->defs_mu);
-	/* --keep: what ends the round (all of it but the checkpoint) also goes
-	 * to the whole-run file, which is never rotated (wkeep.c) */
+	/* (2.5) the round's timeline figures, before a checkpoint (a reader
+	 * of the rounds inflates the block's first bytes only) */
+	if (!rc)
+		rc = mp__tally_put_round(&w->tally, &w->raw, horizon);
+	/* --keep: what ends the round (all of it but the checkpoint: its
+	 * HORIZON, SUMMARY and ROUND) also goes to the whole-run file, which
+	 * is never rotated (wkeep.c) */
 	if (!rc && w->keep)
 		rc = mp__keep_whole(w, w->raw.data + from, w->raw.len - from);
 	/* (2.4) at intervals, the live blocks at this horizon (a rotation

@@ -25,7 +25,7 @@ void mp__tally_declare(mp_tally_t *t, uint32_t id, const char *name, uint32_t le
 	t->mem[id].name_len = len;
 	t->mem[id].name = name;
 	if (id >= t->nmem)
-		t->nmem = id + 1;
+		mp__tally_round_ids(t, id + 1);
 }
 
 static inline unsigned lives(const mp_tally_bucket_t *b)

@@ -41,6 +41,17 @@
 
 typedef struct mp_tally_mem {
 	uint64_t v[MP_SUMF_COUNT];
+	/* (2.5) this round's figures for its ROUND section (tally_rounds.c):
+	 * live bytes' least and most since the round's start (the live bytes
+	 * then included, at the round's start time), their first times and
+	 * the step at the most, the times of the first and last moments (last
+	 * UINT64_MAX: none this round), the live regions' bytes and their
+	 * most in the round, the round's failed allocations and the first
+	 * one's time and request. */
+	uint64_t r_min, r_min_ns, r_max, r_max_ns, r_first_ns, r_last_ns;
+	int64_t r_max_step;
+	uint64_t reserved, rsv_max, rsv_max_ns;
+	uint64_t r_failed, r_failed_ns, r_failed_req;
 	int has_peak;
 	int kind;             /* declared kind */
 	const char *name;     /* declared name (the writer's arena), NULL: not declared */
@@ -174,6 +185,7 @@ typedef struct mp_tally {
 	mp_tally_region_t *reg;     /* live regions, by memory id then base (mapped) */
 	uint64_t nreg, capreg;
 	int64_t step;               /* the last step (-1 before the first, as the reader) */
+	uint64_t round_start;       /* (2.5) the previous round's horizon (0 before the first) */
 } mp_tally_t;
 
 static inline mp_tally_tab_t mp__tally_tab(const mp_tally_t *t)
@@ -214,6 +226,16 @@ int mp__tally_put_checkpoint(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon, uint
  * MP_TALLY_REGION_ADD, _REMOVE, MP_TALLY_STEP), by the live-set engine's
  * rules (mp_live_region_add/remove). 0 or -ENOMEM (t->failed set). */
 int mp__tally_other(mp_tally_t *t, const mp_tally_ev_t *e);
+/* tally_rounds.c (2.5): the ROUND section of the round that ends at
+ * horizon (the memory ids with moments in it), appended to b (tag
+ * included), then the round's figures started again from the live bytes
+ * at horizon. Nothing when the figures failed. 0 or -ENOMEM. */
+int mp__tally_put_round(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon);
+/* The round's figures of every memory id below t->nmem started again. */
+void mp__tally_round_reset(mp_tally_t *t);
+/* t->nmem raised to n, the new ids' round figures started (as though
+ * they had been reset with the others: no moment yet). */
+void mp__tally_round_ids(mp_tally_t *t, uint32_t n);
 
 /* --- the events, inline: mp__tally_apply and its parts (tally_round.c's
  * fast path shares mp__tally_lanes and keeps the same rules) --- */
@@ -239,6 +261,8 @@ typedef struct mp_tally_figs {
 	uint32_t mem;
 	int has_peak;
 	uint64_t live, live_req, peak, peak_ns, peak_req, peak_req_ns;
+	uint64_t r_min, r_min_ns, r_max, r_max_ns, r_first_ns, r_last_ns; /* (2.5) the round's, mp_tally_mem_t */
+	int64_t step, r_max_step; /* the step in force (the tally's: taken again after each side event), at r_max */
 	uint64_t dblocks; /* live blocks gained since taken, of the id and of the table (mp_tally_t.n) */
 	uint64_t memhi; /* mem + 1, the top bits of the id's keys, once the id has
 			 * a peak and while the stash is empty (tally_round.c's
@@ -257,6 +281,14 @@ static inline void mp__tally_figs_load(mp_tally_figs_t *f, const mp_tally_t *t, 
 	f->peak_ns = m->v[MP_SUMF_PEAK_NS];
 	f->peak_req = m->v[MP_SUMF_PEAK_REQ];
 	f->peak_req_ns = m->v[MP_SUMF_PEAK_REQ_NS];
+	f->r_min = m->r_min;
+	f->r_min_ns = m->r_min_ns;
+	f->r_max = m->r_max;
+	f->r_max_ns = m->r_max_ns;
+	f->r_first_ns = m->r_first_ns;
+	f->step = t->step;
+	f->r_max_step = m->r_max_step;
+	f->r_last_ns = m->r_last_ns;
 	f->dblocks = 0;
 	f->memhi = m->has_peak && !t->nstash ? (uint64_t)mem + 1 : UINT64_MAX;
 }
@@ -280,6 +312,13 @@ static inline void mp__tally_figs_store(mp_tally_figs_t *f, mp_tally_t *t)
 	m->v[MP_SUMF_PEAK_NS] = f->peak_ns;
 	m->v[MP_SUMF_PEAK_REQ] = f->peak_req;
 	m->v[MP_SUMF_PEAK_REQ_NS] = f->peak_req_ns;
+	m->r_min = f->r_min;
+	m->r_min_ns = f->r_min_ns;
+	m->r_max = f->r_max;
+	m->r_max_ns = f->r_max_ns;
+	m->r_first_ns = f->r_first_ns;
+	m->r_max_step = f->r_max_step;
+	m->r_last_ns = f->r_last_ns;
 	mp__tally_figs_blocks(f, t);
 }
 
@@ -295,12 +334,25 @@ static inline void mp__tally_sample(mp_tally_figs_t *f, uint64_t ns)
 		f->peak_req_ns = ns;
 	}
 	f->has_peak = 1;
+	/* (2.5) the round's least and most (first times), its first and
+	 * last moments */
+	if (__builtin_expect(f->live < f->r_min, 0)) {
+		f->r_min = f->live;
+		f->r_min_ns = ns;
+	}
+	if (__builtin_expect(f->live > f->r_max, 0)) {
+		f->r_max = f->live;
+		f->r_max_ns = ns;
+		f->r_max_step = f->step;
+	}
+	f->r_first_ns = f->r_last_ns == UINT64_MAX ? ns : f->r_first_ns;
+	f->r_last_ns = ns;
 }
 
 static inline mp_tally_mem_t *mp__tally_mem(mp_tally_t *t, uint32_t mem)
 {
-	if (mem >= t->nmem)
-		t->nmem = mem + 1;
+	if (__builtin_expect(mem >= t->nmem, 0))
+		mp__tally_round_ids(t, mem + 1);
 	return &t->mem[mem];
 }
 
@@ -388,7 +440,14 @@ static inline int mp__tally_apply(mp_tally_t *t, const mp_tally_ev_t *e)
 	if (e->op > MP_TALLY_FREE) {
 		if (e->op >= MP_TALLY_REGION_ADD && (rc = mp__tally_other(t, e), e->op == MP_TALLY_STEP))
 			return rc; /* a step is no moment of a memory id */
-		t->mem[e->mem].v[MP_SUMF_FAILED] += e->op == MP_TALLY_FAILED;
+		if (e->op == MP_TALLY_FAILED) {
+			mp_tally_mem_t *m = &t->mem[e->mem];
+			m->v[MP_SUMF_FAILED]++;
+			if (!m->r_failed++) { /* (2.5) the round's first */
+				m->r_failed_ns = e->ns;
+				m->r_failed_req = e->req;
+			}
+		}
 		mp__tally_sample(&f, e->ns);
 	} else if (e->key < MP_TALLY_HIGH && (s = mp__tally_find(mp__tally_tab(t), e, &found))) {
 		uint64_t is_alloc = e->op == MP_TALLY_ALLOC;

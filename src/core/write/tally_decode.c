@@ -183,7 +183,7 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 		}
 		case MP_REC_ALLOC_FAILED:
 			mp__tally_mem(ty, mem);
-			put_side(c, &nside, e++, mp__tally_event(ns, 0, 0, 0, mem, MP_TALLY_FAILED));
+			put_side(c, &nside, e++, mp__tally_event(ns, 0, 0, r[2], mem, MP_TALLY_FAILED)); /* r[2]: requested */
 			break;
 		case MP_REC_REGION_ADD: /* base, size: moments, kept for the checkpoints */
 		case MP_REC_REGION_REMOVE:

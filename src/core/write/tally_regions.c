@@ -44,7 +44,20 @@ static int grow(mp_tally_t *t)
 	return 0;
 }
 
-static int add(mp_tally_t *t, uint64_t mem, uint64_t base, uint64_t size)
+/* (2.5) the live regions' bytes of mem changed by d (two's complement)
+ * at ns: their most in the round, first time (the round's ROUND) */
+static void reserve(mp_tally_t *t, uint64_t mem, uint64_t d, uint64_t ns)
+{
+	mp_tally_mem_t *m = &t->mem[mem];
+
+	m->reserved += d;
+	if (m->reserved > m->rsv_max) {
+		m->rsv_max = m->reserved;
+		m->rsv_max_ns = ns;
+	}
+}
+
+static int add(mp_tally_t *t, uint64_t mem, uint64_t base, uint64_t size, uint64_t ns)
 {
 	uint64_t end = base + size, pos, first, n;
 	mp_tally_region_t *r;
@@ -55,8 +68,10 @@ static int add(mp_tally_t *t, uint64_t mem, uint64_t base, uint64_t size)
 	r = t->reg;
 	/* a larger declaration at a known base grows the region (heaps) */
 	if (pos < t->nreg && r[pos].mem == mem && r[pos].base == base && end > r[pos].end) {
-		if (!(pos + 1 < t->nreg && r[pos + 1].mem == mem && r[pos + 1].base < end))
+		if (!(pos + 1 < t->nreg && r[pos + 1].mem == mem && r[pos + 1].base < end)) {
+			reserve(t, mem, end - r[pos].end, ns);
 			r[pos].end = end;
+		}
 		return 0;
 	}
 	if ((pos > 0 && r[pos - 1].mem == mem && r[pos - 1].end > base) ||
@@ -72,6 +87,7 @@ static int add(mp_tally_t *t, uint64_t mem, uint64_t base, uint64_t size)
 	memmove(&r[pos + 1], &r[pos], (t->nreg - pos) * sizeof(*r));
 	r[pos] = (mp_tally_region_t){mem, base, end};
 	t->nreg++;
+	reserve(t, mem, size, ns);
 	return 0;
 }
 
@@ -84,10 +100,11 @@ int mp__tally_other(mp_tally_t *t, const mp_tally_ev_t *e)
 		t->step = (int64_t)(e->fp >> 1) ^ -(int64_t)(e->fp & 1);
 		return 0;
 	case MP_TALLY_REGION_ADD:
-		return add(t, e->mem, e->addr, e->fp);
+		return add(t, e->mem, e->addr, e->fp, e->ns);
 	case MP_TALLY_REGION_REMOVE:
 		pos = lower(t, e->mem, e->addr);
 		if (pos < t->nreg && t->reg[pos].mem == e->mem && t->reg[pos].base == e->addr) {
+			reserve(t, e->mem, t->reg[pos].base - t->reg[pos].end, e->ns);
 			memmove(&t->reg[pos], &t->reg[pos + 1], (t->nreg - pos - 1) * sizeof(*t->reg));
 			t->nreg--;
 		}

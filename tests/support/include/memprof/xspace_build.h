@@ -1,13 +1,7 @@
 /* memprof/xspace_build.h - build an XSpace (the message of *.xplane.pb) in
-<<<<<<<< HEAD:src/output/include/memprof/xspace_build.h
- * memory: used to generate test fixtures; `memprof convert`'s exporter
- * (memprof/xplane_export.h) and the benchmark generator share its
- * metadata encoder, mp_xplane_put_meta() (memprof/xplane_export.h).
-========
  * memory, for test fixtures only (tests/xplane): a test-support library
  * (memprof_test_xspace), not shipped. `memprof convert` writes its
  * xplane.pb with the exporter (mp_xplane_export), not with this.
->>>>>>>> sources:tests/support/include/memprof/xspace_build.h
  *
  * Calls nest like the message: plane > line > event > stat. Starting a new
  * plane/line/event closes the open one of the same or a deeper level. Event

@@ -30,10 +30,11 @@
 #include <stdint.h>
 
 #define MP_FORMAT_VERSION_MAJOR 2 /* written; readers also read 1.x */
-#define MP_FORMAT_VERSION_MINOR 4 /* 2.1: parent pid and executable in the header, SUMMARY sections;
+#define MP_FORMAT_VERSION_MINOR 5 /* 2.1: parent pid and executable in the header, SUMMARY sections;
 				   2.2: FRAME sections (interpreter frames in stacks);
 				   2.3: the trailer of a writer stopped by a full disk;
-				   2.4: CHECKPOINT sections (the live blocks at a horizon) */
+				   2.4: CHECKPOINT sections (the live blocks at a horizon);
+				   2.5: ROUND sections (a round's timeline figures) */
 
 #define MP_FILE_MAGIC "MEMPROF"      /* 8 bytes with the NUL */
 #define MP_FILE_MAGIC_LEN 8
@@ -67,6 +68,7 @@ enum {
 	MP_SEC_SUMMARY = 10,/* (2.1) body length, body: the writer's figures up to a horizon (below) */
 	MP_SEC_FRAME = 11,  /* (2.2) frame id, function string id, file string id, line, kind */
 	MP_SEC_CHECKPOINT = 12, /* (2.4) body length, body: the live blocks at a horizon (below) */
+	MP_SEC_ROUND = 13,  /* (2.5) body length, body: a flush round's timeline figures (below) */
 };
 
 /* The CHECKPOINT section's body (2.4; docs/format.md "Checkpoint"):
@@ -106,6 +108,30 @@ enum {
 	MP_SUMF_LIVE,         /* their bytes (as MP_SUMF_PEAK counts them) */
 	MP_SUMF_LIVE_REQ,     /* their requested bytes */
 	MP_SUMF_COUNT
+};
+
+/* The ROUND section's body (2.5; docs/format.md "Round"): flags (0),
+ * horizon, the round's start (the previous round's horizon, 0 for the
+ * first), zz(step at the horizon; -1 none yet), events counted so far,
+ * memory count n, then per memory id with a moment in the round: id,
+ * field count k, then k varints, MP_ROUNDF_* in order (a reader takes
+ * those it knows; later fields go at the end). */
+enum {
+	MP_ROUNDF_LIVE,            /* live bytes at the horizon (the SUMMARY's MP_SUMF_LIVE) */
+	MP_ROUNDF_MIN,             /* least live bytes in the round, its start included */
+	MP_ROUNDF_MIN_NS,          /* its first time (the round's start: held from there) */
+	MP_ROUNDF_MAX,             /* most live bytes in the round, its start included */
+	MP_ROUNDF_MAX_NS,          /* its first time */
+	MP_ROUNDF_MAX_STEP,        /* zz(the step then) */
+	MP_ROUNDF_FIRST_NS,        /* the round's first moment of this memory id */
+	MP_ROUNDF_LAST_NS,         /* ... and its last */
+	MP_ROUNDF_RESERVED,        /* bytes of the live regions at the horizon */
+	MP_ROUNDF_RESERVED_MAX,    /* their most in the round, its start included */
+	MP_ROUNDF_RESERVED_MAX_NS, /* its first time */
+	MP_ROUNDF_FAILED,          /* failed allocations in the round */
+	MP_ROUNDF_FAILED_NS,       /* the first one's time (0: none) */
+	MP_ROUNDF_FAILED_REQ,      /* ... and its requested bytes */
+	MP_ROUNDF_COUNT
 };
 
 /* Limits a reader enforces on the 1.1 sections (a writer stays below). */
