@@ -221,14 +221,17 @@ uintptr_t mp__py_top_frame(void)
 {
 	uintptr_t ts, cf;
 
-	if (finalizing && finalizing())
-		return 0;
-	/* the state this thread runs Python with (a thread-local read: cheaper
-	 * than PyGILState's pthread key), else the one PyGILState knows (a
-	 * thread that released the GIL) */
+	/* the state this thread runs Python with (3.12+: a thread-local read,
+	 * cheaper than PyGILState's pthread key; an attached state is live,
+	 * finalizing or not: CPython detaches it before freeing it), else the
+	 * one PyGILState knows (a thread that released the GIL), which
+	 * finalization may free */
 	ts = attached ? (uintptr_t)attached() : 0;
-	if (!ts)
+	if (!ts) {
+		if (finalizing && finalizing())
+			return 0;
 		ts = (uintptr_t)get_tstate();
+	}
 	if (!ts)
 		return 0;
 	if (O.ts_current_frame >= 0)
@@ -363,6 +366,46 @@ static int use_debug_offsets(const unsigned char *rt, unsigned long hex)
 	return 0;
 }
 
+/* ---- code objects' deaths (pystack_cache.c's hits) ---- */
+
+/* Bumped before each code object is deallocated. A thread's cached stack
+ * filled (or last checked in full) while the count was what it is now has
+ * seen no code object die since: each code object it names is the same
+ * live object (frames hold strong references to their code), whose
+ * co_qualname, co_filename and co_firstlineno are read-only, so a hit
+ * needs not read them again. */
+_Atomic uint64_t mp__py_code_frees;
+int mp__py_code_watched;
+static void (*code_dealloc)(void *);
+#define TP_DEALLOC 48 /* offsetof(PyTypeObject, tp_dealloc), 64-bit, 3.0 to 3.13 */
+
+static void counted_dealloc(void *op)
+{
+	atomic_fetch_add_explicit(&mp__py_code_frees, 1, memory_order_relaxed);
+	code_dealloc(op);
+}
+
+/* Every code object dies through PyCode_Type's tp_dealloc (_Py_Dealloc;
+ * the type cannot be subclassed), whichever allocator frees it: ours
+ * counts, then calls CPython's. Set before mp__py_on: a code object
+ * whose dealloc read the old slot on another thread (a --delay capture
+ * opening) was already dead, so no cached stack can name it. Nothing the
+ * program sees changes (a type's tp_dealloc is not visible from Python). */
+static void watch_code_frees(void)
+{
+	void (**slot)(void *) = (void (**)(void *))(code_type + TP_DEALLOC);
+
+	if (sizeof(void *) != 8 || mp__py_code_watched)
+		return;
+	if (*slot != counted_dealloc) {
+		if (!*slot)
+			return;
+		code_dealloc = *slot;
+		__atomic_store_n(slot, counted_dealloc, __ATOMIC_RELEASE);
+	}
+	mp__py_code_watched = 1;
+}
+
 static void configure(void);
 
 void mp__py_configure(void)
@@ -432,5 +475,6 @@ static void configure(void)
 	}
 	mp__py_eval_lo = (uint64_t)(uintptr_t)eval;
 	mp__py_eval_hi = mp__py_eval_lo + es->st_size;
+	watch_code_frees();
 	mp__py_on = 1;
 }
