@@ -215,6 +215,65 @@ static uint64_t frame_new(mp_writer_t *w, uintptr_t code, int64_t lasti, uintptr
 	return mp_writer_frame(w, f, p, line > 0 ? (uint32_t)line : 0, MP_FRAME_PYTHON);
 }
 
+/* ---- the thread's attached state, read in place (3.12, 3.13) ---- */
+
+/* attached() is `return _Py_tss_tstate;`, a thread-local of libpython
+ * (not exported), which a shared library reads through the x86-64 ABI's
+ * general-dynamic sequence: `lea tls_index(%rip), %rdi` then `call
+ * __tls_get_addr` (padded with the prefixes the ABI fixes), then `mov
+ * (%rax), %rax`. Where attached() is exactly that, its tls_index is taken
+ * from the lea, and each thread asks __tls_get_addr once for its own
+ * address of the variable (libpython is loaded with the program: static
+ * TLS, nothing allocated), then reads it in place: about 25 instructions
+ * a read fewer than the call, its __tls_get_addr and its return. Any other
+ * code (a static build's relaxed sequence, another compiler's) keeps the
+ * call. */
+static void *tss_index;
+#if defined(__x86_64__)
+extern void *__tls_get_addr(void *);
+static __thread uintptr_t *tss_at __attribute__((tls_model("initial-exec")));
+
+static void *gd_index(const unsigned char *p)
+{
+	static const unsigned char sub8[] = {0x48, 0x83, 0xec, 0x08}, lea[] = {0x66, 0x48, 0x8d, 0x3d},
+				   call[] = {0x66, 0x66, 0x48, 0xe8}, load[] = {0x48, 0x8b, 0x00};
+	const unsigned char *idx;
+	uintptr_t *at, tp;
+	int32_t rel;
+
+	if (!p)
+		return NULL;
+	if (!memcmp(p, sub8, sizeof(sub8)))
+		p += sizeof(sub8); /* (the call's stack alignment) */
+	if (memcmp(p, lea, sizeof(lea)) || memcmp(p + 8, call, sizeof(call)) || memcmp(p + 16, load, sizeof(load)))
+		return NULL;
+	memcpy(&rel, p + 4, sizeof(rel));
+	idx = p + 8 + rel;
+	/* the address this thread gets must lie in its static TLS, just below
+	 * the thread pointer, and hold what attached() returns */
+	at = __tls_get_addr((void *)(uintptr_t)idx);
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	if (!at || (uintptr_t)at >= tp || tp - (uintptr_t)at > (1u << 20) || *at != (uintptr_t)attached())
+		return NULL;
+	return (void *)(uintptr_t)idx;
+}
+#endif
+
+static inline uintptr_t attached_state(void)
+{
+#if defined(__x86_64__)
+	uintptr_t *at;
+
+	if (tss_index) {
+		at = tss_at;
+		if (__builtin_expect(!at, 0))
+			at = tss_at = __tls_get_addr(tss_index);
+		return *at;
+	}
+#endif
+	return attached ? (uintptr_t)attached() : 0;
+}
+
 /* ---- the walk ---- */
 
 uintptr_t mp__py_top_frame(void)
@@ -226,7 +285,7 @@ uintptr_t mp__py_top_frame(void)
 	 * finalizing or not: CPython detaches it before freeing it), else the
 	 * one PyGILState knows (a thread that released the GIL), which
 	 * finalization may free */
-	ts = attached ? (uintptr_t)attached() : 0;
+	ts = attached_state();
 	if (!ts) {
 		if (finalizing && finalizing())
 			return 0;
@@ -473,6 +532,9 @@ static void configure(void)
 		say("", "", "; native stacks only\n");
 		return;
 	}
+#if defined(__x86_64__)
+	tss_index = attached ? gd_index((const unsigned char *)(uintptr_t)attached) : NULL;
+#endif
 	mp__py_eval_lo = (uint64_t)(uintptr_t)eval;
 	mp__py_eval_hi = mp__py_eval_lo + es->st_size;
 	watch_code_frees();
