@@ -350,6 +350,7 @@ int mp__munmap_real(void *a, size_t n);
 
 #define MP_STACK_DEPTH 64   /* frames kept per allocation (the innermost) */
 extern int mp__stacks_on;   /* MEMPROF_STACKS set: a stack per allocation */
+extern int mp__stacks_depth; /* MEMPROF_STACK_DEPTH: frames kept, 1 to MP_STACK_DEPTH */
 /* Read MEMPROF_STACKS / MEMPROF_STACK_DEPTH (session start, guard held). */
 void mp__stacks_configure(void);
 /* A capture was opened: describe the loaded objects (module map). */

@@ -134,6 +134,20 @@ static inline void py_stack(void)
 		mp__stacks_record_python();
 }
 
+/* mp__stacks_python_id, with its Python case inline (the one every
+ * object of a Python takes): 1 and *id for the Python frames' stack. */
+static inline __attribute__((always_inline)) int py_stack_id(uint32_t *id)
+{
+	if (__builtin_expect(mp__py_on, 1)) {
+		int r = mp__py_stack(mp__writer, mp__stacks_depth, id);
+		if (__builtin_expect(r > 0, 1))
+			return 1;
+		if (r < 0)
+			return 0;
+	}
+	return mp__stacks_python_id(id); /* no Python frames: the native stack */
+}
+
 static inline uint64_t size_class(size_t n)
 {
 	return ((uint64_t)n + align_mask) & ~align_mask;
@@ -150,7 +164,7 @@ static inline __attribute__((always_inline)) void rec_object(uint32_t id, void *
 	mp_writer_t *w;
 	mp_wthread_t *t;
 	uint32_t stack;
-	int stacked = __builtin_expect(mp__stacks_on, 0) && mp__stacks_python_id(&stack);
+	int stacked = __builtin_expect(mp__stacks_on, 0) && py_stack_id(&stack);
 
 	if ((t = ring(&w))) {
 		if (stacked) /* the STACK record and the object's in one commit */
@@ -359,7 +373,7 @@ static void *py_realloc(void *ctx, void *p, size_t n)
 		mp_wthread_t *t;
 		uint64_t allocated = q == p ? in_place_size((uintptr_t)q, n) : size_class(n);
 		uint32_t stack;
-		int stacked = __builtin_expect(mp__stacks_on, 0) && mp__stacks_python_id(&stack);
+		int stacked = __builtin_expect(mp__stacks_on, 0) && py_stack_id(&stack);
 		if ((t = ring(&w)) && stacked) /* the STACK record and the REALLOC in one commit */
 			mp__rec_realloc_stacked(w, t, stack, (uint32_t)id, (uintptr_t)p, (uintptr_t)q, n, allocated);
 		else if (t)

@@ -215,20 +215,82 @@ static uint64_t frame_new(mp_writer_t *w, uintptr_t code, int64_t lasti, uintptr
 	return mp_writer_frame(w, f, p, line > 0 ? (uint32_t)line : 0, MP_FRAME_PYTHON);
 }
 
+/* ---- the thread's attached state, read in place (3.12, 3.13) ---- */
+
+/* attached() is `return _Py_tss_tstate;`, a thread-local of libpython
+ * (not exported), which a shared library reads through the x86-64 ABI's
+ * general-dynamic sequence: `lea tls_index(%rip), %rdi` then `call
+ * __tls_get_addr` (padded with the prefixes the ABI fixes), then `mov
+ * (%rax), %rax`. Where attached() is exactly that, its tls_index is taken
+ * from the lea, and each thread asks __tls_get_addr once for its own
+ * address of the variable (libpython is loaded with the program: static
+ * TLS, nothing allocated), then reads it in place: about 25 instructions
+ * a read fewer than the call, its __tls_get_addr and its return. Any other
+ * code (a static build's relaxed sequence, another compiler's) keeps the
+ * call. */
+static void *tss_index;
+#if defined(__x86_64__)
+extern void *__tls_get_addr(void *);
+static __thread uintptr_t *tss_at __attribute__((tls_model("initial-exec")));
+
+static void *gd_index(const unsigned char *p)
+{
+	static const unsigned char sub8[] = {0x48, 0x83, 0xec, 0x08}, lea[] = {0x66, 0x48, 0x8d, 0x3d},
+				   call[] = {0x66, 0x66, 0x48, 0xe8}, load[] = {0x48, 0x8b, 0x00};
+	const unsigned char *idx;
+	uintptr_t *at, tp;
+	int32_t rel;
+
+	if (!p)
+		return NULL;
+	if (!memcmp(p, sub8, sizeof(sub8)))
+		p += sizeof(sub8); /* (the call's stack alignment) */
+	if (memcmp(p, lea, sizeof(lea)) || memcmp(p + 8, call, sizeof(call)) || memcmp(p + 16, load, sizeof(load)))
+		return NULL;
+	memcpy(&rel, p + 4, sizeof(rel));
+	idx = p + 8 + rel;
+	/* the address this thread gets must lie in its static TLS, just below
+	 * the thread pointer, and hold what attached() returns */
+	at = __tls_get_addr((void *)(uintptr_t)idx);
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	if (!at || (uintptr_t)at >= tp || tp - (uintptr_t)at > (1u << 20) || *at != (uintptr_t)attached())
+		return NULL;
+	return (void *)(uintptr_t)idx;
+}
+#endif
+
+static inline uintptr_t attached_state(void)
+{
+#if defined(__x86_64__)
+	uintptr_t *at;
+
+	if (tss_index) {
+		at = tss_at;
+		if (__builtin_expect(!at, 0))
+			at = tss_at = __tls_get_addr(tss_index);
+		return *at;
+	}
+#endif
+	return attached ? (uintptr_t)attached() : 0;
+}
+
 /* ---- the walk ---- */
 
 uintptr_t mp__py_top_frame(void)
 {
 	uintptr_t ts, cf;
 
-	if (finalizing && finalizing())
-		return 0;
-	/* the state this thread runs Python with (a thread-local read: cheaper
-	 * than PyGILState's pthread key), else the one PyGILState knows (a
-	 * thread that released the GIL) */
-	ts = attached ? (uintptr_t)attached() : 0;
-	if (!ts)
+	/* the state this thread runs Python with (3.12+: a thread-local read,
+	 * cheaper than PyGILState's pthread key; an attached state is live,
+	 * finalizing or not: CPython detaches it before freeing it), else the
+	 * one PyGILState knows (a thread that released the GIL), which
+	 * finalization may free */
+	ts = attached_state();
+	if (!ts) {
+		if (finalizing && finalizing())
+			return 0;
 		ts = (uintptr_t)get_tstate();
+	}
 	if (!ts)
 		return 0;
 	if (O.ts_current_frame >= 0)
@@ -363,6 +425,46 @@ static int use_debug_offsets(const unsigned char *rt, unsigned long hex)
 	return 0;
 }
 
+/* ---- code objects' deaths (pystack_cache.c's hits) ---- */
+
+/* Bumped before each code object is deallocated. A thread's cached stack
+ * filled (or last checked in full) while the count was what it is now has
+ * seen no code object die since: each code object it names is the same
+ * live object (frames hold strong references to their code), whose
+ * co_qualname, co_filename and co_firstlineno are read-only, so a hit
+ * needs not read them again. */
+_Atomic uint64_t mp__py_code_frees;
+int mp__py_code_watched;
+static void (*code_dealloc)(void *);
+#define TP_DEALLOC 48 /* offsetof(PyTypeObject, tp_dealloc), 64-bit, 3.0 to 3.13 */
+
+static void counted_dealloc(void *op)
+{
+	atomic_fetch_add_explicit(&mp__py_code_frees, 1, memory_order_relaxed);
+	code_dealloc(op);
+}
+
+/* Every code object dies through PyCode_Type's tp_dealloc (_Py_Dealloc;
+ * the type cannot be subclassed), whichever allocator frees it: ours
+ * counts, then calls CPython's. Set before mp__py_on: a code object
+ * whose dealloc read the old slot on another thread (a --delay capture
+ * opening) was already dead, so no cached stack can name it. Nothing the
+ * program sees changes (a type's tp_dealloc is not visible from Python). */
+static void watch_code_frees(void)
+{
+	void (**slot)(void *) = (void (**)(void *))(code_type + TP_DEALLOC);
+
+	if (sizeof(void *) != 8 || mp__py_code_watched)
+		return;
+	if (*slot != counted_dealloc) {
+		if (!*slot)
+			return;
+		code_dealloc = *slot;
+		__atomic_store_n(slot, counted_dealloc, __ATOMIC_RELEASE);
+	}
+	mp__py_code_watched = 1;
+}
+
 static void configure(void);
 
 void mp__py_configure(void)
@@ -430,7 +532,11 @@ static void configure(void)
 		say("", "", "; native stacks only\n");
 		return;
 	}
+#if defined(__x86_64__)
+	tss_index = attached ? gd_index((const unsigned char *)(uintptr_t)attached) : NULL;
+#endif
 	mp__py_eval_lo = (uint64_t)(uintptr_t)eval;
 	mp__py_eval_hi = mp__py_eval_lo + es->st_size;
+	watch_code_frees();
 	mp__py_on = 1;
 }

@@ -35,9 +35,13 @@
 #include <string.h>
 
 /* 128 entries: tests/bench/py_loop.py's steady state allocates from some
- * 40 stacks, which 16 sets thrashed (one stack in ten walked) and 32 still
- * did (one in twenty); 64 sets walk none. 126 KiB a thread. */
-#define PC_SETS 64
+ * 40 stacks, which 16 entries thrashed (one stack in ten walked) and 32
+ * still did (one in twenty). Four ways a set: stacks whose innermost frame
+ * is the same (a line called from several places) share a set, and 64
+ * sets of two still walked 2.3 % of py_loop's stacks. 100 KiB a thread. */
+#define PC_SET_BITS 5
+#define PC_SETS (1 << PC_SET_BITS)
+#define PC_WAYS 4
 #define PC_LEVELS 24 /* frames, shims included; deeper stacks are not cached */
 #define PC_THREADS 64
 
@@ -52,12 +56,14 @@ typedef struct {
 typedef struct {
 	uint64_t writer; /* the mp_writer_t's id (0: empty) */
 	uint32_t gen, m, id, end; /* m levels; end: the chain ended after them */
+	uint64_t frees;  /* mp__py_code_frees when the code objects were last read */
+	uint64_t k_code, k_instr; /* the innermost frame's raw code and instruction: a quick no */
 	pc_level_t l[PC_LEVELS];
 } pc_entry_t;
 
 typedef struct {
-	pc_entry_t e[2 * PC_SETS];
-	unsigned char hit[PC_SETS]; /* the way hit or filled last */
+	pc_entry_t e[PC_WAYS * PC_SETS];
+	uint32_t ord[PC_SETS]; /* per set its ways, a byte each, most recently used first */
 	_Atomic int owned;
 } pc_thread_t;
 
@@ -91,6 +97,9 @@ static __attribute__((noinline)) pc_thread_t *pc_claim(void)
 		expect = 0;
 		if (atomic_load_explicit(&pc_table[i].owned, memory_order_relaxed) == 0 &&
 		    atomic_compare_exchange_strong(&pc_table[i].owned, &expect, 1)) {
+			int k;
+			for (k = 0; k < PC_SETS; k++)
+				pc_table[i].ord[k] = 0x03020100u;
 			pthread_setspecific(pc_key, &pc_table[i]);
 			return pc_mine = &pc_table[i];
 		}
@@ -120,7 +129,16 @@ static inline int32_t rd32(uintptr_t a)
 
 static inline unsigned pc_set(uint64_t code, uint64_t instr)
 {
-	return (unsigned)((((code >> 4) ^ instr) * 0x9E3779B97F4A7C15ull) >> 58) & (PC_SETS - 1);
+	return (unsigned)((((code >> 4) ^ instr) * 0x9E3779B97F4A7C15ull) >> (64 - PC_SET_BITS));
+}
+
+/* ord with its kth way moved to the front (the most recently used). */
+static inline uint32_t pc_touch(uint32_t ord, unsigned k)
+{
+	uint32_t way = (ord >> (8 * k)) & 0xff;
+	uint64_t below = ((uint64_t)1 << (8 * k)) - 1, upto = ((uint64_t)1 << (8 * (k + 1))) - 1;
+
+	return (uint32_t)(((uint64_t)ord & ~upto) | (((uint64_t)ord & below) << 8) | way);
 }
 
 /* The offsets a hit reads. Passed as constants for the layouts of the
@@ -150,15 +168,16 @@ static int pc_same(pc_offs_t a, pc_offs_t b)
 	       a.cstack == b.cstack && a.entry == b.entry;
 }
 
-/* Whether the chain from f reads as e's levels, frame for frame. */
-static inline __attribute__((always_inline)) int pc_match_at(const pc_entry_t *e, uintptr_t f, uint64_t writer,
-							      uint32_t g, const pc_offs_t o)
+/* Whether the chain from f reads as e's levels, frame for frame; codes: 0
+ * when no code object died since e's were read (each is the same live
+ * object, its names read-only: pystack.c's watch_code_frees), so that
+ * only the frames' own fields are compared. */
+static inline __attribute__((always_inline)) int pc_match_at(const pc_entry_t *e, uintptr_t f, const pc_offs_t o,
+							      const int codes)
 {
 	const uintptr_t ctype = mp__py_code_type;
 	uint32_t i;
 
-	if (e->writer != writer || e->gen != g)
-		return 0;
 	for (i = 0; i < e->m; i++, f = (uintptr_t)rd(f + (uintptr_t)o.prev)) {
 		const pc_level_t *l = &e->l[i];
 		uintptr_t code;
@@ -170,8 +189,8 @@ static inline __attribute__((always_inline)) int pc_match_at(const pc_entry_t *e
 		code = (uintptr_t)rd(f + (uintptr_t)o.code);
 		if (code != l->code || rd(f + (uintptr_t)o.instr) != l->instr)
 			return 0;
-		if (rd(code + (uintptr_t)o.otype) != ctype || rd(code + (uintptr_t)o.qual) != l->name ||
-		    rd(code + (uintptr_t)o.fname) != l->file || rd32(code + (uintptr_t)o.first) != l->first)
+		if (codes && (rd(code + (uintptr_t)o.otype) != ctype || rd(code + (uintptr_t)o.qual) != l->name ||
+			      rd(code + (uintptr_t)o.fname) != l->file || rd32(code + (uintptr_t)o.first) != l->first))
 			return 0;
 		if (o.entry >= 0 && *(const unsigned char *)(f + (uintptr_t)o.entry) != l->entry)
 			return 0;
@@ -179,15 +198,31 @@ static inline __attribute__((always_inline)) int pc_match_at(const pc_entry_t *e
 	return !e->end || !f;
 }
 
-static inline int pc_match(const pc_entry_t *e, uintptr_t f, uint64_t writer, uint32_t g)
+static inline __attribute__((always_inline)) int pc_match_codes(const pc_entry_t *e, uintptr_t f, const int codes)
 {
 	int layout = atomic_load_explicit(&pc_layout, memory_order_relaxed);
 
 	if (layout == 12)
-		return pc_match_at(e, f, writer, g, PC_O312);
+		return pc_match_at(e, f, PC_O312, codes);
 	if (layout == 11)
-		return pc_match_at(e, f, writer, g, PC_O311);
-	return pc_match_at(e, f, writer, g, pc_offs());
+		return pc_match_at(e, f, PC_O311, codes);
+	return pc_match_at(e, f, pc_offs(), codes);
+}
+
+/* frees: mp__py_code_frees now, read before the chain (a code object's
+ * death on this thread comes after; on another, under the GIL this
+ * thread took since). An entry whose code objects are read again in full
+ * and match takes the count: it is as good as filled now. */
+static inline int pc_match(pc_entry_t *e, uintptr_t f, uint64_t writer, uint32_t g, uint64_t frees)
+{
+	if (e->writer != writer || e->gen != g)
+		return 0;
+	if (e->frees == frees && mp__py_code_watched)
+		return pc_match_codes(e, f, 0);
+	if (!pc_match_codes(e, f, 1))
+		return 0;
+	e->frees = frees;
+	return 1;
 }
 
 /* Fill e with the frames from f as mp__py_walk(.., max, ..) walks them:
@@ -240,16 +275,44 @@ static int pc_fill(pc_entry_t *e, uintptr_t f, int max)
 	return n;
 }
 
+/* A stack not in the thread's cache: walked, interned, and put in e (the
+ * set's least recently used way; NULL: no cache) when every frame got its
+ * value. Out of line: the hit's frame holds no walk buffers. */
+static __attribute__((noinline)) int pc_miss(mp_writer_t *w, pc_thread_t *c, pc_entry_t *e, unsigned set,
+					     uintptr_t f, int max, uint32_t *id)
+{
+	const uint32_t g = atomic_load_explicit(&mp__py_gen, memory_order_relaxed);
+	const uint64_t frees = atomic_load_explicit(&mp__py_code_frees, memory_order_acquire);
+	uint64_t py[MP_STACK_DEPTH];
+	uint8_t groups[MP_STACK_DEPTH];
+	int np, ng;
+
+	np = mp__py_walk(w, py, max, groups, &ng);
+	if (np <= 0)
+		return 0;
+	if (mp_writer_stack(w, py, (uint32_t)np, id) != 0)
+		return -1;
+	if (e) {
+		e->writer = 0;
+		if (pc_fill(e, f, max) == np) { /* every frame got its value: cacheable */
+			e->k_code = rd(f + (uintptr_t)mp__py_O.fr_code);
+			e->k_instr = rd(f + (uintptr_t)mp__py_O.fr_instr);
+			e->writer = w->id;
+			e->gen = g;
+			e->frees = frees;
+			e->id = *id;
+			c->ord[set] = pc_touch(c->ord[set], PC_WAYS - 1);
+		}
+	}
+	return 1;
+}
+
 int mp__py_stack(mp_writer_t *w, int max, uint32_t *id)
 {
 	pc_thread_t *c = pc_mine;
-	uint32_t g = atomic_load_explicit(&mp__py_gen, memory_order_relaxed);
 	uintptr_t f = mp__py_top_frame();
-	uint64_t py[MP_STACK_DEPTH];
-	uint8_t groups[MP_STACK_DEPTH];
 	pc_entry_t *e = NULL;
 	unsigned set = 0;
-	int np, ng;
 
 	if (!f)
 		return 0;
@@ -259,34 +322,25 @@ int mp__py_stack(mp_writer_t *w, int max, uint32_t *id)
 				      memory_order_relaxed);
 	}
 	if (c != PC_NONE) {
+		const uint64_t c0 = rd(f + (uintptr_t)mp__py_O.fr_code), i0 = rd(f + (uintptr_t)mp__py_O.fr_instr);
+		const uint32_t g = atomic_load_explicit(&mp__py_gen, memory_order_relaxed);
+		const uint64_t frees = atomic_load_explicit(&mp__py_code_frees, memory_order_acquire);
 		pc_entry_t *s;
-		set = pc_set(rd(f + (uintptr_t)mp__py_O.fr_code), rd(f + (uintptr_t)mp__py_O.fr_instr));
-		s = &c->e[2 * set];
-		if (pc_match(s, f, w->id, g)) {
-			c->hit[set] = 0;
-			*id = s->id;
-			return 1;
+		uint32_t ord;
+		unsigned k;
+		set = pc_set(c0, i0);
+		s = &c->e[PC_WAYS * set];
+		ord = c->ord[set];
+		for (k = 0; k < PC_WAYS; k++) {
+			pc_entry_t *x = &s[(ord >> (8 * k)) & 0xff];
+			if (x->k_code == c0 && x->k_instr == i0 && pc_match(x, f, w->id, g, frees)) {
+				if (k)
+					c->ord[set] = pc_touch(ord, k);
+				*id = x->id;
+				return 1;
+			}
 		}
-		if (pc_match(s + 1, f, w->id, g)) {
-			c->hit[set] = 1;
-			*id = s[1].id;
-			return 1;
-		}
-		e = s + !c->hit[set]; /* the way not hit last */
+		e = &s[ord >> 24]; /* the least recently used way */
 	}
-	np = mp__py_walk(w, py, max, groups, &ng);
-	if (np <= 0)
-		return 0;
-	if (mp_writer_stack(w, py, (uint32_t)np, id) != 0)
-		return -1;
-	if (e) {
-		e->writer = 0;
-		if (pc_fill(e, f, max) == np) { /* every frame got its value: cacheable */
-			e->writer = w->id;
-			e->gen = g;
-			e->id = *id;
-			c->hit[set] = (unsigned char)(e - &c->e[2 * set]);
-		}
-	}
-	return 1;
+	return pc_miss(w, c, e, set, f, max, id);
 }

@@ -37,7 +37,7 @@
 int mp__stacks_on;
 static int use_fp;
 static int use_cache = 1; /* MEMPROF_STACKS_CACHE=0: unwind every time (stackcache.c) */
-static int depth = MP_STACK_DEPTH;
+int mp__stacks_depth = MP_STACK_DEPTH;
 static uint64_t self_lo, self_hi; /* this library's segments: frames to drop */
 
 /* The thread's stack top, for the frame-pointer walk (0: not known yet). */
@@ -85,7 +85,7 @@ void mp__stacks_configure(void)
 	if (d && *d) {
 		long n = strtol(d, NULL, 10);
 		if (n >= 1 && n <= MP_STACK_DEPTH)
-			depth = (int)n;
+			mp__stacks_depth = (int)n;
 	}
 	mp__py_configure();
 	if (!self_hi)
@@ -192,13 +192,13 @@ static __attribute__((noinline)) void record_merged(const uint64_t *pcs, int n)
 {
 	uint64_t merged[MP_STACK_DEPTH];
 
-	record(merged, merge_python(pcs, n, merged, depth));
+	record(merged, merge_python(pcs, n, merged, mp__stacks_depth));
 }
 
 void mp__stacks_record(void)
 {
 	uint64_t raw[MP_STACK_DEPTH + 16];
-	int n, skip = 0, max = depth + 16;
+	int n, skip = 0, max = mp__stacks_depth + 16;
 	uint32_t id;
 #ifdef MEMPROF_HAVE_LIBUNWIND
 	uint64_t start[3] = {0, 0, 0};
@@ -229,8 +229,8 @@ void mp__stacks_record(void)
 		record_merged(raw + skip, n);
 		return;
 	}
-	if (n > depth)
-		n = depth;
+	if (n > mp__stacks_depth)
+		n = mp__stacks_depth;
 	if (n <= 0)
 		return;
 	if (mp_writer_stack(mp__writer, raw + skip, (uint32_t)n, &id) == 0) {
@@ -246,7 +246,7 @@ int mp__stacks_python_id(uint32_t *id)
 	int r = 0;
 
 	if (mp__py_on)
-		r = mp__py_stack(mp__writer, depth, id);
+		r = mp__py_stack(mp__writer, mp__stacks_depth, id);
 	if (r == 0)
 		mp__stacks_record();
 	return r > 0;

@@ -136,11 +136,11 @@ typedef struct {
 	uint32_t line;
 } pyframe_t;
 
-/* The stack of the first host ALLOC of `requested` bytes: how many of its
- * values are native pcs before the first Python frame, and its Python
- * frames in order (at most max). Returns the number of Python frames; -1
- * when no such allocation is in the capture. */
-static int stack_of(mp_capture_t *cap, uint64_t requested, int *native_first, pyframe_t *py, int max)
+/* The stack of the next ALLOC of `requested` bytes in memory id memory
+ * (-1: any): how many of its values are native pcs before the first Python
+ * frame, and its Python frames in order (at most max). Returns the number
+ * of Python frames; -1 when no more such allocation is in the capture. */
+static int stack_in(mp_capture_t *cap, int memory, uint64_t requested, int *native_first, pyframe_t *py, int max)
 {
 	mp_source_t *src = mp_capture_source(cap);
 	mp_diag_t diag;
@@ -150,7 +150,8 @@ static int stack_of(mp_capture_t *cap, uint64_t requested, int *native_first, py
 	int k = 0, kind;
 
 	while (mp_source_next(src, &ev, &diag) == 1) {
-		if (ev.kind != MP_EV_ALLOC || ev.requested_bytes != requested || ev.memory != 0)
+		if (ev.kind != MP_EV_ALLOC || ev.requested_bytes != requested ||
+		    (memory >= 0 && ev.memory != (uint32_t)memory))
 			continue;
 		assert_true(ev.stack != 0);
 		assert_int_equal(mp_capture_stack(cap, ev.stack, &v, &n), 0);
@@ -172,6 +173,12 @@ static int stack_of(mp_capture_t *cap, uint64_t requested, int *native_first, py
 		return k;
 	}
 	return -1;
+}
+
+/* The first host ALLOC of `requested` bytes (stack_in). */
+static int stack_of(mp_capture_t *cap, uint64_t requested, int *native_first, pyframe_t *py, int max)
+{
+	return stack_in(cap, 0, requested, native_first, py, max);
 }
 
 static void expect_frame(const pyframe_t *f, const char *function, uint32_t line)
@@ -243,6 +250,63 @@ static void test_pystack_frames(void **state)
 		for (j = 0; j < n && j < 64; j++)
 			assert_string_not_equal(f[j].function, "main");
 		mp_capture_close(cap);
+		done++;
+	}
+	if (!done)
+		skip();
+}
+
+/* victim_pycode.py: 100 functions f_k made and dropped in turn, each
+ * making a 301 + k byte pymalloc object at <pycode>:2. Each new code object
+ * (and its names) is likely made where the last one was, and run by a
+ * frame at the same address and instruction, so the thread's stack cache
+ * (pystack_cache.c) would name a dead function were a code object's death
+ * missed: every allocation of those sizes made at <pycode> must name its
+ * own f_k. */
+static void test_pystack_code_reuse(void **state)
+{
+	static const char *const versions[] = {"3.11.7", "3.12.1", "3.13.0", "Debian 3.11"};
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--stacks", NULL}, *args[] = {HK_SRC_DIR "/victim_pycode.py", NULL};
+	int done = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
+		char py[256], want[16];
+		pyframe_t f[8];
+		mp_capture_t *cap;
+		mp_diag_t diag;
+		int native, n, k, seen, checked = 0;
+
+		if (!strcmp(versions[i], "Debian 3.11"))
+			snprintf(py, sizeof(py), "/usr/bin/python3.11");
+		else
+			snprintf(py, sizeof(py), PYENV "%s/bin/python%.4s", versions[i], versions[i]);
+		if (access(py, X_OK) != 0) {
+			print_message("skip Python %s: %s absent\n", versions[i], py);
+			continue;
+		}
+		unlink(t->cap);
+		assert_int_equal(hk_record(t->cap, opts, py, args, NULL), 0);
+		for (k = 0; k < 100; k++) {
+			snprintf(want, sizeof(want), "f_%d", k);
+			assert_int_equal(mp_capture_open(&cap, t->cap, &diag), 0);
+			seen = 0;
+			while ((n = stack_in(cap, -1, 301 + (uint64_t)k, &native, f, 8)) >= 0) {
+				if (n < 1 || strcmp(f[0].file, "<pycode>"))
+					continue; /* another allocation of that size */
+				if (strcmp(f[0].function, want))
+					fail_msg("Python %s: the object of %d bytes names %s, not %s", versions[i],
+						 301 + k, f[0].function, want);
+				assert_int_equal(f[0].line, 2);
+				seen++;
+			}
+			mp_capture_close(cap);
+			assert_true(seen >= 1);
+			checked += seen;
+		}
+		print_message("Python %s: %d objects made by 100 short-lived functions name their own\n", versions[i],
+			      checked);
 		done++;
 	}
 	if (!done)
@@ -333,6 +397,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_pystack_offsets, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_pystack_frames, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_pystack_code_reuse, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_pystack_fp, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_pystack_unsupported, hk_setup_dir, hk_teardown_dir),
 	};
