@@ -9,12 +9,36 @@
 
 static int src_next(mp_source_t *s, mp_event_t *ev, mp_diag_t *diag)
 {
-	return mp__capture_next(CAP(s), ev, diag);
+	mp_capture_t *cap = CAP(s);
+	size_t n = 0;
+	int rc;
+
+	while (cap->seeking) { /* a seek: what is earlier than its checkpoint goes */
+		if ((rc = mp__capture_next(cap, ev, diag)) <= 0)
+			return rc;
+		n = 1;
+		mp__seek_filter(cap, ev, &n);
+		if (n)
+			return 1;
+	}
+	rc = mp__capture_next(cap, ev, diag);
+	if (rc > 0 && cap->seeked)
+		ev->index = cap->seek_index++;
+	return rc;
 }
 
 static int src_next_batch(mp_source_t *s, mp_event_t *ev, size_t max, size_t *n, mp_diag_t *diag)
 {
-	return mp__capture_next_batch(CAP(s), ev, max, n, diag);
+	mp_capture_t *cap = CAP(s);
+	int rc;
+
+	if (!cap->seeked)
+		return mp__capture_next_batch(cap, ev, max, n, diag);
+	do {
+		rc = mp__capture_next_batch(cap, ev, max, n, diag);
+		mp__seek_filter(cap, ev, n);
+	} while (!*n && rc > 0);
+	return rc;
 }
 
 static int src_help(mp_source_t *s)

@@ -331,7 +331,7 @@ int mp__capture_next(mp_capture_t *cap, mp_event_t *ev, mp_diag_t *diag)
 			return fail(cap, cap->deferred_err, diag);
 		}
 		if (cap->eof) {
-			if (cap->has_trailer && cap->trailer.events != cap->records) {
+			if (cap->has_trailer && !cap->seeked && cap->trailer.events != cap->records) {
 				rc = mp_diag_set(diag, MP_ECORRUPT, (int64_t)cap->offset, -1,
 						 "the trailer counts %llu events but the blocks hold %llu",
 						 (unsigned long long)cap->trailer.events,
@@ -485,7 +485,9 @@ int mp__capture_rewind(mp_capture_t *cap, mp_diag_t *diag)
 	cap->nsynth = cap->synth_pos = 0;
 	cap->horizon = 0;
 	cap->last_time = 0;
-	cap->step = -1;
+	cap->step = cap->seeked ? cap->seek_step : -1;
+	cap->seek_index = cap->seek_events; /* a seek holds: the read starts at its checkpoint again */
+	cap->seeking = cap->seeked;
 	cap->next_index = 0;
 	cap->records = 0;
 	cap->eof = 0;

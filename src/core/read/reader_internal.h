@@ -134,6 +134,15 @@ struct mp_capture {
 	uint64_t ncheckpoints;
 	uint64_t ckpt_bad;       /* checkpoints that did not parse or disagreed with their summary: skipped */
 	mp_diag_t ckpt_bad_diag; /* the first of them, said (mp_capture_checkpoints_bad) */
+	/* a seek (seek.c): blocks before seek_block give their definitions
+	 * only; while seeking, events earlier than seek_ns are not returned,
+	 * and those returned are numbered from seek_index on */
+	uint64_t seek_block;
+	uint64_t seek_ns, seek_index;
+	uint64_t seek_events;    /* the checkpoint's count, and its step: for a rewind */
+	int64_t seek_step;
+	int seeking;             /* 1: dropping what is earlier than seek_ns */
+	int seeked;              /* a seek was made (the trailer's count covers what was skipped) */
 	uint64_t last_time;
 	int64_t step;
 	uint64_t next_index;
@@ -191,6 +200,9 @@ const char *mp__frame_op_label(const mp_capture_t *cap, uint32_t id);
 uint32_t mp__stack_label_op(mp_capture_t *cap, uint32_t stack);
 const char *mp__stack_label(const mp_capture_t *cap, uint32_t id);
 void mp__labels_release(mp_capture_t *cap);
+
+/* seek.c: drop from ev[0..*n) what a seek skips, renumber the rest. */
+void mp__seek_filter(mp_capture_t *cap, mp_event_t *ev, size_t *n);
 
 /* merge.c */
 void mp__merge_init(mp_merge_t *m);

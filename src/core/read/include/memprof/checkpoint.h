@@ -70,4 +70,36 @@ uint64_t mp_capture_checkpoints_bad(const mp_capture_t *cap, mp_diag_t *first);
 int mp_checkpoint_copy(mp_checkpoint_t *dst, const mp_checkpoint_t *src);
 void mp_checkpoint_free(mp_checkpoint_t *ck);
 
+/* ---- Seeking (issue 43): reading from a checkpoint on ---- */
+
+/* A block that ends a flush round (it starts with the round's HORIZON;
+ * it holds the round's SUMMARY, and its CHECKPOINT when one was due). */
+typedef struct mp_capture_round_end {
+	uint64_t block_index;
+	uint64_t offset;     /* the block's frame in the file */
+	uint64_t horizon_ns; /* its round's horizon */
+} mp_capture_round_end_t;
+
+/* The capture's round ends, in file order, into *out (owned by the
+ * caller: free()), found by walking the frames and inflating a few bytes
+ * of each block: milliseconds for a capture of gigabytes. Before any event
+ * is read. Returns 0 or a negative error (diag set); damage ends the walk
+ * (the read finds it). */
+int mp_capture_round_ends(mp_capture_t *cap, mp_capture_round_end_t **out, size_t *n, mp_diag_t *diag);
+
+/* The checkpoint of round end re: 1 and *ck (owned: mp_checkpoint_free),
+ * 0 when it holds none or a bad one (mp_capture_checkpoints_bad says it,
+ * with its offset), or a negative error. Before any event is read. */
+int mp_capture_checkpoint_at(mp_capture_t *cap, const mp_capture_round_end_t *re, mp_checkpoint_t *ck,
+			     mp_diag_t *diag);
+
+/* Read cap from checkpoint ck on (one of its own, by
+ * mp_capture_checkpoint_at): the events returned are those of the full
+ * read from ck's horizon on, with the same indices (the first: ck->events
+ * plus the synthetic events before it) and steps. The blocks before are
+ * read for their definitions only. A rewind reads from ck again. Before
+ * any event is read; 0 or MP_EUSAGE. The state at ck goes to the solver
+ * (mp_solver_seed). */
+int mp_capture_seek(mp_capture_t *cap, const mp_checkpoint_t *ck, mp_diag_t *diag);
+
 #endif

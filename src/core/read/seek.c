@@ -1,0 +1,182 @@
+/* seek.c - reading a capture from a checkpoint on (memprof/checkpoint.h,
+ * docs/format.md "Checkpoint"): the rounds' ends found by their frames and
+ * the first bytes of their payload (no block inflated whole), the
+ * checkpoint of one of them read, and the reader started there.
+ *
+ * A seek still reads every block before the checkpoint for its
+ * definitions (strings, memory ids, threads, call stacks: an id is defined
+ * in the block of its first use or an earlier one), but decodes none of
+ * their chunks; it decodes the chunks from a few blocks before the
+ * checkpoint's (a round's events may sit in the blocks of the rounds
+ * before its horizon, waiting for it), and returns only the events from
+ * the horizon on, numbered as the full read numbers them: the first has
+ * index `events` plus the synthetic events (memory declarations, dropped
+ * counts) returned before it. */
+#include <memprof/checkpoint.h>
+#include <memprof/format/varint.h>
+
+#include "reader_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+/* How many blocks before the checkpoint's the chunks are decoded from:
+ * a round is a block of chunks and one that ends it (two or three when a
+ * round's chunks pass the writer's block size), and the events a round
+ * holds back are in the round before it. */
+#define SEEK_BACK 6
+
+static int is_synth(const mp_event_t *e)
+{
+	return e->kind == MP_EV_MEMORY || e->kind == MP_EV_DROPPED;
+}
+
+void mp__seek_filter(mp_capture_t *cap, mp_event_t *ev, size_t *n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < *n; i++) {
+		if (cap->seeking && ev[i].time_ns < cap->seek_ns) {
+			cap->seek_index += is_synth(&ev[i]); /* numbered in the full read, not in the checkpoint's count */
+			continue;
+		}
+		cap->seeking = 0;
+		ev[k] = ev[i];
+		ev[k++].index = cap->seek_index++;
+	}
+	*n = k;
+}
+
+/* The horizon a block's payload starts with, when it starts with one
+ * (the block that ends a round): 1, else 0; <0 on a read error. */
+static int first_horizon(FILE *f, uint64_t off, uint32_t plen, uint64_t *horizon)
+{
+	uint8_t in[256], out[16];
+	size_t want = plen < sizeof(in) ? plen : sizeof(in);
+	const uint8_t *p = out + 1;
+	z_stream z;
+	int rc;
+
+	if (fseeko(f, (off_t)off, SEEK_SET) || fread(in, 1, want, f) != want)
+		return -EIO;
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, -15) != Z_OK)
+		return -ENOMEM;
+	z.next_in = in;
+	z.avail_in = (uInt)want;
+	z.next_out = out;
+	z.avail_out = sizeof(out);
+	rc = inflate(&z, Z_SYNC_FLUSH);
+	inflateEnd(&z);
+	if ((rc != Z_OK && rc != Z_STREAM_END) || z.total_out < 2 || out[0] != MP_SEC_HORIZON)
+		return 0;
+	return mp_varint_get(&p, out + z.total_out, horizon) ? 0 : 1;
+}
+
+int mp_capture_round_ends(mp_capture_t *cap, mp_capture_round_end_t **out, size_t *n, mp_diag_t *diag)
+{
+	uint64_t off = cap->data_offset, index = 0, h;
+	size_t cap_out = 0;
+	uint8_t fh[24];
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (cap->next_index || cap->blocks_read)
+		return mp_diag_set(diag, MP_EUSAGE, -1, -1, "round ends: the capture has been read from already");
+	for (;; index++) {
+		uint32_t plen;
+		if (fseeko(cap->f, (off_t)off, SEEK_SET) || fread(fh, 1, sizeof(fh), cap->f) != sizeof(fh) ||
+		    memcmp(fh, "MPBK", 4) || mp_get_u32le(fh + 4) != (uint32_t)index ||
+		    CRC_BAD((uint32_t)crc32(0, fh, 20), mp_get_u32le(fh + 20)))
+			break; /* the trailer, the end, or damage: the reader says which */
+		plen = mp_get_u32le(fh + 8);
+		rc = first_horizon(cap->f, off + sizeof(fh), plen, &h);
+		if (rc < 0)
+			break;
+		if (rc == 1) {
+			if (MP_VEC_RESERVE(*out, cap_out, *n + 1) < 0) {
+				rc = mp_diag_set(diag, -ENOMEM, -1, -1, "out of memory");
+				break;
+			}
+			(*out)[(*n)++] = (mp_capture_round_end_t){index, off, h};
+		}
+		rc = 0;
+		off += sizeof(fh) + plen;
+	}
+	if (fseeko(cap->f, (off_t)cap->offset, SEEK_SET) && !rc)
+		rc = mp_diag_set(diag, -errno, -1, -1, "cannot seek");
+	return rc < 0 ? rc : 0;
+}
+
+typedef struct {
+	mp_checkpoint_t *ck;
+	int got, rc;
+} take_t;
+
+static int take(void *ctx, const mp_checkpoint_t *ck)
+{
+	take_t *t = ctx;
+
+	t->rc = mp_checkpoint_copy(t->ck, ck);
+	t->got = t->rc == 0;
+	return t->rc;
+}
+
+int mp_capture_checkpoint_at(mp_capture_t *cap, const mp_capture_round_end_t *re, mp_checkpoint_t *ck,
+			     mp_diag_t *diag)
+{
+	mp_checkpoint_fn fn = cap->ckpt_fn;
+	void *ctx = cap->ckpt_ctx;
+	uint64_t horizon = cap->horizon, seen = cap->ncheckpoints, bindex = cap->block_index;
+	take_t t = {ck, 0, 0};
+	mp_fetch_t fe;
+	int rc = 0;
+
+	memset(ck, 0, sizeof(*ck));
+	memset(&fe, 0, sizeof(fe));
+	if (fseeko(cap->f, (off_t)re->offset, SEEK_SET))
+		return mp_diag_set(diag, -errno, -1, -1, "cannot seek");
+	mp__fetch_block(cap->f, re->offset, re->block_index, &fe);
+	if (fe.kind == MP_FETCH_BLOCK) {
+		/* its sections checked and applied as the read would, but
+		 * the checkpoint to us and nothing else kept: a round's end
+		 * holds its horizon, summary and checkpoint only */
+		cap->ckpt_fn = take;
+		cap->ckpt_ctx = &t;
+		cap->block_index = re->block_index;
+		rc = mp__capture_sections(cap, fe.raw.data, fe.rlen, fe.offset, 0, diag);
+		if (!rc)
+			rc = mp__capture_sections(cap, fe.raw.data, fe.rlen, fe.offset, 1, diag);
+		cap->ckpt_fn = fn;
+		cap->ckpt_ctx = ctx;
+		cap->horizon = horizon;
+		cap->ncheckpoints = seen;
+		cap->block_index = bindex;
+	} else if (fe.kind == MP_FETCH_ERROR) {
+		*diag = fe.diag;
+		rc = fe.code;
+	}
+	mp__fetch_release(&fe);
+	if (fseeko(cap->f, (off_t)cap->offset, SEEK_SET) && !rc)
+		rc = mp_diag_set(diag, -errno, -1, -1, "cannot seek");
+	if (rc && t.got)
+		mp_checkpoint_free(ck);
+	if (!rc && !t.got && t.rc)
+		rc = mp_diag_set(diag, t.rc, -1, -1, "out of memory");
+	return rc < 0 ? rc : t.got;
+}
+
+int mp_capture_seek(mp_capture_t *cap, const mp_checkpoint_t *ck, mp_diag_t *diag)
+{
+	if (cap->next_index || cap->blocks_read || cap->seeked)
+		return mp_diag_set(diag, MP_EUSAGE, -1, -1, "seek: the capture has been read from already");
+	cap->seek_block = ck->block_index > SEEK_BACK ? ck->block_index - SEEK_BACK : 0;
+	cap->seek_ns = ck->horizon_ns;
+	cap->seek_index = cap->seek_events = ck->events;
+	cap->seeking = cap->seeked = 1;
+	cap->step = cap->seek_step = ck->step;
+	return 0;
+}
