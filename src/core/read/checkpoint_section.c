@@ -41,6 +41,7 @@ void mp_checkpoint_free(mp_checkpoint_t *ck)
 	free(ck->memories);
 	free(ck->blocks);
 	free(ck->regions);
+	free(ck->figures);
 	memset(ck, 0, sizeof(*ck));
 }
 
@@ -52,12 +53,14 @@ int mp_checkpoint_copy(mp_checkpoint_t *dst, const mp_checkpoint_t *src)
 	dst->memories = calloc(src->nmemories ? src->nmemories : 1, sizeof(*dst->memories));
 	dst->blocks = malloc((src->nblocks ? src->nblocks : 1) * sizeof(*dst->blocks));
 	dst->regions = malloc((src->nregions ? src->nregions : 1) * sizeof(*dst->regions));
-	if (!dst->memories || !dst->blocks || !dst->regions) {
+	dst->figures = malloc((src->nfigures ? src->nfigures : 1) * sizeof(*dst->figures));
+	if (!dst->memories || !dst->blocks || !dst->regions || !dst->figures) {
 		mp_checkpoint_free(dst);
 		return -ENOMEM;
 	}
 	memcpy(dst->blocks, src->blocks, src->nblocks * sizeof(*dst->blocks));
 	memcpy(dst->regions, src->regions, src->nregions * sizeof(*dst->regions));
+	memcpy(dst->figures, src->figures, src->nfigures * sizeof(*dst->figures));
 	for (i = 0; i < src->nmemories; i++) {
 		dst->memories[i] = src->memories[i];
 		dst->memories[i].blocks = dst->blocks + at;
@@ -169,6 +172,32 @@ static int parse(const uint8_t *p, const uint8_t *bend, mp_checkpoint_t *ck, sum
 		}
 		ck->nregions = (size_t)r;
 	}
+	/* figures[id] for every id a SUMMARY may name (against_summary) */
+	if (!(ck->figures = calloc(MP_CKPT_MEMORIES_MAX, sizeof(*ck->figures))))
+		return -ENOMEM;
+	ck->nfigures = MP_CKPT_MEMORIES_MAX;
+	if (flags & MP_CKPT_F_FIGURES) { /* (2.5) */
+		uint64_t mark, nf;
+		FIELD(mark, "bad last mark");
+		FIELD(nf, "bad figures count");
+		*why = "figures count out of range";
+		if (mark > UINT32_MAX || nf > MP_CKPT_MEMORIES_MAX)
+			return -1;
+		ck->last_mark = (uint32_t)mark;
+		for (i = 0; i < nf; i++) {
+			mp_checkpoint_figures_t *f = &ck->figures[i];
+			uint64_t fl;
+			f->has_figures = 1;
+			FIELD(f->region_events, "bad region events");
+			FIELD(f->unknown_frees, "bad unknown frees");
+			FIELD(f->rejected_regions, "bad rejected regions");
+			FIELD(fl, "bad figures flags");
+			FIELD(f->reserved_peak_bytes, "bad reserved peak");
+			FIELD(f->reserved_peak_ns, "bad reserved peak time");
+			f->regions_seen = (fl & MP_CKPT_MEM_F_REGIONS) != 0;
+			f->has_reserved_peak = (fl & MP_CKPT_MEM_F_RESERVED_PEAK) != 0;
+		}
+	}
 #undef FIELD
 	ck->nmemories = (size_t)m;
 	ck->nblocks = (size_t)n;
@@ -177,7 +206,7 @@ static int parse(const uint8_t *p, const uint8_t *bend, mp_checkpoint_t *ck, sum
 
 /* The SUMMARY at summary (its tag byte's next) against the sums; NULL, or
  * what disagrees. */
-static const char *against_summary(const uint8_t *summary, const uint8_t *end, const mp_checkpoint_t *ck,
+static const char *against_summary(const uint8_t *summary, const uint8_t *end, mp_checkpoint_t *ck,
 				   const sums_t *sums, int *enomem)
 {
 	mp_capture_summary_t s;
@@ -204,6 +233,15 @@ static const char *against_summary(const uint8_t *summary, const uint8_t *end, c
 		if (m->id >= MP_CKPT_MEMORIES_MAX)
 			continue;
 		total += m->live_blocks;
+		ck->figures[m->id].in_summary = 1;
+		ck->figures[m->id].allocations = m->allocations;
+		ck->figures[m->id].frees = m->frees;
+		ck->figures[m->id].reallocs = m->reallocs;
+		ck->figures[m->id].failed = m->failed;
+		ck->figures[m->id].dropped = m->dropped;
+		ck->figures[m->id].has_peak = m->has_peak;
+		ck->figures[m->id].peak_bytes = m->peak_bytes;
+		ck->figures[m->id].peak_ns = m->peak_time_ns;
 		if (m->live_blocks != sums[m->id].blocks)
 			why = "live blocks of a memory id disagree with the summary";
 		else if (m->live_bytes != sums[m->id].bytes)

@@ -42,6 +42,13 @@
 typedef struct mp_tally_mem {
 	uint64_t v[MP_SUMF_COUNT];
 	int has_peak;
+	/* (2.5) what a seek from a checkpoint needs of the events before it
+	 * (tally_regions.c, tally.c's far path): region events, frees of an
+	 * address not live, rejected regions, the reserved bytes and their
+	 * peak, as the solver counts them */
+	uint64_t region_events, unknown_frees, rejected;
+	uint64_t reserved, reserved_peak, reserved_peak_ns;
+	int regions_seen, has_reserved_peak;
 	int kind;             /* declared kind */
 	const char *name;     /* declared name (the writer's arena), NULL: not declared */
 	uint32_t name_len;
@@ -117,6 +124,8 @@ enum { MP_TALLY_ALLOC = 0, MP_TALLY_FREE = 1, MP_TALLY_FAILED = 2, MP_TALLY_MOME
  * tally_regions.c: regions added and removed (moments too: addr the base,
  * fp the size) and steps (not moments: fp the step's zigzag). */
 enum { MP_TALLY_REGION_ADD = 4, MP_TALLY_REGION_REMOVE = 5, MP_TALLY_STEP = 6 };
+/* (2.5) a mark (fp: its label), for the checkpoints' last mark: not a moment */
+enum { MP_TALLY_MARK = 7 };
 
 /* A live region of a memory id: [base, end). */
 typedef struct mp_tally_region {
@@ -174,6 +183,8 @@ typedef struct mp_tally {
 	mp_tally_region_t *reg;     /* live regions, by memory id then base (mapped) */
 	uint64_t nreg, capreg;
 	int64_t step;               /* the last step (-1 before the first, as the reader) */
+	uint32_t last_mark;         /* (2.5) the label of the last mark, 0: none */
+	int tagged;                 /* (2.5) a CONTEXT or STACK record was met: blocks may carry tags */
 } mp_tally_t;
 
 static inline mp_tally_tab_t mp__tally_tab(const mp_tally_t *t)
@@ -386,8 +397,9 @@ static inline int mp__tally_apply(mp_tally_t *t, const mp_tally_ev_t *e)
 
 	mp__tally_figs_load(&f, t, e->mem);
 	if (e->op > MP_TALLY_FREE) {
-		if (e->op >= MP_TALLY_REGION_ADD && (rc = mp__tally_other(t, e), e->op == MP_TALLY_STEP))
-			return rc; /* a step is no moment of a memory id */
+		if (e->op >= MP_TALLY_REGION_ADD &&
+		    (rc = mp__tally_other(t, e), e->op == MP_TALLY_STEP || e->op == MP_TALLY_MARK))
+			return rc; /* a step or a mark is no moment of a memory id */
 		t->mem[e->mem].v[MP_SUMF_FAILED] += e->op == MP_TALLY_FAILED;
 		mp__tally_sample(&f, e->ns);
 	} else if (e->key < MP_TALLY_HIGH && (s = mp__tally_find(mp__tally_tab(t), e, &found))) {

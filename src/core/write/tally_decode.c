@@ -135,6 +135,7 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 			break;
 		}
 		if (kind == MP_REC_CONTEXT || kind == MP_REC_STACK) { /* not events */
+			ty->tagged = 1; /* (2.5) the checkpoints' blocks may have tags from here on */
 			pos += 8 * (uint64_t)k;
 			continue;
 		}
@@ -149,6 +150,10 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 		events += kind == MP_REC_REALLOC ? 2 : 1;
 		if (kind == MP_REC_STEP) { /* (2.4) the checkpoints' step */
 			put_side(c, &nside, e++, mp__tally_event(ns, 0, r[2], 0, 0, MP_TALLY_STEP));
+			continue;
+		}
+		if (kind == MP_REC_MARK) { /* (2.5) the checkpoints' last mark */
+			put_side(c, &nside, e++, mp__tally_event(ns, 0, r[2], 0, 0, MP_TALLY_MARK));
 			continue;
 		}
 		if (mem >= MP_TALLY_MEMS) /* no writer declares it (mp_writer_memory) */

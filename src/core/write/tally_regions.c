@@ -44,55 +44,87 @@ static int grow(mp_tally_t *t)
 	return 0;
 }
 
+/* (2.5) as the engine counts them (rejected) and the solver samples the
+ * reserved peak: the first event at the most bytes of live regions */
+static void reserved_moment(mp_tally_mem_t *m, uint64_t ns)
+{
+	if (m->regions_seen && (!m->has_reserved_peak || m->reserved > m->reserved_peak)) {
+		m->has_reserved_peak = 1;
+		m->reserved_peak = m->reserved;
+		m->reserved_peak_ns = ns;
+	}
+}
+
 static int add(mp_tally_t *t, uint64_t mem, uint64_t base, uint64_t size)
 {
 	uint64_t end = base + size, pos, first, n;
+	mp_tally_mem_t *m = &t->mem[mem];
 	mp_tally_region_t *r;
 
 	if (size == 0 || end < base || end >> 62)
-		return 0; /* the engine rejects it */
+		goto rejected; /* the engine rejects it */
 	pos = lower(t, mem, base);
 	r = t->reg;
 	/* a larger declaration at a known base grows the region (heaps) */
 	if (pos < t->nreg && r[pos].mem == mem && r[pos].base == base && end > r[pos].end) {
-		if (!(pos + 1 < t->nreg && r[pos + 1].mem == mem && r[pos + 1].base < end))
-			r[pos].end = end;
+		if (pos + 1 < t->nreg && r[pos + 1].mem == mem && r[pos + 1].base < end)
+			goto rejected;
+		m->reserved += end - r[pos].end;
+		r[pos].end = end;
 		return 0;
 	}
 	if ((pos > 0 && r[pos - 1].mem == mem && r[pos - 1].end > base) ||
 	    (pos < t->nreg && r[pos].mem == mem && r[pos].base < end))
-		return 0; /* overlaps: counted and ignored */
+		goto rejected; /* overlaps: counted and ignored */
 	first = lower(t, mem, 0);
 	n = lower(t, mem + 1, 0) - first;
 	if (n >= MAX_REGIONS)
-		return 0;
+		goto rejected;
 	if (t->nreg == t->capreg && grow(t))
 		return -ENOMEM;
 	r = t->reg;
 	memmove(&r[pos + 1], &r[pos], (t->nreg - pos) * sizeof(*r));
 	r[pos] = (mp_tally_region_t){mem, base, end};
 	t->nreg++;
+	m->reserved += size;
+	return 0;
+rejected:
+	m->rejected++;
 	return 0;
 }
 
 int mp__tally_other(mp_tally_t *t, const mp_tally_ev_t *e)
 {
+	mp_tally_mem_t *m = &t->mem[e->mem];
 	uint64_t pos;
+	int rc = 0;
 
 	switch (e->op) {
 	case MP_TALLY_STEP:
 		t->step = (int64_t)(e->fp >> 1) ^ -(int64_t)(e->fp & 1);
 		return 0;
+	case MP_TALLY_MARK:
+		t->last_mark = (uint32_t)e->fp;
+		return 0;
 	case MP_TALLY_REGION_ADD:
-		return add(t, e->mem, e->addr, e->fp);
+		m->region_events++;
+		m->regions_seen = 1;
+		rc = add(t, e->mem, e->addr, e->fp);
+		break;
 	case MP_TALLY_REGION_REMOVE:
+		m->region_events++;
 		pos = lower(t, e->mem, e->addr);
 		if (pos < t->nreg && t->reg[pos].mem == e->mem && t->reg[pos].base == e->addr) {
+			m->reserved -= t->reg[pos].end - t->reg[pos].base;
 			memmove(&t->reg[pos], &t->reg[pos + 1], (t->nreg - pos - 1) * sizeof(*t->reg));
 			t->nreg--;
+		} else {
+			m->rejected++; /* the engine counts a removal of a region not live */
 		}
-		return 0;
+		break;
 	default:
 		return 0;
 	}
+	reserved_moment(m, e->ns);
+	return rc;
 }

@@ -80,6 +80,16 @@ enum {
  * first: its id), base gap (from the previous region's end in the same id,
  * else the base), size (> 0). Later versions append after them. */
 #define MP_CKPT_F_NO_TAGS 1u        /* the blocks carry no op, dtype, shape, region type or stack */
+/* (2.5) no CONTEXT or STACK record came before it: every block's op,
+ * dtype, shape, region type and stack are none (so NO_TAGS loses nothing) */
+#define MP_CKPT_F_UNTAGGED 2u
+/* (2.5) after the regions: the last mark's label (string id, 0 none), a
+ * memory count k, then for ids 0 .. k-1: region events, frees of an
+ * address not live, rejected region changes, flags (MP_CKPT_MEM_F_*),
+ * the reserved peak's bytes and time (of the events before it) */
+#define MP_CKPT_F_FIGURES 4u
+#define MP_CKPT_MEM_F_REGIONS 1u       /* a REGION_ADD came before it */
+#define MP_CKPT_MEM_F_RESERVED_PEAK 2u /* the reserved peak is set */
 #define MP_CKPT_MEMORIES_MAX 1024   /* a writer's memory ids (MP_TALLY_MEMS) */
 #define MP_CKPT_BODY_MAX (48u << 20) /* a larger live set gets no checkpoint */
 

@@ -34,6 +34,20 @@ typedef struct mp_checkpoint_region {
 	uint64_t base, end; /* [base, end) */
 } mp_checkpoint_region_t;
 
+/* One memory id's figures over the events before a checkpoint: from its
+ * round's SUMMARY (allocations ... peak) and, with MP_CKPT_F_FIGURES (2.5),
+ * from the checkpoint (has_figures: region events ... reserved peak). */
+typedef struct mp_checkpoint_figures {
+	int in_summary;                 /* the SUMMARY names this id */
+	uint64_t allocations, frees, reallocs, failed, dropped; /* as mp_summary_memory_t */
+	int has_peak;
+	uint64_t peak_bytes, peak_ns;
+	int has_figures;
+	uint64_t region_events, unknown_frees, rejected_regions;
+	int regions_seen, has_reserved_peak;
+	uint64_t reserved_peak_bytes, reserved_peak_ns;
+} mp_checkpoint_figures_t;
+
 typedef struct mp_checkpoint {
 	uint32_t flags;          /* MP_CKPT_F_* (memprof/format.h) */
 	uint64_t horizon_ns;     /* the state after every event earlier than this */
@@ -47,6 +61,9 @@ typedef struct mp_checkpoint {
 	int64_t step;            /* the current step (-1: none yet) */
 	size_t nregions;         /* live regions, by memory id then base */
 	mp_checkpoint_region_t *regions;
+	uint32_t last_mark;      /* (2.5, MP_CKPT_F_FIGURES) label of the last mark, 0: none */
+	size_t nfigures;         /* figures[id] for ids below it */
+	mp_checkpoint_figures_t *figures;
 } mp_checkpoint_t;
 
 /* Called for each checkpoint, in file order, once its block has been
