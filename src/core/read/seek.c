@@ -11,7 +11,8 @@
  * before its horizon, waiting for it), and returns only the events from
  * the horizon on, numbered as the full read numbers them: the first has
  * index `events` plus the synthetic events (memory declarations, dropped
- * counts) returned before it. */
+ * counts) before it, which the seek returns first (they are not in the
+ * checkpoint's count). */
 #include <memprof/checkpoint.h>
 #include <memprof/format/varint.h>
 
@@ -38,11 +39,12 @@ void mp__seek_filter(mp_capture_t *cap, mp_event_t *ev, size_t *n)
 	size_t k = 0;
 
 	for (size_t i = 0; i < *n; i++) {
-		if (cap->seeking && ev[i].time_ns < cap->seek_ns) {
-			cap->seek_index += is_synth(&ev[i]); /* numbered in the full read, not in the checkpoint's count */
+		if (cap->seeking && ev[i].time_ns < cap->seek_ns && !is_synth(&ev[i]))
 			continue;
-		}
-		cap->seeking = 0;
+		/* the synthetic events (memory declarations) are not in the
+		 * checkpoint's count: they stay, numbered before the first
+		 * event kept, which then has its index in the full read */
+		cap->seeking &= is_synth(&ev[i]);
 		ev[k] = ev[i];
 		ev[k++].index = cap->seek_index++;
 	}

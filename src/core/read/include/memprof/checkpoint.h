@@ -113,7 +113,9 @@ int mp_capture_checkpoint_at(mp_capture_t *cap, const mp_capture_round_end_t *re
 /* Read cap from checkpoint ck on (one of its own, by
  * mp_capture_checkpoint_at): the events returned are those of the full
  * read from ck's horizon on, with the same indices (the first: ck->events
- * plus the synthetic events before it) and steps. The blocks before are
+ * plus the synthetic events before it) and steps, after the synthetic
+ * events (memory declarations, dropped counts) of the full read before
+ * them, numbered from ck->events. The blocks before are
  * read for their definitions only. A rewind reads from ck again. Before
  * any event is read; 0 or MP_EUSAGE. The state at ck goes to the solver
  * (mp_solver_seed). */

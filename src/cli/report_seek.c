@@ -1,0 +1,301 @@
+/* report_seek.c - `memprof report` of a capture from a checkpoint (issue
+ * 43; report_seek.h): instead of replaying every event, the solver starts
+ * from the last good checkpoint before the moment the sections need and
+ * replays only what follows. The moment comes from the capture's final
+ * SUMMARY (the peak's time of every memory id; for --oom, a checkpoint
+ * before the first failed allocation), the state and the figures of the
+ * events before it from the checkpoint and its round's SUMMARY. The
+ * result is checked against the final SUMMARY (allocations, frees,
+ * failures, peak and its time, what is live at the end): any difference,
+ * or a peak before the checkpoint, and the report replays in full. */
+#include "report_seek.h"
+
+#include "cli.h"
+
+#include <memprof/capsummary.h>
+#include <memprof/checkpoint.h>
+#include <memprof/live.h>
+#include <memprof/reader.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The seed of checkpoint ck (its arrays in *bufs, freed by the caller):
+ * its blocks (no tags: MP_CKPT_F_UNTAGGED says none had any), regions and
+ * figures. */
+typedef struct {
+	mp_solver_seed_t seed;
+	mp_solver_seed_memory_t *mem;
+	mp_solver_seed_block_t *blocks;
+	mp_solver_seed_region_t *regions;
+} seed_bufs_t;
+
+static void seed_free(seed_bufs_t *b)
+{
+	free(b->mem);
+	free(b->blocks);
+	free(b->regions);
+}
+
+static int seed_of(const mp_checkpoint_t *ck, const uint64_t *rindex, seed_bufs_t *b)
+{
+	size_t nm = 0, nb = 0, nr = 0, mi = 0, ri = 0;
+
+	memset(b, 0, sizeof(*b));
+	b->mem = calloc(ck->nfigures ? ck->nfigures : 1, sizeof(*b->mem));
+	b->blocks = malloc((ck->nblocks ? ck->nblocks : 1) * sizeof(*b->blocks));
+	b->regions = malloc((ck->nregions ? ck->nregions : 1) * sizeof(*b->regions));
+	if (!b->mem || !b->blocks || !b->regions)
+		return MP_ENOMEM;
+	for (uint32_t id = 0; id < ck->nfigures; id++) {
+		const mp_checkpoint_figures_t *f = &ck->figures[id];
+		const mp_checkpoint_memory_t *cm = mi < ck->nmemories && ck->memories[mi].id == id ? &ck->memories[mi++] : NULL;
+		mp_solver_seed_memory_t *m = &b->mem[nm];
+		uint64_t live = cm ? cm->nblocks : 0, a = f->allocations + f->reallocs, d = f->frees + f->reallocs;
+
+		if (!f->in_summary && !cm && !(ri < ck->nregions && ck->regions[ri].memory == id))
+			continue;
+		m->id = id;
+		m->blocks = b->blocks + nb;
+		for (size_t k = 0; cm && k < cm->nblocks; k++)
+			b->blocks[nb++] = (mp_solver_seed_block_t){.address = cm->blocks[k].address,
+								    .requested_bytes = cm->blocks[k].requested,
+								    .allocated_bytes = cm->blocks[k].bytes};
+		m->nblocks = (size_t)(b->blocks + nb - m->blocks);
+		m->regions = b->regions + nr;
+		for (; ri < ck->nregions && ck->regions[ri].memory == id; ri++)
+			b->regions[nr++] = (mp_solver_seed_region_t){ck->regions[ri].base,
+								     ck->regions[ri].end - ck->regions[ri].base};
+		m->nregions = (size_t)(b->regions + nr - m->regions);
+		/* the solver's counts: a realloc is a free and an allocation,
+		 * a region change an event; the declaration's event comes
+		 * with the seek (memprof/checkpoint.h) */
+		m->events = a + d + f->failed + f->region_events;
+		m->allocations = a;
+		m->deallocations = d;
+		m->failed_allocations = f->failed;
+		m->unknown_frees = f->unknown_frees;
+		/* what is live: the allocations, less those that replaced a
+		 * live block, less the frees of a live block */
+		m->duplicate_allocations = a - (d - f->unknown_frees) - live;
+		m->rejected_regions = f->rejected_regions;
+		m->regions_seen = f->regions_seen;
+		m->has_peak = f->has_peak;
+		m->peak_bytes = m->lifetime_peak_bytes = f->peak_bytes;
+		m->has_reserved_peak = f->has_reserved_peak;
+		m->reserved_peak_bytes = f->reserved_peak_bytes;
+		m->reserved_peak_time_ns = f->reserved_peak_ns;
+		m->reserved_peak_event = rindex[id]; /* UINT64_MAX: unknown (it must come after the seed) */
+		nm++;
+	}
+	b->seed = (mp_solver_seed_t){.events = ck->events, .last_mark = ck->last_mark, .memories = b->mem,
+				     .nmemories = nm};
+	return 0;
+}
+
+/* The index of the event of memory id `mem` at time `ns` where its live
+ * regions first hold `bytes` (a checkpoint's reserved peak): read from the
+ * last checkpoint at or before it (one interval of events, no solver), the
+ * regions kept by the live-set engine's rules. UINT64_MAX when not found. */
+static uint64_t reserved_index(const char *path, uint32_t mem, uint64_t ns, uint64_t bytes)
+{
+	mp_capture_round_end_t *re = NULL;
+	mp_checkpoint_t ck;
+	mp_live_regions_t rs;
+	mp_source_t *src = NULL;
+	mp_diag_t diag = {0};
+	uint64_t found = UINT64_MAX;
+	size_t n = 0, i;
+	int rc = 0;
+
+	memset(&ck, 0, sizeof(ck));
+	mp_live_regions_init(&rs);
+	if (mp_capture_open_source(&src, path, &diag) < 0 ||
+	    mp_capture_round_ends(mp_capture_from_source(src), &re, &n, &diag) < 0)
+		goto out;
+	for (i = n; i-- > 0 && rc != 1;) /* the last good one at or before ns (one at 0 else) */
+		if (re[i].horizon_ns <= ns &&
+		    (rc = mp_capture_checkpoint_at(mp_capture_from_source(src), &re[i], &ck, &diag)) < 0)
+			goto out;
+	if (rc == 1) {
+		for (size_t k = 0; k < ck.nregions; k++) {
+			size_t pos;
+			uint64_t old;
+			if (ck.regions[k].memory == mem &&
+			    mp_live_region_add(&rs, ck.regions[k].base, ck.regions[k].end - ck.regions[k].base, &pos, &old) < 0)
+				goto out;
+		}
+		if (mp_capture_seek(mp_capture_from_source(src), &ck, &diag) < 0)
+			goto out;
+	}
+	for (;;) {
+		mp_event_t ev;
+		size_t pos;
+		uint64_t old;
+		if (mp_source_next(src, &ev, &diag) <= 0 || ev.time_ns > ns)
+			break;
+		if (ev.memory != mem || (ev.kind != MP_EV_REGION_ADD && ev.kind != MP_EV_REGION_REMOVE))
+			continue;
+		if (ev.kind == MP_EV_REGION_ADD ? mp_live_region_add(&rs, ev.address, ev.requested_bytes, &pos, &old) < 0
+						 : mp_live_region_remove(&rs, ev.address, &old) < 0)
+			break;
+		if (ev.time_ns == ns && rs.bytes == bytes) {
+			found = ev.index;
+			break;
+		}
+	}
+out:
+	mp_live_regions_destroy(&rs);
+	mp_checkpoint_free(&ck);
+	free(re);
+	if (src)
+		mp_source_close(src);
+	return found;
+}
+
+/* Whether the seeded solver s agrees with the final summary: NULL or why not. */
+static const char *disagrees(const mp_solver_t *s, const mp_capture_summary_t *sum)
+{
+	if (mp_solver_seed_missed(s))
+		return "the peak is before the checkpoint";
+	for (size_t i = 0; i < sum->nmemories; i++) {
+		const mp_summary_memory_t *m = &sum->memories[i];
+		const mp_solver_device_t *d = mp_solver_find(s, m->id);
+		if (!d)
+			return "a memory id is missing";
+		if (d->has_reserved_peak && d->reserved_peak_event == UINT64_MAX)
+			return "the reserved peak is before the checkpoint";
+		if (d->allocations != m->allocations + m->reallocs || d->deallocations != m->frees + m->reallocs ||
+		    d->failed_allocations != m->failed || d->has_peak != m->has_peak ||
+		    (m->has_peak && (d->peak_bytes != m->peak_bytes || d->peak.time_ns != m->peak_time_ns)) ||
+		    d->leak_bytes != m->live_bytes)
+			return "its figures disagree with the summary";
+	}
+	return NULL;
+}
+
+/* The checkpoint to seek from: the last good one with every figure, no
+ * tags, a horizon at or before `before` and, for --oom, no failure before
+ * it. 1 and *ck, 0 (why says why none), or an error. */
+static int pick(mp_capture_t *cap, uint64_t before, int oom, mp_checkpoint_t *ck, const char **why, mp_diag_t *diag)
+{
+	mp_capture_round_end_t *re;
+	size_t n;
+	int rc, seen = 0;
+
+	if ((rc = mp_capture_round_ends(cap, &re, &n, diag)) < 0)
+		return rc;
+	*why = "no checkpoints (a capture before format 2.4, or shorter than one checkpoint interval)";
+	for (size_t i = n; i-- > 0;) {
+		uint64_t failed = 0;
+		if (re[i].horizon_ns > before)
+			continue;
+		if ((rc = mp_capture_checkpoint_at(cap, &re[i], ck, diag)) < 0)
+			break;
+		if (rc == 0)
+			continue;
+		seen = 1;
+		for (size_t k = 0; k < ck->nfigures; k++)
+			failed += ck->figures[k].failed;
+		if ((ck->flags & (MP_CKPT_F_UNTAGGED | MP_CKPT_F_FIGURES)) == (MP_CKPT_F_UNTAGGED | MP_CKPT_F_FIGURES) &&
+		    (!oom || !failed)) {
+			free(re);
+			*why = NULL;
+			return 1;
+		}
+		*why = !(ck->flags & MP_CKPT_F_FIGURES) ? "its checkpoints hold no figures (format 2.4)"
+			: !(ck->flags & MP_CKPT_F_UNTAGGED) ? "its blocks have tags, which checkpoints do not hold yet"
+							      : "no checkpoint before the first failed allocation";
+		mp_checkpoint_free(ck);
+		rc = 0;
+	}
+	if (!seen && n && rc >= 0)
+		*why = "no checkpoint before the peak";
+	free(re);
+	return rc < 0 ? rc : 0;
+}
+
+int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp_source_t **src_out,
+		   mp_solver_t **solver_out, mp_diag_t *diag)
+{
+	mp_capture_summary_t sum;
+	mp_source_t *src = NULL;
+	mp_solver_t *s = NULL;
+	mp_checkpoint_t ck;
+	seed_bufs_t b = {0};
+	const char *why = "the capture holds no final summary";
+	uint64_t before = UINT64_MAX;
+	struct stat st;
+	int rc, say;
+
+	*src_out = NULL;
+	*solver_out = NULL;
+	memset(&ck, 0, sizeof(ck));
+	if ((rc = mp_capture_summary_read(path, &sum, diag)) < 0) {
+		mp_capture_summary_free(&sum);
+		return 0; /* the full read says what is wrong */
+	}
+	if (sum.available && sum.horizon_ns == UINT64_MAX) {
+		why = NULL;
+		for (size_t i = 0; i < sum.nmemories; i++) {
+			const mp_summary_memory_t *m = &sum.memories[i];
+			if (m->dropped)
+				why = "events were dropped";
+			if (m->has_peak && m->peak_time_ns < before)
+				before = m->peak_time_ns;
+		}
+		if (sum.stacks)
+			why = "it has call stacks, which checkpoints do not hold yet";
+	}
+	if (!why && (rc = mp_capture_open_source(&src, path, diag)) < 0)
+		goto out;
+	if (!why && (rc = pick(mp_capture_from_source(src), before, oom, &ck, &why, diag)) < 0)
+		goto out;
+	if (!why) {
+		/* a reserved peak before the checkpoint: its event's index,
+		 * from the checkpoint before it (it may stay the peak) */
+		uint64_t *rindex = malloc((ck.nfigures ? ck.nfigures : 1) * sizeof(*rindex));
+		rc = MP_ENOMEM;
+		if (!rindex)
+			goto out;
+		for (size_t k = 0; k < ck.nfigures; k++)
+			rindex[k] = ck.figures[k].has_reserved_peak ? reserved_index(path, (uint32_t)k, ck.figures[k].reserved_peak_ns,
+										    ck.figures[k].reserved_peak_bytes)
+								    : UINT64_MAX;
+		rc = seed_of(&ck, rindex, &b);
+		free(rindex);
+		if (rc < 0 || !(s = mp_solver_new(opt)))
+			goto out;
+		if ((rc = mp_capture_seek(mp_capture_from_source(src), &ck, diag)) < 0 ||
+		    (rc = mp_solver_seed(s, &b.seed, diag)) < 0 || (rc = mp_solver_run(s, src, diag)) < 0)
+			goto out;
+		why = disagrees(s, &sum);
+	}
+	rc = 0;
+	say = getenv("MEMPROF_SEEK_SAY") && !strcmp(getenv("MEMPROF_SEEK_SAY"), "1");
+	if (why) {
+		/* one line, where a seek was to be expected: a capture of at
+		 * least one checkpoint interval (docs/report.md, "Seek") */
+		if (say || (stat(path, &st) == 0 && st.st_size >= (off_t)64 << 20))
+			fprintf(stderr, "memprof: %s: full replay: %s\n", path, why);
+	} else {
+		/* MEMPROF_SEEK_SAY=1: say where from (tests, benchmarks) */
+		if (say)
+			fprintf(stderr, "memprof: %s: seek from the checkpoint at event %llu (block %llu)\n", path,
+				(unsigned long long)ck.events, (unsigned long long)ck.block_index);
+		*src_out = src;
+		*solver_out = s;
+		src = NULL;
+		s = NULL;
+		rc = 1;
+	}
+out:
+	seed_free(&b);
+	mp_checkpoint_free(&ck);
+	mp_solver_free(s);
+	if (src)
+		mp_source_close(src);
+	mp_capture_summary_free(&sum);
+	return rc;
+}

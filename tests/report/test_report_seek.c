@@ -1,0 +1,178 @@
+/* test_report_seek.c - `memprof report` of a capture from a checkpoint
+ * (issue 43) prints what the full replay prints, byte for byte: --peak
+ * (JSON and text), --peak --leaks --oom --json, on captures written here
+ * with the writer: three memory ids (the host's blocks without regions, a
+ * device pool and an arena in regions added, grown and removed, so that
+ * fragmentation at the peak is exact), reallocs, frees of addresses not
+ * live, allocations at live addresses, failed allocations, steps and
+ * marks, checkpoints every 1, 3 or 7 rounds; a live set that grows to its
+ * peak near the end, and one whose peak comes early (the seek then falls
+ * back). MEMPROF_SEEK_SAY=1 makes report say when it seeks: the test
+ * checks that it did where it should. */
+#include "test_common.h"
+
+#include <memprof/writer.h>
+
+#define MEMPROF MEMPROF_BINARY_DIR "/src/cli/memprof"
+
+static uint64_t rng;
+
+static uint64_t rnd(uint64_t n)
+{
+	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (rng >> 33) % n;
+}
+
+/* n events; the live set grows (late peak) or, with early, shrinks after
+ * the first fifth; a flush round every `round` events; a checkpoint every
+ * `every` rounds. */
+static void record(const char *path, int n, int round, const char *every, int early)
+{
+	mp_writer_t *w = NULL;
+	mp_diag_t diag;
+	uint64_t live[3][512] = {{0}}, nlive[3] = {0};
+	const uint64_t base[3] = {0x7f0000000000ull, 0x200000000ull, 0x300000000ull};
+	uint32_t mem[3], marks[3];
+
+	assert_int_equal(setenv("MEMPROF_CHECKPOINT_ROUNDS", every, 1) + setenv("MEMPROF_CHECKPOINT_RATIO", "0", 1), 0);
+	if (mp_writer_open(&w, path, 1, NULL, &diag))
+		fail_msg("%s", diag.text);
+	assert_int_equal(unsetenv("MEMPROF_CHECKPOINT_ROUNDS") + unsetenv("MEMPROF_CHECKPOINT_RATIO"), 0);
+	mem[0] = (uint32_t)mp_writer_memory(w, "host", MP_MEMORY_HOST, 0);
+	mem[1] = (uint32_t)mp_writer_memory(w, "cuda:0", MP_MEMORY_DEVICE, 0);
+	mem[2] = (uint32_t)mp_writer_memory(w, "arena", MP_MEMORY_HOST, 0);
+	for (int k = 0; k < 3; k++) {
+		char name[16];
+		snprintf(name, sizeof(name), "phase%d", k);
+		marks[k] = mp_writer_intern(w, name);
+	}
+	assert_int_equal(mp_writer_region_add(w, mem[1], base[1], 1u << 22), 0);
+	assert_int_equal(mp_writer_region_add(w, mem[2], base[2], 1u << 20), 0);
+	for (int i = 0; i < n; i++) {
+		int m = (int)rnd(3), grow = early ? i < n / 5 : 1;
+		uint64_t c = rnd(100), size = 16 * (1 + rnd(256));
+		if (i % round == round - 1)
+			assert_int_equal(mp_writer_flush(w), 0);
+		if (c < 2) {
+			assert_int_equal(mp_writer_alloc_failed(w, mem[m], size << 16), 0);
+		} else if (c < 3) {
+			assert_int_equal(mp_writer_step(w, i / 500), 0);
+		} else if (c < 4) {
+			assert_int_equal(mp_writer_mark(w, marks[rnd(3)]), 0);
+		} else if (c < 5) { /* the arena grows; a pool region comes and goes */
+			if (m == 2)
+				assert_int_equal(mp_writer_region_add(w, mem[2], base[2], (1u << 20) + 65536 * (uint64_t)(i / 64)), 0);
+			else if (rnd(2))
+				assert_int_equal(mp_writer_region_add(w, mem[1], base[1] + (8u << 20), 1u << 20), 0);
+			else
+				assert_int_equal(mp_writer_region_remove(w, mem[1], base[1] + (8u << 20)), 0);
+		} else if (c < 7 && nlive[0]) { /* reallocs: the host's */
+			uint64_t j = rnd(nlive[0]), to = base[0] + 16 * rnd(1u << 20);
+			assert_int_equal(mp_writer_realloc(w, mem[0], live[0][j], to, size, size + 8), 0);
+			live[0][j] = to;
+		} else if (c < 8) {
+			assert_int_equal(mp_writer_free(w, mem[m], base[m] + 8), 0); /* not live */
+		} else if (c < (grow ? 45u : 60u) && nlive[m]) {
+			uint64_t j = rnd(nlive[m]);
+			assert_int_equal(mp_writer_free(w, mem[m], live[m][j]), 0);
+			live[m][j] = live[m][--nlive[m]];
+		} else {
+			uint64_t a = base[m] + 16 * rnd(m ? (1u << 16) : (1u << 20)); /* some at a live address */
+			assert_int_equal(mp_writer_alloc(w, mem[m], a, size, m == 1 ? 0 : size + 16), 0);
+			if (nlive[m] < 512)
+				live[m][nlive[m]++] = a;
+		}
+	}
+	assert_int_equal(mp_writer_close(w), 0);
+}
+
+/* The output of `memprof report ARGS FILE` (stdout) into a malloc'd
+ * string; *said: whether stderr says it sought. */
+static char *report(const char *args, const char *file, int *said)
+{
+	char cmd[MP_TEST_CMD_MAX], errf[] = "/tmp/memprof-seek-err-XXXXXX";
+	char *out = NULL, line[512];
+	size_t len = 0;
+	FILE *p, *e;
+	int fd = mkstemp(errf);
+
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "MEMPROF_SEEK_SAY=1 %s report %s %s 2>%s", MEMPROF, args, file, errf);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	for (;;) {
+		char buf[65536];
+		size_t k = fread(buf, 1, sizeof(buf), p);
+		if (!k)
+			break;
+		out = realloc(out, len + k + 1);
+		memcpy(out + len, buf, k);
+		len += k;
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_non_null(out);
+	out[len] = 0;
+	*said = 0;
+	e = fopen(errf, "r");
+	assert_non_null(e);
+	while (fgets(line, sizeof(line), e))
+		*said |= strstr(line, ": seek from the checkpoint at event ") != NULL;
+	fclose(e);
+	unlink(errf);
+	return out;
+}
+
+/* Seek and full replay print the same; returns whether the seek sought. */
+static int same(const char *args, const char *file)
+{
+	char full_args[256];
+	int said, said_full;
+	char *a = report(args, file, &said), *b;
+
+	snprintf(full_args, sizeof(full_args), "%s --full-replay", args);
+	b = report(full_args, file, &said_full);
+	assert_false(said_full);
+	if (strcmp(a, b))
+		fail_msg("%s: report %s differs from the full replay:\n%.2000s\n---\n%.2000s", file, args, a, b);
+	free(a);
+	free(b);
+	return said;
+}
+
+static void test_seek_equals_full_replay(void **state)
+{
+	static const struct {
+		int n, round;
+		const char *every;
+		int early;
+	} cases[] = {{30000, 500, "1", 0}, {40000, 300, "3", 0}, {30000, 200, "7", 0}, {30000, 400, "1", 1}};
+	char dir[] = "/tmp/memprof-rseek-XXXXXX";
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char file[256];
+		int sought;
+		rng = 1000 + i;
+		snprintf(file, sizeof(file), "%s/c%zu.memprof", dir, i);
+		record(file, cases[i].n, cases[i].round, cases[i].every, cases[i].early);
+		sought = same("--peak --json", file);
+		/* the late peaks are after a checkpoint: the seek is taken */
+		if (!cases[i].early)
+			assert_true(sought);
+		same("--peak", file);
+		same("--peak --leaks --oom --json", file);
+		same("--leaks --json --top 5", file);
+		unlink(file);
+	}
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_seek_equals_full_replay),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
