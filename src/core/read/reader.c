@@ -185,7 +185,7 @@ static int read_trailer(mp_capture_t *cap, const uint8_t *first, mp_diag_t *diag
 }
 
 /* A good block: check its sections, then apply them. */
-static int apply_block(mp_capture_t *cap, const mp_fetch_t *fe, mp_diag_t *diag)
+int mp__capture_apply_block(mp_capture_t *cap, const mp_fetch_t *fe, mp_diag_t *diag)
 {
 	int rc;
 
@@ -247,12 +247,12 @@ static int read_block(mp_capture_t *cap, mp_diag_t *diag)
 	if (!cap->ra_active) {
 		mp__fetch_block(cap->f, cap->offset, cap->block_index, &cap->fetch);
 		if (cap->fetch.kind == MP_FETCH_BLOCK)
-			return apply_block(cap, &cap->fetch, diag);
+			return mp__capture_apply_block(cap, &cap->fetch, diag);
 		return end_of_blocks(cap, &cap->fetch, diag);
 	}
 	fe = mp__readahead_next(cap->ra);
 	if (fe->kind == MP_FETCH_BLOCK) {
-		rc = apply_block(cap, fe, diag);
+		rc = mp__capture_apply_block(cap, fe, diag);
 		mp__readahead_done(cap->ra);
 		return rc;
 	}

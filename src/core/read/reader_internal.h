@@ -201,6 +201,8 @@ uint32_t mp__stack_label_op(mp_capture_t *cap, uint32_t stack);
 const char *mp__stack_label(const mp_capture_t *cap, uint32_t id);
 void mp__labels_release(mp_capture_t *cap);
 
+/* reader.c: a fetched block checked and applied (the reader's next). */
+int mp__capture_apply_block(mp_capture_t *cap, const mp_fetch_t *fe, mp_diag_t *diag);
 /* seek.c: drop from ev[0..*n) what a seek skips, renumber the rest. */
 void mp__seek_filter(mp_capture_t *cap, mp_event_t *ev, size_t *n);
 

@@ -51,13 +51,13 @@ void mp__seek_filter(mp_capture_t *cap, mp_event_t *ev, size_t *n)
 	*n = k;
 }
 
-/* The horizon a block's payload starts with, when it starts with one
- * (the block that ends a round): 1, else 0; <0 on a read error. */
-static int first_horizon(FILE *f, uint64_t off, uint32_t plen, uint64_t *horizon)
+/* The first bytes of a block's payload inflated into out (at most 16):
+ * how many, 0 when they do not inflate (the reader finds out), <0 on a
+ * read error. */
+static int first_bytes(FILE *f, uint64_t off, uint32_t plen, uint8_t *out)
 {
-	uint8_t in[256], out[16];
+	uint8_t in[256];
 	size_t want = plen < sizeof(in) ? plen : sizeof(in);
-	const uint8_t *p = out + 1;
 	z_stream z;
 	int rc;
 
@@ -69,12 +69,23 @@ static int first_horizon(FILE *f, uint64_t off, uint32_t plen, uint64_t *horizon
 	z.next_in = in;
 	z.avail_in = (uInt)want;
 	z.next_out = out;
-	z.avail_out = sizeof(out);
+	z.avail_out = 16;
 	rc = inflate(&z, Z_SYNC_FLUSH);
 	inflateEnd(&z);
-	if ((rc != Z_OK && rc != Z_STREAM_END) || z.total_out < 2 || out[0] != MP_SEC_HORIZON)
-		return 0;
-	return mp_varint_get(&p, out + z.total_out, horizon) ? 0 : 1;
+	return rc != Z_OK && rc != Z_STREAM_END ? 0 : (int)z.total_out;
+}
+
+/* The horizon a block's payload starts with, when it starts with one
+ * (the block that ends a round): 1, else 0; <0 on a read error. */
+static int first_horizon(FILE *f, uint64_t off, uint32_t plen, uint64_t *horizon)
+{
+	uint8_t out[16];
+	const uint8_t *p = out + 1;
+	int n = first_bytes(f, off, plen, out);
+
+	if (n < 2 || out[0] != MP_SEC_HORIZON)
+		return n < 0 ? n : 0;
+	return mp_varint_get(&p, out + n, horizon) ? 0 : 1;
 }
 
 int mp_capture_round_ends(mp_capture_t *cap, mp_capture_round_end_t **out, size_t *n, mp_diag_t *diag)
@@ -171,6 +182,45 @@ int mp_capture_checkpoint_at(mp_capture_t *cap, const mp_capture_round_end_t *re
 	return rc < 0 ? rc : t.got;
 }
 
+/* The blocks before the seek's first: those that start with a chunk or a
+ * horizon hold no definition (a round's block puts its definitions
+ * first, flush.c) and are passed by their frame, uninflated; the others
+ * are read and their definitions applied (their chunks are not kept:
+ * reader_sections.c). The rest is the reader's, from there. */
+static int skip_blocks(mp_capture_t *cap, mp_diag_t *diag)
+{
+	uint8_t fh[24], first[16];
+	int rc = 0;
+
+	while (cap->block_index < cap->seek_block) {
+		uint32_t plen;
+		if (fseeko(cap->f, (off_t)cap->offset, SEEK_SET) || fread(fh, 1, sizeof(fh), cap->f) != sizeof(fh) ||
+		    memcmp(fh, "MPBK", 4) || mp_get_u32le(fh + 4) != (uint32_t)cap->block_index ||
+		    CRC_BAD((uint32_t)crc32(0, fh, 20), mp_get_u32le(fh + 20)))
+			break; /* the reader says what follows */
+		plen = mp_get_u32le(fh + 8);
+		if ((rc = first_bytes(cap->f, cap->offset + sizeof(fh), plen, first)) < 0)
+			break;
+		if (rc > 0 && (first[0] == MP_SEC_CHUNK2 || first[0] == MP_SEC_HORIZON)) {
+			cap->offset += sizeof(fh) + plen;
+			cap->block_index++;
+			cap->blocks_read++;
+			rc = 0;
+			continue;
+		}
+		if (fseeko(cap->f, (off_t)cap->offset, SEEK_SET))
+			break;
+		mp__fetch_block(cap->f, cap->offset, cap->block_index, &cap->fetch);
+		if (cap->fetch.kind != MP_FETCH_BLOCK)
+			break;
+		if ((rc = mp__capture_apply_block(cap, &cap->fetch, diag)) < 0)
+			return rc;
+	}
+	if (fseeko(cap->f, (off_t)cap->offset, SEEK_SET))
+		return mp_diag_set(diag, -errno, -1, -1, "cannot seek");
+	return 0;
+}
+
 int mp_capture_seek(mp_capture_t *cap, const mp_checkpoint_t *ck, mp_diag_t *diag)
 {
 	if (cap->next_index || cap->blocks_read || cap->seeked)
@@ -180,5 +230,5 @@ int mp_capture_seek(mp_capture_t *cap, const mp_checkpoint_t *ck, mp_diag_t *dia
 	cap->seek_index = cap->seek_events = ck->events;
 	cap->seeking = cap->seeked = 1;
 	cap->step = cap->seek_step = ck->step;
-	return 0;
+	return skip_blocks(cap, diag);
 }
