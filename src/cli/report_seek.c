@@ -189,6 +189,7 @@ static int pick(mp_capture_t *cap, uint64_t before, int oom, mp_checkpoint_t *ck
 	*why = "no checkpoints (a capture before format 2.4, or shorter than one checkpoint interval)";
 	for (size_t i = n; i-- > 0;) {
 		uint64_t failed = 0;
+		int figs = 1;
 		if (re[i].horizon_ns > before)
 			continue;
 		if ((rc = mp_capture_checkpoint_at(cap, &re[i], ck, diag)) < 0)
@@ -198,13 +199,15 @@ static int pick(mp_capture_t *cap, uint64_t before, int oom, mp_checkpoint_t *ck
 		seen = 1;
 		for (size_t k = 0; k < ck->nfigures; k++)
 			failed += ck->figures[k].failed;
-		if ((ck->flags & (MP_CKPT_F_UNTAGGED | MP_CKPT_F_FIGURES)) == (MP_CKPT_F_UNTAGGED | MP_CKPT_F_FIGURES) &&
-		    (!oom || !failed)) {
+		for (size_t k = 0; k < ck->nfigures; k++)
+			figs &= !ck->figures[k].in_summary || ck->figures[k].has_figures;
+		if ((ck->flags & (MP_CKPT_F_UNTAGGED | MP_CKPT_F_LAST_MARK)) == (MP_CKPT_F_UNTAGGED | MP_CKPT_F_LAST_MARK) &&
+		    figs && (!oom || !failed)) {
 			free(re);
 			*why = NULL;
 			return 1;
 		}
-		*why = !(ck->flags & MP_CKPT_F_FIGURES) ? "its checkpoints hold no figures (format 2.4)"
+		*why = !(ck->flags & MP_CKPT_F_LAST_MARK) || !figs ? "its checkpoints lack what a seek needs (format 2.4)"
 			: !(ck->flags & MP_CKPT_F_UNTAGGED) ? "its blocks have tags, which checkpoints do not hold yet"
 							      : "no checkpoint before the first failed allocation";
 		mp_checkpoint_free(ck);

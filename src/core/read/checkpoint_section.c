@@ -176,27 +176,13 @@ static int parse(const uint8_t *p, const uint8_t *bend, mp_checkpoint_t *ck, sum
 	if (!(ck->figures = calloc(MP_CKPT_MEMORIES_MAX, sizeof(*ck->figures))))
 		return -ENOMEM;
 	ck->nfigures = MP_CKPT_MEMORIES_MAX;
-	if (flags & MP_CKPT_F_FIGURES) { /* (2.5) */
-		uint64_t mark, nf;
+	if (flags & MP_CKPT_F_LAST_MARK) { /* (2.5) */
+		uint64_t mark;
 		FIELD(mark, "bad last mark");
-		FIELD(nf, "bad figures count");
-		*why = "figures count out of range";
-		if (mark > UINT32_MAX || nf > MP_CKPT_MEMORIES_MAX)
+		*why = "last mark out of range";
+		if (mark > UINT32_MAX)
 			return -1;
 		ck->last_mark = (uint32_t)mark;
-		for (i = 0; i < nf; i++) {
-			mp_checkpoint_figures_t *f = &ck->figures[i];
-			uint64_t fl;
-			f->has_figures = 1;
-			FIELD(f->region_events, "bad region events");
-			FIELD(f->unknown_frees, "bad unknown frees");
-			FIELD(f->rejected_regions, "bad rejected regions");
-			FIELD(fl, "bad figures flags");
-			FIELD(f->reserved_peak_bytes, "bad reserved peak");
-			FIELD(f->reserved_peak_ns, "bad reserved peak time");
-			f->regions_seen = (fl & MP_CKPT_MEM_F_REGIONS) != 0;
-			f->has_reserved_peak = (fl & MP_CKPT_MEM_F_RESERVED_PEAK) != 0;
-		}
 	}
 #undef FIELD
 	ck->nmemories = (size_t)m;
@@ -242,6 +228,14 @@ static const char *against_summary(const uint8_t *summary, const uint8_t *end, m
 		ck->figures[m->id].has_peak = m->has_peak;
 		ck->figures[m->id].peak_bytes = m->peak_bytes;
 		ck->figures[m->id].peak_ns = m->peak_time_ns;
+		ck->figures[m->id].has_figures = m->has_seek_figures;
+		ck->figures[m->id].region_events = m->region_events;
+		ck->figures[m->id].unknown_frees = m->unknown_frees;
+		ck->figures[m->id].rejected_regions = m->rejected_regions;
+		ck->figures[m->id].regions_seen = m->regions_seen;
+		ck->figures[m->id].has_reserved_peak = m->has_reserved_peak;
+		ck->figures[m->id].reserved_peak_bytes = m->reserved_peak_bytes;
+		ck->figures[m->id].reserved_peak_ns = m->reserved_peak_ns;
 		if (m->live_blocks != sums[m->id].blocks)
 			why = "live blocks of a memory id disagree with the summary";
 		else if (m->live_bytes != sums[m->id].bytes)

@@ -140,7 +140,7 @@ int mp__tally_apply_far(mp_tally_t *t, mp_tally_figs_t *f, const mp_tally_ev_t *
 		if (mp__tally_is(&t->stash[k], e))
 			s = &t->stash[k];
 	mp__tally_account(f, e->op == MP_TALLY_ALLOC, e->fp, e->req, s ? s : &none, s != NULL);
-	t->mem[e->mem].unknown_frees += e->op == MP_TALLY_FREE && !s; /* (2.5) */
+	t->mem[e->mem].v[MP_SUMF_UNKNOWN_FREES] += e->op == MP_TALLY_FREE && !s; /* (2.5) */
 	mp__tally_figs_blocks(f, t); /* (room in a larger table is made on t->n) */
 	/* an allocation's room: in the buckets or the stash, else in a larger
 	 * table; a free of an address not live changes no slot */

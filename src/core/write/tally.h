@@ -42,13 +42,7 @@
 typedef struct mp_tally_mem {
 	uint64_t v[MP_SUMF_COUNT];
 	int has_peak;
-	/* (2.5) what a seek from a checkpoint needs of the events before it
-	 * (tally_regions.c, tally.c's far path): region events, frees of an
-	 * address not live, rejected regions, the reserved bytes and their
-	 * peak, as the solver counts them */
-	uint64_t region_events, unknown_frees, rejected;
-	uint64_t reserved, reserved_peak, reserved_peak_ns;
-	int regions_seen, has_reserved_peak;
+	uint64_t reserved;    /* (2.5) bytes of its live regions (v[MP_SUMF_RESERVED_PEAK]: their peak) */
 	int kind;             /* declared kind */
 	const char *name;     /* declared name (the writer's arena), NULL: not declared */
 	uint32_t name_len;

@@ -176,10 +176,10 @@ static int code(const mp_tally_t *t, mp_mbuf_t *body, const ck_block_t *v, size_
 		nmem += i == 0 || v[i].mem != v[i - 1].mem;
 	body->len = 0;
 	if ((rc = mp_mbuf_reserve(body, 8 * MP_VARINT_MAX + n * 3 * MP_VARINT_MAX + nmem * 2 * MP_VARINT_MAX +
-					     t->nreg * 3 * MP_VARINT_MAX + (2 + t->nmem * 6) * MP_VARINT_MAX)))
+					     t->nreg * 3 * MP_VARINT_MAX + MP_VARINT_MAX)))
 		return rc;
 	p = body->data;
-	p = mp_varint_put(p, MP_CKPT_F_NO_TAGS | MP_CKPT_F_FIGURES | (t->tagged ? 0 : MP_CKPT_F_UNTAGGED));
+	p = mp_varint_put(p, MP_CKPT_F_NO_TAGS | MP_CKPT_F_LAST_MARK | (t->tagged ? 0 : MP_CKPT_F_UNTAGGED));
 	p = mp_varint_put(p, horizon);
 	p = mp_varint_put(p, events);
 	p = mp_varint_put(p, n);
@@ -207,21 +207,10 @@ static int code(const mp_tally_t *t, mp_mbuf_t *body, const ck_block_t *v, size_
 		p = mp_varint_put(p, same ? r->base - t->reg[i - 1].end : r->base);
 		p = mp_varint_put(p, r->end - r->base);
 	}
-	/* (2.5) the figures of the events before it that a seek prints and
-	 * the summary lacks (MP_CKPT_F_FIGURES): the last mark, then per
-	 * memory id 0 .. nmem - 1 */
+	/* (2.5) the last mark before it (MP_CKPT_F_LAST_MARK): a seek's
+	 * peak says which one it came after; the rest a seek needs of the
+	 * events before it is in the round's SUMMARY (MP_SUMF_REGION_EVENTS...) */
 	p = mp_varint_put(p, t->last_mark);
-	p = mp_varint_put(p, t->nmem);
-	for (i = 0; i < t->nmem; i++) {
-		const mp_tally_mem_t *m = &t->mem[i];
-		p = mp_varint_put(p, m->region_events);
-		p = mp_varint_put(p, m->unknown_frees);
-		p = mp_varint_put(p, m->rejected);
-		p = mp_varint_put(p, (uint64_t)(m->regions_seen ? MP_CKPT_MEM_F_REGIONS : 0) |
-					     (m->has_reserved_peak ? MP_CKPT_MEM_F_RESERVED_PEAK : 0));
-		p = mp_varint_put(p, m->reserved_peak);
-		p = mp_varint_put(p, m->reserved_peak_ns);
-	}
 	body->len = (size_t)(p - body->data);
 	return 0;
 }

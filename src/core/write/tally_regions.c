@@ -48,10 +48,13 @@ static int grow(mp_tally_t *t)
  * reserved peak: the first event at the most bytes of live regions */
 static void reserved_moment(mp_tally_mem_t *m, uint64_t ns)
 {
-	if (m->regions_seen && (!m->has_reserved_peak || m->reserved > m->reserved_peak)) {
-		m->has_reserved_peak = 1;
-		m->reserved_peak = m->reserved;
-		m->reserved_peak_ns = ns;
+	uint64_t *v = m->v;
+
+	if ((v[MP_SUMF_REGION_FLAGS] & MP_SUMF_REGION_F_SEEN) &&
+	    (!(v[MP_SUMF_REGION_FLAGS] & MP_SUMF_REGION_F_RESERVED_PEAK) || m->reserved > v[MP_SUMF_RESERVED_PEAK])) {
+		v[MP_SUMF_REGION_FLAGS] |= MP_SUMF_REGION_F_RESERVED_PEAK;
+		v[MP_SUMF_RESERVED_PEAK] = m->reserved;
+		v[MP_SUMF_RESERVED_PEAK_NS] = ns;
 	}
 }
 
@@ -89,7 +92,7 @@ static int add(mp_tally_t *t, uint64_t mem, uint64_t base, uint64_t size)
 	m->reserved += size;
 	return 0;
 rejected:
-	m->rejected++;
+	m->v[MP_SUMF_REJECTED]++;
 	return 0;
 }
 
@@ -107,19 +110,19 @@ int mp__tally_other(mp_tally_t *t, const mp_tally_ev_t *e)
 		t->last_mark = (uint32_t)e->fp;
 		return 0;
 	case MP_TALLY_REGION_ADD:
-		m->region_events++;
-		m->regions_seen = 1;
+		m->v[MP_SUMF_REGION_EVENTS]++;
+		m->v[MP_SUMF_REGION_FLAGS] |= MP_SUMF_REGION_F_SEEN;
 		rc = add(t, e->mem, e->addr, e->fp);
 		break;
 	case MP_TALLY_REGION_REMOVE:
-		m->region_events++;
+		m->v[MP_SUMF_REGION_EVENTS]++;
 		pos = lower(t, e->mem, e->addr);
 		if (pos < t->nreg && t->reg[pos].mem == e->mem && t->reg[pos].base == e->addr) {
 			m->reserved -= t->reg[pos].end - t->reg[pos].base;
 			memmove(&t->reg[pos], &t->reg[pos + 1], (t->nreg - pos - 1) * sizeof(*t->reg));
 			t->nreg--;
 		} else {
-			m->rejected++; /* the engine counts a removal of a region not live */
+			m->v[MP_SUMF_REJECTED]++; /* the engine counts a removal of a region not live */
 		}
 		break;
 	default:

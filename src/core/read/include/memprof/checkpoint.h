@@ -34,9 +34,9 @@ typedef struct mp_checkpoint_region {
 	uint64_t base, end; /* [base, end) */
 } mp_checkpoint_region_t;
 
-/* One memory id's figures over the events before a checkpoint: from its
- * round's SUMMARY (allocations ... peak) and, with MP_CKPT_F_FIGURES (2.5),
- * from the checkpoint (has_figures: region events ... reserved peak). */
+/* One memory id's figures over the events before a checkpoint, from its
+ * round's SUMMARY (has_figures: the 2.5 fields, region events ... reserved
+ * peak, were there). */
 typedef struct mp_checkpoint_figures {
 	int in_summary;                 /* the SUMMARY names this id */
 	uint64_t allocations, frees, reallocs, failed, dropped; /* as mp_summary_memory_t */
@@ -61,7 +61,7 @@ typedef struct mp_checkpoint {
 	int64_t step;            /* the current step (-1: none yet) */
 	size_t nregions;         /* live regions, by memory id then base */
 	mp_checkpoint_region_t *regions;
-	uint32_t last_mark;      /* (2.5, MP_CKPT_F_FIGURES) label of the last mark, 0: none */
+	uint32_t last_mark;      /* (2.5, MP_CKPT_F_LAST_MARK) label of the last mark, 0: none */
 	size_t nfigures;         /* figures[id] for ids below it */
 	mp_checkpoint_figures_t *figures;
 } mp_checkpoint_t;
