@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "inputs.h"
 #include "options.h"
+#include "report_seek.h"
 #include "plot_out.h"
 #include "report_stream.h"
 #include "runs.h"
@@ -265,7 +266,8 @@ static void plan(report_args_t *a, cli_inputs_options_t *io)
 	/* (issue 43) sections a seed from a checkpoint gives exactly */
 	if (!a->full_replay && !a->compat && !a->picture && !s->steps_set && !(a->by_function & 1) && a->tree < 0 &&
 	    !(r->sections & ~(unsigned)(MP_REPORT_PEAK | MP_REPORT_BREAKDOWN | MP_REPORT_LEAKS | MP_REPORT_OOM)))
-		io->seek = (r->sections & MP_REPORT_OOM) ? 2 : 1;
+		io->seek = CLI_SEEK | ((r->sections & MP_REPORT_OOM) ? CLI_SEEK_OOM : 0) |
+			   ((r->sections & MP_REPORT_LEAKS) ? CLI_SEEK_LEAKS : 0);
 }
 
 /* --by-function's and --tree's tables after the CSV sections. */

@@ -344,7 +344,7 @@ static int analyse(cli_inputs_t *ci, int i, const char *path, const cli_inputs_o
 	/* a long capture from its checkpoint before the moment the report
 	 * needs (report_seek.c), else every event */
 	if (o->seek && mp_capture_from_source(ci->sources[i]) &&
-	    (err = cli_seek_solve(path, o->solver, o->seek == 2, &sought, &ci->solvers[i], diag)) != 0) {
+	    (err = cli_seek_solve(path, o->solver, o->seek, &sought, &ci->solvers[i], diag)) != 0) {
 		if (err < 0)
 			return cli_input_fail(diag, path, err);
 		mp_source_close(ci->sources[i]);

@@ -154,8 +154,9 @@ out:
 	return found;
 }
 
-/* Whether the seeded solver s agrees with the final summary: NULL or why not. */
-static const char *disagrees(const mp_solver_t *s, const mp_capture_summary_t *sum)
+/* Whether the seeded solver s agrees with the final summary: NULL or why
+ * not. stopped: the read stopped after the peaks (their figures only). */
+static const char *disagrees(const mp_solver_t *s, const mp_capture_summary_t *sum, int stopped)
 {
 	if (mp_solver_seed_missed(s))
 		return "the peak is before the checkpoint";
@@ -166,6 +167,17 @@ static const char *disagrees(const mp_solver_t *s, const mp_capture_summary_t *s
 			return "a memory id is missing";
 		if (d->has_reserved_peak && d->reserved_peak_event == UINT64_MAX)
 			return "the reserved peak is before the checkpoint";
+		if (m->has_seek_figures &&
+		    (d->has_reserved_peak != m->has_reserved_peak ||
+		     (m->has_reserved_peak && (d->reserved_peak_bytes != m->reserved_peak_bytes ||
+					       d->reserved_peak_time_ns != m->reserved_peak_ns))))
+			return "its reserved peak disagrees with the summary";
+		if (stopped) {
+			if (d->has_peak != m->has_peak ||
+			    (m->has_peak && (d->peak_bytes != m->peak_bytes || d->peak.time_ns != m->peak_time_ns)))
+				return "its peak disagrees with the summary";
+			continue;
+		}
 		if (d->allocations != m->allocations + m->reallocs || d->deallocations != m->frees + m->reallocs ||
 		    d->failed_allocations != m->failed || d->has_peak != m->has_peak ||
 		    (m->has_peak && (d->peak_bytes != m->peak_bytes || d->peak.time_ns != m->peak_time_ns)) ||
@@ -219,6 +231,32 @@ static int pick(mp_capture_t *cap, uint64_t before, int oom, mp_checkpoint_t *ck
 	return rc < 0 ? rc : 0;
 }
 
+/* The whole capture's counters from its final summary (a read stopped
+ * after the peaks): the solver's rules, as seed_of's; one declaration
+ * event per memory id. NULL when out of memory. */
+static mp_solver_seed_memory_t *totals_of(const mp_capture_summary_t *sum, mp_solver_seed_t *t)
+{
+	mp_solver_seed_memory_t *mem = calloc(sum->nmemories ? sum->nmemories : 1, sizeof(*mem));
+
+	if (!mem)
+		return NULL;
+	for (size_t i = 0; i < sum->nmemories; i++) {
+		const mp_summary_memory_t *m = &sum->memories[i];
+		uint64_t a = m->allocations + m->reallocs, d = m->frees + m->reallocs;
+		mem[i].id = m->id;
+		mem[i].events = 1 + a + d + m->failed + m->region_events;
+		mem[i].allocations = a;
+		mem[i].deallocations = d;
+		mem[i].failed_allocations = m->failed;
+		mem[i].unknown_frees = m->unknown_frees;
+		mem[i].duplicate_allocations = a - (d - m->unknown_frees) - m->live_blocks;
+		mem[i].rejected_regions = m->rejected_regions;
+		mem[i].lifetime_peak_bytes = m->peak_bytes;
+	}
+	*t = (mp_solver_seed_t){.events = sum->events + sum->nmemories, .memories = mem, .nmemories = sum->nmemories};
+	return mem;
+}
+
 int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp_source_t **src_out,
 		   mp_solver_t **solver_out, mp_diag_t *diag)
 {
@@ -228,9 +266,9 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 	mp_checkpoint_t ck;
 	seed_bufs_t b = {0};
 	const char *why = "the capture holds no final summary";
-	uint64_t before = UINT64_MAX;
+	uint64_t before = UINT64_MAX, stop_ns = 0;
 	struct stat st;
-	int rc, say;
+	int rc, say, stop = 0;
 
 	*src_out = NULL;
 	*solver_out = NULL;
@@ -250,10 +288,21 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 		}
 		if (sum.stacks)
 			why = "it has call stacks, which checkpoints do not hold yet";
+		/* --peak, --breakdown: the read stops after the last peak
+		 * (and reserved peak), the counters from the summary */
+		stop = !(oom & (CLI_SEEK_OOM | CLI_SEEK_LEAKS)) && sum.ended_cleanly && !sum.write_errno;
+		for (size_t i = 0; i < sum.nmemories; i++) {
+			const mp_summary_memory_t *m = &sum.memories[i];
+			stop &= m->has_seek_figures;
+			if (m->has_peak && m->peak_time_ns > stop_ns)
+				stop_ns = m->peak_time_ns;
+			if (m->has_reserved_peak && m->reserved_peak_ns > stop_ns)
+				stop_ns = m->reserved_peak_ns;
+		}
 	}
 	if (!why && (rc = mp_capture_open_source(&src, path, diag)) < 0)
 		goto out;
-	if (!why && (rc = pick(mp_capture_from_source(src), before, oom, &ck, &why, diag)) < 0)
+	if (!why && (rc = pick(mp_capture_from_source(src), before, oom & CLI_SEEK_OOM, &ck, &why, diag)) < 0)
 		goto out;
 	if (!why) {
 		/* a reserved peak before the checkpoint: its event's index,
@@ -271,9 +320,18 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 		if (rc < 0 || !(s = mp_solver_new(opt)))
 			goto out;
 		if ((rc = mp_capture_seek(mp_capture_from_source(src), &ck, diag)) < 0 ||
+		    (stop && (rc = mp_capture_seek_stop(mp_capture_from_source(src), stop_ns, MP_END_CLEAN)) < 0) ||
 		    (rc = mp_solver_seed(s, &b.seed, diag)) < 0 || (rc = mp_solver_run(s, src, diag)) < 0)
 			goto out;
-		why = disagrees(s, &sum);
+		if (!(why = disagrees(s, &sum, stop)) && stop) {
+			mp_solver_seed_t t;
+			mp_solver_seed_memory_t *tm = totals_of(&sum, &t);
+			rc = !tm ? MP_ENOMEM : mp_solver_seed_totals(s, &t);
+			free(tm);
+			if (rc == MP_ENOMEM)
+				goto out;
+			why = rc < 0 ? "a memory id is missing" : NULL;
+		}
 	}
 	rc = 0;
 	say = getenv("MEMPROF_SEEK_SAY") && !strcmp(getenv("MEMPROF_SEEK_SAY"), "1");
@@ -285,8 +343,9 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 	} else {
 		/* MEMPROF_SEEK_SAY=1: say where from (tests, benchmarks) */
 		if (say)
-			fprintf(stderr, "memprof: %s: seek from the checkpoint at event %llu (block %llu)\n", path,
-				(unsigned long long)ck.events, (unsigned long long)ck.block_index);
+			fprintf(stderr, "memprof: %s: seek from the checkpoint at event %llu (block %llu)%s\n", path,
+				(unsigned long long)ck.events, (unsigned long long)ck.block_index,
+				stop ? ", read up to the last peak" : ", read to the end");
 		*src_out = src;
 		*solver_out = s;
 		src = NULL;

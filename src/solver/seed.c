@@ -112,6 +112,31 @@ int mp_solver_seed(mp_solver_t *s, const mp_solver_seed_t *seed, mp_diag_t *diag
 	return 0;
 }
 
+int mp_solver_seed_totals(mp_solver_t *s, const mp_solver_seed_t *totals)
+{
+	if (s->pass != 2)
+		return MP_EUSAGE;
+	for (size_t i = 0; i < totals->nmemories; i++) {
+		const mp_solver_seed_memory_t *m = &totals->memories[i];
+		mp_solver_device_t *p;
+		if (m->id >= s->ndev || !s->dev[m->id])
+			return MP_ENOTFOUND;
+		p = &s->dev[m->id]->pub;
+		p->events = m->events;
+		p->allocations = m->allocations;
+		p->deallocations = m->deallocations;
+		p->failed_allocations = p->oom_total = m->failed_allocations;
+		p->dropped_events = m->dropped_events;
+		p->unknown_frees = m->unknown_frees;
+		p->duplicate_allocations = m->duplicate_allocations;
+		p->rejected_regions = m->rejected_regions;
+		p->lifetime_peak_bytes = m->lifetime_peak_bytes;
+	}
+	s->events = s->ordinal = totals->events;
+	s->dropped_unattributed = totals->dropped_unattributed;
+	return 0;
+}
+
 int mp_solver_seed_missed(const mp_solver_t *s)
 {
 	for (uint32_t i = 0; i < s->ndev; i++)

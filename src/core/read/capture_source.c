@@ -10,21 +10,20 @@
 static int src_next(mp_source_t *s, mp_event_t *ev, mp_diag_t *diag)
 {
 	mp_capture_t *cap = CAP(s);
-	size_t n = 0;
+	size_t n;
 	int rc;
 
-	while (cap->seeking) { /* a seek: what is earlier than its checkpoint goes */
+	if (!cap->seeked)
+		return mp__capture_next(cap, ev, diag);
+	do { /* a seek: what is earlier than its checkpoint, or past its stop, goes */
+		if (cap->stopped)
+			return 0;
 		if ((rc = mp__capture_next(cap, ev, diag)) <= 0)
 			return rc;
 		n = 1;
 		mp__seek_filter(cap, ev, &n);
-		if (n)
-			return 1;
-	}
-	rc = mp__capture_next(cap, ev, diag);
-	if (rc > 0 && cap->seeked)
-		ev->index = cap->seek_index++;
-	return rc;
+	} while (!n);
+	return 1;
 }
 
 static int src_next_batch(mp_source_t *s, mp_event_t *ev, size_t max, size_t *n, mp_diag_t *diag)
@@ -35,10 +34,14 @@ static int src_next_batch(mp_source_t *s, mp_event_t *ev, size_t max, size_t *n,
 	if (!cap->seeked)
 		return mp__capture_next_batch(cap, ev, max, n, diag);
 	do {
+		if (cap->stopped) {
+			*n = 0;
+			return 0;
+		}
 		rc = mp__capture_next_batch(cap, ev, max, n, diag);
 		mp__seek_filter(cap, ev, n);
 	} while (!*n && rc > 0);
-	return rc;
+	return cap->stopped && !*n ? 0 : rc;
 }
 
 static int src_help(mp_source_t *s)
@@ -76,7 +79,7 @@ static uint32_t src_memory_count(const mp_source_t *s)
 
 static mp_end_status_t src_end_status(const mp_source_t *s)
 {
-	return CCAP(s)->end;
+	return CCAP(s)->stopped ? CCAP(s)->stop_end : CCAP(s)->end;
 }
 
 static void src_close_owned(mp_source_t *s)

@@ -143,6 +143,9 @@ struct mp_capture {
 	int64_t seek_step;
 	int seeking;             /* 1: dropping what is earlier than seek_ns */
 	int seeked;              /* a seek was made (the trailer's count covers what was skipped) */
+	int stop_set, stopped;   /* mp_capture_seek_stop: events later than stop_ns end the read */
+	uint64_t stop_ns;
+	mp_end_status_t stop_end; /* ... which then ends as this */
 	uint64_t last_time;
 	int64_t step;
 	uint64_t next_index;

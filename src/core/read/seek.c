@@ -39,6 +39,10 @@ void mp__seek_filter(mp_capture_t *cap, mp_event_t *ev, size_t *n)
 	size_t k = 0;
 
 	for (size_t i = 0; i < *n; i++) {
+		if (cap->stop_set && (cap->stopped || ev[i].time_ns > cap->stop_ns)) {
+			cap->stopped = 1; /* nothing after what the caller needs */
+			break;
+		}
 		if (cap->seeking && ev[i].time_ns < cap->seek_ns && !is_synth(&ev[i]))
 			continue;
 		/* the synthetic events (memory declarations) are not in the
@@ -218,6 +222,16 @@ static int skip_blocks(mp_capture_t *cap, mp_diag_t *diag)
 	}
 	if (fseeko(cap->f, (off_t)cap->offset, SEEK_SET))
 		return mp_diag_set(diag, -errno, -1, -1, "cannot seek");
+	return 0;
+}
+
+int mp_capture_seek_stop(mp_capture_t *cap, uint64_t after_ns, mp_end_status_t end)
+{
+	if (!cap->seeked)
+		return MP_EUSAGE;
+	cap->stop_set = 1;
+	cap->stop_ns = after_ns;
+	cap->stop_end = end;
 	return 0;
 }
 

@@ -300,6 +300,17 @@ typedef struct mp_solver_seed {
  * out of range) or MP_ENOMEM. */
 int mp_solver_seed(mp_solver_t *s, const mp_solver_seed_t *seed, mp_diag_t *diag);
 
+/* A seek that stops after the moment it needs (the peak) has not seen the
+ * events after it: after mp_solver_finish, the whole stream's counters
+ * are set from `totals` (per memory id: events, allocations,
+ * deallocations, failed_allocations (and oom_total), dropped_events,
+ * unknown_frees, duplicate_allocations, rejected_regions,
+ * lifetime_peak_bytes; the stream's events and dropped_unattributed).
+ * Leaks, the timeline and OOM records after the stop stay unknown: not
+ * for those. Returns 0, MP_EUSAGE (before finish), or MP_ENOTFOUND (a
+ * memory id the solver has not seen). */
+int mp_solver_seed_totals(mp_solver_t *s, const mp_solver_seed_t *totals);
+
 /* After mp_solver_finish of a seeded solver: 1 when a memory id's peak is
  * the seed's (nothing after the seed reached it: its point, breakdown and
  * fragmentation are unknown; seed from an earlier state), else 0. */
