@@ -304,6 +304,11 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 		goto out;
 	if (!why && (rc = pick(mp_capture_from_source(src), before, oom & CLI_SEEK_OOM, &ck, &why, diag)) < 0)
 		goto out;
+	if (src) { /* a bad checkpoint met on the way: said, with its offset (the seek took an earlier one) */
+		mp_diag_t bad;
+		if (mp_capture_checkpoints_bad(mp_capture_from_source(src), &bad))
+			fprintf(stderr, "memprof: %s: %s\n", path, bad.text);
+	}
 	if (!why) {
 		/* a reserved peak before the checkpoint: its event's index,
 		 * from the checkpoint before it (it may stay the peak) */
