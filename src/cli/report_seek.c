@@ -16,83 +16,11 @@
 #include <memprof/checkpoint.h>
 #include <memprof/live.h>
 #include <memprof/reader.h>
+#include <memprof/seed_checkpoint.h>
 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* The seed of checkpoint ck (its arrays in *bufs, freed by the caller):
- * its blocks (no tags: MP_CKPT_F_UNTAGGED says none had any), regions and
- * figures. */
-typedef struct {
-	mp_solver_seed_t seed;
-	mp_solver_seed_memory_t *mem;
-	mp_solver_seed_block_t *blocks;
-	mp_solver_seed_region_t *regions;
-} seed_bufs_t;
-
-static void seed_free(seed_bufs_t *b)
-{
-	free(b->mem);
-	free(b->blocks);
-	free(b->regions);
-}
-
-static int seed_of(const mp_checkpoint_t *ck, const uint64_t *rindex, seed_bufs_t *b)
-{
-	size_t nm = 0, nb = 0, nr = 0, mi = 0, ri = 0;
-
-	memset(b, 0, sizeof(*b));
-	b->mem = calloc(ck->nfigures ? ck->nfigures : 1, sizeof(*b->mem));
-	b->blocks = malloc((ck->nblocks ? ck->nblocks : 1) * sizeof(*b->blocks));
-	b->regions = malloc((ck->nregions ? ck->nregions : 1) * sizeof(*b->regions));
-	if (!b->mem || !b->blocks || !b->regions)
-		return MP_ENOMEM;
-	for (uint32_t id = 0; id < ck->nfigures; id++) {
-		const mp_checkpoint_figures_t *f = &ck->figures[id];
-		const mp_checkpoint_memory_t *cm = mi < ck->nmemories && ck->memories[mi].id == id ? &ck->memories[mi++] : NULL;
-		mp_solver_seed_memory_t *m = &b->mem[nm];
-		uint64_t live = cm ? cm->nblocks : 0, a = f->allocations + f->reallocs, d = f->frees + f->reallocs;
-
-		if (!f->in_summary && !cm && !(ri < ck->nregions && ck->regions[ri].memory == id))
-			continue;
-		m->id = id;
-		m->blocks = b->blocks + nb;
-		for (size_t k = 0; cm && k < cm->nblocks; k++)
-			b->blocks[nb++] = (mp_solver_seed_block_t){.address = cm->blocks[k].address,
-								    .requested_bytes = cm->blocks[k].requested,
-								    .allocated_bytes = cm->blocks[k].bytes};
-		m->nblocks = (size_t)(b->blocks + nb - m->blocks);
-		m->regions = b->regions + nr;
-		for (; ri < ck->nregions && ck->regions[ri].memory == id; ri++)
-			b->regions[nr++] = (mp_solver_seed_region_t){ck->regions[ri].base,
-								     ck->regions[ri].end - ck->regions[ri].base};
-		m->nregions = (size_t)(b->regions + nr - m->regions);
-		/* the solver's counts: a realloc is a free and an allocation,
-		 * a region change an event; the declaration's event comes
-		 * with the seek (memprof/checkpoint.h) */
-		m->events = a + d + f->failed + f->region_events;
-		m->allocations = a;
-		m->deallocations = d;
-		m->failed_allocations = f->failed;
-		m->unknown_frees = f->unknown_frees;
-		/* what is live: the allocations, less those that replaced a
-		 * live block, less the frees of a live block */
-		m->duplicate_allocations = a - (d - f->unknown_frees) - live;
-		m->rejected_regions = f->rejected_regions;
-		m->regions_seen = f->regions_seen;
-		m->has_peak = f->has_peak;
-		m->peak_bytes = m->lifetime_peak_bytes = f->peak_bytes;
-		m->has_reserved_peak = f->has_reserved_peak;
-		m->reserved_peak_bytes = f->reserved_peak_bytes;
-		m->reserved_peak_time_ns = f->reserved_peak_ns;
-		m->reserved_peak_event = rindex[id]; /* UINT64_MAX: unknown (it must come after the seed) */
-		nm++;
-	}
-	b->seed = (mp_solver_seed_t){.events = ck->events, .last_mark = ck->last_mark, .memories = b->mem,
-				     .nmemories = nm};
-	return 0;
-}
 
 /* The index of the event of memory id `mem` at time `ns` where its live
  * regions first hold `bytes` (a checkpoint's reserved peak): read from the
@@ -264,7 +192,7 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 	mp_source_t *src = NULL;
 	mp_solver_t *s = NULL;
 	mp_checkpoint_t ck;
-	seed_bufs_t b = {0};
+	mp_checkpoint_seed_t b;
 	const char *why = "the capture holds no final summary";
 	uint64_t before = UINT64_MAX, stop_ns = 0;
 	struct stat st;
@@ -273,6 +201,7 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 	*src_out = NULL;
 	*solver_out = NULL;
 	memset(&ck, 0, sizeof(ck));
+	memset(&b, 0, sizeof(b));
 	if ((rc = mp_capture_summary_read(path, &sum, diag)) < 0) {
 		mp_capture_summary_free(&sum);
 		return 0; /* the full read says what is wrong */
@@ -320,7 +249,7 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 			rindex[k] = ck.figures[k].has_reserved_peak ? reserved_index(path, (uint32_t)k, ck.figures[k].reserved_peak_ns,
 										    ck.figures[k].reserved_peak_bytes)
 								    : UINT64_MAX;
-		rc = seed_of(&ck, rindex, &b);
+		rc = mp_checkpoint_seed(&ck, rindex, &b);
 		free(rindex);
 		if (rc < 0 || !(s = mp_solver_new(opt)))
 			goto out;
@@ -358,7 +287,7 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 		rc = 1;
 	}
 out:
-	seed_free(&b);
+	mp_checkpoint_seed_free(&b);
 	mp_checkpoint_free(&ck);
 	mp_solver_free(s);
 	if (src)

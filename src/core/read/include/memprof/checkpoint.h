@@ -8,7 +8,7 @@
  * (mp_capture_checkpoints_bad: block index, offset, why), never handed
  * out, and the events read the same; only a section whose length runs
  * past its block is a corrupt block. A caller that wants them asks for a
- * callback. No report uses them yet. */
+ * callback; `memprof report` seeks from them (src/cli/report_seek.c). */
 #ifndef MEMPROF_CHECKPOINT_H
 #define MEMPROF_CHECKPOINT_H
 
