@@ -141,14 +141,14 @@ static int pick(mp_capture_t *cap, uint64_t before, int oom, mp_checkpoint_t *ck
 			failed += ck->figures[k].failed;
 		for (size_t k = 0; k < ck->nfigures; k++)
 			figs &= !ck->figures[k].in_summary || ck->figures[k].has_figures;
-		if ((ck->flags & (MP_CKPT_F_UNTAGGED | MP_CKPT_F_LAST_MARK)) == (MP_CKPT_F_UNTAGGED | MP_CKPT_F_LAST_MARK) &&
-		    figs && (!oom || !failed)) {
+		if ((ck->flags & MP_CKPT_F_LAST_MARK) && (ck->flags & (MP_CKPT_F_UNTAGGED | MP_CKPT_F_TAGS)) && figs &&
+		    (!oom || !failed)) {
 			free(re);
 			*why = NULL;
 			return 1;
 		}
 		*why = !(ck->flags & MP_CKPT_F_LAST_MARK) || !figs ? "its checkpoints lack what a seek needs (format 2.4)"
-			: !(ck->flags & MP_CKPT_F_UNTAGGED) ? "its blocks have tags, which checkpoints do not hold yet"
+			: !(ck->flags & (MP_CKPT_F_UNTAGGED | MP_CKPT_F_TAGS)) ? "its checkpoints lost their blocks' tags"
 							      : "no checkpoint before the first failed allocation";
 		mp_checkpoint_free(ck);
 		rc = 0;

@@ -36,7 +36,12 @@ int mp_checkpoint_seed(const mp_checkpoint_t *ck, const uint64_t *rindex, mp_che
 		for (size_t k = 0; cm && k < cm->nblocks; k++)
 			b->blocks[nb++] = (mp_solver_seed_block_t){.address = cm->blocks[k].address,
 								    .requested_bytes = cm->blocks[k].requested,
-								    .allocated_bytes = cm->blocks[k].bytes};
+								    .allocated_bytes = cm->blocks[k].bytes,
+								    .op = cm->blocks[k].op,
+								    .dtype = cm->blocks[k].dtype,
+								    .shape = cm->blocks[k].shape,
+								    .region = cm->blocks[k].region,
+								    .stack = cm->blocks[k].stack};
 		m->nblocks = (size_t)(b->blocks + nb - m->blocks);
 		m->regions = b->regions + nr;
 		for (; ri < ck->nregions && ck->regions[ri].memory == id; ri++)

@@ -52,7 +52,7 @@ static void compare(replay_t *r, const mp_checkpoint_t *ck, const char *path)
 	blocks_compared += ck->nblocks;
 	size_t nreg = 0;
 
-	assert_true(ck->flags & MP_CKPT_F_NO_TAGS);
+	assert_true(ck->flags & (MP_CKPT_F_NO_TAGS | MP_CKPT_F_TAGS));
 	if (ck->step != r->step)
 		fail_msg("%s: checkpoint at event %llu: step %lld, the replay %lld", path, (unsigned long long)ck->events,
 			 (long long)ck->step, (long long)r->step);

@@ -5,7 +5,8 @@
  * device pool and an arena in regions added, grown and removed, so that
  * fragmentation at the peak is exact), reallocs, frees of addresses not
  * live, allocations at live addresses, failed allocations, steps and
- * marks, checkpoints every 1, 3 or 7 rounds; a live set that grows to its
+ * marks, blocks with and without tags (op, region type, dtype, shape),
+ * checkpoints every 1, 2, 3 or 7 rounds; a live set that grows to its
  * peak near the end, and one whose peak comes early (the seek then falls
  * back). MEMPROF_SEEK_SAY=1 makes report say when it seeks: the test
  * checks that it did where it should. A damaged checkpoint is said with
@@ -31,13 +32,13 @@ static uint64_t rnd(uint64_t n)
 /* n events; the live set grows (late peak) or, with early, shrinks after
  * the first fifth; a flush round every `round` events; a checkpoint every
  * `every` rounds. */
-static void record(const char *path, int n, int round, const char *every, int early)
+static void record(const char *path, int n, int round, const char *every, int early, int tags)
 {
 	mp_writer_t *w = NULL;
 	mp_diag_t diag;
 	uint64_t live[3][512] = {{0}}, nlive[3] = {0};
 	const uint64_t base[3] = {0x7f0000000000ull, 0x200000000ull, 0x300000000ull};
-	uint32_t mem[3], marks[3];
+	uint32_t mem[3], marks[3], ops[4];
 
 	assert_int_equal(setenv("MEMPROF_CHECKPOINT_ROUNDS", every, 1) + setenv("MEMPROF_CHECKPOINT_RATIO", "0", 1), 0);
 	if (mp_writer_open(&w, path, 1, NULL, &diag))
@@ -51,6 +52,10 @@ static void record(const char *path, int n, int round, const char *every, int ea
 		snprintf(name, sizeof(name), "phase%d", k);
 		marks[k] = mp_writer_intern(w, name);
 	}
+	for (int k = 0; k < 4; k++) {
+		static const char *const names[] = {"matmul", "conv", "float32", "[64,64]"};
+		ops[k] = mp_writer_intern(w, names[k]);
+	}
 	assert_int_equal(mp_writer_region_add(w, mem[1], base[1], 1u << 22), 0);
 	assert_int_equal(mp_writer_region_add(w, mem[2], base[2], 1u << 20), 0);
 	for (int i = 0; i < n; i++) {
@@ -58,6 +63,8 @@ static void record(const char *path, int n, int round, const char *every, int ea
 		uint64_t c = rnd(100), size = 16 * (1 + rnd(256));
 		if (i % round == round - 1)
 			assert_int_equal(mp_writer_flush(w), 0);
+		if (tags && rnd(8) == 0) /* a context for the next allocations, or none */
+			mp_writer_set_context(w, rnd(4) ? ops[rnd(2)] : 0, (int)rnd(6), rnd(2) ? ops[2] : 0, rnd(2) ? ops[3] : 0);
 		if (c < 2) {
 			assert_int_equal(mp_writer_alloc_failed(w, mem[m], size << 16), 0);
 		} else if (c < 3) {
@@ -281,7 +288,7 @@ static void test_bad_checkpoint(void **state)
 	snprintf(file, sizeof(file), "%s/c.memprof", dir);
 	snprintf(bad, sizeof(bad), "%s/bad.memprof", dir);
 	rng = 77;
-	record(file, 30000, 500, "1", 0);
+	record(file, 30000, 500, "1", 0, 1);
 	good_out = report("--peak --json", file, &said);
 	assert_int_equal(said, 3);
 	damage(file, bad, said_block, &index, &offset);
@@ -313,7 +320,9 @@ static void test_seek_equals_full_replay(void **state)
 		int n, round;
 		const char *every;
 		int early;
-	} cases[] = {{30000, 500, "1", 0}, {40000, 300, "3", 0}, {30000, 200, "7", 0}, {30000, 400, "1", 1}};
+		int tags;
+	} cases[] = {{30000, 500, "1", 0, 0}, {40000, 300, "3", 0, 0}, {30000, 200, "7", 0, 0}, {30000, 400, "1", 1, 0},
+		     {30000, 300, "2", 0, 1}, {30000, 400, "1", 1, 1}};
 	char dir[] = "/tmp/memprof-rseek-XXXXXX";
 
 	(void)state;
@@ -323,7 +332,7 @@ static void test_seek_equals_full_replay(void **state)
 		int sought;
 		rng = 1000 + i;
 		snprintf(file, sizeof(file), "%s/c%zu.memprof", dir, i);
-		record(file, cases[i].n, cases[i].round, cases[i].every, cases[i].early);
+		record(file, cases[i].n, cases[i].round, cases[i].every, cases[i].early, cases[i].tags);
 		sought = same("--peak --json", file);
 		/* the late peaks are after a checkpoint: the seek is taken,
 		 * and stops after them */
@@ -332,7 +341,8 @@ static void test_seek_equals_full_replay(void **state)
 		assert_int_equal(same("--peak", file), sought);
 		/* to the end: the leaks need it */
 		assert_int_equal(same("--leaks --json --top 5", file), sought ? 1 : 0);
-		fprintf(stderr, "%s: %d events, checkpoints every %s rounds: %s\n", file, cases[i].n, cases[i].every,
+		fprintf(stderr, "%s: %d events%s, checkpoints every %s rounds: %s\n", file, cases[i].n,
+			cases[i].tags ? " with tags" : "", cases[i].every,
 			sought == 3 ? "seek, stopped after the peaks" : sought ? "seek to the end" : "full replay");
 		same("--peak --leaks --oom --json", file);
 		unlink(file);

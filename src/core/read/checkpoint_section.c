@@ -73,6 +73,87 @@ typedef struct {
 	uint64_t blocks, bytes, req;
 } sums_t;
 
+/* (2.5) the blocks' tag ids, then the tags, into ck->blocks[0..n);
+ * 0, -ENOMEM, or -1 with *why and *at. */
+static int parse_tags(const uint8_t **pp, const uint8_t *bend, mp_checkpoint_t *ck, uint64_t n, const char **why,
+		      const uint8_t **at)
+{
+	const uint8_t *p = *pp;
+	uint64_t *id = NULL, t, prev = 0, v[6];
+	uint32_t (*tup)[5] = NULL;
+	int rc = -1;
+
+	*why = "bad block tag";
+	if (n && !(id = malloc(n * sizeof(*id))))
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		*at = p;
+		if (mp_varint_get(&p, bend, &id[i]))
+			goto out;
+	}
+	*at = p;
+	*why = "bad tag count";
+	if (mp_varint_get(&p, bend, &t) || t > (uint64_t)(bend - p) / 6 || t > UINT32_MAX)
+		goto out;
+	if (!(tup = malloc((t ? t : 1) * sizeof(*tup)))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	{
+		uint64_t *ids = malloc((t ? t : 1) * sizeof(*ids));
+		if (!ids) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		for (uint64_t k = 0; k < t; k++) {
+			*at = p;
+			*why = "bad tag";
+			for (int f = 0; f < 6; f++)
+				if (mp_varint_get(&p, bend, &v[f])) {
+					free(ids);
+					goto out;
+				}
+			*why = "tag out of range";
+			if (v[0] == 0 || prev + v[0] < prev || v[1] > UINT32_MAX || v[2] > MP_REGION_TYPE_MAX ||
+			    v[3] > UINT32_MAX || v[4] > UINT32_MAX || v[5] > UINT32_MAX) {
+				free(ids);
+				goto out;
+			}
+			ids[k] = prev += v[0];
+			tup[k][0] = (uint32_t)v[1], tup[k][1] = (uint32_t)v[2], tup[k][2] = (uint32_t)v[3];
+			tup[k][3] = (uint32_t)v[4], tup[k][4] = (uint32_t)v[5];
+		}
+		/* each block's tag: a binary search of the ids (increasing) */
+		*why = "a block's tag is not defined";
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t lo = 0, hi = t;
+			mp_checkpoint_block_t *b = &ck->blocks[i];
+			if (!id[i])
+				continue;
+			while (lo < hi) {
+				uint64_t mid = lo + (hi - lo) / 2;
+				if (ids[mid] < id[i])
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo == t || ids[lo] != id[i]) {
+				free(ids);
+				goto out;
+			}
+			b->op = tup[lo][0], b->region = (uint8_t)tup[lo][1], b->dtype = tup[lo][2];
+			b->shape = tup[lo][3], b->stack = tup[lo][4];
+		}
+		free(ids);
+	}
+	*pp = p;
+	rc = 0;
+out:
+	free(id);
+	free(tup);
+	return rc;
+}
+
 /* The body [p, bend) into ck (its arrays allocated here) and sums (per
  * memory id); 0, -ENOMEM, or -1 with *why and *at (the field's place). */
 static int parse(const uint8_t *p, const uint8_t *bend, mp_checkpoint_t *ck, sums_t *sums, const char **why,
@@ -130,6 +211,7 @@ static int parse(const uint8_t *p, const uint8_t *bend, mp_checkpoint_t *ck, sum
 			FIELD(fp, "bad size");
 			FIELD(dz, "bad requested size");
 			d = (dz >> 1) ^ -(dz & 1); /* fp - req */
+			memset(b, 0, sizeof(*b));
 			b->address = addr;
 			b->bytes = fp;
 			b->requested = fp - d;
@@ -184,6 +266,8 @@ static int parse(const uint8_t *p, const uint8_t *bend, mp_checkpoint_t *ck, sum
 			return -1;
 		ck->last_mark = (uint32_t)mark;
 	}
+	if ((flags & MP_CKPT_F_TAGS) && (i = parse_tags(&p, bend, ck, n, why, at)) != 0)
+		return (int)i;
 #undef FIELD
 	ck->nmemories = (size_t)m;
 	ck->nblocks = (size_t)n;

@@ -25,6 +25,24 @@ static inline void count(mp_tally_t *ty, uint32_t mem, uint64_t n, uint64_t m)
 	}
 }
 
+/* (2.5) not a fast kind: no record's first word minus it is 0 or 1 */
+#define NO_FAST (1ull << 63)
+
+/* (2.5) the tag of thread th's next allocation (its CONTEXT and STACK),
+ * interned; the STACK is for that one allocation only (both halves of a
+ * realloc: the free half keeps none), after which the thread may be
+ * untagged again (*tagged, *fastkind). */
+static uint32_t take_tag(mp_tally_t *ty, mp_wthread_t *th, int *tagged, uint64_t *fastkind, uint32_t cmem)
+{
+	mp_tally_tag_t x = {th->tally_ctx[0], th->tally_ctx[1], th->tally_ctx[2], th->tally_ctx[3], th->tally_stack};
+	uint32_t id = mp__tally_tag(ty, &x);
+
+	th->tally_stack = 0;
+	*tagged = th->tally_ctx[0] || th->tally_ctx[1] || th->tally_ctx[2] || th->tally_ctx[3];
+	*fastkind = *tagged ? NO_FAST : MP_REC_ALLOC | (uint64_t)cmem << 16;
+	return id;
+}
+
 /* e, an allocation or free whose key is below MP_TALLY_HIGH (a free: req
  * 0; its fp is not read, but for the top bit set here) */
 static inline void put_ev(mp_tally_tev_t *e, uint64_t ns, uint64_t key, uint64_t fp, uint64_t req, uint64_t is_free)
@@ -70,7 +88,11 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 	/* the fast records: ALLOC or FREE (not WIDE) of memory id cmem, its
 	 * allocations and frees counted here */
 	uint32_t cmem = c->mem, nside = 0;
-	uint64_t fastkind = MP_REC_ALLOC | (uint64_t)cmem << 16, memtop = mp__tally_key(0, cmem);
+	mp_wthread_t *th = c->t;
+	/* (2.5) a thread whose allocations carry a tag (a CONTEXT or a STACK
+	 * in force) takes none the fast way: they go as side events, with it */
+	int tagged = th->tally_stack || th->tally_ctx[0] || th->tally_ctx[1] || th->tally_ctx[2] || th->tally_ctx[3];
+	uint64_t fastkind = tagged ? NO_FAST : MP_REC_ALLOC | (uint64_t)cmem << 16, memtop = mp__tally_key(0, cmem);
 	uint64_t nalloc = 0, nfree = 0;
 	int rc = 0;
 
@@ -136,6 +158,14 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 		}
 		if (kind == MP_REC_CONTEXT || kind == MP_REC_STACK) { /* not events */
 			ty->tagged = 1; /* (2.5) the checkpoints' blocks may have tags from here on */
+			if (kind == MP_REC_CONTEXT)
+				for (int i = 0; i < 4; i++)
+					th->tally_ctx[i] = (uint32_t)r[1 + i];
+			else
+				th->tally_stack = (uint32_t)r[1];
+			tagged = th->tally_stack || th->tally_ctx[0] || th->tally_ctx[1] || th->tally_ctx[2] ||
+				 th->tally_ctx[3];
+			fastkind = tagged ? NO_FAST : MP_REC_ALLOC | (uint64_t)cmem << 16;
 			pos += 8 * (uint64_t)k;
 			continue;
 		}
@@ -156,6 +186,9 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 			put_side(c, &nside, e++, mp__tally_event(ns, 0, r[2], 0, 0, MP_TALLY_MARK));
 			continue;
 		}
+		if (th->tally_stack && (kind == MP_REC_ALLOC || kind == MP_REC_REALLOC || kind == MP_REC_ALLOC_FAILED) &&
+		    (mem >= MP_TALLY_MEMS || kind == MP_REC_ALLOC_FAILED))
+			(void)take_tag(ty, th, &tagged, &fastkind, cmem); /* (2.5) its STACK is used up */
 		if (mem >= MP_TALLY_MEMS) /* no writer declares it (mp_writer_memory) */
 			continue;
 		switch (kind) {
@@ -166,12 +199,18 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 			if (mem != cmem) {
 				count(ty, cmem, nalloc, nfree);
 				cmem = mem, nalloc = nfree = 0;
-				fastkind = MP_REC_ALLOC | (uint64_t)cmem << 16;
+				fastkind = tagged ? NO_FAST : MP_REC_ALLOC | (uint64_t)cmem << 16;
 				memtop = mp__tally_key(0, cmem);
 			}
 			nalloc += is_free ^ 1;
 			nfree += is_free;
-			put_any(c, &nside, e, ns, r[2], mem, alloc ? alloc : req, req, is_free);
+			if (tagged && !is_free) { /* (2.5) with its tag */
+				mp_tally_ev_t x = mp__tally_event(ns, r[2], alloc ? alloc : req, req, mem, MP_TALLY_ALLOC);
+				x.tag = take_tag(ty, th, &tagged, &fastkind, cmem);
+				put_side(c, &nside, e, x);
+			} else {
+				put_any(c, &nside, e, ns, r[2], mem, alloc ? alloc : req, req, is_free);
+			}
 			prefetch_buckets(tab, e->key);
 			e++;
 			break;
@@ -180,7 +219,13 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 			uint64_t alloc = (w0 & MP_RING_WIDE) ? r[5] : r[4] + (uint64_t)(int64_t)(int32_t)(w0 >> 32);
 			mp__tally_mem(ty, mem)->v[MP_SUMF_REALLOCS]++;
 			put_any(c, &nside, &e[0], ns, r[2], mem, 0, 0, 1);
-			put_any(c, &nside, &e[1], ns, r[3], mem, alloc ? alloc : r[4], r[4], 0);
+			if (tagged) { /* (2.5) the allocation half with its tag */
+				mp_tally_ev_t x = mp__tally_event(ns, r[3], alloc ? alloc : r[4], r[4], mem, MP_TALLY_ALLOC);
+				x.tag = take_tag(ty, th, &tagged, &fastkind, cmem);
+				put_side(c, &nside, &e[1], x);
+			} else {
+				put_any(c, &nside, &e[1], ns, r[3], mem, alloc ? alloc : r[4], r[4], 0);
+			}
 			prefetch_buckets(tab, e[0].key);
 			prefetch_buckets(tab, e[1].key);
 			e += 2;

@@ -109,7 +109,7 @@ static inline int take(mp_tally_t *ty, mp_tally_figs_t *f, mp_tally_tab_t *tab, 
 		return rc;
 	}
 	mp__tally_account(f, is_alloc, e->fp, e->req, s, found);
-	mp__tally_put(s, is_alloc, key, e->fp, e->req, key & MP_TALLY_ADDR_MASK);
+	mp__tally_put(s, is_alloc, key, e->fp, e->req, 0); /* (no tag: tagged allocations are side events) */
 	if (!f->has_peak) /* (never here: memhi says it has one; the compiler need not test it) */
 		__builtin_unreachable();
 	mp__tally_sample(f, e->ns);

@@ -19,8 +19,8 @@ typedef struct mp_checkpoint_seed {
 /* The seed of ck into *out (zeroed by the caller; free it with
  * mp_checkpoint_seed_free, also after an error): every memory id its
  * round's SUMMARY names or that has blocks or regions, with its blocks
- * (untagged: use it only when ck->flags has MP_CKPT_F_UNTAGGED, until
- * checkpoints hold tags), its regions, and the figures of the events
+ * and their tags (use it when ck->flags has MP_CKPT_F_TAGS, or
+ * MP_CKPT_F_UNTAGGED: no block has any), its regions, and the figures of the events
  * before it the solver prints (allocations, frees, failures, the peak;
  * with the 2.5 SUMMARY fields: region events, frees of an address not
  * live, rejected regions, the reserved peak, and the allocations at a

@@ -86,6 +86,11 @@ enum {
 /* (2.5) after the regions: the label of the last mark before it (string
  * id, 0: none) */
 #define MP_CKPT_F_LAST_MARK 4u
+/* (2.5) after the last mark: each block's tag id (0: none), in the
+ * blocks' order, then the count of tags they use and per tag, ids
+ * increasing: id gap (from the previous one; the first: its id), op,
+ * region type, dtype, shape (string ids), stack id. NO_TAGS is then off. */
+#define MP_CKPT_F_TAGS 8u
 /* MP_SUMF_REGION_FLAGS (2.5) */
 #define MP_SUMF_REGION_F_SEEN 1u        /* a REGION_ADD came before the horizon */
 #define MP_SUMF_REGION_F_RESERVED_PEAK 2u /* the reserved peak is set */

@@ -21,6 +21,10 @@ typedef struct mp_checkpoint_block {
 	uint64_t address;
 	uint64_t bytes;     /* the footprint: allocated size, or requested where that is 0 */
 	uint64_t requested;
+	/* (2.5, MP_CKPT_F_TAGS) what its allocation carried: op, dtype, shape
+	 * (string ids), region type, call stack id; 0 without the flag */
+	uint32_t op, dtype, shape, stack;
+	uint8_t region;
 } mp_checkpoint_block_t;
 
 typedef struct mp_checkpoint_memory {
