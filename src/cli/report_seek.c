@@ -26,21 +26,20 @@
  * regions first hold `bytes` (a checkpoint's reserved peak): read from the
  * last checkpoint at or before it (one interval of events, no solver), the
  * regions kept by the live-set engine's rules. UINT64_MAX when not found. */
-static uint64_t reserved_index(const char *path, uint32_t mem, uint64_t ns, uint64_t bytes)
+static uint64_t reserved_index(const char *path, const mp_capture_round_end_t *re, size_t n, uint32_t mem, uint64_t ns,
+			       uint64_t bytes)
 {
-	mp_capture_round_end_t *re = NULL;
 	mp_checkpoint_t ck;
 	mp_live_regions_t rs;
 	mp_source_t *src = NULL;
 	mp_diag_t diag = {0};
 	uint64_t found = UINT64_MAX;
-	size_t n = 0, i;
+	size_t i;
 	int rc = 0;
 
 	memset(&ck, 0, sizeof(ck));
 	mp_live_regions_init(&rs);
-	if (mp_capture_open_source(&src, path, &diag) < 0 ||
-	    mp_capture_round_ends(mp_capture_from_source(src), &re, &n, &diag) < 0)
+	if (mp_capture_open_source(&src, path, &diag) < 0)
 		goto out;
 	for (i = n; i-- > 0 && rc != 1;) /* the last good one at or before ns (one at 0 else) */
 		if (re[i].horizon_ns <= ns &&
@@ -76,7 +75,6 @@ static uint64_t reserved_index(const char *path, uint32_t mem, uint64_t ns, uint
 out:
 	mp_live_regions_destroy(&rs);
 	mp_checkpoint_free(&ck);
-	free(re);
 	if (src)
 		mp_source_close(src);
 	return found;
@@ -118,14 +116,11 @@ static const char *disagrees(const mp_solver_t *s, const mp_capture_summary_t *s
 /* The checkpoint to seek from: the last good one with every figure, no
  * tags, a horizon at or before `before` and, for --oom, no failure before
  * it. 1 and *ck, 0 (why says why none), or an error. */
-static int pick(mp_capture_t *cap, uint64_t before, int oom, mp_checkpoint_t *ck, const char **why, mp_diag_t *diag)
+static int pick(mp_capture_t *cap, const mp_capture_round_end_t *re, size_t n, uint64_t before, int oom,
+		mp_checkpoint_t *ck, const char **why, mp_diag_t *diag)
 {
-	mp_capture_round_end_t *re;
-	size_t n;
-	int rc, seen = 0;
+	int rc = 0, seen = 0;
 
-	if ((rc = mp_capture_round_ends(cap, &re, &n, diag)) < 0)
-		return rc;
 	*why = "no checkpoints (a capture before format 2.4, or shorter than one checkpoint interval)";
 	for (size_t i = n; i-- > 0;) {
 		uint64_t failed = 0;
@@ -143,7 +138,6 @@ static int pick(mp_capture_t *cap, uint64_t before, int oom, mp_checkpoint_t *ck
 			figs &= !ck->figures[k].in_summary || ck->figures[k].has_figures;
 		if ((ck->flags & MP_CKPT_F_LAST_MARK) && (ck->flags & (MP_CKPT_F_UNTAGGED | MP_CKPT_F_TAGS)) && figs &&
 		    (!oom || !failed)) {
-			free(re);
 			*why = NULL;
 			return 1;
 		}
@@ -155,7 +149,6 @@ static int pick(mp_capture_t *cap, uint64_t before, int oom, mp_checkpoint_t *ck
 	}
 	if (!seen && n && rc >= 0)
 		*why = "no checkpoint before the peak";
-	free(re);
 	return rc < 0 ? rc : 0;
 }
 
@@ -195,6 +188,8 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 	mp_checkpoint_seed_t b;
 	const char *why = "the capture holds no final summary";
 	uint64_t before = UINT64_MAX, stop_ns = 0;
+	mp_capture_round_end_t *re = NULL;
+	size_t nre = 0;
 	struct stat st;
 	int rc, say, stop = 0;
 
@@ -231,7 +226,10 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 	}
 	if (!why && (rc = mp_capture_open_source(&src, path, diag)) < 0)
 		goto out;
-	if (!why && (rc = pick(mp_capture_from_source(src), before, oom & CLI_SEEK_OOM, &ck, &why, diag)) < 0)
+	/* one walk over the blocks' frames: the rounds' ends */
+	if (!why && (rc = mp_capture_round_ends(mp_capture_from_source(src), &re, &nre, diag)) < 0)
+		goto out;
+	if (!why && (rc = pick(mp_capture_from_source(src), re, nre, before, oom & CLI_SEEK_OOM, &ck, &why, diag)) < 0)
 		goto out;
 	if (src) { /* a bad checkpoint met on the way: said, with its offset (the seek took an earlier one) */
 		mp_diag_t bad;
@@ -246,7 +244,7 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 		if (!rindex)
 			goto out;
 		for (size_t k = 0; k < ck.nfigures; k++)
-			rindex[k] = ck.figures[k].has_reserved_peak ? reserved_index(path, (uint32_t)k, ck.figures[k].reserved_peak_ns,
+			rindex[k] = ck.figures[k].has_reserved_peak ? reserved_index(path, re, nre, (uint32_t)k, ck.figures[k].reserved_peak_ns,
 										    ck.figures[k].reserved_peak_bytes)
 								    : UINT64_MAX;
 		rc = mp_checkpoint_seed(&ck, rindex, &b);
@@ -287,6 +285,7 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 		rc = 1;
 	}
 out:
+	free(re);
 	mp_checkpoint_seed_free(&b);
 	mp_checkpoint_free(&ck);
 	mp_solver_free(s);

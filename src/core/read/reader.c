@@ -542,6 +542,7 @@ void mp_capture_close(mp_capture_t *cap)
 	free(cap->memories);
 	mp__stacks_release(cap);
 	free(cap->synth);
+	free(cap->walk);
 	free(cap->pend);
 	mp__fetch_release(&cap->fetch);
 	free(cap->hdr_strings);

@@ -146,6 +146,12 @@ struct mp_capture {
 	int stop_set, stopped;   /* mp_capture_seek_stop: events later than stop_ns end the read */
 	uint64_t stop_ns;
 	mp_end_status_t stop_end; /* ... which then ends as this */
+	struct mp_walked {        /* mp_capture_round_ends' walk, per block (seek.c reuses it) */
+		uint64_t off;
+		uint32_t plen;
+		uint8_t first;    /* its first section's tag (0: unknown) */
+	} *walk;
+	size_t nwalk, cap_walk;
 	uint64_t last_time;
 	int64_t step;
 	uint64_t next_index;
