@@ -8,7 +8,8 @@
 # Writes a capture of EVENTS events (default 100 million) with
 # memprof_gen_capture: a live set growing from 50,000 to 100,000 blocks in
 # 4 regions, so that the peak comes near the end (an OOM run's shape),
-# without tags (a C program's capture: checkpoints hold no tags yet), with
+# without tags (a C program's capture; TAGS=1: with an op, region type,
+# dtype and shape on every allocation, as a CUDA or PyTorch one), with
 # a checkpoint every CKPT_MB MiB of file (default 16; the writer's default
 # is 64) or 16 rounds. Then, for `report --peak --json` and
 # `report --peak --oom --leaks --json`: wall and CPU time and peak RSS
@@ -31,15 +32,18 @@ GEN=$BUILD/tests/report/memprof_gen_capture
 cmake --build "$BUILD" --target memprof memprof_gen_capture >/dev/null
 [ -x /usr/bin/time ] || { echo "bench_seek: needs /usr/bin/time (GNU time)" >&2; exit 1; }
 echo "machine: $(nproc) cores, load: $(cut -d' ' -f1-3 /proc/loadavg)"
-cap="$WORK/bench-seek-$EVENTS-$CKPT_MB.memprof"
+cap="$WORK/bench-seek-$EVENTS-$CKPT_MB-${TAGS:-0}.memprof"
+untagged="--untagged 1"
+[ "${TAGS:-0}" = 1 ] && untagged=""
 if [ -s "$cap" ] && [ "${KEEP:-0}" = 1 ]; then
 	echo "capture: $(du -h "$cap" | cut -f1), reused"
 else
 	start=$(date +%s.%N)
-	MEMPROF_CHECKPOINT_MB=$CKPT_MB "$GEN" "$cap" --events "$EVENTS" --live 100000 --regions 4 --grow 1 --untagged 1
+	# shellcheck disable=SC2086 # $untagged: words or none
+	MEMPROF_CHECKPOINT_MB=$CKPT_MB "$GEN" "$cap" --events "$EVENTS" --live 100000 --regions 4 --grow 1 $untagged
 	end=$(date +%s.%N)
 	echo "capture: $EVENTS events, $(du -h "$cap" | cut -f1) written in $(echo "$end - $start" | bc) s," \
-		"a checkpoint every $CKPT_MB MiB or 16 rounds"
+		"a checkpoint every $CKPT_MB MiB or 16 rounds, tags: ${TAGS:-0}"
 fi
 
 # run NAME ARGS...: one report, its figures into $WORK/bench-seek-NAME.*
