@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "inputs.h"
 #include "options.h"
+#include "report_seek.h"
 #include "plot_out.h"
 #include "report_stream.h"
 #include "runs.h"
@@ -32,7 +33,7 @@ static void usage(FILE *out)
 		"                      [--tree[=peak|leaks|allocated] [--min-percent P]]\n"
 		"                      [--device ID] [--steps A:B] [--top N] [--points N]\n"
 		"                      [--compat=xprof] [--run NAME] [--pid N | --process all]\n"
-		"                      [--all-processes]\n"
+		"                      [--all-processes] [--full-replay]\n"
 		"                      [--json | --csv]\n"
 		"                      [--svg OUT.svg | --png OUT.png | --html OUT.html]\n"
 		"                      [--all-frames] [--user-code LIST]\n"
@@ -66,7 +67,11 @@ static void usage(FILE *out)
 		"  --all-processes  in a 'memprof record' run's process tree, every process on\n"
 		"                its line with its whole command line (by default: the main\n"
 		"                process, the 5 largest others, a count of the rest and one\n"
-		"                line for the helpers; --json lists them all either way)\n"
+		"                line for the helpers; --json lists them all either way)\n");
+	fprintf(out,
+		"  --full-replay replay every event: a long capture's --peak, --breakdown,\n"
+		"                --leaks and --oom are otherwise read from its last checkpoint\n"
+		"                before the moment they need (the same output, docs/report.md)\n"
 		"  --all-frames  PyTorch snapshots: an allocation's op is its innermost frame,\n"
 		"                even inside torch/ or the standard library (docs/torch.md);\n"
 		"                captures: --by-function's function too (not only your code's)\n"
@@ -99,7 +104,7 @@ typedef struct report_args {
 	mp_xprof_options_t xcompat;
 	const char *picture, *picture_opt; /* --svg/--png/--html and which */
 	int format;                        /* O_JSON, O_CSV or 0: text */
-	int compat, by_function, min_percent_set, all_processes;
+	int compat, by_function, min_percent_set, all_processes, full_replay;
 	int tree;                          /* --tree's mp_tree_kind_t, -1: none */
 	double min_percent;
 	int functions_only;                /* --by-function or --tree alone: only those in text */
@@ -213,6 +218,7 @@ static int parse_args(report_args_t *a, int argc, char **argv)
 		{"by-function", no_argument, &a->by_function, 1}, {"svg", required_argument, NULL, O_SVG},
 		{"png", required_argument, NULL, O_PNG},   {"html", required_argument, NULL, O_HTML},
 		{"all-processes", no_argument, &a->all_processes, 1},
+		{"full-replay", no_argument, &a->full_replay, 1},
 		{"tree", optional_argument, NULL, O_TREE}, {"min-percent", required_argument, NULL, O_MIN_PERCENT},
 		{NULL, 0, NULL, 0},
 	};
@@ -257,6 +263,11 @@ static void plan(report_args_t *a, cli_inputs_options_t *io)
 	io->functions = (a->by_function & 1) ? 1 : a->by_function ? 2 : 0;
 	io->tree = a->tree + 1;
 	io->tree_min_percent = a->min_percent;
+	/* (issue 43) sections a seed from a checkpoint gives exactly */
+	if (!a->full_replay && !a->compat && !a->picture && !s->steps_set && !(a->by_function & 1) && a->tree < 0 &&
+	    !(r->sections & ~(unsigned)(MP_REPORT_PEAK | MP_REPORT_BREAKDOWN | MP_REPORT_LEAKS | MP_REPORT_OOM)))
+		io->seek = CLI_SEEK | ((r->sections & MP_REPORT_OOM) ? CLI_SEEK_OOM : 0) |
+			   ((r->sections & MP_REPORT_LEAKS) ? CLI_SEEK_LEAKS : 0);
 }
 
 /* --by-function's and --tree's tables after the CSV sections. */

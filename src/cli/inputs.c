@@ -1,6 +1,7 @@
 /* inputs.c - the input options of report, plot, diff, convert and dump,
  * and opening and solving the inputs of report, plot and diff. */
 #include "inputs.h"
+#include "report_seek.h"
 
 #include "cli.h"
 
@@ -337,13 +338,21 @@ static int open_functions(cli_inputs_t *ci, int i, const char *path, const cli_i
  * call tree computed as asked. An exit code. */
 static int analyse(cli_inputs_t *ci, int i, const char *path, const cli_inputs_options_t *o, mp_diag_t *diag)
 {
+	mp_source_t *sought;
 	int err;
 
-	if (!(ci->solvers[i] = mp_solver_new(o->solver))) {
+	/* a long capture from its checkpoint before the moment the report
+	 * needs (report_seek.c), else every event */
+	if (o->seek && mp_capture_from_source(ci->sources[i]) &&
+	    (err = cli_seek_solve(path, o->solver, o->seek, &sought, &ci->solvers[i], diag)) != 0) {
+		if (err < 0)
+			return cli_input_fail(diag, path, err);
+		mp_source_close(ci->sources[i]);
+		ci->sources[i] = sought;
+	} else if (!(ci->solvers[i] = mp_solver_new(o->solver))) {
 		mp_cli_error("out of memory");
 		return MP_EXIT_FAILURE;
-	}
-	if ((err = mp_solver_run(ci->solvers[i], ci->sources[i], diag)) < 0) {
+	} else if ((err = mp_solver_run(ci->solvers[i], ci->sources[i], diag)) < 0) {
 		int rc = cli_input_fail(diag, path, err);
 		return rc == MP_EXIT_USAGE ? MP_EXIT_FORMAT : rc; /* a solver limit is a property of the input */
 	}

@@ -86,6 +86,8 @@ typedef struct cli_inputs_options {
 					      and captures with Python frames), or NULL */
 	int tree;                          /* --tree: 1 + the mp_tree_kind_t to build (required), 0: none */
 	double tree_min_percent;           /* --min-percent */
+	int seek;                          /* solve captures from a checkpoint when they allow it
+					      (report_seek.h: CLI_SEEK | _OOM | _LEAKS); 0: replay in full */
 } cli_inputs_options_t;
 
 /* The failure err of input path as an exit code, said: diag named after

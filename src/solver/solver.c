@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static sv_dev_t *get_dev(mp_solver_t *s, uint32_t id, int *rc)
+sv_dev_t *sv_get_dev(mp_solver_t *s, uint32_t id, int *rc)
 {
 	sv_dev_t *d;
 
@@ -54,7 +54,7 @@ static sv_dev_t *get_dev(mp_solver_t *s, uint32_t id, int *rc)
 int mp_solver_declare_memory(mp_solver_t *s, uint32_t id, uint64_t capacity_bytes)
 {
 	int rc;
-	sv_dev_t *d = get_dev(s, id, &rc);
+	sv_dev_t *d = sv_get_dev(s, id, &rc);
 
 	if (!d)
 		return rc;
@@ -146,7 +146,7 @@ static inline int new_block(sv_dev_t *d, const mp_event_t *ev, uint64_t *fp, uin
 	return place_block(d, ev->address, *fp, pend);
 }
 
-static int apply_alloc(sv_dev_t *d, const mp_event_t *ev)
+int sv_apply_alloc(sv_dev_t *d, const mp_event_t *ev)
 {
 	lm_entry_t *e = mp_live_alloc_replaces(&d->live, ev->address);
 	uint32_t gid, pend;
@@ -248,6 +248,7 @@ static int sample(mp_solver_t *s, sv_dev_t *d, const mp_event_t *ev)
 			return rc;
 		d->pub.capacity_bytes = capacity_now(d);
 		d->peak_tracked = d->live.bytes;
+		d->peak_seeded = 0;
 		sync_peak(d);
 	}
 	if (!s->opt.timeline)
@@ -365,7 +366,7 @@ int mp_solver_feed(mp_solver_t *s, const mp_event_t *ev, mp_diag_t *diag)
 	default:
 		break;
 	}
-	d = get_dev(s, ev->memory, &rc);
+	d = sv_get_dev(s, ev->memory, &rc);
 	if (!d) {
 		if (rc == MP_ELIMIT)
 			mp_diag_set(diag, rc, -1, (int64_t)ev->index, "event %" PRIu64 ": memory id %" PRIu32 " is out of range (at most %u ids)",
@@ -381,7 +382,7 @@ int mp_solver_feed(mp_solver_t *s, const mp_event_t *ev, mp_diag_t *diag)
 	}
 	switch (ev->kind) {
 	case MP_EV_ALLOC:
-		rc = apply_alloc(d, ev);
+		rc = sv_apply_alloc(d, ev);
 		d->pub.allocations += (uint64_t)in_window;
 		break;
 	case MP_EV_FREE:

@@ -29,6 +29,7 @@ typedef struct sv_dev {
 	uint64_t unindexed;     /* live blocks with size > 0 not in fx */
 	mp_allocator_stats_t st; /* last reported stats (stats model) */
 	uint64_t peak_tracked;  /* tracked heap at the peak */
+	int peak_seeded;        /* the peak is still the seed's (seed.c): its point is unknown */
 	uint32_t *dirty;        /* groups changed since the last peak (grp_t.dirty) */
 	size_t ndirty, dirty_cap;
 	/* Timeline: buckets of `width` samples, each keeping its maximum. */
@@ -65,6 +66,7 @@ struct mp_solver {
 	uint32_t nphase;    /* open phases (those past SV_MAX_PHASES are counted, not kept) */
 	uint64_t phase_marks; /* MARK events with a phase flag fed */
 	int window_ended;
+	int seeded;         /* mp_solver_seed was called (seed.c) */
 	mp_end_status_t end_status; /* recorded by mp_solver_run after pass 1 */
 	const mp_solver_device_t **list; /* results in id order */
 	size_t nlist;
@@ -149,6 +151,11 @@ int sv_flush(sv_dev_t *d);
 void sv_fill_point(const sv_dev_t *d, mp_solver_point_t *p);
 size_t sv_log_bytes(const sv_dev_t *d);
 
+/* solver.c, for seed.c: the memory id's state (created on first use:
+ * NULL and *rc set when it cannot be), and an allocation applied to the
+ * live set, the groups and the index without counting it or sampling. */
+sv_dev_t *sv_get_dev(mp_solver_t *s, uint32_t id, int *rc);
+int sv_apply_alloc(sv_dev_t *d, const mp_event_t *ev);
 /* results.c */
 int sv_rows_live(sv_dev_t *d, uint64_t unknown_bytes, mp_solver_row_t **out, size_t *n);
 int sv_rows_at_peak(sv_dev_t *d, uint64_t unknown_bytes, mp_solver_row_t **out, size_t *n);

@@ -13,6 +13,7 @@
 #include "test_common.h"
 
 #include "capture_helpers.h"
+#include "replay_tags.h"
 
 #include <memprof/checkpoint.h>
 #include <memprof/format.h>
@@ -43,7 +44,7 @@ static int by_addr(const void *a, const void *b)
 }
 
 /* Checkpoint ck against the replay r: the same blocks, id by id. */
-static size_t blocks_compared, regions_compared;
+static size_t blocks_compared, regions_compared, tags_compared;
 
 static void compare(replay_t *r, const mp_checkpoint_t *ck, const char *path)
 {
@@ -52,7 +53,7 @@ static void compare(replay_t *r, const mp_checkpoint_t *ck, const char *path)
 	blocks_compared += ck->nblocks;
 	size_t nreg = 0;
 
-	assert_true(ck->flags & MP_CKPT_F_NO_TAGS);
+	assert_true(ck->flags & (MP_CKPT_F_NO_TAGS | MP_CKPT_F_TAGS));
 	if (ck->step != r->step)
 		fail_msg("%s: checkpoint at event %llu: step %lld, the replay %lld", path, (unsigned long long)ck->events,
 			 (long long)ck->step, (long long)r->step);
@@ -92,6 +93,21 @@ static void compare(replay_t *r, const mp_checkpoint_t *ck, const char *path)
 		for (size_t i = 0; i < n; i++) {
 			const lm_entry_t *q = lm_find(&r->req[id].map, e[i].addr);
 			assert_non_null(q);
+			const rtag_t *t = &rtag[e[i].group];
+			const mp_checkpoint_block_t *b = &cm->blocks[i];
+			if ((ck->flags & MP_CKPT_F_UNTAGGED) && (b->op | b->dtype | b->shape | b->stack | b->region))
+				fail_msg("%s: checkpoint at event %llu: untagged, but block %zu has a tag", path,
+					 (unsigned long long)ck->events, i);
+			if ((ck->flags & MP_CKPT_F_TAGS) && !rtag_full) {
+				if (b->op != t->op || b->dtype != t->dtype || b->shape != t->shape || b->stack != t->stack ||
+				    b->region != t->region)
+					fail_msg("%s: checkpoint at event %llu: memory %u block %zu at %llx: tag (op %u dtype %u "
+						 "shape %u region %u stack %u), the replay (%u %u %u %u %u)",
+						 path, (unsigned long long)ck->events, id, i, (unsigned long long)b->address,
+						 b->op, b->dtype, b->shape, b->region, b->stack, t->op, t->dtype, t->shape,
+						 t->region, t->stack);
+				tags_compared += t->op || t->dtype || t->shape || t->stack || t->region;
+			}
 			if (cm->blocks[i].address != e[i].addr || cm->blocks[i].bytes != e[i].size ||
 			    cm->blocks[i].requested != q->size)
 				fail_msg("%s: checkpoint at event %llu: memory %u block %zu: %llx %llu %llu, the replay %llx "
@@ -114,7 +130,7 @@ static void apply(replay_t *r, const mp_event_t *ev)
 		return;
 	if (ev->kind == MP_EV_ALLOC) {
 		assert_int_equal(mp_live_alloc(&r->live[ev->memory], ev->address,
-					       mp_live_footprint(ev->requested_bytes, ev->allocated_bytes), 0, 0),
+					       mp_live_footprint(ev->requested_bytes, ev->allocated_bytes), rtag_of(ev), 0),
 				 0);
 		assert_int_equal(mp_live_alloc(&r->req[ev->memory], ev->address, ev->requested_bytes, 0, 0), 0);
 	} else if (ev->kind == MP_EV_FREE) {
@@ -241,9 +257,19 @@ static void *work(void *arg)
 	enum { SLOTS = 512 };
 	uint64_t addr[SLOTS] = {0}, base = (uint64_t)(j->thread + 1) << 36;
 	uint32_t memof[SLOTS] = {0};
+	/* (2.5) tags: contexts now and then, a call stack on some allocations */
+	uint32_t str[3] = {mp_writer_intern(j->w, "op_a"), mp_writer_intern(j->w, "f16"), mp_writer_intern(j->w, "[2,2]")};
+	uint64_t pcs[2] = {0x401000 + 16 * (uint64_t)j->thread, 0x402000};
+	uint32_t sid = 0;
 
+	assert_int_equal(mp_writer_stack(j->w, pcs, 2, &sid), 0);
 	for (int i = 0; i < 20000; i++) {
 		uint64_t x = rnd(&j->seed), s = x % SLOTS, size = 16 + (x >> 12) % 4096;
+		if ((x >> 24) % 97 == 0)
+			mp_writer_set_context(j->w, (x >> 31) % 3 ? str[0] : 0, (int)((x >> 33) % 6), (x >> 36) % 2 ? str[1] : 0,
+					      (x >> 37) % 2 ? str[2] : 0);
+		if ((x >> 38) % 13 == 0)
+			mp_writer_next_stack(j->w, sid);
 		uint32_t m = j->mem[(x >> 9) % 3];
 		if (i % 700 == 699)
 			assert_int_equal(mp_writer_flush(j->w), 0);
@@ -336,6 +362,8 @@ static void test_recorded(void **state)
 	rmdir(path);
 	printf("recorded captures: %zu checkpoints equal to the full replay (%zu live blocks, %zu regions in them)\n",
 	       total, blocks_compared, regions_compared);
+	printf("%zu tagged blocks compared\n", tags_compared);
+	assert_true(tags_compared > 1000);
 }
 
 /* ---------------------------------------------------- the shared captures */

@@ -5,7 +5,7 @@
  *
  *   memprof_gen_capture OUT [--events N] [--live L] [--regions R]
  *                           [--steps S] [--oom K] [--seed X] [--stacks K]
- *                           [--round-every E]
+ *                           [--round-every E] [--grow 1] [--untagged 1]
  *
  * The first L allocations build the live set; then each free of a random
  * live block is followed by an allocation, until N events are written.
@@ -18,6 +18,10 @@
  * round is ended by hand every E events (mp_writer_flush), so that a
  * capture written in seconds has the rounds of a long recording: 40,000
  * rounds, an hour's at the writer's 90 ms (scripts/bench_timeline.sh).
+ * With --grow 1 the live set grows from L/2 to L over the run, so that
+ * the peak comes near the end (an OOM run's shape: scripts/bench_seek.sh);
+ * with --untagged 1 the allocations carry no op, region type, dtype or
+ * shape (a C program's capture).
  */
 #include <memprof/capture.h>
 
@@ -49,6 +53,7 @@ int main(int argc, char **argv)
 {
 	uint64_t events = 1000000, live = 10000, regions = 4, steps = 10, ooms = 0, written = 0, nstacks = 0;
 	uint64_t round_every = 0;
+	uint64_t grow = 0, untagged = 0;
 	uint32_t *stack_ids = NULL;
 	static const char *const opnames[] = {"matmul", "conv2d", "relu", "softmax", "embedding", "layernorm", "add", "gather"};
 	static const char *const dtypes[] = {"float", "half", "int32"};
@@ -86,6 +91,10 @@ int main(int argc, char **argv)
 			nstacks = v;
 		else if (!strcmp(argv[i], "--round-every"))
 			round_every = v;
+		else if (!strcmp(argv[i], "--grow"))
+			grow = v;
+		else if (!strcmp(argv[i], "--untagged"))
+			untagged = v;
 		else
 			return fprintf(stderr, "unknown option '%s'\n", argv[i]), 2;
 	}
@@ -137,7 +146,8 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (written >= next_oom) {
-			mp_writer_set_context(w, op[rnd(8)], MP_REGION_TEMP, dt[0], sh[0]);
+			if (!untagged)
+				mp_writer_set_context(w, op[rnd(8)], MP_REGION_TEMP, dt[0], sh[0]);
 			if (nstacks)
 				mp_writer_next_stack(w, stack_ids[rnd(nstacks)]);
 			/* 64 KiB: fits in the free bytes, not in any free chunk */
@@ -146,7 +156,8 @@ int main(int argc, char **argv)
 			written++;
 			continue;
 		}
-		if (nlive >= live || (nlive > 0 && nfree == 0)) {
+		if (nlive >= (grow ? live / 2 + (uint64_t)((double)(live / 2) * (double)written / (double)events) : live) ||
+		    (nlive > 0 && nfree == 0)) {
 			uint64_t k = rnd(nlive);
 			uint32_t slot = liveslot[k];
 			liveslot[k] = liveslot[--nlive];
@@ -160,7 +171,8 @@ int main(int argc, char **argv)
 			liveslot[nlive++] = slot;
 			if (alloc > SLOT)
 				alloc = SLOT;
-			mp_writer_set_context(w, op[o], 1 + o % 4, dt[o % 3], sh[o % 4]);
+			if (!untagged)
+				mp_writer_set_context(w, op[o], 1 + o % 4, dt[o % 3], sh[o % 4]);
 			if (nstacks)
 				mp_writer_next_stack(w, stack_ids[rnd(nstacks)]);
 			mp_writer_alloc(w, (uint32_t)mem, (((uint64_t)slot / per_region) + 1) << 40 | (slot % per_region) * SLOT, req,

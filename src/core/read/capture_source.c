@@ -9,12 +9,39 @@
 
 static int src_next(mp_source_t *s, mp_event_t *ev, mp_diag_t *diag)
 {
-	return mp__capture_next(CAP(s), ev, diag);
+	mp_capture_t *cap = CAP(s);
+	size_t n;
+	int rc;
+
+	if (!cap->seeked)
+		return mp__capture_next(cap, ev, diag);
+	do { /* a seek: what is earlier than its checkpoint, or past its stop, goes */
+		if (cap->stopped)
+			return 0;
+		if ((rc = mp__capture_next(cap, ev, diag)) <= 0)
+			return rc;
+		n = 1;
+		mp__seek_filter(cap, ev, &n);
+	} while (!n);
+	return 1;
 }
 
 static int src_next_batch(mp_source_t *s, mp_event_t *ev, size_t max, size_t *n, mp_diag_t *diag)
 {
-	return mp__capture_next_batch(CAP(s), ev, max, n, diag);
+	mp_capture_t *cap = CAP(s);
+	int rc;
+
+	if (!cap->seeked)
+		return mp__capture_next_batch(cap, ev, max, n, diag);
+	do {
+		if (cap->stopped) {
+			*n = 0;
+			return 0;
+		}
+		rc = mp__capture_next_batch(cap, ev, max, n, diag);
+		mp__seek_filter(cap, ev, n);
+	} while (!*n && rc > 0);
+	return cap->stopped && !*n ? 0 : rc;
 }
 
 static int src_help(mp_source_t *s)
@@ -52,7 +79,7 @@ static uint32_t src_memory_count(const mp_source_t *s)
 
 static mp_end_status_t src_end_status(const mp_source_t *s)
 {
-	return CCAP(s)->end;
+	return CCAP(s)->stopped ? CCAP(s)->stop_end : CCAP(s)->end;
 }
 
 static void src_close_owned(mp_source_t *s)

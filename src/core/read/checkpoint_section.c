@@ -41,6 +41,7 @@ void mp_checkpoint_free(mp_checkpoint_t *ck)
 	free(ck->memories);
 	free(ck->blocks);
 	free(ck->regions);
+	free(ck->figures);
 	memset(ck, 0, sizeof(*ck));
 }
 
@@ -52,12 +53,14 @@ int mp_checkpoint_copy(mp_checkpoint_t *dst, const mp_checkpoint_t *src)
 	dst->memories = calloc(src->nmemories ? src->nmemories : 1, sizeof(*dst->memories));
 	dst->blocks = malloc((src->nblocks ? src->nblocks : 1) * sizeof(*dst->blocks));
 	dst->regions = malloc((src->nregions ? src->nregions : 1) * sizeof(*dst->regions));
-	if (!dst->memories || !dst->blocks || !dst->regions) {
+	dst->figures = malloc((src->nfigures ? src->nfigures : 1) * sizeof(*dst->figures));
+	if (!dst->memories || !dst->blocks || !dst->regions || !dst->figures) {
 		mp_checkpoint_free(dst);
 		return -ENOMEM;
 	}
 	memcpy(dst->blocks, src->blocks, src->nblocks * sizeof(*dst->blocks));
 	memcpy(dst->regions, src->regions, src->nregions * sizeof(*dst->regions));
+	memcpy(dst->figures, src->figures, src->nfigures * sizeof(*dst->figures));
 	for (i = 0; i < src->nmemories; i++) {
 		dst->memories[i] = src->memories[i];
 		dst->memories[i].blocks = dst->blocks + at;
@@ -69,6 +72,87 @@ int mp_checkpoint_copy(mp_checkpoint_t *dst, const mp_checkpoint_t *src)
 typedef struct {
 	uint64_t blocks, bytes, req;
 } sums_t;
+
+/* (2.5) the blocks' tag ids, then the tags, into ck->blocks[0..n);
+ * 0, -ENOMEM, or -1 with *why and *at. */
+static int parse_tags(const uint8_t **pp, const uint8_t *bend, mp_checkpoint_t *ck, uint64_t n, const char **why,
+		      const uint8_t **at)
+{
+	const uint8_t *p = *pp;
+	uint64_t *id = NULL, t, prev = 0, v[6];
+	uint32_t (*tup)[5] = NULL;
+	int rc = -1;
+
+	*why = "bad block tag";
+	if (n && !(id = malloc(n * sizeof(*id))))
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		*at = p;
+		if (mp_varint_get(&p, bend, &id[i]))
+			goto out;
+	}
+	*at = p;
+	*why = "bad tag count";
+	if (mp_varint_get(&p, bend, &t) || t > (uint64_t)(bend - p) / 6 || t > UINT32_MAX)
+		goto out;
+	if (!(tup = malloc((t ? t : 1) * sizeof(*tup)))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	{
+		uint64_t *ids = malloc((t ? t : 1) * sizeof(*ids));
+		if (!ids) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		for (uint64_t k = 0; k < t; k++) {
+			*at = p;
+			*why = "bad tag";
+			for (int f = 0; f < 6; f++)
+				if (mp_varint_get(&p, bend, &v[f])) {
+					free(ids);
+					goto out;
+				}
+			*why = "tag out of range";
+			if (v[0] == 0 || prev + v[0] < prev || v[1] > UINT32_MAX || v[2] > MP_REGION_TYPE_MAX ||
+			    v[3] > UINT32_MAX || v[4] > UINT32_MAX || v[5] > UINT32_MAX) {
+				free(ids);
+				goto out;
+			}
+			ids[k] = prev += v[0];
+			tup[k][0] = (uint32_t)v[1], tup[k][1] = (uint32_t)v[2], tup[k][2] = (uint32_t)v[3];
+			tup[k][3] = (uint32_t)v[4], tup[k][4] = (uint32_t)v[5];
+		}
+		/* each block's tag: a binary search of the ids (increasing) */
+		*why = "a block's tag is not defined";
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t lo = 0, hi = t;
+			mp_checkpoint_block_t *b = &ck->blocks[i];
+			if (!id[i])
+				continue;
+			while (lo < hi) {
+				uint64_t mid = lo + (hi - lo) / 2;
+				if (ids[mid] < id[i])
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo == t || ids[lo] != id[i]) {
+				free(ids);
+				goto out;
+			}
+			b->op = tup[lo][0], b->region = (uint8_t)tup[lo][1], b->dtype = tup[lo][2];
+			b->shape = tup[lo][3], b->stack = tup[lo][4];
+		}
+		free(ids);
+	}
+	*pp = p;
+	rc = 0;
+out:
+	free(id);
+	free(tup);
+	return rc;
+}
 
 /* The body [p, bend) into ck (its arrays allocated here) and sums (per
  * memory id); 0, -ENOMEM, or -1 with *why and *at (the field's place). */
@@ -127,6 +211,7 @@ static int parse(const uint8_t *p, const uint8_t *bend, mp_checkpoint_t *ck, sum
 			FIELD(fp, "bad size");
 			FIELD(dz, "bad requested size");
 			d = (dz >> 1) ^ -(dz & 1); /* fp - req */
+			memset(b, 0, sizeof(*b));
 			b->address = addr;
 			b->bytes = fp;
 			b->requested = fp - d;
@@ -169,6 +254,20 @@ static int parse(const uint8_t *p, const uint8_t *bend, mp_checkpoint_t *ck, sum
 		}
 		ck->nregions = (size_t)r;
 	}
+	/* figures[id] for every id a SUMMARY may name (against_summary) */
+	if (!(ck->figures = calloc(MP_CKPT_MEMORIES_MAX, sizeof(*ck->figures))))
+		return -ENOMEM;
+	ck->nfigures = MP_CKPT_MEMORIES_MAX;
+	if (flags & MP_CKPT_F_LAST_MARK) { /* (2.5) */
+		uint64_t mark;
+		FIELD(mark, "bad last mark");
+		*why = "last mark out of range";
+		if (mark > UINT32_MAX)
+			return -1;
+		ck->last_mark = (uint32_t)mark;
+	}
+	if ((flags & MP_CKPT_F_TAGS) && (i = parse_tags(&p, bend, ck, n, why, at)) != 0)
+		return (int)i;
 #undef FIELD
 	ck->nmemories = (size_t)m;
 	ck->nblocks = (size_t)n;
@@ -177,7 +276,7 @@ static int parse(const uint8_t *p, const uint8_t *bend, mp_checkpoint_t *ck, sum
 
 /* The SUMMARY at summary (its tag byte's next) against the sums; NULL, or
  * what disagrees. */
-static const char *against_summary(const uint8_t *summary, const uint8_t *end, const mp_checkpoint_t *ck,
+static const char *against_summary(const uint8_t *summary, const uint8_t *end, mp_checkpoint_t *ck,
 				   const sums_t *sums, int *enomem)
 {
 	mp_capture_summary_t s;
@@ -204,6 +303,23 @@ static const char *against_summary(const uint8_t *summary, const uint8_t *end, c
 		if (m->id >= MP_CKPT_MEMORIES_MAX)
 			continue;
 		total += m->live_blocks;
+		ck->figures[m->id].in_summary = 1;
+		ck->figures[m->id].allocations = m->allocations;
+		ck->figures[m->id].frees = m->frees;
+		ck->figures[m->id].reallocs = m->reallocs;
+		ck->figures[m->id].failed = m->failed;
+		ck->figures[m->id].dropped = m->dropped;
+		ck->figures[m->id].has_peak = m->has_peak;
+		ck->figures[m->id].peak_bytes = m->peak_bytes;
+		ck->figures[m->id].peak_ns = m->peak_time_ns;
+		ck->figures[m->id].has_figures = m->has_seek_figures;
+		ck->figures[m->id].region_events = m->region_events;
+		ck->figures[m->id].unknown_frees = m->unknown_frees;
+		ck->figures[m->id].rejected_regions = m->rejected_regions;
+		ck->figures[m->id].regions_seen = m->regions_seen;
+		ck->figures[m->id].has_reserved_peak = m->has_reserved_peak;
+		ck->figures[m->id].reserved_peak_bytes = m->reserved_peak_bytes;
+		ck->figures[m->id].reserved_peak_ns = m->reserved_peak_ns;
 		if (m->live_blocks != sums[m->id].blocks)
 			why = "live blocks of a memory id disagree with the summary";
 		else if (m->live_bytes != sums[m->id].bytes)

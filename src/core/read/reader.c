@@ -188,7 +188,7 @@ static int read_trailer(mp_capture_t *cap, const uint8_t *first, mp_diag_t *diag
 }
 
 /* A good block: check its sections, then apply them. */
-static int apply_block(mp_capture_t *cap, const mp_fetch_t *fe, mp_diag_t *diag)
+int mp__capture_apply_block(mp_capture_t *cap, const mp_fetch_t *fe, mp_diag_t *diag)
 {
 	int rc;
 
@@ -250,12 +250,12 @@ static int read_block(mp_capture_t *cap, mp_diag_t *diag)
 	if (!cap->ra_active) {
 		mp__fetch_block(cap->f, cap->offset, cap->block_index, &cap->fetch);
 		if (cap->fetch.kind == MP_FETCH_BLOCK)
-			return apply_block(cap, &cap->fetch, diag);
+			return mp__capture_apply_block(cap, &cap->fetch, diag);
 		return end_of_blocks(cap, &cap->fetch, diag);
 	}
 	fe = mp__readahead_next(cap->ra);
 	if (fe->kind == MP_FETCH_BLOCK) {
-		rc = apply_block(cap, fe, diag);
+		rc = mp__capture_apply_block(cap, fe, diag);
 		mp__readahead_done(cap->ra);
 		return rc;
 	}
@@ -334,7 +334,7 @@ int mp__capture_next(mp_capture_t *cap, mp_event_t *ev, mp_diag_t *diag)
 			return fail(cap, cap->deferred_err, diag);
 		}
 		if (cap->eof) {
-			if (cap->has_trailer && cap->trailer.events != cap->records) {
+			if (cap->has_trailer && !cap->seeked && cap->trailer.events != cap->records) {
 				rc = mp_diag_set(diag, MP_ECORRUPT, (int64_t)cap->offset, -1,
 						 "the trailer counts %llu events but the blocks hold %llu",
 						 (unsigned long long)cap->trailer.events,
@@ -503,7 +503,9 @@ int mp__capture_rewind(mp_capture_t *cap, mp_diag_t *diag)
 	cap->nsynth = cap->synth_pos = 0;
 	cap->horizon = 0;
 	cap->last_time = 0;
-	cap->step = -1;
+	cap->step = cap->seeked ? cap->seek_step : -1;
+	cap->seek_index = cap->seek_events; /* a seek holds: the read starts at its checkpoint again */
+	cap->seeking = cap->seeked;
 	cap->next_index = 0;
 	cap->records = 0;
 	cap->eof = 0;
@@ -558,6 +560,7 @@ void mp_capture_close(mp_capture_t *cap)
 	free(cap->memories);
 	mp__stacks_release(cap);
 	free(cap->synth);
+	free(cap->walk);
 	free(cap->pend);
 	mp__fetch_release(&cap->fetch);
 	free(cap->hdr_strings);

@@ -134,6 +134,24 @@ struct mp_capture {
 	uint64_t ncheckpoints;
 	uint64_t ckpt_bad;       /* checkpoints that did not parse or disagreed with their summary: skipped */
 	mp_diag_t ckpt_bad_diag; /* the first of them, said (mp_capture_checkpoints_bad) */
+	/* a seek (seek.c): blocks before seek_block give their definitions
+	 * only; while seeking, events earlier than seek_ns are not returned,
+	 * and those returned are numbered from seek_index on */
+	uint64_t seek_block;
+	uint64_t seek_ns, seek_index;
+	uint64_t seek_events;    /* the checkpoint's count, and its step: for a rewind */
+	int64_t seek_step;
+	int seeking;             /* 1: dropping what is earlier than seek_ns */
+	int seeked;              /* a seek was made (the trailer's count covers what was skipped) */
+	int stop_set, stopped;   /* mp_capture_seek_stop: events later than stop_ns end the read */
+	uint64_t stop_ns;
+	mp_end_status_t stop_end; /* ... which then ends as this */
+	struct mp_walked {        /* mp_capture_round_ends' walk, per block (seek.c reuses it) */
+		uint64_t off;
+		uint32_t plen;
+		uint8_t first;    /* its first section's tag (0: unknown) */
+	} *walk;
+	size_t nwalk, cap_walk;
 	uint64_t last_time;
 	int64_t step;
 	uint64_t next_index;
@@ -191,6 +209,11 @@ const char *mp__frame_op_label(const mp_capture_t *cap, uint32_t id);
 uint32_t mp__stack_label_op(mp_capture_t *cap, uint32_t stack);
 const char *mp__stack_label(const mp_capture_t *cap, uint32_t id);
 void mp__labels_release(mp_capture_t *cap);
+
+/* reader.c: a fetched block checked and applied (the reader's next). */
+int mp__capture_apply_block(mp_capture_t *cap, const mp_fetch_t *fe, mp_diag_t *diag);
+/* seek.c: drop from ev[0..*n) what a seek skips, renumber the rest. */
+void mp__seek_filter(mp_capture_t *cap, mp_event_t *ev, size_t *n);
 
 /* merge.c */
 void mp__merge_init(mp_merge_t *m);

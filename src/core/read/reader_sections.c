@@ -163,6 +163,10 @@ static int chunk_section(mp_capture_t *cap, uint8_t tag, const uint8_t **pp, con
 	if (st[LEN] > (uint64_t)(end - p) || st[0] >= (1u << 24) || st[5] > MP_REGION_TYPE_MAX ||
 	    st[3] > UINT32_MAX || st[4] > UINT32_MAX || st[6] > UINT32_MAX || st[7] > UINT32_MAX)
 		return corrupt(cap, diag, boff, "chunk header out of range");
+	if (cap->block_index < cap->seek_block) { /* before a seek: its events are in the checkpoint */
+		*pp = p + st[LEN];
+		return 0;
+	}
 	if ((rc = apply ? chunk_apply(cap, st, boff, diag) : chunk_keep(cap, p, st, v1, boff, diag)))
 		return rc;
 	*pp = p + st[LEN];

@@ -69,6 +69,14 @@ static int parse_memory(const uint8_t **pp, const uint8_t *end, uint64_t *prev_i
 		m->live_blocks = v[MP_SUMF_LIVE_BLOCKS];
 		m->live_bytes = v[MP_SUMF_LIVE];
 		m->live_requested = v[MP_SUMF_LIVE_REQ];
+		m->has_seek_figures = k > MP_SUMF_REGION_FLAGS;
+		m->region_events = v[MP_SUMF_REGION_EVENTS];
+		m->unknown_frees = v[MP_SUMF_UNKNOWN_FREES];
+		m->rejected_regions = v[MP_SUMF_REJECTED];
+		m->regions_seen = (v[MP_SUMF_REGION_FLAGS] & MP_SUMF_REGION_F_SEEN) != 0;
+		m->has_reserved_peak = (v[MP_SUMF_REGION_FLAGS] & MP_SUMF_REGION_F_RESERVED_PEAK) != 0;
+		m->reserved_peak_bytes = v[MP_SUMF_RESERVED_PEAK];
+		m->reserved_peak_ns = v[MP_SUMF_RESERVED_PEAK_NS];
 	}
 	return 0;
 }

@@ -140,6 +140,7 @@ int mp__tally_apply_far(mp_tally_t *t, mp_tally_figs_t *f, const mp_tally_ev_t *
 		if (mp__tally_is(&t->stash[k], e))
 			s = &t->stash[k];
 	mp__tally_account(f, e->op == MP_TALLY_ALLOC, e->fp, e->req, s ? s : &none, s != NULL);
+	t->mem[e->mem].v[MP_SUMF_UNKNOWN_FREES] += e->op == MP_TALLY_FREE && !s; /* (2.5) */
 	mp__tally_figs_blocks(f, t); /* (room in a larger table is made on t->n) */
 	/* an allocation's room: in the buckets or the stash, else in a larger
 	 * table; a free of an address not live changes no slot */
@@ -148,7 +149,8 @@ int mp__tally_apply_far(mp_tally_t *t, mp_tally_figs_t *f, const mp_tally_ev_t *
 		return -ENOMEM;
 	}
 	if (s)
-		mp__tally_put(s, e->op == MP_TALLY_ALLOC, e->key, e->fp, e->req, e->addr);
+		mp__tally_put(s, e->op == MP_TALLY_ALLOC, e->key, e->fp, e->req, mp__tally_word(e));
+	t->tags_lost |= e->tag && e->key >= MP_TALLY_HIGH; /* (2.5) no room for it */
 	if (e->op == MP_TALLY_FREE && s >= t->stash && s < t->stash + MP_TALLY_STASH) /* out of the stash */
 		*s = t->stash[--t->nstash];
 	mp__tally_sample(f, e->ns);
@@ -199,6 +201,7 @@ void mp__tally_release(mp_tally_t *t)
 		mp_unmap_pages(t->mem, MP_TALLY_MEMS * sizeof(mp_tally_mem_t));
 	if (t->reg)
 		mp_unmap_pages(t->reg, t->capreg * sizeof(*t->reg));
+	mp__tally_tags_release(t);
 	mp_mbuf_release(&t->body);
 	mp_mbuf_release(&t->cursors);
 	memset(t, 0, sizeof(*t));

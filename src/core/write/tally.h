@@ -50,9 +50,11 @@ typedef struct mp_tally_mem {
 	 * one's time and request. */
 	uint64_t r_min, r_min_ns, r_max, r_max_ns, r_first_ns, r_last_ns;
 	int64_t r_max_step;
-	uint64_t reserved, rsv_max, rsv_max_ns;
+	uint64_t rsv_max, rsv_max_ns;
 	uint64_t r_failed, r_failed_ns, r_failed_req;
 	int has_peak;
+	uint64_t reserved;    /* (2.5) bytes of its live regions (v[MP_SUMF_RESERVED_PEAK]: their peak;
+	                       * rsv_max: their most this round) */
 	int kind;             /* declared kind */
 	const char *name;     /* declared name (the writer's arena), NULL: not declared */
 	uint32_t name_len;
@@ -109,6 +111,9 @@ static inline uint64_t mp__tally_hash(uint64_t key)
 typedef struct mp_tally_slot {
 	uint64_t key; /* 0: free */
 	uint64_t fp, req;
+	/* below MP_TALLY_HIGH the key holds the address: this word holds the
+	 * block's tag (2.5, tally_tags.c; 0: none); above, the address (the
+	 * block's tag is lost: mp_tally_t.tags_lost) */
 	uint64_t addr;
 } mp_tally_slot_t;
 
@@ -128,6 +133,8 @@ enum { MP_TALLY_ALLOC = 0, MP_TALLY_FREE = 1, MP_TALLY_FAILED = 2, MP_TALLY_MOME
  * tally_regions.c: regions added and removed (moments too: addr the base,
  * fp the size) and steps (not moments: fp the step's zigzag). */
 enum { MP_TALLY_REGION_ADD = 4, MP_TALLY_REGION_REMOVE = 5, MP_TALLY_STEP = 6 };
+/* (2.5) a mark (fp: its label), for the checkpoints' last mark: not a moment */
+enum { MP_TALLY_MARK = 7 };
 
 /* A live region of a memory id: [base, end). */
 typedef struct mp_tally_region {
@@ -142,12 +149,24 @@ typedef struct mp_tally_ev {
 	uint64_t addr;
 	uint32_t mem; /* < MP_TALLY_MEMS */
 	uint32_t op;
+	uint32_t tag; /* (2.5) an allocation's tag (tally_tags.c), 0: none */
 } mp_tally_ev_t;
 
 static inline mp_tally_ev_t mp__tally_event(uint64_t ns, uint64_t addr, uint64_t fp, uint64_t req, uint32_t mem,
 					    uint32_t op)
 {
-	return (mp_tally_ev_t){ns, mp__tally_key(addr, mem), fp, req, addr, mem, op};
+	return (mp_tally_ev_t){ns, mp__tally_key(addr, mem), fp, req, addr, mem, op, 0};
+}
+
+/* (2.5) what an allocation carries (its thread's CONTEXT and STACK) */
+typedef struct mp_tally_tag {
+	uint32_t op, region, dtype, shape, stack;
+} mp_tally_tag_t;
+
+/* The slot word of an allocation (mp_tally_slot_t.addr) */
+static inline uint64_t mp__tally_word(const mp_tally_ev_t *e)
+{
+	return e->key < MP_TALLY_HIGH ? e->tag : e->addr;
 }
 
 /* The table where tally_round.c's loops keep it: in registers, not read
@@ -186,6 +205,14 @@ typedef struct mp_tally {
 	uint64_t nreg, capreg;
 	int64_t step;               /* the last step (-1 before the first, as the reader) */
 	uint64_t round_start;       /* (2.5) the previous round's horizon (0 before the first) */
+	uint32_t last_mark;         /* (2.5) the label of the last mark, 0: none */
+	int tagged;                 /* (2.5) a CONTEXT or STACK record was met: blocks may carry tags */
+	/* (2.5) the tags allocations carried, interned (tally_tags.c):
+	 * tag[id - 1], a hash of ids (0 empty) to find them; mapped */
+	mp_tally_tag_t *tag;
+	uint32_t ntag, captag;
+	uint32_t *tag_hash;
+	int tags_lost;              /* a tag could not be kept (too many, no room, an address above 2^53) */
 } mp_tally_t;
 
 static inline mp_tally_tab_t mp__tally_tab(const mp_tally_t *t)
@@ -222,6 +249,11 @@ void mp__tally_ckpt_config(mp_tally_t *t);
  * horizon, appended to b (tag included). Nothing when none is due, the
  * figures failed or the section would pass MP_CKPT_BODY_MAX. 0 or -ENOMEM. */
 int mp__tally_put_checkpoint(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon, uint64_t file_off);
+/* tally_tags.c: the id (1 ..) of tag x, interned; 0 when it is none (all
+ * zero) or cannot be kept (t->tags_lost set). */
+uint32_t mp__tally_tag(mp_tally_t *t, const mp_tally_tag_t *x);
+void mp__tally_tags_release(mp_tally_t *t);
+void mp__tally_tags_release_maps(mp_tally_t *t); /* (the maps only) */
 /* tally_regions.c: a region added or removed, or a step (e->op
  * MP_TALLY_REGION_ADD, _REMOVE, MP_TALLY_STEP), by the live-set engine's
  * rules (mp_live_region_add/remove). 0 or -ENOMEM (t->failed set). */
@@ -438,8 +470,9 @@ static inline int mp__tally_apply(mp_tally_t *t, const mp_tally_ev_t *e)
 
 	mp__tally_figs_load(&f, t, e->mem);
 	if (e->op > MP_TALLY_FREE) {
-		if (e->op >= MP_TALLY_REGION_ADD && (rc = mp__tally_other(t, e), e->op == MP_TALLY_STEP))
-			return rc; /* a step is no moment of a memory id */
+		if (e->op >= MP_TALLY_REGION_ADD &&
+		    (rc = mp__tally_other(t, e), e->op == MP_TALLY_STEP || e->op == MP_TALLY_MARK))
+			return rc; /* a step or a mark is no moment of a memory id */
 		if (e->op == MP_TALLY_FAILED) {
 			mp_tally_mem_t *m = &t->mem[e->mem];
 			m->v[MP_SUMF_FAILED]++;
@@ -452,7 +485,7 @@ static inline int mp__tally_apply(mp_tally_t *t, const mp_tally_ev_t *e)
 	} else if (e->key < MP_TALLY_HIGH && (s = mp__tally_find(mp__tally_tab(t), e, &found))) {
 		uint64_t is_alloc = e->op == MP_TALLY_ALLOC;
 		mp__tally_account(&f, is_alloc, e->fp, e->req, s, found);
-		mp__tally_put(s, is_alloc, e->key, e->fp, e->req, e->addr);
+		mp__tally_put(s, is_alloc, e->key, e->fp, e->req, e->tag);
 		mp__tally_sample(&f, e->ns);
 	} else {
 		rc = mp__tally_apply_far(t, &f, e);

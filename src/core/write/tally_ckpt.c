@@ -16,11 +16,12 @@
 #include <string.h>
 
 #define DEFAULT_MB 64
+#define CK_ADDR_MASK ((1ull << MP_TALLY_KEY_BITS) - 1) /* a key below MP_TALLY_HIGH: its address */
 #define DEFAULT_ROUNDS 16
 #define DEFAULT_PER_BLOCK 32
 
 typedef struct {
-	uint64_t mem, addr, fp, req;
+	uint64_t mem, addr, fp, req, tag;
 } ck_block_t;
 
 static uint64_t env_u64(const char *name, uint64_t dflt)
@@ -151,12 +152,18 @@ static size_t gather(const mp_tally_t *t, ck_block_t *v)
 	size_t n = 0;
 	uint32_t k;
 
+	/* (the slot's word: the tag below MP_TALLY_HIGH, where the key holds
+	 * the address; above, the address) */
 	for (; x < end; x++)
 		if (x->key && n < t->n)
-			v[n++] = (ck_block_t){key_mem(x->key), x->addr, x->fp, x->req};
-	for (k = 0; k < t->nstash; k++)
+			v[n++] = x->key < MP_TALLY_HIGH ? (ck_block_t){key_mem(x->key), x->key & CK_ADDR_MASK, x->fp, x->req, x->addr}
+							: (ck_block_t){key_mem(x->key), x->addr, x->fp, x->req, 0};
+	for (k = 0; k < t->nstash; k++) {
+		const mp_tally_slot_t *y = &t->stash[k];
 		if (n < t->n)
-			v[n++] = (ck_block_t){key_mem(t->stash[k].key), t->stash[k].addr, t->stash[k].fp, t->stash[k].req};
+			v[n++] = y->key < MP_TALLY_HIGH ? (ck_block_t){key_mem(y->key), y->key & CK_ADDR_MASK, y->fp, y->req, y->addr}
+							: (ck_block_t){key_mem(y->key), y->addr, y->fp, y->req, 0};
+	}
 	return n;
 }
 
@@ -165,21 +172,58 @@ static uint64_t zz(int64_t v)
 	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
 }
 
+/* (2.5) the blocks' tags v[0..n) then the tags they use, in id order
+ * (used: a bitmap of t->ntag bits, zeroed) */
+static uint8_t *code_tags(const mp_tally_t *t, uint8_t *p, const ck_block_t *v, size_t n, uint8_t *used)
+{
+	uint64_t count = 0, prev = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		p = mp_varint_put(p, v[i].tag);
+		if (v[i].tag && !(used[(v[i].tag - 1) >> 3] & (1u << ((v[i].tag - 1) & 7)))) {
+			used[(v[i].tag - 1) >> 3] |= (uint8_t)(1u << ((v[i].tag - 1) & 7));
+			count++;
+		}
+	}
+	p = mp_varint_put(p, count);
+	for (uint32_t id = 1; id <= t->ntag; id++)
+		if (used[(id - 1) >> 3] & (1u << ((id - 1) & 7))) {
+			const mp_tally_tag_t *x = &t->tag[id - 1];
+			p = mp_varint_put(p, id - prev);
+			p = mp_varint_put(p, x->op);
+			p = mp_varint_put(p, x->region);
+			p = mp_varint_put(p, x->dtype);
+			p = mp_varint_put(p, x->shape);
+			p = mp_varint_put(p, x->stack);
+			prev = id;
+		}
+	return p;
+}
+
 /* The body of the blocks v[0..n) (sorted) into body. */
 static int code(const mp_tally_t *t, mp_mbuf_t *body, const ck_block_t *v, size_t n, uint64_t horizon, uint64_t events)
 {
-	size_t i, j, nmem = 0;
-	uint8_t *p;
+	size_t i, j, nmem = 0, used_bytes = t->ntag / 8 + 1;
+	/* (2.5) the tags: when some allocation had one and none was lost */
+	int tags = t->tagged && !t->tags_lost;
+	uint8_t *p, *used = tags ? mp_map_pages(used_bytes) : NULL;
 	int rc;
 
+	if (tags && !used)
+		tags = 0; /* no room: a checkpoint without them (a seek replays from the start) */
 	for (i = 0; i < n; i++)
 		nmem += i == 0 || v[i].mem != v[i - 1].mem;
 	body->len = 0;
 	if ((rc = mp_mbuf_reserve(body, 8 * MP_VARINT_MAX + n * 3 * MP_VARINT_MAX + nmem * 2 * MP_VARINT_MAX +
-					     t->nreg * 3 * MP_VARINT_MAX)))
+					     t->nreg * 3 * MP_VARINT_MAX + MP_VARINT_MAX +
+					     (tags ? n * 7 * MP_VARINT_MAX + MP_VARINT_MAX : 0)))) {
+		if (used)
+			mp_unmap_pages(used, used_bytes);
 		return rc;
+	}
 	p = body->data;
-	p = mp_varint_put(p, MP_CKPT_F_NO_TAGS);
+	p = mp_varint_put(p, (tags ? MP_CKPT_F_TAGS : MP_CKPT_F_NO_TAGS) | MP_CKPT_F_LAST_MARK |
+				     (t->tagged ? 0 : MP_CKPT_F_UNTAGGED));
 	p = mp_varint_put(p, horizon);
 	p = mp_varint_put(p, events);
 	p = mp_varint_put(p, n);
@@ -206,6 +250,14 @@ static int code(const mp_tally_t *t, mp_mbuf_t *body, const ck_block_t *v, size_
 		p = mp_varint_put(p, i ? r->mem - t->reg[i - 1].mem : r->mem);
 		p = mp_varint_put(p, same ? r->base - t->reg[i - 1].end : r->base);
 		p = mp_varint_put(p, r->end - r->base);
+	}
+	/* (2.5) the last mark before it (MP_CKPT_F_LAST_MARK): a seek's
+	 * peak says which one it came after; the rest a seek needs of the
+	 * events before it is in the round's SUMMARY (MP_SUMF_REGION_EVENTS...) */
+	p = mp_varint_put(p, t->last_mark);
+	if (tags) {
+		p = code_tags(t, p, v, n, used);
+		mp_unmap_pages(used, used_bytes);
 	}
 	body->len = (size_t)(p - body->data);
 	return 0;

@@ -25,6 +25,27 @@ static inline void count(mp_tally_t *ty, uint32_t mem, uint64_t n, uint64_t m)
 	}
 }
 
+/* (2.5) not a fast kind: no record's first word minus it is 0 or 1 */
+#define NO_FAST (1ull << 63)
+
+/* (2.5) the tag of thread th's next allocation: its CONTEXT's, or with a
+ * STACK in force that one interned, the STACK being for that one
+ * allocation only (the free half of a realloc keeps none), after which
+ * the thread's records may go the fast way again (*slow, *fastkind). */
+static uint32_t take_tag(mp_tally_t *ty, mp_wthread_t *th, int *slow, uint64_t *fastkind, uint32_t cmem)
+{
+	mp_tally_tag_t x = {th->tally_ctx[0], th->tally_ctx[1], th->tally_ctx[2], th->tally_ctx[3], th->tally_stack};
+	uint32_t id;
+
+	if (!th->tally_stack)
+		return th->tally_ctxtag;
+	id = mp__tally_tag(ty, &x);
+	th->tally_stack = 0;
+	*slow = th->tally_ctxtag >= MP_TALLY_TAG_FAST;
+	*fastkind = *slow ? NO_FAST : MP_REC_ALLOC | (uint64_t)cmem << 16;
+	return id;
+}
+
 /* e, an allocation or free whose key is below MP_TALLY_HIGH (a free: req
  * 0; its fp is not read, but for the top bit set here) */
 static inline void put_ev(mp_tally_tev_t *e, uint64_t ns, uint64_t key, uint64_t fp, uint64_t req, uint64_t is_free)
@@ -48,17 +69,20 @@ static inline void put_side(mp_tally_cursor_t *c, uint32_t *nside, mp_tally_tev_
 }
 
 /* An allocation or free (a free: fp and req 0) the fast way when it can go
- * (its address below 2^53, its footprint below 2^63), else through the
- * side array. */
+ * (its address below 2^53, its footprint below 2^40, its tag (2.5) below
+ * MP_TALLY_TAG_FAST), else through the side array. */
 static inline void put_any(mp_tally_cursor_t *c, uint32_t *nside, mp_tally_tev_t *e, uint64_t ns, uint64_t addr,
-			   uint32_t mem, uint64_t fp, uint64_t req, uint64_t is_free)
+			   uint32_t mem, uint64_t fp, uint64_t req, uint64_t is_free, uint32_t tag)
 {
-	if (__builtin_expect((addr >> MP_TALLY_KEY_BITS) == 0 && (fp >> 63) == 0, 1))
-		put_ev(e, ns, mp__tally_key(addr, mem), fp, req, is_free);
-	else
-		put_side(c, nside, e,
-			 mp__tally_event(ns, addr, is_free ? 0 : fp, is_free ? 0 : req, mem,
-					 is_free ? MP_TALLY_FREE : MP_TALLY_ALLOC));
+	if (__builtin_expect((addr >> MP_TALLY_KEY_BITS) == 0 && (fp >> MP_TALLY_FP_BITS) == 0 && tag < MP_TALLY_TAG_FAST,
+			     1)) {
+		put_ev(e, ns, mp__tally_key(addr, mem), fp | (uint64_t)tag << MP_TALLY_FP_BITS, req, is_free);
+	} else {
+		mp_tally_ev_t x = mp__tally_event(ns, addr, is_free ? 0 : fp, is_free ? 0 : req, mem,
+						  is_free ? MP_TALLY_FREE : MP_TALLY_ALLOC);
+		x.tag = tag;
+		put_side(c, nside, e, x);
+	}
 }
 
 int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
@@ -70,7 +94,13 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 	/* the fast records: ALLOC or FREE (not WIDE) of memory id cmem, its
 	 * allocations and frees counted here */
 	uint32_t cmem = c->mem, nside = 0;
-	uint64_t fastkind = MP_REC_ALLOC | (uint64_t)cmem << 16, memtop = mp__tally_key(0, cmem);
+	mp_wthread_t *th = c->t;
+	/* (2.5) the tag of the thread's CONTEXT rides in the fast records' fp
+	 * (tagbits); a STACK (one allocation's) or a tag past the fast ids
+	 * sends them the general way (NO_FAST) */
+	int slow = th->tally_stack || th->tally_ctxtag >= MP_TALLY_TAG_FAST;
+	uint64_t tagbits = (uint64_t)th->tally_ctxtag << MP_TALLY_FP_BITS;
+	uint64_t fastkind = slow ? NO_FAST : MP_REC_ALLOC | (uint64_t)cmem << 16, memtop = mp__tally_key(0, cmem);
 	uint64_t nalloc = 0, nfree = 0;
 	int rc = 0;
 
@@ -118,11 +148,11 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 			nalloc += is_free ^ 1;
 			nfree += is_free;
 			events++;
-			if (__builtin_expect((a >> MP_TALLY_KEY_BITS) == 0 && (fp >> 63) == 0, 1)) {
-				put_ev(e, ns, a ^ memtop, fp, req, is_free);
+			if (__builtin_expect((a >> MP_TALLY_KEY_BITS) == 0 && (fp >> MP_TALLY_FP_BITS) == 0, 1)) {
+				put_ev(e, ns, a ^ memtop, fp | tagbits, req, is_free);
 				prefetch_buckets(tab, e->key);
 			} else {
-				put_any(c, &nside, e, ns, a, cmem, fp, req, is_free);
+				put_any(c, &nside, e, ns, a, cmem, fp, req, is_free, th->tally_ctxtag);
 			}
 			e++;
 			continue;
@@ -135,6 +165,18 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 			break;
 		}
 		if (kind == MP_REC_CONTEXT || kind == MP_REC_STACK) { /* not events */
+			ty->tagged = 1; /* (2.5) the checkpoints' blocks may have tags from here on */
+			if (kind == MP_REC_CONTEXT) {
+				mp_tally_tag_t x = {(uint32_t)r[1], (uint32_t)r[2], (uint32_t)r[3], (uint32_t)r[4], 0};
+				for (int i = 0; i < 4; i++)
+					th->tally_ctx[i] = (uint32_t)r[1 + i];
+				th->tally_ctxtag = mp__tally_tag(ty, &x);
+				tagbits = (uint64_t)th->tally_ctxtag << MP_TALLY_FP_BITS;
+			} else {
+				th->tally_stack = (uint32_t)r[1];
+			}
+			slow = th->tally_stack || th->tally_ctxtag >= MP_TALLY_TAG_FAST;
+			fastkind = slow ? NO_FAST : MP_REC_ALLOC | (uint64_t)cmem << 16;
 			pos += 8 * (uint64_t)k;
 			continue;
 		}
@@ -151,6 +193,13 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 			put_side(c, &nside, e++, mp__tally_event(ns, 0, r[2], 0, 0, MP_TALLY_STEP));
 			continue;
 		}
+		if (kind == MP_REC_MARK) { /* (2.5) the checkpoints' last mark */
+			put_side(c, &nside, e++, mp__tally_event(ns, 0, r[2], 0, 0, MP_TALLY_MARK));
+			continue;
+		}
+		if (th->tally_stack && (kind == MP_REC_ALLOC || kind == MP_REC_REALLOC || kind == MP_REC_ALLOC_FAILED) &&
+		    (mem >= MP_TALLY_MEMS || kind == MP_REC_ALLOC_FAILED))
+			(void)take_tag(ty, th, &slow, &fastkind, cmem); /* (2.5) its STACK is used up */
 		if (mem >= MP_TALLY_MEMS) /* no writer declares it (mp_writer_memory) */
 			continue;
 		switch (kind) {
@@ -161,12 +210,13 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 			if (mem != cmem) {
 				count(ty, cmem, nalloc, nfree);
 				cmem = mem, nalloc = nfree = 0;
-				fastkind = MP_REC_ALLOC | (uint64_t)cmem << 16;
+				fastkind = slow ? NO_FAST : MP_REC_ALLOC | (uint64_t)cmem << 16;
 				memtop = mp__tally_key(0, cmem);
 			}
 			nalloc += is_free ^ 1;
 			nfree += is_free;
-			put_any(c, &nside, e, ns, r[2], mem, alloc ? alloc : req, req, is_free);
+			put_any(c, &nside, e, ns, r[2], mem, alloc ? alloc : req, req, is_free,
+				is_free ? 0 : take_tag(ty, th, &slow, &fastkind, cmem));
 			prefetch_buckets(tab, e->key);
 			e++;
 			break;
@@ -174,8 +224,9 @@ int mp__tally_refill(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizon)
 		case MP_REC_REALLOC: { /* old, new, requested, [allocated] */
 			uint64_t alloc = (w0 & MP_RING_WIDE) ? r[5] : r[4] + (uint64_t)(int64_t)(int32_t)(w0 >> 32);
 			mp__tally_mem(ty, mem)->v[MP_SUMF_REALLOCS]++;
-			put_any(c, &nside, &e[0], ns, r[2], mem, 0, 0, 1);
-			put_any(c, &nside, &e[1], ns, r[3], mem, alloc ? alloc : r[4], r[4], 0);
+			put_any(c, &nside, &e[0], ns, r[2], mem, 0, 0, 1, 0);
+			put_any(c, &nside, &e[1], ns, r[3], mem, alloc ? alloc : r[4], r[4], 0,
+				take_tag(ty, th, &slow, &fastkind, cmem));
 			prefetch_buckets(tab, e[0].key);
 			prefetch_buckets(tab, e[1].key);
 			e += 2;

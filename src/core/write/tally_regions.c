@@ -44,72 +44,95 @@ static int grow(mp_tally_t *t)
 	return 0;
 }
 
-/* (2.5) the live regions' bytes of mem changed by d (two's complement)
- * at ns: their most in the round, first time (the round's ROUND) */
-static void reserve(mp_tally_t *t, uint64_t mem, uint64_t d, uint64_t ns)
+/* (2.5) after a region event of m: the reserved peak as the solver samples
+ * it (the first event at the most bytes of live regions; rejected ones as
+ * the engine counts them), and the round's most for its ROUND */
+static void reserved_moment(mp_tally_mem_t *m, uint64_t ns)
 {
-	mp_tally_mem_t *m = &t->mem[mem];
+	uint64_t *v = m->v;
 
-	m->reserved += d;
-	if (m->reserved > m->rsv_max) {
+	if (m->reserved > m->rsv_max) { /* the round's most, first time (its ROUND) */
 		m->rsv_max = m->reserved;
 		m->rsv_max_ns = ns;
 	}
+	if ((v[MP_SUMF_REGION_FLAGS] & MP_SUMF_REGION_F_SEEN) &&
+	    (!(v[MP_SUMF_REGION_FLAGS] & MP_SUMF_REGION_F_RESERVED_PEAK) || m->reserved > v[MP_SUMF_RESERVED_PEAK])) {
+		v[MP_SUMF_REGION_FLAGS] |= MP_SUMF_REGION_F_RESERVED_PEAK;
+		v[MP_SUMF_RESERVED_PEAK] = m->reserved;
+		v[MP_SUMF_RESERVED_PEAK_NS] = ns;
+	}
 }
 
-static int add(mp_tally_t *t, uint64_t mem, uint64_t base, uint64_t size, uint64_t ns)
+static int add(mp_tally_t *t, uint64_t mem, uint64_t base, uint64_t size)
 {
 	uint64_t end = base + size, pos, first, n;
+	mp_tally_mem_t *m = &t->mem[mem];
 	mp_tally_region_t *r;
 
 	if (size == 0 || end < base || end >> 62)
-		return 0; /* the engine rejects it */
+		goto rejected; /* the engine rejects it */
 	pos = lower(t, mem, base);
 	r = t->reg;
 	/* a larger declaration at a known base grows the region (heaps) */
 	if (pos < t->nreg && r[pos].mem == mem && r[pos].base == base && end > r[pos].end) {
-		if (!(pos + 1 < t->nreg && r[pos + 1].mem == mem && r[pos + 1].base < end)) {
-			reserve(t, mem, end - r[pos].end, ns);
-			r[pos].end = end;
-		}
+		if (pos + 1 < t->nreg && r[pos + 1].mem == mem && r[pos + 1].base < end)
+			goto rejected;
+		m->reserved += end - r[pos].end;
+		r[pos].end = end;
 		return 0;
 	}
 	if ((pos > 0 && r[pos - 1].mem == mem && r[pos - 1].end > base) ||
 	    (pos < t->nreg && r[pos].mem == mem && r[pos].base < end))
-		return 0; /* overlaps: counted and ignored */
+		goto rejected; /* overlaps: counted and ignored */
 	first = lower(t, mem, 0);
 	n = lower(t, mem + 1, 0) - first;
 	if (n >= MAX_REGIONS)
-		return 0;
+		goto rejected;
 	if (t->nreg == t->capreg && grow(t))
 		return -ENOMEM;
 	r = t->reg;
 	memmove(&r[pos + 1], &r[pos], (t->nreg - pos) * sizeof(*r));
 	r[pos] = (mp_tally_region_t){mem, base, end};
 	t->nreg++;
-	reserve(t, mem, size, ns);
+	m->reserved += size;
+	return 0;
+rejected:
+	m->v[MP_SUMF_REJECTED]++;
 	return 0;
 }
 
 int mp__tally_other(mp_tally_t *t, const mp_tally_ev_t *e)
 {
+	mp_tally_mem_t *m = &t->mem[e->mem];
 	uint64_t pos;
+	int rc = 0;
 
 	switch (e->op) {
 	case MP_TALLY_STEP:
 		t->step = (int64_t)(e->fp >> 1) ^ -(int64_t)(e->fp & 1);
 		return 0;
+	case MP_TALLY_MARK:
+		t->last_mark = (uint32_t)e->fp;
+		return 0;
 	case MP_TALLY_REGION_ADD:
-		return add(t, e->mem, e->addr, e->fp, e->ns);
+		m->v[MP_SUMF_REGION_EVENTS]++;
+		m->v[MP_SUMF_REGION_FLAGS] |= MP_SUMF_REGION_F_SEEN;
+		rc = add(t, e->mem, e->addr, e->fp);
+		break;
 	case MP_TALLY_REGION_REMOVE:
+		m->v[MP_SUMF_REGION_EVENTS]++;
 		pos = lower(t, e->mem, e->addr);
 		if (pos < t->nreg && t->reg[pos].mem == e->mem && t->reg[pos].base == e->addr) {
-			reserve(t, e->mem, t->reg[pos].base - t->reg[pos].end, e->ns);
+			m->reserved -= t->reg[pos].end - t->reg[pos].base;
 			memmove(&t->reg[pos], &t->reg[pos + 1], (t->nreg - pos - 1) * sizeof(*t->reg));
 			t->nreg--;
+		} else {
+			m->v[MP_SUMF_REJECTED]++; /* the engine counts a removal of a region not live */
 		}
-		return 0;
+		break;
 	default:
 		return 0;
 	}
+	reserved_moment(m, e->ns);
+	return rc;
 }

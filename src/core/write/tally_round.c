@@ -72,11 +72,14 @@ static inline int has_next(mp_tally_t *ty, mp_tally_cursor_t *c, uint64_t horizo
 static mp_tally_ev_t whole(const mp_tally_tev_t *e)
 {
 	uint64_t is_free = e->fp >> 63;
+	mp_tally_ev_t x;
 
 	if (!e->key)
 		return *(const mp_tally_ev_t *)(uintptr_t)e->fp;
-	return mp__tally_event(e->ns, e->key & MP_TALLY_ADDR_MASK, is_free ? 0 : e->fp, e->req,
-			       (uint32_t)(e->key >> MP_TALLY_KEY_BITS) - 1, is_free ? MP_TALLY_FREE : MP_TALLY_ALLOC);
+	x = mp__tally_event(e->ns, e->key & MP_TALLY_ADDR_MASK, is_free ? 0 : e->fp & MP_TALLY_FP_MASK, e->req,
+			    (uint32_t)(e->key >> MP_TALLY_KEY_BITS) - 1, is_free ? MP_TALLY_FREE : MP_TALLY_ALLOC);
+	x.tag = is_free ? 0 : (uint32_t)(e->fp >> MP_TALLY_FP_BITS);
+	return x;
 }
 
 /* The general way, out of line (x is the slow branch's own: nothing of
@@ -94,7 +97,7 @@ static __attribute__((noinline)) int apply_out(mp_tally_t *ty, const mp_tally_ev
  * -ENOMEM. */
 static inline int take(mp_tally_t *ty, mp_tally_figs_t *f, mp_tally_tab_t *tab, const mp_tally_tev_t *e)
 {
-	uint64_t key = e->key, found, full, is_free = e->fp >> 63, is_alloc = is_free ^ 1;
+	uint64_t key = e->key, found, full, is_free = e->fp >> 63, is_alloc = is_free ^ 1, fp = e->fp & MP_TALLY_FP_MASK;
 	mp_tally_slot_t *s = mp__tally_lanes(*tab, key, &found, &full);
 
 	/* another memory id (or a side event: key 0), or not in the buckets
@@ -108,8 +111,8 @@ static inline int take(mp_tally_t *ty, mp_tally_figs_t *f, mp_tally_tab_t *tab, 
 		*tab = mp__tally_tab(ty);
 		return rc;
 	}
-	mp__tally_account(f, is_alloc, e->fp, e->req, s, found);
-	mp__tally_put(s, is_alloc, key, e->fp, e->req, key & MP_TALLY_ADDR_MASK);
+	mp__tally_account(f, is_alloc, fp, e->req, s, found);
+	mp__tally_put(s, is_alloc, key, fp, e->req, (e->fp >> MP_TALLY_FP_BITS) & (MP_TALLY_TAG_FAST - 1)); /* (2.5) its tag */
 	if (!f->has_peak) /* (never here: memhi says it has one; the compiler need not test it) */
 		__builtin_unreachable();
 	mp__tally_sample(f, e->ns);

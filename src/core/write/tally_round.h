@@ -12,11 +12,16 @@
 typedef struct {
 	uint64_t ns;
 	uint64_t key; /* mp__tally_key: below MP_TALLY_HIGH, its top bits mem + 1 */
-	uint64_t fp;  /* an allocation's footprint (below 2^63); a free: top bit set */
+	uint64_t fp;  /* an allocation's footprint (below 2^40) | its tag << 40 (2.5, below
+		       * 2^23); a free: top bit set */
 	uint64_t req; /* a free: 0 */
 } mp_tally_tev_t;
 
 #define MP_TALLY_ADDR_MASK ((1ull << MP_TALLY_KEY_BITS) - 1)
+/* (2.5) a decoded event's fp: the footprint's bits, and the tag's above */
+#define MP_TALLY_FP_BITS 40
+#define MP_TALLY_FP_MASK ((1ull << MP_TALLY_FP_BITS) - 1)
+#define MP_TALLY_TAG_FAST (1u << 23) /* tags from this id on go as side events */
 
 typedef struct {
 	mp_wthread_t *t;

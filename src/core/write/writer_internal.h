@@ -92,6 +92,9 @@ struct mp_wthread {
 	uint64_t encoded;                         /* ring bytes encoded into blocks */
 	uint64_t tallied;                         /* ring bytes counted in the tally (tally_round.c) */
 	uint64_t tally_time;                      /* the time of the last record tallied */
+	uint32_t tally_ctx[4];                    /* (2.5) its CONTEXT as tallied: op, region, dtype, shape */
+	uint32_t tally_stack;                     /* (2.5) its STACK for its next allocation, 0: none */
+	uint32_t tally_ctxtag;                    /* (2.5) the tag of its CONTEXT (no stack), interned */
 	mp_chunk_state_t flushed;                 /* encoding state at encoded */
 	uint64_t dropped_reported[MP_DROP_SLOTS];
 	int announced;                            /* THREAD section written */

@@ -80,6 +80,8 @@ static mp_wthread_t *wthread_register(mp_writer_t *w)
 	memset(&t->flushed, 0, sizeof(t->flushed));
 	t->flushed.v[MP_ST_TIME] = atomic_load_explicit(&w->last_horizon, memory_order_relaxed);
 	memset(t->ctx, 0, sizeof(t->ctx));
+	memset(t->tally_ctx, 0, sizeof(t->tally_ctx));
+	t->tally_stack = t->tally_ctxtag = 0;
 	t->announced = 0;
 	t->tail_cache = atomic_load_explicit(&t->head, memory_order_relaxed);
 	t->encoded = t->tallied = t->tail_cache;

@@ -227,6 +227,95 @@ uint64_t mp_solver_dropped_unattributed(const mp_solver_t *s);
  * no phases; a chart need not read it again to draw them). */
 uint64_t mp_solver_phase_marks(const mp_solver_t *s);
 
+/* ---- Seeding: starting from a known state instead of the first event ----
+ *
+ * A seek (issue 43: `memprof report --peak` of a long capture) starts the
+ * solver from a checkpoint -- the live set after the stream's first
+ * `events` events -- and feeds only the events after it. The seed is that
+ * state, with the whole-prefix figures the results print: given a seed
+ * equal to the state a full replay has after those events, feeding the
+ * rest gives results equal to the full replay's, byte for byte in the
+ * report, for every figure that depends only on the state and what
+ * follows: the peak and its breakdown and fragmentation when the peak is
+ * after the seed (mp_solver_seed_missed says when it is not), the leaks,
+ * the OOM records after the seed, the counters. Not the timeline (its
+ * points are down-sampled from the first event fed). The address model
+ * only; not with a steps window.
+ *
+ * Call mp_solver_seed once, after mp_solver_declare_memory and before
+ * the first mp_solver_feed; the first event fed then has index
+ * seed->events (the source must give it that index). */
+
+/* A live block: what an allocation record gave it (string ids of the
+ * source the events come from). */
+typedef struct mp_solver_seed_block {
+	uint64_t address;
+	uint64_t requested_bytes;
+	uint64_t allocated_bytes;    /* 0: requested_bytes counts (mp_live_footprint) */
+	uint32_t op, dtype, shape;   /* string ids, 0 = none */
+	uint32_t metadata;           /* string id, 0 = none */
+	uint8_t region;              /* mp_region_type_t */
+	uint32_t stack;              /* call stack id, 0 = none (the solver keeps none: later passes) */
+} mp_solver_seed_block_t;
+
+typedef struct mp_solver_seed_region {
+	uint64_t base, size;
+} mp_solver_seed_region_t;
+
+/* One memory id at the seed: its state and its figures over the events
+ * before it (what mp_solver_device_t would say of them). */
+typedef struct mp_solver_seed_memory {
+	uint32_t id;
+	const mp_solver_seed_block_t *blocks;   /* distinct addresses, any order */
+	size_t nblocks;
+	const mp_solver_seed_region_t *regions; /* live regions, not overlapping, any order */
+	size_t nregions;
+	int regions_seen;                       /* a region was declared before (even if none is live) */
+	uint64_t events, allocations, deallocations, failed_allocations, dropped_events;
+	uint64_t unknown_frees, duplicate_allocations, rejected_regions;
+	uint64_t lifetime_peak_bytes;
+	/* The most in use before the seed (has_peak: any event): a later
+	 * moment is the peak only above it (ties: the first moment wins). */
+	int has_peak;
+	uint64_t peak_bytes;
+	/* The reserved peak before the seed, as mp_solver_device_t has it. */
+	int has_reserved_peak;
+	uint64_t reserved_peak_bytes, reserved_peak_time_ns, reserved_peak_event;
+} mp_solver_seed_memory_t;
+
+typedef struct mp_solver_seed {
+	uint64_t events;               /* events before the seed: the next one's index */
+	uint64_t dropped_unattributed;
+	uint32_t last_mark;            /* label of the last MARK before it, 0 = none */
+	const uint32_t *phases;        /* labels of the open phases, outermost first */
+	uint32_t nphases;
+	uint64_t phase_marks;          /* phase MARKs before it */
+	const mp_solver_seed_memory_t *memories;
+	size_t nmemories;
+} mp_solver_seed_t;
+
+/* Start s from seed (borrowed for the call). Returns 0, MP_EUSAGE (after
+ * a feed, a second seed, a steps window; two blocks at one address, an
+ * empty or overlapping region: diag says which), MP_ELIMIT (a memory id
+ * out of range) or MP_ENOMEM. */
+int mp_solver_seed(mp_solver_t *s, const mp_solver_seed_t *seed, mp_diag_t *diag);
+
+/* A seek that stops after the moment it needs (the peak) has not seen the
+ * events after it: after mp_solver_finish, the whole stream's counters
+ * are set from `totals` (per memory id: events, allocations,
+ * deallocations, failed_allocations (and oom_total), dropped_events,
+ * unknown_frees, duplicate_allocations, rejected_regions,
+ * lifetime_peak_bytes; the stream's events and dropped_unattributed).
+ * Leaks, the timeline and OOM records after the stop stay unknown: not
+ * for those. Returns 0, MP_EUSAGE (before finish), or MP_ENOTFOUND (a
+ * memory id the solver has not seen). */
+int mp_solver_seed_totals(mp_solver_t *s, const mp_solver_seed_t *totals);
+
+/* After mp_solver_finish of a seeded solver: 1 when a memory id's peak is
+ * the seed's (nothing after the seed reached it: its point, breakdown and
+ * fragmentation are unknown; seed from an earlier state), else 0. */
+int mp_solver_seed_missed(const mp_solver_t *s);
+
 /* Bytes the solver holds now (live maps, indexes, groups, results). */
 size_t mp_solver_memory_bytes(const mp_solver_t *s);
 

@@ -82,6 +82,20 @@ enum {
  * first: its id), base gap (from the previous region's end in the same id,
  * else the base), size (> 0). Later versions append after them. */
 #define MP_CKPT_F_NO_TAGS 1u        /* the blocks carry no op, dtype, shape, region type or stack */
+/* (2.5) no CONTEXT or STACK record came before it: every block's op,
+ * dtype, shape, region type and stack are none (so NO_TAGS loses nothing) */
+#define MP_CKPT_F_UNTAGGED 2u
+/* (2.5) after the regions: the label of the last mark before it (string
+ * id, 0: none) */
+#define MP_CKPT_F_LAST_MARK 4u
+/* (2.5) after the last mark: each block's tag id (0: none), in the
+ * blocks' order, then the count of tags they use and per tag, ids
+ * increasing: id gap (from the previous one; the first: its id), op,
+ * region type, dtype, shape (string ids), stack id. NO_TAGS is then off. */
+#define MP_CKPT_F_TAGS 8u
+/* MP_SUMF_REGION_FLAGS (2.5) */
+#define MP_SUMF_REGION_F_SEEN 1u        /* a REGION_ADD came before the horizon */
+#define MP_SUMF_REGION_F_RESERVED_PEAK 2u /* the reserved peak is set */
 #define MP_CKPT_MEMORIES_MAX 1024   /* a writer's memory ids (MP_TALLY_MEMS) */
 #define MP_CKPT_BODY_MAX (48u << 20) /* a larger live set gets no checkpoint */
 
@@ -107,6 +121,14 @@ enum {
 	MP_SUMF_LIVE_BLOCKS,  /* blocks live at the horizon */
 	MP_SUMF_LIVE,         /* their bytes (as MP_SUMF_PEAK counts them) */
 	MP_SUMF_LIVE_REQ,     /* their requested bytes */
+	/* (2.5) what a seek from a checkpoint, or one that stops after the
+	 * peak, prints and the fields above do not give (the solver's rules) */
+	MP_SUMF_REGION_EVENTS,    /* REGION_ADD and REGION_REMOVE events */
+	MP_SUMF_UNKNOWN_FREES,    /* frees of an address not live */
+	MP_SUMF_REJECTED,         /* rejected region changes */
+	MP_SUMF_RESERVED_PEAK,    /* the most bytes of live regions (the first event to reach it) */
+	MP_SUMF_RESERVED_PEAK_NS, /* its time */
+	MP_SUMF_REGION_FLAGS,     /* MP_SUMF_REGION_F_* */
 	MP_SUMF_COUNT
 };
 

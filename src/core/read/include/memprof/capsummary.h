@@ -47,6 +47,14 @@ typedef struct mp_summary_memory {
 	uint64_t live_blocks;  /* at the summary's horizon (the end, for a clean capture) */
 	uint64_t live_bytes;   /* as peak_bytes counts them */
 	uint64_t live_requested;
+	/* (2.5; has_seek_figures: the writer gave them) region events, frees
+	 * of an address not live, rejected region changes, whether a region
+	 * was declared, the reserved peak (most bytes of live regions, the
+	 * first event to reach it) and its time: the solver's figures */
+	int has_seek_figures;
+	uint64_t region_events, unknown_frees, rejected_regions;
+	int regions_seen, has_reserved_peak;
+	uint64_t reserved_peak_bytes, reserved_peak_ns;
 } mp_summary_memory_t;
 
 typedef struct mp_capture_summary {

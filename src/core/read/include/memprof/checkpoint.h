@@ -8,7 +8,7 @@
  * (mp_capture_checkpoints_bad: block index, offset, why), never handed
  * out, and the events read the same; only a section whose length runs
  * past its block is a corrupt block. A caller that wants them asks for a
- * callback. No report uses them yet. */
+ * callback; `memprof report` seeks from them (src/cli/report_seek.c). */
 #ifndef MEMPROF_CHECKPOINT_H
 #define MEMPROF_CHECKPOINT_H
 
@@ -21,6 +21,10 @@ typedef struct mp_checkpoint_block {
 	uint64_t address;
 	uint64_t bytes;     /* the footprint: allocated size, or requested where that is 0 */
 	uint64_t requested;
+	/* (2.5, MP_CKPT_F_TAGS) what its allocation carried: op, dtype, shape
+	 * (string ids), region type, call stack id; 0 without the flag */
+	uint32_t op, dtype, shape, stack;
+	uint8_t region;
 } mp_checkpoint_block_t;
 
 typedef struct mp_checkpoint_memory {
@@ -33,6 +37,20 @@ typedef struct mp_checkpoint_region {
 	uint32_t memory;
 	uint64_t base, end; /* [base, end) */
 } mp_checkpoint_region_t;
+
+/* One memory id's figures over the events before a checkpoint, from its
+ * round's SUMMARY (has_figures: the 2.5 fields, region events ... reserved
+ * peak, were there). */
+typedef struct mp_checkpoint_figures {
+	int in_summary;                 /* the SUMMARY names this id */
+	uint64_t allocations, frees, reallocs, failed, dropped; /* as mp_summary_memory_t */
+	int has_peak;
+	uint64_t peak_bytes, peak_ns;
+	int has_figures;
+	uint64_t region_events, unknown_frees, rejected_regions;
+	int regions_seen, has_reserved_peak;
+	uint64_t reserved_peak_bytes, reserved_peak_ns;
+} mp_checkpoint_figures_t;
 
 typedef struct mp_checkpoint {
 	uint32_t flags;          /* MP_CKPT_F_* (memprof/format.h) */
@@ -47,6 +65,9 @@ typedef struct mp_checkpoint {
 	int64_t step;            /* the current step (-1: none yet) */
 	size_t nregions;         /* live regions, by memory id then base */
 	mp_checkpoint_region_t *regions;
+	uint32_t last_mark;      /* (2.5, MP_CKPT_F_LAST_MARK) label of the last mark, 0: none */
+	size_t nfigures;         /* figures[id] for ids below it */
+	mp_checkpoint_figures_t *figures;
 } mp_checkpoint_t;
 
 /* Called for each checkpoint, in file order, once its block has been
@@ -69,5 +90,45 @@ uint64_t mp_capture_checkpoints_bad(const mp_capture_t *cap, mp_diag_t *first);
  * 0 or -ENOMEM. */
 int mp_checkpoint_copy(mp_checkpoint_t *dst, const mp_checkpoint_t *src);
 void mp_checkpoint_free(mp_checkpoint_t *ck);
+
+/* ---- Seeking (issue 43): reading from a checkpoint on ---- */
+
+/* A block that ends a flush round (it starts with the round's HORIZON;
+ * it holds the round's SUMMARY, and its CHECKPOINT when one was due). */
+typedef struct mp_capture_round_end {
+	uint64_t block_index;
+	uint64_t offset;     /* the block's frame in the file */
+	uint64_t horizon_ns; /* its round's horizon */
+} mp_capture_round_end_t;
+
+/* The capture's round ends, in file order, into *out (owned by the
+ * caller: free()), found by walking the frames and inflating a few bytes
+ * of each block: milliseconds for a capture of gigabytes. Before any event
+ * is read. Returns 0 or a negative error (diag set); damage ends the walk
+ * (the read finds it). */
+int mp_capture_round_ends(mp_capture_t *cap, mp_capture_round_end_t **out, size_t *n, mp_diag_t *diag);
+
+/* The checkpoint of round end re: 1 and *ck (owned: mp_checkpoint_free),
+ * 0 when it holds none or a bad one (mp_capture_checkpoints_bad says it,
+ * with its offset), or a negative error. Before any event is read. */
+int mp_capture_checkpoint_at(mp_capture_t *cap, const mp_capture_round_end_t *re, mp_checkpoint_t *ck,
+			     mp_diag_t *diag);
+
+/* Read cap from checkpoint ck on (one of its own, by
+ * mp_capture_checkpoint_at): the events returned are those of the full
+ * read from ck's horizon on, with the same indices (the first: ck->events
+ * plus the synthetic events before it) and steps, after the synthetic
+ * events (memory declarations, dropped counts) of the full read before
+ * them, numbered from ck->events. The blocks before are
+ * read for their definitions only. A rewind reads from ck again. Before
+ * any event is read; 0 or MP_EUSAGE. The state at ck goes to the solver
+ * (mp_solver_seed). */
+int mp_capture_seek(mp_capture_t *cap, const mp_checkpoint_t *ck, mp_diag_t *diag);
+
+/* After mp_capture_seek: end the read before the first event later than
+ * after_ns (what the caller needs is up to there: a peak), the source
+ * then saying it ended as `end` (the capture's SUMMARY knows). 0 or
+ * MP_EUSAGE (no seek). */
+int mp_capture_seek_stop(mp_capture_t *cap, uint64_t after_ns, mp_end_status_t end);
 
 #endif

@@ -1,0 +1,22 @@
+/* report_seek.h - `memprof report` from a checkpoint (report_seek.c). */
+#ifndef MEMPROF_CLI_REPORT_SEEK_H
+#define MEMPROF_CLI_REPORT_SEEK_H
+
+#include <memprof/solver.h>
+#include <memprof/source.h>
+
+/* Solve the capture at path from its last checkpoint before the peaks
+ * (and, with CLI_SEEK_OOM in `oom`, before its first failed allocation;
+ * without it nor CLI_SEEK_LEAKS the read stops after the peaks): 1 with *src_out and
+ * *solver_out (owned by the caller; the source read from the checkpoint:
+ * strings, memory ids and end status as the full read's), 0 when it
+ * cannot or its result disagrees with the capture's summary (a line on
+ * stderr says why, for captures of 64 MiB or more; the caller replays in
+ * full), or a negative error (diag set). Only for sections whose figures
+ * a seed gives exactly: the peak, the breakdown, the leaks, the OOM
+ * records; not the timeline, steps windows, call stacks. */
+enum { CLI_SEEK = 1, CLI_SEEK_OOM = 2, CLI_SEEK_LEAKS = 4 }; /* what the report shows */
+int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp_source_t **src_out,
+		   mp_solver_t **solver_out, mp_diag_t *diag);
+
+#endif

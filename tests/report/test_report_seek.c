@@ -1,0 +1,365 @@
+/* test_report_seek.c - `memprof report` of a capture from a checkpoint
+ * (issue 43) prints what the full replay prints, byte for byte: --peak
+ * (JSON and text), --peak --leaks --oom --json, on captures written here
+ * with the writer: three memory ids (the host's blocks without regions, a
+ * device pool and an arena in regions added, grown and removed, so that
+ * fragmentation at the peak is exact), reallocs, frees of addresses not
+ * live, allocations at live addresses, failed allocations, steps and
+ * marks, blocks with and without tags (op, region type, dtype, shape),
+ * checkpoints every 1, 2, 3 or 7 rounds; a live set that grows to its
+ * peak near the end, and one whose peak comes early (the seek then falls
+ * back). MEMPROF_SEEK_SAY=1 makes report say when it seeks: the test
+ * checks that it did where it should. A damaged checkpoint is said with
+ * its offset and the seek takes the one before it. */
+#include "test_common.h"
+
+#include <memprof/format.h>
+#include <memprof/writer.h>
+
+#include <zlib.h>
+
+#define MEMPROF MEMPROF_BINARY_DIR "/src/cli/memprof"
+
+static uint64_t rng;
+static uint64_t said_block; /* the block of the checkpoint report last said it sought from */
+
+static uint64_t rnd(uint64_t n)
+{
+	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (rng >> 33) % n;
+}
+
+/* n events; the live set grows (late peak) or, with early, shrinks after
+ * the first fifth; a flush round every `round` events; a checkpoint every
+ * `every` rounds. */
+static void record(const char *path, int n, int round, const char *every, int early, int tags)
+{
+	mp_writer_t *w = NULL;
+	mp_diag_t diag;
+	uint64_t live[3][512] = {{0}}, nlive[3] = {0};
+	const uint64_t base[3] = {0x7f0000000000ull, 0x200000000ull, 0x300000000ull};
+	uint32_t mem[3], marks[3], ops[4];
+
+	assert_int_equal(setenv("MEMPROF_CHECKPOINT_ROUNDS", every, 1) + setenv("MEMPROF_CHECKPOINT_RATIO", "0", 1), 0);
+	if (mp_writer_open(&w, path, 1, NULL, &diag))
+		fail_msg("%s", diag.text);
+	assert_int_equal(unsetenv("MEMPROF_CHECKPOINT_ROUNDS") + unsetenv("MEMPROF_CHECKPOINT_RATIO"), 0);
+	mem[0] = (uint32_t)mp_writer_memory(w, "host", MP_MEMORY_HOST, 0);
+	mem[1] = (uint32_t)mp_writer_memory(w, "cuda:0", MP_MEMORY_DEVICE, 0);
+	mem[2] = (uint32_t)mp_writer_memory(w, "arena", MP_MEMORY_HOST, 0);
+	for (int k = 0; k < 3; k++) {
+		char name[16];
+		snprintf(name, sizeof(name), "phase%d", k);
+		marks[k] = mp_writer_intern(w, name);
+	}
+	for (int k = 0; k < 4; k++) {
+		static const char *const names[] = {"matmul", "conv", "float32", "[64,64]"};
+		ops[k] = mp_writer_intern(w, names[k]);
+	}
+	assert_int_equal(mp_writer_region_add(w, mem[1], base[1], 1u << 22), 0);
+	assert_int_equal(mp_writer_region_add(w, mem[2], base[2], 1u << 20), 0);
+	for (int i = 0; i < n; i++) {
+		int m = (int)rnd(3), grow = early ? i < n / 5 : 1;
+		uint64_t c = rnd(100), size = 16 * (1 + rnd(256));
+		if (i % round == round - 1)
+			assert_int_equal(mp_writer_flush(w), 0);
+		if (tags && rnd(8) == 0) /* a context for the next allocations, or none */
+			mp_writer_set_context(w, rnd(4) ? ops[rnd(2)] : 0, (int)rnd(6), rnd(2) ? ops[2] : 0, rnd(2) ? ops[3] : 0);
+		if (c < 2) {
+			assert_int_equal(mp_writer_alloc_failed(w, mem[m], size << 16), 0);
+		} else if (c < 3) {
+			assert_int_equal(mp_writer_step(w, i / 500), 0);
+		} else if (c < 4) {
+			assert_int_equal(mp_writer_mark(w, marks[rnd(3)]), 0);
+		} else if (c < 5) { /* the arena grows; a pool region comes and goes */
+			if (m == 2)
+				assert_int_equal(mp_writer_region_add(w, mem[2], base[2], (1u << 20) + 65536 * (uint64_t)(i / 64)), 0);
+			else if (rnd(2))
+				assert_int_equal(mp_writer_region_add(w, mem[1], base[1] + (8u << 20), 1u << 20), 0);
+			else
+				assert_int_equal(mp_writer_region_remove(w, mem[1], base[1] + (8u << 20)), 0);
+		} else if (c < 7 && nlive[0]) { /* reallocs: the host's */
+			uint64_t j = rnd(nlive[0]), to = base[0] + 16 * rnd(1u << 20);
+			assert_int_equal(mp_writer_realloc(w, mem[0], live[0][j], to, size, size + 8), 0);
+			live[0][j] = to;
+		} else if (c < 8) {
+			assert_int_equal(mp_writer_free(w, mem[m], base[m] + 8), 0); /* not live */
+		} else if (c < (grow ? 45u : 60u) && nlive[m]) {
+			uint64_t j = rnd(nlive[m]);
+			assert_int_equal(mp_writer_free(w, mem[m], live[m][j]), 0);
+			live[m][j] = live[m][--nlive[m]];
+		} else {
+			uint64_t a = base[m] + 16 * rnd(m ? (1u << 16) : (1u << 20)); /* some at a live address */
+			assert_int_equal(mp_writer_alloc(w, mem[m], a, size, m == 1 ? 0 : size + 16), 0);
+			if (nlive[m] < 512)
+				live[m][nlive[m]++] = a;
+		}
+	}
+	assert_int_equal(mp_writer_close(w), 0);
+}
+
+/* The output of `memprof report ARGS FILE` (stdout) into a malloc'd
+ * string; *said: whether stderr says it sought. */
+static char *report(const char *args, const char *file, int *said)
+{
+	char cmd[MP_TEST_CMD_MAX], errf[] = "/tmp/memprof-seek-err-XXXXXX";
+	char *out = NULL, line[512];
+	size_t len = 0;
+	FILE *p, *e;
+	int fd = mkstemp(errf);
+
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "MEMPROF_SEEK_SAY=1 %s report %s %s 2>%s", MEMPROF, args, file, errf);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	for (;;) {
+		char buf[65536];
+		size_t k = fread(buf, 1, sizeof(buf), p);
+		if (!k)
+			break;
+		out = realloc(out, len + k + 1);
+		memcpy(out + len, buf, k);
+		len += k;
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_non_null(out);
+	out[len] = 0;
+	*said = 0;
+	e = fopen(errf, "r");
+	assert_non_null(e);
+	while (fgets(line, sizeof(line), e)) {
+		const char *b = strstr(line, " (block ");
+		*said |= strstr(line, ": seek from the checkpoint at event ") != NULL;
+		if (b)
+			said_block = strtoull(b + 8, NULL, 10);
+		*said |= 2 * (strstr(line, ", read up to the last peak") != NULL); /* (2: stopped after it) */
+	}
+	fclose(e);
+	unlink(errf);
+	return out;
+}
+
+/* Seek and full replay print the same; returns whether the seek sought. */
+static int same(const char *args, const char *file)
+{
+	char full_args[256];
+	int said, said_full;
+	char *a = report(args, file, &said), *b;
+
+	snprintf(full_args, sizeof(full_args), "%s --full-replay", args);
+	b = report(full_args, file, &said_full);
+	assert_false(said_full);
+	if (strcmp(a, b))
+		fail_msg("%s: report %s differs from the full replay:\n%.2000s\n---\n%.2000s", file, args, a, b);
+	free(a);
+	free(b);
+	return said;
+}
+
+static uint8_t *slurp(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *d;
+
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	*size = (size_t)ftell(f);
+	fseek(f, 0, SEEK_SET);
+	d = malloc(*size);
+	assert_int_equal(fread(d, 1, *size, f), *size);
+	fclose(f);
+	return d;
+}
+
+static uint64_t getv(const uint8_t **p)
+{
+	uint64_t v = 0;
+	int s = 0;
+
+	do
+		v |= (uint64_t)(**p & 0x7f) << s, s += 7;
+	while (*(*p)++ & 0x80);
+	return v;
+}
+
+/* (tests/read/test_checkpoint.c's, for block `target`) Block target,
+ * which starts HORIZON, SUMMARY, CHECKPOINT with live blocks (a round's
+ * end with a checkpoint), with the first live block's size made one
+ * larger (its low 7 bits not all set), written to out; *index and
+ * *offset: that block's. */
+static void damage(const char *in, const char *out, uint64_t target, uint64_t *index, uint64_t *offset)
+{
+	size_t size, at;
+	uint8_t *d = slurp(in, &size);
+	uint32_t hlen;
+
+	memcpy(&hlen, d + 12, 4);
+	for (at = 16 + hlen + 4; at + 24 <= size && !memcmp(d + at, "MPBK", 4);) {
+		uint32_t plen, rlen, idx, v;
+		uint8_t *raw;
+		const uint8_t *p;
+		uLongf got;
+		memcpy(&idx, d + at + 4, 4);
+		memcpy(&plen, d + at + 8, 4);
+		memcpy(&rlen, d + at + 12, 4);
+		raw = malloc(rlen);
+		got = rlen;
+		{
+			z_stream z;
+			memset(&z, 0, sizeof(z));
+			assert_int_equal(inflateInit2(&z, -15), Z_OK);
+			z.next_in = d + at + 24;
+			z.avail_in = plen;
+			z.next_out = raw;
+			z.avail_out = rlen;
+			assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+			inflateEnd(&z);
+			(void)got;
+		}
+		p = raw;
+		if (rlen > 3 && *p++ == MP_SEC_HORIZON && (getv(&p), *p++ == MP_SEC_SUMMARY)) {
+			uint64_t blen = getv(&p);
+			p += blen;
+			if (*p == MP_SEC_ROUND) { /* (2.5) the round's timeline figures */
+				p++;
+				blen = getv(&p);
+				p += blen;
+			}
+			if (*p++ == MP_SEC_CHECKPOINT) {
+				uint8_t *fp;
+				uint64_t n;
+				getv(&p);                     /* body length */
+				getv(&p), getv(&p), getv(&p); /* flags, horizon, events */
+				n = getv(&p);
+				if (n && idx == target) {
+					uLong bound = compressBound(rlen) + 64;
+					uint8_t *z = malloc(bound), hdr[24];
+					z_stream zs;
+					FILE *f;
+					getv(&p), getv(&p), getv(&p), getv(&p); /* m, id, count, address */
+					fp = raw + (p - raw);
+					assert_true((*fp & 0x7f) != 0x7f);
+					(*fp)++;
+					memset(&zs, 0, sizeof(zs));
+					assert_int_equal(deflateInit2(&zs, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY), Z_OK);
+					zs.next_in = raw;
+					zs.avail_in = rlen;
+					zs.next_out = z;
+					zs.avail_out = (uInt)bound;
+					assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
+					deflateEnd(&zs);
+					memcpy(hdr, d + at, 24);
+					v = (uint32_t)(bound - zs.avail_out);
+					memcpy(hdr + 8, &v, 4);
+					v = (uint32_t)crc32(0, z, (uInt)(bound - zs.avail_out));
+					memcpy(hdr + 16, &v, 4);
+					v = (uint32_t)crc32(0, hdr, 20);
+					memcpy(hdr + 20, &v, 4);
+					f = fopen(out, "wb");
+					assert_non_null(f);
+					fwrite(d, 1, at, f);
+					fwrite(hdr, 1, 24, f);
+					fwrite(z, 1, bound - zs.avail_out, f);
+					fwrite(d + at + 24 + plen, 1, size - (at + 24 + plen), f);
+					fclose(f);
+					*index = idx;
+					*offset = at;
+					free(z);
+					free(raw);
+					free(d);
+					return;
+				}
+			}
+		}
+		free(raw);
+		at += 24 + plen;
+	}
+	fail_msg("%s: no checkpoint with blocks in block %llu", in, (unsigned long long)target);
+}
+
+/* The checkpoint a seek would take is damaged: it is said with its
+ * offset, the seek takes the one before it, and the output is the same. */
+static void test_bad_checkpoint(void **state)
+{
+	char dir[] = "/tmp/memprof-rseekbad-XXXXXX", file[256], bad[256], cmd[MP_TEST_CMD_MAX], line[512], at[64];
+	char *good_out, *bad_out;
+	uint64_t index = 0, offset = 0;
+	int said, said_offset = 0;
+	FILE *p;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/c.memprof", dir);
+	snprintf(bad, sizeof(bad), "%s/bad.memprof", dir);
+	rng = 77;
+	record(file, 30000, 500, "1", 0, 1);
+	good_out = report("--peak --json", file, &said);
+	assert_int_equal(said, 3);
+	damage(file, bad, said_block, &index, &offset);
+	bad_out = report("--peak --json", bad, &said);
+	assert_int_equal(said, 3);
+	assert_true(said_block < index); /* from an earlier checkpoint */
+	same("--peak --json", bad);
+	/* the JSON names the file: compare past its line */
+	assert_string_equal(strstr(good_out, "\"end\""), strstr(bad_out, "\"end\""));
+	snprintf(cmd, sizeof(cmd), "MEMPROF_SEEK_SAY=1 %s report --peak %s 2>&1 >/dev/null", MEMPROF, bad);
+	snprintf(at, sizeof(at), "block %llu at offset %llu: bad checkpoint", (unsigned long long)index,
+		 (unsigned long long)offset);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p))
+		said_offset |= strstr(line, at) != NULL;
+	pclose(p);
+	assert_true(said_offset);
+	free(good_out);
+	free(bad_out);
+	unlink(file);
+	unlink(bad);
+	rmdir(dir);
+}
+
+static void test_seek_equals_full_replay(void **state)
+{
+	static const struct {
+		int n, round;
+		const char *every;
+		int early;
+		int tags;
+	} cases[] = {{30000, 500, "1", 0, 0}, {40000, 300, "3", 0, 0}, {30000, 200, "7", 0, 0}, {30000, 400, "1", 1, 0},
+		     {30000, 300, "2", 0, 1}, {30000, 400, "1", 1, 1}};
+	char dir[] = "/tmp/memprof-rseek-XXXXXX";
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char file[256];
+		int sought;
+		rng = 1000 + i;
+		snprintf(file, sizeof(file), "%s/c%zu.memprof", dir, i);
+		record(file, cases[i].n, cases[i].round, cases[i].every, cases[i].early, cases[i].tags);
+		sought = same("--peak --json", file);
+		/* the late peaks are after a checkpoint: the seek is taken,
+		 * and stops after them */
+		if (!cases[i].early)
+			assert_int_equal(sought, 3);
+		assert_int_equal(same("--peak", file), sought);
+		/* to the end: the leaks need it */
+		assert_int_equal(same("--leaks --json --top 5", file), sought ? 1 : 0);
+		fprintf(stderr, "%s: %d events%s, checkpoints every %s rounds: %s\n", file, cases[i].n,
+			cases[i].tags ? " with tags" : "", cases[i].every,
+			sought == 3 ? "seek, stopped after the peaks" : sought ? "seek to the end" : "full replay");
+		same("--peak --leaks --oom --json", file);
+		unlink(file);
+	}
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_seek_equals_full_replay),
+		cmocka_unit_test(test_bad_checkpoint),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
