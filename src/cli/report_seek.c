@@ -178,6 +178,70 @@ static mp_solver_seed_memory_t *totals_of(const mp_capture_summary_t *sum, mp_so
 	return mem;
 }
 
+/* When no checkpoint precedes every peak (a memory id that peaked early:
+ * a program's first mappings, its startup's heap): the memory ids whose
+ * peak comes before some later peak time t go to a second solver read
+ * from the start up to their last peak (*early_ns), the rest seek from
+ * the last good checkpoint before t -- the smallest such set of early
+ * ids. 1 with *ck and early[id] set, 0 when no split helps, or an error. */
+static int pick_split(mp_capture_t *cap, const mp_capture_summary_t *sum, const mp_capture_round_end_t *re, size_t n,
+		      mp_checkpoint_t *ck, uint8_t *early, uint64_t *early_ns, mp_diag_t *diag)
+{
+	uint64_t t = 0;
+	const char *why;
+	int rc;
+
+	for (;;) {
+		uint64_t next = UINT64_MAX;
+		for (size_t i = 0; i < sum->nmemories; i++) /* the next peak time after t */
+			if (sum->memories[i].has_peak && sum->memories[i].peak_time_ns > t &&
+			    sum->memories[i].peak_time_ns < next)
+				next = sum->memories[i].peak_time_ns;
+		if (next == UINT64_MAX)
+			return 0;
+		t = next;
+		*early_ns = 0;
+		for (size_t i = 0; i < sum->nmemories; i++) {
+			const mp_summary_memory_t *m = &sum->memories[i];
+			early[i] = m->has_peak && m->peak_time_ns < t;
+			if (early[i] && m->peak_time_ns > *early_ns)
+				*early_ns = m->peak_time_ns;
+			if (early[i] && m->has_reserved_peak && m->reserved_peak_ns > *early_ns)
+				*early_ns = m->reserved_peak_ns;
+		}
+		if (*early_ns == 0)
+			continue; /* nothing peaked before t */
+		if ((rc = pick(cap, re, n, t, 0, ck, &why, diag)) != 0)
+			return rc;
+	}
+}
+
+/* The early memory ids' results: a solver read from the start up to
+ * early_ns, whose results for those ids replace the seeded solver s's. */
+static int solve_early(const char *path, const mp_solver_options_t *opt, const mp_capture_summary_t *sum,
+		       const uint8_t *early, uint64_t early_ns, mp_solver_t *s, mp_diag_t *diag)
+{
+	mp_source_t *src = NULL;
+	mp_solver_t *e = NULL;
+	int rc;
+
+	if ((rc = mp_capture_open_source(&src, path, diag)) < 0)
+		return rc;
+	rc = MP_ENOMEM;
+	if (!(e = mp_solver_new(opt)))
+		goto out;
+	if ((rc = mp_capture_seek_stop(mp_capture_from_source(src), early_ns, MP_END_CLEAN)) < 0 ||
+	    (rc = mp_solver_run(e, src, diag)) < 0)
+		goto out;
+	for (size_t i = 0; i < sum->nmemories && rc >= 0; i++)
+		if (early[i])
+			rc = mp_solver_swap_memory(s, e, sum->memories[i].id);
+out:
+	mp_solver_free(e);
+	mp_source_close(src);
+	return rc;
+}
+
 int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp_source_t **src_out,
 		   mp_solver_t **solver_out, mp_diag_t *diag)
 {
@@ -191,7 +255,9 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 	mp_capture_round_end_t *re = NULL;
 	size_t nre = 0;
 	struct stat st;
-	int rc, say, stop = 0;
+	uint8_t *early = NULL;
+	uint64_t early_ns = 0;
+	int rc, say, stop = 0, split = 0;
 
 	*src_out = NULL;
 	*solver_out = NULL;
@@ -231,6 +297,16 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 		goto out;
 	if (!why && (rc = pick(mp_capture_from_source(src), re, nre, before, oom & CLI_SEEK_OOM, &ck, &why, diag)) < 0)
 		goto out;
+	/* --peak, --breakdown: the ids that peaked early read apart */
+	if (why && stop && src && re) {
+		rc = MP_ENOMEM;
+		if (!(early = calloc(sum.nmemories ? sum.nmemories : 1, 1)))
+			goto out;
+		if ((rc = pick_split(mp_capture_from_source(src), &sum, re, nre, &ck, early, &early_ns, diag)) < 0)
+			goto out;
+		if ((split = rc == 1))
+			why = NULL;
+	}
 	if (src) { /* a bad checkpoint met on the way: said, with its offset (the seek took an earlier one) */
 		mp_diag_t bad;
 		if (mp_capture_checkpoints_bad(mp_capture_from_source(src), &bad))
@@ -253,7 +329,8 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 			goto out;
 		if ((rc = mp_capture_seek(mp_capture_from_source(src), &ck, diag)) < 0 ||
 		    (stop && (rc = mp_capture_seek_stop(mp_capture_from_source(src), stop_ns, MP_END_CLEAN)) < 0) ||
-		    (rc = mp_solver_seed(s, &b.seed, diag)) < 0 || (rc = mp_solver_run(s, src, diag)) < 0)
+		    (rc = mp_solver_seed(s, &b.seed, diag)) < 0 || (rc = mp_solver_run(s, src, diag)) < 0 ||
+		    (split && (rc = solve_early(path, opt, &sum, early, early_ns, s, diag)) < 0))
 			goto out;
 		if (!(why = disagrees(s, &sum, stop)) && stop) {
 			mp_solver_seed_t t;
@@ -275,9 +352,14 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 	} else {
 		/* MEMPROF_SEEK_SAY=1: say where from (tests, benchmarks) */
 		if (say)
-			fprintf(stderr, "memprof: %s: seek from the checkpoint at event %llu (block %llu)%s\n", path,
+			fprintf(stderr, "memprof: %s: seek from the checkpoint at event %llu (block %llu)%s", path,
 				(unsigned long long)ck.events, (unsigned long long)ck.block_index,
 				stop ? ", read up to the last peak" : ", read to the end");
+		if (say && split)
+			fprintf(stderr, "; the memory ids that peaked before it read from the start up to %.6f ms",
+				(double)early_ns / 1e6);
+		if (say)
+			fputc('\n', stderr);
 		*src_out = src;
 		*solver_out = s;
 		src = NULL;
@@ -285,6 +367,7 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 		rc = 1;
 	}
 out:
+	free(early);
 	free(re);
 	mp_checkpoint_seed_free(&b);
 	mp_checkpoint_free(&ck);

@@ -144,3 +144,21 @@ int mp_solver_seed_missed(const mp_solver_t *s)
 			return 1;
 	return 0;
 }
+
+int mp_solver_swap_memory(mp_solver_t *dst, mp_solver_t *src, uint32_t id)
+{
+	sv_dev_t *d;
+	int rc;
+
+	if (dst->pass != 2 || src->pass != 2)
+		return MP_EUSAGE;
+	if (id >= dst->ndev || id >= src->ndev || !dst->dev[id] || !src->dev[id])
+		return MP_ENOTFOUND;
+	d = dst->dev[id];
+	dst->dev[id] = src->dev[id];
+	src->dev[id] = d;
+	/* the lists point at the devices' results: both again */
+	if ((rc = sv_list_results(dst)) < 0 || (rc = sv_list_results(src)) < 0)
+		return rc;
+	return 0;
+}

@@ -512,7 +512,6 @@ static int cmp_dev(const void *a, const void *b)
 
 int mp_solver_finish(mp_solver_t *s)
 {
-	size_t n = 0;
 	int rc = 0;
 
 	if (s->pass != 1)
@@ -521,7 +520,6 @@ int mp_solver_finish(mp_solver_t *s)
 		sv_dev_t *d = s->dev[i];
 		if (!d)
 			continue;
-		n++;
 		d->pub.duplicate_allocations = d->live.duplicates;
 		d->pub.unknown_frees = d->live.unknown_frees;
 		if ((rc = sv_flush(d)) == 0)
@@ -543,6 +541,18 @@ int mp_solver_finish(mp_solver_t *s)
 	}
 	if (rc < 0)
 		return rc;
+	if ((rc = sv_list_results(s)) < 0)
+		return rc;
+	s->pass = 2; /* closed */
+	return 0;
+}
+
+int sv_list_results(mp_solver_t *s)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < s->ndev; i++)
+		n += s->dev[i] != NULL;
 	free(s->list);
 	s->list = calloc(n ? n : 1, sizeof(*s->list));
 	if (!s->list)
@@ -552,6 +562,5 @@ int mp_solver_finish(mp_solver_t *s)
 		if (s->dev[i])
 			s->list[s->nlist++] = &s->dev[i]->pub;
 	qsort(s->list, s->nlist, sizeof(*s->list), cmp_dev);
-	s->pass = 2; /* closed */
 	return 0;
 }

@@ -72,6 +72,10 @@ struct mp_solver {
 	size_t nlist;
 };
 
+/* solver.c: the results' list (mp_solver_device) from s->dev, in id order;
+ * 0 or MP_ENOMEM. */
+int sv_list_results(mp_solver_t *s);
+
 /* regions.c: the region holding [a, a+size), or -1 (inline: every
  * allocation asks); REGION_ADD/REMOVE (odd ones are counted in
  * rejected_regions). Return 0 or MP_ENOMEM. */

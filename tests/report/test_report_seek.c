@@ -8,7 +8,9 @@
  * marks, blocks with and without tags (op, region type, dtype, shape),
  * checkpoints every 1, 2, 3 or 7 rounds; a live set that grows to its
  * peak near the end, and one whose peak comes early (the seek then falls
- * back). MEMPROF_SEEK_SAY=1 makes report say when it seeks: the test
+ * back), and one where a memory id peaks before every checkpoint and the
+ * others late (the early one is read apart, from the start, up to its
+ * peak). MEMPROF_SEEK_SAY=1 makes report say when it seeks: the test
  * checks that it did where it should. A damaged checkpoint is said with
  * its offset and the seek takes the one before it. */
 #include "test_common.h"
@@ -22,6 +24,7 @@
 
 static uint64_t rng;
 static uint64_t said_block; /* the block of the checkpoint report last said it sought from */
+static int early_read;       /* ... and whether it read early peaks apart, from the start */
 
 static uint64_t rnd(uint64_t n)
 {
@@ -29,9 +32,11 @@ static uint64_t rnd(uint64_t n)
 	return (rng >> 33) % n;
 }
 
-/* n events; the live set grows (late peak) or, with early, shrinks after
- * the first fifth; a flush round every `round` events; a checkpoint every
- * `every` rounds. */
+/* n events; the live set grows (late peak) or, with early 1, shrinks
+ * after the first fifth; with early 2 it grows, but the arena's peak is a
+ * 64 MiB block allocated and freed in the first round (before any
+ * checkpoint: a program's early mapping); a flush round every `round`
+ * events; a checkpoint every `every` rounds. */
 static void record(const char *path, int n, int round, const char *every, int early, int tags)
 {
 	mp_writer_t *w = NULL;
@@ -59,7 +64,11 @@ static void record(const char *path, int n, int round, const char *every, int ea
 	assert_int_equal(mp_writer_region_add(w, mem[1], base[1], 1u << 22), 0);
 	assert_int_equal(mp_writer_region_add(w, mem[2], base[2], 1u << 20), 0);
 	for (int i = 0; i < n; i++) {
-		int m = (int)rnd(3), grow = early ? i < n / 5 : 1;
+		int m = (int)rnd(3), grow = early == 1 ? i < n / 5 : 1;
+		if (early == 2 && i == 1)
+			assert_int_equal(mp_writer_alloc(w, mem[2], base[2] + (64u << 20), 64u << 20, 64u << 20), 0);
+		if (early == 2 && i == 2)
+			assert_int_equal(mp_writer_free(w, mem[2], base[2] + (64u << 20)), 0);
 		uint64_t c = rnd(100), size = 16 * (1 + rnd(256));
 		if (i % round == round - 1)
 			assert_int_equal(mp_writer_flush(w), 0);
@@ -134,6 +143,8 @@ static char *report(const char *args, const char *file, int *said)
 		if (b)
 			said_block = strtoull(b + 8, NULL, 10);
 		*said |= 2 * (strstr(line, ", read up to the last peak") != NULL); /* (2: stopped after it) */
+		if (strstr(line, ": seek from the checkpoint at event "))
+			early_read = strstr(line, "peaked before it read from the start") != NULL;
 	}
 	fclose(e);
 	unlink(errf);
@@ -327,7 +338,7 @@ static void test_seek_equals_full_replay(void **state)
 		int early;
 		int tags;
 	} cases[] = {{30000, 500, "1", 0, 0}, {40000, 300, "3", 0, 0}, {30000, 200, "7", 0, 0}, {30000, 400, "1", 1, 0},
-		     {30000, 300, "2", 0, 1}, {30000, 400, "1", 1, 1}};
+		     {30000, 300, "2", 0, 1}, {30000, 400, "1", 1, 1}, {30000, 300, "1", 2, 1}};
 	char dir[] = "/tmp/memprof-rseek-XXXXXX";
 
 	(void)state;
@@ -338,14 +349,18 @@ static void test_seek_equals_full_replay(void **state)
 		rng = 1000 + i;
 		snprintf(file, sizeof(file), "%s/c%zu.memprof", dir, i);
 		record(file, cases[i].n, cases[i].round, cases[i].every, cases[i].early, cases[i].tags);
+		early_read = 0;
 		sought = same("--peak --json", file);
 		/* the late peaks are after a checkpoint: the seek is taken,
 		 * and stops after them */
-		if (!cases[i].early)
+		if (cases[i].early != 1)
 			assert_int_equal(sought, 3);
+		/* the arena's early peak read apart, from the start: said */
+		assert_int_equal(early_read, cases[i].early == 2);
 		assert_int_equal(same("--peak", file), sought);
-		/* to the end: the leaks need it */
-		assert_int_equal(same("--leaks --json --top 5", file), sought ? 1 : 0);
+		/* to the end: the leaks need it (and then every peak after the
+		 * checkpoint: an early one makes it a full replay) */
+		assert_int_equal(same("--leaks --json --top 5", file), sought && cases[i].early != 2 ? 1 : 0);
 		fprintf(stderr, "%s: %d events%s, checkpoints every %s rounds: %s\n", file, cases[i].n,
 			cases[i].tags ? " with tags" : "", cases[i].every,
 			sought == 3 ? "seek, stopped after the peaks" : sought ? "seek to the end" : "full replay");

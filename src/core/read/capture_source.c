@@ -13,7 +13,7 @@ static int src_next(mp_source_t *s, mp_event_t *ev, mp_diag_t *diag)
 	size_t n;
 	int rc;
 
-	if (!cap->seeked)
+	if (!cap->seeked && !cap->stop_set)
 		return mp__capture_next(cap, ev, diag);
 	do { /* a seek: what is earlier than its checkpoint, or past its stop, goes */
 		if (cap->stopped)
@@ -22,7 +22,9 @@ static int src_next(mp_source_t *s, mp_event_t *ev, mp_diag_t *diag)
 			return rc;
 		n = 1;
 		mp__seek_filter(cap, ev, &n);
-	} while (!n);
+	} while (!n && !cap->stopped);
+	if (!n)
+		return 0;
 	return 1;
 }
 
@@ -31,7 +33,7 @@ static int src_next_batch(mp_source_t *s, mp_event_t *ev, size_t max, size_t *n,
 	mp_capture_t *cap = CAP(s);
 	int rc;
 
-	if (!cap->seeked)
+	if (!cap->seeked && !cap->stop_set)
 		return mp__capture_next_batch(cap, ev, max, n, diag);
 	do {
 		if (cap->stopped) {

@@ -44,6 +44,10 @@ void mp__seek_filter(mp_capture_t *cap, mp_event_t *ev, size_t *n)
 			cap->stopped = 1; /* nothing after what the caller needs */
 			break;
 		}
+		if (!cap->seeked) { /* a stop alone: the events keep their indices */
+			k++;
+			continue;
+		}
 		if (cap->seeking && ev[i].time_ns < cap->seek_ns && !is_synth(&ev[i]))
 			continue;
 		/* the synthetic events (memory declarations) are not in the
@@ -247,7 +251,7 @@ static int skip_blocks(mp_capture_t *cap, mp_diag_t *diag)
 
 int mp_capture_seek_stop(mp_capture_t *cap, uint64_t after_ns, mp_end_status_t end)
 {
-	if (!cap->seeked)
+	if (!cap->seeked && (cap->next_index || cap->blocks_read))
 		return MP_EUSAGE;
 	cap->stop_set = 1;
 	cap->stop_ns = after_ns;

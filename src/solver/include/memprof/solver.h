@@ -316,6 +316,15 @@ int mp_solver_seed_totals(mp_solver_t *s, const mp_solver_seed_t *totals);
  * fragmentation are unknown; seed from an earlier state), else 0. */
 int mp_solver_seed_missed(const mp_solver_t *s);
 
+/* After mp_solver_finish of both: dst's results for memory id `id` become
+ * src's, and src's become dst's (the two swap that id's state). A report
+ * seeks from a late checkpoint while a memory id peaked before it (a
+ * program's early mappings): a second solver, read from the start up to
+ * that early peak, gives that id's peak and breakdown, the seeded one the
+ * rest. Returns 0, MP_EUSAGE (not both finished) or MP_ENOTFOUND (the id
+ * missing from either). */
+int mp_solver_swap_memory(mp_solver_t *dst, mp_solver_t *src, uint32_t id);
+
 /* Bytes the solver holds now (live maps, indexes, groups, results). */
 size_t mp_solver_memory_bytes(const mp_solver_t *s);
 

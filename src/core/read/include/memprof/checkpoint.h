@@ -125,10 +125,11 @@ int mp_capture_checkpoint_at(mp_capture_t *cap, const mp_capture_round_end_t *re
  * (mp_solver_seed). */
 int mp_capture_seek(mp_capture_t *cap, const mp_checkpoint_t *ck, mp_diag_t *diag);
 
-/* After mp_capture_seek: end the read before the first event later than
+/* Before any event is read (after mp_capture_seek, or without one: a read
+ * from the start): end the read before the first event later than
  * after_ns (what the caller needs is up to there: a peak), the source
  * then saying it ended as `end` (the capture's SUMMARY knows). 0 or
- * MP_EUSAGE (no seek). */
+ * MP_EUSAGE (the capture has been read from already). */
 int mp_capture_seek_stop(mp_capture_t *cap, uint64_t after_ns, mp_end_status_t end);
 
 #endif
