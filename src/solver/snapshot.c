@@ -173,7 +173,9 @@ int mp_snapshot_run_from(mp_source_t *src, const mp_checkpoint_t *from, const mp
 			goto out;
 		}
 	qsort(ord, n, sizeof(*ord), by_index);
-	if (n && (rc = mp_source_rewind(src, diag)) < 0)
+	/* a sought source is read from its checkpoint as it stands: its
+	 * rewind would pass over every block before it again, inflated */
+	if (n && !from && (rc = mp_source_rewind(src, diag)) < 0)
 		goto out;
 	while (next < n && more > 0) {
 		size_t got = 0;
