@@ -14,8 +14,11 @@
 # is 64) or 16 rounds. Then, for `report --peak --json` and
 # `report --peak --oom --leaks --json`: wall and CPU time and peak RSS
 # (GNU time) of the seek and of --full-replay, the ratio, and whether the
-# two outputs are the same bytes. KEEP=1 reuses the capture; FULL=0 skips
-# the full replay (1 G events: minutes).
+# two outputs are the same bytes; then `plot --chart breakdown` and
+# `plot --chart map` (the map at the peak) of the seek and of --replay,
+# and whether the two SVGs are the same bytes. KEEP=1 reuses the capture;
+# FULL=0 skips the full replay (1 G events: minutes); PLOT=0 skips the
+# plots.
 # On a shared machine the wall time measures the neighbours too: the load
 # is printed, and CPU time (user + system) is the fairer figure.
 # Targets (issue 43): 100 M events, report --peak >= 10x faster than the
@@ -46,11 +49,12 @@ else
 		"a checkpoint every $CKPT_MB MiB or 16 rounds, tags: ${TAGS:-0}"
 fi
 
-# run NAME ARGS...: one report, its figures into $WORK/bench-seek-NAME.*
+# run NAME COMMAND ARGS...: one report or plot, its figures into
+# $WORK/bench-seek-NAME.*
 run() {
 	name=$1
 	shift
-	MEMPROF_SEEK_SAY=1 /usr/bin/time -f '%e %M %U %S' -o "$WORK/bench-seek-$name.time" "$MEMPROF" report "$@" "$cap" \
+	MEMPROF_SEEK_SAY=1 /usr/bin/time -f '%e %M %U %S' -o "$WORK/bench-seek-$name.time" "$MEMPROF" "$@" "$cap" \
 		>"$WORK/bench-seek-$name.out" 2>"$WORK/bench-seek-$name.err"
 	read -r wall rss user sys <"$WORK/bench-seek-$name.time"
 	cpu=$(echo "$user + $sys" | bc)
@@ -63,12 +67,24 @@ for args in "--peak --json" "--peak --oom --leaks --json"; do
 	echo
 	echo "== report $args =="
 	# shellcheck disable=SC2086 # the arguments are words
-	run seek $args
+	run seek report $args
 	[ "${FULL:-1}" = 1 ] || continue
 	# shellcheck disable=SC2086
-	run full $args --full-replay
+	run full report $args --full-replay
 	if cmp -s "$WORK/bench-seek-seek.out" "$WORK/bench-seek-full.out"; then same=yes; else same=NO; fi
 	echo "  full / seek: $(echo "scale=1; $full_wall / $seek_wall" | bc)x wall," \
 		"$(echo "scale=1; $full_cpu / $seek_cpu" | bc)x cpu; same output: $same"
 done
+for chart in breakdown map; do
+	[ "${PLOT:-1}" = 1 ] || break
+	echo
+	echo "== plot --chart $chart =="
+	run seek plot --chart "$chart" -o "$WORK/bench-seek-seek.svg"
+	[ "${FULL:-1}" = 1 ] || continue
+	run full plot --chart "$chart" --replay -o "$WORK/bench-seek-full.svg"
+	if cmp -s "$WORK/bench-seek-seek.svg" "$WORK/bench-seek-full.svg"; then same=yes; else same=NO; fi
+	echo "  full / seek: $(echo "scale=1; $full_wall / $seek_wall" | bc)x wall," \
+		"$(echo "scale=1; $full_cpu / $seek_cpu" | bc)x cpu; same SVG: $same"
+done
+rm -f "$WORK/bench-seek-seek.svg" "$WORK/bench-seek-full.svg"
 [ "${KEEP:-0}" = 1 ] || rm -f "$cap"

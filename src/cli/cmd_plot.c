@@ -6,6 +6,7 @@
 #include "options.h"
 #include "plot_out.h"
 #include "plot_rounds.h"
+#include "report_seek.h"
 #include "runs.h"
 
 #include <memprof/plot.h>
@@ -52,7 +53,9 @@ static void usage(FILE *out)
 		"                (captures since format 2.5 keep, per round of about 90 ms,\n"
 		"                what the timeline draws: one of 2 million events or more is\n"
 		"                drawn from those in a moment, whatever its length; --replay\n"
-		"                draws fragmentation, phases and the peak's largest group too)\n"
+		"                draws fragmentation, phases and the peak's largest group too);\n"
+		"                the breakdown and the maps from every event, not from the\n"
+		"                capture's checkpoint before the peak (--full-replay: the same)\n"
 		"  --rounds      the timeline from the rounds also for a shorter capture\n"
 		"  --top N       bars of the breakdown (default 12; the rest in one bar)\n"
 		"  --oom-maps N  maps of failed allocations per memory id (default 4)\n"
@@ -170,7 +173,8 @@ int cmd_plot(int argc, char **argv)
 		{"top", required_argument, NULL, O_TOP},   {"oom-maps", required_argument, NULL, O_OOM_MAPS},
 		{"tree", required_argument, NULL, O_TREE}, {"min-percent", required_argument, NULL, O_MIN_PERCENT},
 		{"diff", no_argument, &a.diff, 1},         {"replay", no_argument, &a.replay, 1},
-		{"rounds", no_argument, &a.rounds, 1},     {NULL, 0, NULL, 0},
+		{"rounds", no_argument, &a.rounds, 1},     {"full-replay", no_argument, &a.replay, 1},
+		{NULL, 0, NULL, 0},
 	};
 	mp_solver_options_t sopt;
 	cli_input_args_t in = {0};
@@ -229,6 +233,11 @@ int cmd_plot(int argc, char **argv)
 	}
 	if (rc == CLI_ROUNDS_NONE)
 		rc = MP_EXIT_OK;
+	/* the breakdown and the maps of a long capture from its checkpoint
+	 * before the peak (and the first failure, for the OOM maps), as
+	 * report's (report_seek.c, plot_seek.c); --replay: every event */
+	if (a.po.charts && !(a.po.charts & ~(unsigned)(MP_PLOT_BREAKDOWN | MP_PLOT_MAP)) && !a.flame && !a.replay && !in.steps_set)
+		io.seek = CLI_SEEK | ((a.po.charts & MP_PLOT_MAP) ? CLI_SEEK_OOM : 0);
 	if (rc == MP_EXIT_OK)
 		rc = cli_inputs_open(&ci, runs.files, runs.nfiles, &io);
 	if (rc == MP_EXIT_OK && ci.n == 0) {

@@ -349,6 +349,7 @@ static int analyse(cli_inputs_t *ci, int i, const char *path, const cli_inputs_o
 			return cli_input_fail(diag, path, err);
 		mp_source_close(ci->sources[i]);
 		ci->sources[i] = sought;
+		ci->sought[i] = 1;
 	} else if (!(ci->solvers[i] = mp_solver_new(o->solver))) {
 		mp_cli_error("out of memory");
 		return MP_EXIT_FAILURE;
@@ -384,7 +385,8 @@ int cli_inputs_init(cli_inputs_t *ci, int nfiles)
 	ci->paths = calloc((size_t)nfiles, sizeof(*ci->paths));
 	ci->functions = calloc((size_t)nfiles, sizeof(*ci->functions));
 	ci->trees = calloc((size_t)nfiles, sizeof(*ci->trees));
-	if (!ci->in || !ci->solvers || !ci->sources || !ci->paths || !ci->functions || !ci->trees) {
+	ci->sought = calloc((size_t)nfiles, sizeof(*ci->sought));
+	if (!ci->in || !ci->solvers || !ci->sources || !ci->paths || !ci->functions || !ci->trees || !ci->sought) {
 		mp_cli_error("out of memory");
 		return MP_EXIT_FAILURE;
 	}
@@ -433,6 +435,7 @@ void cli_inputs_release(cli_inputs_t *ci, int i)
 	ci->trees[i] = NULL;
 	ci->solvers[i] = NULL;
 	ci->sources[i] = NULL;
+	ci->sought[i] = 0;
 	ci->in[i].solver = NULL;
 	ci->in[i].source = NULL;
 }
@@ -452,5 +455,6 @@ void cli_inputs_close(cli_inputs_t *ci)
 	free(ci->paths);
 	free(ci->functions);
 	free(ci->trees);
+	free(ci->sought);
 	memset(ci, 0, sizeof(*ci));
 }

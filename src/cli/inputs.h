@@ -103,6 +103,7 @@ typedef struct cli_inputs {
 	mp_functions_t **functions;  /* owned; NULL where none */
 	mp_calltree_t **trees;       /* owned; NULL where none (without --tree) */
 	const char **paths;          /* borrowed from argv or the sources */
+	unsigned char *sought;       /* 1: solved from a checkpoint (o->seek), its source read from there */
 } cli_inputs_t;
 
 /* Open files[0..nfiles) as report does: xplane inputs grouped, captures

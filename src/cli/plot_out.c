@@ -98,7 +98,8 @@ static int function_bars(mp_functions_t *f, mp_plot_function_bars_t **out, size_
  * layout asks, the analysis side reads (memprof/replay.h), the layout
  * draws it. *rp[i] the caller's (mp_replay_free). Returns 0 or an error,
  * diag filled. */
-static int plot_reads(mp_plot_input_t *in, mp_replay_t *rp, int n, const mp_plot_options_t *o, mp_diag_t *diag)
+static int plot_reads(mp_plot_input_t *in, const cli_inputs_t *ci, mp_replay_t *rp, int n, const mp_plot_options_t *o,
+		      mp_diag_t *diag)
 {
 	int rc = 0;
 
@@ -107,7 +108,8 @@ static int plot_reads(mp_plot_input_t *in, mp_replay_t *rp, int n, const mp_plot
 		size_t nt = 0;
 		int marks = 0;
 		if ((rc = mp_plot_capture_reads(&in[i], o, &t, &nt, &marks)) == 0)
-			rc = mp_replay_read(in[i].source, in[i].name, t, nt, marks, &rp[i], diag);
+			rc = ci->sought[i] ? cli_plot_seek_reads(ci->paths[i], in[i].solver, t, nt, marks, &rp[i], diag)
+					   : mp_replay_read(in[i].source, in[i].name, t, nt, marks, &rp[i], diag);
 		else
 			mp_diag_set(diag, rc, -1, -1, "out of memory");
 		free(t);
@@ -147,7 +149,7 @@ int cli_plot_write(const cli_inputs_t *ci, const mp_plot_options_t *o, const cha
 		in[i].functions = fg[i];
 	}
 	cli_picture_font_check(path);
-	err = plot_reads(in, rp, ci->n, o, &diag);
+	err = plot_reads(in, ci, rp, ci->n, o, &diag);
 	if (err == 0)
 		err = mp_plot_capture(&scene, in, (size_t)ci->n, o, mp_render_measure(), &diag);
 	if (err == 0)

@@ -18,6 +18,15 @@ int cli_plot_write(const cli_inputs_t *ci, const mp_plot_options_t *o, const cha
  * id with a peak, into path. Returns an exit code; failures are printed. */
 int cli_plot_flame(const cli_inputs_t *ci, int kind, const mp_plot_options_t *o, const char *path);
 
+/* What the picture reads besides the solver (memprof/replay.h) of the
+ * capture at path whose solver s was sought from a checkpoint (inputs.h:
+ * ci->sought): from a source of its own, read from the last checkpoint
+ * with its blocks' tags before the earliest target (plot_seek.c), else
+ * from the first event. *out: the caller's (mp_replay_free). Returns 0 or
+ * an error, diag filled. */
+int cli_plot_seek_reads(const char *path, const mp_solver_t *s, const mp_snapshot_target_t *t, size_t nt, int marks,
+			mp_replay_t *out, mp_diag_t *diag);
+
 /* Warn (once a run) when the charts' font is not installed: the picture
  * is drawn with another, and its bytes then depend on the machine. */
 void cli_picture_font_check(const char *path);

@@ -22,6 +22,19 @@
 #include <string.h>
 #include <sys/stat.h>
 
+int cli_seek_checkpoint_before(mp_capture_t *cap, const mp_capture_round_end_t *re, size_t n, uint64_t ns, uint32_t need,
+			       mp_checkpoint_t *ck, mp_diag_t *diag)
+{
+	for (size_t i = n; i-- > 0;) {
+		int rc = re[i].horizon_ns <= ns ? mp_capture_checkpoint_at(cap, &re[i], ck, diag) : 0;
+		if (rc < 0 || (rc == 1 && (!need || (ck->flags & need))))
+			return rc;
+		if (rc == 1)
+			mp_checkpoint_free(ck);
+	}
+	return 0;
+}
+
 /* The index of the event of memory id `mem` at time `ns` where its live
  * regions first hold `bytes` (a checkpoint's reserved peak): read from the
  * last checkpoint at or before it (one interval of events, no solver), the
@@ -34,17 +47,14 @@ static uint64_t reserved_index(const char *path, const mp_capture_round_end_t *r
 	mp_source_t *src = NULL;
 	mp_diag_t diag = {0};
 	uint64_t found = UINT64_MAX;
-	size_t i;
 	int rc = 0;
 
 	memset(&ck, 0, sizeof(ck));
 	mp_live_regions_init(&rs);
 	if (mp_capture_open_source(&src, path, &diag) < 0)
 		goto out;
-	for (i = n; i-- > 0 && rc != 1;) /* the last good one at or before ns (one at 0 else) */
-		if (re[i].horizon_ns <= ns &&
-		    (rc = mp_capture_checkpoint_at(mp_capture_from_source(src), &re[i], &ck, &diag)) < 0)
-			goto out;
+	if ((rc = cli_seek_checkpoint_before(mp_capture_from_source(src), re, n, ns, 0, &ck, &diag)) < 0)
+		goto out; /* the last good one at or before ns (one at 0 else) */
 	if (rc == 1) {
 		for (size_t k = 0; k < ck.nregions; k++) {
 			size_t pos;

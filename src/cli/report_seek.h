@@ -2,6 +2,7 @@
 #ifndef MEMPROF_CLI_REPORT_SEEK_H
 #define MEMPROF_CLI_REPORT_SEEK_H
 
+#include <memprof/checkpoint.h>
 #include <memprof/solver.h>
 #include <memprof/source.h>
 
@@ -18,5 +19,11 @@
 enum { CLI_SEEK = 1, CLI_SEEK_OOM = 2, CLI_SEEK_LEAKS = 4 }; /* what the report shows */
 int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp_source_t **src_out,
 		   mp_solver_t **solver_out, mp_diag_t *diag);
+
+/* The last good checkpoint of round ends re[0..n) whose horizon is at or
+ * before ns and whose flags have one of `need` (0: any): 1 and *ck (owned:
+ * mp_checkpoint_free), 0 when none, or an error. Before cap is read. */
+int cli_seek_checkpoint_before(mp_capture_t *cap, const mp_capture_round_end_t *re, size_t n, uint64_t ns, uint32_t need,
+			       mp_checkpoint_t *ck, mp_diag_t *diag);
 
 #endif

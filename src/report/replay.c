@@ -220,6 +220,12 @@ static int keep_snapshot(void *ctx, size_t target, const mp_snapshot_t *snap)
 int mp_replay_read(mp_source_t *src, const char *name, const mp_snapshot_target_t *targets, size_t nt, int marks,
 		   mp_replay_t *out, mp_diag_t *diag)
 {
+	return mp_replay_read_from(src, NULL, name, targets, nt, marks, out, diag);
+}
+
+int mp_replay_read_from(mp_source_t *src, const struct mp_checkpoint *from, const char *name,
+			const mp_snapshot_target_t *targets, size_t nt, int marks, mp_replay_t *out, mp_diag_t *diag)
+{
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -227,7 +233,7 @@ int mp_replay_read(mp_source_t *src, const char *name, const mp_snapshot_target_
 		if (!(out->maps = calloc(nt, sizeof(*out->maps))))
 			return MP_ENOMEM;
 		out->nmaps = nt;
-		rc = mp_snapshot_run(src, targets, nt, keep_snapshot, out->maps, diag);
+		rc = mp_snapshot_run_from(src, from, targets, nt, keep_snapshot, out->maps, diag);
 		if (rc < 0 && diag && !diag->file[0])
 			mp_diag_set_file(diag, name);
 	}

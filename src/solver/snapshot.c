@@ -5,6 +5,7 @@
  * the solver's rules, with the op in the group field and the region type
  * in pend, without the fragmentation index: the map's picture is sorted
  * once per target instead. */
+#include <memprof/checkpoint.h>
 #include <memprof/live.h>
 #include <memprof/snapshot.h>
 #include <memprof/vec.h>
@@ -110,8 +111,38 @@ static int take(snap_mem_t *m, const mp_event_t *ev, size_t target, mp_snapshot_
 
 enum { BATCH = 4096 };
 
+/* m's blocks and regions at checkpoint ck, as the replay before it left
+ * them: a block's footprint, op and region type; the regions by base. */
+static int seed(snap_mem_t *m, const mp_checkpoint_t *ck)
+{
+	for (size_t i = 0; i < ck->nmemories; i++) {
+		const mp_checkpoint_memory_t *cm = &ck->memories[i];
+		for (size_t k = 0; cm->id == m->id && k < cm->nblocks; k++) {
+			const mp_checkpoint_block_t *b = &cm->blocks[k];
+			int rc = mp_live_alloc(&m->live, b->address, b->bytes, b->op == LM_EMPTY ? 0 : b->op, b->region);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	for (size_t i = 0; i < ck->nregions; i++) {
+		size_t pos;
+		uint64_t end;
+		int rc = ck->regions[i].memory != m->id ? 0
+			 : mp_live_region_add(&m->reg, ck->regions[i].base, ck->regions[i].end - ck->regions[i].base, &pos, &end);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 int mp_snapshot_run(mp_source_t *src, const mp_snapshot_target_t *targets, size_t n, mp_snapshot_fn fn, void *ctx,
 		    mp_diag_t *diag)
+{
+	return mp_snapshot_run_from(src, NULL, targets, n, fn, ctx, diag);
+}
+
+int mp_snapshot_run_from(mp_source_t *src, const mp_checkpoint_t *from, const mp_snapshot_target_t *targets, size_t n,
+			 mp_snapshot_fn fn, void *ctx, mp_diag_t *diag)
 {
 	order_t *ord = calloc(n ? n : 1, sizeof(*ord));
 	snap_mem_t *mem = calloc(n ? n : 1, sizeof(*mem));
@@ -136,8 +167,15 @@ int mp_snapshot_run(mp_source_t *src, const mp_snapshot_target_t *targets, size_
 			nmem++;
 		}
 	}
+	for (size_t j = 0; from && j < nmem; j++)
+		if ((rc = seed(&mem[j], from)) < 0) {
+			mp_diag_set(diag, rc, -1, -1, "out of memory");
+			goto out;
+		}
 	qsort(ord, n, sizeof(*ord), by_index);
-	if (n && (rc = mp_source_rewind(src, diag)) < 0)
+	/* a sought source is read from its checkpoint as it stands: its
+	 * rewind would pass over every block before it again, inflated */
+	if (n && !from && (rc = mp_source_rewind(src, diag)) < 0)
 		goto out;
 	while (next < n && more > 0) {
 		size_t got = 0;

@@ -59,6 +59,12 @@ typedef struct mp_replay {
 int mp_replay_read(mp_source_t *src, const char *name, const mp_snapshot_target_t *targets, size_t nt, int marks,
 		   mp_replay_t *out, mp_diag_t *diag);
 
+/* mp_replay_read of a capture sought to checkpoint `from` and not read
+ * since (mp_capture_seek): the snapshots by mp_snapshot_run_from; the
+ * marks, when asked, only from there. from NULL: mp_replay_read. */
+int mp_replay_read_from(mp_source_t *src, const struct mp_checkpoint *from, const char *name,
+			const mp_snapshot_target_t *targets, size_t nt, int marks, mp_replay_t *out, mp_diag_t *diag);
+
 /* Frees what r holds and empties it; r may be empty. */
 void mp_replay_free(mp_replay_t *r);
 

@@ -63,6 +63,18 @@ typedef int (*mp_snapshot_fn)(void *ctx, size_t target, const mp_snapshot_t *sna
 int mp_snapshot_run(mp_source_t *src, const mp_snapshot_target_t *targets, size_t n, mp_snapshot_fn fn, void *ctx,
 		    mp_diag_t *diag);
 
+/* mp_snapshot_run of a capture sought to checkpoint `from` and not read
+ * since (mp_capture_seek; issue 43; src is not rewound: a sought
+ * capture's rewind inflates every block before the checkpoint again):
+ * the live sets start as the checkpoint's
+ * blocks (footprint, op, region type: one with MP_CKPT_F_TAGS or
+ * MP_CKPT_F_UNTAGGED) and regions, then src's events from there apply;
+ * every target must be at or after its horizon. from NULL: as
+ * mp_snapshot_run. */
+struct mp_checkpoint;
+int mp_snapshot_run_from(mp_source_t *src, const struct mp_checkpoint *from, const mp_snapshot_target_t *targets,
+			 size_t n, mp_snapshot_fn fn, void *ctx, mp_diag_t *diag);
+
 #ifdef __cplusplus
 }
 #endif
