@@ -65,7 +65,7 @@ int mp__tally_put_round(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon)
 		n += t->mem[i].r_last_ns != UINT64_MAX;
 	body->len = 0;
 	if ((rc = put(body, 0)) || (rc = put(body, horizon)) || (rc = put(body, t->round_start)) ||
-	    (rc = put(body, (uint64_t)(t->step << 1) ^ (uint64_t)(t->step >> 63))) || (rc = put(body, t->events)) ||
+	    (rc = put(body, ((uint64_t)t->step << 1) ^ (uint64_t)(t->step >> 63))) || (rc = put(body, t->events)) ||
 	    (rc = put(body, n)))
 		return rc;
 	for (i = 0; i < t->nmem; i++) {
@@ -79,7 +79,7 @@ int mp__tally_put_round(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon)
 		v[MP_ROUNDF_MIN_NS] = m->r_min_ns;
 		v[MP_ROUNDF_MAX] = m->r_max;
 		v[MP_ROUNDF_MAX_NS] = m->r_max_ns;
-		v[MP_ROUNDF_MAX_STEP] = (uint64_t)(m->r_max_step << 1) ^ (uint64_t)(m->r_max_step >> 63);
+		v[MP_ROUNDF_MAX_STEP] = ((uint64_t)m->r_max_step << 1) ^ (uint64_t)(m->r_max_step >> 63);
 		v[MP_ROUNDF_FIRST_NS] = m->r_first_ns;
 		v[MP_ROUNDF_LAST_NS] = m->r_last_ns;
 		v[MP_ROUNDF_RESERVED] = m->reserved;
