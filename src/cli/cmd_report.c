@@ -214,6 +214,10 @@ static int check_combinations(const report_args_t *a)
 		mp_cli_error("--min-percent applies to --tree");
 		return MP_EXIT_USAGE;
 	}
+	if (a->from_set && (a->compat || a->in.steps_set)) {
+		mp_cli_error("--from-event cannot be combined with %s", a->compat ? "--compat" : "--steps");
+		return MP_EXIT_USAGE;
+	}
 	if (a->picture && a->compat) {
 		mp_cli_error("%s cannot be combined with --compat (the charts show memprof's figures)", a->picture_opt);
 		return MP_EXIT_USAGE;
@@ -375,8 +379,10 @@ static int write_report(const report_args_t *a, const cli_inputs_t *ci, const cl
 		}
 		if (!a->functions_only) {
 			cli_runs_print(stdout, runs, a->all_processes);
-			for (size_t i = 0; i < n; i++)
+			for (size_t i = 0; i < n; i++) {
 				cli_keep_print(stdout, ci->paths[i]);
+				cli_window_print(stdout, &ci->in[i]);
+			}
 			err = mp_report_text(stdout, ci->in, n, &a->ropt);
 		}
 		if (!err)
