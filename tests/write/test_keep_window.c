@@ -82,21 +82,30 @@ static void write_both(void)
 		assert_int_equal(mp_writer_close(w[k]), 0);
 }
 
+/* The file at p as a string (owned). */
+static char *slurp(const char *p)
+{
+	FILE *fp = fopen(p, "r");
+	char *buf = calloc(1, 1 << 22);
+	size_t n;
+
+	assert_non_null(fp);
+	assert_non_null(buf);
+	n = fread(buf, 1, (1 << 22) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	return buf;
+}
+
 /* `memprof report --json ARGS path` into a string (owned), "file" cut out. */
 static char *report(const char *args, const char *path)
 {
 	char cmd[1024], out[200], *buf, *f, *e;
-	FILE *fp;
-	size_t n;
 
 	snprintf(out, sizeof(out), "%s/report.json", dir);
 	snprintf(cmd, sizeof(cmd), "MEMPROF_SEEK_SAY=0 '%s' report --json %s '%s' > '%s'", MP_MEMPROF_BIN, args, path, out);
 	assert_int_equal(system(cmd), 0);
-	assert_non_null(fp = fopen(out, "r"));
-	assert_non_null(buf = calloc(1, 1 << 22));
-	n = fread(buf, 1, (1 << 22) - 1, fp);
-	fclose(fp);
-	buf[n] = '\0';
+	buf = slurp(out);
 	/* "file": "...", the only field naming the file */
 	assert_non_null(f = strstr(buf, "\"file\": \""));
 	assert_non_null(e = strchr(f + 9, '"'));
@@ -119,7 +128,7 @@ static void test_keep_window(void **state)
 	mp_keep_run_t *k;
 	mp_checkpoint_t ck;
 	mp_diag_t diag;
-	char args[200], *a, *b;
+	char args[400], *a, *b;
 	uint64_t n, rounds_before, window_allocs;
 	const char *modes[] = {"", "--oom", "--leaks", "--breakdown"};
 
@@ -160,6 +169,15 @@ static void test_keep_window(void **state)
 		free(a);
 		free(b);
 	}
+	/* the text says where the window starts and what its figures cover */
+	snprintf(args, sizeof(args), "'%s' report '%s' > '%s/report.txt'", MP_MEMPROF_BIN, kept, dir);
+	assert_int_equal(system(args), 0);
+	snprintf(args, sizeof(args), "%s/report.txt", dir);
+	a = slurp(args);
+	snprintf(args, sizeof(args), "after the run's first %llu events", (unsigned long long)n);
+	assert_non_null(strstr(a, args));
+	assert_null(strstr(a, "until report starts"));
+	free(a);
 	/* the window's report is not the whole capture's */
 	a = report("", full);
 	assert_int_equal(field(a, "allocations"), ROUNDS * PER + 1);
