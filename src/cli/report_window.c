@@ -378,6 +378,9 @@ int cli_window_solve(const char *path, const mp_solver_options_t *opt, int from_
 		if (!mp_keep_is_run(path) || (rc = kept_window(path, &src, &b, start, diag)) <= 0)
 			goto out;
 	} else {
+		if (mp_keep_is_run(path)) /* (its events start at its checkpoint, not at the process's start) */
+			return mp_diag_set(diag, MP_EUSAGE, -1, -1,
+					   "--from-event applies to full captures: a kept run's window starts at its checkpoint");
 		if (!(w = calloc(1, sizeof(*w))))
 			return mp_diag_set(diag, MP_ENOMEM, -1, -1, "out of memory");
 		w->base.ops = &w_ops;

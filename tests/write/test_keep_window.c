@@ -178,6 +178,11 @@ static void test_keep_window(void **state)
 	assert_non_null(strstr(a, args));
 	assert_null(strstr(a, "until report starts"));
 	free(a);
+	/* --from-event: of a full capture, within its events (2: usage) */
+	snprintf(args, sizeof(args), "'%s' report --from-event 5 '%s' > /dev/null 2>&1", MP_MEMPROF_BIN, kept);
+	assert_int_equal(WEXITSTATUS(system(args)), 2);
+	snprintf(args, sizeof(args), "'%s' report --from-event 478004 '%s' > /dev/null 2>&1", MP_MEMPROF_BIN, full);
+	assert_int_equal(WEXITSTATUS(system(args)), 2);
 	/* the window's report is not the whole capture's */
 	a = report("", full);
 	assert_int_equal(field(a, "allocations"), ROUNDS * PER + 1);
