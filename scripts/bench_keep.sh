@@ -8,7 +8,12 @@
 # (KEEP/8, at least 2 MiB); then records the same program in full and
 # prints both whole-run peaks (the kept run's from its whole-run file, the
 # full capture's from `report`): they must be equal. Also the whole-run
-# file's size per hour of recording.
+# file's size per hour of recording. Then the kept window's `report
+# --json` against the full capture's `report --json --from-event N` (N:
+# the events before the window's first checkpoint, which `report` of the
+# kept run prints): equal but for what names the run (paths, pids) and the
+# times (two runs of one program: the same events, not at the same
+# nanoseconds; the "*_ns" fields are cut before comparing).
 #
 # The issue's target is a 10-minute run; the default here is OPS=40000000
 # operations (about 41 M events, 160 MB of full capture, 2.5 times a
@@ -57,9 +62,23 @@ last=$(ls "$whole.d" | tail -1)
 fbytes=$(du -sb "$tmp/full" | cut -f1)
 kpeak=$("$bin" report "$tmp/kept" 2>/dev/null | sed -n "s/.*memory 0 'host': peak \([0-9]*\) B.*/\1/p" | head -1)
 fpeak=$("$bin" report "$tmp/full" 2>/dev/null | sed -n 's/^  peak in use *\([0-9]*\) B.*/\1/p' | head -1)
+n=$("$bin" report "$tmp/kept" 2>/dev/null | sed -n "s/.*after the run's first \([0-9]*\) events.*/\1/p" | head -1)
+wmatch="no window after the process's start"
+if [ -n "$n" ]; then
+	# what names the run (paths, pids) and the times
+	strip() { grep -v -e '"file":' -e '"path":' -e '"capture":' -e '"pid":' -e '"ppid":' -e '_ns":'; }
+	"$bin" report --json "$tmp/kept" 2>/dev/null | strip >"$tmp/kw.json"
+	"$bin" report --json --from-event "$n" "$tmp/full" 2>/dev/null | strip >"$tmp/fw.json"
+	if cmp -s "$tmp/kw.json" "$tmp/fw.json"; then
+		wmatch="equal ($(wc -l <"$tmp/kw.json") lines; paths, pids and times cut)"
+	else
+		wmatch="DIFFERENT ($(diff "$tmp/kw.json" "$tmp/fw.json" | grep -c '^[<>]') lines differ)"
+	fi
+fi
 
 echo "# record --keep $keep, alloc_bench -t 1 -n $ops -S 7 ($(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg))"
 echo "run directory, largest of $samples samples (0.5 s apart): $max B; bound + one segment: $((bound + seg)) B ($( [ "$max" -le $((bound + seg)) ] && echo within || echo ABOVE))"
 echo "segments kept at the end: $nseg (newest $last); full capture of the same program: $fbytes B"
 echo "whole-run file: $wbytes B for $(echo "$end $start" | awk '{printf "%.1f", $1-$2}') s of recording: $(echo "$wbytes $end $start" | awk '{printf "%.0f", $1/($2-$3)*3600}') B per hour"
 echo "whole-run peak (kept run's whole-run file): $kpeak B; full capture's peak: $fpeak B ($( [ "$kpeak" = "$fpeak" ] && echo equal || echo DIFFERENT))"
+echo "kept window (from event ${n:-0}): report --json against the full capture's --from-event: $wmatch"

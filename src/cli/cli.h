@@ -63,5 +63,9 @@ int mp_cli_find_demo(char *out, size_t size);
  * prints before the window's report (its segments, where it starts, the
  * whole run's figures); nothing for another input. 0. */
 int cli_keep_print(FILE *out, const char *path);
+/* report_keep.c: for a window of a full capture (report --from-event),
+ * the line report prints before its figures, saying what they cover. */
+struct mp_report_input;
+void cli_window_print(FILE *out, const struct mp_report_input *in);
 
 #endif

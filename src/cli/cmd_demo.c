@@ -73,7 +73,7 @@ static int draw_charts(char *capture)
 	size_t len = strlen(capture);
 	mp_solver_options_t so;
 	mp_xplane_input_options_t xin = {NULL, 0};
-	cli_inputs_options_t io = {&so, &xin, NULL, 0, 0, NULL, 0, 0, 0};
+	cli_inputs_options_t io = {.solver = &so, .xplane = &xin};
 	mp_plot_options_t tl = {.charts = MP_PLOT_TIMELINE};
 	mp_plot_options_t oom = {.charts = MP_PLOT_MAP, .max_oom_maps = 1, .failures_only = 1};
 	cli_inputs_t ci;

@@ -33,7 +33,7 @@ static void usage(FILE *out)
 		"                      [--tree[=peak|leaks|allocated] [--min-percent P]]\n"
 		"                      [--device ID] [--steps A:B] [--top N] [--points N]\n"
 		"                      [--compat=xprof] [--run NAME] [--pid N | --process all]\n"
-		"                      [--all-processes] [--full-replay]\n"
+		"                      [--all-processes] [--full-replay] [--from-event N]\n"
 		"                      [--json | --csv]\n"
 		"                      [--svg OUT.svg | --png OUT.png | --html OUT.html]\n"
 		"                      [--all-frames] [--user-code LIST]\n"
@@ -72,6 +72,10 @@ static void usage(FILE *out)
 		"  --full-replay replay every event: a long capture's --peak, --breakdown,\n"
 		"                --leaks and --oom are otherwise read from its last checkpoint\n"
 		"                before the moment they need (the same output, docs/report.md)\n"
+		"  --from-event N  the window of a capture after its first N events: the state\n"
+		"                then (live blocks, regions) and the events after; counters\n"
+		"                count the window's events (a kept run's window is the window\n"
+		"                from its first checkpoint's N, which report prints)\n"
 		"  --all-frames  PyTorch snapshots: an allocation's op is its innermost frame,\n"
 		"                even inside torch/ or the standard library (docs/torch.md);\n"
 		"                captures: --by-function's function too (not only your code's)\n"
@@ -105,6 +109,8 @@ typedef struct report_args {
 	const char *picture, *picture_opt; /* --svg/--png/--html and which */
 	int format;                        /* O_JSON, O_CSV or 0: text */
 	int compat, by_function, min_percent_set, all_processes, full_replay;
+	int from_set;                      /* --from-event N */
+	uint64_t from_event;
 	int tree;                          /* --tree's mp_tree_kind_t, -1: none */
 	double min_percent;
 	int functions_only;                /* --by-function or --tree alone: only those in text */
@@ -113,7 +119,7 @@ typedef struct report_args {
 } report_args_t;
 
 enum { O_PEAK = 256, O_TIMELINE, O_BREAKDOWN, O_LEAKS, O_OOM, O_TOP, O_POINTS, O_JSON, O_CSV, O_COMPAT, O_SVG, O_PNG,
-       O_HTML, O_TREE, O_MIN_PERCENT };
+       O_HTML, O_TREE, O_MIN_PERCENT, O_FROM_EVENT };
 
 /* --svg, --png or --html OUT (c): one picture, its name ending as its format. */
 static int picture_option(report_args_t *a, int c, const char *arg)
@@ -150,6 +156,16 @@ static int report_option(void *ctx, int c, const char *arg)
 			return MP_EXIT_USAGE;
 		}
 		break;
+	case O_FROM_EVENT: {
+		char *end;
+		a->from_event = strtoull(arg, &end, 10);
+		if (!*arg || *end || *arg == '-') {
+			mp_cli_error("invalid --from-event '%s' (expected an event count)", arg);
+			return MP_EXIT_USAGE;
+		}
+		a->from_set = 1;
+		break;
+	}
 	case O_MIN_PERCENT:
 		a->min_percent_set = 1;
 		return cli_parse_min_percent(arg, &a->min_percent);
@@ -198,6 +214,10 @@ static int check_combinations(const report_args_t *a)
 		mp_cli_error("--min-percent applies to --tree");
 		return MP_EXIT_USAGE;
 	}
+	if (a->from_set && (a->compat || a->in.steps_set)) {
+		mp_cli_error("--from-event cannot be combined with %s", a->compat ? "--compat" : "--steps");
+		return MP_EXIT_USAGE;
+	}
 	if (a->picture && a->compat) {
 		mp_cli_error("%s cannot be combined with --compat (the charts show memprof's figures)", a->picture_opt);
 		return MP_EXIT_USAGE;
@@ -220,6 +240,7 @@ static int parse_args(report_args_t *a, int argc, char **argv)
 		{"all-processes", no_argument, &a->all_processes, 1},
 		{"full-replay", no_argument, &a->full_replay, 1},
 		{"tree", optional_argument, NULL, O_TREE}, {"min-percent", required_argument, NULL, O_MIN_PERCENT},
+		{"from-event", required_argument, NULL, O_FROM_EVENT},
 		{NULL, 0, NULL, 0},
 	};
 	cli_parser_t p = {.command = "report", .usage = usage, .shortopts = "h", .own = longopts,
@@ -263,6 +284,10 @@ static void plan(report_args_t *a, cli_inputs_options_t *io)
 	io->functions = (a->by_function & 1) ? 1 : a->by_function ? 2 : 0;
 	io->tree = a->tree + 1;
 	io->tree_min_percent = a->min_percent;
+	/* (issue 43) a window: a kept run's, or --from-event's */
+	io->window = !a->compat && !s->steps_set;
+	io->from_set = a->from_set;
+	io->from_event = a->from_event;
 	/* (issue 43) sections a seed from a checkpoint gives exactly */
 	if (!a->full_replay && !a->compat && !a->picture && !s->steps_set && !(a->by_function & 1) && a->tree < 0 &&
 	    !(r->sections & ~(unsigned)(MP_REPORT_PEAK | MP_REPORT_BREAKDOWN | MP_REPORT_LEAKS | MP_REPORT_OOM)))
@@ -354,8 +379,10 @@ static int write_report(const report_args_t *a, const cli_inputs_t *ci, const cl
 		}
 		if (!a->functions_only) {
 			cli_runs_print(stdout, runs, a->all_processes);
-			for (size_t i = 0; i < n; i++)
+			for (size_t i = 0; i < n; i++) {
 				cli_keep_print(stdout, ci->paths[i]);
+				cli_window_print(stdout, &ci->in[i]);
+			}
 			err = mp_report_text(stdout, ci->in, n, &a->ropt);
 		}
 		if (!err)

@@ -2,6 +2,7 @@
  * and opening and solving the inputs of report, plot and diff. */
 #include "inputs.h"
 #include "report_seek.h"
+#include "report_window.h"
 
 #include "cli.h"
 
@@ -339,9 +340,23 @@ static int open_functions(cli_inputs_t *ci, int i, const char *path, const cli_i
 static int analyse(cli_inputs_t *ci, int i, const char *path, const cli_inputs_options_t *o, mp_diag_t *diag)
 {
 	mp_source_t *sought;
+	uint64_t start;
 	int err;
 
-	/* a long capture from its checkpoint before the moment the report
+	/* a window (report_window.h): a kept run's, --from-event's */
+	if (o->window && (o->from_set ? mp_capture_from_source(ci->sources[i]) != NULL : 1) &&
+	    (err = cli_window_solve(path, o->solver, o->from_set, o->from_event, &sought, &ci->solvers[i], &start,
+				    diag)) != 0) {
+		if (err < 0)
+			return cli_input_fail(diag, path, err);
+		mp_source_close(ci->sources[i]);
+		ci->sources[i] = sought;
+		ci->in[i].window_set = 1;
+		ci->in[i].window_from = start;
+	} else if (o->window && o->from_set && !mp_capture_from_source(ci->sources[i])) {
+		mp_cli_error("'%s': --from-event applies to captures (.memprof)", path);
+		return MP_EXIT_USAGE;
+	} else /* a long capture from its checkpoint before the moment the report
 	 * needs (report_seek.c), else every event */
 	if (o->seek && mp_capture_from_source(ci->sources[i]) &&
 	    (err = cli_seek_solve(path, o->solver, o->seek, &sought, &ci->solvers[i], diag)) != 0) {

@@ -88,6 +88,11 @@ typedef struct cli_inputs_options {
 	double tree_min_percent;           /* --min-percent */
 	int seek;                          /* solve captures from a checkpoint when they allow it
 					      (report_seek.h: CLI_SEEK | _OOM | _LEAKS); 0: replay in full */
+	int window;                        /* a kept run's window from its first checkpoint, or
+					      with from_set the window from event from_event
+					      (report_window.h) */
+	int from_set;
+	uint64_t from_event;
 } cli_inputs_options_t;
 
 /* The failure err of input path as an exit code, said: diag named after

@@ -2,11 +2,13 @@
  * memprof/keep.h) before the window's own report: which segments the
  * window is, where it starts, and the whole run's figures from the
  * whole-run file (every round's SUMMARY: the peak per memory id, exact in
- * bytes, and its time), which outlive the deleted segments. */
+ * bytes, and its time), which outlive the deleted segments. The window's
+ * report is then solved from its first checkpoint (report_window.c). */
 #include "cli.h"
 
 #include <memprof/keep.h>
 #include <memprof/output/units.h>
+#include <memprof/report.h>
 
 #include <inttypes.h>
 
@@ -45,10 +47,12 @@ int cli_keep_print(FILE *out, const char *path)
 	if (c == 1 && k->segments[0].number == 0) {
 		fprintf(out, "  the window starts at the process's start\n");
 	} else if (c == 0) {
-		fprintf(out, "  the window starts at %.6f ms, its first checkpoint: %zu live blocks\n",
-			(double)ck.horizon_ns / 1e6, ck.nblocks);
-		fprintf(out, "  note: until report starts from that checkpoint, the window's figures below lack the "
-			     "blocks born before it (their frees count as frees of unknown addresses)\n");
+		fprintf(out, "  the window starts at %.6f ms, after the run's first %" PRIu64 " events, from its first "
+			     "checkpoint: %zu live blocks\n",
+			(double)ck.horizon_ns / 1e6, ck.events, ck.nblocks);
+		fprintf(out, "  the window's figures below: those blocks, then its own events (counters from event %" PRIu64
+			     " on; the same as 'report --from-event %" PRIu64 "' of a full capture)\n",
+			ck.events, ck.events);
 		mp_checkpoint_free(&ck);
 	} else {
 		fprintf(out, "  note: the window's first segment has no checkpoint: its figures lack the blocks born "
@@ -57,4 +61,13 @@ int cli_keep_print(FILE *out, const char *path)
 	fputc('\n', out);
 	mp_keep_close(k);
 	return 0;
+}
+
+void cli_window_print(FILE *out, const mp_report_input_t *in)
+{
+	if (!in->window_set || mp_keep_is_run(in->path))
+		return; /* (a kept run's: cli_keep_print) */
+	fprintf(out, "%s: the window from event %" PRIu64 ": the blocks live after the capture's first %" PRIu64
+		     " events, then its own events (counters from event %" PRIu64 " on)\n\n",
+		in->path, in->window_from, in->window_from, in->window_from);
 }

@@ -188,6 +188,8 @@ int cli_report_stream(const cli_report_stream_t *s, char *const *files, int nfil
 			if (!s->functions_only)
 				err = cli_keep_print(stdout, ci.paths[i]);
 			if (!err && !s->functions_only)
+				cli_window_print(stdout, &ci.in[i]);
+			if (!err && !s->functions_only)
 				err = mp_report_text(stdout, &ci.in[i], 1, s->ropt);
 			if (!err && !(later[i].path = strdup(ci.paths[i])))
 				err = MP_ENOMEM;

@@ -257,6 +257,8 @@ json_t *mp_report_json_input(const mp_report_input_t *in, const mp_report_option
 	}
 	mp_json_put(root, "events", mp_json_u64(mp_solver_event_count(in->solver)), &bad);
 	mp_json_put(root, "dropped_events_unattributed", mp_json_u64(mp_solver_dropped_unattributed(in->solver)), &bad);
+	/* a window (a kept run's, --from-event): its counters count the events from index from_event on */
+	mp_json_put(root, "window_from_event", in->window_set ? mp_json_u64(in->window_from) : json_null(), &bad);
 	mp_json_put(root, "time_unit", json_string(mp_source_time_unit(in->source) ? mp_source_time_unit(in->source) : "ns"), &bad);
 	mp_json_put(root, "source_notes", notes_json(in, MP_NOTE_INPUT, &bad), &bad);
 	if (o && o->steps_set) {

@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	s = mp_solver_new(&o);
 	if (s && mp_array_source_new(&src, ev, n, strings, 4, mem, 2, "fuzz") == 0 && mp_solver_run(s, src, &d) == 0) {
-		mp_report_input_t in = {"fuzz", s, src, 0, 0};
+		mp_report_input_t in = {.path = "fuzz", .solver = s, .source = src};
 		mp_report_options_t ro = {MP_REPORT_PEAK | MP_REPORT_TIMELINE | MP_REPORT_LEAKS | MP_REPORT_OOM, 2, 0, 0, 0, 0, 0};
 		FILE *null = fopen("/dev/null", "w");
 

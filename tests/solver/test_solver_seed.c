@@ -246,7 +246,7 @@ static const char *const strings[NSTR] = {"",    "op_a",  "op_b",  "op_c",  "mar
 /* The JSON of s over src, sections sec. Caller frees. */
 static char *json_of(const mp_solver_t *s, const mp_source_t *src, unsigned sec)
 {
-	mp_report_input_t in = {"gen.memprof", s, src, 0, 0};
+	mp_report_input_t in = {.path = "gen.memprof", .solver = s, .source = src};
 	mp_report_options_t o = {.sections = sec};
 	char *buf = NULL;
 	size_t len = 0;

@@ -73,6 +73,8 @@ static int add_memory(mp_capture_t *cap, uint64_t id, uint64_t name, uint64_t ki
 		cap->memories[cap->nmemories].kind = (int)kind;
 		cap->memories[cap->nmemories].capacity_bytes = capacity;
 		cap->nmemories++;
+	} else {
+		return 0; /* declared again (a kept run's segment re-defines every id): nothing new */
 	}
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = MP_EV_MEMORY;

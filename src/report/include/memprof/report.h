@@ -48,6 +48,8 @@ typedef struct mp_report_input {
 	const mp_source_t *source;   /* still open: strings, memory names, end status */
 	int device_set;              /* report only memory id `device` of this input */
 	uint32_t device;             /* (overrides mp_report_options_t.device) */
+	int window_set;              /* a window of the run (the CLI's report_window.h): the state */
+	uint64_t window_from;        /* after its first window_from events, its counters the events after */
 } mp_report_input_t;
 
 /* Aligned text for people; devices with the highest peak first. Returns 0

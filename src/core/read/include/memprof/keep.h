@@ -19,9 +19,10 @@
  * ends the window there). mp_capture_open() on P (or on P.d) opens the
  * window: the segments' blocks as one capture, renumbered, one header, and
  * a trailer summing theirs when the newest was closed (else the capture
- * ends abruptly, as a killed one does). Until the solver is seeded from
- * the window's first checkpoint, a window's report lacks the blocks born
- * before the window (their frees count as unknown frees).
+ * ends abruptly, as a killed one does). Every event of the window comes
+ * after its first checkpoint (mp_keep_window_checkpoint), which holds the
+ * blocks born before it: `memprof report` seeds its solver from it
+ * (src/cli/report_window.c).
  */
 #ifndef MEMPROF_KEEP_H
 #define MEMPROF_KEEP_H

@@ -1,0 +1,200 @@
+/* test_keep_window.c - a kept run's window reports exactly what a full
+ * capture of the same stream reports over the same window (issue 43;
+ * src/cli/report_window.c). One stream, its times the test's own (a lane
+ * each), written twice: to a kept run (MEMPROF_KEEP_BYTES 128 KiB in
+ * 32 KiB segments) and to a full capture. ROUNDS rounds, each allocating
+ * PER blocks of 64 B at (round << 20) + 16 i and freeing those of two
+ * rounds before; in round SPIKE (late: in the window) a 5,000,000 B block
+ * allocated and freed, and in round FAIL an allocation of 1 TiB that
+ * fails. By hand: the window's peak is at the spike, 3 * PER * 64 +
+ * 5,000,000 = 5,192,000 B; at the end 2 * PER blocks (128,000 B) are
+ * live. `memprof report --json` of the kept run and `memprof report
+ * --json --from-event N` of the full capture, N the window's first
+ * checkpoint's events, are equal byte for byte but for "file" (the path);
+ * so are --oom and --leaks. Every free in the window finds its block (0
+ * unknown frees: those born before come from the checkpoint), and the
+ * window's allocations are the events after N, by hand. */
+#include "test_common.h"
+
+#include <memprof/checkpoint.h>
+#include <memprof/keep.h>
+#include <memprof/writer.h>
+
+#define ROUNDS 240
+#define PER 1000
+#define SPIKE 230
+#define FAIL 235
+#define SPIKE_BYTES 5000000ull
+
+static char dir[64], kept[128], full[128];
+
+static uint64_t addr_of(uint64_t r, uint64_t i)
+{
+	return (r + 1) << 20 | i << 4;
+}
+
+/* Event e of the stream (the same to both writers), at time t. */
+static void ev2(mp_writer_lane_t **l, int kind, uint64_t t, uint64_t a, uint64_t bytes)
+{
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(mp_writer_lane_event(l[k], kind, 0, t, a, bytes), 0);
+}
+
+static void write_both(void)
+{
+	mp_writer_t *w[2];
+	mp_writer_lane_t *l[2];
+	mp_diag_t diag;
+	uint64_t r, i, t = 1000;
+
+	snprintf(dir, sizeof(dir), "/tmp/memprof-keepwin-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(kept, sizeof(kept), "%s/kept.memprof", dir);
+	snprintf(full, sizeof(full), "%s/full.memprof", dir);
+	setenv("MEMPROF_KEEP_BYTES", "131072", 1);
+	setenv("MEMPROF_KEEP_SEGMENT_BYTES", "32768", 1);
+	assert_int_equal(mp_writer_open(&w[0], kept, 0, NULL, &diag), 0);
+	unsetenv("MEMPROF_KEEP_BYTES");
+	unsetenv("MEMPROF_KEEP_SEGMENT_BYTES");
+	assert_int_equal(mp_writer_open(&w[1], full, 0, NULL, &diag), 0);
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(mp_writer_memory(w[k], "host", MP_MEMORY_HOST, 0), 0);
+		assert_int_equal(mp_writer_lane_open(w[k], &l[k]), 0);
+	}
+	for (r = 0; r < ROUNDS; r++) {
+		for (i = 0; i < PER; i++)
+			ev2(l, MP_EV_ALLOC, t++, addr_of(r, i), 64);
+		if (r == SPIKE) {
+			ev2(l, MP_EV_ALLOC, t++, 0x7f0000000000ull, SPIKE_BYTES);
+			ev2(l, MP_EV_FREE, t++, 0x7f0000000000ull, 0);
+		}
+		if (r == FAIL)
+			ev2(l, MP_EV_ALLOC_FAILED, t++, 0, 1ull << 40);
+		if (r >= 2)
+			for (i = 0; i < PER; i++)
+				ev2(l, MP_EV_FREE, t++, addr_of(r - 2, i), 0);
+		for (int k = 0; k < 2; k++) {
+			mp_writer_lane_hold(l[k], t);
+			assert_int_equal(mp_writer_flush(w[k]), 0);
+		}
+	}
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(mp_writer_close(w[k]), 0);
+}
+
+/* The file at p as a string (owned). */
+static char *slurp(const char *p)
+{
+	FILE *fp = fopen(p, "r");
+	char *buf = calloc(1, 1 << 22);
+	size_t n;
+
+	assert_non_null(fp);
+	assert_non_null(buf);
+	n = fread(buf, 1, (1 << 22) - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* `memprof report --json ARGS path` into a string (owned), "file" cut out. */
+static char *report(const char *args, const char *path)
+{
+	char cmd[1024], out[200], *buf, *f, *e;
+
+	snprintf(out, sizeof(out), "%s/report.json", dir);
+	snprintf(cmd, sizeof(cmd), "MEMPROF_SEEK_SAY=0 '%s' report --json %s '%s' > '%s'", MP_MEMPROF_BIN, args, path, out);
+	assert_int_equal(system(cmd), 0);
+	buf = slurp(out);
+	/* "file": "...", the only field naming the file */
+	assert_non_null(f = strstr(buf, "\"file\": \""));
+	assert_non_null(e = strchr(f + 9, '"'));
+	memmove(f, e + 1, strlen(e + 1) + 1);
+	return buf;
+}
+
+static uint64_t field(const char *json, const char *key)
+{
+	char k[80];
+	const char *p;
+
+	snprintf(k, sizeof(k), "\"%s\": ", key);
+	assert_non_null(p = strstr(json, k));
+	return strtoull(p + strlen(k), NULL, 10);
+}
+
+static void test_keep_window(void **state)
+{
+	mp_keep_run_t *k;
+	mp_checkpoint_t ck;
+	mp_diag_t diag;
+	char args[400], *a, *b;
+	uint64_t n, rounds_before, window_allocs;
+	const char *modes[] = {"", "--oom", "--leaks", "--breakdown"};
+
+	(void)state;
+	write_both();
+	/* the window starts after the process's start, at a checkpoint */
+	assert_int_equal(mp_keep_open(&k, kept, &diag), 0);
+	assert_true(k->segments[0].number >= 1);
+	assert_int_equal(mp_keep_window_checkpoint(k, &ck, &diag), 0);
+	n = ck.events;
+	fprintf(stderr, "keep window: its checkpoint's horizon %llu ns, block %llu\n", (unsigned long long)ck.horizon_ns,
+		(unsigned long long)ck.block_index);
+	mp_checkpoint_free(&ck);
+	mp_keep_close(k);
+	fprintf(stderr, "keep window: from event %llu\n", (unsigned long long)n);
+	assert_true(n > 0 && n < 2ull * ROUNDS * PER);
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		a = report(modes[m], kept);
+		snprintf(args, sizeof(args), "%s --from-event %llu", modes[m], (unsigned long long)n);
+		b = report(args, full);
+		if (strcmp(a, b))
+			fprintf(stderr, "--- kept %s\n%s\n--- full %s\n%s\n", modes[m], a, args, b);
+		assert_string_equal(a, b);
+		assert_int_equal(field(a, "window_from_event"), n);
+		if (m == 0) {
+			/* the window's figures, by hand: its peak the spike's; every
+			 * free finds its block; its allocations those after n (a
+			 * round is PER allocations then, from round 2, PER frees;
+			 * the window starts at a round's end, SPIKE after it) */
+			assert_int_equal(field(a, "lifetime_peak_bytes"), 3 * PER * 64 + SPIKE_BYTES);
+			assert_int_equal(field(strstr(a, "\"peak\": {"), "bytes"), 3 * PER * 64 + SPIKE_BYTES);
+			assert_int_equal(field(a, "unknown_frees"), 0);
+			rounds_before = (n + 2 * PER) / (2 * PER); /* rounds 0, 1 have no frees */
+			assert_int_equal(n, rounds_before * 2 * PER - 2 * PER);
+			window_allocs = (ROUNDS - rounds_before) * PER + 1;
+			assert_int_equal(field(a, "allocations"), window_allocs);
+		}
+		free(a);
+		free(b);
+	}
+	/* the text says where the window starts and what its figures cover */
+	snprintf(args, sizeof(args), "'%s' report '%s' > '%s/report.txt'", MP_MEMPROF_BIN, kept, dir);
+	assert_int_equal(system(args), 0);
+	snprintf(args, sizeof(args), "%s/report.txt", dir);
+	a = slurp(args);
+	snprintf(args, sizeof(args), "after the run's first %llu events", (unsigned long long)n);
+	assert_non_null(strstr(a, args));
+	assert_null(strstr(a, "until report starts"));
+	free(a);
+	/* --from-event: of a full capture, within its events (2: usage) */
+	snprintf(args, sizeof(args), "'%s' report --from-event 5 '%s' > /dev/null 2>&1", MP_MEMPROF_BIN, kept);
+	assert_int_equal(WEXITSTATUS(system(args)), 2);
+	snprintf(args, sizeof(args), "'%s' report --from-event 478004 '%s' > /dev/null 2>&1", MP_MEMPROF_BIN, full);
+	assert_int_equal(WEXITSTATUS(system(args)), 2);
+	/* the window's report is not the whole capture's */
+	a = report("", full);
+	assert_int_equal(field(a, "allocations"), ROUNDS * PER + 1);
+	free(a);
+	snprintf(args, sizeof(args), "rm -rf '%s'", dir);
+	assert_int_equal(system(args), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_keep_window),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
