@@ -9,6 +9,7 @@
 #include "report_seek.h"
 #include "runs.h"
 
+#include <memprof/keep.h>
 #include <memprof/plot.h>
 #include <memprof/xplane.h>
 
@@ -238,6 +239,13 @@ int cmd_plot(int argc, char **argv)
 	 * report's (report_seek.c, plot_seek.c); --replay: every event */
 	if (a.po.charts && !(a.po.charts & ~(unsigned)(MP_PLOT_BREAKDOWN | MP_PLOT_MAP)) && !a.flame && !a.replay && !in.steps_set)
 		io.seek = CLI_SEEK | ((a.po.charts & MP_PLOT_MAP) ? CLI_SEEK_OOM : 0);
+	/* a kept run's window from its first checkpoint (report_window.h);
+	 * the map's own read of a window does not start there yet: said */
+	io.window = !a.flame && !in.steps_set && !(a.po.charts & MP_PLOT_MAP);
+	for (int i = 0; rc == MP_EXIT_OK && (a.po.charts & MP_PLOT_MAP) && i < runs.nfiles; i++)
+		if (mp_keep_is_run(runs.files[i]))
+			fprintf(stderr, "memprof: %s: the map of a kept run's window: the blocks born before the window "
+					"are not drawn ('report' has them)\n", runs.files[i]);
 	if (rc == MP_EXIT_OK)
 		rc = cli_inputs_open(&ci, runs.files, runs.nfiles, &io);
 	if (rc == MP_EXIT_OK && ci.n == 0) {
