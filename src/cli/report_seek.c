@@ -195,7 +195,7 @@ static mp_solver_seed_memory_t *totals_of(const mp_capture_summary_t *sum, mp_so
  * the last good checkpoint before t -- the smallest such set of early
  * ids. 1 with *ck and early[id] set, 0 when no split helps, or an error. */
 static int pick_split(mp_capture_t *cap, const mp_capture_summary_t *sum, const mp_capture_round_end_t *re, size_t n,
-		      mp_checkpoint_t *ck, uint8_t *early, uint64_t *early_ns, mp_diag_t *diag)
+		      int oom, mp_checkpoint_t *ck, uint8_t *early, uint64_t *early_ns, mp_diag_t *diag)
 {
 	uint64_t t = 0;
 	const char *why;
@@ -221,15 +221,17 @@ static int pick_split(mp_capture_t *cap, const mp_capture_summary_t *sum, const 
 		}
 		if (*early_ns == 0)
 			continue; /* nothing peaked before t */
-		if ((rc = pick(cap, re, n, t, 0, ck, &why, diag)) != 0)
+		if ((rc = pick(cap, re, n, t, oom, ck, &why, diag)) != 0)
 			return rc;
 	}
 }
 
 /* The early memory ids' results: a solver read from the start up to
- * early_ns, whose results for those ids replace the seeded solver s's. */
+ * early_ns, whose results for those ids replace the seeded solver s's:
+ * all of them when s stopped after the peaks (stop), else their peaks
+ * alone (s read to the end: their leaks and OOM records are s's). */
 static int solve_early(const char *path, const mp_solver_options_t *opt, const mp_capture_summary_t *sum,
-		       const uint8_t *early, uint64_t early_ns, mp_solver_t *s, mp_diag_t *diag)
+		       const uint8_t *early, uint64_t early_ns, int stop, mp_solver_t *s, mp_diag_t *diag)
 {
 	mp_source_t *src = NULL;
 	mp_solver_t *e = NULL;
@@ -245,7 +247,8 @@ static int solve_early(const char *path, const mp_solver_options_t *opt, const m
 		goto out;
 	for (size_t i = 0; i < sum->nmemories && rc >= 0; i++)
 		if (early[i])
-			rc = mp_solver_swap_memory(s, e, sum->memories[i].id);
+			rc = stop ? mp_solver_swap_memory(s, e, sum->memories[i].id)
+				  : mp_solver_swap_peak(s, e, sum->memories[i].id);
 out:
 	mp_solver_free(e);
 	mp_source_close(src);
@@ -307,12 +310,13 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 		goto out;
 	if (!why && (rc = pick(mp_capture_from_source(src), re, nre, before, oom & CLI_SEEK_OOM, &ck, &why, diag)) < 0)
 		goto out;
-	/* --peak, --breakdown: the ids that peaked early read apart */
-	if (why && stop && src && re) {
+	/* the ids that peaked early read apart */
+	if (why && src && re) {
 		rc = MP_ENOMEM;
 		if (!(early = calloc(sum.nmemories ? sum.nmemories : 1, 1)))
 			goto out;
-		if ((rc = pick_split(mp_capture_from_source(src), &sum, re, nre, &ck, early, &early_ns, diag)) < 0)
+		if ((rc = pick_split(mp_capture_from_source(src), &sum, re, nre, oom & CLI_SEEK_OOM, &ck, early, &early_ns,
+				     diag)) < 0)
 			goto out;
 		if ((split = rc == 1))
 			why = NULL;
@@ -340,7 +344,7 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 		if ((rc = mp_capture_seek(mp_capture_from_source(src), &ck, diag)) < 0 ||
 		    (stop && (rc = mp_capture_seek_stop(mp_capture_from_source(src), stop_ns, MP_END_CLEAN)) < 0) ||
 		    (rc = mp_solver_seed(s, &b.seed, diag)) < 0 || (rc = mp_solver_run(s, src, diag)) < 0 ||
-		    (split && (rc = solve_early(path, opt, &sum, early, early_ns, s, diag)) < 0))
+		    (split && (rc = solve_early(path, opt, &sum, early, early_ns, stop, s, diag)) < 0))
 			goto out;
 		if (!(why = disagrees(s, &sum, stop)) && stop) {
 			mp_solver_seed_t t;

@@ -7,6 +7,7 @@
 #include "solver_impl.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 static int seed_regions(sv_dev_t *d, const mp_solver_seed_memory_t *m, mp_diag_t *diag)
 {
@@ -160,5 +161,50 @@ int mp_solver_swap_memory(mp_solver_t *dst, mp_solver_t *src, uint32_t id)
 	/* the lists point at the devices' results: both again */
 	if ((rc = sv_list_results(dst)) < 0 || (rc = sv_list_results(src)) < 0)
 		return rc;
+	return 0;
+}
+
+static void swap_bytes(void *a, void *b, size_t n)
+{
+	unsigned char t[sizeof(mp_solver_point_t) > 64 ? sizeof(mp_solver_point_t) : 64];
+
+	memcpy(t, a, n);
+	memcpy(a, b, n);
+	memcpy(b, t, n);
+}
+
+#define SWAP(a, b) swap_bytes(&(a), &(b), sizeof(a))
+
+int mp_solver_swap_peak(mp_solver_t *dst, mp_solver_t *src, uint32_t id)
+{
+	sv_dev_t *a, *b;
+
+	if (dst->pass != 2 || src->pass != 2)
+		return MP_EUSAGE;
+	if (id >= dst->ndev || id >= src->ndev || !dst->dev[id] || !src->dev[id])
+		return MP_ENOTFOUND;
+	a = dst->dev[id];
+	b = src->dev[id];
+	/* what mp_solver_device_t says of the peak, and what the peak's
+	 * figures rest on; the rest (counters, leaks, OOM records, the
+	 * timeline) stays each solver's */
+	SWAP(a->peak_tracked, b->peak_tracked);
+	SWAP(a->peak_seeded, b->peak_seeded);
+	SWAP(a->pub.stats_model, b->pub.stats_model);
+	SWAP(a->pub.capacity_bytes, b->pub.capacity_bytes);
+	SWAP(a->pub.lifetime_peak_bytes, b->pub.lifetime_peak_bytes);
+	SWAP(a->pub.has_peak, b->pub.has_peak);
+	SWAP(a->pub.peak_bytes, b->pub.peak_bytes);
+	SWAP(a->pub.peak_mark, b->pub.peak_mark);
+	SWAP(a->pub.peak_phase, b->pub.peak_phase);
+	SWAP(a->pub.peak, b->pub.peak);
+	SWAP(a->pub.fragmentation_reason, b->pub.fragmentation_reason);
+	SWAP(a->pub.breakdown, b->pub.breakdown);
+	SWAP(a->pub.breakdown_count, b->pub.breakdown_count);
+	SWAP(a->pub.has_breakdown, b->pub.has_breakdown);
+	SWAP(a->pub.has_reserved_peak, b->pub.has_reserved_peak);
+	SWAP(a->pub.reserved_peak_bytes, b->pub.reserved_peak_bytes);
+	SWAP(a->pub.reserved_peak_time_ns, b->pub.reserved_peak_time_ns);
+	SWAP(a->pub.reserved_peak_event, b->pub.reserved_peak_event);
 	return 0;
 }

@@ -325,6 +325,13 @@ int mp_solver_seed_missed(const mp_solver_t *s);
  * missing from either). */
 int mp_solver_swap_memory(mp_solver_t *dst, mp_solver_t *src, uint32_t id);
 
+/* The same for the peak alone: its point, breakdown, mark and phase, the
+ * capacity and model at it, the lifetime and reserved peaks. The rest --
+ * counters, leaks, OOM records, timeline -- stays each solver's: a report
+ * that reads to the end (--leaks, --oom) takes an early memory id's peak
+ * from the solver read from the start, its end from the seeded one. */
+int mp_solver_swap_peak(mp_solver_t *dst, mp_solver_t *src, uint32_t id);
+
 /* Bytes the solver holds now (live maps, indexes, groups, results). */
 size_t mp_solver_memory_bytes(const mp_solver_t *s);
 
