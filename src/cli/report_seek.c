@@ -203,6 +203,7 @@ static int pick_split(mp_capture_t *cap, const mp_capture_summary_t *sum, const 
 
 	for (;;) {
 		uint64_t next = UINT64_MAX;
+		int any = 0;
 		for (size_t i = 0; i < sum->nmemories; i++) /* the next peak time after t */
 			if (sum->memories[i].has_peak && sum->memories[i].peak_time_ns > t &&
 			    sum->memories[i].peak_time_ns < next)
@@ -214,12 +215,13 @@ static int pick_split(mp_capture_t *cap, const mp_capture_summary_t *sum, const 
 		for (size_t i = 0; i < sum->nmemories; i++) {
 			const mp_summary_memory_t *m = &sum->memories[i];
 			early[i] = m->has_peak && m->peak_time_ns < t;
+			any |= early[i];
 			if (early[i] && m->peak_time_ns > *early_ns)
 				*early_ns = m->peak_time_ns;
 			if (early[i] && m->has_reserved_peak && m->reserved_peak_ns > *early_ns)
 				*early_ns = m->reserved_peak_ns;
 		}
-		if (*early_ns == 0)
+		if (!any)
 			continue; /* nothing peaked before t */
 		if ((rc = pick(cap, re, n, t, oom, ck, &why, diag)) != 0)
 			return rc;
