@@ -4,6 +4,7 @@
 
 #include "test_rounds.h"
 
+#include <memprof/capture_edit.h>
 #include <memprof/format.h>
 #include <memprof/rounds.h>
 
@@ -11,112 +12,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
-static uint8_t *slurp(const char *path, size_t *size)
+/* The nth round (0: the first) with a memory id in its ROUND: the first
+ * memory's live bytes made one larger (their low 7 bits not all set). */
+static int bump_round(void *ctx, uint8_t *raw, size_t len, uint64_t index)
 {
-	FILE *f = fopen(path, "rb");
-	uint8_t *d;
+	int *nth = ctx;
+	uint8_t *body = mp_test_round_section(raw, len, MP_SEC_ROUND), *live;
+	const uint8_t *p = body;
 
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	*size = (size_t)ftell(f);
-	fseek(f, 0, SEEK_SET);
-	d = malloc(*size);
-	assert_int_equal(fread(d, 1, *size, f), *size);
-	fclose(f);
-	return d;
-}
-
-static uint64_t getv(const uint8_t **p)
-{
-	uint64_t v = 0;
-	int s = 0;
-
-	do
-		v |= (uint64_t)(**p & 0x7f) << s, s += 7;
-	while (*(*p)++ & 0x80);
-	return v;
-}
-
-/* The n-th block (0: the first) whose raw data starts HORIZON, SUMMARY,
- * ROUND with a memory id, its first memory's live bytes made one larger
- * (their low 7 bits not all set), written to out; *index and *offset:
- * that block's. */
-static void damage(const char *in, const char *out, int nth, uint64_t *index, uint64_t *offset)
-{
-	size_t size, at;
-	uint8_t *d = slurp(in, &size);
-	uint32_t hlen;
-
-	memcpy(&hlen, d + 12, 4);
-	for (at = 16 + hlen + 4; at + 24 <= size && !memcmp(d + at, "MPBK", 4);) {
-		uint32_t plen, rlen, idx, v;
-		uint8_t *raw;
-		const uint8_t *p;
-		z_stream z;
-		memcpy(&idx, d + at + 4, 4);
-		memcpy(&plen, d + at + 8, 4);
-		memcpy(&rlen, d + at + 12, 4);
-		raw = malloc(rlen + 1);
-		memset(&z, 0, sizeof(z));
-		assert_int_equal(inflateInit2(&z, -15), Z_OK);
-		z.next_in = d + at + 24;
-		z.avail_in = plen;
-		z.next_out = raw;
-		z.avail_out = rlen;
-		assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
-		inflateEnd(&z);
-		p = raw;
-		if (rlen > 3 && *p++ == MP_SEC_HORIZON && (getv(&p), *p++ == MP_SEC_SUMMARY)) {
-			p += getv(&p);
-			if (*p++ == MP_SEC_ROUND) {
-				getv(&p);                               /* body length */
-				getv(&p), getv(&p), getv(&p), getv(&p), getv(&p); /* flags, horizon, start, step, events */
-				if (getv(&p) && nth-- == 0) {
-					uLong bound = compressBound(rlen) + 64;
-					uint8_t *zb = malloc(bound), hdr[24], *lp;
-					z_stream zs;
-					FILE *f;
-					getv(&p), getv(&p); /* id, field count */
-					lp = raw + (p - raw);
-					assert_true((*lp & 0x7f) != 0x7f);
-					(*lp)++;
-					memset(&zs, 0, sizeof(zs));
-					assert_int_equal(deflateInit2(&zs, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY), Z_OK);
-					zs.next_in = raw;
-					zs.avail_in = rlen;
-					zs.next_out = zb;
-					zs.avail_out = (uInt)bound;
-					assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
-					deflateEnd(&zs);
-					memcpy(hdr, d + at, 24);
-					v = (uint32_t)(bound - zs.avail_out);
-					memcpy(hdr + 8, &v, 4);
-					v = (uint32_t)crc32(0, zb, (uInt)(bound - zs.avail_out));
-					memcpy(hdr + 16, &v, 4);
-					v = (uint32_t)crc32(0, hdr, 20);
-					memcpy(hdr + 20, &v, 4);
-					f = fopen(out, "wb");
-					assert_non_null(f);
-					fwrite(d, 1, at, f);
-					fwrite(hdr, 1, 24, f);
-					fwrite(zb, 1, bound - zs.avail_out, f);
-					fwrite(d + at + 24 + plen, 1, size - (at + 24 + plen), f);
-					fclose(f);
-					*index = idx;
-					*offset = at;
-					free(zb);
-					free(raw);
-					free(d);
-					return;
-				}
-			}
-		}
-		free(raw);
-		at += 24 + plen;
-	}
-	fail_msg("%s: no round with a memory id", in);
+	(void)index;
+	if (!body)
+		return 0;
+	mp_test_getv(&p); /* body length */
+	mp_test_getv(&p), mp_test_getv(&p), mp_test_getv(&p), mp_test_getv(&p), mp_test_getv(&p); /* flags, horizon, start, step, events */
+	if (!mp_test_getv(&p) || (*nth)-- != 0)
+		return 0;
+	mp_test_getv(&p), mp_test_getv(&p); /* id, field count */
+	live = raw + (p - raw);
+	assert_true((*live & 0x7f) != 0x7f);
+	(*live)++;
+	return 1;
 }
 
 void test_damaged(void **state)
@@ -132,7 +48,10 @@ void test_damaged(void **state)
 	snprintf(file, sizeof(file), "%s/ok.memprof", dir);
 	snprintf(bad, sizeof(bad), "%s/bad.memprof", dir);
 	record_known(file, &dev, &host);
-	damage(file, bad, 1, &index, &offset);
+	{
+		int nth = 1;
+		mp_test_edit_block(file, bad, bump_round, &nth, "no round with a memory id", &index, &offset);
+	}
 	assert_int_equal(mp_capture_rounds_read(file, &ok, &diag), 0);
 	assert_int_equal(mp_capture_rounds_read(bad, &c, &diag), 0);
 	/* said with its block and offset, and the round left out */
@@ -192,10 +111,10 @@ void test_chart(void **state)
 	assert_int_equal(mp_test_capture(cmd, &out, &err), 0);
 	free(out);
 	free(err);
-	ha = (char *)slurp(a, &n);
+	ha = (char *)mp_test_read_file(a, &n);
 	ha = realloc(ha, n + 1);
 	ha[n] = '\0';
-	hb = (char *)slurp(b, &n);
+	hb = (char *)mp_test_read_file(b, &n);
 	hb = realloc(hb, n + 1);
 	hb[n] = '\0';
 	/* the same peak, in bytes, from the rounds (the SUMMARY's) and the replay */

@@ -11,25 +11,12 @@
  * replay did not. */
 #include "test_common.h"
 
+#include <memprof/capture_edit.h>
+
 #define MEMPROF MEMPROF_BINARY_DIR "/src/cli/memprof"
 #define GEN MEMPROF_BINARY_DIR "/tests/report/memprof_gen_capture"
 
 enum { EVENTS = 120000, ROUND = 2000 };
-
-static uint8_t *slurp(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *d;
-
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	*size = (size_t)ftell(f);
-	fseek(f, 0, SEEK_SET);
-	d = malloc(*size ? *size : 1);
-	assert_int_equal(fread(d, 1, *size, f), *size);
-	fclose(f);
-	return d;
-}
 
 /* Where plot said it started: the solver's checkpoint (*solve) and the
  * maps' (*maps), -1 where it did not say (a full replay). */
@@ -75,8 +62,8 @@ static void same(const char *args, const char *cap, const char *dir, const char 
 	plot(full, cap, b, &fs, &fm);
 	assert_int_equal(fs, -1); /* --replay: every event */
 	assert_int_equal(fm, -1);
-	da = slurp(a, &na);
-	db = slurp(b, &nb);
+	da = mp_test_read_file(a, &na);
+	db = mp_test_read_file(b, &nb);
 	assert_true(na > 10000); /* a picture, with its panels */
 	if (na != nb || memcmp(da, db, na))
 		fail_msg("%s: plot %s (%s) from a checkpoint differs from the full replay (%zu and %zu bytes)", cap, args, ext,

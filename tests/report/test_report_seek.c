@@ -15,10 +15,10 @@
  * its offset and the seek takes the one before it. */
 #include "test_common.h"
 
+#include <memprof/capture_edit.h>
 #include <memprof/format.h>
 #include <memprof/writer.h>
 
-#include <zlib.h>
 
 #define MEMPROF MEMPROF_BINARY_DIR "/src/cli/memprof"
 
@@ -168,127 +168,6 @@ static int same(const char *args, const char *file)
 	return said;
 }
 
-static uint8_t *slurp(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *d;
-
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	*size = (size_t)ftell(f);
-	fseek(f, 0, SEEK_SET);
-	d = malloc(*size);
-	assert_int_equal(fread(d, 1, *size, f), *size);
-	fclose(f);
-	return d;
-}
-
-static uint64_t getv(const uint8_t **p)
-{
-	uint64_t v = 0;
-	int s = 0;
-
-	do
-		v |= (uint64_t)(**p & 0x7f) << s, s += 7;
-	while (*(*p)++ & 0x80);
-	return v;
-}
-
-/* (tests/read/test_checkpoint.c's, for block `target`) Block target,
- * which starts HORIZON, SUMMARY, CHECKPOINT with live blocks (a round's
- * end with a checkpoint), with the first live block's size made one
- * larger (its low 7 bits not all set), written to out; *index and
- * *offset: that block's. */
-static void damage(const char *in, const char *out, uint64_t target, uint64_t *index, uint64_t *offset)
-{
-	size_t size, at;
-	uint8_t *d = slurp(in, &size);
-	uint32_t hlen;
-
-	memcpy(&hlen, d + 12, 4);
-	for (at = 16 + hlen + 4; at + 24 <= size && !memcmp(d + at, "MPBK", 4);) {
-		uint32_t plen, rlen, idx, v;
-		uint8_t *raw;
-		const uint8_t *p;
-		uLongf got;
-		memcpy(&idx, d + at + 4, 4);
-		memcpy(&plen, d + at + 8, 4);
-		memcpy(&rlen, d + at + 12, 4);
-		raw = malloc(rlen);
-		got = rlen;
-		{
-			z_stream z;
-			memset(&z, 0, sizeof(z));
-			assert_int_equal(inflateInit2(&z, -15), Z_OK);
-			z.next_in = d + at + 24;
-			z.avail_in = plen;
-			z.next_out = raw;
-			z.avail_out = rlen;
-			assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
-			inflateEnd(&z);
-			(void)got;
-		}
-		p = raw;
-		if (rlen > 3 && *p++ == MP_SEC_HORIZON && (getv(&p), *p++ == MP_SEC_SUMMARY)) {
-			uint64_t blen = getv(&p);
-			p += blen;
-			if (*p == MP_SEC_ROUND) { /* (2.5) the round's timeline figures */
-				p++;
-				blen = getv(&p);
-				p += blen;
-			}
-			if (*p++ == MP_SEC_CHECKPOINT) {
-				uint8_t *fp;
-				uint64_t n;
-				getv(&p);                     /* body length */
-				getv(&p), getv(&p), getv(&p); /* flags, horizon, events */
-				n = getv(&p);
-				if (n && idx == target) {
-					uLong bound = compressBound(rlen) + 64;
-					uint8_t *z = malloc(bound), hdr[24];
-					z_stream zs;
-					FILE *f;
-					getv(&p), getv(&p), getv(&p), getv(&p); /* m, id, count, address */
-					fp = raw + (p - raw);
-					assert_true((*fp & 0x7f) != 0x7f);
-					(*fp)++;
-					memset(&zs, 0, sizeof(zs));
-					assert_int_equal(deflateInit2(&zs, 1, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY), Z_OK);
-					zs.next_in = raw;
-					zs.avail_in = rlen;
-					zs.next_out = z;
-					zs.avail_out = (uInt)bound;
-					assert_int_equal(deflate(&zs, Z_FINISH), Z_STREAM_END);
-					deflateEnd(&zs);
-					memcpy(hdr, d + at, 24);
-					v = (uint32_t)(bound - zs.avail_out);
-					memcpy(hdr + 8, &v, 4);
-					v = (uint32_t)crc32(0, z, (uInt)(bound - zs.avail_out));
-					memcpy(hdr + 16, &v, 4);
-					v = (uint32_t)crc32(0, hdr, 20);
-					memcpy(hdr + 20, &v, 4);
-					f = fopen(out, "wb");
-					assert_non_null(f);
-					fwrite(d, 1, at, f);
-					fwrite(hdr, 1, 24, f);
-					fwrite(z, 1, bound - zs.avail_out, f);
-					fwrite(d + at + 24 + plen, 1, size - (at + 24 + plen), f);
-					fclose(f);
-					*index = idx;
-					*offset = at;
-					free(z);
-					free(raw);
-					free(d);
-					return;
-				}
-			}
-		}
-		free(raw);
-		at += 24 + plen;
-	}
-	fail_msg("%s: no checkpoint with blocks in block %llu", in, (unsigned long long)target);
-}
-
 /* The checkpoint a seek would take is damaged: it is said with its
  * offset, the seek takes the one before it, and the output is the same. */
 static void test_bad_checkpoint(void **state)
@@ -307,7 +186,7 @@ static void test_bad_checkpoint(void **state)
 	record(file, 30000, 500, "1", 0, 1);
 	good_out = report("--peak --json", file, &said);
 	assert_int_equal(said, 3);
-	damage(file, bad, said_block, &index, &offset);
+	mp_test_damage_checkpoint(file, bad, said_block, &index, &offset);
 	bad_out = report("--peak --json", bad, &said);
 	assert_int_equal(said, 3);
 	assert_true(said_block < index); /* from an earlier checkpoint */
