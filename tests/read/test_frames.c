@@ -128,7 +128,7 @@ static void test_frames_roundtrip(void **state)
 		mp_capture_summary_free(&sum);
 	}
 	assert_int_equal(mp_capture_open(&cap, path, &diag), 0);
-	assert_int_equal(mp_capture_header(cap)->version_minor, 5);
+	assert_int_equal(mp_capture_header(cap)->version_minor, MP_FORMAT_VERSION_MINOR);
 	src = mp_capture_source(cap);
 	while (mp_source_next(src, &ev, &diag) == 1)
 		if (ev.kind == MP_EV_ALLOC)

@@ -398,6 +398,7 @@ int main(void)
 		cmocka_unit_test(test_engine),
 		cmocka_unit_test(test_damaged),
 		cmocka_unit_test(test_chart),
+		cmocka_unit_test(test_versions),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

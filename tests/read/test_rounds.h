@@ -10,5 +10,6 @@ void record_known(const char *path, uint32_t *dev, uint32_t *host);
 
 void test_damaged(void **state);
 void test_chart(void **state);
+void test_versions(void **state);
 
 #endif

@@ -76,7 +76,7 @@ static void test_stacks_roundtrip(void **state)
 	(void)state;
 	write_capture(path, 1);
 	assert_int_equal(mp_capture_open(&cap, path, &diag), 0);
-	assert_int_equal(mp_capture_header(cap)->version_major, 2);
+	assert_int_equal(mp_capture_header(cap)->version_major, MP_FORMAT_VERSION_MAJOR);
 	assert_int_equal(mp_capture_header(cap)->version_minor, MP_FORMAT_VERSION_MINOR);
 	src = mp_capture_source(cap);
 	while (mp_source_next(src, &ev, &diag) == 1) {
@@ -264,7 +264,9 @@ static void test_stacks_version_2_1(void **state)
 	assert_int_equal(n, 9);
 	load(path, &f);
 	assert_int_equal(f.data[10], MP_FORMAT_VERSION_MINOR);
-	f.data[10] = 1; /* minor 1, header checksum made right */
+	f.data[8] = 2; /* version 2.1, header checksum made right */
+	f.data[9] = 0;
+	f.data[10] = 1;
 	memcpy(&hlen, f.data + 12, 4);
 	crc = (uint32_t)crc32(0, f.data, 16 + hlen);
 	memcpy(f.data + 16 + hlen, &crc, 4);

@@ -72,8 +72,8 @@ static void test_tally_sequence(void **state)
 	read_summary(path, &s);
 	assert_true(s.available);
 	assert_true(s.ended_cleanly);
-	assert_int_equal(s.version_major, 2);
-	assert_int_equal(s.version_minor, 5);
+	assert_int_equal(s.version_major, 3);
+	assert_int_equal(s.version_minor, 0);
 	assert_true(s.horizon_ns == UINT64_MAX);
 	assert_int_equal(s.events, 12); /* 8 records + 2 reallocs' second halves + 2 on gpu0 */
 	assert_int_equal(s.nmemories, 2);

@@ -284,8 +284,9 @@ static int read_prefix(const src_t *s, mp_capture_summary_t *out, uint64_t *data
 	out->version_major = mp_get_u16le(fr + 8);
 	out->version_minor = mp_get_u16le(fr + 10);
 	if (out->version_major < 1 || out->version_major > MP_FORMAT_VERSION_MAJOR)
-		return mp_diag_set(diag, MP_EVERSION, 8, -1, "format version %u.%u; this reader reads 1.x and 2.x",
-				   out->version_major, out->version_minor);
+		return mp_diag_set(diag, MP_EVERSION, 8, -1, "format version %u.%u; this reader reads 1.0 to %u.%u",
+				   out->version_major, out->version_minor, MP_FORMAT_VERSION_MAJOR,
+				   MP_FORMAT_VERSION_MINOR);
 	if (mp_get_u32le(fr + 12) > MP_HEADER_MAX)
 		return mp_diag_set(diag, MP_ECORRUPT, 12, -1, "header length %u is out of range", mp_get_u32le(fr + 12));
 	*data = MP_FILE_PREFIX_LEN + (uint64_t)mp_get_u32le(fr + 12) + 4;
@@ -439,7 +440,7 @@ static int walk(const src_t *s, uint64_t off, mp_capture_summary_t *out, mp_diag
 		goto out;
 	out->blocks = n;
 	/* 1.x and 2.0 writers wrote no summary */
-	if (out->version_major == 2 && out->version_minor >= 1)
+	if (mp_format_at_least(out->version_major, out->version_minor, 2, 1))
 		for (i = n; i > 0 && n - i < LOOK_BACK && !found; i--)
 			if ((rc = look_in_block(s, &blocks[i - 1], i - 1, out, &found, diag)))
 				goto out;
@@ -464,7 +465,7 @@ static int summary_of(const src_t *s, mp_capture_summary_t *out, mp_diag_t *diag
 	int rc = read_prefix(s, out, &data, diag);
 
 	/* 1.x and 2.0 writers wrote no summary */
-	if (rc == 0 && out->version_major == 2 && out->version_minor >= 1)
+	if (rc == 0 && mp_format_at_least(out->version_major, out->version_minor, 2, 1))
 		rc = from_tail(s, data, out, diag);
 	if (rc == 0)
 		rc = walk(s, data, out, diag);

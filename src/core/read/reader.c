@@ -61,10 +61,12 @@ static int read_header(mp_capture_t *cap, mp_diag_t *diag)
 				   MP_FILE_PREFIX_LEN);
 	cap->hdr.version_major = mp_get_u16le(prefix + 8);
 	cap->hdr.version_minor = mp_get_u16le(prefix + 10);
-	if (cap->hdr.version_major != MP_FORMAT_VERSION_MAJOR && cap->hdr.version_major != 1)
+	if (cap->hdr.version_major < 1 || cap->hdr.version_major > MP_FORMAT_VERSION_MAJOR)
 		return mp_diag_set(diag, MP_EVERSION, 8, -1,
-				   "format version %u.%u is not supported (this memprof reads 1.x and %u.x)",
-				   cap->hdr.version_major, cap->hdr.version_minor, MP_FORMAT_VERSION_MAJOR);
+				   "format version %u.%u is not supported (this memprof reads 1.0 to %u.%u: "
+				   "the capture was written by a newer memprof)",
+				   cap->hdr.version_major, cap->hdr.version_minor, MP_FORMAT_VERSION_MAJOR,
+				   MP_FORMAT_VERSION_MINOR);
 	hlen = mp_get_u32le(prefix + 12);
 	if (hlen > MP_HEADER_MAX)
 		return mp_diag_set(diag, MP_ECORRUPT, 12, -1, "header length %u is larger than %u bytes", hlen,

@@ -12,6 +12,7 @@
 #include "summary_section.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,27 @@ static int block_error(mp_capture_t *cap, mp_diag_t *diag, int code, uint64_t of
 static int corrupt(mp_capture_t *cap, mp_diag_t *diag, uint64_t off, const char *what)
 {
 	return block_error(cap, diag, MP_ECORRUPT, off, what);
+}
+
+/* A tag this reader does not know. In a file of a later version than this
+ * reader's, it is a section that version added (a minor version adds
+ * sections, and a section's length is not self-describing): say so, rather
+ * than call the file corrupt. */
+static int unknown_section(mp_capture_t *cap, mp_diag_t *diag, uint64_t off, unsigned tag)
+{
+	char what[160];
+
+	if (!mp_format_at_least(MP_FORMAT_VERSION_MAJOR, MP_FORMAT_VERSION_MINOR, cap->hdr.version_major,
+				cap->hdr.version_minor)) {
+		snprintf(what, sizeof(what),
+			 "section tag %u is newer than this memprof (the capture is format %u.%u, this memprof "
+			 "reads 1.0 to %u.%u)",
+			 tag, cap->hdr.version_major, cap->hdr.version_minor, MP_FORMAT_VERSION_MAJOR,
+			 MP_FORMAT_VERSION_MINOR);
+		return block_error(cap, diag, MP_EVERSION, off, what);
+	}
+	snprintf(what, sizeof(what), "unknown section (tag %u)", tag);
+	return corrupt(cap, diag, off, what);
 }
 
 /* --------------------------------------------------------------- tables */
@@ -281,7 +303,7 @@ int mp__capture_sections(mp_capture_t *cap, const uint8_t *raw, size_t len, uint
 				return rc;
 			break;
 		default:
-			return corrupt(cap, diag, boff, "unknown section");
+			return unknown_section(cap, diag, boff, tag);
 		}
 	}
 	return 0;

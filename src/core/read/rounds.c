@@ -364,7 +364,7 @@ int mp_capture_rounds_read(const char *path, mp_capture_rounds_t *out, mp_diag_t
 	memset(&w, 0, sizeof(w));
 	if ((rc = mp_capture_summary_read(path, &out->summary, diag)))
 		return rc;
-	if (out->summary.version_major != 2 || out->summary.version_minor < 5)
+	if (!mp_format_at_least(out->summary.version_major, out->summary.version_minor, 2, 5))
 		return 0; /* written before ROUND sections */
 	mp_diag_clear(diag);
 	if ((w.fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(w.fd, &st) != 0) {

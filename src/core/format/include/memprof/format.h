@@ -29,12 +29,23 @@
 
 #include <stdint.h>
 
-#define MP_FORMAT_VERSION_MAJOR 2 /* written; readers also read 1.x */
-#define MP_FORMAT_VERSION_MINOR 5 /* 2.1: parent pid and executable in the header, SUMMARY sections;
+#define MP_FORMAT_VERSION_MAJOR 3 /* written; readers also read 1.x and 2.x */
+#define MP_FORMAT_VERSION_MINOR 0 /* 2.1: parent pid and executable in the header, SUMMARY sections;
 				   2.2: FRAME sections (interpreter frames in stacks);
 				   2.3: the trailer of a writer stopped by a full disk;
 				   2.4: CHECKPOINT sections (the live blocks at a horizon);
-				   2.5: ROUND sections (a round's timeline figures) */
+				   2.5: ROUND sections (a round's timeline figures);
+				   3.0: 2.5's sections, a major so that a 2.x reader says
+				   it cannot read the file instead of calling it
+				   corrupt at its first ROUND section */
+
+/* Whether a file of version major.minor has what version want_major.
+ * want_minor brought: every later version keeps what an earlier one added
+ * (3.0 has all of 2.5). */
+static inline int mp_format_at_least(unsigned major, unsigned minor, unsigned want_major, unsigned want_minor)
+{
+	return major > want_major || (major == want_major && minor >= want_minor);
+}
 
 #define MP_FILE_MAGIC "MEMPROF"      /* 8 bytes with the NUL */
 #define MP_FILE_MAGIC_LEN 8
