@@ -46,23 +46,14 @@ static int put_file(const char *path, const uint8_t *p, size_t n)
 	return ok ? 0 : -1;
 }
 
-/* An empty segment directory and no whole-run file (the last input's
- * files gone). */
-static int fresh_dir(void)
+/* The last input's files gone: an empty segment directory and no
+ * whole-run file. */
+static int empty_dir(void)
 {
 	DIR *d;
 	struct dirent *de;
 	char p[512];
 
-	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/memprof-fuzz-keep-XXXXXX");
-		if (!mkdtemp(dir))
-			return -1;
-		snprintf(whole, sizeof(whole), "%s/1.memprof", dir);
-		snprintf(segdir, sizeof(segdir), "%s.d", whole);
-		if (mkdir(segdir, 0700) != 0)
-			return -1;
-	}
 	unlink(whole);
 	if (!(d = opendir(segdir)))
 		return -1;
@@ -73,6 +64,30 @@ static int fresh_dir(void)
 		}
 	closedir(d);
 	return 0;
+}
+
+/* At exit, nothing left under /tmp. */
+static void remove_dir(void)
+{
+	if (empty_dir() == 0) {
+		rmdir(segdir);
+		rmdir(dir);
+	}
+}
+
+static int fresh_dir(void)
+{
+	if (!dir[0]) {
+		snprintf(dir, sizeof(dir), "/tmp/memprof-fuzz-keep-XXXXXX");
+		if (!mkdtemp(dir))
+			return -1;
+		snprintf(whole, sizeof(whole), "%s/1.memprof", dir);
+		snprintf(segdir, sizeof(segdir), "%s.d", whole);
+		if (mkdir(segdir, 0700) != 0)
+			return -1;
+		atexit(remove_dir);
+	}
+	return empty_dir();
 }
 
 static const uint8_t *find_sep(const uint8_t *p, const uint8_t *end)

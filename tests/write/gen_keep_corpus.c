@@ -119,6 +119,6 @@ int main(int argc, char **argv)
 	snprintf(out, sizeof(out), "%s/gap", argv[1]);
 	if (pack(dir, out, 9, 0))
 		return 1;
-	printf("gen_keep_corpus: %s/{closed,killed,gap}; the run left in %s\n", argv[1], dir);
+	printf("gen_keep_corpus: %s/{closed,killed,gap} (the run: %s)\n", argv[1], dir);
 	return 0;
 }
