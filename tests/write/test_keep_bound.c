@@ -20,9 +20,14 @@
  * a round's PER are all allocated); at the end 2 * KEEPN blocks, 2 * KEPT
  * bytes, are live.
  *
+ * A second run with a bound of less than two rounds: a segment alone then
+ * passes the bound plus a segment, and the run holds no more than what the
+ * writer must keep for a kill's window (P, the newest segment, and in a
+ * rotation the one before it), every window still exact.
+ *
  * On the writer that trimmed only at a round's end (before this test), the
  * first round after a trim wrote its chunks on top of a full run: the
- * largest sample was BOUND + SEG plus a round's chunks. */
+ * largest sample of the first run was 329,238 B, 150 samples over. */
 #include "test_common.h"
 
 #include <memprof/capsummary.h>
@@ -62,31 +67,46 @@ static uint64_t size_at(uint64_t a)
 	return size_of(((a >> 4) & (SLOTS - 1)) * 30599u % SLOTS);
 }
 
-static uint64_t run_bytes(void)
+/* The run's bytes on disk (P and P.d/seg-*); *floor: what the writer never
+ * unlinks -- P, the newest segment and, in a rotation, the one before it. */
+static uint64_t run_bytes(int rotating, uint64_t *floor)
 {
 	DIR *d = opendir(segdir);
 	struct dirent *de;
-	uint64_t sum = 0;
+	uint64_t sum = 0, n1 = 0, n2 = 0, b1 = 0, b2 = 0; /* the two newest: numbers + 1, bytes */
 	char p[512];
 	struct stat sb;
 
 	if (d) {
 		while ((de = readdir(d)))
 			if (strncmp(de->d_name, "seg-", 4) == 0) {
+				uint64_t n = strtoull(de->d_name + 4, NULL, 10) + 1;
 				snprintf(p, sizeof(p), "%s/%s", segdir, de->d_name);
-				if (stat(p, &sb) == 0)
-					sum += (uint64_t)sb.st_size;
+				if (stat(p, &sb) != 0)
+					continue;
+				sum += (uint64_t)sb.st_size;
+				if (n > n1) {
+					n2 = n1, b2 = b1;
+					n1 = n, b1 = (uint64_t)sb.st_size;
+				} else if (n > n2) {
+					n2 = n, b2 = (uint64_t)sb.st_size;
+				}
 			}
 		closedir(d);
 	}
-	if (stat(path, &sb) == 0)
+	*floor = b1 + (rotating ? b2 : 0);
+	if (stat(path, &sb) == 0) {
 		sum += (uint64_t)sb.st_size;
+		*floor += (uint64_t)sb.st_size;
+	}
 	return sum;
 }
 
 typedef struct samples {
-	uint64_t n, rotating, max, max_rotating, over, unreadable, inexact, windows_late;
+	uint64_t n, rotating, max, max_rotating, over, over_floor, unreadable, inexact;
 } samples_t;
+
+static uint64_t bound, seg; /* the run's */
 
 /* The window as a kill now leaves it, replayed from its first checkpoint:
  * 0 exact; 1 a free without its block or an allocation over a live one;
@@ -152,48 +172,53 @@ static int check_window(uint64_t *live, uint64_t *live_bytes, uint64_t *first)
 static void hook(void *arg, int rotating)
 {
 	samples_t *s = arg;
-	uint64_t b = run_bytes(), live, bytes, first;
+	uint64_t floor, b = run_bytes(rotating, &floor), live, bytes, first;
 	int c;
 
 	s->n++;
-	if (getenv("KB_DEBUG"))
-		fprintf(stderr, "sample %llu rot %d bytes %llu\n", (unsigned long long)s->n, rotating, (unsigned long long)b);
 	s->rotating += rotating;
 	if (b > s->max)
 		s->max = b;
 	if (rotating && b > s->max_rotating)
 		s->max_rotating = b;
-	s->over += b > BOUND + SEG;
+	s->over += b > bound + seg;
+	/* where the newest segments alone pass it: no more than they */
+	s->over_floor += b > bound + seg && b > floor;
 	c = check_window(&live, &bytes, &first);
 	s->unreadable += c < 0;
 	s->inexact += c > 0;
 }
 
-static void test_keep_bound(void **state)
+/* Record the run with the bound b and segments of sg; *s: its samples. */
+static void run(uint64_t b, uint64_t sg, samples_t *s)
 {
-	samples_t s = {0};
 	mp_writer_t *w;
 	mp_diag_t diag;
 	mp_keep_run_t *k;
 	const mp_summary_memory_t *host;
 	uint64_t r, i, all = 0, kept = 0, live, bytes, first;
+	char env[32];
 
-	(void)state;
 	for (i = 0; i < PER; i++) {
 		all += size_of(i);
 		kept += i < KEEPN ? size_of(i) : 0;
 	}
+	bound = b;
+	seg = sg;
+	memset(s, 0, sizeof(*s));
 	assert_non_null(seen = calloc(ROUNDS * SLOTS / 8, 1));
 	snprintf(dir, sizeof(dir), "/tmp/memprof-keepb-XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/1.memprof", dir);
 	snprintf(segdir, sizeof(segdir), "%s.d", path);
-	setenv("MEMPROF_KEEP_BYTES", "262144", 1);
-	setenv("MEMPROF_KEEP_SEGMENT_BYTES", "32768", 1);
+	snprintf(env, sizeof(env), "%llu", (unsigned long long)b);
+	setenv("MEMPROF_KEEP_BYTES", env, 1);
+	snprintf(env, sizeof(env), "%llu", (unsigned long long)sg);
+	setenv("MEMPROF_KEEP_SEGMENT_BYTES", env, 1);
 	assert_int_equal(mp_writer_open(&w, path, 0, NULL, &diag), 0);
 	unsetenv("MEMPROF_KEEP_BYTES");
 	unsetenv("MEMPROF_KEEP_SEGMENT_BYTES");
-	mp__keep_test_arg = &s;
+	mp__keep_test_arg = s;
 	mp__keep_test_hook = hook;
 	assert_int_equal(mp_writer_memory(w, "host", MP_MEMORY_HOST, 0), 0);
 	for (r = 0; r < ROUNDS; r++) {
@@ -210,19 +235,19 @@ static void test_keep_bound(void **state)
 	mp__keep_test_hook = NULL;
 	fprintf(stderr,
 		"keep bound: %llu samples (%llu in a rotation): the run at most %llu B (%llu B in a rotation), "
-		"bound %u + segment %u = %u B; %llu over, %llu windows unreadable, %llu inexact\n",
-		(unsigned long long)s.n, (unsigned long long)s.rotating, (unsigned long long)s.max,
-		(unsigned long long)s.max_rotating, BOUND, SEG, BOUND + SEG, (unsigned long long)s.over,
-		(unsigned long long)s.unreadable, (unsigned long long)s.inexact);
-	assert_true(s.n > 4 * ROUNDS);
+		"bound %llu + segment %llu = %llu B; %llu over (%llu over the newest segments), "
+		"%llu windows unreadable, %llu inexact\n",
+		(unsigned long long)s->n, (unsigned long long)s->rotating, (unsigned long long)s->max,
+		(unsigned long long)s->max_rotating, (unsigned long long)b, (unsigned long long)sg,
+		(unsigned long long)(b + sg), (unsigned long long)s->over, (unsigned long long)s->over_floor,
+		(unsigned long long)s->unreadable, (unsigned long long)s->inexact);
+	assert_true(s->n > 4 * ROUNDS);
 	/* a segment ends every other round here (the round that finds it full
 	 * is the last in it): samples at a new segment's header and first block */
-	assert_true(s.rotating >= ROUNDS / 2);
-	assert_int_equal(s.over, 0);
-	assert_true(s.max <= BOUND + SEG);
-	assert_true(s.max > BOUND); /* it did fill up to its bound */
-	assert_int_equal(s.unreadable, 0);
-	assert_int_equal(s.inexact, 0);
+	assert_true(s->rotating >= ROUNDS / 2);
+	assert_int_equal(s->over_floor, 0);
+	assert_int_equal(s->unreadable, 0);
+	assert_int_equal(s->inexact, 0);
 
 	/* the whole run's figures, by hand; the window's end, exact */
 	assert_int_equal(mp_keep_open(&k, path, &diag), 0);
@@ -243,10 +268,36 @@ static void test_keep_bound(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/* Rounds of about 54 KB, segments of 32 KiB within 256 KiB: never over. */
+static void test_keep_bound(void **state)
+{
+	samples_t s;
+
+	(void)state;
+	run(BOUND, SEG, &s);
+	assert_int_equal(s.over, 0);
+	assert_true(s.max <= BOUND + SEG);
+	assert_true(s.max > BOUND); /* it did fill up to its bound */
+}
+
+/* A bound of 64 KiB, under two rounds: a segment (its round that found it
+ * full and the next) passes the bound plus a segment alone. Then the run
+ * is only that segment (and, in a rotation, the one before it) and P: the
+ * window a kill leaves is never given up for the bound (docs/format.md). */
+static void test_keep_bound_floor(void **state)
+{
+	samples_t s;
+
+	(void)state;
+	run(64u << 10, SEG, &s);
+	assert_true(s.over > 0); /* the case happened */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_keep_bound),
+		cmocka_unit_test(test_keep_bound_floor),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
