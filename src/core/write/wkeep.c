@@ -33,7 +33,7 @@
  * The bound holds at every moment, not only at a round's end: before every
  * write to the run (a segment's or the whole-run file's) the oldest
  * segments go while the run's bytes after the write would pass SIZE plus
- * one segment (make_room). A round larger than usual (a loaded machine, a
+ * one segment (mp__keep_room). A round larger than usual (a loaded machine, a
  * program that allocates millions of blocks between flushes) is then paid
  * for by the oldest events, not by the bound. Never unlinked there: the
  * newest listed segment -- the one being written once its first block is
@@ -41,10 +41,10 @@
  * just closed: each of those is the window a kill at that moment leaves.
  * So the run's bytes are at most max(SIZE + one segment, the whole-run
  * file + that segment + the unlisted new one's bytes); the second passes
- * the first only when one segment grows past SIZE (a round of more than
- * SIZE - the whole-run file's bytes), or the whole-run file nears SIZE
- * (about 5 MB an hour of recording): docs/format.md "Segments and the
- * ring".
+ * the first only when the newest segment alone nears SIZE (it holds the
+ * round that filled it and the round that found it full), or the
+ * whole-run file does (4 to 9 MB an hour of recording): docs/format.md
+ * "Segments and the ring".
  *
  * Everything here runs on the flusher (a round), or at open and close;
  * never on the event path, and without malloc (mapped buffers).
