@@ -18,11 +18,13 @@
 # are cut before comparing).
 #
 # The target is a 10-minute run: DURATION=600 times a short run of
-# the recorded program first (CAL operations) and sets OPS so that the kept
+# the recorded program first (CAL operations, 20 M) and sets OPS so that the kept
 # run lasts about DURATION seconds (the full capture of the same program
 # then takes about as long again, and GBs of disk under /tmp). Without
 # DURATION, OPS=40000000 operations (about 41 M events, 160 MB of full
-# capture, 2.5 times a 64 MiB bound; tens of seconds). Run from the tree's
+# capture, 2.5 times a 64 MiB bound; tens of seconds). On a loaded machine
+# the run lasts longer than DURATION (the calibration is one short run):
+# OPS=1000000000 was about ten minutes on 2 CPUs shared. Run from the tree's
 # root:
 #   MEMPROF=build-ci/src/cli/memprof KEEP=64MiB DURATION=600 scripts/bench_keep.sh
 #   MEMPROF=build-ci/src/cli/memprof KEEP=64MiB OPS=40000000 scripts/bench_keep.sh
@@ -31,7 +33,7 @@ bin=${MEMPROF:-build-ci/src/cli/memprof}
 keep=${KEEP:-64MiB}
 ops=${OPS:-40000000}
 duration=${DURATION:-}
-cal=${CAL:-4000000}
+cal=${CAL:-20000000}
 every=${SAMPLE:-0.2}
 src=../shared/bench/alloc_bench.c
 [ -f "$src" ] || { echo "bench_keep.sh: $src is absent" >&2; exit 1; }
