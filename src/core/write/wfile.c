@@ -186,6 +186,8 @@ int mp__wfile_write(mp_writer_t *w, const struct iovec *iov, int n)
 		v[i] = iov[i];
 		len += iov[i].iov_len;
 	}
+	if (w->keep) /* --keep: the run's bound holds after this write too (wkeep.c) */
+		mp__keep_room(w, len);
 	if ((rc = make_room(w, fd, len)))
 		return rc;
 	i = 0;
@@ -216,6 +218,8 @@ int mp__wfile_write(mp_writer_t *w, const struct iovec *iov, int n)
 			v[i].iov_len -= (size_t)k;
 		}
 	}
+	if (w->keep)
+		mp__keep_wrote(w);
 	return 0;
 }
 

@@ -30,6 +30,22 @@
  * leaves a run one segment over its bound, read whole. No fsync: a process
  * kill loses nothing the kernel has.
  *
+ * The bound holds at every moment, not only at a round's end: before every
+ * write to the run (a segment's or the whole-run file's) the oldest
+ * segments go while the run's bytes after the write would pass SIZE plus
+ * one segment (mp__keep_room). A round larger than usual (a loaded machine, a
+ * program that allocates millions of blocks between flushes) is then paid
+ * for by the oldest events, not by the bound. Never unlinked there: the
+ * newest listed segment -- the one being written once its first block is
+ * complete, or, while the next one's first block is being written, the one
+ * just closed: each of those is the window a kill at that moment leaves.
+ * So the run's bytes are at most max(SIZE + one segment, the whole-run
+ * file + that segment + the unlisted new one's bytes); the second passes
+ * the first only when the newest segment alone nears SIZE (it holds the
+ * round that filled it and the round that found it full), or the
+ * whole-run file does (4 to 9 MB an hour of recording): docs/format.md
+ * "Segments and the ring".
+ *
  * Everything here runs on the flusher (a round), or at open and close;
  * never on the event path, and without malloc (mapped buffers).
  */
@@ -80,6 +96,9 @@ struct mp_keep {
 	uint64_t next_number;
 	uint64_t seg_base;              /* the segment's bytes through its first block */
 	int rotate;                     /* this round ends the segment */
+	int unlisted;                   /* w's file is a segment not yet in segs: its first
+					   block is not complete */
+	int whole_now;                  /* w's file is the whole-run file (swapped in) */
 	mp_diag_t diag;
 };
 
@@ -170,6 +189,7 @@ static int open_segment(mp_writer_t *w, uint64_t number)
 	seg_path(k, number, path, sizeof(path));
 	if ((rc = mp__wfile_open(w, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, &k->diag)))
 		return rc;
+	k->unlisted = 1; /* (listed once its first block is complete) */
 	w->file_offset = 0;
 	w->no_reserve = 0;
 	w->block_index = 0;
@@ -229,6 +249,7 @@ int mp__keep_open(mp_writer_t *w, const char *path, int overwrite, mp_diag_t *di
 	}
 	k->segs[0] = (keep_seg_t){0, w->file_offset, 0};
 	k->count = 1;
+	k->unlisted = 0; /* (the process's start: nothing before it to read) */
 	k->next_number = 1;
 	return 0;
 }
@@ -293,7 +314,9 @@ int mp__keep_whole(mp_writer_t *w, const uint8_t *sections, size_t len)
 	iov.iov_base = k->out.data;
 	iov.iov_len = k->out.len;
 	swap_file(w, &k->whole);
+	k->whole_now = 1;
 	rc = mp__wfile_write(w, &iov, 1);
+	k->whole_now = 0;
 	swap_file(w, &k->whole);
 	if (!rc)
 		k->whole_blocks++;
@@ -335,6 +358,41 @@ static void trim(mp_writer_t *w, uint64_t horizon, uint64_t limit)
 			break;
 		drop_oldest(k);
 	}
+}
+
+void (*mp__keep_test_hook)(void *arg, int rotating);
+void *mp__keep_test_arg;
+
+/* Before len bytes go to w's file: the oldest segments unlinked while the
+ * run would pass the bound plus a segment after them (see the top). */
+void mp__keep_room(mp_writer_t *w, size_t len)
+{
+	struct mp_keep *k = w->keep;
+	uint64_t seg_off = k->whole_now ? k->whole.offset : w->file_offset;
+	uint64_t whole_off = k->whole_now ? w->file_offset : k->whole.offset;
+	uint64_t limit = k->bound_bytes + k->seg_bytes;
+
+	if (!k->bound_bytes)
+		return;
+	/* (w's segment is the newest listed one, or the unlisted one after it) */
+	if (!k->unlisted)
+		seg_at(k, k->count - 1)->bytes = seg_off;
+	while (k->count > 1) {
+		uint64_t total = whole_off + len + (k->unlisted ? seg_off : 0);
+		uint32_t i;
+
+		for (i = 0; i < k->count; i++)
+			total += seg_at(k, i)->bytes;
+		if (total <= limit)
+			break;
+		drop_oldest(k);
+	}
+}
+
+void mp__keep_wrote(mp_writer_t *w)
+{
+	if (mp__keep_test_hook)
+		mp__keep_test_hook(mp__keep_test_arg, w->keep->unlisted && w->keep->count > 0);
 }
 
 void mp__keep_round_done(mp_writer_t *w, uint64_t horizon)
@@ -387,6 +445,7 @@ int mp__keep_rotate(mp_writer_t *w, uint64_t horizon)
 		drop_oldest(k);
 	*seg_at(k, k->count) = (keep_seg_t){number, w->file_offset, horizon};
 	k->count++;
+	k->unlisted = 0;
 	/* 3. only now the oldest go */
 	trim(w, horizon, k->bound_bytes);
 	return 0;
@@ -412,6 +471,7 @@ int mp__keep_close(mp_writer_t *w, int rc)
 	k->events_total += w->events_flushed;
 	/* the whole-run file's trailer: every event of the run, its blocks */
 	swap_file(w, &k->whole);
+	k->whole_now = 1;
 	if (!rc) {
 		w->events_flushed = k->events_total;
 		w->block_index = k->whole_blocks;

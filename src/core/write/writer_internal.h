@@ -336,6 +336,15 @@ int mp__keep_rotating(const mp_writer_t *w);
 int mp__keep_whole(mp_writer_t *w, const uint8_t *sections, size_t len);
 int mp__keep_rotate(mp_writer_t *w, uint64_t horizon);
 void mp__keep_round_done(mp_writer_t *w, uint64_t horizon); /* any other round: the bound */
+/* wfile.c, around every write while --keep is on: room before len bytes
+ * go to w's file (the oldest segments unlinked while the run would pass
+ * the bound plus a segment: the bound holds at every moment), wrote after.
+ * The hook, when set (tests only), is called after every such write with
+ * rotating 1 while a new segment's first block is not complete. */
+void mp__keep_room(mp_writer_t *w, size_t len);
+void mp__keep_wrote(mp_writer_t *w);
+extern void (*mp__keep_test_hook)(void *arg, int rotating);
+extern void *mp__keep_test_arg;
 int mp__keep_close(mp_writer_t *w, int rc);
 /* writer.c: the trailer of a closed capture at w's file; flush.c: w->raw
  * as a block of w's file, a section of varints into b. */
