@@ -329,37 +329,52 @@ static void zero_figures(mp_checkpoint_seed_t *b)
 	b->seed.phase_marks = 0;
 }
 
-/* A kept run's window: its source and the seed of its first checkpoint;
- * 0 when it starts at the process's start. */
-static int kept_window(const char *path, mp_source_t **src, mp_checkpoint_seed_t *b, uint64_t *n, mp_diag_t *diag)
+int cli_window_kept_source(const char *path, mp_source_t **src, mp_checkpoint_t *ck, mp_diag_t *diag)
 {
 	mp_keep_run_t *k;
-	mp_checkpoint_t ck;
 	int rc;
 
-	memset(&ck, 0, sizeof(ck));
+	*src = NULL;
+	memset(ck, 0, sizeof(*ck));
 	if ((rc = mp_keep_open(&k, path, diag)) < 0)
 		return rc;
-	rc = mp_keep_window_checkpoint(k, &ck, diag);
+	rc = mp_keep_window_checkpoint(k, ck, diag);
 	mp_keep_close(k);
 	if (rc != 0)
 		return rc < 0 ? rc : 0;
 	/* (block 0 of the first segment: block 0 of the joined stream) */
 	if ((rc = mp_capture_open_source(src, path, diag)) < 0)
-		goto out;
-	*n = ck.events;
+		goto fail;
 	/* every event of the window comes after its checkpoint (the segment
 	 * starts there: keep.c's seams neither lose nor double one), so the
 	 * seek keeps them all rather than those from its horizon on: a lane's
 	 * events (their times the caller's) can be earlier than a horizon
 	 * taken from the writer's clock */
-	ck.horizon_ns = 0;
-	if ((rc = mp_checkpoint_seed(&ck, NULL, b)) < 0 || (rc = mp_capture_seek(mp_capture_from_source(*src), &ck, diag)) < 0)
-		goto out;
-	rc = 1;
-out:
-	mp_checkpoint_free(&ck);
+	ck->horizon_ns = 0;
+	if ((rc = mp_capture_seek(mp_capture_from_source(*src), ck, diag)) < 0)
+		goto fail;
+	return 1;
+fail:
+	if (*src)
+		mp_source_close(*src);
+	*src = NULL;
+	mp_checkpoint_free(ck);
 	return rc;
+}
+
+/* A kept run's window: its source and the seed of its first checkpoint;
+ * 0 when it starts at the process's start. */
+static int kept_window(const char *path, mp_source_t **src, mp_checkpoint_seed_t *b, uint64_t *n, mp_diag_t *diag)
+{
+	mp_checkpoint_t ck;
+	int rc = cli_window_kept_source(path, src, &ck, diag);
+
+	if (rc <= 0)
+		return rc;
+	*n = ck.events;
+	rc = mp_checkpoint_seed(&ck, NULL, b);
+	mp_checkpoint_free(&ck);
+	return rc < 0 ? rc : 1;
 }
 
 int cli_window_solve(const char *path, const mp_solver_options_t *opt, int from_set, uint64_t from_event,

@@ -17,6 +17,7 @@
 #ifndef MEMPROF_CLI_REPORT_WINDOW_H
 #define MEMPROF_CLI_REPORT_WINDOW_H
 
+#include <memprof/checkpoint.h>
 #include <memprof/solver.h>
 #include <memprof/source.h>
 
@@ -29,5 +30,11 @@
  * as usual); or a negative error (diag set). */
 int cli_window_solve(const char *path, const mp_solver_options_t *opt, int from_set, uint64_t from_event,
 		     mp_source_t **src_out, mp_solver_t **solver_out, uint64_t *start, mp_diag_t *diag);
+
+/* A kept run's window as a source: 1 with *src (owned by the caller)
+ * sought to the window's first checkpoint and *ck that checkpoint (owned:
+ * mp_checkpoint_free); 0 when the window starts at the process's start
+ * (nothing set); or a negative error (diag set). */
+int cli_window_kept_source(const char *path, mp_source_t **src, mp_checkpoint_t *ck, mp_diag_t *diag);
 
 #endif

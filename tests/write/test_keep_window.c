@@ -3,15 +3,18 @@
  * src/cli/report_window.c). One stream, its times the test's own (a lane
  * each), written twice: to a kept run (MEMPROF_KEEP_BYTES 128 KiB in
  * 32 KiB segments) and to a full capture. ROUNDS rounds, each allocating
- * PER blocks of 64 B at (round << 20) + 16 i and freeing those of two
- * rounds before; in round SPIKE (late: in the window) a 5,000,000 B block
+ * PER blocks of 64 B at (round + 1 << 20) + 16 i (in a region declared
+ * first, as the spike's) and freeing those of two rounds before; in round SPIKE (late: in the window) a 5,000,000 B block
  * allocated and freed, and in round FAIL an allocation of 1 TiB that
- * fails. By hand: the window's peak is at the spike, 3 * PER * 64 +
- * 5,000,000 = 5,192,000 B; at the end 2 * PER blocks (128,000 B) are
+ * fails; first, a block of 4096 B never freed. By hand: the window's
+ * peak is at the spike, 3 * PER * 64 + 5,000,000 + 4096 = 5,196,096 B
+ * (the old block counts: it is live); at the end 2 * PER blocks (128,000 B) and the old one are
  * live. `memprof report --json` of the kept run and `memprof report
  * --json --from-event N` of the full capture, N the window's first
  * checkpoint's events, are equal byte for byte but for "file" (the path);
- * so are --oom and --leaks. Every free in the window finds its block (0
+ * so are --oom and --leaks, and the memory map at the window's peak (`plot
+ * --chart map`, SVG: the blocks born before the window drawn, from the
+ * checkpoint). Every free in the window finds its block (0
  * unknown frees: those born before come from the checkpoint), and the
  * window's allocations are the events after N, by hand. */
 #include "test_common.h"
@@ -25,6 +28,8 @@
 #define SPIKE 230
 #define FAIL 235
 #define SPIKE_BYTES 5000000ull
+#define OLD_ADDR 0x7f0000400000ull /* a block born first and never freed */
+#define OLD_BYTES 4096ull
 
 static char dir[64], kept[128], full[128];
 
@@ -46,11 +51,15 @@ static void write_both(void)
 	mp_writer_lane_t *l[2];
 	mp_diag_t diag;
 	uint64_t r, i, t = 1000;
+	char args[300];
 
 	snprintf(dir, sizeof(dir), "/tmp/memprof-keepwin-XXXXXX");
 	assert_non_null(mkdtemp(dir));
-	snprintf(kept, sizeof(kept), "%s/kept.memprof", dir);
-	snprintf(full, sizeof(full), "%s/full.memprof", dir);
+	/* (one name in two directories: a picture's title names the file) */
+	snprintf(kept, sizeof(kept), "%s/k/run.memprof", dir);
+	snprintf(full, sizeof(full), "%s/f/run.memprof", dir);
+	snprintf(args, sizeof(args), "mkdir '%s/k' '%s/f'", dir, dir);
+	assert_int_equal(system(args), 0);
 	setenv("MEMPROF_KEEP_BYTES", "131072", 1);
 	setenv("MEMPROF_KEEP_SEGMENT_BYTES", "32768", 1);
 	assert_int_equal(mp_writer_open(&w[0], kept, 0, NULL, &diag), 0);
@@ -61,6 +70,11 @@ static void write_both(void)
 		assert_int_equal(mp_writer_memory(w[k], "host", MP_MEMORY_HOST, 0), 0);
 		assert_int_equal(mp_writer_lane_open(w[k], &l[k]), 0);
 	}
+	/* the regions the map draws, declared before the window: its
+	 * checkpoint carries them */
+	ev2(l, MP_EV_REGION_ADD, t++, addr_of(0, 0), (uint64_t)ROUNDS << 20);
+	ev2(l, MP_EV_REGION_ADD, t++, 0x7f0000000000ull, 8ull << 20);
+	ev2(l, MP_EV_ALLOC, t++, OLD_ADDR, OLD_BYTES); /* never freed */
 	for (r = 0; r < ROUNDS; r++) {
 		for (i = 0; i < PER; i++)
 			ev2(l, MP_EV_ALLOC, t++, addr_of(r, i), 64);
@@ -123,6 +137,17 @@ static uint64_t field(const char *json, const char *key)
 	return strtoull(p + strlen(k), NULL, 10);
 }
 
+/* `memprof plot --chart map ARGS path` into dir/name; its bytes (owned). */
+static char *map_of(const char *args, const char *path, const char *name)
+{
+	char cmd[1024], out[200];
+
+	snprintf(out, sizeof(out), "%s/%s", dir, name);
+	snprintf(cmd, sizeof(cmd), "'%s' plot --chart map %s -o '%s' '%s' 2>/dev/null", MP_MEMPROF_BIN, args, out, path);
+	assert_int_equal(system(cmd), 0);
+	return slurp(out);
+}
+
 static void test_keep_window(void **state)
 {
 	mp_keep_run_t *k;
@@ -158,17 +183,34 @@ static void test_keep_window(void **state)
 			 * free finds its block; its allocations those after n (a
 			 * round is PER allocations then, from round 2, PER frees;
 			 * the window starts at a round's end, SPIKE after it) */
-			assert_int_equal(field(a, "lifetime_peak_bytes"), 3 * PER * 64 + SPIKE_BYTES);
-			assert_int_equal(field(strstr(a, "\"peak\": {"), "bytes"), 3 * PER * 64 + SPIKE_BYTES);
+			assert_int_equal(field(a, "lifetime_peak_bytes"), 3 * PER * 64 + SPIKE_BYTES + OLD_BYTES);
+			assert_int_equal(field(strstr(a, "\"peak\": {"), "bytes"), 3 * PER * 64 + SPIKE_BYTES + OLD_BYTES);
 			assert_int_equal(field(a, "unknown_frees"), 0);
 			rounds_before = (n + 2 * PER) / (2 * PER); /* rounds 0, 1 have no frees */
-			assert_int_equal(n, rounds_before * 2 * PER - 2 * PER);
+			assert_int_equal(n, rounds_before * 2 * PER - 2 * PER + 3); /* (3: the regions, the old block) */
 			window_allocs = (ROUNDS - rounds_before) * PER + 1;
 			assert_int_equal(field(a, "allocations"), window_allocs);
 		}
 		free(a);
 		free(b);
 	}
+	/* the memory map at the window's peak: the full capture's window's,
+	 * byte for byte, with the blocks born before the window (the two
+	 * rounds live at the spike: 2 * PER blocks, from the checkpoint) */
+	snprintf(args, sizeof(args), "--from-event %llu", (unsigned long long)n);
+	a = map_of("", kept, "kept.svg");
+	b = map_of(args, full, "full.svg");
+	assert_string_equal(a, b);
+	free(a);
+	free(b);
+	/* (the page's hover details name the regions and blocks: the old
+	 * block, born before the window, is drawn) */
+	a = map_of("", kept, "kept.html");
+	b = map_of(args, full, "full.html");
+	assert_string_equal(a, b);
+	assert_non_null(strstr(a, "0x7f0000400000 to 0x7f0000401000"));
+	free(a);
+	free(b);
 	/* the text says where the window starts and what its figures cover */
 	snprintf(args, sizeof(args), "'%s' report '%s' > '%s/report.txt'", MP_MEMPROF_BIN, kept, dir);
 	assert_int_equal(system(args), 0);
@@ -181,11 +223,11 @@ static void test_keep_window(void **state)
 	/* --from-event: of a full capture, within its events (2: usage) */
 	snprintf(args, sizeof(args), "'%s' report --from-event 5 '%s' > /dev/null 2>&1", MP_MEMPROF_BIN, kept);
 	assert_int_equal(WEXITSTATUS(system(args)), 2);
-	snprintf(args, sizeof(args), "'%s' report --from-event 478004 '%s' > /dev/null 2>&1", MP_MEMPROF_BIN, full);
+	snprintf(args, sizeof(args), "'%s' report --from-event 478007 '%s' > /dev/null 2>&1", MP_MEMPROF_BIN, full);
 	assert_int_equal(WEXITSTATUS(system(args)), 2);
 	/* the window's report is not the whole capture's */
 	a = report("", full);
-	assert_int_equal(field(a, "allocations"), ROUNDS * PER + 1);
+	assert_int_equal(field(a, "allocations"), ROUNDS * PER + 2); /* (the spike, the old block) */
 	free(a);
 	snprintf(args, sizeof(args), "rm -rf '%s'", dir);
 	assert_int_equal(system(args), 0);
