@@ -345,12 +345,8 @@ int cli_window_kept_source(const char *path, mp_source_t **src, mp_checkpoint_t 
 	/* (block 0 of the first segment: block 0 of the joined stream) */
 	if ((rc = mp_capture_open_source(src, path, diag)) < 0)
 		goto fail;
-	/* every event of the window comes after its checkpoint (the segment
-	 * starts there: keep.c's seams neither lose nor double one), so the
-	 * seek keeps them all rather than those from its horizon on: a lane's
-	 * events (their times the caller's) can be earlier than a horizon
-	 * taken from the writer's clock */
-	ck->horizon_ns = 0;
+	/* (the seek keeps every event after the checkpoint's block, those of
+	 * a lane behind its horizon too: seek.c) */
 	if ((rc = mp_capture_seek(mp_capture_from_source(*src), ck, diag)) < 0)
 		goto fail;
 	return 1;
