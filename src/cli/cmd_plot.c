@@ -265,6 +265,7 @@ int cmd_plot(int argc, char **argv)
 	io.window = !a.flame && !in.steps_set;
 	io.from_set = a.from_set;
 	io.from_event = a.from_event;
+	io.window_replay = a.replay;
 	if (rc == MP_EXIT_OK)
 		rc = cli_inputs_open(&ci, runs.files, runs.nfiles, &io);
 	if (rc == MP_EXIT_OK && ci.n == 0) {

@@ -345,8 +345,8 @@ static int analyse(cli_inputs_t *ci, int i, const char *path, const cli_inputs_o
 
 	/* a window (report_window.h): a kept run's, --from-event's */
 	if (o->window && (o->from_set ? mp_capture_from_source(ci->sources[i]) != NULL : 1) &&
-	    (err = cli_window_solve(path, o->solver, o->from_set, o->from_event, &sought, &ci->solvers[i], &start,
-				    diag)) != 0) {
+	    (err = cli_window_solve(path, o->solver, o->from_set, o->from_event, o->window_replay, &sought,
+				    &ci->solvers[i], &start, diag)) != 0) {
 		if (err < 0)
 			return cli_input_fail(diag, path, err);
 		mp_source_close(ci->sources[i]);

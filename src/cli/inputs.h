@@ -93,6 +93,8 @@ typedef struct cli_inputs_options {
 					      (report_window.h) */
 	int from_set;
 	uint64_t from_event;
+	int window_replay;                 /* the window's state from the first event, not from a
+					      checkpoint (--full-replay) */
 } cli_inputs_options_t;
 
 /* The failure err of input path as an exit code, said: diag named after

@@ -9,11 +9,13 @@
 #include "report_window.h"
 
 #include <memprof/checkpoint.h>
+#include <memprof/format.h>
 #include <memprof/keep.h>
 #include <memprof/live.h>
 #include <memprof/reader.h>
 #include <memprof/seed_checkpoint.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +40,7 @@ typedef struct win_src {
 	mp_source_t base;
 	mp_source_t *in;    /* owned */
 	uint64_t n;         /* the window's start */
+	uint64_t at;        /* the events before w->in's first: its checkpoint's (0: none) */
 	mp_event_t *decl;   /* the prefix's memory declarations, re-given numbered from n */
 	size_t ndecl, cap_decl, next_decl;
 	/* the state (built once) */
@@ -61,10 +64,10 @@ static int drop_block(win_mem_t *m, lm_entry_t *e)
 	return 0;
 }
 
-static int apply_alloc(win_mem_t *m, const mp_event_t *ev)
+/* Block b made live in m (one at its address dropped first). */
+static int add_block(win_mem_t *m, const mp_solver_seed_block_t *b)
 {
-	lm_entry_t *e = mp_live_alloc_replaces(&m->live, ev->address);
-	mp_solver_seed_block_t *b;
+	lm_entry_t *e = mp_live_alloc_replaces(&m->live, b->address);
 	uint32_t slot;
 
 	if (e && drop_block(m, e) < 0)
@@ -82,10 +85,16 @@ static int apply_alloc(win_mem_t *m, const mp_event_t *ev)
 		}
 		slot = (uint32_t)m->nblocks++;
 	}
-	b = &m->blocks[slot];
-	*b = (mp_solver_seed_block_t){ev->address, ev->requested_bytes, ev->allocated_bytes, ev->op, ev->dtype, ev->shape,
-				      ev->metadata, ev->region, ev->stack};
-	return mp_live_add(&m->live, ev->address, mp_live_footprint(ev->requested_bytes, ev->allocated_bytes), slot, 0);
+	m->blocks[slot] = *b;
+	return mp_live_add(&m->live, b->address, mp_live_footprint(b->requested_bytes, b->allocated_bytes), slot, 0);
+}
+
+static int apply_alloc(win_mem_t *m, const mp_event_t *ev)
+{
+	mp_solver_seed_block_t b = {ev->address, ev->requested_bytes, ev->allocated_bytes, ev->op, ev->dtype, ev->shape,
+				    ev->metadata, ev->region, ev->stack};
+
+	return add_block(m, &b);
 }
 
 /* The solver's phase rule (solver.c, phase_mark), within 64 names. */
@@ -168,7 +177,7 @@ static int apply(win_src_t *w, const mp_event_t *ev)
  * build: the state too. */
 static int skip_prefix(win_src_t *w, int build, mp_diag_t *diag)
 {
-	uint64_t real = 0;
+	uint64_t real = w->at;
 	mp_event_t ev;
 	int rc;
 
@@ -194,6 +203,84 @@ static int skip_prefix(win_src_t *w, int build, mp_diag_t *diag)
 			return mp_diag_set(diag, rc, -1, -1, "out of memory");
 	}
 	return 0;
+}
+
+/* The state of checkpoint ck into w (empty): its blocks with their tags
+ * (as a kept window's seed has them: mp_checkpoint_seed), its regions,
+ * its last mark. */
+static int state_of_checkpoint(win_src_t *w, const mp_checkpoint_t *ck)
+{
+	win_mem_t *m;
+	size_t pos;
+	uint64_t old;
+	int rc;
+
+	for (size_t i = 0; i < ck->nmemories; i++) {
+		const mp_checkpoint_memory_t *cm = &ck->memories[i];
+		if (!(m = mem_of(w, cm->id)))
+			return MP_ENOMEM;
+		for (size_t k = 0; k < cm->nblocks; k++) {
+			const mp_checkpoint_block_t *x = &cm->blocks[k];
+			mp_solver_seed_block_t b = {.address = x->address, .requested_bytes = x->requested,
+						    .allocated_bytes = x->bytes, .op = x->op, .dtype = x->dtype,
+						    .shape = x->shape, .region = x->region, .stack = x->stack};
+			if ((rc = add_block(m, &b)) < 0)
+				return rc;
+		}
+	}
+	for (size_t i = 0; i < ck->nregions; i++) {
+		if (!(m = mem_of(w, ck->regions[i].memory)) ||
+		    mp_live_region_add(&m->reg, ck->regions[i].base, ck->regions[i].end - ck->regions[i].base, &pos, &old) < 0)
+			return MP_ENOMEM;
+		m->regions_seen = 1;
+	}
+	for (uint32_t id = 0; id < ck->nfigures && id < w->nmem; id++)
+		w->mem[id].regions_seen |= ck->figures[id].regions_seen;
+	w->last_mark = ck->last_mark;
+	return 0;
+}
+
+/* (issue 43) Start w's prefix at the last good checkpoint at or before
+ * event n, rather than at the first event: the checkpoint's live set is
+ * the full replay's after its `events` (the reader checked it against its
+ * round's SUMMARY), with the blocks' tags and the last mark. 1 when w->in
+ * is sought there (w->at, the state set), 0 when none fits (a capture
+ * without checkpoints, tags or last mark: from the first event), or an
+ * error. A capture holds no phases (its MARK records have none), so
+ * the checkpoint lacks nothing the state needs. */
+static int from_checkpoint(win_src_t *w, mp_diag_t *diag)
+{
+	mp_capture_t *cap = mp_capture_from_source(w->in);
+	mp_capture_round_end_t *re = NULL;
+	mp_checkpoint_t ck;
+	size_t nre = 0;
+	int rc = 0, got = 0;
+	const char *say = getenv("MEMPROF_SEEK_SAY");
+
+	if (!cap || (rc = mp_capture_round_ends(cap, &re, &nre, diag)) < 0)
+		return rc;
+	for (size_t i = nre; i-- > 0 && !got;) {
+		if ((rc = mp_capture_checkpoint_at(cap, &re[i], &ck, diag)) < 0)
+			break;
+		if (rc == 1 && ck.events <= w->n && (ck.flags & (MP_CKPT_F_TAGS | MP_CKPT_F_UNTAGGED)) &&
+		    (ck.flags & MP_CKPT_F_LAST_MARK))
+			got = 1;
+		else if (rc == 1)
+			mp_checkpoint_free(&ck);
+	}
+	free(re);
+	if (rc < 0 || !got)
+		return rc < 0 ? rc : 0;
+	if ((rc = mp_capture_seek(cap, &ck, diag)) == 0 && (rc = state_of_checkpoint(w, &ck)) < 0)
+		mp_diag_set(diag, rc, -1, -1, "out of memory");
+	if (rc == 0) {
+		w->at = ck.events;
+		if (say && !strcmp(say, "1"))
+			fprintf(stderr, "memprof: %s: the window's state from the checkpoint at event %llu\n", w->in->path,
+				(unsigned long long)ck.events);
+	}
+	mp_checkpoint_free(&ck);
+	return rc < 0 ? rc : 1;
 }
 
 static int w_next(mp_source_t *s, mp_event_t *ev, mp_diag_t *diag)
@@ -373,7 +460,7 @@ static int kept_window(const char *path, mp_source_t **src, mp_checkpoint_seed_t
 	return rc < 0 ? rc : 1;
 }
 
-int cli_window_solve(const char *path, const mp_solver_options_t *opt, int from_set, uint64_t from_event,
+int cli_window_solve(const char *path, const mp_solver_options_t *opt, int from_set, uint64_t from_event, int replay,
 		     mp_source_t **src_out, mp_solver_t **solver_out, uint64_t *start, mp_diag_t *diag)
 {
 	mp_checkpoint_seed_t b;
@@ -402,7 +489,8 @@ int cli_window_solve(const char *path, const mp_solver_options_t *opt, int from_
 			return rc;
 		}
 		w->base.path = w->in->path;
-		if ((rc = skip_prefix(w, 1, diag)) < 0 || (rc = seed_of_state(w, &b)) < 0)
+		if ((!replay && (rc = from_checkpoint(w, diag)) < 0) || (rc = skip_prefix(w, 1, diag)) < 0 ||
+		    (rc = seed_of_state(w, &b)) < 0)
 			goto out;
 		free_state(w); /* (the seed holds a copy) */
 	}

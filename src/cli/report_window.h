@@ -27,8 +27,11 @@
  * checkpoint. 1 with *src_out, *solver_out (owned by the caller) and
  * *start (the window's N); 0 when there is no window (a capture without
  * --from-event, a kept run from the process's start: the caller replays
- * as usual); or a negative error (diag set). */
-int cli_window_solve(const char *path, const mp_solver_options_t *opt, int from_set, uint64_t from_event,
+ * as usual); or a negative error (diag set). The state of the window from
+ * event N of a capture starts at its last good checkpoint at or before N
+ * and replays from there (the same state: the reader checks a checkpoint
+ * against its round's SUMMARY); replay: from the first event. */
+int cli_window_solve(const char *path, const mp_solver_options_t *opt, int from_set, uint64_t from_event, int replay,
 		     mp_source_t **src_out, mp_solver_t **solver_out, uint64_t *start, mp_diag_t *diag);
 
 /* A kept run's window as a source: 1 with *src (owned by the caller)

@@ -211,6 +211,23 @@ static void test_keep_window(void **state)
 	assert_non_null(strstr(a, "0x7f0000400000 to 0x7f0000401000"));
 	free(a);
 	free(b);
+	/* --from-event N of the full capture starts its state at its last
+	 * checkpoint at or before N, not at its first event: the same bytes
+	 * as the replay of the whole prefix (--full-replay), at N and between
+	 * checkpoints */
+	for (int j = 0; j < 2; j++) {
+		uint64_t at = n + (j ? 12345 : 0);
+		snprintf(args, sizeof(args), "--from-event %llu", (unsigned long long)at);
+		a = report(args, full);
+		snprintf(args, sizeof(args), "--full-replay --from-event %llu", (unsigned long long)at);
+		b = report(args, full);
+		assert_string_equal(a, b);
+		free(a);
+		free(b);
+		snprintf(args, sizeof(args), "MEMPROF_SEEK_SAY=1 '%s' report --from-event %llu '%s' 2>&1 >/dev/null | grep -c "
+			 "\"the window's state from the checkpoint at event\"", MP_MEMPROF_BIN, (unsigned long long)at, full);
+		assert_int_equal(system(args), 0);
+	}
 	/* the text says where the window starts and what its figures cover */
 	snprintf(args, sizeof(args), "'%s' report '%s' > '%s/report.txt'", MP_MEMPROF_BIN, kept, dir);
 	assert_int_equal(system(args), 0);
