@@ -90,7 +90,7 @@ int cli_plot_window_reads(const char *path, mp_source_t *win, const mp_solver_t 
 	 * checkpoint (the window solver's source was sought there: the same
 	 * indices) */
 	if (mp_keep_is_run(path)) {
-		if ((rc = cli_window_kept_source(path, &src, &ck, diag)) == 1)
+		if ((rc = cli_window_kept_source(path, NULL, &src, &ck, diag)) == 1)
 			rc = mp_replay_read_from(src, &ck, path, t, nt, 0, out, diag);
 		else if (rc == 0) /* (a window from the process's start is no window) */
 			rc = mp_diag_set(diag, MP_EUSAGE, -1, -1, "the kept run's window has no checkpoint");

@@ -205,6 +205,27 @@ static int skip_prefix(win_src_t *w, int build, mp_diag_t *diag)
 	return 0;
 }
 
+/* The call stacks a sought capture defines in the blocks from where its
+ * seek decodes up to its checkpoint's (read with their chunks, after the
+ * seek), loaded before the checkpoint's blocks ask for their frames' ops:
+ * the first event the seek returns comes after them, so one is read
+ * (the memory declarations before it aside), then the source rewound to
+ * the checkpoint (the definitions stay). Only when a block has a stack. */
+static int load_stacks(mp_source_t *src, const mp_checkpoint_t *ck, mp_diag_t *diag)
+{
+	mp_event_t ev;
+	size_t k;
+	int rc;
+
+	for (k = 0; k < ck->nblocks && !ck->blocks[k].stack; k++)
+		;
+	if (k == ck->nblocks)
+		return 0;
+	while ((rc = mp_source_next(src, &ev, diag)) == 1 && synthetic(&ev))
+		;
+	return rc < 0 ? rc : mp_source_rewind(src, diag);
+}
+
 /* The state of checkpoint ck into w (empty): its blocks with their tags
  * (as a kept window's seed has them: mp_checkpoint_seed), its regions,
  * its last mark. */
@@ -224,6 +245,8 @@ static int state_of_checkpoint(win_src_t *w, const mp_checkpoint_t *ck)
 			mp_solver_seed_block_t b = {.address = x->address, .requested_bytes = x->requested,
 						    .allocated_bytes = x->bytes, .op = x->op, .dtype = x->dtype,
 						    .shape = x->shape, .region = x->region, .stack = x->stack};
+			if (!b.op && b.stack) /* (as the reader gives its allocation) */
+				b.op = mp_capture_stack_op(mp_capture_from_source(w->in), b.stack);
 			if ((rc = add_block(m, &b)) < 0)
 				return rc;
 		}
@@ -271,7 +294,8 @@ static int from_checkpoint(win_src_t *w, mp_diag_t *diag)
 	free(re);
 	if (rc < 0 || !got)
 		return rc < 0 ? rc : 0;
-	if ((rc = mp_capture_seek(cap, &ck, diag)) == 0 && (rc = state_of_checkpoint(w, &ck)) < 0)
+	if ((rc = mp_capture_seek(cap, &ck, diag)) == 0 && (rc = load_stacks(w->in, &ck, diag)) == 0 &&
+	    (rc = state_of_checkpoint(w, &ck)) < 0)
 		mp_diag_set(diag, rc, -1, -1, "out of memory");
 	if (rc == 0) {
 		w->at = ck.events;
@@ -322,10 +346,8 @@ static size_t w_notes(const mp_source_t *s, const mp_source_note_t **out)
 {
 	return mp_source_notes(((const win_src_t *)s)->in, out);
 }
-static int w_frames(const mp_source_t *s, uint32_t stack, const mp_source_frame_t **out, uint32_t *n)
-{
-	return mp_source_stack_frames(((const win_src_t *)s)->in, stack, out, n);
-}
+/* (a capture's stacks are its own: symbolized by the report) */
+static mp_capture_t *w_capture(mp_source_t *s) { return mp_capture_from_source(((win_src_t *)s)->in); }
 static const char *w_time_unit(const mp_source_t *s) { return mp_source_time_unit(((const win_src_t *)s)->in); }
 
 static void free_state(win_src_t *w)
@@ -361,7 +383,7 @@ static const mp_source_ops_t w_ops = {
 	.close = w_close,
 	.time_unit = w_time_unit,
 	.notes = w_notes,
-	.stack_frames = w_frames,
+	.capture = w_capture,
 };
 
 /* The seed of w's state (zero counters): arrays into *b (freed by
@@ -416,7 +438,8 @@ static void zero_figures(mp_checkpoint_seed_t *b)
 	b->seed.phase_marks = 0;
 }
 
-int cli_window_kept_source(const char *path, mp_source_t **src, mp_checkpoint_t *ck, mp_diag_t *diag)
+int cli_window_kept_source(const char *path, const cli_inputs_options_t *o, mp_source_t **src, mp_checkpoint_t *ck,
+			   mp_diag_t *diag)
 {
 	mp_keep_run_t *k;
 	int rc;
@@ -432,6 +455,8 @@ int cli_window_kept_source(const char *path, mp_source_t **src, mp_checkpoint_t 
 	/* (block 0 of the first segment: block 0 of the joined stream) */
 	if ((rc = mp_capture_open_source(src, path, diag)) < 0)
 		goto fail;
+	if (o) /* (before the seek reads the stacks) */
+		cli_capture_frame_ops(mp_capture_from_source(*src), o);
 	/* (the seek keeps every event after the checkpoint's block, those of
 	 * a lane behind its horizon too: seek.c) */
 	if ((rc = mp_capture_seek(mp_capture_from_source(*src), ck, diag)) < 0)
@@ -445,24 +470,43 @@ fail:
 	return rc;
 }
 
+/* The blocks of b that have a stack and no op: their frames' op, as the
+ * reader gives an allocation read with them (cli_capture_frame_ops). */
+static void frame_ops_of(mp_source_t *src, mp_checkpoint_seed_t *b)
+{
+	mp_capture_t *cap = mp_capture_from_source(src);
+
+	for (size_t i = 0; i < b->seed.nmemories; i++)
+		for (size_t k = 0; k < b->mem[i].nblocks; k++) {
+			mp_solver_seed_block_t *x = &b->blocks[(size_t)(b->mem[i].blocks - b->blocks) + k];
+			if (!x->op && x->stack)
+				x->op = mp_capture_stack_op(cap, x->stack);
+		}
+}
+
 /* A kept run's window: its source and the seed of its first checkpoint;
  * 0 when it starts at the process's start. */
-static int kept_window(const char *path, mp_source_t **src, mp_checkpoint_seed_t *b, uint64_t *n, mp_diag_t *diag)
+static int kept_window(const char *path, const cli_inputs_options_t *o, mp_source_t **src, mp_checkpoint_seed_t *b,
+		       uint64_t *n, mp_diag_t *diag)
 {
 	mp_checkpoint_t ck;
-	int rc = cli_window_kept_source(path, src, &ck, diag);
+	int rc = cli_window_kept_source(path, o, src, &ck, diag);
 
 	if (rc <= 0)
 		return rc;
 	*n = ck.events;
-	rc = mp_checkpoint_seed(&ck, NULL, b);
+	if ((rc = load_stacks(*src, &ck, diag)) == 0 && (rc = mp_checkpoint_seed(&ck, NULL, b)) == 0)
+		frame_ops_of(*src, b);
 	mp_checkpoint_free(&ck);
 	return rc < 0 ? rc : 1;
 }
 
-int cli_window_solve(const char *path, const mp_solver_options_t *opt, int from_set, uint64_t from_event, int replay,
-		     mp_source_t **src_out, mp_solver_t **solver_out, uint64_t *start, mp_diag_t *diag)
+int cli_window_solve(const char *path, const cli_inputs_options_t *o, mp_source_t **src_out, mp_solver_t **solver_out,
+		     uint64_t *start, mp_checkpoint_seed_t *seed_out, mp_diag_t *diag)
 {
+	const mp_solver_options_t *opt = o->solver;
+	int from_set = o->from_set, replay = o->window_replay;
+	uint64_t from_event = o->from_event;
 	mp_checkpoint_seed_t b;
 	mp_source_t *src = NULL;
 	mp_solver_t *s = NULL;
@@ -473,7 +517,7 @@ int cli_window_solve(const char *path, const mp_solver_options_t *opt, int from_
 	*solver_out = NULL;
 	memset(&b, 0, sizeof(b));
 	if (!from_set) {
-		if (!mp_keep_is_run(path) || (rc = kept_window(path, &src, &b, start, diag)) <= 0)
+		if (!mp_keep_is_run(path) || (rc = kept_window(path, o, &src, &b, start, diag)) <= 0)
 			goto out;
 	} else {
 		if (mp_keep_is_run(path)) /* (its events start at its checkpoint, not at the process's start) */
@@ -489,6 +533,7 @@ int cli_window_solve(const char *path, const mp_solver_options_t *opt, int from_
 			return rc;
 		}
 		w->base.path = w->in->path;
+		cli_capture_frame_ops(mp_capture_from_source(w->in), o);
 		if ((!replay && (rc = from_checkpoint(w, diag)) < 0) || (rc = skip_prefix(w, 1, diag)) < 0 ||
 		    (rc = seed_of_state(w, &b)) < 0)
 			goto out;
@@ -501,6 +546,8 @@ int cli_window_solve(const char *path, const mp_solver_options_t *opt, int from_
 		goto out;
 	*src_out = src;
 	*solver_out = s;
+	*seed_out = b;
+	memset(&b, 0, sizeof(b));
 	src = NULL;
 	s = NULL;
 	rc = 1;

@@ -250,10 +250,131 @@ static void test_keep_window(void **state)
 	assert_int_equal(system(args), 0);
 }
 
+/* ---- call stacks in the window (record --stacks): a kept run's
+ * --by-function and --tree equal the full capture's --from-event N, and
+ * count the blocks born before the window. One thread's events (the
+ * writer's clock: times differ between the two files, so "_ns" lines are
+ * cut), Python frames named by the test: first OLD blocks of 1000 B
+ * allocated at old_site (app.py:10) and never freed, then ROUNDS_S
+ * rounds as above at new_site (app.py:20). By hand: at the window's peak
+ * old_site holds OLD * 1000 = 8000 B in OLD blocks and made no
+ * allocation of the window's. ---- */
+#define OLD 8
+#define ROUNDS_S 120
+
+static void write_stacks(const char *kpath, const char *fpath)
+{
+	mp_writer_t *w[2];
+	mp_diag_t diag;
+	uint32_t so[2], sn[2];
+
+	setenv("MEMPROF_KEEP_BYTES", "131072", 1);
+	setenv("MEMPROF_KEEP_SEGMENT_BYTES", "32768", 1);
+	assert_int_equal(mp_writer_open(&w[0], kpath, 0, NULL, &diag), 0);
+	unsetenv("MEMPROF_KEEP_BYTES");
+	unsetenv("MEMPROF_KEEP_SEGMENT_BYTES");
+	assert_int_equal(mp_writer_open(&w[1], fpath, 0, NULL, &diag), 0);
+	for (int k = 0; k < 2; k++) {
+		uint32_t file = mp_writer_intern(w[k], "/tmp/app.py");
+		uint64_t fo = mp_writer_frame(w[k], mp_writer_intern(w[k], "old_site"), file, 10, MP_FRAME_PYTHON);
+		uint64_t fn = mp_writer_frame(w[k], mp_writer_intern(w[k], "new_site"), file, 20, MP_FRAME_PYTHON);
+		assert_int_equal(mp_writer_memory(w[k], "host", MP_MEMORY_HOST, 0), 0);
+		assert_int_equal(mp_writer_stack(w[k], &fo, 1, &so[k]), 0);
+		assert_int_equal(mp_writer_stack(w[k], &fn, 1, &sn[k]), 0);
+	}
+	for (uint64_t i = 0; i < OLD; i++)
+		for (int k = 0; k < 2; k++) {
+			assert_int_equal(mp_writer_next_stack(w[k], so[k]), 0);
+			assert_int_equal(mp_writer_alloc(w[k], 0, 0x7f0000000000ull + i * 4096, 1000, 1000), 0);
+		}
+	for (uint64_t r = 0; r < ROUNDS_S; r++) {
+		for (int k = 0; k < 2; k++) {
+			for (uint64_t i = 0; i < PER; i++) {
+				assert_int_equal(mp_writer_next_stack(w[k], sn[k]), 0);
+				assert_int_equal(mp_writer_alloc(w[k], 0, addr_of(r, i), 64, 64), 0);
+			}
+			for (uint64_t i = 0; r >= 2 && i < PER; i++)
+				assert_int_equal(mp_writer_free(w[k], 0, addr_of(r - 2, i)), 0);
+			assert_int_equal(mp_writer_flush(w[k]), 0);
+		}
+	}
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(mp_writer_close(w[k]), 0);
+}
+
+/* report(args, path) without the lines of times ("..._ns": ...). */
+static char *report_untimed(const char *args, const char *path)
+{
+	char *b = report(args, path), *in = b, *out = b;
+
+	while (*in) {
+		char *nl = strchr(in, '\n');
+		size_t n = nl ? (size_t)(nl - in) + 1 : strlen(in);
+		char save = in[n - (nl ? 1 : 0)];
+		in[n - (nl ? 1 : 0)] = '\0';
+		int timed = strstr(in, "_ns\": ") != NULL;
+		in[n - (nl ? 1 : 0)] = save;
+		if (!timed) {
+			memmove(out, in, n);
+			out += n;
+		}
+		in += n;
+	}
+	*out = '\0';
+	return b;
+}
+
+static void test_keep_window_stacks(void **state)
+{
+	char kpath[160], fpath[160], args[400], *a, *b, *row;
+	mp_keep_run_t *k;
+	mp_checkpoint_t ck;
+	mp_diag_t diag;
+	uint64_t n;
+	const char *modes[] = {"--by-function", "--tree", "--leaks"};
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/memprof-keepwin-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(args, sizeof(args), "mkdir '%s/k' '%s/f'", dir, dir);
+	assert_int_equal(system(args), 0);
+	snprintf(kpath, sizeof(kpath), "%s/k/run.memprof", dir);
+	snprintf(fpath, sizeof(fpath), "%s/f/run.memprof", dir);
+	write_stacks(kpath, fpath);
+	assert_int_equal(mp_keep_open(&k, kpath, &diag), 0);
+	assert_true(k->segments[0].number >= 1);
+	assert_int_equal(mp_keep_window_checkpoint(k, &ck, &diag), 0);
+	n = ck.events;
+	mp_checkpoint_free(&ck);
+	mp_keep_close(k);
+	fprintf(stderr, "keep window with stacks: from event %llu\n", (unsigned long long)n);
+	assert_true(n > OLD);
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		a = report_untimed(modes[m], kpath);
+		snprintf(args, sizeof(args), "%s --from-event %llu", modes[m], (unsigned long long)n);
+		b = report_untimed(args, fpath);
+		if (strcmp(a, b))
+			fprintf(stderr, "--- kept %s\n%s\n--- full %s\n%s\n", modes[m], a, args, b);
+		assert_string_equal(a, b);
+		if (m == 0) { /* old_site: its blocks live at the peak, none allocated in the window */
+			assert_non_null(row = strstr(a, "\"function\": \"old_site\""));
+			assert_int_equal(field(row, "allocations"), 0);
+			assert_int_equal(field(row, "peak_bytes"), OLD * 1000);
+			assert_int_equal(field(row, "peak_count"), OLD);
+			assert_int_equal(field(row, "leak_bytes"), OLD * 1000);
+		}
+		free(a);
+		free(b);
+	}
+	snprintf(args, sizeof(args), "rm -rf '%s'", dir);
+	assert_int_equal(system(args), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_keep_window),
+		cmocka_unit_test(test_keep_window_stacks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
