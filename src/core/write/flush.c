@@ -234,48 +234,6 @@ void mp__writer_give_back(mp_wthread_t *t)
 /* Thread s->t's new records as CHUNK2 sections, a piece at a time: its
  * delta state at the piece's start, then the records as parts of columns
  * (memprof/format/columns.h). */
-/* (2.5) Thread t's records up to ring position end are in block `block`
- * (a checkpoint's BACK). Two entries at most a round; when full, the two
- * oldest become one, in the older block: a seek then decodes a little
- * more, never less. */
-static void note_piece(mp_wthread_t *t, uint64_t end, uint32_t block)
-{
-	if (t->npend && t->pend_block[t->npend - 1] == block) {
-		t->pend_end[t->npend - 1] = end;
-		return;
-	}
-	if (t->npend == MP_PEND_PIECES) {
-		t->pend_end[0] = t->pend_end[1];
-		memmove(&t->pend_end[1], &t->pend_end[2], (MP_PEND_PIECES - 2) * sizeof(t->pend_end[0]));
-		memmove(&t->pend_block[1], &t->pend_block[2], (MP_PEND_PIECES - 2) * sizeof(t->pend_block[0]));
-		t->npend--;
-	}
-	t->pend_end[t->npend] = end;
-	t->pend_block[t->npend++] = block;
-}
-
-uint32_t mp__writer_ckpt_back(mp_writer_t *w)
-{
-	uint32_t first = UINT32_MAX;
-
-	/* (the list only grows at its head: read without the lock; the
-	 * entries are the flusher's) */
-	for (mp_wthread_t *t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next) {
-		uint32_t k = 0;
-		while (k < t->npend && t->pend_end[k] <= t->tallied)
-			k++;
-		if (k) { /* wholly tallied: covered by what ends this round */
-			memmove(t->pend_end, t->pend_end + k, (t->npend - k) * sizeof(t->pend_end[0]));
-			memmove(t->pend_block, t->pend_block + k, (t->npend - k) * sizeof(t->pend_block[0]));
-			t->npend -= k;
-		}
-		/* (a block of a previous segment, --keep: not in this one) */
-		if (t->npend && t->pend_block[0] < first && t->pend_block[0] < w->block_index)
-			first = t->pend_block[0];
-	}
-	return first == UINT32_MAX ? 0 : w->block_index - first;
-}
-
 static int append_chunk(mp_writer_t *w, const snap_t *s)
 {
 	mp_wthread_t *t = s->t;
@@ -339,7 +297,7 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 		 * hands the rest back as it goes). */
 		tail += 8 * (uint64_t)w->enc.consumed;
 		t->encoded = tail;
-		note_piece(t, tail, w->block_index);
+		mp__writer_note_piece(t, tail, w->block_index);
 		mp__writer_give_back(t);
 	}
 	atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);

@@ -368,6 +368,10 @@ static inline const mp_capclock_t *mp__ring_clock(const mp_writer_t *w, const mp
 int mp__writer_round(mp_writer_t *w, int final);
 /* The same, flush_mu held by the caller. */
 int mp__writer_round_locked(mp_writer_t *w, int final);
+/* (2.5) Thread t's records up to ring position end went to block `block`
+ * (wback.c; the flusher, as it encodes a piece). */
+void mp__writer_note_piece(mp_wthread_t *t, uint64_t end, uint32_t block);
+
 /* (2.5) A checkpoint's BACK (memprof/format.h, MP_CKPT_F_BACK): how many
  * blocks before the one being built holds the oldest event not yet
  * tallied, 0: none. The flusher's, after the round's tally. */
