@@ -255,7 +255,8 @@ static void test_keep_window(void **state)
  * count the blocks born before the window. One thread's events (the
  * writer's clock: times differ between the two files, so "_ns" lines are
  * cut), Python frames named by the test: first OLD blocks of 1000 B
- * allocated at old_site (app.py:10) and never freed, then ROUNDS_S
+ * allocated at old_site (app.py:10) and never freed (after a mark
+ * "warmup" and step 7, which the window's peak names), then ROUNDS_S
  * rounds as above at new_site (app.py:20). By hand: at the window's peak
  * old_site holds OLD * 1000 = 8000 B in OLD blocks and made no
  * allocation of the window's. ---- */
@@ -281,6 +282,9 @@ static void write_stacks(const char *kpath, const char *fpath)
 		assert_int_equal(mp_writer_memory(w[k], "host", MP_MEMORY_HOST, 0), 0);
 		assert_int_equal(mp_writer_stack(w[k], &fo, 1, &so[k]), 0);
 		assert_int_equal(mp_writer_stack(w[k], &fn, 1, &sn[k]), 0);
+		/* (the window's state holds the last mark and the step) */
+		assert_int_equal(mp_writer_mark(w[k], mp_writer_intern(w[k], "warmup")), 0);
+		assert_int_equal(mp_writer_step(w[k], 7), 0);
 	}
 	for (uint64_t i = 0; i < OLD; i++)
 		for (int k = 0; k < 2; k++) {
@@ -362,6 +366,9 @@ static void test_keep_window_stacks(void **state)
 			assert_int_equal(field(row, "peak_bytes"), OLD * 1000);
 			assert_int_equal(field(row, "peak_count"), OLD);
 			assert_int_equal(field(row, "leak_bytes"), OLD * 1000);
+			/* the mark and the step set before the window: its peak's */
+			assert_non_null(strstr(a, "\"after_mark\": \"warmup\""));
+			assert_int_equal(field(strstr(a, "\"peak\": {"), "step"), 7);
 		}
 		free(a);
 		free(b);
