@@ -14,11 +14,17 @@
  * the events its checkpoint covers -- those the reader returns before the
  * block after the checkpoint's -- not every event earlier than its
  * horizon: the late ones after it are kept, and the seek still equals the
- * full read. */
+ * full read.
+ *
+ * Checkpoints of earlier 2.5 writers have no BACK (MP_CKPT_F_BACK): the
+ * same capture with the flag cleared in every checkpoint seeks the old
+ * way (from 6 blocks before) and still equals the full read. */
 #include "test_common.h"
 
 #include "capture_helpers.h"
 
+#include <memprof/capture_edit.h>
+#include <memprof/format.h>
 #include <memprof/checkpoint.h>
 #include <memprof/reader.h>
 #include <memprof/writer.h>
@@ -239,6 +245,54 @@ static size_t check_seeks(const char *path, const mp_event_t *full, size_t n, in
 	return checked;
 }
 
+/* mp_test_edit_fn: the first checkpoint with MP_CKPT_F_BACK loses the flag
+ * (its BACK field stays after the fields a reader knows: skipped) */
+static int clear_back(void *ctx, uint8_t *raw, size_t len, uint64_t index)
+{
+	uint8_t *b = mp_test_round_section(raw, len, MP_SEC_CHECKPOINT);
+	const uint8_t *p = b;
+
+	(void)ctx;
+	(void)index;
+	if (!b)
+		return 0;
+	(void)mp_test_getv(&p); /* the body's length; the flags follow, one byte */
+	if (!(*p & MP_CKPT_F_BACK))
+		return 0;
+	b[p - b] &= (uint8_t)~MP_CKPT_F_BACK;
+	return 1;
+}
+
+/* path with no checkpoint's BACK, into old (a file beside it). */
+static void without_back(const char *path, const char *old)
+{
+	mp_capture_round_end_t *re;
+	mp_capture_t *cap;
+	mp_diag_t diag = {0};
+	size_t nre, nck = 0;
+	char tmp[320];
+	uint64_t index, offset;
+
+	assert_int_equal(mp_capture_open(&cap, path, &diag), 0);
+	assert_int_equal(mp_capture_round_ends(cap, &re, &nre, &diag), 0);
+	for (size_t r = 0; r < nre; r++) {
+		mp_checkpoint_t ck;
+		if (mp_capture_checkpoint_at(cap, &re[r], &ck, &diag) == 1) {
+			assert_true(ck.flags & MP_CKPT_F_BACK);
+			nck++;
+			mp_checkpoint_free(&ck);
+		}
+	}
+	mp_capture_close(cap);
+	free(re);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", old);
+	for (size_t k = 0; k < nck; k++) {
+		mp_test_edit_block(k ? tmp : path, old, clear_back, NULL, "a checkpoint with BACK", &index, &offset);
+		assert_int_equal(rename(old, tmp), 0);
+	}
+	assert_int_equal(rename(tmp, old), 0);
+}
+
 static void test_seek_equals_full_read(void **state)
 {
 	char dir[] = "/tmp/memprof-seek-XXXXXX";
@@ -260,6 +314,15 @@ static void test_seek_equals_full_read(void **state)
 		checked = check_seeks(file, full, n, 0);
 		fprintf(stderr, "%d threads: %zu events, %zu seeks equal to the full read\n", threads, n, checked);
 		assert_true(checked >= 20);
+		if (threads == 3) { /* checkpoints without BACK (earlier 2.5 writers) */
+			char old[300];
+			snprintf(old, sizeof(old), "%s/old.memprof", dir);
+			without_back(file, old);
+			checked = check_seeks(old, full, n, 0);
+			fprintf(stderr, "without BACK: %zu seeks equal to the full read\n", checked);
+			assert_true(checked >= 20);
+			unlink(old);
+		}
 		free(full);
 		unlink(file);
 	}
