@@ -9,7 +9,6 @@
 #include "report_seek.h"
 #include "runs.h"
 
-#include <memprof/keep.h>
 #include <memprof/plot.h>
 #include <memprof/xplane.h>
 
@@ -24,7 +23,7 @@ static void usage(FILE *out)
 		"                    [--device ID] [--steps A:B] [--width W] [--height H]\n"
 		"                    [--top N] [--oom-maps N] [--run NAME] [--pid N | --process all]\n"
 		"                    [--all-frames] [--user-code LIST] [--rounds|--replay]\n"
-		"                    [--tree peak|leaks|allocated] [--min-percent P]\n"
+		"                    [--tree peak|leaks|allocated] [--min-percent P] [--from-event N]\n"
 		"       memprof plot --diff A B -o OUT.svg|OUT.png [--width W] [--top N] [--device ID]\n"
 		"\n"
 		"Draw the charts of captures into one picture (SVG or PNG, from the\n"
@@ -58,6 +57,10 @@ static void usage(FILE *out)
 		"                the breakdown and the maps from every event, not from the\n"
 		"                capture's checkpoint before the peak (--full-replay: the same)\n"
 		"  --rounds      the timeline from the rounds also for a shorter capture\n"
+		"  --from-event N  the window of a capture after its first N events, as\n"
+		"                'report --from-event' (a kept run's window is drawn from its\n"
+		"                first checkpoint: the same picture as the full capture's\n"
+		"                window from that checkpoint's events)\n"
 		"  --top N       bars of the breakdown (default 12; the rest in one bar)\n"
 		"  --oom-maps N  maps of failed allocations per memory id (default 4)\n"
 		"  --run NAME    the run of a TensorBoard log directory (default: the newest)\n"
@@ -86,10 +89,11 @@ typedef struct plot_args {
 	mp_plot_options_t po;
 	double min_percent;
 	const char *out;    /* -o */
-	int diff, chart_set, flame, tree, tree_set, min_percent_set, replay, rounds;
+	int diff, chart_set, flame, tree, tree_set, min_percent_set, replay, rounds, from_set;
+	uint64_t from_event; /* --from-event */
 } plot_args_t;
 
-enum { O_CHART = 256, O_WIDTH, O_HEIGHT, O_TOP, O_OOM_MAPS, O_TREE, O_MIN_PERCENT };
+enum { O_CHART = 256, O_WIDTH, O_HEIGHT, O_TOP, O_OOM_MAPS, O_TREE, O_MIN_PERCENT, O_FROM_EVENT };
 
 /* One option of plot's own that is not a flag. */
 static int plot_option(void *ctx, int c, const char *arg)
@@ -120,6 +124,16 @@ static int plot_option(void *ctx, int c, const char *arg)
 	case O_MIN_PERCENT:
 		a->min_percent_set = 1;
 		return cli_parse_min_percent(arg, &a->min_percent);
+	case O_FROM_EVENT: {
+		char *end;
+		a->from_event = strtoull(arg, &end, 10);
+		if (!*arg || *end || *arg == '-') {
+			mp_cli_error("invalid --from-event '%s' (expected an event count)", arg);
+			return MP_EXIT_USAGE;
+		}
+		a->from_set = 1;
+		break;
+	}
 	case O_WIDTH:
 		return cli_parse_px(arg, "--width", (uint32_t)MP_PLOT_MIN_WIDTH, &a->po.width) < 0 ? MP_EXIT_USAGE
 												   : MP_EXIT_OK;
@@ -175,6 +189,7 @@ int cmd_plot(int argc, char **argv)
 		{"tree", required_argument, NULL, O_TREE}, {"min-percent", required_argument, NULL, O_MIN_PERCENT},
 		{"diff", no_argument, &a.diff, 1},         {"replay", no_argument, &a.replay, 1},
 		{"rounds", no_argument, &a.rounds, 1},     {"full-replay", no_argument, &a.replay, 1},
+		{"from-event", required_argument, NULL, O_FROM_EVENT},
 		{NULL, 0, NULL, 0},
 	};
 	mp_solver_options_t sopt;
@@ -205,6 +220,11 @@ int cmd_plot(int argc, char **argv)
 		mp_cli_error("%s applies to --chart flame", a.tree_set ? "--tree" : "--min-percent");
 		return MP_EXIT_USAGE;
 	}
+	if (a.from_set && (a.diff || a.flame || a.rounds || in.steps_set)) {
+		mp_cli_error("--from-event cannot be combined with %s",
+			     a.diff ? "--diff" : a.flame ? "--chart flame" : a.rounds ? "--rounds" : "--steps");
+		return MP_EXIT_USAGE;
+	}
 	if (a.rounds && (a.replay || a.po.charts != MP_PLOT_TIMELINE || a.flame || in.steps_set)) {
 		mp_cli_error("--rounds draws the timeline alone, without --replay or --steps");
 		return MP_EXIT_USAGE;
@@ -226,7 +246,7 @@ int cmd_plot(int argc, char **argv)
 	rc = cli_runs_expand(&runs, argv + optind, argc - optind, &in.sel);
 	/* the timeline alone, of captures that keep their rounds: from
 	 * those, not from every event (plot_rounds.c) */
-	if (rc == MP_EXIT_OK && a.po.charts == MP_PLOT_TIMELINE && !a.flame && !a.replay && !in.steps_set &&
+	if (rc == MP_EXIT_OK && a.po.charts == MP_PLOT_TIMELINE && !a.flame && !a.replay && !in.steps_set && !a.from_set &&
 	    (rc = cli_plot_rounds(runs.files, (const char *const *)runs.labels, runs.nfiles, &a.po, in.device,
 				  a.rounds, a.out)) != CLI_ROUNDS_NONE) {
 		cli_runs_free(&runs);
@@ -239,13 +259,13 @@ int cmd_plot(int argc, char **argv)
 	 * report's (report_seek.c, plot_seek.c); --replay: every event */
 	if (a.po.charts && !(a.po.charts & ~(unsigned)(MP_PLOT_BREAKDOWN | MP_PLOT_MAP)) && !a.flame && !a.replay && !in.steps_set)
 		io.seek = CLI_SEEK | ((a.po.charts & MP_PLOT_MAP) ? CLI_SEEK_OOM : 0);
-	/* a kept run's window from its first checkpoint (report_window.h);
-	 * the map's own read of a window does not start there yet: said */
-	io.window = !a.flame && !in.steps_set && !(a.po.charts & MP_PLOT_MAP);
-	for (int i = 0; rc == MP_EXIT_OK && (a.po.charts & MP_PLOT_MAP) && i < runs.nfiles; i++)
-		if (mp_keep_is_run(runs.files[i]))
-			fprintf(stderr, "memprof: %s: the map of a kept run's window: the blocks born before the window "
-					"are not drawn ('report' has them)\n", runs.files[i]);
+	/* a window (report_window.h): a kept run's from its first
+	 * checkpoint, --from-event's; its maps from the state at its start
+	 * (plot_seek.c: cli_plot_window_reads) */
+	io.window = !a.flame && !in.steps_set;
+	io.from_set = a.from_set;
+	io.from_event = a.from_event;
+	io.window_replay = a.replay;
 	if (rc == MP_EXIT_OK)
 		rc = cli_inputs_open(&ci, runs.files, runs.nfiles, &io);
 	if (rc == MP_EXIT_OK && ci.n == 0) {

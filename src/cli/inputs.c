@@ -8,6 +8,7 @@
 
 #include <memprof/capture.h>
 #include <memprof/functions.h>
+#include <memprof/seed_checkpoint.h>
 #include <memprof/torch.h>
 
 #include <errno.h>
@@ -233,9 +234,10 @@ int cli_input_fail(mp_diag_t *diag, const char *path, int err)
 
 /* --tree: the call tree of input i, or one line saying why there is none
  * (an exit code). */
-static int open_tree(cli_inputs_t *ci, int i, const char *path, const cli_inputs_options_t *o, mp_diag_t *diag)
+static int open_tree(cli_inputs_t *ci, int i, const char *path, const cli_inputs_options_t *o,
+		     const mp_solver_seed_t *seed, mp_diag_t *diag)
 {
-	mp_calltree_options_t to = {o->tree_min_percent, 1u << (o->tree - 1)};
+	mp_calltree_options_t to = {o->tree_min_percent, 1u << (o->tree - 1), seed};
 	int err = mp_calltree_compute(&ci->trees[i], ci->sources[i], ci->solvers[i], &to, diag);
 
 	if (err == MP_ENODATA) {
@@ -277,17 +279,19 @@ static int open_source(cli_inputs_t *ci, int i, char *const *files, int f, int n
 	*used = err > 0 ? err : 1;
 	if (note[0])
 		fprintf(stderr, "memprof: %s\n", note);
-	if (err == 0 && (err = mp_capture_open_source(&ci->sources[i], path, diag)) == 0) {
-		/* allocations without an op grouped by the frame --by-function
-		 * charges them to: the reader names a Python frame of the
-		 * user's code, the report's symbolizer any other (a C
-		 * program's function) */
-		mp_capture_t *cap = mp_capture_from_source(ci->sources[i]);
-		mp_capture_set_frame_ops(cap, o->torch_all_frames, o->torch_user_code);
-		if (mp_functions_label_stacks(cap, o->torch_all_frames, o->torch_user_code))
-			fprintf(stderr, "memprof: out of memory: allocations without an op keep '-'\n");
-	}
+	if (err == 0 && (err = mp_capture_open_source(&ci->sources[i], path, diag)) == 0)
+		cli_capture_frame_ops(mp_capture_from_source(ci->sources[i]), o);
 	return err;
+}
+
+void cli_capture_frame_ops(mp_capture_t *cap, const cli_inputs_options_t *o)
+{
+	/* allocations without an op grouped by the frame --by-function
+	 * charges them to: the reader names a Python frame of the user's
+	 * code, the report's symbolizer any other (a C program's function) */
+	mp_capture_set_frame_ops(cap, o->torch_all_frames, o->torch_user_code);
+	if (mp_functions_label_stacks(cap, o->torch_all_frames, o->torch_user_code))
+		fprintf(stderr, "memprof: out of memory: allocations without an op keep '-'\n");
 }
 
 /* An xplane input without memory events is skipped with a note (1), or is
@@ -314,11 +318,12 @@ static int skip_empty(cli_inputs_t *ci, int i, char *const *files, int f, int us
 }
 
 /* --by-function: input i's table (o->functions 1: required). An exit code. */
-static int open_functions(cli_inputs_t *ci, int i, const char *path, const cli_inputs_options_t *o, mp_diag_t *diag)
+static int open_functions(cli_inputs_t *ci, int i, const char *path, const cli_inputs_options_t *o,
+			  const mp_solver_seed_t *seed, mp_diag_t *diag)
 {
 	/* a PyTorch snapshot's op is already the allocating frame; a
 	 * capture's is found by the same rule and options */
-	mp_functions_options_t fopt = {o->torch_all_frames, o->torch_user_code};
+	mp_functions_options_t fopt = {o->torch_all_frames, o->torch_user_code, seed};
 	int err = mp_torch_is_source(ci->sources[i])
 			  ? mp_functions_compute_ops(&ci->functions[i], ci->sources[i], ci->solvers[i], diag)
 			  : mp_functions_compute_opts(&ci->functions[i], ci->sources[i], ci->solvers[i], &fopt, diag);
@@ -337,7 +342,8 @@ static int open_functions(cli_inputs_t *ci, int i, const char *path, const cli_i
 
 /* Input i through the solver, its --device resolved, its functions and
  * call tree computed as asked. An exit code. */
-static int analyse(cli_inputs_t *ci, int i, const char *path, const cli_inputs_options_t *o, mp_diag_t *diag)
+static int analyse_seeded(cli_inputs_t *ci, int i, const char *path, const cli_inputs_options_t *o,
+			  mp_checkpoint_seed_t *seed, mp_diag_t *diag)
 {
 	mp_source_t *sought;
 	uint64_t start;
@@ -345,8 +351,7 @@ static int analyse(cli_inputs_t *ci, int i, const char *path, const cli_inputs_o
 
 	/* a window (report_window.h): a kept run's, --from-event's */
 	if (o->window && (o->from_set ? mp_capture_from_source(ci->sources[i]) != NULL : 1) &&
-	    (err = cli_window_solve(path, o->solver, o->from_set, o->from_event, &sought, &ci->solvers[i], &start,
-				    diag)) != 0) {
+	    (err = cli_window_solve(path, o, &sought, &ci->solvers[i], &start, seed, diag)) != 0) {
 		if (err < 0)
 			return cli_input_fail(diag, path, err);
 		mp_source_close(ci->sources[i]);
@@ -384,11 +389,23 @@ static int analyse(cli_inputs_t *ci, int i, const char *path, const cli_inputs_o
 		}
 		ci->in[i].device_set = 1;
 	}
-	if (o->functions && (err = open_functions(ci, i, path, o, diag)) != MP_EXIT_OK)
+	if (o->functions && (err = open_functions(ci, i, path, o, ci->in[i].window_set ? &seed->seed : NULL, diag)) !=
+				    MP_EXIT_OK)
 		return err;
-	if (o->tree && (err = open_tree(ci, i, path, o, diag)) != MP_EXIT_OK)
+	if (o->tree && (err = open_tree(ci, i, path, o, ci->in[i].window_set ? &seed->seed : NULL, diag)) != MP_EXIT_OK)
 		return err;
 	return MP_EXIT_OK;
+}
+
+static int analyse(cli_inputs_t *ci, int i, const char *path, const cli_inputs_options_t *o, mp_diag_t *diag)
+{
+	mp_checkpoint_seed_t seed; /* a window's state at its start: its functions' and tree's too */
+	int rc;
+
+	memset(&seed, 0, sizeof(seed));
+	rc = analyse_seeded(ci, i, path, o, &seed, diag);
+	mp_checkpoint_seed_free(&seed);
+	return rc;
 }
 
 int cli_inputs_init(cli_inputs_t *ci, int nfiles)

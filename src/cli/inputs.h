@@ -9,6 +9,7 @@
 
 #include <memprof/calltree.h>
 #include <memprof/functions.h>
+#include <memprof/reader.h>
 #include <memprof/report.h>
 #include <memprof/solver.h>
 #include <memprof/xplane.h>
@@ -93,7 +94,14 @@ typedef struct cli_inputs_options {
 					      (report_window.h) */
 	int from_set;
 	uint64_t from_event;
+	int window_replay;                 /* the window's state from the first event, not from a
+					      checkpoint (--full-replay) */
 } cli_inputs_options_t;
+
+/* What a capture read by these options needs before its events: the op
+ * of allocations without one, from their stacks' frames (as --by-function
+ * charges them). */
+void cli_capture_frame_ops(mp_capture_t *cap, const cli_inputs_options_t *o);
 
 /* The failure err of input path as an exit code, said: diag named after
  * path and given err where it says neither. */

@@ -27,6 +27,15 @@ int cli_plot_flame(const cli_inputs_t *ci, int kind, const mp_plot_options_t *o,
 int cli_plot_seek_reads(const char *path, const mp_solver_t *s, const mp_snapshot_target_t *t, size_t nt, int marks,
 			mp_replay_t *out, mp_diag_t *diag);
 
+/* What the picture reads besides the solver s of input path's window
+ * (report_window.h; win: the window's source): the maps from the state at
+ * the window's start -- a kept run's first checkpoint, or a full
+ * capture's checkpoint before the earliest map (else its first event) --
+ * so that they equal the full capture's; the phases and steps from win.
+ * *out: the caller's (mp_replay_free). 0 or an error, diag filled. */
+int cli_plot_window_reads(const char *path, mp_source_t *win, const mp_solver_t *s, const mp_snapshot_target_t *t,
+			  size_t nt, int marks, mp_replay_t *out, mp_diag_t *diag);
+
 /* Warn (once a run) when the charts' font is not installed: the picture
  * is drawn with another, and its bytes then depend on the machine. */
 void cli_picture_font_check(const char *path);

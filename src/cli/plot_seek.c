@@ -8,9 +8,11 @@
  * against its round's SUMMARY), so the maps are the same bytes. */
 #include "plot_out.h"
 #include "report_seek.h"
+#include "report_window.h"
 
 #include <memprof/checkpoint.h>
 #include <memprof/format.h>
+#include <memprof/keep.h>
 #include <memprof/reader.h>
 
 #include <stdlib.h>
@@ -68,5 +70,46 @@ out:
 	mp_checkpoint_free(&ck);
 	if (src)
 		mp_source_close(src);
+	return rc;
+}
+
+int cli_plot_window_reads(const char *path, mp_source_t *win, const mp_solver_t *s, const mp_snapshot_target_t *t,
+			  size_t nt, int marks, mp_replay_t *out, mp_diag_t *diag)
+{
+	mp_source_t *src = NULL;
+	mp_checkpoint_t ck;
+	mp_replay_t m;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&ck, 0, sizeof(ck));
+	/* the maps: the layout at a moment of the window is the full run's
+	 * at that moment, blocks born before the window included -- a full
+	 * capture's from its checkpoint before the earliest map (its events'
+	 * indices are the window's), a kept run's from its window's first
+	 * checkpoint (the window solver's source was sought there: the same
+	 * indices) */
+	if (mp_keep_is_run(path)) {
+		if ((rc = cli_window_kept_source(path, NULL, &src, &ck, diag)) == 1)
+			rc = mp_replay_read_from(src, &ck, path, t, nt, 0, out, diag);
+		else if (rc == 0) /* (a window from the process's start is no window) */
+			rc = mp_diag_set(diag, MP_EUSAGE, -1, -1, "the kept run's window has no checkpoint");
+		mp_checkpoint_free(&ck);
+		if (src)
+			mp_source_close(src);
+	} else {
+		rc = cli_plot_seek_reads(path, s, t, nt, 0, out, diag);
+	}
+	/* the phases and steps: the window's own */
+	if (rc == 0 && marks) {
+		if ((rc = mp_replay_read(win, path, NULL, 0, 1, &m, diag)) < 0) {
+			mp_replay_free(out);
+			return rc;
+		}
+		out->phases = m.phases;
+		out->nphases = m.nphases;
+		out->steps = m.steps;
+		out->nsteps = m.nsteps;
+	}
 	return rc;
 }

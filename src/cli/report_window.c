@@ -9,11 +9,13 @@
 #include "report_window.h"
 
 #include <memprof/checkpoint.h>
+#include <memprof/format.h>
 #include <memprof/keep.h>
 #include <memprof/live.h>
 #include <memprof/reader.h>
 #include <memprof/seed_checkpoint.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +40,7 @@ typedef struct win_src {
 	mp_source_t base;
 	mp_source_t *in;    /* owned */
 	uint64_t n;         /* the window's start */
+	uint64_t at;        /* the events before w->in's first: its checkpoint's (0: none) */
 	mp_event_t *decl;   /* the prefix's memory declarations, re-given numbered from n */
 	size_t ndecl, cap_decl, next_decl;
 	/* the state (built once) */
@@ -61,10 +64,10 @@ static int drop_block(win_mem_t *m, lm_entry_t *e)
 	return 0;
 }
 
-static int apply_alloc(win_mem_t *m, const mp_event_t *ev)
+/* Block b made live in m (one at its address dropped first). */
+static int add_block(win_mem_t *m, const mp_solver_seed_block_t *b)
 {
-	lm_entry_t *e = mp_live_alloc_replaces(&m->live, ev->address);
-	mp_solver_seed_block_t *b;
+	lm_entry_t *e = mp_live_alloc_replaces(&m->live, b->address);
 	uint32_t slot;
 
 	if (e && drop_block(m, e) < 0)
@@ -82,10 +85,16 @@ static int apply_alloc(win_mem_t *m, const mp_event_t *ev)
 		}
 		slot = (uint32_t)m->nblocks++;
 	}
-	b = &m->blocks[slot];
-	*b = (mp_solver_seed_block_t){ev->address, ev->requested_bytes, ev->allocated_bytes, ev->op, ev->dtype, ev->shape,
-				      ev->metadata, ev->region, ev->stack};
-	return mp_live_add(&m->live, ev->address, mp_live_footprint(ev->requested_bytes, ev->allocated_bytes), slot, 0);
+	m->blocks[slot] = *b;
+	return mp_live_add(&m->live, b->address, mp_live_footprint(b->requested_bytes, b->allocated_bytes), slot, 0);
+}
+
+static int apply_alloc(win_mem_t *m, const mp_event_t *ev)
+{
+	mp_solver_seed_block_t b = {ev->address, ev->requested_bytes, ev->allocated_bytes, ev->op, ev->dtype, ev->shape,
+				    ev->metadata, ev->region, ev->stack};
+
+	return add_block(m, &b);
 }
 
 /* The solver's phase rule (solver.c, phase_mark), within 64 names. */
@@ -168,7 +177,7 @@ static int apply(win_src_t *w, const mp_event_t *ev)
  * build: the state too. */
 static int skip_prefix(win_src_t *w, int build, mp_diag_t *diag)
 {
-	uint64_t real = 0;
+	uint64_t real = w->at;
 	mp_event_t ev;
 	int rc;
 
@@ -194,6 +203,108 @@ static int skip_prefix(win_src_t *w, int build, mp_diag_t *diag)
 			return mp_diag_set(diag, rc, -1, -1, "out of memory");
 	}
 	return 0;
+}
+
+/* The call stacks a sought capture defines in the blocks from where its
+ * seek decodes up to its checkpoint's (read with their chunks, after the
+ * seek), loaded before the checkpoint's blocks ask for their frames' ops:
+ * the first event the seek returns comes after them, so one is read
+ * (the memory declarations before it aside), then the source rewound to
+ * the checkpoint (the definitions stay). Only when a block has a stack. */
+static int load_stacks(mp_source_t *src, const mp_checkpoint_t *ck, mp_diag_t *diag)
+{
+	mp_event_t ev;
+	size_t k;
+	int rc;
+
+	for (k = 0; k < ck->nblocks && !ck->blocks[k].stack; k++)
+		;
+	if (k == ck->nblocks)
+		return 0;
+	while ((rc = mp_source_next(src, &ev, diag)) == 1 && synthetic(&ev))
+		;
+	return rc < 0 ? rc : mp_source_rewind(src, diag);
+}
+
+/* The state of checkpoint ck into w (empty): its blocks with their tags
+ * (as a kept window's seed has them: mp_checkpoint_seed), its regions,
+ * its last mark. */
+static int state_of_checkpoint(win_src_t *w, const mp_checkpoint_t *ck)
+{
+	win_mem_t *m;
+	size_t pos;
+	uint64_t old;
+	int rc;
+
+	for (size_t i = 0; i < ck->nmemories; i++) {
+		const mp_checkpoint_memory_t *cm = &ck->memories[i];
+		if (!(m = mem_of(w, cm->id)))
+			return MP_ENOMEM;
+		for (size_t k = 0; k < cm->nblocks; k++) {
+			const mp_checkpoint_block_t *x = &cm->blocks[k];
+			mp_solver_seed_block_t b = {.address = x->address, .requested_bytes = x->requested,
+						    .allocated_bytes = x->bytes, .op = x->op, .dtype = x->dtype,
+						    .shape = x->shape, .region = x->region, .stack = x->stack};
+			if (!b.op && b.stack) /* (as the reader gives its allocation) */
+				b.op = mp_capture_stack_op(mp_capture_from_source(w->in), b.stack);
+			if ((rc = add_block(m, &b)) < 0)
+				return rc;
+		}
+	}
+	for (size_t i = 0; i < ck->nregions; i++) {
+		if (!(m = mem_of(w, ck->regions[i].memory)) ||
+		    mp_live_region_add(&m->reg, ck->regions[i].base, ck->regions[i].end - ck->regions[i].base, &pos, &old) < 0)
+			return MP_ENOMEM;
+		m->regions_seen = 1;
+	}
+	for (uint32_t id = 0; id < ck->nfigures && id < w->nmem; id++)
+		w->mem[id].regions_seen |= ck->figures[id].regions_seen;
+	w->last_mark = ck->last_mark;
+	return 0;
+}
+
+/* (issue 43) Start w's prefix at the last good checkpoint at or before
+ * event n, rather than at the first event: the checkpoint's live set is
+ * the full replay's after its `events` (the reader checked it against its
+ * round's SUMMARY), with the blocks' tags and the last mark. 1 when w->in
+ * is sought there (w->at, the state set), 0 when none fits (a capture
+ * without checkpoints, tags or last mark: from the first event), or an
+ * error. A capture holds no phases (its MARK records have none), so
+ * the checkpoint lacks nothing the state needs. */
+static int from_checkpoint(win_src_t *w, mp_diag_t *diag)
+{
+	mp_capture_t *cap = mp_capture_from_source(w->in);
+	mp_capture_round_end_t *re = NULL;
+	mp_checkpoint_t ck;
+	size_t nre = 0;
+	int rc = 0, got = 0;
+	const char *say = getenv("MEMPROF_SEEK_SAY");
+
+	if (!cap || (rc = mp_capture_round_ends(cap, &re, &nre, diag)) < 0)
+		return rc;
+	for (size_t i = nre; i-- > 0 && !got;) {
+		if ((rc = mp_capture_checkpoint_at(cap, &re[i], &ck, diag)) < 0)
+			break;
+		if (rc == 1 && ck.events <= w->n && (ck.flags & (MP_CKPT_F_TAGS | MP_CKPT_F_UNTAGGED)) &&
+		    (ck.flags & MP_CKPT_F_LAST_MARK))
+			got = 1;
+		else if (rc == 1)
+			mp_checkpoint_free(&ck);
+	}
+	free(re);
+	if (rc < 0 || !got)
+		return rc < 0 ? rc : 0;
+	if ((rc = mp_capture_seek(cap, &ck, diag)) == 0 && (rc = load_stacks(w->in, &ck, diag)) == 0 &&
+	    (rc = state_of_checkpoint(w, &ck)) < 0)
+		mp_diag_set(diag, rc, -1, -1, "out of memory");
+	if (rc == 0) {
+		w->at = ck.events;
+		if (say && !strcmp(say, "1"))
+			fprintf(stderr, "memprof: %s: the window's state from the checkpoint at event %llu\n", w->in->path,
+				(unsigned long long)ck.events);
+	}
+	mp_checkpoint_free(&ck);
+	return rc < 0 ? rc : 1;
 }
 
 static int w_next(mp_source_t *s, mp_event_t *ev, mp_diag_t *diag)
@@ -235,10 +346,8 @@ static size_t w_notes(const mp_source_t *s, const mp_source_note_t **out)
 {
 	return mp_source_notes(((const win_src_t *)s)->in, out);
 }
-static int w_frames(const mp_source_t *s, uint32_t stack, const mp_source_frame_t **out, uint32_t *n)
-{
-	return mp_source_stack_frames(((const win_src_t *)s)->in, stack, out, n);
-}
+/* (a capture's stacks are its own: symbolized by the report) */
+static mp_capture_t *w_capture(mp_source_t *s) { return mp_capture_from_source(((win_src_t *)s)->in); }
 static const char *w_time_unit(const mp_source_t *s) { return mp_source_time_unit(((const win_src_t *)s)->in); }
 
 static void free_state(win_src_t *w)
@@ -274,7 +383,7 @@ static const mp_source_ops_t w_ops = {
 	.close = w_close,
 	.time_unit = w_time_unit,
 	.notes = w_notes,
-	.stack_frames = w_frames,
+	.capture = w_capture,
 };
 
 /* The seed of w's state (zero counters): arrays into *b (freed by
@@ -329,42 +438,75 @@ static void zero_figures(mp_checkpoint_seed_t *b)
 	b->seed.phase_marks = 0;
 }
 
-/* A kept run's window: its source and the seed of its first checkpoint;
- * 0 when it starts at the process's start. */
-static int kept_window(const char *path, mp_source_t **src, mp_checkpoint_seed_t *b, uint64_t *n, mp_diag_t *diag)
+int cli_window_kept_source(const char *path, const cli_inputs_options_t *o, mp_source_t **src, mp_checkpoint_t *ck,
+			   mp_diag_t *diag)
 {
 	mp_keep_run_t *k;
-	mp_checkpoint_t ck;
 	int rc;
 
-	memset(&ck, 0, sizeof(ck));
+	*src = NULL;
+	memset(ck, 0, sizeof(*ck));
 	if ((rc = mp_keep_open(&k, path, diag)) < 0)
 		return rc;
-	rc = mp_keep_window_checkpoint(k, &ck, diag);
+	rc = mp_keep_window_checkpoint(k, ck, diag);
 	mp_keep_close(k);
 	if (rc != 0)
 		return rc < 0 ? rc : 0;
 	/* (block 0 of the first segment: block 0 of the joined stream) */
 	if ((rc = mp_capture_open_source(src, path, diag)) < 0)
-		goto out;
-	*n = ck.events;
-	/* every event of the window comes after its checkpoint (the segment
-	 * starts there: keep.c's seams neither lose nor double one), so the
-	 * seek keeps them all rather than those from its horizon on: a lane's
-	 * events (their times the caller's) can be earlier than a horizon
-	 * taken from the writer's clock */
-	ck.horizon_ns = 0;
-	if ((rc = mp_checkpoint_seed(&ck, NULL, b)) < 0 || (rc = mp_capture_seek(mp_capture_from_source(*src), &ck, diag)) < 0)
-		goto out;
-	rc = 1;
-out:
-	mp_checkpoint_free(&ck);
+		goto fail;
+	if (o) /* (before the seek reads the stacks) */
+		cli_capture_frame_ops(mp_capture_from_source(*src), o);
+	/* (the seek keeps every event after the checkpoint's block, those of
+	 * a lane behind its horizon too: seek.c) */
+	if ((rc = mp_capture_seek(mp_capture_from_source(*src), ck, diag)) < 0)
+		goto fail;
+	return 1;
+fail:
+	if (*src)
+		mp_source_close(*src);
+	*src = NULL;
+	mp_checkpoint_free(ck);
 	return rc;
 }
 
-int cli_window_solve(const char *path, const mp_solver_options_t *opt, int from_set, uint64_t from_event,
-		     mp_source_t **src_out, mp_solver_t **solver_out, uint64_t *start, mp_diag_t *diag)
+/* The blocks of b that have a stack and no op: their frames' op, as the
+ * reader gives an allocation read with them (cli_capture_frame_ops). */
+static void frame_ops_of(mp_source_t *src, mp_checkpoint_seed_t *b)
 {
+	mp_capture_t *cap = mp_capture_from_source(src);
+
+	for (size_t i = 0; i < b->seed.nmemories; i++)
+		for (size_t k = 0; k < b->mem[i].nblocks; k++) {
+			mp_solver_seed_block_t *x = &b->blocks[(size_t)(b->mem[i].blocks - b->blocks) + k];
+			if (!x->op && x->stack)
+				x->op = mp_capture_stack_op(cap, x->stack);
+		}
+}
+
+/* A kept run's window: its source and the seed of its first checkpoint;
+ * 0 when it starts at the process's start. */
+static int kept_window(const char *path, const cli_inputs_options_t *o, mp_source_t **src, mp_checkpoint_seed_t *b,
+		       uint64_t *n, mp_diag_t *diag)
+{
+	mp_checkpoint_t ck;
+	int rc = cli_window_kept_source(path, o, src, &ck, diag);
+
+	if (rc <= 0)
+		return rc;
+	*n = ck.events;
+	if ((rc = load_stacks(*src, &ck, diag)) == 0 && (rc = mp_checkpoint_seed(&ck, NULL, b)) == 0)
+		frame_ops_of(*src, b);
+	mp_checkpoint_free(&ck);
+	return rc < 0 ? rc : 1;
+}
+
+int cli_window_solve(const char *path, const cli_inputs_options_t *o, mp_source_t **src_out, mp_solver_t **solver_out,
+		     uint64_t *start, mp_checkpoint_seed_t *seed_out, mp_diag_t *diag)
+{
+	const mp_solver_options_t *opt = o->solver;
+	int from_set = o->from_set, replay = o->window_replay;
+	uint64_t from_event = o->from_event;
 	mp_checkpoint_seed_t b;
 	mp_source_t *src = NULL;
 	mp_solver_t *s = NULL;
@@ -375,7 +517,7 @@ int cli_window_solve(const char *path, const mp_solver_options_t *opt, int from_
 	*solver_out = NULL;
 	memset(&b, 0, sizeof(b));
 	if (!from_set) {
-		if (!mp_keep_is_run(path) || (rc = kept_window(path, &src, &b, start, diag)) <= 0)
+		if (!mp_keep_is_run(path) || (rc = kept_window(path, o, &src, &b, start, diag)) <= 0)
 			goto out;
 	} else {
 		if (mp_keep_is_run(path)) /* (its events start at its checkpoint, not at the process's start) */
@@ -391,7 +533,9 @@ int cli_window_solve(const char *path, const mp_solver_options_t *opt, int from_
 			return rc;
 		}
 		w->base.path = w->in->path;
-		if ((rc = skip_prefix(w, 1, diag)) < 0 || (rc = seed_of_state(w, &b)) < 0)
+		cli_capture_frame_ops(mp_capture_from_source(w->in), o);
+		if ((!replay && (rc = from_checkpoint(w, diag)) < 0) || (rc = skip_prefix(w, 1, diag)) < 0 ||
+		    (rc = seed_of_state(w, &b)) < 0)
 			goto out;
 		free_state(w); /* (the seed holds a copy) */
 	}
@@ -402,6 +546,8 @@ int cli_window_solve(const char *path, const mp_solver_options_t *opt, int from_
 		goto out;
 	*src_out = src;
 	*solver_out = s;
+	*seed_out = b;
+	memset(&b, 0, sizeof(b));
 	src = NULL;
 	s = NULL;
 	rc = 1;

@@ -260,7 +260,32 @@ static inline void block_ends(mp_calltree_t *t, mp_live_t *l, lm_entry_t *e)
 	mp_live_drop(l, e);
 }
 
-static int pass(mp_calltree_t *t, mp_source_t *src, const uint64_t *peak_at, uint32_t npeak, mp_diag_t *diag)
+/* (mp_calltree_options_t.seed) The blocks live at a window's start: live
+ * in their aggregates, no allocation of the window's. */
+static int seed_blocks(mp_calltree_t *t, rp_lives_t *lives, const mp_solver_seed_t *seed)
+{
+	for (size_t i = 0; seed && i < seed->nmemories; i++) {
+		const mp_solver_seed_memory_t *m = &seed->memories[i];
+		rp_live_t *l = rp_lives_of(lives, m->id);
+		if (!l)
+			return MP_ENOMEM;
+		for (size_t k = 0; k < m->nblocks; k++) {
+			const mp_solver_seed_block_t *b = &m->blocks[k];
+			uint64_t bytes = mp_live_footprint(b->requested_bytes, b->allocated_bytes);
+			long a = agg_of(t, m->id, b->stack);
+			if (a < 0 || mp_live_add(&l->live, b->address, bytes, (uint32_t)a, 0) < 0)
+				return MP_ENOMEM;
+			if (b->stack)
+				t->any_stack = 1;
+			t->aggs[a].v[CT_LIVE_B] += bytes;
+			t->aggs[a].v[CT_LIVE_C]++;
+		}
+	}
+	return 0;
+}
+
+static int pass(mp_calltree_t *t, mp_source_t *src, const uint64_t *peak_at, uint32_t npeak, const mp_solver_seed_t *seed,
+		mp_diag_t *diag)
 {
 	rp_lives_t lives = {NULL, 0};
 	mp_event_t ev;
@@ -268,6 +293,8 @@ static int pass(mp_calltree_t *t, mp_source_t *src, const uint64_t *peak_at, uin
 
 	if ((rc = mp_source_rewind(src, diag)) < 0)
 		goto out;
+	if (seed_blocks(t, &lives, seed) < 0)
+		goto nomem;
 	while ((rc = mp_source_next(src, &ev, diag)) == 1) {
 		if (ev.stack && (ev.kind == MP_EV_ALLOC || ev.kind == MP_EV_ALLOC_FAILED)) {
 			if (stack_slot(t, ev.stack) < 0)
@@ -339,7 +366,7 @@ static uint64_t *peak_events(const mp_solver_t *solver, uint32_t *n)
 int mp_calltree_compute(mp_calltree_t **out, mp_source_t *src, const mp_solver_t *solver,
 			const mp_calltree_options_t *opts, mp_diag_t *diag)
 {
-	mp_capture_t *cap = src->ops->stack_frames ? NULL : mp_capture_from_source(src);
+	mp_capture_t *cap = src->ops->stack_frames ? NULL : mp_capture_stacks_of(src);
 	mp_calltree_t *t;
 	uint64_t *peak_at = NULL;
 	uint32_t npeak = 0;
@@ -360,7 +387,7 @@ int mp_calltree_compute(mp_calltree_t **out, mp_source_t *src, const mp_solver_t
 		rc = oom(diag);
 		goto fail;
 	}
-	if ((rc = pass(t, src, peak_at, npeak, diag)) < 0)
+	if ((rc = pass(t, src, peak_at, npeak, opts ? opts->seed : NULL, diag)) < 0)
 		goto fail;
 	free(peak_at);
 	peak_at = NULL;

@@ -256,8 +256,54 @@ static inline void block_ends(mp_functions_t *f, rp_live_t *l, lm_entry_t *e)
  * kept in the live-set engine (one set per memory id; a block's group is
  * its row), the rows' live figures copied at each memory id's peak event.
  * One loop, kept whole: it runs once per event. */
+/* (mp_functions_options_t.seed) The blocks live at a window's start,
+ * before its events: live in their rows (live at the peak, at the end),
+ * no allocation of the window's. As charge_events' allocation, but for
+ * the counts. */
+static int seed_blocks(mp_functions_t *f, mp_source_t *src, int by_op, const site_t *nostack, rp_lives_t *lives,
+		       const mp_solver_seed_t *seed)
+{
+	for (size_t i = 0; seed && i < seed->nmemories; i++) {
+		const mp_solver_seed_memory_t *m = &seed->memories[i];
+		rp_live_t *l = rp_lives_of(lives, m->id);
+		if (!l)
+			return MP_ENOMEM;
+		for (size_t k = 0; k < m->nblocks; k++) {
+			const mp_solver_seed_block_t *b = &m->blocks[k];
+			const site_t *site = nostack;
+			site_t op;
+			uint64_t fp = mp_live_footprint(b->requested_bytes, b->allocated_bytes);
+			uint32_t pend = b->requested_bytes < RP_REQ_BIG ? (uint32_t)b->requested_bytes : RP_REQ_BIG;
+			long r;
+			if (by_op && b->op) {
+				const char *name = mp_source_string(src, b->op);
+				if (site_of(f, &op, name, name, "", 0, MP_FRAME_UNKNOWN, NULL))
+					return MP_ENOMEM;
+				site = &op;
+			}
+			if (b->stack && b->stack <= f->nstacks) {
+				if (!f->stack_site[b->stack].label && stack_site(f, b->stack, &f->stack_site[b->stack]))
+					return MP_ENOMEM;
+				site = &f->stack_site[b->stack];
+			}
+			if ((r = row_of(f, m->id, site)) < 0)
+				return MP_ENOMEM;
+			if (b->stack && b->stack <= f->nstacks)
+				f->stack_row[b->stack] = (uint32_t)r + 1;
+			/* (a seed holds one block an address) */
+			if (mp_live_add(&l->live, b->address, fp, (uint32_t)r, pend) < 0 ||
+			    (pend == RP_REQ_BIG && lm_insert(&l->big, b->address, b->requested_bytes, 0, 0) < 0))
+				return MP_ENOMEM;
+			f->rows[r].leak_count++;
+			f->rows[r].leak_bytes += fp;
+			f->rows[r].leak_requested_bytes += b->requested_bytes;
+		}
+	}
+	return 0;
+}
+
 static int charge_events(mp_functions_t *f, mp_source_t *src, int by_op, const site_t *nostackp, rp_lives_t *lives,
-			 const uint64_t *peak_at, uint32_t npeak, mp_diag_t *diag)
+			 const uint64_t *peak_at, uint32_t npeak, const mp_solver_seed_t *seed, mp_diag_t *diag)
 {
 	const site_t nostack = *nostackp;
 	mp_event_t ev;
@@ -266,6 +312,8 @@ static int charge_events(mp_functions_t *f, mp_source_t *src, int by_op, const s
 
 	if ((rc = mp_source_rewind(src, diag)) < 0)
 		return rc;
+	if ((rc = seed_blocks(f, src, by_op, &nostack, lives, seed)) < 0)
+		return oom(diag);
 	while ((rc = mp_source_next(src, &ev, diag)) == 1) {
 		if (ev.kind == MP_EV_ALLOC || ev.kind == MP_EV_ALLOC_FAILED) {
 			const site_t *site = &nostack;
@@ -386,7 +434,7 @@ static int finish_rows(mp_functions_t *f, int by_op)
 static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver, int by_op,
 		   const mp_functions_options_t *opts, mp_diag_t *diag)
 {
-	mp_capture_t *cap = by_op ? NULL : mp_capture_from_source(src);
+	mp_capture_t *cap = by_op ? NULL : mp_capture_stacks_of(src);
 	mp_functions_t *f;
 	rp_lives_t lives = {NULL, 0};
 	uint64_t *peak_at = NULL;
@@ -404,7 +452,8 @@ static int compute(mp_functions_t **out, mp_source_t *src, const mp_solver_t *so
 	    site_of(f, &nostack, NO_STACK, NO_STACK, "", 0, MP_FRAME_UNKNOWN, NULL) ||
 	    peak_events(solver, &peak_at, &npeak) < 0)
 		rc = oom(diag);
-	else if ((rc = charge_events(f, src, by_op, &nostack, &lives, peak_at, npeak, diag)) == 0 &&
+	else if ((rc = charge_events(f, src, by_op, &nostack, &lives, peak_at, npeak, opts ? opts->seed : NULL, diag)) ==
+			 0 &&
 		 finish_rows(f, by_op) < 0)
 		rc = oom(diag);
 	free(peak_at);

@@ -119,7 +119,7 @@ const char *rp_end_text(const mp_report_input_t *in, char *buf, size_t size)
 	case MP_END_WRITE_FAILED:
 		/* the trailer says why, when the input is one capture (a run's
 		 * merged processes are not) */
-		cap = mp_capture_from_source((mp_source_t *)(uintptr_t)in->source);
+		cap = mp_capture_stacks_of((mp_source_t *)(uintptr_t)in->source);
 		t = cap ? mp_capture_trailer(cap) : NULL;
 		if (!t || !t->write_errno)
 			return "cut short: its writer could not write more (disk full or file size limit)";

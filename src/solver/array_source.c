@@ -78,7 +78,7 @@ static void as_close(mp_source_t *src)
 }
 
 static const mp_source_ops_t as_ops = {
-	as_next, as_rewind, as_string, as_memory, as_memory_count, as_end_status, as_close, NULL, NULL, NULL, NULL, NULL, NULL,
+	as_next, as_rewind, as_string, as_memory, as_memory_count, as_end_status, as_close, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
 int mp_array_source_new(mp_source_t **out, const mp_event_t *events, size_t n,

@@ -5,11 +5,26 @@
  * full read's from the checkpoint on: the same count, and each the same
  * (index, time, kind, address, sizes, memory id, step, thread, flags).
  * Before them the full read has exactly the checkpoint's `events` events
- * (the synthetic ones aside), all earlier than its horizon. */
+ * (the synthetic ones aside), all earlier than its horizon.
+ *
+ * A lane's events carry the caller's times (the CUDA lane's do): a
+ * capture where a lane's times run behind its hold (earlier than the
+ * horizon a round has already written: the writer counts such an event in
+ * the round it arrives) and another's run ahead of the clock. A seek drops
+ * the events its checkpoint covers -- those the reader returns before the
+ * block after the checkpoint's -- not every event earlier than its
+ * horizon: the late ones after it are kept, and the seek still equals the
+ * full read.
+ *
+ * Checkpoints of earlier 2.5 writers have no BACK (MP_CKPT_F_BACK): the
+ * same capture with the flag cleared in every checkpoint seeks the old
+ * way (from 6 blocks before) and still equals the full read. */
 #include "test_common.h"
 
 #include "capture_helpers.h"
 
+#include <memprof/capture_edit.h>
+#include <memprof/format.h>
 #include <memprof/checkpoint.h>
 #include <memprof/reader.h>
 #include <memprof/writer.h>
@@ -103,9 +118,61 @@ static void same(const mp_event_t *a, const mp_event_t *b)
 			 (long long)b->step);
 }
 
+/* One thread's events at the writer's clock, a lane's behind it (from
+ * 1 us on, 100 ns apart: behind the lane's hold, which starts at its
+ * opening) and a lane's ahead of it (2 ms ahead of the clock: its events
+ * wait for the clock in blocks many rounds before their horizon, where a
+ * seek decodes from: the checkpoint's BACK). */
+static void record_lanes(const char *path)
+{
+	mp_writer_t *w = NULL;
+	mp_writer_lane_t *behind, *ahead;
+	mp_diag_t diag;
+	uint64_t tb = 1000, addr[256] = {0}, seed = 5;
+	int mem;
+
+	assert_int_equal(setenv("MEMPROF_CHECKPOINT_ROUNDS", "1", 1) + setenv("MEMPROF_CHECKPOINT_RATIO", "0", 1), 0);
+	if (mp_writer_open(&w, path, 1, NULL, &diag))
+		fail_msg("%s", diag.text);
+	assert_int_equal(unsetenv("MEMPROF_CHECKPOINT_ROUNDS") + unsetenv("MEMPROF_CHECKPOINT_RATIO"), 0);
+	mem = mp_writer_memory(w, "host", MP_MEMORY_HOST, 0);
+	assert_true(mem >= 0);
+	assert_int_equal(mp_writer_lane_open(w, &behind), 0);
+	assert_int_equal(mp_writer_lane_open(w, &ahead), 0);
+	for (int i = 0; i < 30000; i++) {
+		uint64_t x = rnd(&seed), s = x % 256, a = (1ull << 36) + (x % 256) * 4096;
+		switch (i % 3) {
+		case 0: /* the thread's */
+			if (addr[s]) {
+				assert_int_equal(mp_writer_free(w, (uint32_t)mem, addr[s]), 0);
+				addr[s] = 0;
+			} else {
+				addr[s] = (2ull << 36) + s * 4096;
+				assert_int_equal(mp_writer_alloc(w, (uint32_t)mem, addr[s], 64 + s, 0), 0);
+			}
+			break;
+		case 1: /* behind */
+			assert_int_equal(mp_writer_lane_event(behind, MP_EV_ALLOC, (uint32_t)mem, tb, a + (tb << 12), 32), 0);
+			tb += 100;
+			break;
+		default: { /* ahead */
+			uint64_t t = mp_writer_now(w) + 2000000;
+			assert_int_equal(mp_writer_lane_event(ahead, MP_EV_ALLOC, (uint32_t)mem, t, (3ull << 36) + (uint64_t)i * 64, 48), 0);
+			mp_writer_lane_hold(ahead, t);
+		}
+		}
+		if (i % 600 == 599) {
+			mp_writer_lane_hold(behind, tb);
+			assert_int_equal(mp_writer_flush(w), 0);
+		}
+	}
+	assert_int_equal(mp_writer_close(w), 0);
+}
+
 /* Every checkpoint of path: the seek's events against full[0..n). Returns
- * the checkpoints checked. */
-static size_t check_seeks(const char *path, const mp_event_t *full, size_t n)
+ * the checkpoints checked. late: events earlier than a horizon may come
+ * after it (lanes behind). */
+static size_t check_seeks(const char *path, const mp_event_t *full, size_t n, int late)
 {
 	mp_capture_round_end_t *re;
 	mp_capture_t *cap;
@@ -150,6 +217,15 @@ static size_t check_seeks(const char *path, const mp_event_t *full, size_t n)
 			assert_int_equal(got[s].index, ck.events + s);
 		assert_true(s < k);
 		first = got[s].index;
+		if (k - s != n - first) {
+			size_t nb = 0;
+			for (size_t i = 0; i < n && nb < ck.events; i++)
+				nb += !(full[i].kind == MP_EV_MEMORY || full[i].kind == MP_EV_DROPPED), first = i + 1;
+			fprintf(stderr, "ck %zu: events %llu horizon %llu block %llu: got %zu from index %llu (time %llu), full %zu from %zu (time %llu)\n",
+				r, (unsigned long long)ck.events, (unsigned long long)ck.horizon_ns, (unsigned long long)ck.block_index,
+				k - s, (unsigned long long)got[s].index, (unsigned long long)got[s].time_ns, n - first, first,
+				(unsigned long long)full[first].time_ns);
+		}
 		assert_int_equal(k - s, n - first);
 		for (size_t i = 0; i < first; i++) {
 			int synth = full[i].kind == MP_EV_MEMORY || full[i].kind == MP_EV_DROPPED;
@@ -158,7 +234,7 @@ static size_t check_seeks(const char *path, const mp_event_t *full, size_t n)
 		}
 		assert_int_equal(before, ck.events);
 		assert_int_equal(first - before, s);
-		assert_true(full[first].time_ns >= ck.horizon_ns);
+		assert_true(late || full[first].time_ns >= ck.horizon_ns);
 		for (size_t i = s; i < k; i++)
 			same(&got[i], &full[first + i - s]);
 		checked++;
@@ -167,6 +243,54 @@ static size_t check_seeks(const char *path, const mp_event_t *full, size_t n)
 	}
 	free(re);
 	return checked;
+}
+
+/* mp_test_edit_fn: the first checkpoint with MP_CKPT_F_BACK loses the flag
+ * (its BACK field stays after the fields a reader knows: skipped) */
+static int clear_back(void *ctx, uint8_t *raw, size_t len, uint64_t index)
+{
+	uint8_t *b = mp_test_round_section(raw, len, MP_SEC_CHECKPOINT);
+	const uint8_t *p = b;
+
+	(void)ctx;
+	(void)index;
+	if (!b)
+		return 0;
+	(void)mp_test_getv(&p); /* the body's length; the flags follow, one byte */
+	if (!(*p & MP_CKPT_F_BACK))
+		return 0;
+	b[p - b] &= (uint8_t)~MP_CKPT_F_BACK;
+	return 1;
+}
+
+/* path with no checkpoint's BACK, into old (a file beside it). */
+static void without_back(const char *path, const char *old)
+{
+	mp_capture_round_end_t *re;
+	mp_capture_t *cap;
+	mp_diag_t diag = {0};
+	size_t nre, nck = 0;
+	char tmp[320];
+	uint64_t index, offset;
+
+	assert_int_equal(mp_capture_open(&cap, path, &diag), 0);
+	assert_int_equal(mp_capture_round_ends(cap, &re, &nre, &diag), 0);
+	for (size_t r = 0; r < nre; r++) {
+		mp_checkpoint_t ck;
+		if (mp_capture_checkpoint_at(cap, &re[r], &ck, &diag) == 1) {
+			assert_true(ck.flags & MP_CKPT_F_BACK);
+			nck++;
+			mp_checkpoint_free(&ck);
+		}
+	}
+	mp_capture_close(cap);
+	free(re);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", old);
+	for (size_t k = 0; k < nck; k++) {
+		mp_test_edit_block(k ? tmp : path, old, clear_back, NULL, "a checkpoint with BACK", &index, &offset);
+		assert_int_equal(rename(old, tmp), 0);
+	}
+	assert_int_equal(rename(tmp, old), 0);
 }
 
 static void test_seek_equals_full_read(void **state)
@@ -187,12 +311,44 @@ static void test_seek_equals_full_read(void **state)
 		n = read_all(file, &full, &rc, &diag, NULL);
 		assert_int_equal(rc, 0);
 		assert_true(n >= 10000u * (size_t)threads);
-		checked = check_seeks(file, full, n);
+		checked = check_seeks(file, full, n, 0);
 		fprintf(stderr, "%d threads: %zu events, %zu seeks equal to the full read\n", threads, n, checked);
 		assert_true(checked >= 20);
+		if (threads == 3) { /* checkpoints without BACK (earlier 2.5 writers) */
+			char old[300];
+			snprintf(old, sizeof(old), "%s/old.memprof", dir);
+			without_back(file, old);
+			checked = check_seeks(old, full, n, 0);
+			fprintf(stderr, "without BACK: %zu seeks equal to the full read\n", checked);
+			assert_true(checked >= 20);
+			unlink(old);
+		}
 		free(full);
 		unlink(file);
 	}
+	rmdir(dir);
+}
+
+static void test_seek_lanes_behind_and_ahead(void **state)
+{
+	char dir[] = "/tmp/memprof-seek-XXXXXX", file[256];
+	mp_event_t *full;
+	mp_diag_t diag = {0};
+	size_t n, checked;
+	int rc;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/lanes.memprof", dir);
+	record_lanes(file);
+	n = read_all(file, &full, &rc, &diag, NULL);
+	assert_int_equal(rc, 0);
+	assert_true(n >= 30000);
+	checked = check_seeks(file, full, n, 1);
+	fprintf(stderr, "lanes: %zu events, %zu seeks equal to the full read\n", n, checked);
+	assert_true(checked >= 20);
+	free(full);
+	unlink(file);
 	rmdir(dir);
 }
 
@@ -200,6 +356,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_seek_equals_full_read),
+		cmocka_unit_test(test_seek_lanes_behind_and_ahead),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

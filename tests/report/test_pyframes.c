@@ -226,7 +226,7 @@ static void test_user_frame(void **state)
 
 static void test_options(void **state)
 {
-	mp_functions_options_t all = {1, NULL}, numpy = {0, "numpy"};
+	mp_functions_options_t all = {1, NULL, NULL}, numpy = {0, "numpy", NULL};
 	mp_solver_t *s;
 	mp_source_t *src;
 	mp_functions_t *f = functions(&all, &s, &src);
@@ -260,7 +260,7 @@ static void test_tree(void **state)
 	mp_solver_t *s;
 	mp_source_t *src;
 	mp_diag_t diag;
-	mp_calltree_options_t o = {0, 0};
+	mp_calltree_options_t o = {0, 0, NULL};
 	int found = 0;
 
 	(void)state;

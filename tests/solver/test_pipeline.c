@@ -97,7 +97,7 @@ static mp_source_t *slow_source_new(unsigned sleep_ms)
 	assert_int_equal(mp_array_source_new(&sl->inner, ev, n, NULL, 0, &mem, 1, "slow"), 0);
 	free(ev);
 	sl->ops = (mp_source_ops_t){sl_next,	   sl_rewind, sl_string, sl_memory, sl_memory_count,
-				    sl_end_status, sl_close,  NULL,	 sl_help, NULL, NULL, NULL, NULL};
+				    sl_end_status, sl_close,  NULL,	 sl_help, NULL, NULL, NULL, NULL, NULL};
 	sl->src.ops = &sl->ops;
 	sl->src.path = "slow";
 	sl->sleep_ms = sleep_ms;

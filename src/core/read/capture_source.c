@@ -95,11 +95,11 @@ static void src_close_view(mp_source_t *s)
 }
 
 static const mp_source_ops_t owned_ops = {
-	src_next, src_rewind, src_string, src_memory, src_memory_count, src_end_status, src_close_owned, src_next_batch, src_help, NULL, NULL, NULL, NULL,
+	src_next, src_rewind, src_string, src_memory, src_memory_count, src_end_status, src_close_owned, src_next_batch, src_help, NULL, NULL, NULL, NULL, NULL,
 };
 
 static const mp_source_ops_t view_ops = {
-	src_next, src_rewind, src_string, src_memory, src_memory_count, src_end_status, src_close_view, src_next_batch, src_help, NULL, NULL, NULL, NULL,
+	src_next, src_rewind, src_string, src_memory, src_memory_count, src_end_status, src_close_view, src_next_batch, src_help, NULL, NULL, NULL, NULL, NULL,
 };
 
 mp_source_t *mp_capture_source(mp_capture_t *cap)
@@ -130,4 +130,16 @@ mp_capture_t *mp_capture_from_source(mp_source_t *src)
 	if (!src || (src->ops != &owned_ops && src->ops != &view_ops))
 		return NULL;
 	return CAP(src);
+}
+
+uint32_t mp_capture_stack_op(mp_capture_t *cap, uint32_t stack)
+{
+	return cap && cap->frame_ops && stack ? mp__stack_op(cap, stack) : 0;
+}
+
+mp_capture_t *mp_capture_stacks_of(mp_source_t *src)
+{
+	mp_capture_t *cap = mp_capture_from_source(src);
+
+	return cap ? cap : src && src->ops->capture ? src->ops->capture(src) : NULL;
 }

@@ -202,6 +202,10 @@ int mp__capture_apply_block(mp_capture_t *cap, const mp_fetch_t *fe, mp_diag_t *
 	if (rc)
 		return rc;
 	cap->offset = fe->next;
+	/* a seek: the events stamped so far are all its checkpoint can cover
+	 * (a round's events are in blocks before the block that ends it) */
+	if (cap->seeked && cap->block_index > cap->seek_ck_block && cap->seek_cover_end == UINT64_MAX)
+		cap->seek_cover_end = cap->next_index;
 	cap->block_index++;
 	cap->blocks_read++;
 	return 0;
@@ -508,6 +512,7 @@ int mp__capture_rewind(mp_capture_t *cap, mp_diag_t *diag)
 	cap->step = cap->seeked ? cap->seek_step : -1;
 	cap->seek_index = cap->seek_events; /* a seek holds: the read starts at its checkpoint again */
 	cap->seeking = cap->seeked;
+	cap->seek_cover_end = UINT64_MAX;
 	cap->next_index = 0;
 	cap->records = 0;
 	cap->eof = 0;

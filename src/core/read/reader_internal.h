@@ -135,9 +135,13 @@ struct mp_capture {
 	uint64_t ckpt_bad;       /* checkpoints that did not parse or disagreed with their summary: skipped */
 	mp_diag_t ckpt_bad_diag; /* the first of them, said (mp_capture_checkpoints_bad) */
 	/* a seek (seek.c): blocks before seek_block give their definitions
-	 * only; while seeking, events earlier than seek_ns are not returned,
-	 * and those returned are numbered from seek_index on */
+	 * only; while seeking, events earlier than seek_ns are not returned
+	 * -- those the checkpoint covers: returned before a block after the
+	 * checkpoint's (seek_ck_block) is applied, i.e. stamped (next_index)
+	 * before seek_cover_end -- and those returned are numbered from
+	 * seek_index on */
 	uint64_t seek_block;
+	uint64_t seek_ck_block, seek_cover_end;
 	uint64_t seek_ns, seek_index;
 	uint64_t seek_events;    /* the checkpoint's count, and its step: for a rewind */
 	int64_t seek_step;

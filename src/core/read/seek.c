@@ -8,8 +8,10 @@
  * in the block of its first use or an earlier one), but decodes none of
  * their chunks; it decodes the chunks from a few blocks before the
  * checkpoint's (a round's events may sit in the blocks of the rounds
- * before its horizon, waiting for it), and returns only the events from
- * the horizon on, numbered as the full read numbers them: the first has
+ * before its horizon, waiting for it), and returns only the events the
+ * checkpoint does not cover (those from the horizon on, and those behind
+ * it that reached the file after its block: a lane's, at the caller's
+ * times), numbered as the full read numbers them: the first has
  * index `events` plus the synthetic events (memory declarations, dropped
  * counts) before it, which the seek returns first (they are not in the
  * checkpoint's count). */
@@ -48,7 +50,13 @@ void mp__seek_filter(mp_capture_t *cap, mp_event_t *ev, size_t *n)
 			k++;
 			continue;
 		}
-		if (cap->seeking && ev[i].time_ns < cap->seek_ns && !is_synth(&ev[i]))
+		/* what the checkpoint covers: earlier than its horizon, and
+		 * returned before a block after its own was read -- not an
+		 * event of a lane whose caller's time is behind the horizon
+		 * but which reached the file after it (the writer counts it in
+		 * the round it arrives; ev[i].index: the stamp's, not yet the
+		 * seek's) */
+		if (cap->seeking && ev[i].time_ns < cap->seek_ns && !is_synth(&ev[i]) && ev[i].index < cap->seek_cover_end)
 			continue;
 		/* the synthetic events (memory declarations) are not in the
 		 * checkpoint's count: they stay, numbered before the first
@@ -263,8 +271,16 @@ int mp_capture_seek(mp_capture_t *cap, const mp_checkpoint_t *ck, mp_diag_t *dia
 {
 	if (cap->next_index || cap->blocks_read || cap->seeked)
 		return mp_diag_set(diag, MP_EUSAGE, -1, -1, "seek: the capture has been read from already");
-	cap->seek_block = ck->block_index > SEEK_BACK ? ck->block_index - SEEK_BACK : 0;
+	/* (2.5) the checkpoint says where the events it does not cover
+	 * start; before it, a round's held back events were in the round
+	 * before (as a lane's hold keeping the horizon back breaks) */
+	if (ck->flags & MP_CKPT_F_BACK)
+		cap->seek_block = ck->back < ck->block_index ? ck->block_index - ck->back : 0;
+	else
+		cap->seek_block = ck->block_index > SEEK_BACK ? ck->block_index - SEEK_BACK : 0;
 	cap->seek_ns = ck->horizon_ns;
+	cap->seek_ck_block = ck->block_index;
+	cap->seek_cover_end = UINT64_MAX;
 	cap->seek_index = cap->seek_events = ck->events;
 	cap->seeking = cap->seeked = 1;
 	cap->step = cap->seek_step = ck->step;

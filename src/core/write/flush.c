@@ -297,6 +297,7 @@ static int append_chunk(mp_writer_t *w, const snap_t *s)
 		 * hands the rest back as it goes). */
 		tail += 8 * (uint64_t)w->enc.consumed;
 		t->encoded = tail;
+		mp__writer_note_piece(t, tail, w->block_index);
 		mp__writer_give_back(t);
 	}
 	atomic_store_explicit(&t->wake_sent, 0, memory_order_relaxed);
@@ -470,7 +471,7 @@ static int end_round(mp_writer_t *w, uint64_t horizon)
 	/* (2.4) at intervals, the live blocks at this horizon (a rotation
 	 * writes one at the next segment's start instead) */
 	if (!rc && !mp__keep_rotating(w))
-		rc = mp__tally_put_checkpoint(&w->tally, &w->raw, horizon, w->file_offset);
+		rc = mp__tally_put_checkpoint(&w->tally, &w->raw, horizon, w->file_offset, mp__writer_ckpt_back(w));
 	if (rc || (rc = emit_block(w)))
 		return rc;
 	w->complete_ns = horizon;

@@ -248,7 +248,7 @@ void mp__tally_ckpt_config(mp_tally_t *t);
  * CHECKPOINT section of the live blocks, covering the events before
  * horizon, appended to b (tag included). Nothing when none is due, the
  * figures failed or the section would pass MP_CKPT_BODY_MAX. 0 or -ENOMEM. */
-int mp__tally_put_checkpoint(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon, uint64_t file_off);
+int mp__tally_put_checkpoint(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon, uint64_t file_off, uint32_t back);
 /* tally_tags.c: the id (1 ..) of tag x, interned; 0 when it is none (all
  * zero) or cannot be kept (t->tags_lost set). */
 uint32_t mp__tally_tag(mp_tally_t *t, const mp_tally_tag_t *x);

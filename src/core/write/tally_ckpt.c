@@ -201,7 +201,8 @@ static uint8_t *code_tags(const mp_tally_t *t, uint8_t *p, const ck_block_t *v, 
 }
 
 /* The body of the blocks v[0..n) (sorted) into body. */
-static int code(const mp_tally_t *t, mp_mbuf_t *body, const ck_block_t *v, size_t n, uint64_t horizon, uint64_t events)
+static int code(const mp_tally_t *t, mp_mbuf_t *body, const ck_block_t *v, size_t n, uint64_t horizon, uint64_t events,
+		uint32_t back)
 {
 	size_t i, j, nmem = 0, used_bytes = t->ntag / 8 + 1;
 	/* (2.5) the tags: when some allocation had one and none was lost */
@@ -215,14 +216,14 @@ static int code(const mp_tally_t *t, mp_mbuf_t *body, const ck_block_t *v, size_
 		nmem += i == 0 || v[i].mem != v[i - 1].mem;
 	body->len = 0;
 	if ((rc = mp_mbuf_reserve(body, 8 * MP_VARINT_MAX + n * 3 * MP_VARINT_MAX + nmem * 2 * MP_VARINT_MAX +
-					     t->nreg * 3 * MP_VARINT_MAX + MP_VARINT_MAX +
+					     t->nreg * 3 * MP_VARINT_MAX + 2 * MP_VARINT_MAX +
 					     (tags ? n * 7 * MP_VARINT_MAX + MP_VARINT_MAX : 0)))) {
 		if (used)
 			mp_unmap_pages(used, used_bytes);
 		return rc;
 	}
 	p = body->data;
-	p = mp_varint_put(p, (tags ? MP_CKPT_F_TAGS : MP_CKPT_F_NO_TAGS) | MP_CKPT_F_LAST_MARK |
+	p = mp_varint_put(p, (tags ? MP_CKPT_F_TAGS : MP_CKPT_F_NO_TAGS) | MP_CKPT_F_LAST_MARK | MP_CKPT_F_BACK |
 				     (t->tagged ? 0 : MP_CKPT_F_UNTAGGED));
 	p = mp_varint_put(p, horizon);
 	p = mp_varint_put(p, events);
@@ -259,11 +260,14 @@ static int code(const mp_tally_t *t, mp_mbuf_t *body, const ck_block_t *v, size_
 		p = code_tags(t, p, v, n, used);
 		mp_unmap_pages(used, used_bytes);
 	}
+	/* (2.5) where a seek decodes from (MP_CKPT_F_BACK): the events a
+	 * lane's hold kept back wait in blocks rounds before this one */
+	p = mp_varint_put(p, back);
 	body->len = (size_t)(p - body->data);
 	return 0;
 }
 
-int mp__tally_put_checkpoint(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon, uint64_t file_off)
+int mp__tally_put_checkpoint(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon, uint64_t file_off, uint32_t back)
 {
 	uint8_t tmp[1 + MP_VARINT_MAX], *p = tmp;
 	size_t bytes, n;
@@ -293,7 +297,7 @@ int mp__tally_put_checkpoint(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon, uint
 	if (!(v = mp_map_pages(bytes)))
 		return 0; /* no room: no checkpoint this time, the capture is whole */
 	n = gather(t, v);
-	rc = code(t, &t->body, sort_blocks(v, v + (t->n ? t->n : 1), n), n, horizon, t->events);
+	rc = code(t, &t->body, sort_blocks(v, v + (t->n ? t->n : 1), n), n, horizon, t->events, back);
 	mp_unmap_pages(v, bytes);
 	if (rc || t->body.len > MP_CKPT_BODY_MAX)
 		return rc;

@@ -433,7 +433,7 @@ int mp__keep_rotate(mp_writer_t *w, uint64_t horizon)
 		uint64_t per = t->ckpt_per_block;
 		t->ckpt_rounds_every = 1;
 		t->ckpt_per_block = 0;
-		rc = mp__tally_put_checkpoint(t, &w->raw, horizon, w->file_offset);
+		rc = mp__tally_put_checkpoint(t, &w->raw, horizon, w->file_offset, mp__writer_ckpt_back(w));
 		t->ckpt_rounds_every = every;
 		t->ckpt_per_block = per;
 	}

@@ -60,6 +60,7 @@
 #include <zlib.h>
 
 #define MP_DROP_SLOTS 64 /* per-thread dropped counters, by memory id (last slot: ids >= 63) */
+#define MP_PEND_PIECES 8 /* per thread: the blocks of pieces not wholly tallied (a checkpoint's BACK) */
 
 /* A thread's delta-encoding state (MP_ST_*, memprof/format/columns.h). A chunk header
  * carries it, so every block decodes on its own; the flusher keeps each
@@ -96,6 +97,12 @@ struct mp_wthread {
 	uint32_t tally_stack;                     /* (2.5) its STACK for its next allocation, 0: none */
 	uint32_t tally_ctxtag;                    /* (2.5) the tag of its CONTEXT (no stack), interned */
 	mp_chunk_state_t flushed;                 /* encoding state at encoded */
+	/* (2.5) the pieces encoded but not wholly tallied, oldest first: the
+	 * ring position each ends at, and its block (a checkpoint's BACK:
+	 * flush.c, mp__writer_ckpt_back); two merged into the older when full */
+	uint64_t pend_end[MP_PEND_PIECES];
+	uint32_t pend_block[MP_PEND_PIECES];
+	uint32_t npend;
 	uint64_t dropped_reported[MP_DROP_SLOTS];
 	int announced;                            /* THREAD section written */
 	/* --- registry --- */
@@ -370,6 +377,15 @@ static inline const mp_capclock_t *mp__ring_clock(const mp_writer_t *w, const mp
 int mp__writer_round(mp_writer_t *w, int final);
 /* The same, flush_mu held by the caller. */
 int mp__writer_round_locked(mp_writer_t *w, int final);
+/* (2.5) Thread t's records up to ring position end went to block `block`
+ * (wback.c; the flusher, as it encodes a piece). */
+void mp__writer_note_piece(mp_wthread_t *t, uint64_t end, uint32_t block);
+
+/* (2.5) A checkpoint's BACK (memprof/format.h, MP_CKPT_F_BACK): how many
+ * blocks before the one being built holds the oldest event not yet
+ * tallied, 0: none. The flusher's, after the round's tally. */
+uint32_t mp__writer_ckpt_back(mp_writer_t *w);
+
 /* Hand thread t's ring space back up to min(encoded, tallied) (the
  * records after either are still needed), waking it if it waits for
  * room. Flusher only. */

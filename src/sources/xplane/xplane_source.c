@@ -522,7 +522,7 @@ static mp_end_status_t xp_end_status(const mp_source_t *src)
 
 static const mp_source_ops_t xp_ops = {
 	xp_next, xp_rewind, xp_string, xp_memory, xp_memory_count, xp_end_status, xp_close, NULL, NULL, NULL, NULL, NULL,
-	mp_xplane_last_order,
+	mp_xplane_last_order, NULL,
 };
 
 int mp_xplane_is_source(const mp_source_t *src)

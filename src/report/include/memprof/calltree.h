@@ -67,6 +67,11 @@ int mp_tree_kind_parse(const char *name);
 typedef struct mp_calltree_options {
 	double min_percent; /* fold nodes under this percentage of the root's bytes; 0 folds nothing */
 	unsigned kinds;     /* 1u << MP_TREE_*: the trees to build; 0 = all three */
+	/* a window's state at its start (memprof report --from-event, a kept
+	 * run), or NULL: its blocks are live when the source's events begin
+	 * (in the trees at the peak and at the end; not allocations of the
+	 * source's) */
+	const struct mp_solver_seed *seed;
 } mp_calltree_options_t;
 
 typedef struct mp_tree_node {

@@ -82,6 +82,10 @@ typedef struct mp_functions_options {
 				  allocator entry point, whatever code it is */
 	const char *user_code; /* --user-code: more Python files that are the user's (memprof/pyfile.h),
 				  or NULL */
+	/* a window's state at its start (memprof report --from-event, a kept
+	 * run), or NULL: its blocks are live when the source's events begin
+	 * (live at the peak and at the end; not allocations of the source's) */
+	const struct mp_solver_seed *seed;
 } mp_functions_options_t;
 /* mp_functions_compute with options (NULL: the defaults, all zero). */
 int mp_functions_compute_opts(mp_functions_t **out, mp_source_t *src, const mp_solver_t *solver,

@@ -152,6 +152,11 @@ typedef struct mp_source_ops {
 	 * breaks ties the way the input's own tools iterate (xprof's peak,
 	 * memprof/xprof_compat.h) reads no input format. */
 	int (*stored_order)(const mp_source_t *src, uint64_t *key);
+	/* Optional (NULL: none): a source that returns a capture's events,
+	 * a window of them (`report --from-event`), gives that capture, whose
+	 * call stacks and loaded objects its events' stack ids name
+	 * (mp_capture_stacks_of, memprof/reader.h). */
+	struct mp_capture *(*capture)(mp_source_t *src);
 } mp_source_ops_t;
 
 struct mp_source {

@@ -104,6 +104,13 @@ enum {
  * increasing: id gap (from the previous one; the first: its id), op,
  * region type, dtype, shape (string ids), stack id. NO_TAGS is then off. */
 #define MP_CKPT_F_TAGS 8u
+/* (2.5) last, after the tags (or the last mark without them): BACK, how
+ * many blocks before the checkpoint's the first one lies that holds an
+ * event it does not cover (a thread's events wait in the blocks of the
+ * rounds before their horizon -- for as many rounds as a lane's hold
+ * keeps the horizon back); 0: none before it. A seek decodes the chunks
+ * from there on (without the flag: from 6 blocks before). */
+#define MP_CKPT_F_BACK 16u
 /* MP_SUMF_REGION_FLAGS (2.5) */
 #define MP_SUMF_REGION_F_SEEN 1u        /* a REGION_ADD came before the horizon */
 #define MP_SUMF_REGION_F_RESERVED_PEAK 2u /* the reserved peak is set */

@@ -66,6 +66,8 @@ typedef struct mp_checkpoint {
 	size_t nregions;         /* live regions, by memory id then base */
 	mp_checkpoint_region_t *regions;
 	uint32_t last_mark;      /* (2.5, MP_CKPT_F_LAST_MARK) label of the last mark, 0: none */
+	uint64_t back;           /* (2.5, MP_CKPT_F_BACK) the first block holding an event it does not
+				    cover is block_index - back (0: none before its own) */
 	size_t nfigures;         /* figures[id] for ids below it */
 	mp_checkpoint_figures_t *figures;
 } mp_checkpoint_t;

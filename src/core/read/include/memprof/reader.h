@@ -97,6 +97,11 @@ int mp_capture_open_source(mp_source_t **out, const char *path, mp_diag_t *diag)
  * mp_capture_source() (borrowed), or NULL when src is another kind of source. */
 mp_capture_t *mp_capture_from_source(mp_source_t *src);
 
+/* The capture whose call stacks src's events name: mp_capture_from_source,
+ * else the one a source of a capture's events gives (its `capture` op: a
+ * window of a capture), else NULL. Borrowed. */
+mp_capture_t *mp_capture_stacks_of(mp_source_t *src);
+
 /* Close and free; safe with NULL. */
 void mp_capture_close(mp_capture_t *cap);
 
@@ -146,6 +151,11 @@ int mp_capture_frame(const mp_capture_t *cap, uint64_t value, const char **funct
  * breakdown, leaks and OOM tables group by, as a PyTorch snapshot's ops.
  * Stacks without such a frame keep no op. Before reading events. */
 void mp_capture_set_frame_ops(mp_capture_t *cap, int all_frames, const char *user_code);
+
+/* The op an allocation with stack `stack` and no op of its own gets by
+ * mp_capture_set_frame_ops (a block a checkpoint holds: its tag's op is
+ * the record's), 0: none, or frame ops not set. */
+uint32_t mp_capture_stack_op(mp_capture_t *cap, uint32_t stack);
 
 /* Name the op of allocations whose stack holds no Python frame of the
  * user's or a package's (mp_capture_set_frame_ops must be set too): fn
