@@ -450,7 +450,7 @@ static int append_definitions(mp_writer_t *w)
 static int end_round(mp_writer_t *w, uint64_t horizon)
 {
 	uint64_t v[1] = {horizon};
-	size_t from = w->raw.len;
+	size_t from = w->raw.len, round_from;
 	int rc;
 
 	atomic_store_explicit(&w->last_horizon, horizon, memory_order_relaxed);
@@ -461,13 +461,14 @@ static int end_round(mp_writer_t *w, uint64_t horizon)
 	pthread_mutex_unlock(&w->defs_mu);
 	/* (2.5) the round's timeline figures, before a checkpoint (a reader
 	 * of the rounds inflates the block's first bytes only) */
+	round_from = w->raw.len;
 	if (!rc)
 		rc = mp__tally_put_round(&w->tally, &w->raw, horizon);
-	/* --keep: what ends the round (all of it but the checkpoint: its
-	 * HORIZON, SUMMARY and ROUND) also goes to the whole-run file, which
-	 * is never rotated (wkeep.c) */
+	/* --keep: what ends the round (its HORIZON and SUMMARY; the ROUND of
+	 * the rounds since its last) also goes, every few rounds, to the
+	 * whole-run file, which is never rotated (wkeep.c) */
 	if (!rc && w->keep)
-		rc = mp__keep_whole(w, w->raw.data + from, w->raw.len - from);
+		rc = mp__keep_whole(w, w->raw.data + from, round_from - from, horizon);
 	/* (2.4) at intervals, the live blocks at this horizon (a rotation
 	 * writes one at the next segment's start instead) */
 	if (!rc && !mp__keep_rotating(w))

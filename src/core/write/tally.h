@@ -39,6 +39,20 @@
 
 #define MP_TALLY_MEMS 1024 /* memory ids a writer declares (mp_writer_memory's limit) */
 
+/* (3.0) a span of rounds, folded together for a kept run's whole-run file
+ * (tally_rounds.c, wkeep.c): the least and most live bytes over the span
+ * (first times), the step at the most, the span's first and last moments,
+ * its live regions' most, its failed allocations and the first one's time
+ * and request. rounds 0: empty (the mapped pages' zeros). */
+typedef struct mp_tally_span {
+	uint64_t rounds;
+	int moment; /* a round of the span had a moment of this memory id */
+	uint64_t min, min_ns, max, max_ns, first_ns, last_ns;
+	int64_t max_step;
+	uint64_t rsv_max, rsv_max_ns;
+	uint64_t failed, failed_ns, failed_req;
+} mp_tally_span_t;
+
 typedef struct mp_tally_mem {
 	uint64_t v[MP_SUMF_COUNT];
 	/* (2.5) this round's figures for its ROUND section (tally_rounds.c):
@@ -55,6 +69,7 @@ typedef struct mp_tally_mem {
 	int has_peak;
 	uint64_t reserved;    /* (2.5) bytes of its live regions (v[MP_SUMF_RESERVED_PEAK]: their peak;
 	                       * rsv_max: their most this round) */
+	mp_tally_span_t span; /* (3.0) the rounds since the whole-run file's last ROUND */
 	int kind;             /* declared kind */
 	const char *name;     /* declared name (the writer's arena), NULL: not declared */
 	uint32_t name_len;
@@ -205,6 +220,8 @@ typedef struct mp_tally {
 	uint64_t nreg, capreg;
 	int64_t step;               /* the last step (-1 before the first, as the reader) */
 	uint64_t round_start;       /* (2.5) the previous round's horizon (0 before the first) */
+	int span_on;                /* (3.0) --keep: each round folded into the span too */
+	uint64_t span_start;        /* (3.0) the whole-run file's last horizon (0 before the first) */
 	uint32_t last_mark;         /* (2.5) the label of the last mark, 0: none */
 	int tagged;                 /* (2.5) a CONTEXT or STACK record was met: blocks may carry tags */
 	/* (2.5) the tags allocations carried, interned (tally_tags.c):
@@ -263,6 +280,11 @@ int mp__tally_other(mp_tally_t *t, const mp_tally_ev_t *e);
  * included), then the round's figures started again from the live bytes
  * at horizon. Nothing when the figures failed. 0 or -ENOMEM. */
 int mp__tally_put_round(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon);
+/* (3.0) the ROUND section of the span of rounds since the last call (or
+ * the first round), ending at horizon, appended to b, the span started
+ * again; a kept run's whole-run file writes one every few rounds
+ * (wkeep.c). Nothing when the tally keeps no span or has failed. */
+int mp__tally_put_span(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon);
 /* The round's figures of every memory id below t->nmem started again. */
 void mp__tally_round_reset(mp_tally_t *t);
 /* t->nmem raised to n, the new ids' round figures started (as though

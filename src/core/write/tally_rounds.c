@@ -10,6 +10,12 @@
  * file only writes them out once a round and starts them again. Runs on
  * the flusher after the round's SUMMARY, never on the event path, and
  * calls no malloc (the tally's body buffer is reused).
+ *
+ * (3.0) A kept run's whole-run file (wkeep.c) must stay small for days of
+ * recording, so it gets a ROUND only every few rounds, of the span of
+ * rounds since its last one: the rounds' figures folded together here
+ * (least and most over the span with their first times, failures summed),
+ * exact at the span's resolution.
  */
 #include "tally.h"
 
@@ -52,42 +58,73 @@ void mp__tally_round_ids(mp_tally_t *t, uint32_t n)
 	t->nmem = n;
 }
 
-int mp__tally_put_round(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon)
+static uint64_t zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+/* The ROUND figures of m: the round's, or (span) the span's. */
+static void figures(const mp_tally_mem_t *m, int span, uint64_t v[MP_ROUNDF_COUNT])
+{
+	const mp_tally_span_t *s = &m->span;
+
+	v[MP_ROUNDF_LIVE] = m->v[MP_SUMF_LIVE];
+	v[MP_ROUNDF_RESERVED] = m->reserved;
+	if (span) {
+		v[MP_ROUNDF_MIN] = s->min;
+		v[MP_ROUNDF_MIN_NS] = s->min_ns;
+		v[MP_ROUNDF_MAX] = s->max;
+		v[MP_ROUNDF_MAX_NS] = s->max_ns;
+		v[MP_ROUNDF_MAX_STEP] = zigzag(s->max_step);
+		v[MP_ROUNDF_FIRST_NS] = s->first_ns;
+		v[MP_ROUNDF_LAST_NS] = s->last_ns;
+		v[MP_ROUNDF_RESERVED_MAX] = s->rsv_max;
+		v[MP_ROUNDF_RESERVED_MAX_NS] = s->rsv_max_ns;
+		v[MP_ROUNDF_FAILED] = s->failed;
+		v[MP_ROUNDF_FAILED_NS] = s->failed_ns;
+		v[MP_ROUNDF_FAILED_REQ] = s->failed_req;
+		return;
+	}
+	v[MP_ROUNDF_MIN] = m->r_min;
+	v[MP_ROUNDF_MIN_NS] = m->r_min_ns;
+	v[MP_ROUNDF_MAX] = m->r_max;
+	v[MP_ROUNDF_MAX_NS] = m->r_max_ns;
+	v[MP_ROUNDF_MAX_STEP] = zigzag(m->r_max_step);
+	v[MP_ROUNDF_FIRST_NS] = m->r_first_ns;
+	v[MP_ROUNDF_LAST_NS] = m->r_last_ns;
+	v[MP_ROUNDF_RESERVED_MAX] = m->rsv_max;
+	v[MP_ROUNDF_RESERVED_MAX_NS] = m->rsv_max_ns;
+	v[MP_ROUNDF_FAILED] = m->r_failed;
+	v[MP_ROUNDF_FAILED_NS] = m->r_failed_ns;
+	v[MP_ROUNDF_FAILED_REQ] = m->r_failed_req;
+}
+
+static int had_moment(const mp_tally_mem_t *m, int span)
+{
+	return span ? m->span.moment : m->r_last_ns != UINT64_MAX;
+}
+
+/* A ROUND section from start to horizon, of the round's figures or the
+ * span's, appended to b. */
+static int put_section(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon, uint64_t start, int span)
 {
 	mp_mbuf_t *body = &t->body;
 	uint32_t i, n = 0;
 	uint8_t tag = MP_SEC_ROUND;
 	int rc;
 
-	if (t->failed || !t->mem)
-		return 0;
 	for (i = 0; i < t->nmem; i++)
-		n += t->mem[i].r_last_ns != UINT64_MAX;
+		n += had_moment(&t->mem[i], span);
 	body->len = 0;
-	if ((rc = put(body, 0)) || (rc = put(body, horizon)) || (rc = put(body, t->round_start)) ||
-	    (rc = put(body, ((uint64_t)t->step << 1) ^ (uint64_t)(t->step >> 63))) || (rc = put(body, t->events)) ||
-	    (rc = put(body, n)))
+	if ((rc = put(body, 0)) || (rc = put(body, horizon)) || (rc = put(body, start)) ||
+	    (rc = put(body, zigzag(t->step))) || (rc = put(body, t->events)) || (rc = put(body, n)))
 		return rc;
 	for (i = 0; i < t->nmem; i++) {
-		const mp_tally_mem_t *m = &t->mem[i];
 		uint64_t v[MP_ROUNDF_COUNT];
 		int k;
-		if (m->r_last_ns == UINT64_MAX)
+		if (!had_moment(&t->mem[i], span))
 			continue;
-		v[MP_ROUNDF_LIVE] = m->v[MP_SUMF_LIVE];
-		v[MP_ROUNDF_MIN] = m->r_min;
-		v[MP_ROUNDF_MIN_NS] = m->r_min_ns;
-		v[MP_ROUNDF_MAX] = m->r_max;
-		v[MP_ROUNDF_MAX_NS] = m->r_max_ns;
-		v[MP_ROUNDF_MAX_STEP] = ((uint64_t)m->r_max_step << 1) ^ (uint64_t)(m->r_max_step >> 63);
-		v[MP_ROUNDF_FIRST_NS] = m->r_first_ns;
-		v[MP_ROUNDF_LAST_NS] = m->r_last_ns;
-		v[MP_ROUNDF_RESERVED] = m->reserved;
-		v[MP_ROUNDF_RESERVED_MAX] = m->rsv_max;
-		v[MP_ROUNDF_RESERVED_MAX_NS] = m->rsv_max_ns;
-		v[MP_ROUNDF_FAILED] = m->r_failed;
-		v[MP_ROUNDF_FAILED_NS] = m->r_failed_ns;
-		v[MP_ROUNDF_FAILED_REQ] = m->r_failed_req;
+		figures(&t->mem[i], span, v);
 		if ((rc = put(body, i)) || (rc = put(body, MP_ROUNDF_COUNT)))
 			return rc;
 		for (k = 0; k < MP_ROUNDF_COUNT; k++)
@@ -97,7 +134,77 @@ int mp__tally_put_round(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon)
 	if ((rc = mp_mbuf_append(b, &tag, 1)) || (rc = put(b, body->len)) ||
 	    (rc = mp_mbuf_append(b, body->data, body->len)))
 		return rc;
+	return 0;
+}
+
+/* (3.0) The round just ended folded into every memory id's span. A round
+ * without a moment of an id still counts: its least and most are the live
+ * bytes held from its start, so a span that begins with such rounds says
+ * the value's first time as the span's start, which is exact. */
+static void fold(mp_tally_t *t)
+{
+	for (uint32_t i = 0; i < t->nmem; i++) {
+		const mp_tally_mem_t *m = &t->mem[i];
+		mp_tally_span_t *s = &t->mem[i].span;
+		int moment = m->r_last_ns != UINT64_MAX;
+		if (!s->rounds) {
+			s->min = m->r_min;
+			s->min_ns = m->r_min_ns;
+			s->max = m->r_max;
+			s->max_ns = m->r_max_ns;
+			s->max_step = m->r_max_step;
+			s->rsv_max = m->rsv_max;
+			s->rsv_max_ns = m->rsv_max_ns;
+			s->failed = s->failed_ns = s->failed_req = 0;
+			s->moment = 0;
+		} else {
+			if (m->r_min < s->min)
+				s->min = m->r_min, s->min_ns = m->r_min_ns;
+			if (m->r_max > s->max)
+				s->max = m->r_max, s->max_ns = m->r_max_ns, s->max_step = m->r_max_step;
+			if (m->rsv_max > s->rsv_max)
+				s->rsv_max = m->rsv_max, s->rsv_max_ns = m->rsv_max_ns;
+		}
+		if (moment) {
+			if (!s->moment)
+				s->first_ns = m->r_first_ns;
+			s->last_ns = m->r_last_ns;
+			s->moment = 1;
+		}
+		if (m->r_failed) {
+			if (!s->failed)
+				s->failed_ns = m->r_failed_ns, s->failed_req = m->r_failed_req;
+			s->failed += m->r_failed;
+		}
+		s->rounds++;
+	}
+}
+
+int mp__tally_put_round(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon)
+{
+	int rc;
+
+	if (t->failed || !t->mem)
+		return 0;
+	if ((rc = put_section(t, b, horizon, t->round_start, 0)))
+		return rc;
+	if (t->span_on)
+		fold(t);
 	t->round_start = horizon;
 	mp__tally_round_reset(t);
+	return 0;
+}
+
+int mp__tally_put_span(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon)
+{
+	int rc;
+
+	if (!t->span_on || t->failed || !t->mem)
+		return 0;
+	if ((rc = put_section(t, b, horizon, t->span_start, 1)))
+		return rc;
+	for (uint32_t i = 0; i < t->nmem; i++)
+		t->mem[i].span.rounds = 0;
+	t->span_start = horizon;
 	return 0;
 }

@@ -3,10 +3,12 @@
  * bounded disk, plus a whole-run file of every round's figures.
  *
  * With MEMPROF_KEEP_BYTES or MEMPROF_KEEP_NS the capture's path P becomes
- * the whole-run file (a capture of its own: the header, then one block per
- * round holding what ends the round -- HORIZON, SUMMARY, and whatever
- * other per-round sections the round puts before its checkpoint -- and a
- * trailer at close; never rotated), and the events go to the segments
+ * the whole-run file (a capture of its own: the header, then one block
+ * every `stride` rounds holding what ends the round -- HORIZON, SUMMARY,
+ * and the ROUND of the span of rounds since the block before (tally
+ * span) -- and a trailer at close; never rotated; the stride doubles with
+ * each level of bytes written, so P grows with the logarithm of the run's
+ * length, not with it), and the events go to the segments
  * P.d/seg-NNNNNN.memprof. Each segment is a capture on its own: the same
  * header, then (from the second on) a first block that re-emits every
  * definition written so far (strings, memory ids, threads, stacks, frames,
@@ -43,8 +45,8 @@
  * file + that segment + the unlisted new one's bytes); the second passes
  * the first only when the newest segment alone nears SIZE (it holds the
  * round that filled it and the round that found it full), or the
- * whole-run file does (4 to 9 MB an hour of recording): docs/format.md
- * "Segments and the ring".
+ * whole-run file does (its stride keeps it small: docs/format.md
+ * "Segments and the ring").
  *
  * Everything here runs on the flusher (a round), or at open and close;
  * never on the event path, and without malloc (mapped buffers).
@@ -66,6 +68,9 @@
 #include <unistd.h>
 
 #define KEEP_SEGS_MAX 1024
+/* The whole-run file's bytes at each resolution, at least: its stride
+ * doubles after each such level (a bound's 64th part above that). */
+#define KEEP_WHOLE_LEVEL_MIN (256u << 10)
 #define KEEP_DIR_SUFFIX ".d"
 
 typedef struct keep_seg {
@@ -99,6 +104,9 @@ struct mp_keep {
 	int unlisted;                   /* w's file is a segment not yet in segs: its first
 					   block is not complete */
 	int whole_now;                  /* w's file is the whole-run file (swapped in) */
+	/* the whole-run file's resolution: a block every `stride` rounds,
+	 * the stride doubled each time `level_bytes` more were written */
+	uint64_t stride, since, level_bytes, level_written;
 	mp_diag_t diag;
 };
 
@@ -216,6 +224,12 @@ int mp__keep_open(mp_writer_t *w, const char *path, int overwrite, mp_diag_t *di
 	/* (MEMPROF_KEEP_SEGMENT_BYTES: tests; `record` checks the bound) */
 	k->seg_bytes = seg ? seg : bytes ? mp__keep_segment_bytes(bytes) : MP_KEEP_SEGMENT_MAX;
 	k->seg_ns = ns / 8;
+	/* (MEMPROF_KEEP_WHOLE_LEVEL_BYTES: tests) */
+	k->stride = 1;
+	k->level_bytes = env_u64("MEMPROF_KEEP_WHOLE_LEVEL_BYTES");
+	if (!k->level_bytes)
+		k->level_bytes = bytes / 64 > KEEP_WHOLE_LEVEL_MIN ? bytes / 64 : KEEP_WHOLE_LEVEL_MIN;
+	w->tally.span_on = 1;
 	/* the header, as written: every segment starts with the same */
 	{
 		int fd = open(w->path[0] ? w->path : path, O_RDONLY | O_CLOEXEC); /* (w->fd writes only) */
@@ -295,22 +309,31 @@ static int frame_block(struct mp_keep *k, const uint8_t *raw, size_t len, uint32
 	return 0;
 }
 
-int mp__keep_whole(mp_writer_t *w, const uint8_t *sections, size_t len)
+int mp__keep_whole(mp_writer_t *w, const uint8_t *sections, size_t len, uint64_t horizon)
 {
 	struct mp_keep *k = w->keep;
 	struct iovec iov;
 	int rc;
 
-	if (!len)
+	/* every stride rounds, and the last */
+	if (!len || (++k->since < k->stride && horizon != UINT64_MAX))
 		return 0;
-	/* (a copy with slack: the coder may read whole words past the end) */
+	k->since = 0;
 	k->raw.len = 0;
-	if ((rc = mp_mbuf_reserve(&k->raw, len + 16)))
+	if ((rc = mp_mbuf_append(&k->raw, sections, len)) ||
+	    (rc = mp__tally_put_span(&w->tally, &k->raw, horizon)))
 		return rc;
-	memcpy(k->raw.data, sections, len);
+	len = k->raw.len;
+	/* (slack: the coder may read whole words past the end) */
+	if ((rc = mp_mbuf_reserve(&k->raw, 16)))
+		return rc;
 	memset(k->raw.data + len, 0, 16);
 	if ((rc = frame_block(k, k->raw.data, len, k->whole_blocks)))
 		return rc;
+	if ((k->level_written += k->out.len) >= k->level_bytes) {
+		k->level_written = 0;
+		k->stride *= 2;
+	}
 	iov.iov_base = k->out.data;
 	iov.iov_len = k->out.len;
 	swap_file(w, &k->whole);

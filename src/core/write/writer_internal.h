@@ -340,7 +340,7 @@ int mp__keep_log(mp_writer_t *w, const void *data, size_t len);
 int mp__keep_due(mp_writer_t *w);
 void mp__keep_set_rotate(mp_writer_t *w, int rotate);
 int mp__keep_rotating(const mp_writer_t *w);
-int mp__keep_whole(mp_writer_t *w, const uint8_t *sections, size_t len);
+int mp__keep_whole(mp_writer_t *w, const uint8_t *sections, size_t len, uint64_t horizon);
 int mp__keep_rotate(mp_writer_t *w, uint64_t horizon);
 void mp__keep_round_done(mp_writer_t *w, uint64_t horizon); /* any other round: the bound */
 /* wfile.c, around every write while --keep is on: room before len bytes
