@@ -288,9 +288,11 @@ static void plan(report_args_t *a, cli_inputs_options_t *io)
 	io->window = !a->compat && !s->steps_set;
 	io->from_set = a->from_set;
 	io->from_event = a->from_event;
-	/* (issue 43) sections a seed from a checkpoint gives exactly */
-	if (!a->full_replay && !a->compat && !a->picture && !s->steps_set && !(a->by_function & 1) && a->tree < 0 &&
-	    !(r->sections & ~(unsigned)(MP_REPORT_PEAK | MP_REPORT_BREAKDOWN | MP_REPORT_LEAKS | MP_REPORT_OOM)))
+	/* (issue 43) sections a seed from a checkpoint gives exactly: a seek,
+	 * else (or with --full-replay) a replay in segments on every core */
+	io->par = !a->compat && !a->picture && !s->steps_set && !(a->by_function & 1) && a->tree < 0 &&
+		  !(r->sections & ~(unsigned)(MP_REPORT_PEAK | MP_REPORT_BREAKDOWN | MP_REPORT_LEAKS | MP_REPORT_OOM));
+	if (io->par && !a->full_replay)
 		io->seek = CLI_SEEK | ((r->sections & MP_REPORT_OOM) ? CLI_SEEK_OOM : 0) |
 			   ((r->sections & MP_REPORT_LEAKS) ? CLI_SEEK_LEAKS : 0);
 }
