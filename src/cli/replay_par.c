@@ -119,36 +119,89 @@ static const char *meets(const mp_solver_t *s, const mp_checkpoint_t *ck)
 	return NULL;
 }
 
-/* The cuts: up to w-1 usable checkpoints, increasing, each the one nearest
- * (by file offset) to k/w of the file, none at horizon 0. Returns how
- * many, or an error. */
-static int pick_cuts(mp_capture_t *cap, const mp_capture_round_end_t *re, size_t n, uint64_t size, int w,
-		     mp_checkpoint_t *ck, mp_diag_t *diag)
+/* The usable checkpoint of round end t into *ck: 1, 0 (none, or not one a
+ * seeded solver can start from), or an error. */
+static int usable_at(mp_capture_t *cap, const mp_capture_round_end_t *re, mp_checkpoint_t *ck, mp_diag_t *diag)
 {
-	int got = 0;
-	size_t after = 0; /* round ends before it are taken or passed */
+	int rc = re->horizon_ns ? mp_capture_checkpoint_at(cap, re, ck, diag) : 0;
 
-	for (int k = 1; k < w; k++) {
-		uint64_t target = size / (uint64_t)w * (uint64_t)k;
-		size_t j = after;
-		int found = 0;
+	if (rc == 1 && !cli_seek_usable(ck)) {
+		mp_checkpoint_free(ck);
+		memset(ck, 0, sizeof(*ck));
+		rc = 0;
+	}
+	return rc;
+}
+
+static uint64_t dist(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* The next usable checkpoint from round end t on, by steps of dir (+1 or
+ * -1), within [lo, n): 1 with *ck and *t at it, 0 when none, or an error. */
+static int next_usable(mp_capture_t *cap, const mp_capture_round_end_t *re, size_t lo, size_t n, size_t *t, int dir,
+		       mp_checkpoint_t *ck, mp_diag_t *diag)
+{
+	for (size_t u = *t; dir > 0 ? u + 1 < n : u > lo;) {
+		int rc;
+		u = dir > 0 ? u + 1 : u - 1;
+		if ((rc = usable_at(cap, &re[u], ck, diag)) != 0) {
+			*t = u;
+			return rc;
+		}
+	}
+	return 0;
+}
+
+/* The cuts: up to w-1 usable checkpoints, in file order, each the one
+ * whose event count is nearest to k/w of the capture's `events`: first
+ * the one nearest to k/w of the file's bytes (no checkpoint read), then
+ * on towards the target while that brings the count nearer (the bytes of
+ * an event grow with the live set: a quarter more at the end of
+ * scripts/bench_replay.sh's captures). None at horizon 0. Returns how
+ * many, or an error. */
+static int pick_cuts(mp_capture_t *cap, const mp_capture_round_end_t *re, size_t n, uint64_t size, uint64_t events,
+		     int w, mp_checkpoint_t *ck, mp_diag_t *diag)
+{
+	size_t after = 0; /* round ends before it are taken or passed */
+	int got = 0;
+
+	for (int k = 1; k < w && after < n; k++) {
+		uint64_t target = size / (uint64_t)w * (uint64_t)k, want = events / (uint64_t)w * (uint64_t)k;
+		size_t j = after, t;
+		int rc, dir;
+		mp_checkpoint_t next;
 		while (j + 1 < n && re[j + 1].offset <= target)
 			j++;
-		/* the nearest at or before the target, else the next usable one */
-		for (size_t t = j; !found && t < n; t++) {
-			int rc = re[t].horizon_ns ? mp_capture_checkpoint_at(cap, &re[t], &ck[got], diag) : 0;
-			if (rc < 0)
-				return rc;
-			if (rc == 1 && cli_seek_usable(&ck[got]) &&
-			    (!got || ck[got].horizon_ns > ck[got - 1].horizon_ns)) {
-				found = 1;
-				after = t + 1;
-			} else if (rc == 1) {
-				mp_checkpoint_free(&ck[got]);
-			}
+		t = j + 1; /* at j or the last before it, else the first after it */
+		if ((rc = next_usable(cap, re, after, n, &t, -1, &ck[got], diag)) == 0) {
+			t = j;
+			rc = next_usable(cap, re, after, n, &t, +1, &ck[got], diag);
 		}
-		if (!found)
+		if (rc <= 0)
+			return rc < 0 ? rc : got;
+		dir = ck[got].events > want ? -1 : +1;
+		for (;;) {
+			size_t u = t;
+			if ((rc = next_usable(cap, re, after, n, &u, dir, &next, diag)) <= 0)
+				break;
+			if (dist(next.events, want) >= dist(ck[got].events, want)) {
+				mp_checkpoint_free(&next);
+				break;
+			}
+			mp_checkpoint_free(&ck[got]);
+			ck[got] = next;
+			t = u;
+		}
+		if (rc < 0)
+			return rc;
+		if (got && ck[got].horizon_ns <= ck[got - 1].horizon_ns) {
+			mp_checkpoint_free(&ck[got]);
+			memset(&ck[got], 0, sizeof(ck[got]));
 			break;
+		}
+		after = t + 1;
 		got++;
 	}
 	return got;
@@ -227,7 +280,7 @@ int cli_par_solve(const char *path, const mp_solver_options_t *opt, mp_source_t 
 		why = "cannot stat it";
 	if (!why && ((rc = mp_capture_open_source(&probe, path, diag)) < 0 ||
 		     (rc = mp_capture_round_ends(mp_capture_from_source(probe), &re, &nre, diag)) < 0 ||
-		     (rc = pick_cuts(mp_capture_from_source(probe), re, nre, (uint64_t)st.st_size, w, ck, diag)) < 0))
+		     (rc = pick_cuts(mp_capture_from_source(probe), re, nre, (uint64_t)st.st_size, sum.events, w, ck, diag)) < 0))
 		goto out;
 	ncut = rc;
 	rc = 0;
