@@ -71,7 +71,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"  --full-replay replay every event: a long capture's --peak, --breakdown,\n"
 		"                --leaks and --oom are otherwise read from its last checkpoint\n"
-		"                before the moment they need (the same output, docs/report.md)\n"
+		"                before the moment they need (the same output, docs/report.md);\n"
+		"                on every core, cut at checkpoints (MEMPROF_REPLAY_THREADS=1: one)\n"
 		"  --from-event N  the window of a capture after its first N events: the state\n"
 		"                then (live blocks, regions) and the events after; counters\n"
 		"                count the window's events (a kept run's window is the window\n"

@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #define PAR_MAX 64
 
@@ -64,13 +65,22 @@ typedef struct seg {
 	mp_solver_t *s;
 	mp_diag_t diag;
 	int rc;
+	double cpu_s; /* the thread's CPU time on the segment (MEMPROF_SEEK_SAY=1 says it) */
 } seg_t;
+
+static double thread_cpu(void)
+{
+	struct timespec ts;
+
+	return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) ? 0 : (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static void *work(void *arg)
 {
 	seg_t *g = arg;
 	mp_checkpoint_seed_t b;
 	mp_capture_t *cap;
+	double t0 = thread_cpu();
 
 	memset(&b, 0, sizeof(b));
 	mp_diag_clear(&g->diag);
@@ -91,6 +101,7 @@ static void *work(void *arg)
 	g->rc = mp_solver_run_inline(g->s, g->src, &g->diag);
 out:
 	mp_checkpoint_seed_free(&b);
+	g->cpu_s = thread_cpu() - t0;
 	return NULL;
 }
 
@@ -309,6 +320,9 @@ int cli_par_solve(const char *path, const mp_solver_options_t *opt, mp_source_t 
 			fprintf(stderr, "memprof: %s: parallel replay in %d segments, cut at events", path, w);
 			for (int i = 0; i < ncut; i++)
 				fprintf(stderr, " %llu", (unsigned long long)ck[i].events);
+			fprintf(stderr, "; CPU time of each segment's thread:");
+			for (int i = 0; i < w; i++)
+				fprintf(stderr, " %.3f s", seg[i].cpu_s);
 			fputc('\n', stderr);
 		}
 		*src_out = seg[w - 1].src;
