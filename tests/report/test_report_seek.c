@@ -178,8 +178,11 @@ static int same(const char *args, const char *file)
 	return said;
 }
 
+static int par_same(const char *args, const char *file, int threads);
+
 /* The checkpoint a seek would take is damaged: it is said with its
- * offset, the seek takes the one before it, and the output is the same. */
+ * offset, the seek takes the one before it, and the output is the same;
+ * the parallel replay cuts at good ones only, and prints the serial's. */
 static void test_bad_checkpoint(void **state)
 {
 	char dir[] = "/tmp/memprof-rseekbad-XXXXXX", file[256], bad[256], cmd[MP_TEST_CMD_MAX], line[512], at[64];
@@ -201,6 +204,7 @@ static void test_bad_checkpoint(void **state)
 	assert_int_equal(said, 3);
 	assert_true(said_block < index); /* from an earlier checkpoint */
 	same("--peak --json", bad);
+	assert_int_equal(par_same("--oom --leaks --json", bad, 3), 3);
 	/* the JSON names the file: compare past its line */
 	assert_string_equal(strstr(good_out, "\"end\""), strstr(bad_out, "\"end\""));
 	snprintf(cmd, sizeof(cmd), "MEMPROF_SEEK_SAY=1 %s report --peak %s 2>&1 >/dev/null", MEMPROF, bad);
