@@ -92,7 +92,7 @@ for args in "--peak --json" "--peak --oom --leaks --json"; do
 		"cpu parallel / one core: $(echo "scale=2; $parallel_cpu / $one_core_cpu" | bc); same output: $same"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-[ "${KEEP:-0}" = 1 ] || rm -f "$cap"
+[ "${KEEP:-0}" = 1 ] || [ "${WALL:-1}" != 1 ] || rm -f "$cap"
 
 if [ "${INSTR:-0}" = 1 ]; then
 	command -v valgrind >/dev/null || { echo "bench_replay: INSTR=1 needs valgrind" >&2; exit 1; }

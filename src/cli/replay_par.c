@@ -144,11 +144,6 @@ static int usable_at(mp_capture_t *cap, const mp_capture_round_end_t *re, mp_che
 	return rc;
 }
 
-static uint64_t dist(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : b - a;
-}
-
 /* The next usable checkpoint from round end t on, by steps of dir (+1 or
  * -1), within [lo, n): 1 with *ck and *t at it, 0 when none, or an error. */
 static int next_usable(mp_capture_t *cap, const mp_capture_round_end_t *re, size_t lo, size_t n, size_t *t, int dir,
@@ -165,13 +160,12 @@ static int next_usable(mp_capture_t *cap, const mp_capture_round_end_t *re, size
 	return 0;
 }
 
-/* The cuts: up to w-1 usable checkpoints, in file order, each the one
- * whose event count is nearest to k/w of the capture's `events`: first
- * the one nearest to k/w of the file's bytes (no checkpoint read), then
- * on towards the target while that brings the count nearer (the bytes of
- * an event grow with the live set: a quarter more at the end of
- * scripts/bench_replay.sh's captures). None at horizon 0. Returns how
- * many, or an error. */
+/* The cuts: up to w-1 usable checkpoints, in file order, each the first
+ * whose event count reaches k/w of the capture's `events`: found from the
+ * one nearest to k/w of the file's bytes (no checkpoint read), then
+ * checkpoint by checkpoint (the bytes of an event grow with the live set:
+ * a quarter more at the end of scripts/bench_replay.sh's captures). None
+ * at horizon 0. Returns how many, or an error. */
 static int pick_cuts(mp_capture_t *cap, const mp_capture_round_end_t *re, size_t n, uint64_t size, uint64_t events,
 		     int w, mp_checkpoint_t *ck, mp_diag_t *diag)
 {
@@ -192,12 +186,17 @@ static int pick_cuts(mp_capture_t *cap, const mp_capture_round_end_t *re, size_t
 		}
 		if (rc <= 0)
 			return rc < 0 ? rc : got;
-		dir = ck[got].events > want ? -1 : +1;
-		for (;;) {
+		/* then the first at or past k/w of the events: the segments after
+		 * the first seed their solver and decode a few blocks before their
+		 * checkpoint, later events tend to cost more (a larger live set),
+		 * and the last segment's thread also picks the cuts and writes the
+		 * report: the earlier segments take the rounding */
+		dir = ck[got].events >= want ? -1 : +1;
+		while (dir > 0 ? ck[got].events < want : 1) {
 			size_t u = t;
 			if ((rc = next_usable(cap, re, after, n, &u, dir, &next, diag)) <= 0)
 				break;
-			if (dist(next.events, want) >= dist(ck[got].events, want)) {
+			if (dir < 0 && next.events < want) {
 				mp_checkpoint_free(&next);
 				break;
 			}
