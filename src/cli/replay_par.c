@@ -160,9 +160,44 @@ static int next_usable(mp_capture_t *cap, const mp_capture_round_end_t *re, size
 	return 0;
 }
 
+/* The segment before cut c and those after it, the rest's events shared
+ * by `left` segments: the larger cost, the events after a cut counted
+ * 1/16 more (the segments after the first seed their solver and decode a
+ * few blocks before their checkpoint, later events tend to cost more in a
+ * live set that grew, and the last one's thread also writes the report). */
+static uint64_t cost(uint64_t c, uint64_t prev, uint64_t events, int left)
+{
+	uint64_t before = c - prev, after = events > c ? (events - c) / (uint64_t)left : 0;
+
+	after += after / 16;
+	return before > after ? before : after;
+}
+
+/* Cut *ck (at round end *t) or the usable checkpoint before it, whichever
+ * costs less (cost()): 0, *ck and *t changed or not, or an error. */
+static int closer_before(mp_capture_t *cap, const mp_capture_round_end_t *re, size_t lo, size_t n, size_t *t,
+			 uint64_t events, int left, uint64_t prev, mp_checkpoint_t *ck, mp_diag_t *diag)
+{
+	mp_checkpoint_t a;
+	size_t u = *t;
+	int rc = next_usable(cap, re, lo, n, &u, -1, &a, diag);
+
+	if (rc <= 0)
+		return rc;
+	if (a.events > prev && cost(a.events, prev, events, left) < cost(ck->events, prev, events, left)) {
+		mp_checkpoint_free(ck);
+		*ck = a;
+		*t = u;
+	} else {
+		mp_checkpoint_free(&a);
+	}
+	return 0;
+}
+
 /* The cuts: up to w-1 usable checkpoints, in file order, each the first
- * whose event count reaches k/w of the capture's `events`: found from the
- * one nearest to k/w of the file's bytes (no checkpoint read), then
+ * whose event count reaches k/w of the capture's `events` or the one
+ * before it, whichever balances better (cost()): found from the one
+ * nearest to k/w of the file's bytes (no checkpoint read), then
  * checkpoint by checkpoint (the bytes of an event grow with the live set:
  * a quarter more at the end of scripts/bench_replay.sh's captures). None
  * at horizon 0. Returns how many, or an error. */
@@ -186,11 +221,7 @@ static int pick_cuts(mp_capture_t *cap, const mp_capture_round_end_t *re, size_t
 		}
 		if (rc <= 0)
 			return rc < 0 ? rc : got;
-		/* then the first at or past k/w of the events: the segments after
-		 * the first seed their solver and decode a few blocks before their
-		 * checkpoint, later events tend to cost more (a larger live set),
-		 * and the last segment's thread also picks the cuts and writes the
-		 * report: the earlier segments take the rounding */
+		/* then the first at or past k/w of the events */
 		dir = ck[got].events >= want ? -1 : +1;
 		while (dir > 0 ? ck[got].events < want : 1) {
 			size_t u = t;
@@ -204,7 +235,8 @@ static int pick_cuts(mp_capture_t *cap, const mp_capture_round_end_t *re, size_t
 			ck[got] = next;
 			t = u;
 		}
-		if (rc < 0)
+		if (rc < 0 || (rc = closer_before(cap, re, after, n, &t, events, w - k, got ? ck[got - 1].events : 0,
+						  &ck[got], diag)) < 0)
 			return rc;
 		if (got && ck[got].horizon_ns <= ck[got - 1].horizon_ns) {
 			mp_checkpoint_free(&ck[got]);
