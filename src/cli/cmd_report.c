@@ -71,7 +71,8 @@ static void usage(FILE *out)
 	fprintf(out,
 		"  --full-replay replay every event: a long capture's --peak, --breakdown,\n"
 		"                --leaks and --oom are otherwise read from its last checkpoint\n"
-		"                before the moment they need (the same output, docs/report.md)\n"
+		"                before the moment they need (the same output, docs/report.md);\n"
+		"                on every core, cut at checkpoints (MEMPROF_REPLAY_THREADS=1: one)\n"
 		"  --from-event N  the window of a capture after its first N events: the state\n"
 		"                then (live blocks, regions) and the events after; counters\n"
 		"                count the window's events (a kept run's window is the window\n"
@@ -289,9 +290,11 @@ static void plan(report_args_t *a, cli_inputs_options_t *io)
 	io->from_set = a->from_set;
 	io->from_event = a->from_event;
 	io->window_replay = a->full_replay;
-	/* (issue 43) sections a seed from a checkpoint gives exactly */
-	if (!a->full_replay && !a->compat && !a->picture && !s->steps_set && !(a->by_function & 1) && a->tree < 0 &&
-	    !(r->sections & ~(unsigned)(MP_REPORT_PEAK | MP_REPORT_BREAKDOWN | MP_REPORT_LEAKS | MP_REPORT_OOM)))
+	/* (issue 43) sections a seed from a checkpoint gives exactly: a seek,
+	 * else (or with --full-replay) a replay in segments on every core */
+	io->par = !a->compat && !a->picture && !s->steps_set && !(a->by_function & 1) && a->tree < 0 &&
+		  !(r->sections & ~(unsigned)(MP_REPORT_PEAK | MP_REPORT_BREAKDOWN | MP_REPORT_LEAKS | MP_REPORT_OOM));
+	if (io->par && !a->full_replay)
 		io->seek = CLI_SEEK | ((r->sections & MP_REPORT_OOM) ? CLI_SEEK_OOM : 0) |
 			   ((r->sections & MP_REPORT_LEAKS) ? CLI_SEEK_LEAKS : 0);
 }

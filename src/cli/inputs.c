@@ -1,6 +1,7 @@
 /* inputs.c - the input options of report, plot, diff, convert and dump,
  * and opening and solving the inputs of report, plot and diff. */
 #include "inputs.h"
+#include "replay_par.h"
 #include "report_seek.h"
 #include "report_window.h"
 
@@ -370,6 +371,13 @@ static int analyse_seeded(cli_inputs_t *ci, int i, const char *path, const cli_i
 		mp_source_close(ci->sources[i]);
 		ci->sources[i] = sought;
 		ci->sought[i] = 1;
+	} else if (o->par && mp_capture_from_source(ci->sources[i]) &&
+		   (err = cli_par_solve(path, o->solver, &sought, &ci->solvers[i], diag)) != 0) {
+		/* every event, on every core (replay_par.c) */
+		if (err < 0)
+			return cli_input_fail(diag, path, err);
+		mp_source_close(ci->sources[i]);
+		ci->sources[i] = sought;
 	} else if (!(ci->solvers[i] = mp_solver_new(o->solver))) {
 		mp_cli_error("out of memory");
 		return MP_EXIT_FAILURE;

@@ -89,6 +89,8 @@ typedef struct cli_inputs_options {
 	double tree_min_percent;           /* --min-percent */
 	int seek;                          /* solve captures from a checkpoint when they allow it
 					      (report_seek.h: CLI_SEEK | _OOM | _LEAKS); 0: replay in full */
+	int par;                           /* a full replay split at checkpoints, on every core
+					      (replay_par.h), where the sections allow it */
 	int window;                        /* a kept run's window from its first checkpoint, or
 					      with from_set the window from event from_event
 					      (report_window.h) */

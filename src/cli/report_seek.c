@@ -92,7 +92,7 @@ out:
 
 /* Whether the seeded solver s agrees with the final summary: NULL or why
  * not. stopped: the read stopped after the peaks (their figures only). */
-static const char *disagrees(const mp_solver_t *s, const mp_capture_summary_t *sum, int stopped)
+const char *cli_seek_disagrees(const mp_solver_t *s, const mp_capture_summary_t *sum, int stopped)
 {
 	if (mp_solver_seed_missed(s))
 		return "the peak is before the checkpoint";
@@ -123,6 +123,15 @@ static const char *disagrees(const mp_solver_t *s, const mp_capture_summary_t *s
 	return NULL;
 }
 
+int cli_seek_usable(const mp_checkpoint_t *ck)
+{
+	int figs = 1;
+
+	for (size_t k = 0; k < ck->nfigures; k++)
+		figs &= !ck->figures[k].in_summary || ck->figures[k].has_figures;
+	return (ck->flags & MP_CKPT_F_LAST_MARK) && (ck->flags & (MP_CKPT_F_UNTAGGED | MP_CKPT_F_TAGS)) && figs;
+}
+
 /* The checkpoint to seek from: the last good one with every figure, no
  * tags, a horizon at or before `before` and, for --oom, no failure before
  * it. 1 and *ck, 0 (why says why none), or an error. */
@@ -146,8 +155,7 @@ static int pick(mp_capture_t *cap, const mp_capture_round_end_t *re, size_t n, u
 			failed += ck->figures[k].failed;
 		for (size_t k = 0; k < ck->nfigures; k++)
 			figs &= !ck->figures[k].in_summary || ck->figures[k].has_figures;
-		if ((ck->flags & MP_CKPT_F_LAST_MARK) && (ck->flags & (MP_CKPT_F_UNTAGGED | MP_CKPT_F_TAGS)) && figs &&
-		    (!oom || !failed)) {
+		if (cli_seek_usable(ck) && (!oom || !failed)) {
 			*why = NULL;
 			return 1;
 		}
@@ -348,7 +356,7 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 		    (rc = mp_solver_seed(s, &b.seed, diag)) < 0 || (rc = mp_solver_run(s, src, diag)) < 0 ||
 		    (split && (rc = solve_early(path, opt, &sum, early, early_ns, stop, s, diag)) < 0))
 			goto out;
-		if (!(why = disagrees(s, &sum, stop)) && stop) {
+		if (!(why = cli_seek_disagrees(s, &sum, stop)) && stop) {
 			mp_solver_seed_t t;
 			mp_solver_seed_memory_t *tm = totals_of(&sum, &t);
 			rc = !tm ? MP_ENOMEM : mp_solver_seed_totals(s, &t);

@@ -26,4 +26,14 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 int cli_seek_checkpoint_before(mp_capture_t *cap, const mp_capture_round_end_t *re, size_t n, uint64_t ns, uint32_t need,
 			       mp_checkpoint_t *ck, mp_diag_t *diag);
 
+/* Whether a checkpoint has what a seeded solver needs (2.5: the last
+ * mark, its blocks' tags or none, every figure of its round's SUMMARY). */
+int cli_seek_usable(const mp_checkpoint_t *ck);
+
+struct mp_capture_summary;
+/* Whether solver s, seeded and read to the end (stopped 0) or up to the
+ * last peak (1), agrees with the capture's final summary: NULL, or why
+ * not (static). Also for a replay merged from segments (replay_par.h). */
+const char *cli_seek_disagrees(const mp_solver_t *s, const struct mp_capture_summary *sum, int stopped);
+
 #endif

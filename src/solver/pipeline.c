@@ -219,7 +219,7 @@ static int declare_all(mp_solver_t *s, mp_source_t *src)
 	return 0;
 }
 
-int mp_solver_run(mp_solver_t *s, mp_source_t *src, mp_diag_t *diag)
+static int run(mp_solver_t *s, mp_source_t *src, int thread, mp_diag_t *diag)
 {
 	pipe_t *p;
 	pthread_t th;
@@ -237,7 +237,7 @@ int mp_solver_run(mp_solver_t *s, mp_source_t *src, mp_diag_t *diag)
 	 * small imports) needs no thread. */
 	rc = fill(src, &p->slot[0], diag);
 	p->tail = 1;
-	if (rc > 0 && pthread_mutex_init(&p->mu, NULL) == 0) {
+	if (rc > 0 && thread && pthread_mutex_init(&p->mu, NULL) == 0) {
 		if (pthread_cond_init(&p->has_data, NULL) == 0) {
 			if (pthread_cond_init(&p->has_room, NULL) == 0) {
 				if (pthread_create(&th, NULL, reader, p) == 0) {
@@ -265,4 +265,14 @@ int mp_solver_run(mp_solver_t *s, mp_source_t *src, mp_diag_t *diag)
 	if ((rc = mp_solver_finish(s)) < 0)
 		return mp_diag_set(diag, rc, -1, -1, "%s", mp_strerror(rc));
 	return 0;
+}
+
+int mp_solver_run(mp_solver_t *s, mp_source_t *src, mp_diag_t *diag)
+{
+	return run(s, src, 1, diag);
+}
+
+int mp_solver_run_inline(mp_solver_t *s, mp_source_t *src, mp_diag_t *diag)
+{
+	return run(s, src, 0, diag);
 }

@@ -24,6 +24,9 @@
 
 static uint64_t rng;
 static uint64_t said_block; /* the block of the checkpoint report last said it sought from */
+static const char *report_env = ""; /* before the command: MEMPROF_REPLAY_THREADS=N */
+static int par_segments;     /* the segments of a parallel replay report said, 0: none */
+static char par_why[256];    /* why report said it replayed serially */
 static int early_read;       /* ... and whether it read early peaks apart, from the start */
 
 static uint64_t rnd(uint64_t n)
@@ -119,7 +122,7 @@ static char *report(const char *args, const char *file, int *said)
 
 	assert_true(fd >= 0);
 	close(fd);
-	snprintf(cmd, sizeof(cmd), "MEMPROF_SEEK_SAY=1 %s report %s %s 2>%s", MEMPROF, args, file, errf);
+	snprintf(cmd, sizeof(cmd), "%s MEMPROF_SEEK_SAY=1 %s report %s %s 2>%s", report_env, MEMPROF, args, file, errf);
 	p = popen(cmd, "r");
 	assert_non_null(p);
 	for (;;) {
@@ -135,10 +138,17 @@ static char *report(const char *args, const char *file, int *said)
 	assert_non_null(out);
 	out[len] = 0;
 	*said = 0;
+	par_segments = 0;
+	par_why[0] = 0;
 	e = fopen(errf, "r");
 	assert_non_null(e);
 	while (fgets(line, sizeof(line), e)) {
-		const char *b = strstr(line, " (block ");
+		const char *b = strstr(line, " (block "), *pr = strstr(line, ": parallel replay in "),
+			   *sr = strstr(line, ": serial replay: ");
+		if (pr)
+			par_segments = atoi(pr + 21);
+		if (sr)
+			snprintf(par_why, sizeof(par_why), "%s", sr + 17);
 		*said |= strstr(line, ": seek from the checkpoint at event ") != NULL;
 		if (b)
 			said_block = strtoull(b + 8, NULL, 10);
@@ -168,8 +178,11 @@ static int same(const char *args, const char *file)
 	return said;
 }
 
+static int par_same(const char *args, const char *file, int threads);
+
 /* The checkpoint a seek would take is damaged: it is said with its
- * offset, the seek takes the one before it, and the output is the same. */
+ * offset, the seek takes the one before it, and the output is the same;
+ * the parallel replay cuts at good ones only, and prints the serial's. */
 static void test_bad_checkpoint(void **state)
 {
 	char dir[] = "/tmp/memprof-rseekbad-XXXXXX", file[256], bad[256], cmd[MP_TEST_CMD_MAX], line[512], at[64];
@@ -191,6 +204,7 @@ static void test_bad_checkpoint(void **state)
 	assert_int_equal(said, 3);
 	assert_true(said_block < index); /* from an earlier checkpoint */
 	same("--peak --json", bad);
+	assert_int_equal(par_same("--oom --leaks --json", bad, 3), 3);
 	/* the JSON names the file: compare past its line */
 	assert_string_equal(strstr(good_out, "\"end\""), strstr(bad_out, "\"end\""));
 	snprintf(cmd, sizeof(cmd), "MEMPROF_SEEK_SAY=1 %s report --peak %s 2>&1 >/dev/null", MEMPROF, bad);
@@ -251,11 +265,123 @@ static void test_seek_equals_full_replay(void **state)
 	rmdir(dir);
 }
 
+/* The full replay in `threads` segments (MEMPROF_REPLAY_THREADS) prints
+ * the bytes of the serial one; returns the segments report said. */
+static int par_same(const char *args, const char *file, int threads)
+{
+	char env[64], full_args[256], why[256];
+	int said, segs;
+	char *a, *b;
+
+	snprintf(full_args, sizeof(full_args), "%s --full-replay", args);
+	snprintf(env, sizeof(env), "MEMPROF_REPLAY_THREADS=%d", threads);
+	report_env = env;
+	a = report(full_args, file, &said);
+	segs = par_segments;
+	snprintf(why, sizeof(why), "%s", par_why);
+	report_env = "MEMPROF_REPLAY_THREADS=1";
+	b = report(full_args, file, &said);
+	report_env = "";
+	assert_int_equal(par_segments, 0); /* serial: no line */
+	snprintf(par_why, sizeof(par_why), "%s", why);
+	if (strcmp(a, b))
+		fail_msg("%s: report %s in %d segments differs from the serial replay:\n%.3000s\n---\n%.3000s", file,
+			 args, segs, a, b);
+	free(a);
+	free(b);
+	return segs;
+}
+
+/* The parallel full replay (replay_par.c) against the serial one: late
+ * peaks, an early peak (the live set shrinks after the first fifth: the
+ * peak in the first or second segment), the arena's 64 MiB peak in the
+ * first round (first segment, the others late), failed allocations on
+ * both sides of every cut, regions, reallocs, marks, tags; 2, 3 and 4
+ * segments; JSON (the default report, --oom, --leaks, --breakdown), CSV
+ * and text. */
+static void test_parallel_equals_serial(void **state)
+{
+	static const struct {
+		int n, round;
+		const char *every;
+		int early, tags;
+	} cases[] = {{30000, 500, "1", 0, 1}, {30000, 400, "1", 1, 1}, {30000, 300, "1", 2, 1}, {40000, 300, "3", 0, 0}};
+	static const char *const args[] = {"--json", "--oom --json", "--leaks --json", "--breakdown --json",
+					   "--peak --leaks --oom --csv", "--peak --leaks --oom"};
+	char dir[] = "/tmp/memprof-rpar-XXXXXX";
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char file[256];
+		rng = 2000 + i;
+		snprintf(file, sizeof(file), "%s/c%zu.memprof", dir, i);
+		record(file, cases[i].n, cases[i].round, cases[i].every, cases[i].early, cases[i].tags);
+		for (int t = 2; t <= 4; t++)
+			for (size_t k = 0; k < sizeof(args) / sizeof(args[0]); k++)
+				if (par_same(args[k], file, t) != t)
+					fail_msg("%s: report %s: %d segments asked, other said (%s)", file, args[k], t,
+						 par_why);
+		unlink(file);
+	}
+	rmdir(dir);
+}
+
+/* Ties: the host's in use reaches 8 KiB in every round (two 4 KiB blocks
+ * live at once, then freed); the peak is the first time, in the first
+ * round: at its second allocation, event 2 (event 0 declares the memory
+ * id), however many segments the replay has. A capture of one round has
+ * no checkpoint: the replay is serial, and says why. */
+static void test_parallel_ties_and_fallback(void **state)
+{
+	char dir[] = "/tmp/memprof-rpart-XXXXXX", file[256];
+	mp_writer_t *w = NULL;
+	mp_diag_t diag;
+	uint32_t host;
+	char *out;
+	int said;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/ties.memprof", dir);
+	assert_int_equal(setenv("MEMPROF_CHECKPOINT_ROUNDS", "1", 1) + setenv("MEMPROF_CHECKPOINT_RATIO", "0", 1), 0);
+	if (mp_writer_open(&w, file, 1, NULL, &diag))
+		fail_msg("%s", diag.text);
+	assert_int_equal(unsetenv("MEMPROF_CHECKPOINT_ROUNDS") + unsetenv("MEMPROF_CHECKPOINT_RATIO"), 0);
+	host = (uint32_t)mp_writer_memory(w, "host", MP_MEMORY_HOST, 0);
+	for (int r = 0; r < 40; r++) {
+		assert_int_equal(mp_writer_alloc(w, host, 0x10000, 4096, 4096), 0);
+		assert_int_equal(mp_writer_alloc(w, host, 0x20000, 4096, 4096), 0);
+		assert_int_equal(mp_writer_free(w, host, 0x20000), 0);
+		assert_int_equal(mp_writer_free(w, host, 0x10000), 0);
+		assert_int_equal(mp_writer_flush(w), 0);
+	}
+	assert_int_equal(mp_writer_close(w), 0);
+	assert_int_equal(par_same("--json", file, 4), 4);
+	report_env = "MEMPROF_REPLAY_THREADS=4";
+	out = report("--json --full-replay", file, &said);
+	report_env = "";
+	if (!strstr(out, "\"bytes\": 8192,") || !strstr(out, "\"event_index\": 2,"))
+		fail_msg("the first of the tied peaks is not the peak:\n%s", out);
+	free(out);
+	unlink(file);
+
+	snprintf(file, sizeof(file), "%s/one.memprof", dir);
+	rng = 5;
+	record(file, 2000, 100000, "1", 0, 1); /* one round: no checkpoint */
+	assert_int_equal(par_same("--oom --leaks --json", file, 2), 0);
+	assert_non_null(strstr(par_why, "no usable checkpoint"));
+	unlink(file);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_seek_equals_full_replay),
 		cmocka_unit_test(test_bad_checkpoint),
+		cmocka_unit_test(test_parallel_equals_serial),
+		cmocka_unit_test(test_parallel_ties_and_fallback),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -200,6 +200,9 @@ int mp_solver_finish(mp_solver_t *s);
 /* Feed every event of a source and finish. Returns 0 or the source's /
  * solver's error with diag filled. */
 int mp_solver_run(mp_solver_t *s, mp_source_t *src, mp_diag_t *diag);
+/* The same on the calling thread alone (no reader thread): for callers
+ * that run one solver per core themselves (a parallel replay). */
+int mp_solver_run_inline(mp_solver_t *s, mp_source_t *src, mp_diag_t *diag);
 
 /* Results, in increasing memory id order; only ids that were declared or
  * seen in an event. Borrowed; valid until mp_solver_free(). */
@@ -331,6 +334,23 @@ int mp_solver_swap_memory(mp_solver_t *dst, mp_solver_t *src, uint32_t id);
  * that reads to the end (--leaks, --oom) takes an early memory id's peak
  * from the solver read from the start, its end from the seeded one. */
 int mp_solver_swap_peak(mp_solver_t *dst, mp_solver_t *src, uint32_t id);
+
+/* A stream solved in consecutive segments, one solver each: w[0] fed
+ * from the first event, w[i] (i > 0) seeded (mp_solver_seed, its
+ * reserved_peak_event unknown: UINT64_MAX) with the state at the end of
+ * w[i-1]'s segment and fed the events after it, up to the next
+ * segment's start, the last to the end; all finished, no steps window.
+ * w[n-1] then holds the results a single solver fed every event gives:
+ * its own counters, leaks and end state, with the peak (point,
+ * breakdown, mark, phase, capacity, lifetime peak) of the last segment
+ * that went above its seed's peak (ties: the first moment wins, as in one
+ * pass), the reserved peak likewise, and every segment's OOM records in
+ * stream order (at most opts.max_oom_records; the earlier solvers lose
+ * theirs). The address model only. Returns 0, MP_EUSAGE (a solver not
+ * finished or not seeded, a steps window, the stats model), MP_ENOTFOUND
+ * (no segment saw a memory id's peak: a seed that disagrees) or
+ * MP_ENOMEM; on error the results are not to be used. */
+int mp_solver_merge_segments(mp_solver_t *const *w, size_t n);
 
 /* Bytes the solver holds now (live maps, indexes, groups, results). */
 size_t mp_solver_memory_bytes(const mp_solver_t *s);
