@@ -297,6 +297,10 @@ static void plan(report_args_t *a, cli_inputs_options_t *io)
 	if (io->par && !a->full_replay)
 		io->seek = CLI_SEEK | ((r->sections & MP_REPORT_OOM) ? CLI_SEEK_OOM : 0) |
 			   ((r->sections & MP_REPORT_LEAKS) ? CLI_SEEK_LEAKS : 0);
+	/* a steps window: from the checkpoint before its first step, up to its
+	 * end (report_seek_steps.c); every section, not the stacks' tables */
+	if (s->steps_set && !a->compat && !a->picture && !(a->by_function & 1) && a->tree < 0 && !a->full_replay)
+		io->seek = CLI_SEEK | CLI_SEEK_STEPS;
 }
 
 /* --by-function's and --tree's tables after the CSV sections. */

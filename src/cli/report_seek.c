@@ -282,6 +282,8 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 	uint64_t early_ns = 0;
 	int rc, say, stop = 0, split = 0;
 
+	if (oom & CLI_SEEK_STEPS)
+		return cli_seek_steps_solve(path, opt, src_out, solver_out, diag);
 	*src_out = NULL;
 	*solver_out = NULL;
 	memset(&ck, 0, sizeof(ck));

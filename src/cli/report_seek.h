@@ -15,10 +15,17 @@
  * stderr says why, for captures of 64 MiB or more; the caller replays in
  * full), or a negative error (diag set). Only for sections whose figures
  * a seed gives exactly: the peak, the breakdown, the leaks, the OOM
- * records; not the timeline, steps windows, call stacks. */
-enum { CLI_SEEK = 1, CLI_SEEK_OOM = 2, CLI_SEEK_LEAKS = 4 }; /* what the report shows */
+ * records; not the timeline, call stacks. With CLI_SEEK_STEPS (opt's
+ * steps window, any section): cli_seek_steps_solve. */
+enum { CLI_SEEK = 1, CLI_SEEK_OOM = 2, CLI_SEEK_LEAKS = 4, CLI_SEEK_STEPS = 8 }; /* what the report shows */
 int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp_source_t **src_out,
 		   mp_solver_t **solver_out, mp_diag_t *diag);
+
+/* A steps window (opt->steps_set) from the last good checkpoint before
+ * its first step, the read ended after its last (report_seek_steps.c):
+ * as cli_seek_solve, the window's output that of the full replay. */
+int cli_seek_steps_solve(const char *path, const mp_solver_options_t *opt, mp_source_t **src_out,
+			 mp_solver_t **solver_out, mp_diag_t *diag);
 
 /* The last good checkpoint of round ends re[0..n) whose horizon is at or
  * before ns and whose flags have one of `need` (0: any): 1 and *ck (owned:

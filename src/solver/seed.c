@@ -86,8 +86,6 @@ int mp_solver_seed(mp_solver_t *s, const mp_solver_seed_t *seed, mp_diag_t *diag
 {
 	if (s->pass != 1 || s->ordinal || s->events || s->seeded)
 		return mp_diag_set(diag, MP_EUSAGE, -1, -1, "seed: the solver has already started");
-	if (s->opt.steps_set)
-		return mp_diag_set(diag, MP_EUSAGE, -1, -1, "seed: not with a steps window");
 	s->seeded = 1;
 	for (size_t i = 0; i < seed->nmemories; i++) {
 		const mp_solver_seed_memory_t *m = &seed->memories[i];

@@ -243,7 +243,9 @@ uint64_t mp_solver_phase_marks(const mp_solver_t *s);
  * after the seed (mp_solver_seed_missed says when it is not), the leaks,
  * the OOM records after the seed, the counters. Not the timeline (its
  * points are down-sampled from the first event fed). The address model
- * only; not with a steps window.
+ * only. With a steps window, seed a state before the window's first step,
+ * its window counters and peaks zero: the window's results (timeline
+ * included) are then the full replay's (src/cli/report_seek_steps.c).
  *
  * Call mp_solver_seed once, after mp_solver_declare_memory and before
  * the first mp_solver_feed; the first event fed then has index
@@ -298,7 +300,7 @@ typedef struct mp_solver_seed {
 } mp_solver_seed_t;
 
 /* Start s from seed (borrowed for the call). Returns 0, MP_EUSAGE (after
- * a feed, a second seed, a steps window; two blocks at one address, an
+ * a feed, a second seed; two blocks at one address, an
  * empty or overlapping region: diag says which), MP_ELIMIT (a memory id
  * out of range) or MP_ENOMEM. */
 int mp_solver_seed(mp_solver_t *s, const mp_solver_seed_t *seed, mp_diag_t *diag);
