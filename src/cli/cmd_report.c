@@ -70,9 +70,10 @@ static void usage(FILE *out)
 		"                line for the helpers; --json lists them all either way)\n");
 	fprintf(out,
 		"  --full-replay replay every event: a long capture's --peak, --breakdown,\n"
-		"                --leaks and --oom are otherwise read from its last checkpoint\n"
-		"                before the moment they need (the same output, docs/report.md);\n"
-		"                on every core, cut at checkpoints (MEMPROF_REPLAY_THREADS=1: one)\n"
+		"                --leaks, --oom and --steps windows are otherwise read from its\n"
+		"                last checkpoint before the moment they need (the same output,\n"
+		"                docs/report.md); on every core, cut at checkpoints\n"
+		"                (MEMPROF_REPLAY_THREADS=1: one)\n"
 		"  --from-event N  the window of a capture after its first N events: the state\n"
 		"                then (live blocks, regions) and the events after; counters\n"
 		"                count the window's events (a kept run's window is the window\n"
