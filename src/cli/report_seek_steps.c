@@ -19,6 +19,7 @@
 
 #include <memprof/capsummary.h>
 #include <memprof/checkpoint.h>
+#include <memprof/keep.h>
 #include <memprof/reader.h>
 #include <memprof/rounds.h>
 #include <memprof/seed_checkpoint.h>
@@ -97,10 +98,10 @@ static const char *set_totals(mp_solver_t *s, const mp_capture_summary_t *sum, i
 		const mp_summary_memory_t *m = &sum->memories[i];
 		const mp_solver_device_t *d = mp_solver_find(s, m->id);
 		uint64_t a = m->allocations + m->reallocs, f = m->frees + m->reallocs;
-		if (!d) {
+		if (!d || d->stats_model) {
 			free(mem);
 			*rc = 0;
-			return "a memory id is missing";
+			return !d ? "a memory id is missing" : "its allocator's stats (the address model only)";
 		}
 		mem[i] = (mp_solver_seed_memory_t){.id = m->id,
 						   .events = 1 + a + f + m->failed + m->region_events,
@@ -117,7 +118,10 @@ static const char *set_totals(mp_solver_t *s, const mp_capture_summary_t *sum, i
 	free(mem);
 	if (*rc == MP_ENOMEM)
 		return "out of memory";
-	*rc = 0;
+	if (*rc < 0) {
+		*rc = 0;
+		return "a memory id is missing";
+	}
 	return NULL;
 }
 
@@ -130,6 +134,8 @@ static const char *check_totals(const mp_solver_t *s, const mp_capture_summary_t
 		const mp_solver_device_t *d = mp_solver_find(s, m->id);
 		if (!d)
 			return "a memory id is missing";
+		if (d->stats_model)
+			return "its allocator's stats (the address model only)";
 		if (d->events != 1 + m->allocations + m->frees + 2 * m->reallocs + m->failed + m->region_events ||
 		    d->unknown_frees != m->unknown_frees || d->lifetime_peak_bytes != m->peak_bytes ||
 		    d->rejected_regions != m->rejected_regions)
@@ -180,6 +186,11 @@ int cli_seek_steps_solve(const char *path, const mp_solver_options_t *opt, mp_so
 	*solver_out = NULL;
 	memset(&ck, 0, sizeof(ck));
 	memset(&b, 0, sizeof(b));
+	memset(&r, 0, sizeof(r));
+	if (mp_keep_is_run(path)) {
+		why = "a kept run (its events start at its window's checkpoint)";
+		goto said;
+	}
 	if (mp_capture_rounds_read(path, &r, diag) < 0) {
 		mp_capture_rounds_free(&r);
 		mp_diag_clear(diag);
