@@ -158,16 +158,9 @@ static int report_option(void *ctx, int c, const char *arg)
 			return MP_EXIT_USAGE;
 		}
 		break;
-	case O_FROM_EVENT: {
-		char *end;
-		a->from_event = strtoull(arg, &end, 10);
-		if (!*arg || *end || *arg == '-') {
-			mp_cli_error("invalid --from-event '%s' (expected an event count)", arg);
-			return MP_EXIT_USAGE;
-		}
+	case O_FROM_EVENT:
 		a->from_set = 1;
-		break;
-	}
+		return cli_parse_from_event(arg, &a->from_event);
 	case O_MIN_PERCENT:
 		a->min_percent_set = 1;
 		return cli_parse_min_percent(arg, &a->min_percent);

@@ -85,6 +85,19 @@ int cli_parse_min_percent(const char *arg, double *out)
 	return MP_EXIT_OK;
 }
 
+int cli_parse_from_event(const char *arg, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(arg, &end, 10);
+	if (errno || !*arg || *end || *arg == '-') {
+		mp_cli_error("invalid --from-event '%s' (expected an event count)", arg);
+		return MP_EXIT_USAGE;
+	}
+	return MP_EXIT_OK;
+}
+
 int cli_steps_option(const char *arg, int64_t *first, int64_t *last)
 {
 	if (cli_parse_steps(arg, first, last) < 0) {

@@ -29,6 +29,9 @@ int cli_parse_user_code(const char *arg, const char **out);
 /* --min-percent P of report --tree and plot --chart flame: a number from 0
  * to 100. Prints what is wrong and returns MP_EXIT_USAGE, else MP_EXIT_OK. */
 int cli_parse_min_percent(const char *arg, double *out);
+/* --from-event N of report and plot (a window from event N on): a count of
+ * events. Prints what is wrong and returns MP_EXIT_USAGE, else MP_EXIT_OK. */
+int cli_parse_from_event(const char *arg, uint64_t *out);
 /* --steps A:B (cli_parse_steps) and --top N (a positive number) of report,
  * plot and diff. Print what is wrong and return MP_EXIT_USAGE, else
  * MP_EXIT_OK. */
