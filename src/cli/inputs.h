@@ -120,7 +120,10 @@ typedef struct cli_inputs {
 	mp_solver_t **solvers;       /* owned; NULL without a solver */
 	mp_functions_t **functions;  /* owned; NULL where none */
 	mp_calltree_t **trees;       /* owned; NULL where none (without --tree) */
-	const char **paths;          /* borrowed from argv or the sources */
+	const char **paths;          /* borrowed from argv or the sources (a run's inputs: their
+					titles once cli_runs_title_inputs has run) */
+	const char **files;          /* the file each input was read from (never a title): what
+					reads it again (a seek's, a window's) opens; borrowed */
 	unsigned char *sought;       /* 1: solved from a checkpoint (o->seek), its source read from there */
 } cli_inputs_t;
 

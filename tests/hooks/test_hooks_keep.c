@@ -90,6 +90,19 @@ static void test_keep_churn(void **state)
 	snprintf(cmd, sizeof(cmd), "memory 0 'host': peak %llu B", (unsigned long long)host->peak_bytes);
 	assert_non_null(strstr(out, cmd));
 	free(out);
+	/* plot of the run's directory: the window read again from its file,
+	 * not from the chart's title ("pid N victim_churn (...)") */
+	{
+		char run[600];
+		hk_run_path(t->cap, run, sizeof(run));
+		snprintf(cmd, sizeof(cmd), "%s plot --chart breakdown -o '%s/b.svg' '%s' > '%s/plot.txt' 2>&1", HK_MEMPROF,
+			 t->dir, run, t->dir);
+		if (system(cmd) != 0) {
+			snprintf(log, sizeof(log), "%s/plot.txt", t->dir);
+			out = hk_read_text(log);
+			fail_msg("plot of the kept run's directory failed:\n%s", out);
+		}
+	}
 	mp_capture_summary_free(&s);
 }
 
