@@ -268,7 +268,7 @@ static int parse(const uint8_t *p, const uint8_t *bend, mp_checkpoint_t *ck, sum
 	}
 	if ((flags & MP_CKPT_F_TAGS) && (i = parse_tags(&p, bend, ck, n, why, at)) != 0)
 		return (int)i;
-	if (flags & MP_CKPT_F_BACK) { /* (2.5) where a seek decodes from */
+	if (flags & MP_CKPT_F_BACK) { /* (3.0) where a seek decodes from */
 		FIELD(ck->back, "bad back");
 	}
 #undef FIELD

@@ -260,7 +260,7 @@ static int code(const mp_tally_t *t, mp_mbuf_t *body, const ck_block_t *v, size_
 		p = code_tags(t, p, v, n, used);
 		mp_unmap_pages(used, used_bytes);
 	}
-	/* (2.5) where a seek decodes from (MP_CKPT_F_BACK): the events a
+	/* (3.0) where a seek decodes from (MP_CKPT_F_BACK): the events a
 	 * lane's hold kept back wait in blocks rounds before this one */
 	p = mp_varint_put(p, back);
 	body->len = (size_t)(p - body->data);

@@ -1,4 +1,4 @@
-/* wback.c - where a checkpoint's seek decodes from (format 2.5,
+/* wback.c - where a checkpoint's seek decodes from (format 3.0,
  * MP_CKPT_F_BACK; docs/format.md "Checkpoint", item 10): per thread, the
  * blocks of the pieces the flusher has encoded but the tally has not
  * wholly counted. A round's chunks carry every record in the rings, also
@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-/* (2.5) Thread t's records up to ring position end are in block `block`
+/* (3.0) Thread t's records up to ring position end are in block `block`
  * (a checkpoint's BACK). One entry a block; when full, the two
  * oldest become one, in the older block: a seek then decodes a little
  * more, never less. */

@@ -381,7 +381,7 @@ int mp__writer_round_locked(mp_writer_t *w, int final);
  * (wback.c; the flusher, as it encodes a piece). */
 void mp__writer_note_piece(mp_wthread_t *t, uint64_t end, uint32_t block);
 
-/* (2.5) A checkpoint's BACK (memprof/format.h, MP_CKPT_F_BACK): how many
+/* (3.0) A checkpoint's BACK (memprof/format.h, MP_CKPT_F_BACK): how many
  * blocks before the one being built holds the oldest event not yet
  * tallied, 0: none. The flusher's, after the round's tally. */
 uint32_t mp__writer_ckpt_back(mp_writer_t *w);

@@ -104,7 +104,7 @@ enum {
  * increasing: id gap (from the previous one; the first: its id), op,
  * region type, dtype, shape (string ids), stack id. NO_TAGS is then off. */
 #define MP_CKPT_F_TAGS 8u
-/* (2.5) last, after the tags (or the last mark without them): BACK, how
+/* (3.0) last, after the tags (or the last mark without them): BACK, how
  * many blocks before the checkpoint's the first one lies that holds an
  * event it does not cover (a thread's events wait in the blocks of the
  * rounds before their horizon -- for as many rounds as a lane's hold
