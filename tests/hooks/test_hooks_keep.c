@@ -1,4 +1,5 @@
-/* test_hooks_keep.c - `memprof record --keep` end to end: a bound below one
+/* test_hooks_keep.c - `memprof record --keep` end to end (and plot of a run
+ * directory that seeks): a bound below one
  * segment, or not a size or duration, is a usage error (exit 2, nothing
  * recorded); victim_churn (4000 threads, 4000 * 101 allocations and as many
  * frees by its workers, victim_churn.c; 2.6 MB of segments in all, in
@@ -106,11 +107,35 @@ static void test_keep_churn(void **state)
 	mp_capture_summary_free(&s);
 }
 
+/* A plain run (no --keep) with checkpoints (one a round): `plot --chart
+ * breakdown` of its directory seeks from a checkpoint, and that second
+ * read opens the capture's file, not the chart's title. */
+static void test_plot_run_seek(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *env[] = {"MEMPROF_CHECKPOINT_ROUNDS=1", "MEMPROF_CHECKPOINT_RATIO=0", "MEMPROF_FLUSH_MS=5", NULL};
+	char run[600], cmd[1600], log[700], *out;
+
+	assert_int_equal(hk_record(t->cap, NULL, "victim_churn", NULL, env), 0);
+	hk_run_path(t->cap, run, sizeof(run));
+	snprintf(log, sizeof(log), "%s/plot.txt", t->dir);
+	snprintf(cmd, sizeof(cmd), "MEMPROF_SEEK_SAY=1 %s plot --chart breakdown -o '%s/b.svg' '%s' > '%s' 2>&1",
+		 HK_MEMPROF, t->dir, run, log);
+	if (system(cmd) != 0) {
+		out = hk_read_text(log);
+		fail_msg("plot of the run's directory failed:\n%s", out);
+	}
+	out = hk_read_text(log);
+	assert_non_null(strstr(out, ": seek from the checkpoint at event "));
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_keep_usage, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_keep_churn, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_plot_run_seek, hk_setup_dir, hk_teardown_dir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
