@@ -252,10 +252,6 @@ static inline void block_ends(mp_functions_t *f, rp_live_t *l, lm_entry_t *e)
 	mp_live_drop(&l->live, e);
 }
 
-/* The pass: each allocation charged to its site's row, the live blocks
- * kept in the live-set engine (one set per memory id; a block's group is
- * its row), the rows' live figures copied at each memory id's peak event.
- * One loop, kept whole: it runs once per event. */
 /* (mp_functions_options_t.seed) The blocks live at a window's start,
  * before its events: live in their rows (live at the peak, at the end),
  * no allocation of the window's. As charge_events' allocation, but for
@@ -302,6 +298,10 @@ static int seed_blocks(mp_functions_t *f, mp_source_t *src, int by_op, const sit
 	return 0;
 }
 
+/* The pass: each allocation charged to its site's row, the live blocks
+ * kept in the live-set engine (one set per memory id; a block's group is
+ * its row), the rows' live figures copied at each memory id's peak event.
+ * One loop, kept whole: it runs once per event. */
 static int charge_events(mp_functions_t *f, mp_source_t *src, int by_op, const site_t *nostackp, rp_lives_t *lives,
 			 const uint64_t *peak_at, uint32_t npeak, const mp_solver_seed_t *seed, mp_diag_t *diag)
 {
