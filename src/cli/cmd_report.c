@@ -382,7 +382,7 @@ static int write_report(const report_args_t *a, const cli_inputs_t *ci, const cl
 		if (!a->functions_only) {
 			cli_runs_print(stdout, runs, a->all_processes);
 			for (size_t i = 0; i < n; i++) {
-				cli_keep_print(stdout, ci->files[i]);
+				cli_keep_print(stdout, ci->paths[i]);
 				cli_window_print(stdout, &ci->in[i]);
 			}
 			err = mp_report_text(stdout, ci->in, n, &a->ropt);

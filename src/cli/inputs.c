@@ -436,11 +436,11 @@ int cli_inputs_init(cli_inputs_t *ci, int nfiles)
 	ci->solvers = calloc((size_t)nfiles, sizeof(*ci->solvers));
 	ci->sources = calloc((size_t)nfiles, sizeof(*ci->sources));
 	ci->paths = calloc((size_t)nfiles, sizeof(*ci->paths));
-	ci->files = calloc((size_t)nfiles, sizeof(*ci->files));
+	ci->titles = calloc((size_t)nfiles, sizeof(*ci->titles));
 	ci->functions = calloc((size_t)nfiles, sizeof(*ci->functions));
 	ci->trees = calloc((size_t)nfiles, sizeof(*ci->trees));
 	ci->sought = calloc((size_t)nfiles, sizeof(*ci->sought));
-	if (!ci->in || !ci->solvers || !ci->sources || !ci->paths || !ci->files || !ci->functions || !ci->trees ||
+	if (!ci->in || !ci->solvers || !ci->sources || !ci->paths || !ci->titles || !ci->functions || !ci->trees ||
 	    !ci->sought) {
 		mp_cli_error("out of memory");
 		return MP_EXIT_FAILURE;
@@ -464,7 +464,6 @@ int cli_inputs_next(cli_inputs_t *ci, char *const *files, int nfiles, int *f, co
 	if (err >= 0 && used > 1)
 		path = ci->sources[i]->path; /* "host1.xplane.pb, host2.xplane.pb" */
 	ci->paths[i] = path;
-	ci->files[i] = path;
 	if (err < 0)
 		return cli_input_fail(&diag, path, err);
 	if (o->solver && (err = analyse(ci, i, path, o, &diag)) != MP_EXIT_OK)
@@ -509,7 +508,7 @@ void cli_inputs_close(cli_inputs_t *ci)
 	free(ci->solvers);
 	free(ci->sources);
 	free(ci->paths);
-	free(ci->files);
+	free(ci->titles);
 	free(ci->functions);
 	free(ci->trees);
 	free(ci->sought);

@@ -120,12 +120,19 @@ typedef struct cli_inputs {
 	mp_solver_t **solvers;       /* owned; NULL without a solver */
 	mp_functions_t **functions;  /* owned; NULL where none */
 	mp_calltree_t **trees;       /* owned; NULL where none (without --tree) */
-	const char **paths;          /* borrowed from argv or the sources (a run's inputs: their
-					titles once cli_runs_title_inputs has run) */
-	const char **files;          /* the file each input was read from (never a title): what
-					reads it again (a seek's, a window's) opens; borrowed */
+	const char **paths;          /* borrowed from argv or the sources: the file each input was
+					read from, which what reads it again (a seek's, a window's)
+					opens */
+	const char **titles;         /* what charts call each input (a run's process:
+					cli_runs_title_inputs), NULL: its path; borrowed */
 	unsigned char *sought;       /* 1: solved from a checkpoint (o->seek), its source read from there */
 } cli_inputs_t;
+
+/* What charts call input i: its title, else its path. Borrowed. */
+static inline const char *cli_input_title(const cli_inputs_t *ci, int i)
+{
+	return ci->titles[i] ? ci->titles[i] : ci->paths[i];
+}
 
 /* Open files[0..nfiles) as report does: xplane inputs grouped, captures
  * without memory events skipped with a note on stderr, each run through

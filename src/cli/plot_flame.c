@@ -124,7 +124,7 @@ static int input_panels(const cli_inputs_t *ci, int i, int kind, flame_panel_t *
 		p = &(*ps)[(*np)++];
 		memset(p, 0, sizeof(*p));
 		m = mp_source_memory(ci->sources[i], best->id);
-		snprintf(p->title, sizeof(p->title), "%s: %s, by call stack", ci->paths[i], m && m->name ? m->name : "?");
+		snprintf(p->title, sizeof(p->title), "%s: %s, by call stack", cli_input_title(ci, i), m && m->name ? m->name : "?");
 		snprintf(p->subtitle, sizeof(p->subtitle), "%s", what(kind));
 		rc = panel_nodes(t, p);
 	}

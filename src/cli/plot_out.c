@@ -108,9 +108,9 @@ static int plot_reads(mp_plot_input_t *in, const cli_inputs_t *ci, mp_replay_t *
 		size_t nt = 0;
 		int marks = 0;
 		if ((rc = mp_plot_capture_reads(&in[i], o, &t, &nt, &marks)) == 0)
-			rc = ci->in[i].window_set ? cli_plot_window_reads(ci->files[i], in[i].source, in[i].solver, t, nt,
+			rc = ci->in[i].window_set ? cli_plot_window_reads(ci->paths[i], in[i].source, in[i].solver, t, nt,
 									  marks, &rp[i], diag)
-			     : ci->sought[i] ? cli_plot_seek_reads(ci->files[i], in[i].solver, t, nt, marks, &rp[i], diag)
+			     : ci->sought[i] ? cli_plot_seek_reads(ci->paths[i], in[i].solver, t, nt, marks, &rp[i], diag)
 					     : mp_replay_read(in[i].source, in[i].name, t, nt, marks, &rp[i], diag);
 		else
 			mp_diag_set(diag, rc, -1, -1, "out of memory");
@@ -138,7 +138,7 @@ int cli_plot_write(const cli_inputs_t *ci, const mp_plot_options_t *o, const cha
 		goto out;
 	}
 	for (int i = 0; i < ci->n; i++) {
-		in[i].name = ci->paths[i];
+		in[i].name = cli_input_title(ci, i);
 		in[i].solver = ci->solvers[i];
 		in[i].source = ci->sources[i];
 		in[i].device_set = ci->in[i].device_set;

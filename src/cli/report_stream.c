@@ -186,7 +186,7 @@ int cli_report_stream(const cli_report_stream_t *s, char *const *files, int nfil
 			if (!s->functions_only && i)
 				fputc('\n', stdout);
 			if (!s->functions_only)
-				err = cli_keep_print(stdout, ci.files[i]);
+				err = cli_keep_print(stdout, ci.paths[i]);
 			if (!err && !s->functions_only)
 				cli_window_print(stdout, &ci.in[i]);
 			if (!err && !s->functions_only)

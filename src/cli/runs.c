@@ -89,7 +89,7 @@ void cli_runs_title_inputs(const cli_runs_t *r, cli_inputs_t *ci)
 	for (int k = 0; k < ci->n; k++)
 		for (int i = 0; ci->paths[k] && i < r->nfiles; i++)
 			if (r->labels[i] && !strcmp(r->files[i], ci->paths[k])) {
-				ci->paths[k] = r->labels[i];
+				ci->titles[k] = r->labels[i];
 				break;
 			}
 }

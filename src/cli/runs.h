@@ -36,9 +36,10 @@ int cli_run_parse_pid(const char *arg, cli_run_select_t *sel);
 int cli_runs_expand(cli_runs_t *r, char *const *files, int nfiles, const cli_run_select_t *sel);
 void cli_runs_free(cli_runs_t *r);
 
-/* Name the inputs that came from a run by their process ("pid N PROGRAM
+/* Title the inputs that came from a run by their process ("pid N PROGRAM
  * (RUN)") instead of their capture file's name, which says little: for
- * chart titles. ci's names then borrow from r. */
+ * chart titles (ci->titles, which then borrow from r; ci->paths stay the
+ * files, which a seek or a window reads again). */
 struct cli_inputs;
 void cli_runs_title_inputs(const cli_runs_t *r, struct cli_inputs *ci);
 

@@ -114,37 +114,20 @@ static void record(const char *path, int n, int round, const char *every, int ea
  * string; *said: whether stderr says it sought. */
 static char *report(const char *args, const char *file, int *said)
 {
-	char cmd[MP_TEST_CMD_MAX], errf[] = "/tmp/memprof-seek-err-XXXXXX";
-	char *out = NULL, line[512];
-	size_t len = 0;
-	FILE *p, *e;
-	int fd = mkstemp(errf);
+	char cmd[MP_TEST_CMD_MAX], *out, *err;
 
-	assert_true(fd >= 0);
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "%s MEMPROF_SEEK_SAY=1 %s report %s %s 2>%s", report_env, MEMPROF, args, file, errf);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	for (;;) {
-		char buf[65536];
-		size_t k = fread(buf, 1, sizeof(buf), p);
-		if (!k)
-			break;
-		out = realloc(out, len + k + 1);
-		memcpy(out + len, buf, k);
-		len += k;
-	}
-	assert_int_equal(pclose(p), 0);
-	assert_non_null(out);
-	out[len] = 0;
+	snprintf(cmd, sizeof(cmd), "%s MEMPROF_SEEK_SAY=1 %s report %s %s", report_env, MEMPROF, args, file);
+	assert_int_equal(mp_test_capture(cmd, &out, &err), 0);
 	*said = 0;
 	par_segments = 0;
 	par_why[0] = 0;
-	e = fopen(errf, "r");
-	assert_non_null(e);
-	while (fgets(line, sizeof(line), e)) {
-		const char *b = strstr(line, " (block "), *pr = strstr(line, ": parallel replay in "),
-			   *sr = strstr(line, ": serial replay: ");
+	for (char *line = err, *nl; *line; line = nl ? nl + 1 : line + strlen(line)) {
+		const char *b, *pr, *sr;
+		if ((nl = strchr(line, '\n')))
+			*nl = 0;
+		b = strstr(line, " (block ");
+		pr = strstr(line, ": parallel replay in ");
+		sr = strstr(line, ": serial replay: ");
 		if (pr)
 			par_segments = atoi(pr + 21);
 		if (sr)
@@ -156,8 +139,7 @@ static char *report(const char *args, const char *file, int *said)
 		if (strstr(line, ": seek from the checkpoint at event "))
 			early_read = strstr(line, "peaked before it read from the start") != NULL;
 	}
-	fclose(e);
-	unlink(errf);
+	free(err);
 	return out;
 }
 

@@ -109,34 +109,15 @@ enum { SAID_SEEK = 1, SAID_START = 2, SAID_STOP = 4, SAID_FULL = 8 };
  * SAID_* flags, *step: the step of the checkpoint it sought from. */
 static char *report(const char *args, const char *file, int *said, long *step)
 {
-	char cmd[MP_TEST_CMD_MAX], errf[] = "/tmp/memprof-ssteps-err-XXXXXX", line[512];
-	char *out = NULL;
-	size_t len = 0;
-	FILE *p, *e;
-	int fd = mkstemp(errf);
+	char cmd[MP_TEST_CMD_MAX], *out, *err;
 	const char *s;
 
-	assert_true(fd >= 0);
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "MEMPROF_SEEK_SAY=1 %s report %s %s 2>%s", MEMPROF, args, file, errf);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	for (;;) {
-		char buf[65536];
-		size_t k = fread(buf, 1, sizeof(buf), p);
-		if (!k)
-			break;
-		out = realloc(out, len + k + 1);
-		memcpy(out + len, buf, k);
-		len += k;
-	}
-	assert_int_equal(pclose(p), 0);
-	assert_non_null(out);
-	out[len] = 0;
+	snprintf(cmd, sizeof(cmd), "MEMPROF_SEEK_SAY=1 %s report %s %s", MEMPROF, args, file);
+	assert_int_equal(mp_test_capture(cmd, &out, &err), 0);
 	*said = 0;
-	e = fopen(errf, "r");
-	assert_non_null(e);
-	while (fgets(line, sizeof(line), e)) {
+	for (char *line = err, *nl; *line; line = nl ? nl + 1 : line + strlen(line)) {
+		if ((nl = strchr(line, '\n')))
+			*nl = 0;
 		if ((s = strstr(line, ": seek from the checkpoint at event ")) && strstr(s, "), step ")) {
 			*said |= SAID_SEEK;
 			*step = strtol(strstr(s, "), step ") + 8, NULL, 10);
@@ -145,8 +126,7 @@ static char *report(const char *args, const char *file, int *said, long *step)
 		*said |= strstr(line, ", read up to the window's end") ? SAID_STOP : 0;
 		*said |= strstr(line, ": full replay: ") ? SAID_FULL : 0;
 	}
-	fclose(e);
-	unlink(errf);
+	free(err);
 	return out;
 }
 
