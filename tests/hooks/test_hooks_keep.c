@@ -108,8 +108,10 @@ static void test_keep_churn(void **state)
 }
 
 /* A plain run (no --keep) with checkpoints (one a round): `plot --chart
- * breakdown` of its directory seeks from a checkpoint, and that second
- * read opens the capture's file, not the chart's title. */
+ * breakdown --from-event` of its directory seeks from a checkpoint, and
+ * that second read opens the capture's file, not the chart's title. (A
+ * window, not the peak's seek: victim_churn's peak falls where its threads
+ * happen to overlap, in some runs before the first checkpoint.) */
 static void test_plot_run_seek(void **state)
 {
 	tmpdir_t *t = *state;
@@ -119,14 +121,15 @@ static void test_plot_run_seek(void **state)
 	assert_int_equal(hk_record(t->cap, NULL, "victim_churn", NULL, env), 0);
 	hk_run_path(t->cap, run, sizeof(run));
 	snprintf(log, sizeof(log), "%s/plot.txt", t->dir);
-	snprintf(cmd, sizeof(cmd), "MEMPROF_SEEK_SAY=1 %s plot --chart breakdown -o '%s/b.svg' '%s' > '%s' 2>&1",
+	snprintf(cmd, sizeof(cmd),
+		 "MEMPROF_SEEK_SAY=1 %s plot --chart breakdown --from-event 400000 -o '%s/b.svg' '%s' > '%s' 2>&1",
 		 HK_MEMPROF, t->dir, run, log);
 	if (system(cmd) != 0) {
 		out = hk_read_text(log);
 		fail_msg("plot of the run's directory failed:\n%s", out);
 	}
 	out = hk_read_text(log);
-	assert_non_null(strstr(out, ": seek from the checkpoint at event "));
+	assert_non_null(strstr(out, ": the window's state from the checkpoint at event "));
 	free(out);
 }
 
