@@ -170,18 +170,26 @@ static inline __attribute__((always_inline)) void rec_object(uint32_t id, void *
 		if (stacked) /* the STACK record and the object's in one commit */
 			mp__rec_alloc_stacked(w, t, stack, id, (uintptr_t)p, n, size_class(n));
 		else
-			mp__rec_alloc(w, t, id, (uintptr_t)p, n, size_class(n));
+			mp__rec_alloc_serial(w, t, id, (uintptr_t)p, n, size_class(n));
 	} else if (w)
 		mp__wthread_unbound_drop(w, id, 1);
 }
 
+/* The objects' records take the serial clock (wthread_path.h): pymalloc's
+ * objects are made and freed under the GIL, which orders every record of
+ * them across threads, so a record may take the time of the thread's
+ * previous one instead of reading the clock (15-20 ns, twice an object: a
+ * tenth of what an object costs the program) -- at most MP_SERIAL_REUSE in
+ * a row, never across a flush round or another thread's object record,
+ * never out of order. (CPython's free-threaded build, which has no GIL,
+ * never gets these wrappers: mp__pymem_install.) */
 static inline __attribute__((always_inline)) void rec_object_free(uint32_t id, uintptr_t p)
 {
 	mp_writer_t *w;
 	mp_wthread_t *t = ring(&w);
 
 	if (t)
-		mp__rec_free(w, t, id, p);
+		mp__rec_free_serial(w, t, id, p);
 	else if (w)
 		mp__wthread_unbound_drop(w, id, 1);
 }
@@ -377,7 +385,7 @@ static void *py_realloc(void *ctx, void *p, size_t n)
 		if ((t = ring(&w)) && stacked) /* the STACK record and the REALLOC in one commit */
 			mp__rec_realloc_stacked(w, t, stack, (uint32_t)id, (uintptr_t)p, (uintptr_t)q, n, allocated);
 		else if (t)
-			mp__rec_realloc(w, t, (uint32_t)id, (uintptr_t)p, (uintptr_t)q, n, allocated);
+			mp__rec_realloc_serial(w, t, (uint32_t)id, (uintptr_t)p, (uintptr_t)q, n, allocated);
 		else if (w)
 			mp__wthread_unbound_drop(w, (uint32_t)id, 2);
 	} else {

@@ -264,6 +264,68 @@ static void check_python(const char *dir, const char *cap, const char *python, i
 	assert_int_equal(host.double_allocs, 0);
 }
 
+/* Objects made on one Python thread and freed on another, the GIL handed
+ * over every few microseconds: each free comes after its object's
+ * allocation in the capture (the serial clock reads the clock when another
+ * thread's object record came last: wthread_path.h), so none is a free of
+ * an unknown block and none is made twice. The strings are 31 characters:
+ * no other object of the program has their size. */
+#define NHAND 60000
+
+static const char handoff[] =
+	"import collections, sys, threading\n"
+	"sys.setswitchinterval(1e-6)\n"
+	"q = collections.deque()\n"
+	"def make():\n"
+	"    for i in range(60000):\n"
+	"        q.append('%031d' % i)\n"
+	"t = threading.Thread(target=make)\n"
+	"t.start()\n"
+	"n = 0\n"
+	"while n < 60000:\n"
+	"    try:\n"
+	"        q.popleft()\n"
+	"        n += 1\n"
+	"    except IndexError:\n"
+	"        pass\n"
+	"t.join()\n"
+	"with open(sys.argv[1], 'w') as f:\n"
+	"    f.write('%d\\n' % sys.getsizeof('%031d' % 0))\n";
+
+static void check_handoff(const char *dir, const char *cap, const char *python)
+{
+	char script[200], expect[200], *text;
+	const char *args[3];
+	hk_stats_t py = {0};
+	unsigned long long size = 0;
+	FILE *f;
+
+	snprintf(script, sizeof(script), "%s/handoff.py", dir);
+	snprintf(expect, sizeof(expect), "%s/handoff.txt", dir);
+	f = fopen(script, "w");
+	assert_non_null(f);
+	fputs(handoff, f);
+	fclose(f);
+	args[0] = script;
+	args[1] = expect;
+	args[2] = NULL;
+	assert_int_equal(hk_record(cap, NULL, python, args, NULL), 0);
+	text = hk_read_text(expect);
+	assert_int_equal(sscanf(text, "%llu", &size), 1);
+	free(text);
+	py.memory = "pymalloc";
+	py.nwatch = 1;
+	py.watch[0].size = size;
+	hk_replay_ok(cap, &py);
+	fprintf(stderr, "  handed over: %llu objects of %llu B made, %llu freed\n",
+		(unsigned long long)py.watch[0].allocs, size, (unsigned long long)py.watch[0].frees);
+	assert_true(py.watch[0].allocs >= NHAND);
+	assert_true(py.watch[0].frees >= NHAND);
+	assert_int_equal(py.unknown_frees, 0);
+	assert_int_equal(py.double_allocs, 0);
+	assert_int_equal(py.outside_regions, 0);
+}
+
 /* PYTHONMALLOC=pymalloc makes CPython set its allocators itself at start,
  * replacing ours: memprof says so, once, and the arenas are anonymous
  * memory (host_mmap) as before; no "pymalloc" memory id. */
@@ -316,6 +378,7 @@ static void test_hooks_python(void **state)
 		check_python(t->dir, t->cap, pythons[i], 0);
 		if (strstr(pythons[i], "3.12"))
 			check_python(t->dir, t->cap, pythons[i], 1);
+		check_handoff(t->dir, t->cap, pythons[i]);
 		ran++;
 	}
 	if (!ran) {

@@ -501,8 +501,13 @@ int mp__writer_round_locked(mp_writer_t *w, int final)
 	if (atomic_load_explicit(&w->error, memory_order_relaxed))
 		return atomic_load_explicit(&w->error, memory_order_relaxed);
 	horizon = mp__capclock_round(&w->clock, untallied_ns(w));
+	/* the serial clock's floor (wthread_path.h): a reading at or after the
+	 * horizon's, stored before the rings are looked at */
+	atomic_store_explicit(&w->time_floor, mp_capclock_raw(&w->clock), memory_order_relaxed);
 	if (w->use_membarrier)
 		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
 
 	/* The tally's per-id figures, mapped where memory ids are declared */
 	pthread_mutex_lock(&w->defs_mu);

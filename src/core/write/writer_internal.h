@@ -71,6 +71,12 @@ typedef struct mp_chunk_state {
 
 typedef struct mp_wthread mp_wthread_t;
 
+/* Records in a row that the serial clock may time with the previous one's
+ * time (wthread_path.h, mp__rec_clock_serial): the default of
+ * w->serial_reuse, which MEMPROF_SERIAL_REUSE sets (0: every record reads
+ * the clock). */
+#define MP_SERIAL_REUSE 16
+
 struct mp_wthread {
 	/* --- set when the ring is made, read by both sides: a line of their
 	 * own (beside the thread's counters, every batch the flusher decoded
@@ -88,6 +94,8 @@ struct mp_wthread {
 	_Atomic int wake_sent;
 	_Atomic int waiting;                      /* in ring_wait: wake `space` when room is made */
 	_Atomic uint32_t space;                   /* futex word: bumped when the flusher frees room */
+	uint64_t last_time;    /* the raw time of the thread's last timed record */
+	uint32_t serial_left;  /* records that may still take last_time (mp__rec_clock_serial) */
 	/* --- written by the flusher --- */
 	_Alignas(64) _Atomic uint64_t tail;       /* min(encoded, tallied): the space handed back */
 	uint64_t encoded;                         /* ring bytes encoded into blocks */
@@ -199,6 +207,7 @@ struct mp_writer {
 	int shed;
 	int level;
 	int use_membarrier;
+	uint32_t serial_reuse; /* MP_SERIAL_REUSE, or MEMPROF_SERIAL_REUSE's (wthread_path.h) */
 
 	mp_arena_t arena;
 
@@ -270,6 +279,14 @@ struct mp_writer {
 	int file_stream;             /* the capture is a pipe: written in order, not at offsets */
 	char path[PATH_MAX];         /* the capture's absolute path, to reopen it */
 	_Atomic uint64_t last_horizon; /* read by registering threads */
+	/* The serial clock (wthread_path.h, mp__rec_clock_serial): a raw
+	 * time every record opened from now on is at or after (stored by each
+	 * round before it looks at the rings), and the thread whose record of
+	 * the serial kind came last. Lines of their own: the flusher writes
+	 * the first once a round, the recording thread the second. */
+	_Alignas(64) _Atomic uint64_t time_floor;
+	_Alignas(64) _Atomic(mp_wthread_t *) serial_last;
+	_Alignas(64) char serial_pad_;
 	mp_capclock_t clock;         /* event times (clock.h) */
 	mp_tally_t tally;            /* the figures of the SUMMARY sections (tally.h) */
 	mp_mbuf_t tally_src;         /* per round: mp_tally_src_t of the threads to tally */

@@ -113,6 +113,17 @@ static inline void mp__rec_commit(mp_writer_t *w, mp_wthread_t *t, unsigned k, u
 		mp__rec_wake(w, t, head + n);
 }
 
+/* This thread made the last record of the serial kind (mp__rec_clock_serial
+ * below): a later one on another thread reads the clock. Called with the
+ * serial lock held, by the kind's records that read the clock anyway. The
+ * line is written only when the thread changes. */
+static inline void mp__rec_serial_own(mp_writer_t *w, mp_wthread_t *t)
+{
+	if (atomic_load_explicit(&w->serial_last, memory_order_relaxed) != t)
+		atomic_store_explicit(&w->serial_last, t, memory_order_relaxed);
+	t->serial_left = w->serial_reuse;
+}
+
 /* The record's time, read once the record is open (mp__rec_begin) and
  * before any of its words is stored: on this VM's Zen 4 `rdtsc` does not
  * overlap a store still waiting for its ring line (which the core that
@@ -121,12 +132,52 @@ static inline void mp__rec_commit(mp_writer_t *w, mp_wthread_t *t, unsigned k, u
  * -t 2's 41 M events; with the clock read first, 0.68 (medians of nine
  * runs each; docs/hooks.md, "Cost"). The compiler barrier keeps the
  * stores after it. */
-static inline uint64_t mp__rec_clock(mp_writer_t *w)
+static inline uint64_t mp__rec_clock(mp_writer_t *w, mp_wthread_t *t)
 {
 	uint64_t now = mp_capclock_raw(&w->clock);
 
 	__asm__ volatile("" : "+r"(now) : : "memory");
+	t->last_time = now;
 	return now;
+}
+
+/* The serial clock: the time of a record of a kind that one lock orders
+ * across threads -- CPython's GIL, for pymalloc's objects (pymem.c) --
+ * which may take the time of the thread's previous record instead of
+ * reading the clock: `rdtsc` costs 15-20 ns on the VMs measured, a tenth
+ * of what making and freeing a small Python object costs the program, and
+ * each object took two. The time taken is never later than the true
+ * reading, and nothing comes out of order:
+ *   - on the thread, last_time is its latest record's: times never go back;
+ *   - across threads, a record of the kind made after another thread's
+ *     (serial_last says who came last; the lock orders the two) reads the
+ *     clock, so it is later than everything that thread recorded -- an
+ *     object made on one thread and freed on another is freed after it is
+ *     made;
+ *   - the flusher's round stores time_floor, a reading at or after its
+ *     horizon, before it looks at the rings (and after, a membarrier or a
+ *     fence; here the load follows the record's opening fence): a record
+ *     it did not see open reads a floor at least that high, and a thread
+ *     whose last time is below it reads the clock. So no record comes
+ *     behind a horizon already written.
+ * And never far behind: after w->serial_reuse records in a row, and after
+ * every round (at most a flush interval, 90 ms by default), the clock is
+ * read. Records of other kinds always read it. Every record of the kind,
+ * on every thread, is made under the lock, and one that reads the clock
+ * itself (an allocation's) calls mp__rec_serial_own. */
+static inline uint64_t mp__rec_clock_serial(mp_writer_t *w, mp_wthread_t *t)
+{
+	uint64_t now = t->last_time;
+
+	if (__builtin_expect(t->serial_left != 0, 1) &&
+	    atomic_load_explicit(&w->serial_last, memory_order_relaxed) == t &&
+	    now >= atomic_load_explicit(&w->time_floor, memory_order_relaxed)) {
+		t->serial_left--;
+		__asm__ volatile("" : "+r"(now) : : "memory");
+		return now;
+	}
+	mp__rec_serial_own(w, t);
+	return mp__rec_clock(w, t);
 }
 
 /* The first word: kind, memory id, and allocated - requested when it fits
@@ -148,7 +199,8 @@ static inline uint64_t mp__rec_word0(unsigned kind, uint32_t memory, uint64_t re
  * addresses (1 or 2: a constant where this is inlined), requested, and
  * allocated when it does not fit the first word. */
 static inline int mp__rec_sized(mp_writer_t *w, mp_wthread_t *t, unsigned kind, uint32_t memory,
-				const uint64_t *addr, unsigned naddr, uint64_t requested, uint64_t allocated)
+				const uint64_t *addr, unsigned naddr, uint64_t requested, uint64_t allocated,
+				int serial)
 {
 	uint64_t *r, now;
 	unsigned i;
@@ -156,7 +208,7 @@ static inline int mp__rec_sized(mp_writer_t *w, mp_wthread_t *t, unsigned kind, 
 
 	if (!(r = mp__rec_begin(w, t, memory, naddr)))
 		return -ENOBUFS;
-	now = mp__rec_clock(w);
+	now = serial ? mp__rec_clock_serial(w, t) : mp__rec_clock(w, t);
 	r[0] = mp__rec_word0(kind, memory, requested, allocated, &wide);
 	r[1] = now;
 	for (i = 0; i < naddr; i++)
@@ -170,7 +222,7 @@ static inline int mp__rec_sized(mp_writer_t *w, mp_wthread_t *t, unsigned kind, 
 static inline int mp__rec_alloc(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t address,
 				uint64_t requested, uint64_t allocated)
 {
-	return mp__rec_sized(w, t, MP_REC_ALLOC, memory, &address, 1, requested, allocated);
+	return mp__rec_sized(w, t, MP_REC_ALLOC, memory, &address, 1, requested, allocated, 0);
 }
 
 static inline int mp__rec_realloc(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t old_address,
@@ -178,13 +230,30 @@ static inline int mp__rec_realloc(mp_writer_t *w, mp_wthread_t *t, uint32_t memo
 {
 	const uint64_t addr[2] = {old_address, new_address};
 
-	return mp__rec_sized(w, t, MP_REC_REALLOC, memory, addr, 2, requested, allocated);
+	return mp__rec_sized(w, t, MP_REC_REALLOC, memory, addr, 2, requested, allocated, 0);
+}
+
+/* The same, timed by the serial clock (mp__rec_clock_serial: the caller
+ * holds the serial lock). */
+static inline int mp__rec_alloc_serial(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t address,
+				       uint64_t requested, uint64_t allocated)
+{
+	return mp__rec_sized(w, t, MP_REC_ALLOC, memory, &address, 1, requested, allocated, 1);
+}
+
+static inline int mp__rec_realloc_serial(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t old_address,
+					 uint64_t new_address, uint64_t requested, uint64_t allocated)
+{
+	const uint64_t addr[2] = {old_address, new_address};
+
+	return mp__rec_sized(w, t, MP_REC_REALLOC, memory, addr, 2, requested, allocated, 1);
 }
 
 /* An ALLOC preceded by the STACK record naming its stack (what
  * mp_writer_next_stack then mp__rec_alloc write), in one commit: one seq
  * bump, one fence and one head store for both. 2 + 4 or 5 words: within
- * MP_REC_MAX. A full ring in drop mode drops both. */
+ * MP_REC_MAX. A full ring in drop mode drops both. Timed by the serial
+ * clock (its callers record pymalloc's objects, under the GIL). */
 static inline int mp__rec_alloc_stacked(mp_writer_t *w, mp_wthread_t *t, uint32_t stack, uint32_t memory,
 					uint64_t address, uint64_t requested, uint64_t allocated)
 {
@@ -193,7 +262,7 @@ static inline int mp__rec_alloc_stacked(mp_writer_t *w, mp_wthread_t *t, uint32_
 
 	if (!(r = mp__rec_begin(w, t, memory, 1)))
 		return -ENOBUFS;
-	now = mp__rec_clock(w);
+	now = mp__rec_clock_serial(w, t);
 	r[0] = MP_REC_STACK;
 	r[1] = stack;
 	r[2] = mp__rec_word0(MP_REC_ALLOC, memory, requested, allocated, &wide);
@@ -206,7 +275,8 @@ static inline int mp__rec_alloc_stacked(mp_writer_t *w, mp_wthread_t *t, uint32_
 }
 
 /* A REALLOC preceded by the STACK record naming its stack, in one commit
- * (as mp__rec_alloc_stacked): 2 + 5 or 6 words, 8 written -- MP_REC_MAX. */
+ * (as mp__rec_alloc_stacked, the serial clock too): 2 + 5 or 6 words, 8
+ * written -- MP_REC_MAX. */
 static inline int mp__rec_realloc_stacked(mp_writer_t *w, mp_wthread_t *t, uint32_t stack, uint32_t memory,
 					  uint64_t old_address, uint64_t new_address, uint64_t requested,
 					  uint64_t allocated)
@@ -216,7 +286,7 @@ static inline int mp__rec_realloc_stacked(mp_writer_t *w, mp_wthread_t *t, uint3
 
 	if (!(r = mp__rec_begin(w, t, memory, 2)))
 		return -ENOBUFS;
-	now = mp__rec_clock(w);
+	now = mp__rec_clock_serial(w, t);
 	r[0] = MP_REC_STACK;
 	r[1] = stack;
 	r[2] = mp__rec_word0(MP_REC_REALLOC, memory, requested, allocated, &wide);
@@ -237,7 +307,7 @@ static inline int mp__rec_timed(mp_writer_t *w, mp_wthread_t *t, unsigned kind, 
 
 	if (!(r = mp__rec_begin(w, t, memory, 1)))
 		return -ENOBUFS;
-	now = mp__rec_clock(w);
+	now = mp__rec_clock(w, t);
 	r[0] = kind | ((uint64_t)memory << 16);
 	r[1] = now;
 	r[2] = a;
@@ -250,6 +320,22 @@ static inline int mp__rec_timed(mp_writer_t *w, mp_wthread_t *t, unsigned kind, 
 static inline int mp__rec_free(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t address)
 {
 	return mp__rec_timed(w, t, MP_REC_FREE, memory, address, 0, 3);
+}
+
+/* A FREE timed by the serial clock (mp__rec_clock_serial; the caller holds
+ * the serial lock). */
+static inline int mp__rec_free_serial(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t address)
+{
+	uint64_t *r, now;
+
+	if (!(r = mp__rec_begin(w, t, memory, 1)))
+		return -ENOBUFS;
+	now = mp__rec_clock_serial(w, t);
+	r[0] = MP_REC_FREE | ((uint64_t)memory << 16);
+	r[1] = now;
+	r[2] = address;
+	mp__rec_commit(w, t, 3, 1);
+	return 0;
 }
 
 #endif
