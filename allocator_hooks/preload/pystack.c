@@ -231,7 +231,7 @@ static uint64_t frame_new(mp_writer_t *w, uintptr_t code, int64_t lasti, uintptr
 static void *tss_index;
 #if defined(__x86_64__)
 extern void *__tls_get_addr(void *);
-static __thread uintptr_t *tss_at __attribute__((tls_model("initial-exec")));
+__thread uintptr_t *mp__py_tss_at __attribute__((tls_model("initial-exec")));
 
 static void *gd_index(const unsigned char *p)
 {
@@ -265,9 +265,9 @@ static inline uintptr_t attached_state(void)
 	uintptr_t *at;
 
 	if (tss_index) {
-		at = tss_at;
+		at = mp__py_tss_at;
 		if (__builtin_expect(!at, 0))
-			at = tss_at = __tls_get_addr(tss_index);
+			at = mp__py_tss_at = __tls_get_addr(tss_index);
 		return *at;
 	}
 #endif

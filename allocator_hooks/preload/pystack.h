@@ -18,4 +18,30 @@ extern int mp__py_code_watched;
  * state, finalizing). */
 uintptr_t mp__py_top_frame(void);
 
+#if defined(__x86_64__)
+/* Where this thread's attached thread state lives (pystack.c's
+ * attached_state: CPython's _Py_tss_tstate, read in place); NULL until its
+ * first read, and where it cannot be read so. */
+extern __thread uintptr_t *mp__py_tss_at __attribute__((tls_model("initial-exec")));
+#endif
+
+/* mp__py_top_frame with its common case inline -- a thread holding the GIL
+ * (every pymalloc call), whose attached state is read in place -- and the
+ * rest in the call: a dozen instructions an object fewer. */
+static inline uintptr_t mp__py_top_frame_fast(void)
+{
+#if defined(__x86_64__)
+	const uintptr_t *at = mp__py_tss_at;
+	uintptr_t ts, cf;
+
+	if (__builtin_expect(at != NULL, 1) && (ts = *at) != 0) {
+		if (mp__py_O.ts_current_frame >= 0)
+			return *(const uintptr_t *)(ts + (uintptr_t)mp__py_O.ts_current_frame);
+		cf = *(const uintptr_t *)(ts + (uintptr_t)mp__py_O.ts_cframe);
+		return cf ? *(const uintptr_t *)(cf + (uintptr_t)mp__py_O.cframe_current_frame) : 0;
+	}
+#endif
+	return mp__py_top_frame();
+}
+
 #endif

@@ -310,7 +310,7 @@ static __attribute__((noinline)) int pc_miss(mp_writer_t *w, pc_thread_t *c, pc_
 int mp__py_stack(mp_writer_t *w, int max, uint32_t *id)
 {
 	pc_thread_t *c = pc_mine;
-	uintptr_t f = mp__py_top_frame();
+	uintptr_t f = mp__py_top_frame_fast();
 	pc_entry_t *e = NULL;
 	unsigned set = 0;
 

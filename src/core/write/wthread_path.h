@@ -254,7 +254,7 @@ static inline int mp__rec_realloc_serial(mp_writer_t *w, mp_wthread_t *t, uint32
  * bump, one fence and one head store for both. 2 + 4 or 5 words: within
  * MP_REC_MAX. A full ring in drop mode drops both. Timed by the serial
  * clock (its callers record pymalloc's objects, under the GIL). */
-static inline int mp__rec_alloc_stacked(mp_writer_t *w, mp_wthread_t *t, uint32_t stack, uint32_t memory,
+static inline __attribute__((always_inline)) int mp__rec_alloc_stacked(mp_writer_t *w, mp_wthread_t *t, uint32_t stack, uint32_t memory,
 					uint64_t address, uint64_t requested, uint64_t allocated)
 {
 	uint64_t *r, now;
@@ -324,7 +324,7 @@ static inline int mp__rec_free(mp_writer_t *w, mp_wthread_t *t, uint32_t memory,
 
 /* A FREE timed by the serial clock (mp__rec_clock_serial; the caller holds
  * the serial lock). */
-static inline int mp__rec_free_serial(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t address)
+static inline __attribute__((always_inline)) int mp__rec_free_serial(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t address)
 {
 	uint64_t *r, now;
 
