@@ -7,9 +7,10 @@ pymalloc, list and dict tables from malloc when they grow).
 Runs S seconds (default 5) or N iterations, keeping the last 2000
 results alive (a heap that turns over rather than one that only grows or
 stays empty), and prints "iterations=I seconds=T per_second=R cpu=C
-per_cpu_second=P" on stdout: C is the process's CPU time over the loop
-(every thread's: a recorder's flusher thread counts), the figure a loaded
-machine moves least.
+per_cpu_second=P thread_cpu=M" on stdout: C is the process's CPU time over
+the loop (every thread's: a recorder's flusher thread counts), the figure a
+loaded machine moves least; M is the loop's own thread's alone
+(scripts/bench_python_thread.sh).
 """
 import json
 import sys
@@ -36,7 +37,7 @@ def main():
     elif args:
         sys.exit("usage: py_loop.py [--seconds S | --iterations N]")
     keep = [None] * 2000
-    t0, c0 = time.perf_counter(), time.process_time()
+    t0, c0, m0 = time.perf_counter(), time.process_time(), time.thread_time()
     i = 0
     while True:
         for _ in range(100):
@@ -45,8 +46,9 @@ def main():
         el = time.perf_counter() - t0
         if (iterations is not None and i >= iterations) or (iterations is None and el >= seconds):
             break
-    cpu = time.process_time() - c0
-    print("iterations=%d seconds=%.3f per_second=%.1f cpu=%.3f per_cpu_second=%.1f" % (i, el, i / el, cpu, i / cpu))
+    cpu, mine = time.process_time() - c0, time.thread_time() - m0
+    print("iterations=%d seconds=%.3f per_second=%.1f cpu=%.3f per_cpu_second=%.1f thread_cpu=%.3f"
+          % (i, el, i / el, cpu, i / cpu, mine))
 
 
 main()
