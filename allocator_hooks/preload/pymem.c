@@ -159,6 +159,14 @@ static inline int small(size_t n)
 	return n - 1 < PY_SMALL_MAX;
 }
 
+/* The objects' records take the serial clock (wthread_path.h): pymalloc's
+ * objects are made and freed under the GIL, which orders every record of
+ * them across threads, so a record may take the time of the thread's
+ * previous one instead of reading the clock (15-20 ns, twice an object: a
+ * tenth of what an object costs the program) -- at most MP_SERIAL_REUSE in
+ * a row, never across a flush round or another thread's object record,
+ * never out of order. (CPython's free-threaded build, which has no GIL,
+ * never gets these wrappers: mp__pymem_install.) */
 static inline __attribute__((always_inline)) void rec_object(uint32_t id, void *p, size_t n)
 {
 	mp_writer_t *w;
@@ -175,14 +183,6 @@ static inline __attribute__((always_inline)) void rec_object(uint32_t id, void *
 		mp__wthread_unbound_drop(w, id, 1);
 }
 
-/* The objects' records take the serial clock (wthread_path.h): pymalloc's
- * objects are made and freed under the GIL, which orders every record of
- * them across threads, so a record may take the time of the thread's
- * previous one instead of reading the clock (15-20 ns, twice an object: a
- * tenth of what an object costs the program) -- at most MP_SERIAL_REUSE in
- * a row, never across a flush round or another thread's object record,
- * never out of order. (CPython's free-threaded build, which has no GIL,
- * never gets these wrappers: mp__pymem_install.) */
 static inline __attribute__((always_inline)) void rec_object_free(uint32_t id, uintptr_t p)
 {
 	mp_writer_t *w;
@@ -461,7 +461,7 @@ int mp__pymem_arena_unmap(void *a, size_t n, int *rc)
 		 * outlives its region */
 		if (id >= 0) {
 			if (f && f - base < len) {
-				mp_writer_free(w, (uint32_t)id, f);
+				rec_object_free((uint32_t)id, f); /* (every object record takes the serial clock) */
 				mp__pymem.freeing = 0;
 			}
 			mp_writer_region_remove(w, (uint32_t)id, base);

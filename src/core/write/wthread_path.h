@@ -113,10 +113,9 @@ static inline void mp__rec_commit(mp_writer_t *w, mp_wthread_t *t, unsigned k, u
 		mp__rec_wake(w, t, head + n);
 }
 
-/* This thread made the last record of the serial kind (mp__rec_clock_serial
- * below): a later one on another thread reads the clock. Called with the
- * serial lock held, by the kind's records that read the clock anyway. The
- * line is written only when the thread changes. */
+/* This thread made the last record of the serial kind, with a reading of
+ * the clock (mp__rec_clock_serial below): a later one on another thread
+ * reads it too. The line is written only when the thread changes. */
 static inline void mp__rec_serial_own(mp_writer_t *w, mp_wthread_t *t)
 {
 	if (atomic_load_explicit(&w->serial_last, memory_order_relaxed) != t)
@@ -163,8 +162,7 @@ static inline uint64_t mp__rec_clock(mp_writer_t *w, mp_wthread_t *t)
  * And never far behind: after w->serial_reuse records in a row, and after
  * every round (at most a flush interval, 90 ms by default), the clock is
  * read. Records of other kinds always read it. Every record of the kind,
- * on every thread, is made under the lock, and one that reads the clock
- * itself (an allocation's) calls mp__rec_serial_own. */
+ * on every thread, takes this clock, under the lock. */
 static inline uint64_t mp__rec_clock_serial(mp_writer_t *w, mp_wthread_t *t)
 {
 	uint64_t now = t->last_time;
@@ -254,8 +252,10 @@ static inline int mp__rec_realloc_serial(mp_writer_t *w, mp_wthread_t *t, uint32
  * bump, one fence and one head store for both. 2 + 4 or 5 words: within
  * MP_REC_MAX. A full ring in drop mode drops both. Timed by the serial
  * clock (its callers record pymalloc's objects, under the GIL). */
-static inline __attribute__((always_inline)) int mp__rec_alloc_stacked(mp_writer_t *w, mp_wthread_t *t, uint32_t stack, uint32_t memory,
-					uint64_t address, uint64_t requested, uint64_t allocated)
+static inline __attribute__((always_inline)) int mp__rec_alloc_stacked(mp_writer_t *w, mp_wthread_t *t,
+									uint32_t stack, uint32_t memory,
+									uint64_t address, uint64_t requested,
+									uint64_t allocated)
 {
 	uint64_t *r, now;
 	int wide;
@@ -323,8 +323,10 @@ static inline int mp__rec_free(mp_writer_t *w, mp_wthread_t *t, uint32_t memory,
 }
 
 /* A FREE timed by the serial clock (mp__rec_clock_serial; the caller holds
- * the serial lock). */
-static inline __attribute__((always_inline)) int mp__rec_free_serial(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t address)
+ * the serial lock). Inline, as the stacked ALLOC: a call and its argument
+ * moves were a twentieth of a Python object's cost to the program. */
+static inline __attribute__((always_inline)) int mp__rec_free_serial(mp_writer_t *w, mp_wthread_t *t,
+								      uint32_t memory, uint64_t address)
 {
 	uint64_t *r, now;
 
