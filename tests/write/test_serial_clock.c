@@ -60,9 +60,10 @@ static int find(const events_t *e, int kind, uint64_t a)
 	return -1;
 }
 
-/* A writer whose rounds come only when asked (a long interval); the
- * thread's serial count reset, so that its next serial record reads the
- * clock whatever the tests before left. */
+/* A writer whose rounds come only when asked (a long interval), owned by
+ * the caller (mp_writer_close); *t the calling thread's ring (borrowed),
+ * its serial count reset, so that its next serial record reads the clock
+ * whatever the tests before left. */
 static mp_writer_t *open_writer(const char *path, mp_wthread_t **t)
 {
 	mp_writer_options_t o = {0};
