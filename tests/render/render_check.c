@@ -106,6 +106,15 @@ long rc_png_pixel(const char *path, int x, int y)
 	return px;
 }
 
+int rc_png_count_column(const char *path, int x, int y0, int y1, long rgb)
+{
+	int n = 0;
+
+	for (int y = y0; y <= y1; y++)
+		n += rc_png_pixel(path, x, y) == rgb;
+	return n;
+}
+
 int rc_run(const char *cmd, char **out)
 {
 	FILE *p = popen(cmd, "r");

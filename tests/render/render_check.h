@@ -20,6 +20,9 @@ int rc_png_size(const char *path, int *w, int *h);
  * -1 when it cannot be read. */
 long rc_png_pixel(const char *path, int x, int y);
 
+/* How many pixels of column x, from y0 to y1 included, are rgb (0xRRGGBB). */
+int rc_png_count_column(const char *path, int x, int y0, int y1, long rgb);
+
 /* Whole file into a malloc'd buffer (caller frees); NULL if unreadable. */
 unsigned char *rc_slurp(const char *path, size_t *len);
 
