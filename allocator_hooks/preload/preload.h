@@ -367,8 +367,8 @@ void mp__stacks_record(void);
  * call it only when mp__stacks_on. */
 void mp__stacks_record_python(void);
 /* The same, for a caller that writes the allocation's record with its
- * stack's id (mp__rec_alloc_stacked): 1 and *id for Python frames; 0 when
- * the native stack's record was written instead, or none could be. */
+ * stack's id (mp__rec_alloc_serial's stack): 1 and *id for Python frames;
+ * 0 when the native stack's record was written instead, or none could be. */
 int mp__stacks_python_id(uint32_t *id);
 
 /* ---- Python frames (pystack.c, pyoffsets.c; docs/hooks.md, "Python frames") ---- */

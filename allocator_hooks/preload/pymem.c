@@ -176,9 +176,9 @@ static inline __attribute__((always_inline)) void rec_object(uint32_t id, void *
 
 	if ((t = ring(&w))) {
 		if (stacked) /* the STACK record and the object's in one commit */
-			mp__rec_alloc_stacked(w, t, stack, id, (uintptr_t)p, n, size_class(n));
+			mp__rec_alloc_serial(w, t, id, (uintptr_t)p, n, size_class(n), &stack);
 		else
-			mp__rec_alloc_serial(w, t, id, (uintptr_t)p, n, size_class(n));
+			mp__rec_alloc_serial(w, t, id, (uintptr_t)p, n, size_class(n), NULL);
 	} else if (w)
 		mp__wthread_unbound_drop(w, id, 1);
 }
@@ -383,9 +383,9 @@ static void *py_realloc(void *ctx, void *p, size_t n)
 		uint32_t stack;
 		int stacked = __builtin_expect(mp__stacks_on, 0) && py_stack_id(&stack);
 		if ((t = ring(&w)) && stacked) /* the STACK record and the REALLOC in one commit */
-			mp__rec_realloc_stacked(w, t, stack, (uint32_t)id, (uintptr_t)p, (uintptr_t)q, n, allocated);
+			mp__rec_realloc_serial(w, t, (uint32_t)id, (uintptr_t)p, (uintptr_t)q, n, allocated, &stack);
 		else if (t)
-			mp__rec_realloc_serial(w, t, (uint32_t)id, (uintptr_t)p, (uintptr_t)q, n, allocated);
+			mp__rec_realloc_serial(w, t, (uint32_t)id, (uintptr_t)p, (uintptr_t)q, n, allocated, NULL);
 		else if (w)
 			mp__wthread_unbound_drop(w, (uint32_t)id, 2);
 	} else {

@@ -100,9 +100,9 @@ static void test_serial_reuse(void **state)
 		assert_int_equal(w->serial_reuse, MP_SERIAL_REUSE);
 		assert_int_equal(MP_SERIAL_REUSE, 16);
 		/* 0x1000: the clock; 0x1010 .. 0x1100: 16 records taking its time */
-		assert_int_equal(mp__rec_alloc_serial(w, t, 0, 0x1000, 16, 16), 0);
+		assert_int_equal(mp__rec_alloc_serial(w, t, 0, 0x1000, 16, 16, NULL), 0);
 		for (i = 1; i <= 16; i++)
-			assert_int_equal(mp__rec_alloc_serial(w, t, 0, 0x1000 + 16u * (unsigned)i, 16, 16), 0);
+			assert_int_equal(mp__rec_alloc_serial(w, t, 0, 0x1000 + 16u * (unsigned)i, 16, 16, NULL), 0);
 		/* the 17th: the clock again; then a host record (the clock), and
 		 * a FREE that takes the host record's time */
 		assert_int_equal(mp__rec_free_serial(w, t, 0, 0x1000), 0);
@@ -139,7 +139,7 @@ static void *other_thread(void *arg)
 	mp_wthread_t *t = mp__wthread_get(o->w);
 
 	assert_non_null(t);
-	assert_int_equal(mp__rec_alloc_serial(o->w, t, 0, o->address, 32, 32), 0);
+	assert_int_equal(mp__rec_alloc_serial(o->w, t, 0, o->address, 32, 32, NULL), 0);
 	return NULL;
 }
 
@@ -159,7 +159,7 @@ static void test_serial_other_thread(void **state)
 	int a, f, quiet;
 
 	(void)state;
-	assert_int_equal(mp__rec_alloc_serial(w, t, 0, 0x4000, 16, 16), 0);
+	assert_int_equal(mp__rec_alloc_serial(w, t, 0, 0x4000, 16, 16, NULL), 0);
 	assert_int_equal(pthread_create(&th, NULL, other_thread, &o), 0);
 	assert_int_equal(pthread_join(th, NULL), 0);
 	assert_int_equal(mp__rec_free_serial(w, t, 0, 0x5000), 0);
@@ -193,7 +193,7 @@ static void test_serial_after_round(void **state)
 	events_t e;
 
 	(void)state;
-	assert_int_equal(mp__rec_alloc_serial(w, t, 0, 0x6000, 16, 16), 0);
+	assert_int_equal(mp__rec_alloc_serial(w, t, 0, 0x6000, 16, 16, NULL), 0);
 	before = t->last_time;
 	assert_int_equal(mp_writer_flush(w), 0);
 	assert_true(atomic_load(&w->time_floor) > before);
@@ -224,7 +224,7 @@ static void test_serial_reuse_zero(void **state)
 	unsetenv("MEMPROF_SERIAL_REUSE");
 	assert_int_equal(w->serial_reuse, 0);
 	for (i = 0; i < 8; i++)
-		assert_int_equal(mp__rec_alloc_serial(w, t, 0, 0x7000 + 16u * (unsigned)i, 16, 16), 0);
+		assert_int_equal(mp__rec_alloc_serial(w, t, 0, 0x7000 + 16u * (unsigned)i, 16, 16, NULL), 0);
 	assert_int_equal(mp_writer_close(w), 0);
 
 	read_events(path, &e);

@@ -11,6 +11,7 @@
 
 #include "arena.h"
 #include "tally.h"
+#include "writer_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,29 +25,17 @@ typedef struct {
 	uint64_t mem, addr, fp, req, tag;
 } ck_block_t;
 
-static uint64_t env_u64(const char *name, uint64_t dflt)
-{
-	const char *s = getenv(name);
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s)
-		return dflt;
-	v = strtoull(s, &end, 10);
-	return *end ? dflt : (uint64_t)v;
-}
-
 void mp__tally_ckpt_config(mp_tally_t *t)
 {
-	uint64_t mb = env_u64("MEMPROF_CHECKPOINT_MB", DEFAULT_MB);
-	uint64_t rounds = env_u64("MEMPROF_CHECKPOINT_ROUNDS", DEFAULT_ROUNDS);
+	uint64_t mb = mp__env_u64("MEMPROF_CHECKPOINT_MB", DEFAULT_MB);
+	uint64_t rounds = mp__env_u64("MEMPROF_CHECKPOINT_ROUNDS", DEFAULT_ROUNDS);
 
 	if (mb > (1ull << 40))
 		mb = 1ull << 40;
 	if (rounds > UINT32_MAX)
 		rounds = UINT32_MAX;
 	t->step = -1;
-	t->ckpt_per_block = env_u64("MEMPROF_CHECKPOINT_RATIO", DEFAULT_PER_BLOCK);
+	t->ckpt_per_block = mp__env_u64("MEMPROF_CHECKPOINT_RATIO", DEFAULT_PER_BLOCK);
 	if (t->ckpt_per_block > (1u << 20))
 		t->ckpt_per_block = 1u << 20;
 	t->ckpt_bytes_every = mb << 20;

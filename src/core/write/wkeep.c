@@ -110,18 +110,6 @@ struct mp_keep {
 	mp_diag_t diag;
 };
 
-static uint64_t env_u64(const char *name)
-{
-	const char *s = getenv(name);
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s)
-		return 0;
-	v = strtoull(s, &end, 10);
-	return *end ? 0 : (uint64_t)v;
-}
-
 uint64_t mp__keep_segment_bytes(uint64_t bound_bytes)
 {
 	uint64_t seg = bound_bytes / 8;
@@ -207,8 +195,8 @@ static int open_segment(mp_writer_t *w, uint64_t number)
 
 int mp__keep_open(mp_writer_t *w, const char *path, int overwrite, mp_diag_t *diag)
 {
-	uint64_t bytes = env_u64("MEMPROF_KEEP_BYTES"), ns = env_u64("MEMPROF_KEEP_NS");
-	uint64_t seg = env_u64("MEMPROF_KEEP_SEGMENT_BYTES");
+	uint64_t bytes = mp__env_u64("MEMPROF_KEEP_BYTES", 0), ns = mp__env_u64("MEMPROF_KEEP_NS", 0);
+	uint64_t seg = mp__env_u64("MEMPROF_KEEP_SEGMENT_BYTES", 0);
 	struct mp_keep *k;
 	ssize_t got;
 	int rc;
@@ -226,7 +214,7 @@ int mp__keep_open(mp_writer_t *w, const char *path, int overwrite, mp_diag_t *di
 	k->seg_ns = ns / 8;
 	/* (MEMPROF_KEEP_WHOLE_LEVEL_BYTES: tests) */
 	k->stride = 1;
-	k->level_bytes = env_u64("MEMPROF_KEEP_WHOLE_LEVEL_BYTES");
+	k->level_bytes = mp__env_u64("MEMPROF_KEEP_WHOLE_LEVEL_BYTES", 0);
 	if (!k->level_bytes)
 		k->level_bytes = bytes / 64 > KEEP_WHOLE_LEVEL_MIN ? bytes / 64 : KEEP_WHOLE_LEVEL_MIN;
 	w->tally.span_on = 1;

@@ -126,19 +126,16 @@ static int writer_options(mp_writer_options_t *o, const mp_writer_options_t *opt
 	return 0;
 }
 
-/* MEMPROF_SERIAL_REUSE: how many records in a row the serial clock may
- * time with the previous one's time (wthread_path.h); 0 reads the clock
- * for every record. */
-static uint32_t serial_reuse(void)
+uint64_t mp__env_u64(const char *name, uint64_t dflt)
 {
-	const char *v = getenv("MEMPROF_SERIAL_REUSE");
+	const char *s = getenv(name);
 	char *end;
-	unsigned long n;
+	unsigned long long v;
 
-	if (!v || !*v)
-		return MP_SERIAL_REUSE;
-	n = strtoul(v, &end, 10);
-	return *end || n > 1024 ? MP_SERIAL_REUSE : (uint32_t)n;
+	if (!s || !*s)
+		return dflt;
+	v = strtoull(s, &end, 10);
+	return *end ? dflt : (uint64_t)v;
 }
 
 /* The writer, set up from o, with no file yet; NULL when out of memory. */
@@ -175,7 +172,10 @@ static mp_writer_t *writer_new(const mp_writer_options_t *o)
 	w->use_membarrier = syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 	mp__capclock_init(&w->clock, w->use_membarrier);
 	mp__tally_ckpt_config(&w->tally);
-	w->serial_reuse = serial_reuse();
+	{
+		uint64_t reuse = mp__env_u64("MEMPROF_SERIAL_REUSE", MP_SERIAL_REUSE);
+		w->serial_reuse = reuse > 1024 ? MP_SERIAL_REUSE : (uint32_t)reuse;
+	}
 	w->fd = -1;
 	return w;
 }

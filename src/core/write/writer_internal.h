@@ -311,6 +311,10 @@ struct mp_writer {
 
 enum { BEHIND_NOT, BEHIND_SOME /* no aged frees */, BEHIND_FAR /* and stored blocks */ };
 
+/* An unsigned decimal environment variable, or dflt when it is unset,
+ * empty or not a number (writer.c; read when a writer opens). */
+uint64_t mp__env_u64(const char *name, uint64_t dflt);
+
 /* intern.c */
 uint32_t mp__intern_lookup(mp_writer_t *w, const char *s, size_t len, uint64_t hash);
 uint64_t mp__hash(const char *s, size_t len);

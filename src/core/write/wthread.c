@@ -285,7 +285,7 @@ static inline int timed_rec(mp_writer_t *w, unsigned kind, uint32_t memory, uint
 
 	if (memory > MP_RING_MAX_MEMORY)
 		return -EINVAL;
-	return mp__rec_timed(w, t, kind, memory, a, b, k);
+	return mp__rec_timed(w, t, kind, memory, a, b, k, 0);
 }
 
 int mp_writer_free(mp_writer_t *w, uint32_t memory, uint64_t address)

@@ -194,33 +194,45 @@ static inline uint64_t mp__rec_word0(unsigned kind, uint32_t memory, uint64_t re
  * full ring in drop mode: counted as dropped).
  *
  * ALLOC and REALLOC share a layout: the first word, the time, naddr
- * addresses (1 or 2: a constant where this is inlined), requested, and
- * allocated when it does not fit the first word. */
-static inline int mp__rec_sized(mp_writer_t *w, mp_wthread_t *t, unsigned kind, uint32_t memory,
-				const uint64_t *addr, unsigned naddr, uint64_t requested, uint64_t allocated,
-				int serial)
+ * addresses (1 or 2), requested, and allocated when it does not fit the
+ * first word. With stack (not NULL), the STACK record naming the
+ * allocation's stack (what mp_writer_next_stack writes) goes before it in
+ * the same commit: one seq bump, one fence and one head store for both;
+ * 2 + 4 to 6 words, within MP_REC_MAX (a full ring in drop mode drops
+ * both). serial: the time from the serial clock (mp__rec_clock_serial).
+ * naddr, stack's being NULL and serial are constants where this is
+ * inlined: no test of them remains. */
+static inline __attribute__((always_inline)) int mp__rec_sized(mp_writer_t *w, mp_wthread_t *t, unsigned kind,
+							       uint32_t memory, const uint64_t *addr,
+							       unsigned naddr, uint64_t requested,
+							       uint64_t allocated, const uint32_t *stack,
+							       int serial)
 {
 	uint64_t *r, now;
-	unsigned i;
+	unsigned i, s = stack ? 2 : 0;
 	int wide;
 
 	if (!(r = mp__rec_begin(w, t, memory, naddr)))
 		return -ENOBUFS;
 	now = serial ? mp__rec_clock_serial(w, t) : mp__rec_clock(w, t);
-	r[0] = mp__rec_word0(kind, memory, requested, allocated, &wide);
-	r[1] = now;
+	if (stack) {
+		r[0] = MP_REC_STACK;
+		r[1] = *stack;
+	}
+	r[s] = mp__rec_word0(kind, memory, requested, allocated, &wide);
+	r[s + 1] = now;
 	for (i = 0; i < naddr; i++)
-		r[2 + i] = addr[i];
-	r[2 + naddr] = requested;
-	r[3 + naddr] = allocated;
-	mp__rec_commit(w, t, 3 + naddr + (unsigned)wide, naddr); /* a realloc is two events */
+		r[s + 2 + i] = addr[i];
+	r[s + 2 + naddr] = requested;
+	r[s + 3 + naddr] = allocated;
+	mp__rec_commit(w, t, s + 3 + naddr + (unsigned)wide, naddr); /* a realloc is two events */
 	return 0;
 }
 
 static inline int mp__rec_alloc(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t address,
 				uint64_t requested, uint64_t allocated)
 {
-	return mp__rec_sized(w, t, MP_REC_ALLOC, memory, &address, 1, requested, allocated, 0);
+	return mp__rec_sized(w, t, MP_REC_ALLOC, memory, &address, 1, requested, allocated, NULL, 0);
 }
 
 static inline int mp__rec_realloc(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t old_address,
@@ -228,86 +240,42 @@ static inline int mp__rec_realloc(mp_writer_t *w, mp_wthread_t *t, uint32_t memo
 {
 	const uint64_t addr[2] = {old_address, new_address};
 
-	return mp__rec_sized(w, t, MP_REC_REALLOC, memory, addr, 2, requested, allocated, 0);
+	return mp__rec_sized(w, t, MP_REC_REALLOC, memory, addr, 2, requested, allocated, NULL, 0);
 }
 
-/* The same, timed by the serial clock (mp__rec_clock_serial: the caller
- * holds the serial lock). */
-static inline int mp__rec_alloc_serial(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t address,
-				       uint64_t requested, uint64_t allocated)
+/* The same, timed by the serial clock (the caller holds the serial lock:
+ * pymalloc's objects, under the GIL), with the STACK record of stack when
+ * it is not NULL. Inline always: a call and its argument moves were a
+ * twentieth of a Python object's cost to the program. */
+static inline __attribute__((always_inline)) int mp__rec_alloc_serial(mp_writer_t *w, mp_wthread_t *t,
+								       uint32_t memory, uint64_t address,
+								       uint64_t requested, uint64_t allocated,
+								       const uint32_t *stack)
 {
-	return mp__rec_sized(w, t, MP_REC_ALLOC, memory, &address, 1, requested, allocated, 1);
+	return mp__rec_sized(w, t, MP_REC_ALLOC, memory, &address, 1, requested, allocated, stack, 1);
 }
 
-static inline int mp__rec_realloc_serial(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t old_address,
-					 uint64_t new_address, uint64_t requested, uint64_t allocated)
+static inline __attribute__((always_inline)) int mp__rec_realloc_serial(mp_writer_t *w, mp_wthread_t *t,
+									 uint32_t memory, uint64_t old_address,
+									 uint64_t new_address, uint64_t requested,
+									 uint64_t allocated, const uint32_t *stack)
 {
 	const uint64_t addr[2] = {old_address, new_address};
 
-	return mp__rec_sized(w, t, MP_REC_REALLOC, memory, addr, 2, requested, allocated, 1);
+	return mp__rec_sized(w, t, MP_REC_REALLOC, memory, addr, 2, requested, allocated, stack, 1);
 }
 
-/* An ALLOC preceded by the STACK record naming its stack (what
- * mp_writer_next_stack then mp__rec_alloc write), in one commit: one seq
- * bump, one fence and one head store for both. 2 + 4 or 5 words: within
- * MP_REC_MAX. A full ring in drop mode drops both. Timed by the serial
- * clock (its callers record pymalloc's objects, under the GIL). */
-static inline __attribute__((always_inline)) int mp__rec_alloc_stacked(mp_writer_t *w, mp_wthread_t *t,
-									uint32_t stack, uint32_t memory,
-									uint64_t address, uint64_t requested,
-									uint64_t allocated)
-{
-	uint64_t *r, now;
-	int wide;
-
-	if (!(r = mp__rec_begin(w, t, memory, 1)))
-		return -ENOBUFS;
-	now = mp__rec_clock_serial(w, t);
-	r[0] = MP_REC_STACK;
-	r[1] = stack;
-	r[2] = mp__rec_word0(MP_REC_ALLOC, memory, requested, allocated, &wide);
-	r[3] = now;
-	r[4] = address;
-	r[5] = requested;
-	r[6] = allocated;
-	mp__rec_commit(w, t, 6 + (unsigned)wide, 1);
-	return 0;
-}
-
-/* A REALLOC preceded by the STACK record naming its stack, in one commit
- * (as mp__rec_alloc_stacked, the serial clock too): 2 + 5 or 6 words, 8
- * written -- MP_REC_MAX. */
-static inline int mp__rec_realloc_stacked(mp_writer_t *w, mp_wthread_t *t, uint32_t stack, uint32_t memory,
-					  uint64_t old_address, uint64_t new_address, uint64_t requested,
-					  uint64_t allocated)
-{
-	uint64_t *r, now;
-	int wide;
-
-	if (!(r = mp__rec_begin(w, t, memory, 2)))
-		return -ENOBUFS;
-	now = mp__rec_clock_serial(w, t);
-	r[0] = MP_REC_STACK;
-	r[1] = stack;
-	r[2] = mp__rec_word0(MP_REC_REALLOC, memory, requested, allocated, &wide);
-	r[3] = now;
-	r[4] = old_address;
-	r[5] = new_address;
-	r[6] = requested;
-	r[7] = allocated;
-	mp__rec_commit(w, t, 7 + (unsigned)wide, 2); /* a realloc is two events */
-	return 0;
-}
-
-/* A record of a time and one or two values (k = 3 or 4 words). */
-static inline int mp__rec_timed(mp_writer_t *w, mp_wthread_t *t, unsigned kind, uint32_t memory, uint64_t a,
-				uint64_t b, unsigned k)
+/* A record of a time and one or two values (k = 3 or 4 words); serial: as
+ * mp__rec_sized's. */
+static inline __attribute__((always_inline)) int mp__rec_timed(mp_writer_t *w, mp_wthread_t *t, unsigned kind,
+							       uint32_t memory, uint64_t a, uint64_t b, unsigned k,
+							       int serial)
 {
 	uint64_t *r, now;
 
 	if (!(r = mp__rec_begin(w, t, memory, 1)))
 		return -ENOBUFS;
-	now = mp__rec_clock(w, t);
+	now = serial ? mp__rec_clock_serial(w, t) : mp__rec_clock(w, t);
 	r[0] = kind | ((uint64_t)memory << 16);
 	r[1] = now;
 	r[2] = a;
@@ -319,25 +287,14 @@ static inline int mp__rec_timed(mp_writer_t *w, mp_wthread_t *t, unsigned kind, 
 
 static inline int mp__rec_free(mp_writer_t *w, mp_wthread_t *t, uint32_t memory, uint64_t address)
 {
-	return mp__rec_timed(w, t, MP_REC_FREE, memory, address, 0, 3);
+	return mp__rec_timed(w, t, MP_REC_FREE, memory, address, 0, 3, 0);
 }
 
-/* A FREE timed by the serial clock (mp__rec_clock_serial; the caller holds
- * the serial lock). Inline, as the stacked ALLOC: a call and its argument
- * moves were a twentieth of a Python object's cost to the program. */
+/* A FREE timed by the serial clock (as mp__rec_alloc_serial). */
 static inline __attribute__((always_inline)) int mp__rec_free_serial(mp_writer_t *w, mp_wthread_t *t,
 								      uint32_t memory, uint64_t address)
 {
-	uint64_t *r, now;
-
-	if (!(r = mp__rec_begin(w, t, memory, 1)))
-		return -ENOBUFS;
-	now = mp__rec_clock_serial(w, t);
-	r[0] = MP_REC_FREE | ((uint64_t)memory << 16);
-	r[1] = now;
-	r[2] = address;
-	mp__rec_commit(w, t, 3, 1);
-	return 0;
+	return mp__rec_timed(w, t, MP_REC_FREE, memory, address, 0, 3, 1);
 }
 
 #endif
