@@ -531,20 +531,24 @@ int mp__writer_round_locked(mp_writer_t *w, int final)
 	/* --keep, a segment full: this round ends it, and the next segment
 	 * starts at its horizon with a checkpoint. The records at or past the
 	 * horizon must then go to the next segment, so the tally runs first
-	 * and the chunks stop where it stopped (wkeep.c). */
-	if (w->keep) {
-		mp__keep_set_rotate(w, !final && mp__keep_due(w));
-		if (mp__keep_rotating(w)) {
-			(void)mp__tally_round(w, (const mp_tally_src_t *)(const void *)tsrc->data,
-					      tsrc->len / sizeof(mp_tally_src_t), horizon);
-			tsrc->len = 0;
-			for (i = 0; i < nsnap; i++) {
-				snap_t *s = (snap_t *)snapbuf->data + i;
-				uint64_t stop = s->t->tallied > s->t->encoded ? s->t->tallied : s->t->encoded;
-				if (s->head > stop)
-					s->head = stop;
-			}
+	 * and the chunks stop where it stopped (wkeep.c). A record an earlier
+	 * round encoded and the tally has not reached yet (a lane's hold kept
+	 * the horizon back) would fall between the two segments: the rotation
+	 * waits, round after round, each encoding no further than it counts,
+	 * until the tally has caught up (mp__keep_seam_ready). */
+	if (w->keep && !final && mp__keep_due(w)) {
+		(void)mp__tally_round(w, (const mp_tally_src_t *)(const void *)tsrc->data,
+				      tsrc->len / sizeof(mp_tally_src_t), horizon);
+		tsrc->len = 0;
+		for (i = 0; i < nsnap; i++) {
+			snap_t *s = (snap_t *)snapbuf->data + i;
+			uint64_t stop = s->t->tallied > s->t->encoded ? s->t->tallied : s->t->encoded;
+			if (s->head > stop)
+				s->head = stop;
 		}
+		mp__keep_set_rotate(w, mp__keep_seam_ready(w));
+	} else if (w->keep) {
+		mp__keep_set_rotate(w, 0);
 	}
 
 	/* 3. Chunks. */

@@ -272,6 +272,25 @@ int mp__keep_due(mp_writer_t *w)
 	       (k->seg_ns && h != UINT64_MAX && h - seg_at(k, k->count - 1)->start_ns >= k->seg_ns);
 }
 
+/* Whether a rotation may cut here: every record encoded so far is also
+ * counted (after the round's tally). The next segment starts with a
+ * checkpoint of what the tally counted, and its chunks with the records
+ * not encoded yet; a record already in the old segment but not counted
+ * would be in neither -- lost to a window that starts at the new segment.
+ * Records at or past a round's horizon are encoded that round and counted
+ * in a later one: the next round's, as a rule, but a lane whose hold lags
+ * (the CUDA lane: CUPTI hands its records over late) keeps every thread's
+ * horizon back for as long. The rotation then waits: rounds that want it
+ * tally first and encode no further than they count (flush.c), until the
+ * tally has caught up. Flusher only (encoded and tallied are its). */
+int mp__keep_seam_ready(mp_writer_t *w)
+{
+	for (mp_wthread_t *t = atomic_load_explicit(&w->threads, memory_order_acquire); t; t = t->next)
+		if (atomic_load_explicit(&t->exited, memory_order_acquire) != 2 && t->encoded > t->tallied)
+			return 0;
+	return 1;
+}
+
 /* The block frame (docs/format.md "Blocks") around raw, into k->out. */
 static int frame_block(struct mp_keep *k, const uint8_t *raw, size_t len, uint32_t index)
 {

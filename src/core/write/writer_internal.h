@@ -349,6 +349,7 @@ int mp__wfile_no_room(int err);
  * MEMPROF_KEEP_NS is set, path becomes the whole-run file and w's file the
  * first segment (else nothing, 0). log: definition sections written (every
  * segment re-emits them). due: the segment is full (a round start asks).
+ * seam_ready: every record encoded is counted (a rotation waits for it).
  * whole: the sections that end a round, as a block of the whole-run file.
  * rotate: after the round's last block, the next segment (the round ran
  * with set_rotate: its chunks stop at the horizon). close: after the last
@@ -359,6 +360,7 @@ uint64_t mp__keep_segment_bytes(uint64_t bound_bytes);
 int mp__keep_open(mp_writer_t *w, const char *path, int overwrite, mp_diag_t *diag);
 int mp__keep_log(mp_writer_t *w, const void *data, size_t len);
 int mp__keep_due(mp_writer_t *w);
+int mp__keep_seam_ready(mp_writer_t *w);
 void mp__keep_set_rotate(mp_writer_t *w, int rotate);
 int mp__keep_rotating(const mp_writer_t *w);
 int mp__keep_whole(mp_writer_t *w, const uint8_t *sections, size_t len, uint64_t horizon);
