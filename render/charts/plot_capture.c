@@ -477,7 +477,8 @@ static int draw_panel(const mp_chart_area_t *a, panel_t *p)
 		m.title = title;
 		m.dev = p->dev;
 		m.source = p->in->source;
-		if ((m.rounds = p->in->devices != NULL) && p->in->bands) { /* (p->dev: one of them) */
+		m.rounds = !p->in->devices ? 0 : p->in->spans ? 2 : 1;
+		if (m.rounds && p->in->bands) { /* (p->dev: one of them) */
 			m.bands = p->in->bands[p->dev - p->in->devices];
 			m.nbands = p->in->nbands[p->dev - p->in->devices];
 		}

@@ -173,10 +173,11 @@ static double legend(const tl_t *t, double x, double y, double w, int draw)
 
 	if (t->has_stack)
 		e[n++] = (cx_legend_entry_t){"stack (reserved)", MP_COLOR_STACK, CX_KEY_BOX};
-	e[n++] = (cx_legend_entry_t){t->has_stack ? "heap (allocated)" : t->word ? t->word : "in use (live allocations)",
-				     MP_COLOR_HEAP, CX_KEY_BOX};
+	e[n++] = (cx_legend_entry_t){t->has_stack ? "heap (allocated)" : t->word ? t->word
+				     : t->rounds ? tl_rounds_words(t->rounds)->least /* (each column's least) */
+						 : "in use (live allocations)", MP_COLOR_HEAP, CX_KEY_BOX};
 	if (t->rounds)
-		e[n++] = (cx_legend_entry_t){"most in use in a round", MP_COLOR_HEAP_BAND, CX_KEY_BOX};
+		e[n++] = (cx_legend_entry_t){tl_rounds_words(t->rounds)->most, MP_COLOR_HEAP_BAND, CX_KEY_BOX};
 	if (t->has_free)
 		e[n++] = (cx_legend_entry_t){t->off_scale ? "free (up to the capacity, above the scale)"
 					     : t->capacity ? "free"
@@ -316,9 +317,9 @@ static double header(tl_t *t, const mp_chart_memory_t *mem, tl_words_t *w)
 	snprintf(sub, sizeof(sub), "peak %s%s at %s%s · %s allocations, %s failed%s", w->word,
 		 mp_bytes_exact(b1, sizeof(b1), d->peak_bytes), cx_fmt_at(mem->source, b2, sizeof(b2), tl_rel(t, d->peak.time_ns)), steps,
 		 mp_fmt_count(b3, sizeof(b3), d->allocations), mp_fmt_count(b4, sizeof(b4), d->failed_allocations),
-		 d->oom_total <= d->oom_count ? "" : mem->rounds ? " (each round's first marked)" : " (the first 1000 marked)");
+		 d->oom_total <= d->oom_count ? "" : mem->rounds ? tl_rounds_words(mem->rounds)->oom : " (the first 1000 marked)");
 	if (mem->rounds) /* what a round holds, not every event */
-		snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub), " · from the capture's rounds");
+		snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub), "%s", tl_rounds_words(mem->rounds)->from);
 	if (t->base && !t->s1) /* (a panel of its own span says it under its axis) */
 		snprintf(sub + strlen(sub), sizeof(sub) - strlen(sub), " · time 0: the input's first event, %s on the "
 			 "capture's clock", mp_fmt_time(b2, sizeof(b2), t->base));

@@ -11,6 +11,20 @@
 
 #include <stdlib.h>
 
+const tl_rounds_words_t *tl_rounds_words(int rounds)
+{
+	static const tl_rounds_words_t words[2] = {
+		{"least in use in a round", "most in use in a round", " · from the capture's rounds",
+		 " (each round's first marked)"},
+		/* a kept run's whole-run file: a block every few rounds, each
+		 * ROUND the span since the block before (docs/format.md) */
+		{"least in use in a span of rounds", "most in use in a span of rounds", " · from the run's spans of rounds",
+		 " (each span's first marked)"},
+	};
+
+	return &words[rounds == 2];
+}
+
 int tl_band(tl_t *t, const mp_chart_memory_t *mem)
 {
 	mp_column_range_t *b;

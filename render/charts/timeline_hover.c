@@ -34,15 +34,19 @@ void tl_hover(tl_t *t, const mp_chart_memory_t *mem)
 	for (size_t c0 = 0; c0 < t->ncol; c0 += TL_HOVER_PX) {
 		size_t c1 = c0 + TL_HOVER_PX < t->ncol ? c0 + TL_HOVER_PX : t->ncol;
 		double lo = 0, hi = 0, rlo = 0, rhi = 0, flo = 0, fhi = 0;
-		char note[512], a[64], b[64], l[48], h[64], r[64];
+		char note[512], a[64], b[64], l[64], h[64], r[64];
 		int k;
 		long it;
 		if (!range(t->use, c0, c1, &lo, &hi))
 			continue;
-		k = snprintf(note, sizeof(note), "%s to %s\nin use: %s to %s",
+		/* both ends exact, with their unit ("1.00 KiB to 1024 B (1.00
+		 * KiB)" read as two values); one when the span held one */
+		mp_bytes_exact(l, sizeof(l), (uint64_t)lo);
+		mp_bytes_exact(h, sizeof(h), (uint64_t)hi);
+		k = snprintf(note, sizeof(note), "%s to %s\nin use: %s%s%s",
 			     cx_fmt_at(mem->source, a, sizeof(a), tl_rel(t, t->t0 + (uint64_t)(span * (double)c0))),
-			     cx_fmt_at(mem->source, b, sizeof(b), tl_rel(t, t->t0 + (uint64_t)(span * (double)c1))),
-			     mp_fmt_bytes(l, sizeof(l), (uint64_t)lo), mp_bytes_exact(h, sizeof(h), (uint64_t)hi));
+			     cx_fmt_at(mem->source, b, sizeof(b), tl_rel(t, t->t0 + (uint64_t)(span * (double)c1))), l,
+			     (uint64_t)lo == (uint64_t)hi ? "" : " to ", (uint64_t)lo == (uint64_t)hi ? "" : h);
 		if (t->has_resv && range(t->resv, c0, c1, &rlo, &rhi) && k > 0 && (size_t)k < sizeof(note))
 			k += snprintf(note + k, sizeof(note) - (size_t)k, "\nreserved: up to %s",
 				      mp_bytes_exact(r, sizeof(r), (uint64_t)rhi));

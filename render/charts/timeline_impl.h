@@ -110,6 +110,14 @@ void tl_hover(tl_t *t, const mp_chart_memory_t *mem);
  * t->band (nothing without bands). 0 or MP_ENOMEM (timeline_band.c). */
 int tl_band(tl_t *t, const mp_chart_memory_t *mem);
 
+/* What a timeline from rounds calls its areas and its source, by
+ * mp_chart_memory_t.rounds (1: a capture's rounds, 2: a kept run's spans
+ * of rounds; static strings; timeline_band.c). */
+typedef struct tl_rounds_words {
+	const char *least, *most, *from, *oom;
+} tl_rounds_words_t;
+const tl_rounds_words_t *tl_rounds_words(int rounds);
+
 /* ---- labels (timeline_labels.c) ---- */
 
 void tl_label_size(const mp_chart_area_t *a, const char *l1, const char *l2, double *w, double *h);

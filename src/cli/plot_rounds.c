@@ -18,6 +18,7 @@
 #include "plot_rounds.h"
 
 #include <memprof/array_source.h>
+#include <memprof/keep.h>
 #include <memprof/rounds.h>
 
 #include <math.h>
@@ -263,6 +264,7 @@ int cli_plot_rounds(char *const *files, const char *const *labels, int n, const 
 		in[i].ndevices = ri[i].ndev;
 		in[i].bands = (const mp_chart_band_t *const *)ri[i].bands;
 		in[i].nbands = ri[i].nbands;
+		in[i].spans = mp_keep_is_run(files[i]); /* (its whole-run file's rounds) */
 		if (device) { /* a number, or a memory's name */
 			const mp_summary_memory_t *sm = mp_capture_summary_find(&ri[i].r.summary, device);
 			size_t k;

@@ -3,6 +3,8 @@
  * for one chart, one line for every memory id without a map. */
 #include "test_common.h"
 
+#include <math.h>
+
 #include <memprof/array_source.h>
 #include <memprof/charts.h>
 #include <memprof/plot.h>
@@ -122,12 +124,77 @@ static void test_no_map_one_line(void **state)
 	mp_render_shutdown();
 }
 
+/* A timeline from rounds says what its two areas are: each column's
+ * least and, in a band, its most -- in a round, or, for a kept run's
+ * whole-run file, in a span of rounds (one block every few rounds). */
+static void test_rounds_words(void **state)
+{
+	mp_memory_info_t mem[1] = {{"host", 0, MP_MEMORY_HOST, NULL}};
+	mp_solver_point_t pts[3];
+	mp_chart_band_t band[2] = {{0, 90000000, 0, 3 * MiB}, {90000000, 180000000, MiB, 2 * MiB}};
+	const mp_chart_band_t *bands[1] = {band};
+	size_t nbands[1] = {2};
+	mp_solver_device_t dev;
+	mp_plot_options_t po = {.charts = MP_PLOT_TIMELINE};
+	mp_plot_input_t in;
+	mp_source_t *src;
+	mp_diag_t d;
+
+	(void)state;
+	memset(pts, 0, sizeof(pts));
+	for (int i = 0; i < 3; i++) {
+		pts[i].time_ns = (uint64_t)i * 90000000;
+		pts[i].step = -1;
+		pts[i].heap_bytes = (uint64_t)(i + 1) * MiB;
+		pts[i].fragmentation = NAN;
+	}
+	memset(&dev, 0, sizeof(dev));
+	dev.has_peak = 1;
+	dev.peak_bytes = dev.lifetime_peak_bytes = 3 * MiB;
+	dev.peak = pts[2];
+	dev.timeline = pts;
+	dev.timeline_count = 3;
+	dev.allocations = 3;
+	assert_int_equal(mp_array_source_new(&src, NULL, 0, NULL, 0, mem, 1, "run.memprof"), 0);
+	for (int spans = 0; spans < 2; spans++) {
+		const char *least = spans ? "least in use in a span of rounds" : "least in use in a round";
+		const char *most = spans ? "most in use in a span of rounds" : "most in use in a round";
+		int got_least = 0, got_most = 0, got_header = 0;
+		mp_scene_t *scene;
+		memset(&in, 0, sizeof(in));
+		in.name = "run.memprof";
+		in.source = src;
+		in.devices = &dev;
+		in.ndevices = 1;
+		in.bands = bands;
+		in.nbands = nbands;
+		in.spans = spans;
+		assert_int_equal(mp_plot_capture(&scene, &in, 1, &po, mp_render_measure(), &d), 0);
+		for (size_t i = 0; i < mp_scene_count(scene); i++) {
+			const mp_scene_item_t *it = mp_scene_item(scene, i);
+			const char *t = it->kind == MP_SCENE_TEXT ? mp_scene_string(scene, it) : "";
+			got_least += !strcmp(t, least);
+			got_most += !strcmp(t, most);
+			got_header += strstr(t, spans ? " · from the run's spans of rounds" : " · from the capture's rounds") != NULL;
+			if (!strcmp(t, "in use (live allocations)"))
+				fail_msg("the solid area of a timeline from rounds is each column's least, not what was in use");
+		}
+		assert_int_equal(got_least, 1);
+		assert_int_equal(got_most, 1);
+		assert_int_equal(got_header, 1);
+		mp_scene_free(scene);
+	}
+	mp_source_close(src);
+	mp_render_shutdown();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_breakdown_invalid_dtype),
 		cmocka_unit_test(test_one_chart_too_small),
 		cmocka_unit_test(test_no_map_one_line),
+		cmocka_unit_test(test_rounds_words),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

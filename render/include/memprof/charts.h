@@ -87,7 +87,7 @@ typedef struct mp_chart_memory {
 					   id's points change */
 	size_t nsteps;
 	int rounds;                     /* 1: dev is a capture's rounds (memprof/rounds.h), not a replay:
-					   the header says so */
+					   the header says so; 2: a kept run's spans of rounds */
 	const mp_chart_band_t *bands;   /* the rounds' spans, by time (NULL: none): in use drawn as
 					   each column's least, with a band up to its most
 					   ("area-heap-band") */

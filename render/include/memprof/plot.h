@@ -57,6 +57,8 @@ typedef struct mp_plot_input {
 	size_t ndevices;
 	const mp_chart_band_t *const *bands; /* per device: its rounds' least and most (or NULL) */
 	const size_t *nbands;
+	int spans; /* 1: those rounds are a kept run's spans of rounds (its whole-run file's: docs/format.md,
+		      "Segments and the ring"), each one round or many */
 } mp_plot_input_t;
 
 typedef struct mp_plot_options {
