@@ -10,7 +10,8 @@
  * round after the first round whose step is past B (the window has ended
  * by then: its leaks are taken at the first event of a later step), and
  * the stream-wide counters come from the capture's final summary. Steps
- * are taken never to go back (the rounds' steps are checked); phases,
+ * are taken never to go back (the rounds' steps are checked, and each
+ * round's flag that a step inside it went back); phases,
  * call stacks, dropped events and a capture without a final summary make
  * it replay in full. */
 #include "report_seek.h"
@@ -161,8 +162,8 @@ static const char *unusable(const mp_capture_rounds_t *r)
 	}
 	if (!r->nrounds)
 		return "no rounds (a capture before format 2.5)";
-	for (size_t i = 1; i < r->nrounds; i++)
-		if (r->rounds[i].step < r->rounds[i - 1].step)
+	for (size_t i = 0; i < r->nrounds; i++) /* (from round to round, or inside one) */
+		if ((i && r->rounds[i].step < r->rounds[i - 1].step) || r->rounds[i].step_back)
 			return "its steps go back";
 	return NULL;
 }

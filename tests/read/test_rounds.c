@@ -305,7 +305,8 @@ static size_t check_engine(const char *path)
 	mp_event_t *ev;
 	size_t n, at = 0, compared = 0;
 	int64_t step = -1, step0 = -1;
-	int rc;
+	int rc, back;
+	size_t backs = 0;
 
 	if (mp_capture_rounds_read(path, &c, &diag))
 		fail_msg("%s", diag.text);
@@ -324,14 +325,19 @@ static size_t check_engine(const char *path)
 		for (int i = 0; i < NMEM; i++)
 			refs[i].f.max_step = step;
 		step0 = step;
+		back = 0;
 		for (; at < n && counted < rd->events; at++) {
 			if (ev[at].kind == MP_EV_MEMORY || ev[at].kind == MP_EV_DROPPED)
 				continue;
+			back |= ev[at].kind == MP_EV_STEP && ev[at].step < step;
 			apply(refs, &ev[at], &step);
 			counted++;
 		}
 		assert_int_equal(counted, rd->events);
 		assert_int_equal(rd->step, step);
+		/* (the threads' steps interleave: some rounds go back inside) */
+		assert_int_equal(rd->step_back, back);
+		backs += back;
 		for (uint32_t id = 0; id < NMEM; id++) {
 			const mp_round_memory_t *m = mp_round_memory(&c, rd, id);
 			const mp_round_memory_t *f = &refs[id].f;
@@ -362,6 +368,7 @@ static size_t check_engine(const char *path)
 		}
 	}
 	(void)step0;
+	printf("%s: %zu of %zu rounds with a step going back inside\n", path, backs, c.nrounds);
 	/* the rounds end where the events do: the final round covers them all */
 	assert_int_equal(counted, c.summary.events);
 	for (int i = 0; i < NMEM; i++) {

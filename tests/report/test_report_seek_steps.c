@@ -254,11 +254,54 @@ static void test_steps_hand_figures(void **state)
 	rmdir(dir);
 }
 
+/* Steps that go back inside one round (an epoch that restarts its step
+ * numbers within a flush interval) while every round ends at a step no
+ * lower than the round before's: the rounds' steps look monotone, yet
+ * step 5's events come before a checkpoint of step 2. The seek from the
+ * last checkpoint below step 5 would miss them: the round says its steps
+ * went back (its ROUND flag), and the window replays in full. */
+static void test_steps_back_within_a_round(void **state)
+{
+	char dir[] = "/tmp/memprof-sstepsb-XXXXXX", file[256];
+	static const int steps[5][2] = {{0, 0}, {1, 1}, {5, 2}, {3, 3}, {4, 4}}; /* per round: a step, then another */
+	mp_writer_t *w;
+	uint32_t host;
+	long step = -2;
+	int said;
+	char *out;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/b.memprof", dir);
+	w = open_writer(file, "1");
+	host = (uint32_t)mp_writer_memory(w, "host", MP_MEMORY_HOST, 0);
+	for (int r = 0; r < 5; r++) {
+		for (int k = 0; k < 2; k++) {
+			uint64_t a = 0x100000u * (uint64_t)(2 * r + k + 1);
+			assert_int_equal(mp_writer_step(w, steps[r][k]), 0);
+			assert_int_equal(mp_writer_alloc(w, host, a, 1000u * (uint64_t)(steps[r][k] + 1), 0), 0);
+		}
+		assert_int_equal(mp_writer_flush(w), 0);
+	}
+	assert_int_equal(mp_writer_close(w), 0);
+	said = same("--steps 5:5 --json", file, &step);
+	assert_int_equal(said & (SAID_SEEK | SAID_FULL), SAID_FULL);
+	/* step 5: one allocation of 6000 B, in round 2, its peak with the
+	 * four blocks before it live: 1000 + 1000 + 2000 + 2000 + 6000 */
+	out = report("--steps 5:5 --json", file, &said, &step);
+	if (!strstr(out, "\"allocations\": 1,") || !strstr(out, "\"bytes\": 12000,"))
+		fail_msg("steps 5:5:\n%s", out);
+	free(out);
+	unlink(file);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_steps_seek_equals_full_replay),
 		cmocka_unit_test(test_steps_hand_figures),
+		cmocka_unit_test(test_steps_back_within_a_round),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -163,10 +163,9 @@ static int take_round(walk_t *w, mp_capture_rounds_t *c, const uint8_t **pp, con
 	if (MP_VEC_RESERVE(c->rounds, w->rcap, c->nrounds + 1) < 0)
 		return -ENOMEM;
 	r = (mp_round_t){start, horizon, (int64_t)(zstep >> 1) ^ -(int64_t)(zstep & 1), events, block, off, first,
-			 (size_t)n};
+			 (size_t)n, (flags & MP_ROUND_F_STEP_BACK) != 0};
 	c->rounds[c->nrounds++] = r;
 	c->nmemories += n;
-	(void)flags; /* (no flag is defined yet) */
 	return 0;
 }
 

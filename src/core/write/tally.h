@@ -219,6 +219,8 @@ typedef struct mp_tally {
 	mp_tally_region_t *reg;     /* live regions, by memory id then base (mapped) */
 	uint64_t nreg, capreg;
 	int64_t step;               /* the last step (-1 before the first, as the reader) */
+	uint8_t step_back[2];       /* (3.0) a step went back since the last ROUND [0], the last span's
+				       [1]: its MP_ROUND_F_STEP_BACK */
 	uint64_t round_start;       /* (2.5) the previous round's horizon (0 before the first) */
 	int span_on;                /* (3.0) --keep: each round folded into the span too */
 	uint64_t span_start;        /* (3.0) the whole-run file's last horizon (0 before the first) */

@@ -108,9 +108,13 @@ int mp__tally_other(mp_tally_t *t, const mp_tally_ev_t *e)
 	int rc = 0;
 
 	switch (e->op) {
-	case MP_TALLY_STEP:
-		t->step = (int64_t)(e->fp >> 1) ^ -(int64_t)(e->fp & 1);
+	case MP_TALLY_STEP: {
+		int64_t step = (int64_t)(e->fp >> 1) ^ -(int64_t)(e->fp & 1);
+		if (step < t->step) /* (the ROUND says so: a steps window cannot seek across it) */
+			t->step_back[0] = t->step_back[1] = 1;
+		t->step = step;
 		return 0;
+	}
 	case MP_TALLY_MARK:
 		t->last_mark = (uint32_t)e->fp;
 		return 0;

@@ -116,7 +116,8 @@ static int put_section(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon, uint64_t s
 	for (i = 0; i < t->nmem; i++)
 		n += had_moment(&t->mem[i], span);
 	body->len = 0;
-	if ((rc = put(body, 0)) || (rc = put(body, horizon)) || (rc = put(body, start)) ||
+	if ((rc = put(body, t->step_back[span] ? MP_ROUND_F_STEP_BACK : 0)) || (rc = put(body, horizon)) ||
+	    (rc = put(body, start)) ||
 	    (rc = put(body, zigzag(t->step))) || (rc = put(body, t->events)) || (rc = put(body, n)))
 		return rc;
 	for (i = 0; i < t->nmem; i++) {
@@ -134,6 +135,7 @@ static int put_section(mp_tally_t *t, mp_mbuf_t *b, uint64_t horizon, uint64_t s
 	if ((rc = mp_mbuf_append(b, &tag, 1)) || (rc = put(b, body->len)) ||
 	    (rc = mp_mbuf_append(b, body->data, body->len)))
 		return rc;
+	t->step_back[span] = 0;
 	return 0;
 }
 

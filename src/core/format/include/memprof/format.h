@@ -150,12 +150,18 @@ enum {
 	MP_SUMF_COUNT
 };
 
-/* The ROUND section's body (2.5; docs/format.md "Round"): flags (0),
- * horizon, the round's start (the previous round's horizon, 0 for the
+/* The ROUND section's body (2.5; docs/format.md "Round"): flags
+ * (MP_ROUND_F_*), horizon, the round's start (the previous round's horizon, 0 for the
  * first), zz(step at the horizon; -1 none yet), events counted so far,
  * memory count n, then per memory id with a moment in the round: id,
  * field count k, then k varints, MP_ROUNDF_* in order (a reader takes
  * those it knows; later fields go at the end). */
+/* (3.0) A step in the round was lower than the one in force before it
+ * (an epoch restarting its numbers): the rounds' steps do not show it when
+ * the round ends no lower than the one before. Readers before it ignore
+ * flags. */
+#define MP_ROUND_F_STEP_BACK 1u
+
 enum {
 	MP_ROUNDF_LIVE,            /* live bytes at the horizon (the SUMMARY's MP_SUMF_LIVE) */
 	MP_ROUNDF_MIN,             /* least live bytes in the round, its start included */

@@ -53,6 +53,7 @@ typedef struct mp_round {
 	uint64_t events;     /* events counted so far (the SUMMARY's) */
 	uint64_t block, offset; /* where its block is */
 	size_t first, n;     /* its memory ids: memories[first .. first + n), by id */
+	int step_back;       /* (3.0) a step in it went lower than the one before (MP_ROUND_F_STEP_BACK) */
 } mp_round_t;
 
 #define MP_ROUNDS_SAID 8 /* bad rounds said in full (the rest counted) */
