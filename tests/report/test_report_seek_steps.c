@@ -194,6 +194,19 @@ static void test_steps_seek_equals_full_replay(void **state)
 	rmdir(dir);
 }
 
+/* A hand-made capture dir/name with a checkpoint every round and one
+ * memory id, "host" (*host): its writer. */
+static mp_writer_t *hand_writer(char *dir, const char *name, char *file, size_t size, uint32_t *host)
+{
+	mp_writer_t *w;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, size, "%s/%s", dir, name);
+	w = open_writer(file, "1");
+	*host = (uint32_t)mp_writer_memory(w, "host", MP_MEMORY_HOST, 0);
+	return w;
+}
+
 /* A window whose figures are known: step k (0..11) is one round; it
  * allocates a block of (k + 1) * 1000 bytes and frees step k - 2's; step
  * 2 also allocates and frees 1 MiB (the peak of the run, before the
@@ -209,10 +222,7 @@ static void test_steps_hand_figures(void **state)
 	char *out;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(file, sizeof(file), "%s/h.memprof", dir);
-	w = open_writer(file, "1");
-	host = (uint32_t)mp_writer_memory(w, "host", MP_MEMORY_HOST, 0);
+	w = hand_writer(dir, "h.memprof", file, sizeof(file), &host);
 	for (int k = 0; k < 12; k++) {
 		assert_int_equal(mp_writer_step(w, k), 0);
 		if (k >= 2)
@@ -271,10 +281,7 @@ static void test_steps_back_within_a_round(void **state)
 	char *out;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(file, sizeof(file), "%s/b.memprof", dir);
-	w = open_writer(file, "1");
-	host = (uint32_t)mp_writer_memory(w, "host", MP_MEMORY_HOST, 0);
+	w = hand_writer(dir, "b.memprof", file, sizeof(file), &host);
 	for (int r = 0; r < 5; r++) {
 		for (int k = 0; k < 2; k++) {
 			uint64_t a = 0x100000u * (uint64_t)(2 * r + k + 1);
