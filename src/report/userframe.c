@@ -19,7 +19,12 @@
  *   3. the innermost native frame, called by the interpreter when the
  *      stack has the interpreter's frames (inner to the outermost: libc's
  *      __libc_start_main and a thread's start_thread call the interpreter,
- *      they are not what it ran);
+ *      they are not what it ran), never a process's or a thread's start
+ *      (libc's __libc_start_main and __libc_start_call_main, _start,
+ *      start_thread, clone: the python binary's _start is the outermost
+ *      frame of the interpreter's startup, so they were "inside" it, and
+ *      every allocation of the startup was charged to
+ *      __libc_start_call_main);
  *   4. the innermost frame not skipped; 5. the first.
  * A C program's stack has no interpreter frame: 3 is the innermost frame
  * not skipped, as before Python frames existed. --all-frames (all_frames)
@@ -31,7 +36,23 @@
 
 #include <string.h>
 
-enum { UF_SKIP, UF_INTERP, UF_NATIVE, UF_PACKAGE, UF_USER };
+enum { UF_SKIP, UF_START, UF_INTERP, UF_NATIVE, UF_PACKAGE, UF_USER };
+
+/* A process's or a thread's start: what runs a program, never what it
+ * asked for (rule 3 passes over it; rule 4 may still name it). */
+static int is_start(const char *function)
+{
+	static const char *const names[] = {"_start", "__libc_start_main", "__libc_start_call_main", "start_thread",
+					    "clone", "clone3", "__clone", "__clone3"};
+
+	/* (a name as the symbol table has it: __libc_start_main@@GLIBC_2.34) */
+	size_t len = function ? strcspn(function, "@") : 0;
+
+	for (size_t i = 0; function && i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == len && !strncmp(function, names[i], len))
+			return 1;
+	return 0;
+}
 
 int rp_is_interpreter(const char *object)
 {
@@ -74,7 +95,7 @@ static int frame_class(const mp_capture_t *cap, mp_symbolizer_t *sym, uint64_t p
 		return UF_SKIP;
 	if (s->object && (rp_is_interpreter(s->object) || mp_pyfile_kind(s->object, NULL) == MP_PYFILE_INTERNAL))
 		return UF_INTERP;
-	return UF_NATIVE;
+	return is_start(s->function) ? UF_START : UF_NATIVE;
 }
 
 uint32_t rp_user_frame(const mp_capture_t *cap, mp_symbolizer_t *sym, const uint64_t *pcs, uint32_t n,
