@@ -58,13 +58,33 @@ static int chained(const mp_tree_t *tr, int32_t i)
 	       c->total_bytes == n[i].total_bytes && c->total_count == n[i].total_count;
 }
 
+/* Recursion: node i and the nodes after it that are each the only child
+ * of the one before, the same frame (function, file, line), with the same
+ * bytes and count -- a function calling itself from one line, which text
+ * would otherwise print as a staircase of one line per call. How many
+ * (1: none). In pre-order each such child is the next node. */
+static uint32_t recursion(const mp_tree_t *tr, int32_t i)
+{
+	const mp_tree_node_t *n = tr->nodes;
+	uint32_t run = 1;
+
+	if (i <= 0)
+		return 1;
+	for (int32_t j = i, c; (c = n[j].first_child) == j + 1 && n[c].next_sibling < 0; j = c, run++)
+		if (n[c].kind != n[i].kind || n[c].line != n[i].line || strcmp(n[c].name, n[i].name) ||
+		    strcmp(n[c].file, n[i].file) || n[c].total_bytes != n[j].total_bytes ||
+		    n[c].total_count != n[j].total_count)
+			break;
+	return run;
+}
+
 static const char *const titles[] = {"live at the peak", "live at the end", "allocated over the run"};
 
 static void print_tree(FILE *out, const mp_calltree_t *t, const mp_tree_t *tr, const char *memory)
 {
 	const mp_tree_node_t *n = tr->nodes;
 	uint32_t *disp = calloc(tr->count ? tr->count : 1, sizeof(*disp));
-	char total[40], self[40], frame[FRAME_TEXT_MAX + 8], all[64];
+	char total[40], self[40], frame[FRAME_TEXT_MAX + 40], all[64];
 	int cw = 5;
 
 	for (size_t i = 0; i < tr->count; i++) {
@@ -81,7 +101,8 @@ static void print_tree(FILE *out, const mp_calltree_t *t, const mp_tree_t *tr, c
 	fprintf(out, "  %10s  %6s  %*s  %10s  frame\n", "total", "%", cw, "count", "self");
 	for (size_t i = 0; i < tr->count; i++) {
 		int32_t p = n[i].parent;
-		uint32_t d, run = 0;
+		uint32_t d, run = 0, calls = disp ? recursion(tr, (int32_t)i) : 1;
+		uint64_t self_bytes = n[i].self_bytes;
 		double pct = n[0].total_bytes ? 100.0 * (double)n[i].total_bytes / (double)n[0].total_bytes : 0;
 		if (!disp) /* out of memory: no depth of display, no chains */
 			d = n[i].depth;
@@ -102,12 +123,21 @@ static void print_tree(FILE *out, const mp_calltree_t *t, const mp_tree_t *tr, c
 			d = disp[i] = i ? disp[p] + 1 : 0;
 		}
 		frame_text(&n[i], frame, sizeof(frame));
+		if (calls > 2) { /* one line, its calls counted; what they called at its level + 1 */
+			for (uint32_t k = 1; k < calls; k++) {
+				disp[i + k] = d;
+				self_bytes += n[i + k].self_bytes; /* (the last one's: the others' are 0) */
+			}
+			snprintf(frame + strlen(frame), sizeof(frame) - strlen(frame), " x%u (recursion)", calls);
+		}
 		fprintf(out, "  %10s  %5.1f%%  %*" PRIu64 "  %10s  %*s", mp_bytes_human(total, sizeof(total), n[i].total_bytes),
-			pct, cw, n[i].total_count, mp_bytes_human(self, sizeof(self), n[i].self_bytes),
+			pct, cw, n[i].total_count, mp_bytes_human(self, sizeof(self), self_bytes),
 			2 * (int)(d < INDENT_MAX ? d : INDENT_MAX), "");
 		if (d > INDENT_MAX) /* as deep as the indentation goes: the depth says the rest */
 			fprintf(out, "[%" PRIu32 "] ", d);
 		fprintf(out, "%s\n", frame);
+		if (calls > 2)
+			i += calls - 1;
 	}
 	free(disp);
 }

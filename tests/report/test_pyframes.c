@@ -292,6 +292,64 @@ static void test_tree(void **state)
 	mp_source_close(src);
 }
 
+/* Recursion in text: a function calling itself from one line, five deep,
+ * is one line counting its calls, what it called one level under it;
+ * JSON and the flame graph keep every call. The capture: 640 B from
+ * {M, leaf (rec.py:51), deep (rec.py:52) x5, main (rec.py:90)} and 100 B
+ * from {M, deep (rec.py:52), main (rec.py:91)} (one call: no run). */
+static void test_recursion_text(void **state)
+{
+	void *(*volatile m)(size_t) = malloc;
+	char *rec = mp_test_tmpfile("recursion.memprof"), *text = NULL;
+	mp_calltree_options_t o = {0, 0, NULL};
+	mp_calltree_t *t = NULL;
+	uint64_t st[8], one[3];
+	uint32_t id[2];
+	size_t len = 0;
+	mp_writer_t *w;
+	mp_solver_t *s;
+	mp_source_t *src;
+	mp_diag_t diag;
+	FILE *out;
+
+	(void)state;
+	assert_int_equal(mp_writer_open(&w, rec, 1, NULL, &diag), 0);
+	assert_int_equal(mp_writer_memory(w, "host", MP_MEMORY_HOST, 0), 0);
+	st[0] = one[0] = IN(m);
+	st[1] = frame(w, "leaf", "/tmp/rec.py", 51);
+	for (int k = 2; k < 7; k++)
+		st[k] = frame(w, "deep", "/tmp/rec.py", 52);
+	st[7] = frame(w, "main", "/tmp/rec.py", 90);
+	one[1] = st[2];
+	one[2] = frame(w, "main", "/tmp/rec.py", 91);
+	assert_int_equal(mp_writer_stack(w, st, 8, &id[0]), 0);
+	assert_int_equal(mp_writer_stack(w, one, 3, &id[1]), 0);
+	mp_writer_next_stack(w, id[0]);
+	assert_int_equal(mp_writer_alloc(w, 0, 0x1000, 640, 640), 0);
+	mp_writer_next_stack(w, id[1]);
+	assert_int_equal(mp_writer_alloc(w, 0, 0x2000, 100, 100), 0);
+	assert_int_equal(mp_writer_close(w), 0);
+	assert_int_equal(mp_capture_open_source(&src, rec, &diag), 0);
+	s = mp_solver_new(NULL);
+	assert_int_equal(mp_solver_run(s, src, &diag), 0);
+	assert_int_equal(mp_calltree_compute(&t, src, s, &o, &diag), 0);
+	assert_non_null(out = open_memstream(&text, &len));
+	assert_int_equal(mp_calltree_text(out, t, src, s, MP_TREE_PEAK, 0, 0), 0);
+	fclose(out);
+	if (!strstr(text, "\n       640 B   86.5%      1         0 B    main (/tmp/rec.py:90)\n"
+			  "       640 B   86.5%      1         0 B      deep (/tmp/rec.py:52) x5 (recursion)\n"
+			  "       640 B   86.5%      1       640 B        leaf (/tmp/rec.py:51)\n") ||
+	    !strstr(text, "\n       100 B   13.5%      1         0 B    main (/tmp/rec.py:91)\n"
+			  "       100 B   13.5%      1       100 B      deep (/tmp/rec.py:52)\n"))
+		fail_msg("the tree's text:\n%s", text);
+	free(text);
+	mp_calltree_free(t);
+	mp_solver_free(s);
+	mp_source_close(src);
+	unlink(rec);
+	free(rec);
+}
+
 static void test_cli(void **state)
 {
 	char cmd[MP_TEST_CMD_MAX], *out, *png = mp_test_tmpfile("pyflame.png");
@@ -377,6 +435,7 @@ int main(void)
 		cmocka_unit_test(test_user_frame),
 		cmocka_unit_test(test_options),
 		cmocka_unit_test(test_tree),
+		cmocka_unit_test(test_recursion_text),
 		cmocka_unit_test(test_cli),
 		cmocka_unit_test(test_breakdown_ops),
 	};
