@@ -218,11 +218,24 @@ static void change(uint32_t id, uint64_t s, uint64_t e, int which, int to)
 }
 
 /* A new anonymous mapping at [base, base + len) of requested bytes: what
- * it replaced (MAP_FIXED) is gone first. */
-static void mapped(uint32_t id, uint64_t base, uint64_t len, uint64_t requested, int kind)
+ * it replaced (MAP_FIXED) is gone first; stack: its call stack's id (with
+ * --stacks; NULL: none), the STACK of its ALLOC, written after the records
+ * of what it replaced (whose remainders are allocations of their own). */
+static void mapped(uint32_t id, uint64_t base, uint64_t len, uint64_t requested, int kind, const uint32_t *stack)
 {
 	change(id, base, base + len, ANY, GONE);
+	if (stack && kind == ACCESSIBLE)
+		mp_writer_next_stack(mp__writer, *stack);
 	put(id, first_after(base), base, base + len, kind, requested);
+}
+
+/* With --stacks, the calling thread's stack for the allocation an
+ * accessible mapping (or commit) makes, unwound before the lock is taken
+ * (the guard is held): 1 and *sid. An arena of a Python whose allocator is
+ * not wrapped (MEMPROF_PYMALLOC=0) then names the line that asked for it. */
+static int stack_of(int prot, uint32_t *sid)
+{
+	return __builtin_expect(mp__stacks_on, 0) && prot != PROT_NONE && mp__stacks_id(sid);
 }
 
 /* In a forked child: another thread of the parent may have held the lock
@@ -284,10 +297,13 @@ MP_EXPORT void *mmap(void *a, size_t n, int prot, int flags, int fd, off_t off)
 	if (p != MAP_FAILED) {
 		/* the memory id is declared with the first anonymous mapping */
 		int id = flags & MAP_ANONYMOUS ? (int)memory() : atomic_load_explicit(&mem_id, memory_order_acquire);
+		uint32_t sid;
+		int stacked = id >= 0 && (flags & MAP_ANONYMOUS) && stack_of(prot, &sid);
 		if (id >= 0) {
 			take();
 			if (flags & MAP_ANONYMOUS)
-				mapped((uint32_t)id, (uintptr_t)p, page_up(n), n, prot == PROT_NONE ? RESERVED : ACCESSIBLE);
+				mapped((uint32_t)id, (uintptr_t)p, page_up(n), n, prot == PROT_NONE ? RESERVED : ACCESSIBLE,
+				       stacked ? &sid : NULL);
 			else
 				change((uint32_t)id, (uintptr_t)p, (uintptr_t)p + page_up(n), ANY, GONE);
 			give();
@@ -336,11 +352,18 @@ MP_EXPORT int mprotect(void *a, size_t n, int prot)
 	e = errno;
 	id = atomic_load_explicit(&mem_id, memory_order_acquire);
 	if (rc == 0 && id >= 0) {
+		uint32_t sid;
+		/* (a commit: the first allocation it records is the committed
+		 * part, the reservation's remainders are no allocations) */
+		int stacked = stack_of(prot, &sid);
 		take();
-		if (prot == PROT_NONE)
+		if (prot == PROT_NONE) {
 			change((uint32_t)id, (uintptr_t)a, (uintptr_t)a + page_up(n), ACCESSIBLE, RESERVED);
-		else
+		} else {
+			if (stacked)
+				mp_writer_next_stack(mp__writer, sid);
 			change((uint32_t)id, (uintptr_t)a, (uintptr_t)a + page_up(n), RESERVED, ACCESSIBLE);
+		}
 		give();
 	}
 	leave(e);
@@ -389,7 +412,7 @@ MP_EXPORT void *mremap(void *old, size_t old_n, size_t n, int flags, ...)
 			for (k = i; k < nranges && ranges[k].base < o + olen; k++)
 				usable |= ranges[k].kind == ACCESSIBLE;
 			change((uint32_t)id, o, o + olen, ANY, GONE);
-			mapped((uint32_t)id, q, len, n, usable ? ACCESSIBLE : RESERVED);
+			mapped((uint32_t)id, q, len, n, usable ? ACCESSIBLE : RESERVED, NULL);
 		}
 		give();
 	}

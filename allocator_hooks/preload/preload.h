@@ -359,6 +359,9 @@ void mp__stacks_start(mp_writer_t *w);
  * allocation record. Guard held; allocates nothing, takes no lock once
  * the stack has been seen. */
 void mp__stacks_record(void);
+/* The same stack as an id, for a record written later (an mmap's, after
+ * its lock is taken): 1 and *id, 0 when none could be. Guard held. */
+int mp__stacks_id(uint32_t *id);
 /* The calling thread's Python frames only (no native unwind: the cheap
  * path for an allocation made through Python's own allocator, as
  * PyMem_Malloc), as the STACK record of its next allocation record; a

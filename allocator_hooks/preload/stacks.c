@@ -178,24 +178,20 @@ static int merge_python(const uint64_t *pcs, int n, uint64_t *out, int max)
 	return k;
 }
 
-static void record(const uint64_t *pcs, int n)
-{
-	uint32_t id;
-
-	if (n > 0 && mp_writer_stack(mp__writer, pcs, (uint32_t)n, &id) == 0)
-		mp_writer_next_stack(mp__writer, id);
-}
-
 /* Out of line: a program that is not a Python keeps
- * mp__stacks_record's frame as it was (no merge buffer), one branch more. */
-static __attribute__((noinline)) void record_merged(const uint64_t *pcs, int n)
+ * mp__stacks_id's frame as it was (no merge buffer), one branch more. */
+static __attribute__((noinline)) int id_merged(const uint64_t *pcs, int n, uint32_t *id)
 {
 	uint64_t merged[MP_STACK_DEPTH];
 
-	record(merged, merge_python(pcs, n, merged, mp__stacks_depth));
+	n = merge_python(pcs, n, merged, mp__stacks_depth);
+	return n > 0 && mp_writer_stack(mp__writer, merged, (uint32_t)n, id) == 0;
 }
 
-void mp__stacks_record(void)
+/* The calling thread's stack's id (mp__stacks_id), inline in both of its
+ * callers: every allocation of a program with --stacks goes through
+ * mp__stacks_record, which stays one call. */
+static inline __attribute__((always_inline)) int stack_id(uint32_t *out)
 {
 	uint64_t raw[MP_STACK_DEPTH + 16];
 	int n, skip = 0, max = mp__stacks_depth + 16;
@@ -213,8 +209,8 @@ void mp__stacks_record(void)
 	if (!use_fp && use_cache && !mp__py_on) {
 		/* The id of the whole stack as unwound. */
 		if (mp__stackcache_hit(mp__writer, self_lo, self_hi, &id, start)) {
-			mp_writer_next_stack(mp__writer, id); /* the same stack as last time here */
-			return;
+			*out = id; /* the same stack as last time here */
+			return 1;
 		}
 		n = mp__stackcache_walk(start, raw, max, &fill);
 	} else if (!use_fp) {
@@ -225,20 +221,30 @@ void mp__stacks_record(void)
 	while (skip < n && raw[skip] >= self_lo && raw[skip] < self_hi)
 		skip++; /* our own frames: the hook, this function */
 	n -= skip;
-	if (__builtin_expect(mp__py_on, 0)) {
-		record_merged(raw + skip, n);
-		return;
-	}
+	if (__builtin_expect(mp__py_on, 0))
+		return id_merged(raw + skip, n, out);
 	if (n > mp__stacks_depth)
 		n = mp__stacks_depth;
-	if (n <= 0)
-		return;
-	if (mp_writer_stack(mp__writer, raw + skip, (uint32_t)n, &id) == 0) {
+	if (n <= 0 || mp_writer_stack(mp__writer, raw + skip, (uint32_t)n, &id) != 0)
+		return 0;
 #ifdef MEMPROF_HAVE_LIBUNWIND
-		mp__stackcache_put(mp__writer, start, fill, id);
+	mp__stackcache_put(mp__writer, start, fill, id);
 #endif
+	*out = id;
+	return 1;
+}
+
+void mp__stacks_record(void)
+{
+	uint32_t id;
+
+	if (stack_id(&id))
 		mp_writer_next_stack(mp__writer, id);
-	}
+}
+
+int mp__stacks_id(uint32_t *id)
+{
+	return stack_id(id);
 }
 
 int mp__stacks_python_id(uint32_t *id)

@@ -502,6 +502,57 @@ static void test_stacks_getattr(void **state)
 	}
 }
 
+/* The program's own anonymous mappings ("host_mmap") have stacks too
+ * (victim_stacks "mmap"): a mapping is charged to map_e, a commit of a
+ * reservation (mprotect) to commit_f -- as, with MEMPROF_PYMALLOC=0, a
+ * pymalloc arena to the Python line that asked for it. Before, they had
+ * none: '-' in the breakdown. Both unwinders. */
+static void test_stacks_mmap(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *opts[] = {"--stacks", NULL};
+	const char *args[] = {"mmap", NULL};
+	const char *unwinders[] = {"MEMPROF_STACKS=1", "MEMPROF_STACKS=fp"};
+
+	for (int u = 0; u < 2; u++) {
+		const char *env[] = {unwinders[u], NULL};
+		int status;
+		json_t *root;
+		const json_t *rows, *r;
+		size_t i, found = 0;
+
+		unlink(t->cap);
+		assert_int_equal(hk_record(t->cap, opts, "victim_stacks", args, env), 0);
+		root = report_json("--by-function", t->cap, &status);
+		assert_non_null(root);
+		assert_int_equal(status, 0);
+		if (strcmp(json_string_value(json_object_get(json_object_get(root, "functions"), "symbolizer")), "libdw")) {
+			print_message("memprof built without libdw: function names not checked\n");
+			json_decref(root);
+			return;
+		}
+		rows = json_object_get(json_object_get(root, "functions"), "rows");
+		json_array_foreach(rows, i, r) {
+			const char *fn = json_string_value(json_object_get(r, "function"));
+			if (strcmp(json_string_value(json_object_get(r, "memory")), "host_mmap"))
+				continue;
+			if (!strcmp(fn, "map_e")) {
+				assert_int_equal(FIELD(r, "allocations"), 1);
+				assert_int_equal(FIELD(r, "requested_bytes"), 1048576);
+				found++;
+			} else if (!strcmp(fn, "commit_f")) {
+				assert_int_equal(FIELD(r, "allocations"), 1);
+				assert_int_equal(FIELD(r, "requested_bytes"), 2097152);
+				found++;
+			} else {
+				fail_msg("%s: a host_mmap row charged to '%s'", unwinders[u], fn);
+			}
+		}
+		assert_int_equal(found, 2);
+		json_decref(root);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -511,6 +562,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stacks_cxx, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_stacks_threads, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_stacks_getattr, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_stacks_mmap, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_stacks_dlopen, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_stacks_unwinder_untouched, hk_setup_dir, hk_teardown_dir),
 	};

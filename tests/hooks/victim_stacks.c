@@ -19,9 +19,15 @@
  * first asks pthread_getattr_np() for its own attributes -- glibc
  * allocates in there while it holds the thread's lock, as the JVM's new
  * threads do -- then allocates and frees 321 bytes; exit 0.
+ *
+ * "victim_stacks mmap": map_e() maps 1 MiB of anonymous memory, commit_f()
+ * reserves 8 MiB (PROT_NONE) and makes its first 2 MiB usable
+ * (mprotect), as the JVM and V8 commit their heaps; then both are
+ * unmapped: two allocations of "host_mmap", each from its function.
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +83,26 @@ NOINLINE void free_all(void)
 	free(c);
 }
 
+NOINLINE void *map_e(void);
+NOINLINE char *commit_f(void);
+
+NOINLINE void *map_e(void)
+{
+	void *p = mmap(NULL, 1u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
+
+NOINLINE char *commit_f(void)
+{
+	char *r = mmap(NULL, 8u << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (r == MAP_FAILED || mprotect(r, 2u << 20, PROT_READ | PROT_WRITE))
+		return NULL;
+	__asm__ volatile("" ::: "memory");
+	return r;
+}
+
 static void *ask_attr(void *unused)
 {
 	pthread_attr_t at;
@@ -92,6 +118,14 @@ static void *ask_attr(void *unused)
 
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "mmap")) {
+		void *p = map_e();
+		char *r = commit_f();
+		if (p == MAP_FAILED || !r)
+			return 6;
+		r[0] = 1;
+		return munmap(p, 1u << 20) || munmap(r, 8u << 20) ? 7 : 0;
+	}
 	if (argc > 1 && !strcmp(argv[1], "getattr")) {
 		for (int i = 0; i < 8; i++) {
 			pthread_t t;
