@@ -66,12 +66,15 @@ static void usage(FILE *out)
 		"  --run NAME    the run of a TensorBoard log directory (default: the newest)\n"
 		"  --pid N       in a 'memprof record' run, that process (default: the main\n"
 		"                process, the one with the largest peak)\n"
-		"  --process all in a 'memprof record' run, every process that did work\n"
+		"  --process all in a 'memprof record' run, every process that did work\n");
+	/* (two strings: one would pass the 4095 characters C99 promises) */
+	fprintf(out,
 		"  --tree KIND   with --chart flame: peak (default), leaks or allocated\n"
 		"  --min-percent P  with --chart flame: frames under P%% of the root folded\n"
 		"                into (other) (default 1)\n"
 		"  --all-frames  PyTorch snapshots: ops from the innermost frame (docs/torch.md);\n"
-		"                captures: the breakdown's functions too\n"
+		"                captures: the breakdown's functions too, and the flame graph\n"
+		"                keeps the interpreter's frames outside a Python's outermost one\n"
 		"  --user-code LIST  Python files that count as your code (snapshots, captures\n"
 		"                with Python frames): 'packages', package names or path\n"
 		"                prefixes (docs/torch.md)\n"

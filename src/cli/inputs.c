@@ -251,7 +251,7 @@ int cli_input_fail(mp_diag_t *diag, const char *path, int err)
 static int open_tree(cli_inputs_t *ci, int i, const char *path, const cli_inputs_options_t *o,
 		     const mp_solver_seed_t *seed, mp_diag_t *diag)
 {
-	mp_calltree_options_t to = {o->tree_min_percent, 1u << (o->tree - 1), seed};
+	mp_calltree_options_t to = {o->tree_min_percent, 1u << (o->tree - 1), seed, o->torch_all_frames};
 	int err = mp_calltree_compute(&ci->trees[i], ci->sources[i], ci->solvers[i], &to, diag);
 
 	if (err == MP_ENODATA) {

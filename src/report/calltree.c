@@ -165,11 +165,13 @@ static int pc_frame(mp_calltree_t *t, uint64_t pc, uint32_t *id, int *dropped)
 }
 
 /* Resolve stack (1..) into t->path[..]: its frame ids from the outermost
- * to the innermost kept one. Stacks that cannot be read have no frames. */
+ * to the innermost kept one -- in a capture's stack with Python frames,
+ * from the outermost Python frame (mp_calltree_options_t.all_frames).
+ * Stacks that cannot be read have no frames. */
 static int resolve(mp_calltree_t *t, uint32_t stack)
 {
 	ct_stack_t *st = &t->stacks[stack];
-	uint32_t n = 0, pick = 0, i, *ids = NULL;
+	uint32_t n = 0, top = 0, pick = 0, i, *ids = NULL;
 	int rc = 0;
 
 	st->resolved = 1;
@@ -184,6 +186,8 @@ static int resolve(mp_calltree_t *t, uint32_t stack)
 			rc = pc_frame(t, pcs[i], &ids[i], &dropped);
 			if (!dropped && !pick)
 				pick = i + 1;
+			if ((pcs[i] & MP_STACK_FRAME_TAG) && !t->all_frames)
+				top = i + 1; /* (the outermost interpreter frame so far) */
 		}
 	} else {
 		const mp_source_frame_t *fr;
@@ -200,14 +204,16 @@ static int resolve(mp_calltree_t *t, uint32_t stack)
 		}
 	}
 	pick = pick ? pick - 1 : 0; /* every frame an allocator's: all kept */
-	if (rc == 0 && t->npath + (n - pick) > UINT32_MAX)
+	if (!top || top <= pick)
+		top = n; /* no Python frame (a C program, a Python's start): every frame */
+	if (rc == 0 && t->npath + (top - pick) > UINT32_MAX)
 		rc = -1;
-	if (rc == 0 && MP_VEC_RESERVE(t->path, t->cap_path, t->npath + (n - pick)) < 0)
+	if (rc == 0 && MP_VEC_RESERVE(t->path, t->cap_path, t->npath + (top - pick)) < 0)
 		rc = -1;
 	if (rc == 0) {
 		st->first = (uint32_t)t->npath;
-		st->n = n - pick;
-		for (i = n; i > pick; i--) /* outermost first */
+		st->n = top - pick;
+		for (i = top; i > pick; i--) /* outermost first */
 			t->path[t->npath++] = ids[i - 1];
 	}
 	free(ids);
@@ -383,6 +389,7 @@ int mp_calltree_compute(mp_calltree_t **out, mp_source_t *src, const mp_solver_t
 	if (!(t->min_percent >= 0) || t->min_percent > 100) /* NaN too */
 		t->min_percent = MP_CALLTREE_MIN_PERCENT_DEFAULT;
 	t->kinds = opts && opts->kinds ? opts->kinds : (1u << (MP_TREE_KIND_MAX + 1)) - 1;
+	t->all_frames = opts && opts->all_frames;
 	if ((cap && !(t->sym = mp_symbolizer_new(cap))) || !(peak_at = peak_events(solver, &npeak))) {
 		rc = oom(diag);
 		goto fail;

@@ -46,6 +46,7 @@ struct mp_calltree {
 	mp_symbolizer_t *sym;
 	double min_percent;
 	unsigned kinds;
+	int all_frames;            /* mp_calltree_options_t.all_frames */
 	char **strs;               /* interned strings (owned), str_map: hash -> index */
 	size_t nstrs, cap_strs;
 	mp_i64map_t str_map;

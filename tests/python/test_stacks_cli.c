@@ -2,6 +2,9 @@
  * (issue 40, "How it is checked"); none of it needs memprof's Python
  * frames, so it always runs:
  *
+ * - `report --tree`: a Python's host tree starts at its outermost Python
+ *   frame (<module> at depth 1), the interpreter's start only with
+ *   --all-frames;
  * - `plot --chart flame`: the widest frame under the root is as wide as
  *   `report --tree`'s top row says (its bytes over the root's, of the
  *   plot's width, to the pixel the chart rounds to), on a Python program
@@ -114,6 +117,27 @@ static void flame_matches_tree(const py_fixture_t *fx, const char *run, const ch
 	free(r);
 }
 
+/* The depth of the host tree's <module> of prog (the first met) in
+ * `report --tree ARGS --json run`; -1 when none. */
+static json_int_t module_depth(const char *args, const char *run, const char *prog)
+{
+	json_t *rep = py_report_json(args, run);
+	const json_t *trees = json_object_get(json_object_get(rep, "call_tree"), "trees"), *t, *n;
+	json_int_t depth = -1;
+	size_t i, k;
+
+	json_array_foreach(trees, i, t) {
+		if (strcmp(json_string_value(json_object_get(t, "memory")), "host"))
+			continue;
+		json_array_foreach(json_object_get(t, "nodes"), k, n)
+			if (depth < 0 && !strcmp(json_string_value(json_object_get(n, "name")), "<module>") &&
+			    strstr(json_string_value(json_object_get(n, "file")), prog))
+				depth = json_integer_value(json_object_get(n, "depth"));
+	}
+	json_decref(rep);
+	return depth;
+}
+
 static void test_flame_tree(void **state)
 {
 	static const char *const progs[] = {"threads", "sites"};
@@ -131,6 +155,16 @@ static void test_flame_tree(void **state)
 		if ((st = py_record(run, cmd, NULL)) != 0)
 			fail_msg("memprof record --stacks -- %s exited with %d", cmd, st);
 		flame_matches_tree(fx, run, progs[k]);
+	}
+	/* a Python's mallocs are rooted at its outermost Python frame: the
+	 * process's and the interpreter's start (_start ... PyEval_EvalCode)
+	 * only with --all-frames */
+	{
+		json_int_t top = module_depth("--tree", run, "sites.py"), all = module_depth("--tree --all-frames", run, "sites.py");
+		fprintf(stderr, "sites: the host tree's <module> at depth %lld (--all-frames: %lld)\n", (long long)top,
+			(long long)all);
+		assert_int_equal(top, 1);
+		assert_true(all > 5);
 	}
 }
 

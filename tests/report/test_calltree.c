@@ -213,7 +213,7 @@ static int teardown(void **state)
 
 static mp_calltree_t *trees(fixture_t *fx, double min_percent, unsigned kinds)
 {
-	mp_calltree_options_t o = {min_percent, kinds, NULL};
+	mp_calltree_options_t o = {min_percent, kinds, NULL, 0};
 	mp_calltree_t *t = NULL;
 	mp_diag_t diag;
 

@@ -260,7 +260,7 @@ static void test_tree(void **state)
 	mp_solver_t *s;
 	mp_source_t *src;
 	mp_diag_t diag;
-	mp_calltree_options_t o = {0, 0, NULL};
+	mp_calltree_options_t o = {0, 0, NULL, 0};
 	int found = 0;
 
 	(void)state;
@@ -301,7 +301,7 @@ static void test_recursion_text(void **state)
 {
 	void *(*volatile m)(size_t) = malloc;
 	char *rec = mp_test_tmpfile("recursion.memprof"), *text = NULL;
-	mp_calltree_options_t o = {0, 0, NULL};
+	mp_calltree_options_t o = {0, 0, NULL, 0};
 	mp_calltree_t *t = NULL;
 	uint64_t st[8], one[3];
 	uint32_t id[2];

@@ -52,7 +52,7 @@ typedef struct run {
  * under min_percent). */
 static void open_run(run_t *r, const char *path, double min_percent)
 {
-	mp_calltree_options_t o = {min_percent, 0, NULL};
+	mp_calltree_options_t o = {min_percent, 0, NULL, 0};
 	mp_diag_t diag;
 
 	mp_diag_clear(&diag);

@@ -72,6 +72,13 @@ typedef struct mp_calltree_options {
 	 * (in the trees at the peak and at the end; not allocations of the
 	 * source's) */
 	const struct mp_solver_seed *seed;
+	/* 1: every frame of every stack. 0: a capture's stack that holds
+	 * Python frames starts at its outermost one -- the native frames
+	 * outside it (the process's start and the interpreter's main loop,
+	 * _start ... PyEval_EvalCode, or a thread's start) are in every
+	 * allocation of a Python and say nothing of it (`report --all-frames`
+	 * keeps them) */
+	int all_frames;
 } mp_calltree_options_t;
 
 typedef struct mp_tree_node {
