@@ -172,13 +172,16 @@ static void drop(size_t i)
 }
 
 /* insert, and an accessible range is an allocation of requested bytes (a
- * range the array has no room for is not recorded). */
-static int put(uint32_t id, size_t i, uint64_t base, uint64_t end, int kind, uint64_t requested)
+ * range the array has no room for is not recorded); stack: its STACK's id
+ * (--stacks; NULL: none), written only with the ALLOC it names. */
+static int put(uint32_t id, size_t i, uint64_t base, uint64_t end, int kind, uint64_t requested, const uint32_t *stack)
 {
 	if (insert(i, base, end, kind))
 		return -1;
 	if (kind == ACCESSIBLE) {
 		mp_writer_t *w = mp__writer; /* (NULL once a close began: hook_path.h, ring) */
+		if (stack)
+			mp_writer_next_stack(w, *stack);
 		mp_writer_alloc(w, id, base, requested, end - base);
 		mp__net_moved(w, (int64_t)(end - base), 0); /* (4 MiB or more: the record asked) */
 	}
@@ -188,8 +191,9 @@ static int put(uint32_t id, size_t i, uint64_t base, uint64_t end, int kind, uin
 /* Each part of [s, e) that lies in a range of kind `which` (or ANY) leaves
  * its range and becomes kind `to` (GONE: out of the set). A changed
  * accessible range is freed, and what remains of it on either side is
- * recorded again. */
-static void change(uint32_t id, uint64_t s, uint64_t e, int which, int to)
+ * recorded again (without a stack). stack: the STACK of the first part
+ * made accessible (a commit's; NULL: none). */
+static void change(uint32_t id, uint64_t s, uint64_t e, int which, int to, const uint32_t *stack)
 {
 	size_t i = first_after(s);
 
@@ -208,25 +212,34 @@ static void change(uint32_t id, uint64_t s, uint64_t e, int which, int to)
 		}
 		drop(i);
 		/* what is left, in address order: head, the part, tail */
-		if (r.base < ps && put(id, i, r.base, ps, r.kind, ps - r.base) == 0)
+		if (r.base < ps && put(id, i, r.base, ps, r.kind, ps - r.base, NULL) == 0)
 			i++;
-		if (to != GONE && put(id, i, ps, pe, to, pe - ps) == 0)
+		if (to != GONE && put(id, i, ps, pe, to, pe - ps, to == ACCESSIBLE ? stack : NULL) == 0) {
 			i++;
-		if (pe < r.end && put(id, i, pe, r.end, r.kind, r.end - pe) == 0)
+			stack = to == ACCESSIBLE ? NULL : stack; /* (the first one only) */
+		}
+		if (pe < r.end && put(id, i, pe, r.end, r.kind, r.end - pe, NULL) == 0)
 			i++;
 	}
 }
 
+/* Whether a reservation meets [s, e) (lock held). */
+static int reserved_in(uint64_t s, uint64_t e)
+{
+	for (size_t i = first_after(s); i < nranges && ranges[i].base < e; i++)
+		if (ranges[i].kind == RESERVED)
+			return 1;
+	return 0;
+}
+
 /* A new anonymous mapping at [base, base + len) of requested bytes: what
  * it replaced (MAP_FIXED) is gone first; stack: its call stack's id (with
- * --stacks; NULL: none), the STACK of its ALLOC, written after the records
- * of what it replaced (whose remainders are allocations of their own). */
+ * --stacks; NULL: none), for its ALLOC (not for the remainders of what it
+ * replaced, recorded again before it). */
 static void mapped(uint32_t id, uint64_t base, uint64_t len, uint64_t requested, int kind, const uint32_t *stack)
 {
-	change(id, base, base + len, ANY, GONE);
-	if (stack && kind == ACCESSIBLE)
-		mp_writer_next_stack(mp__writer, *stack);
-	put(id, first_after(base), base, base + len, kind, requested);
+	change(id, base, base + len, ANY, GONE, NULL);
+	put(id, first_after(base), base, base + len, kind, requested, stack);
 }
 
 /* With --stacks, the calling thread's stack for the allocation an
@@ -305,7 +318,7 @@ MP_EXPORT void *mmap(void *a, size_t n, int prot, int flags, int fd, off_t off)
 				mapped((uint32_t)id, (uintptr_t)p, page_up(n), n, prot == PROT_NONE ? RESERVED : ACCESSIBLE,
 				       stacked ? &sid : NULL);
 			else
-				change((uint32_t)id, (uintptr_t)p, (uintptr_t)p + page_up(n), ANY, GONE);
+				change((uint32_t)id, (uintptr_t)p, (uintptr_t)p + page_up(n), ANY, GONE, NULL);
 			give();
 		}
 	}
@@ -331,7 +344,7 @@ MP_EXPORT int munmap(void *a, size_t n)
 		/* Recorded before the unmap: the range cannot be handed out again
 		 * before its FREE is in the ring. */
 		take();
-		change((uint32_t)id, (uintptr_t)a, (uintptr_t)a + page_up(n), ANY, GONE);
+		change((uint32_t)id, (uintptr_t)a, (uintptr_t)a + page_up(n), ANY, GONE, NULL);
 		give();
 	}
 	rc = do_munmap(a, n);
@@ -352,18 +365,22 @@ MP_EXPORT int mprotect(void *a, size_t n, int prot)
 	e = errno;
 	id = atomic_load_explicit(&mem_id, memory_order_acquire);
 	if (rc == 0 && id >= 0) {
+		uint64_t s = (uintptr_t)a, end = s + page_up(n);
 		uint32_t sid;
-		/* (a commit: the first allocation it records is the committed
-		 * part, the reservation's remainders are no allocations) */
-		int stacked = stack_of(prot, &sid);
-		take();
-		if (prot == PROT_NONE) {
-			change((uint32_t)id, (uintptr_t)a, (uintptr_t)a + page_up(n), ACCESSIBLE, RESERVED);
-		} else {
-			if (stacked)
-				mp_writer_next_stack(mp__writer, sid);
-			change((uint32_t)id, (uintptr_t)a, (uintptr_t)a + page_up(n), RESERVED, ACCESSIBLE);
+		int stacked = 0;
+		if (__builtin_expect(mp__stacks_on, 0) && prot != PROT_NONE) {
+			/* a commit's stack, unwound outside the lock, and only for
+			 * a commit (a JIT's write/execute flips commit nothing) */
+			take();
+			stacked = reserved_in(s, end);
+			give();
+			stacked = stacked && stack_of(prot, &sid);
 		}
+		take();
+		if (prot == PROT_NONE)
+			change((uint32_t)id, s, end, ACCESSIBLE, RESERVED, NULL);
+		else
+			change((uint32_t)id, s, end, RESERVED, ACCESSIBLE, stacked ? &sid : NULL);
 		give();
 	}
 	leave(e);
@@ -399,7 +416,7 @@ MP_EXPORT void *mremap(void *old, size_t old_n, size_t n, int flags, ...)
 		if (i < nranges && ranges[i].base == o && ranges[i].end == o + olen && ranges[i].kind == ACCESSIBLE) {
 			/* a whole block, moved or resized: one record */
 			drop(i);
-			change((uint32_t)id, q, q + len, ANY, GONE); /* what MREMAP_FIXED replaced */
+			change((uint32_t)id, q, q + len, ANY, GONE, NULL); /* what MREMAP_FIXED replaced */
 			if (insert(first_after(q), q, q + len, ACCESSIBLE) == 0)
 				mp_writer_realloc(mp__writer, (uint32_t)id, o, q, n, len);
 			else
@@ -411,7 +428,7 @@ MP_EXPORT void *mremap(void *old, size_t old_n, size_t n, int flags, ...)
 			size_t k;
 			for (k = i; k < nranges && ranges[k].base < o + olen; k++)
 				usable |= ranges[k].kind == ACCESSIBLE;
-			change((uint32_t)id, o, o + olen, ANY, GONE);
+			change((uint32_t)id, o, o + olen, ANY, GONE, NULL);
 			mapped((uint32_t)id, q, len, n, usable ? ACCESSIBLE : RESERVED, NULL);
 		}
 		give();
