@@ -314,7 +314,7 @@ int cli_par_solve(const char *path, const mp_solver_options_t *opt, mp_source_t 
 		return 0; /* the serial read says what is wrong */
 	}
 	if (sum.stacks)
-		why = "it has call stacks, which checkpoints do not hold yet";
+		why = "it has call stacks, which a seek does not read from checkpoints yet";
 	for (size_t i = 0; i < sum.nmemories; i++)
 		if (sum.memories[i].dropped)
 			why = "events were dropped";

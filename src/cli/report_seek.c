@@ -302,7 +302,7 @@ int cli_seek_solve(const char *path, const mp_solver_options_t *opt, int oom, mp
 				before = m->peak_time_ns;
 		}
 		if (sum.stacks)
-			why = "it has call stacks, which checkpoints do not hold yet";
+			why = "it has call stacks, which a seek does not read from checkpoints yet";
 		/* --peak, --breakdown: the read stops after the last peak
 		 * (and reserved peak), the counters from the summary */
 		stop = !(oom & (CLI_SEEK_OOM | CLI_SEEK_LEAKS)) && sum.ended_cleanly && !sum.write_errno;

@@ -153,7 +153,7 @@ static const char *unusable(const mp_capture_rounds_t *r)
 	if (!sum->available || sum->horizon_ns != UINT64_MAX)
 		return "the capture holds no final summary";
 	if (sum->stacks)
-		return "it has call stacks, which checkpoints do not hold yet";
+		return "it has call stacks, which a seek does not read from checkpoints yet";
 	for (size_t i = 0; i < sum->nmemories; i++) {
 		if (sum->memories[i].dropped)
 			return "events were dropped";
