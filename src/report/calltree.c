@@ -186,8 +186,9 @@ static int resolve(mp_calltree_t *t, uint32_t stack)
 			rc = pc_frame(t, pcs[i], &ids[i], &dropped);
 			if (!dropped && !pick)
 				pick = i + 1;
-			if ((pcs[i] & MP_STACK_FRAME_TAG) && !t->all_frames)
-				top = i + 1; /* (the outermost interpreter frame so far) */
+			if (rc == 0 && (pcs[i] & MP_STACK_FRAME_TAG) && !t->all_frames &&
+			    t->frames[ids[i]].kind == MP_FRAME_PYTHON)
+				top = i + 1; /* (the outermost Python frame so far) */
 		}
 	} else {
 		const mp_source_frame_t *fr;
