@@ -37,7 +37,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: memprof record [-o RUN] [--no-children] [--no-fork] [--main-only]\n"
 		"                      [--delay MS] [--duration MS] [--flush MS] [--stacks] [--gpu]\n"
-		"                      [--keep SIZE|DURATION]\n"
+		"                      [--keep SIZE|DURATION] [--no-python-objects]\n"
 		"                      -- CMD ARGS...\n"
 		"\n"
 		"Run CMD with the allocation hooks and capture every host allocation it makes\n"
@@ -61,6 +61,12 @@ static void usage(FILE *out)
 		"                      64 frames; report groups by allocating function)\n"
 		"      --gpu           also record CUDA device, pinned and managed memory through\n"
 		"                      CUPTI (docs/gpu.md)\n"
+		"      --no-python-objects\n"
+		"                      a Python's small objects are not recorded one by one: its\n"
+		"                      allocator's 1 MiB arenas are (host_mmap, with --stacks each\n"
+		"                      charged to the line that needed it), as memray does by\n"
+		"                      default; faster (a dict/json loop: 0.84x of plain against\n"
+		"                      0.59x), no per-object figures (MEMPROF_PYMALLOC=0)\n"
 		"      --keep SIZE|DURATION\n"
 		"                      a flight recorder: keep only the newest events, within SIZE\n"
 		"                      of disk (64MiB, 1GiB: units B KiB MiB GiB TiB) or DURATION\n"
@@ -79,7 +85,7 @@ static void usage(FILE *out)
 
 typedef struct {
 	const char *output;
-	int no_children, no_fork, stacks, main_only;
+	int no_children, no_fork, stacks, main_only, no_pyobjects;
 	const char *delay, *duration, *flush;
 	char keep_bytes[24], keep_ns[24]; /* --keep, as MEMPROF_KEEP_BYTES / _NS ("": none) */
 	int output_is_dir; /* -o names a directory: the default name goes in it */
@@ -184,6 +190,8 @@ static void child(const rec_opts_t *o, const char *preload, char **cmd, int fd)
 		if (!sv || !*sv || !strcmp(sv, "0") || !strcmp(sv, "off") || !strcmp(sv, "no"))
 			setenv("MEMPROF_STACKS", "1", 1);
 	}
+	if (o->no_pyobjects)
+		setenv("MEMPROF_PYMALLOC", "0", 1);
 	if (o->gpu_lib)
 		setenv("CUDA_INJECTION64_PATH", o->gpu_lib, 1);
 	signal(SIGINT, SIG_DFL);
@@ -333,6 +341,7 @@ static int parse_args(rec_opts_t *o, int argc, char **argv)
 		{"stacks", no_argument, &o->stacks, 1},
 		{"main-only", no_argument, &o->main_only, 1},
 		{"gpu", no_argument, &o->gpu, 1},
+		{"no-python-objects", no_argument, &o->no_pyobjects, 1},
 		{NULL, 0, NULL, 0},
 	};
 	/* '+': the options end at CMD, whose own options are its */

@@ -359,6 +359,58 @@ static void test_hooks_python_replaced(void **state)
 	assert_int_equal(py.allocs + py.regions_added, 0);
 }
 
+/* record --no-python-objects (MEMPROF_PYMALLOC=0) --stacks: no
+ * "pymalloc" memory id; pymalloc's arenas are the program's own mappings
+ * (host_mmap), 1 MiB each, and each is charged to the Python line whose
+ * objects needed it (--by-function: the strings' line holds the arenas of
+ * its 100000 strings, 2 MiB or more). */
+static void test_hooks_python_no_objects(void **state)
+{
+	tmpdir_t *t = *state;
+	const char *python = "/root/.pyenv/versions/3.12.1/bin/python3";
+	const char *opts[] = {"--no-python-objects", "--stacks", NULL};
+	char script[200], log[200], cmd[1200], *text;
+	const char *args[] = {script, NULL};
+	hk_stats_t mapped = {0}, py = {0};
+	uint64_t at_line = 0;
+	FILE *f;
+
+	if (access(python, X_OK)) {
+		fprintf(stderr, "skip: %s not installed\n", python);
+		skip();
+	}
+	snprintf(script, sizeof(script), "%s/arenas.py", t->dir);
+	assert_non_null(f = fopen(script, "w"));
+	fputs("def build():\n    return [str(i) * 3 for i in range(100000)]\n\n\ns = build()\n", f);
+	fclose(f);
+	snprintf(log, sizeof(log), "%s/record.log", t->dir);
+	assert_int_equal(hk_record_logged(t->cap, log, opts, python, args, NULL), 0);
+	text = hk_read_text(log);
+	assert_null(strstr(text, "Python objects (pymalloc)"));
+	free(text);
+	mapped.memory = "host_mmap";
+	hk_replay_ok(t->cap, &mapped);
+	assert_true(mapped.peak >= 2u << 20);
+	py.memory = "pymalloc";
+	hk_replay_ok(t->cap, &py);
+	assert_int_equal(py.allocs + py.regions_added, 0);
+	/* the arenas' line: host_mmap rows at arenas.py:2 (a JSON row per
+	 * line: its "memory", then its "file" and "line" fields follow) */
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' report --by-function --json '%s' | '%s' -c 'import json,sys; r=json.load(sys.stdin); "
+		 "print(sum(x[\"peak_bytes\"] for x in r[\"functions\"][\"rows\"] if x[\"memory\"] == \"host_mmap\" and "
+		 "x.get(\"file\", \"\").endswith(\"/arenas.py\") and x.get(\"line\") == 2))' > '%s/line.txt'",
+		 HK_MEMPROF, t->cap, python, t->dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(log, sizeof(log), "%s/line.txt", t->dir);
+	text = hk_read_text(log);
+	at_line = strtoull(text, NULL, 10);
+	free(text);
+	fprintf(stderr, "  --no-python-objects: host_mmap peak %llu B, at arenas.py:2 %llu B\n",
+		(unsigned long long)mapped.peak, (unsigned long long)at_line);
+	assert_true(at_line >= 2u << 20);
+}
+
 static const char *const pythons[] = {
 	"/root/.pyenv/versions/3.10.13/bin/python3", "/root/.pyenv/versions/3.11.7/bin/python3",
 	"/root/.pyenv/versions/3.12.1/bin/python3", "/root/.pyenv/versions/3.13.0/bin/python3",
@@ -393,6 +445,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_hooks_python, hk_setup_dir, hk_teardown_dir),
 		cmocka_unit_test_setup_teardown(test_hooks_python_replaced, hk_setup_dir, hk_teardown_dir),
+		cmocka_unit_test_setup_teardown(test_hooks_python_no_objects, hk_setup_dir, hk_teardown_dir),
 	};
 	return cmocka_run_group_tests_name("hooks_python", tests, NULL, NULL);
 }
