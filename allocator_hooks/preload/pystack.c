@@ -278,7 +278,7 @@ static inline uintptr_t attached_state(void)
 
 uintptr_t mp__py_top_frame(void)
 {
-	uintptr_t ts, cf;
+	uintptr_t ts;
 
 	/* the state this thread runs Python with (3.12+: a thread-local read,
 	 * cheaper than PyGILState's pthread key; an attached state is live,
@@ -291,12 +291,7 @@ uintptr_t mp__py_top_frame(void)
 			return 0;
 		ts = (uintptr_t)get_tstate();
 	}
-	if (!ts)
-		return 0;
-	if (O.ts_current_frame >= 0)
-		return (uintptr_t)rd(ts + (uintptr_t)O.ts_current_frame);
-	cf = (uintptr_t)rd(ts + (uintptr_t)O.ts_cframe);
-	return cf ? (uintptr_t)rd(cf + (uintptr_t)O.cframe_current_frame) : 0;
+	return ts ? mp__py_frame_of(ts) : 0;
 }
 
 

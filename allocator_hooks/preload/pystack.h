@@ -25,6 +25,18 @@ uintptr_t mp__py_top_frame(void);
 extern __thread uintptr_t *mp__py_tss_at __attribute__((tls_model("initial-exec")));
 #endif
 
+/* The innermost frame of thread state ts (not 0): 3.13's current_frame,
+ * or 3.11-3.12's cframe->current_frame; 0 when it runs none. */
+static inline uintptr_t mp__py_frame_of(uintptr_t ts)
+{
+	uintptr_t cf;
+
+	if (mp__py_O.ts_current_frame >= 0)
+		return *(const uintptr_t *)(ts + (uintptr_t)mp__py_O.ts_current_frame);
+	cf = *(const uintptr_t *)(ts + (uintptr_t)mp__py_O.ts_cframe);
+	return cf ? *(const uintptr_t *)(cf + (uintptr_t)mp__py_O.cframe_current_frame) : 0;
+}
+
 /* mp__py_top_frame with its common case inline -- a thread holding the GIL
  * (every pymalloc call), whose attached state is read in place -- and the
  * rest in the call: a dozen instructions an object fewer. */
@@ -32,14 +44,10 @@ static inline uintptr_t mp__py_top_frame_fast(void)
 {
 #if defined(__x86_64__)
 	const uintptr_t *at = mp__py_tss_at;
-	uintptr_t ts, cf;
+	uintptr_t ts;
 
-	if (__builtin_expect(at != NULL, 1) && (ts = *at) != 0) {
-		if (mp__py_O.ts_current_frame >= 0)
-			return *(const uintptr_t *)(ts + (uintptr_t)mp__py_O.ts_current_frame);
-		cf = *(const uintptr_t *)(ts + (uintptr_t)mp__py_O.ts_cframe);
-		return cf ? *(const uintptr_t *)(cf + (uintptr_t)mp__py_O.cframe_current_frame) : 0;
-	}
+	if (__builtin_expect(at != NULL, 1) && (ts = *at) != 0)
+		return mp__py_frame_of(ts);
 #endif
 	return mp__py_top_frame();
 }

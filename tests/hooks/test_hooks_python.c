@@ -13,6 +13,7 @@
 #include "test_common.h"
 
 #include "hooks_run.h"
+#include "json_check.h"
 
 #include <memprof/capture.h>
 
@@ -26,6 +27,20 @@
 #define MARK_B 555556
 #define MARK_C 333334
 #define BIG 1048577
+
+/* dir/name (into path) holding head (or nothing) then body. */
+static void write_script(char *path, size_t size, const char *dir, const char *name, const char *head,
+			 const char *body)
+{
+	FILE *f;
+
+	snprintf(path, size, "%s/%s", dir, name);
+	assert_non_null(f = fopen(path, "w"));
+	if (head)
+		fputs(head, f);
+	fputs(body, f);
+	fclose(f);
+}
 
 static const char victim[] =
 	"import sys\n"
@@ -188,16 +203,10 @@ static void check_python(const char *dir, const char *cap, const char *python, i
 	hk_stats_t py = {0}, host = {0};
 	unsigned long long size = 0, total = 0;
 	marks_t mk = {0};
-	FILE *f;
 
-	snprintf(script, sizeof(script), "%s/victim.py", dir);
+	write_script(script, sizeof(script), dir, "victim.py", trace ? "import tracemalloc\ntracemalloc.start()\n" : NULL,
+		     victim);
 	snprintf(expect, sizeof(expect), "%s/expect.txt", dir);
-	f = fopen(script, "w");
-	assert_non_null(f);
-	if (trace)
-		fputs("import tracemalloc\ntracemalloc.start()\n", f);
-	fputs(victim, f);
-	fclose(f);
 	args[0] = script;
 	args[1] = expect;
 	args[2] = NULL;
@@ -299,14 +308,9 @@ static void check_handoff(const char *dir, const char *cap, const char *python)
 	const char *args[3];
 	hk_stats_t py = {0};
 	unsigned long long size = 0;
-	FILE *f;
 
-	snprintf(script, sizeof(script), "%s/handoff.py", dir);
+	write_script(script, sizeof(script), dir, "handoff.py", NULL, handoff);
 	snprintf(expect, sizeof(expect), "%s/handoff.txt", dir);
-	f = fopen(script, "w");
-	assert_non_null(f);
-	fputs(handoff, f);
-	fclose(f);
 	args[0] = script;
 	args[1] = expect;
 	args[2] = NULL;
@@ -373,16 +377,17 @@ static void test_hooks_python_no_objects(void **state)
 	const char *args[] = {script, NULL};
 	hk_stats_t mapped = {0}, py = {0};
 	uint64_t at_line = 0;
-	FILE *f;
+	json_error_t err;
+	json_t *rep, *r;
+	size_t i;
+	FILE *p;
 
 	if (access(python, X_OK)) {
 		fprintf(stderr, "skip: %s not installed\n", python);
 		skip();
 	}
-	snprintf(script, sizeof(script), "%s/arenas.py", t->dir);
-	assert_non_null(f = fopen(script, "w"));
-	fputs("def build():\n    return [str(i) * 3 for i in range(100000)]\n\n\ns = build()\n", f);
-	fclose(f);
+	write_script(script, sizeof(script), t->dir, "arenas.py", NULL,
+		     "def build():\n    return [str(i) * 3 for i in range(100000)]\n\n\ns = build()\n");
 	snprintf(log, sizeof(log), "%s/record.log", t->dir);
 	assert_int_equal(hk_record_logged(t->cap, log, opts, python, args, NULL), 0);
 	text = hk_read_text(log);
@@ -394,18 +399,19 @@ static void test_hooks_python_no_objects(void **state)
 	py.memory = "pymalloc";
 	hk_replay_ok(t->cap, &py);
 	assert_int_equal(py.allocs + py.regions_added, 0);
-	/* the arenas' line: host_mmap rows at arenas.py:2 (a JSON row per
-	 * line: its "memory", then its "file" and "line" fields follow) */
-	snprintf(cmd, sizeof(cmd),
-		 "'%s' report --by-function --json '%s' | '%s' -c 'import json,sys; r=json.load(sys.stdin); "
-		 "print(sum(x[\"peak_bytes\"] for x in r[\"functions\"][\"rows\"] if x[\"memory\"] == \"host_mmap\" and "
-		 "x.get(\"file\", \"\").endswith(\"/arenas.py\") and x.get(\"line\") == 2))' > '%s/line.txt'",
-		 HK_MEMPROF, t->cap, python, t->dir);
-	assert_int_equal(system(cmd), 0);
-	snprintf(log, sizeof(log), "%s/line.txt", t->dir);
-	text = hk_read_text(log);
-	at_line = strtoull(text, NULL, 10);
-	free(text);
+	/* the arenas' line: host_mmap's by-function rows at arenas.py:2 */
+	snprintf(cmd, sizeof(cmd), "'%s' report --by-function --json '%s'", HK_MEMPROF, t->cap);
+	assert_non_null(p = popen(cmd, "r"));
+	rep = mp_test_json_loadf(p, 0, "report", &err);
+	assert_int_equal(pclose(p), 0);
+	assert_non_null(rep);
+	json_array_foreach(json_object_get(json_object_get(rep, "functions"), "rows"), i, r) {
+		const char *file = json_string_value(json_object_get(r, "file"));
+		if (!strcmp(json_string_value(json_object_get(r, "memory")), "host_mmap") && file &&
+		    !strcmp(file, script) && json_integer_value(json_object_get(r, "line")) == 2)
+			at_line += (uint64_t)json_integer_value(json_object_get(r, "peak_bytes"));
+	}
+	json_decref(rep);
 	fprintf(stderr, "  --no-python-objects: host_mmap peak %llu B, at arenas.py:2 %llu B\n",
 		(unsigned long long)mapped.peak, (unsigned long long)at_line);
 	assert_true(at_line >= 2u << 20);
