@@ -35,6 +35,8 @@ static int src_next_batch(mp_source_t *s, mp_event_t *ev, size_t max, size_t *n,
 
 	if (!cap->seeked && !cap->stop_set)
 		return mp__capture_next_batch(cap, ev, max, n, diag);
+	/* a batch the filter emptied is read again; one of max 0 is full
+	 * as it is (it would come back empty for ever) */
 	do {
 		if (cap->stopped) {
 			*n = 0;
@@ -42,7 +44,7 @@ static int src_next_batch(mp_source_t *s, mp_event_t *ev, size_t max, size_t *n,
 		}
 		rc = mp__capture_next_batch(cap, ev, max, n, diag);
 		mp__seek_filter(cap, ev, n);
-	} while (!*n && rc > 0);
+	} while (!*n && rc > 0 && max);
 	return cap->stopped && !*n ? 0 : rc;
 }
 
