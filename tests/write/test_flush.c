@@ -125,9 +125,10 @@ static void test_noise_parts_round_trip(void **state)
  * not the round's chunks: 50 times 1000 blocks of 100 B allocated, then
  * freed (100,000 events, no flush asked and the flusher's timer at a
  * minute: the last round holds them all; with the default 90 ms, a loaded
- * machine's ASan pass once took a round in the middle). The last block's raw data is the horizon and the summary alone;
- * the one before it holds the chunks; the summary read from the file says
- * 50000 allocations and frees, a peak of 100000 B, nothing live. */
+ * machine's ASan pass once took a round in the middle). The last block's
+ * raw data is the horizon and the summary alone; the one before it holds
+ * the chunks; the summary read from the file says 50000 allocations and
+ * frees, a peak of 100000 B, nothing live. */
 static void test_final_summary_block(void **state)
 {
 	char *path = mp_test_tmpfile("fin.memprof");
