@@ -374,7 +374,7 @@ MP_EXPORT int mprotect(void *a, size_t n, int prot)
 			take();
 			stacked = reserved_in(s, end);
 			give();
-			stacked = stacked && stack_of(prot, &sid);
+			stacked = stacked && mp__stacks_id(&sid); /* (stack_of's test, made above) */
 		}
 		take();
 		if (prot == PROT_NONE)
